@@ -1,0 +1,25 @@
+//! Pure domain logic of the balance verification service.
+//!
+//! Invariant: this crate depends on no worker, js-sys or wasm-bindgen crate
+//! and does no I/O. Time, randomness and stored rows come in as arguments.
+//! (`tests/dependency_tree.rs` checks the first half with `cargo tree`.)
+//!
+//! Invariant: nothing here panics on input, however hostile. Every parser
+//! and verifier returns a `Result` whose error names what was wrong.
+
+pub mod amount;
+pub mod derive;
+pub mod error;
+pub mod hash;
+pub mod log;
+pub mod merkle;
+pub mod note;
+pub mod receipt;
+pub mod time;
+pub mod types;
+pub mod verify;
+
+pub use amount::Amount;
+pub use error::FieldError;
+pub use hash::Hash32;
+pub use merkle::{LeafIndex, TreeSize};

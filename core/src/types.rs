@@ -1,0 +1,931 @@
+//! Validated request inputs. Each type has private fields and a `parse`
+//! that returns a [`FieldError`] naming the JSON field and the rule, so
+//! handlers pass these types around, never raw strings.
+
+use crate::error::FieldError;
+use crate::time::{civil_from_days, days_from_civil, days_in_month, DAY_MS};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Longest customerId, in characters. // spec: Limits, "customerId length"
+pub const CUSTOMER_ID_CHARS_MAX: usize = 128;
+/// Longest reason, in characters. // spec: Limits, "reason length"
+pub const REASON_CHARS_MAX: usize = 500;
+/// Longest referenceId, in characters. // spec: silent; DESIGN: a correlation id, same bound as customerId
+pub const REFERENCE_ID_CHARS_MAX: usize = 128;
+/// Largest metadata object, serialized compactly, in bytes. // spec: silent ("Size limits ... not shown"); 16 KiB keeps a delta row small
+pub const METADATA_BYTES_MAX: usize = 16 * 1024;
+/// Deepest nesting of metadata objects and arrays (the top object is depth 1). // spec: silent; bounds work on hostile input
+pub const METADATA_DEPTH_MAX: usize = 16;
+/// Largest integer magnitude in metadata: 2^53, the largest an RFC 8785
+/// (I-JSON) canonicalizer keeps exact. // DESIGN: itemHash over JCS
+pub const METADATA_INTEGER_ABS_MAX: u64 = 1 << 53;
+/// Longest Idempotency-Key header, in characters. // spec: issue 3 "IdempotencyKey (≤255 chars)"
+pub const IDEMPOTENCY_KEY_CHARS_MAX: usize = 255;
+/// Bounds of the `{id}` part of an API key, in characters. // spec: silent; keys are minted by us
+pub const API_KEY_ID_CHARS_MIN: usize = 4;
+pub const API_KEY_ID_CHARS_MAX: usize = 64;
+/// Bounds of the `{secret}` part of an API key, in characters; at least 16
+/// alphanumerics is ~95 bits. // spec: silent; keys are minted by us
+pub const API_KEY_SECRET_CHARS_MIN: usize = 16;
+pub const API_KEY_SECRET_CHARS_MAX: usize = 128;
+/// Longest e-mail address, in characters. // RFC 5321 path limit
+pub const EMAIL_CHARS_MAX: usize = 254;
+/// Longest local part of an e-mail address, in characters. // RFC 5321
+pub const EMAIL_LOCAL_CHARS_MAX: usize = 64;
+/// Password length bounds, in characters. // spec: Limits, "Password length"
+pub const PASSWORD_CHARS_MIN: usize = 8;
+pub const PASSWORD_CHARS_MAX: usize = 32;
+/// Derive page size. // spec: Limits, "derive limit" 1 to 1000, default 100
+pub const DERIVE_LIMIT_MIN: u64 = 1;
+pub const DERIVE_LIMIT_MAX: u64 = 1000;
+pub const DERIVE_LIMIT_DEFAULT: u64 = 100;
+/// List page size. // spec: Limits, "Checkpoint list limit" default 20, max 100
+pub const LIST_LIMIT_MIN: u64 = 1;
+pub const LIST_LIMIT_MAX: u64 = 100;
+pub const LIST_LIMIT_DEFAULT: u64 = 20;
+/// Largest offset of any page; beyond it a caller should resume from a
+/// checkpoint. // spec: silent; keeps offsets exact as JS numbers and in SQL
+pub const PAGE_OFFSET_MAX: u64 = 1_000_000_000;
+/// Retention windows that may be chosen, in days. // spec: Limits, "Retention windows"
+pub const RETENTION_DAYS_ALLOWED: [u32; 3] = [7, 30, 90];
+/// Deltas per batch emit. // spec: Limits, "Batch size"
+pub const BATCH_DELTAS_MAX: usize = 100;
+/// Deltas from which derive answers with a `_hint`. // spec: Limits, "Derive hint threshold"
+pub const DERIVE_HINT_DELTAS_MIN: u64 = 1_000;
+/// Deltas from which derive requires a startingCheckpoint. // spec: Limits, "Derive checkpoint requirement"
+pub const DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN: u64 = 50_000;
+
+fn char_count_in(text: &str, min: usize, max: usize) -> bool {
+    // Counting stops early so a megabyte string costs no more than max+1 steps.
+    let n = text.chars().take(max + 1).count();
+    n >= min && n <= max
+}
+
+macro_rules! string_newtype {
+    ($name:ident) => {
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
+/// The caller's customer identifier: 1 to 128 of `A-Z a-z 0-9 _ - . :`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CustomerId(String);
+string_newtype!(CustomerId);
+
+impl CustomerId {
+    pub const FIELD: &'static str = "customerId";
+
+    /// # Errors
+    /// `customerId: must be 1 to 128 characters of letters, digits, _ - . :`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let ok = !text.is_empty()
+            && text.len() <= CUSTOMER_ID_CHARS_MAX
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'));
+        if ok {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(FieldError::new(
+                Self::FIELD,
+                "must be 1 to 128 characters of letters, digits, _ - . :",
+            ))
+        }
+    }
+}
+
+/// Why a delta was recorded: required, 1 to 500 characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason(String);
+string_newtype!(Reason);
+
+impl Reason {
+    pub const FIELD: &'static str = "reason";
+
+    /// # Errors
+    /// `reason: must be 1 to 500 characters`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        if char_count_in(text, 1, REASON_CHARS_MAX) && !text.trim().is_empty() {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(FieldError::new(
+                Self::FIELD,
+                "must be 1 to 500 characters, not only spaces",
+            ))
+        }
+    }
+}
+
+/// The caller's correlation id: 1 to 128 characters, no control characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceId(String);
+string_newtype!(ReferenceId);
+
+impl ReferenceId {
+    pub const FIELD: &'static str = "referenceId";
+
+    /// # Errors
+    /// `referenceId: must be 1 to 128 characters without control characters`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        if char_count_in(text, 1, REFERENCE_ID_CHARS_MAX) && !text.chars().any(char::is_control) {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(FieldError::new(
+                Self::FIELD,
+                "must be 1 to 128 characters without control characters",
+            ))
+        }
+    }
+}
+
+/// Arbitrary key-value context: a JSON object of bounded size and depth
+/// whose numbers survive RFC 8785 canonicalization exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metadata(serde_json::Map<String, serde_json::Value>);
+
+impl Metadata {
+    pub const FIELD: &'static str = "metadata";
+
+    /// # Errors
+    /// A `metadata:` error naming the broken rule (object, size, depth,
+    /// integer range).
+    pub fn parse(value: &serde_json::Value) -> Result<Self, FieldError> {
+        let serde_json::Value::Object(map) = value else {
+            return Err(FieldError::new(Self::FIELD, "must be a JSON object"));
+        };
+        // Iterative walk: depth and numbers, without recursion.
+        let mut stack: Vec<(&serde_json::Value, usize)> = vec![(value, 1)];
+        while let Some((v, depth)) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if depth > METADATA_DEPTH_MAX {
+                        return Err(FieldError::new(
+                            Self::FIELD,
+                            "must be nested at most 16 levels deep",
+                        ));
+                    }
+                    stack.extend(m.values().map(|c| (c, depth + 1)));
+                }
+                serde_json::Value::Array(a) => {
+                    if depth > METADATA_DEPTH_MAX {
+                        return Err(FieldError::new(
+                            Self::FIELD,
+                            "must be nested at most 16 levels deep",
+                        ));
+                    }
+                    stack.extend(a.iter().map(|c| (c, depth + 1)));
+                }
+                serde_json::Value::Number(n) => {
+                    let exact = n
+                        .as_u64()
+                        .map(|u| u <= METADATA_INTEGER_ABS_MAX)
+                        .or_else(|| {
+                            n.as_i64()
+                                .map(|i| i.unsigned_abs() <= METADATA_INTEGER_ABS_MAX)
+                        })
+                        .unwrap_or(true);
+                    if !exact {
+                        return Err(FieldError::new(
+                            Self::FIELD,
+                            "integers must be within ±9007199254740992; send larger ones as strings",
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let size = serde_json::to_vec(value)
+            .map(|v| v.len())
+            .unwrap_or(usize::MAX);
+        if size > METADATA_BYTES_MAX {
+            return Err(FieldError::new(
+                Self::FIELD,
+                "must be at most 16384 bytes as JSON",
+            ));
+        }
+        Ok(Self(map.clone()))
+    }
+
+    pub fn as_map(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.0
+    }
+
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.0.clone())
+    }
+}
+
+/// A calendar month `YYYY-MM` (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Period {
+    year: u16,
+    month: u8,
+}
+
+impl Period {
+    pub const FIELD: &'static str = "period";
+
+    /// Any real month `YYYY-MM` (for filters).
+    ///
+    /// # Errors
+    /// `period: must be YYYY-MM with a month from 01 to 12`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let err = || FieldError::new(Self::FIELD, "must be YYYY-MM with a month from 01 to 12");
+        let b = text.as_bytes();
+        if b.len() != 7 || b[4] != b'-' {
+            return Err(err());
+        }
+        let all_digits = b[..4].iter().chain(&b[5..]).all(u8::is_ascii_digit);
+        if !all_digits {
+            return Err(err());
+        }
+        let year = text[..4].parse::<u16>().map_err(|_| err())?;
+        let month = text[5..].parse::<u8>().map_err(|_| err())?;
+        if !(1..=12).contains(&month) {
+            return Err(err());
+        }
+        Ok(Self { year, month })
+    }
+
+    /// A real month that has started by `now_ms` (checkpoint bodies).
+    ///
+    /// # Errors
+    /// As [`Period::parse`], or `period: cannot be in the future`.
+    pub fn parse_not_in_future(text: &str, now_ms: i64) -> Result<Self, FieldError> {
+        let period = Self::parse(text)?;
+        if period > Self::containing(now_ms) {
+            return Err(FieldError::new(Self::FIELD, "cannot be in the future"));
+        }
+        Ok(period)
+    }
+
+    /// The month containing an instant (the default period is the current one).
+    pub fn containing(unix_ms: i64) -> Self {
+        let (year, month, _) = civil_from_days(unix_ms.div_euclid(DAY_MS));
+        Self {
+            year: u16::try_from(year.clamp(0, 9999)).unwrap_or(0),
+            month: u8::try_from(month).unwrap_or(1),
+        }
+    }
+
+    pub fn year(&self) -> u16 {
+        self.year
+    }
+
+    pub fn month(&self) -> u8 {
+        self.month
+    }
+
+    /// First millisecond of the month.
+    pub fn start_ms(&self) -> i64 {
+        days_from_civil(i64::from(self.year), u32::from(self.month), 1) * DAY_MS
+    }
+
+    /// First millisecond after the month (exclusive end).
+    pub fn end_ms(&self) -> i64 {
+        self.start_ms()
+            + i64::from(days_in_month(i64::from(self.year), u32::from(self.month))) * DAY_MS
+    }
+
+    pub fn as_string(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Period {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, self.month)
+    }
+}
+
+impl Serialize for Period {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Period {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Period::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The `Idempotency-Key` header: 1 to 255 printable ASCII characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+string_newtype!(IdempotencyKey);
+
+impl IdempotencyKey {
+    pub const FIELD: &'static str = "Idempotency-Key";
+
+    /// # Errors
+    /// `Idempotency-Key: must be 1 to 255 printable ASCII characters`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let ok = !text.is_empty()
+            && text.len() <= IDEMPOTENCY_KEY_CHARS_MAX
+            && text.bytes().all(|b| (0x20..=0x7e).contains(&b))
+            && text.trim() == text;
+        if ok {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(FieldError::new(
+                Self::FIELD,
+                "must be 1 to 255 printable ASCII characters without leading or trailing spaces",
+            ))
+        }
+    }
+}
+
+/// One of the two environments. Each has its own log, key and database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Env {
+    Sandbox,
+    Production,
+}
+
+impl Env {
+    pub const ALL: [Env; 2] = [Env::Sandbox, Env::Production];
+
+    /// `sandbox` / `production` (preferredEnvironment values).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Env::Sandbox => "sandbox",
+            Env::Production => "production",
+        }
+    }
+
+    /// `testnet` / `mainnet` (environment values of contracts).
+    pub fn contract_name(self) -> &'static str {
+        match self {
+            Env::Sandbox => "testnet",
+            Env::Production => "mainnet",
+        }
+    }
+
+    /// `test` / `live` (API key prefix and api-key creation body).
+    pub fn key_prefix(self) -> &'static str {
+        match self {
+            Env::Sandbox => "test",
+            Env::Production => "live",
+        }
+    }
+
+    /// # Errors
+    /// `preferredEnvironment: must be sandbox or production`
+    pub fn parse(field: &str, text: &str) -> Result<Env, FieldError> {
+        Env::ALL
+            .into_iter()
+            .find(|e| e.as_str() == text)
+            .ok_or_else(|| FieldError::new(field, "must be sandbox or production"))
+    }
+
+    /// # Errors
+    /// `environment: must be testnet or mainnet`
+    pub fn parse_contract_name(field: &str, text: &str) -> Result<Env, FieldError> {
+        Env::ALL
+            .into_iter()
+            .find(|e| e.contract_name() == text)
+            .ok_or_else(|| FieldError::new(field, "must be testnet or mainnet"))
+    }
+
+    /// # Errors
+    /// `environment: must be test or live`
+    pub fn parse_key_prefix(field: &str, text: &str) -> Result<Env, FieldError> {
+        Env::ALL
+            .into_iter()
+            .find(|e| e.key_prefix() == text)
+            .ok_or_else(|| FieldError::new(field, "must be test or live"))
+    }
+}
+
+impl fmt::Display for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API key `pk_{test|live}_{id}.{secret}`. The secret never appears in
+/// `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    env: Env,
+    id: String,
+    secret: String,
+}
+
+impl ApiKey {
+    pub const FIELD: &'static str = "X-Api-Key";
+
+    /// # Errors
+    /// `X-Api-Key: must be pk_test_<id>.<secret> or pk_live_<id>.<secret> ...`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let err = || {
+            FieldError::new(
+                Self::FIELD,
+                "must be pk_test_<id>.<secret> or pk_live_<id>.<secret> with letters and digits",
+            )
+        };
+        let rest = text.strip_prefix("pk_").ok_or_else(err)?;
+        let (prefix, rest) = rest.split_once('_').ok_or_else(err)?;
+        let env = Env::parse_key_prefix(Self::FIELD, prefix).map_err(|_| err())?;
+        let (id, secret) = rest.split_once('.').ok_or_else(err)?;
+        let alnum = |s: &str, min: usize, max: usize| {
+            s.len() >= min && s.len() <= max && s.bytes().all(|b| b.is_ascii_alphanumeric())
+        };
+        if !alnum(id, API_KEY_ID_CHARS_MIN, API_KEY_ID_CHARS_MAX)
+            || !alnum(secret, API_KEY_SECRET_CHARS_MIN, API_KEY_SECRET_CHARS_MAX)
+        {
+            return Err(err());
+        }
+        Ok(Self {
+            env,
+            id: id.to_owned(),
+            secret: secret.to_owned(),
+        })
+    }
+
+    /// Assembles a key from freshly generated parts (randomness comes from
+    /// the caller).
+    ///
+    /// # Errors
+    /// If the parts break the same rules `parse` enforces.
+    pub fn new(env: Env, id: &str, secret: &str) -> Result<Self, FieldError> {
+        Self::parse(&format!("pk_{}_{id}.{secret}", env.key_prefix()))
+    }
+
+    pub fn env(&self) -> Env {
+        self.env
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+
+    /// The full key text, to show once at creation.
+    pub fn expose(&self) -> String {
+        format!("pk_{}_{}.{}", self.env.key_prefix(), self.id, self.secret)
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ApiKey(pk_{}_{}.<redacted>)",
+            self.env.key_prefix(),
+            self.id
+        )
+    }
+}
+
+/// An e-mail address, lowercased: `local@domain.tld`, no spaces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Email(String);
+string_newtype!(Email);
+
+impl Email {
+    pub const FIELD: &'static str = "email";
+
+    /// # Errors
+    /// `email: must be an address like name@example.com`
+    pub fn parse(text: &str) -> Result<Self, FieldError> {
+        let err = || FieldError::new(Self::FIELD, "must be an address like name@example.com");
+        let lower = text.trim().to_ascii_lowercase();
+        if lower.is_empty() || lower.chars().count() > EMAIL_CHARS_MAX {
+            return Err(err());
+        }
+        let (local, domain) = lower.rsplit_once('@').ok_or_else(err)?;
+        let local_ok = !local.is_empty()
+            && local.chars().count() <= EMAIL_LOCAL_CHARS_MAX
+            && !local.contains('@')
+            && !local
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '"');
+        let labels: Vec<&str> = domain.split('.').collect();
+        let domain_ok = labels.len() >= 2
+            && labels.iter().all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+                    && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            });
+        if local_ok && domain_ok {
+            Ok(Self(lower))
+        } else {
+            Err(err())
+        }
+    }
+}
+
+/// A new password: 8 to 32 characters with an uppercase letter, a lowercase
+/// letter and a digit. Never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    pub const FIELD: &'static str = "newPassword";
+
+    /// # Errors
+    /// `<field>: must be 8 to 32 characters with at least one uppercase letter, one lowercase letter and one digit`
+    pub fn parse(field: &str, text: &str) -> Result<Self, FieldError> {
+        let ok = char_count_in(text, PASSWORD_CHARS_MIN, PASSWORD_CHARS_MAX)
+            && text.chars().any(char::is_uppercase)
+            && text.chars().any(char::is_lowercase)
+            && text.chars().any(|c| c.is_ascii_digit());
+        if ok {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(FieldError::new(
+                field,
+                "must be 8 to 32 characters with at least one uppercase letter, one lowercase letter and one digit",
+            ))
+        }
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Password(<redacted>)")
+    }
+}
+
+/// `dataRetentionDays`: `None` keeps raw data forever (the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RetentionDays(Option<u32>);
+
+impl RetentionDays {
+    pub const FIELD: &'static str = "dataRetentionDays";
+    pub const FOREVER: RetentionDays = RetentionDays(None);
+
+    /// Reads the JSON value of `dataRetentionDays`: null, 7, 30 or 90.
+    ///
+    /// # Errors
+    /// `dataRetentionDays: must be null, 7, 30 or 90`
+    pub fn parse(value: &serde_json::Value) -> Result<Self, FieldError> {
+        let err = || FieldError::new(Self::FIELD, "must be null, 7, 30 or 90");
+        match value {
+            serde_json::Value::Null => Ok(Self(None)),
+            serde_json::Value::Number(n) => {
+                let days = n.as_u64().ok_or_else(err)?;
+                Self::from_days(Some(days)).ok_or_else(err)
+            }
+            _ => Err(err()),
+        }
+    }
+
+    /// From a stored column (NULL or days).
+    pub fn from_days(days: Option<u64>) -> Option<Self> {
+        match days {
+            None => Some(Self(None)),
+            Some(d) => RETENTION_DAYS_ALLOWED
+                .into_iter()
+                .find(|allowed| u64::from(*allowed) == d)
+                .map(|d| Self(Some(d))),
+        }
+    }
+
+    pub fn days(&self) -> Option<u32> {
+        self.0
+    }
+
+    /// The instant before which raw data of verified items is purged, or
+    /// `None` when it is kept forever.
+    pub fn purge_before_ms(&self, now_ms: i64) -> Option<i64> {
+        self.0.map(|d| now_ms - i64::from(d) * DAY_MS)
+    }
+}
+
+impl Serialize for RetentionDays {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+/// A page of a list: `limit` items after skipping `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Page {
+    limit: u64,
+    offset: u64,
+}
+
+fn parse_page_number(
+    field: &str,
+    text: Option<&str>,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<u64, FieldError> {
+    let Some(text) = text else {
+        return Ok(default);
+    };
+    let err = || FieldError::new(field, format!("must be a whole number from {min} to {max}"));
+    if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(err());
+    }
+    let n: u64 = text.parse().map_err(|_| err())?;
+    if n < min || n > max {
+        return Err(err());
+    }
+    Ok(n)
+}
+
+impl Page {
+    /// Derive: limit 1..=1000 (default 100), offset from 0.
+    ///
+    /// # Errors
+    /// `limit: must be a whole number from 1 to 1000` or the same for offset.
+    pub fn for_derive(limit: Option<&str>, offset: Option<&str>) -> Result<Self, FieldError> {
+        Ok(Self {
+            limit: parse_page_number(
+                "limit",
+                limit,
+                DERIVE_LIMIT_DEFAULT,
+                DERIVE_LIMIT_MIN,
+                DERIVE_LIMIT_MAX,
+            )?,
+            offset: parse_page_number("offset", offset, 0, 0, PAGE_OFFSET_MAX)?,
+        })
+    }
+
+    /// Lists (checkpoints, customers): limit 1..=100 (default 20), offset from 0.
+    ///
+    /// # Errors
+    /// `limit: must be a whole number from 1 to 100` or the same for offset.
+    pub fn for_list(limit: Option<&str>, offset: Option<&str>) -> Result<Self, FieldError> {
+        Ok(Self {
+            limit: parse_page_number(
+                "limit",
+                limit,
+                LIST_LIMIT_DEFAULT,
+                LIST_LIMIT_MIN,
+                LIST_LIMIT_MAX,
+            )?,
+            offset: parse_page_number("offset", offset, 0, 0, PAGE_OFFSET_MAX)?,
+        })
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    #[test]
+    fn customer_id_rule() {
+        assert!(CustomerId::parse("cust_1-a.b:c").is_ok());
+        assert!(CustomerId::parse(&"a".repeat(128)).is_ok());
+        for bad in ["", "a b", "ü", "a/b", &"a".repeat(129)] {
+            assert_eq!(
+                CustomerId::parse(bad).unwrap_err().to_string(),
+                "customerId: must be 1 to 128 characters of letters, digits, _ - . :"
+            );
+        }
+    }
+
+    #[test]
+    fn reason_and_reference_rules() {
+        assert!(Reason::parse(&"é".repeat(500)).is_ok());
+        assert!(Reason::parse(&"é".repeat(501)).is_err());
+        assert!(Reason::parse("").is_err());
+        assert!(Reason::parse("   ").is_err());
+        assert!(ReferenceId::parse("inv-42").is_ok());
+        assert!(ReferenceId::parse("a\nb").is_err());
+        assert_eq!(
+            ReferenceId::parse(&"x".repeat(129)).unwrap_err().field,
+            "referenceId"
+        );
+    }
+
+    #[test]
+    fn metadata_rules() {
+        assert!(Metadata::parse(&json!({"a": 1, "b": [1, {"c": null}], "d": 0.5})).is_ok());
+        assert_eq!(
+            Metadata::parse(&json!([1])).unwrap_err().reason,
+            "must be a JSON object"
+        );
+        assert_eq!(Metadata::parse(&json!("x")).unwrap_err().field, "metadata");
+        assert!(Metadata::parse(&json!({"big": 9_007_199_254_740_993u64})).is_err());
+        assert!(Metadata::parse(&json!({"big": -9_007_199_254_740_992i64})).is_ok());
+        assert!(Metadata::parse(&json!({"s": "x".repeat(METADATA_BYTES_MAX)})).is_err());
+        let mut deep = json!(1);
+        for _ in 0..METADATA_DEPTH_MAX {
+            deep = json!({ "k": deep });
+        }
+        assert!(Metadata::parse(&deep).is_ok());
+        assert!(Metadata::parse(&json!({ "k": deep })).is_err());
+    }
+
+    #[test]
+    fn period_rules() {
+        let now = crate::time::parse_iso_ms("2026-11-22T04:56:40Z").unwrap();
+        let p = Period::parse_not_in_future("2026-11", now).unwrap();
+        assert_eq!(p.to_string(), "2026-11");
+        assert_eq!(Period::containing(now), p);
+        assert_eq!(
+            crate::time::format_iso_ms(p.start_ms()),
+            "2026-11-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            crate::time::format_iso_ms(p.end_ms()),
+            "2026-12-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            Period::parse_not_in_future("2026-12", now)
+                .unwrap_err()
+                .to_string(),
+            "period: cannot be in the future"
+        );
+        for bad in [
+            "2026-13",
+            "2026-00",
+            "2026-1",
+            "26-11",
+            "2026/11",
+            "2026-11-01",
+            "abcd-ef",
+            "+026-11",
+        ] {
+            assert!(Period::parse(bad).is_err(), "{bad}");
+        }
+        let feb = Period::parse("2024-02").unwrap();
+        assert_eq!(feb.end_ms() - feb.start_ms(), 29 * DAY_MS);
+    }
+
+    #[test]
+    fn api_key_parses_env_id_secret() {
+        let key = ApiKey::parse("pk_live_ab12CD.0123456789abcdefXYZ").unwrap();
+        assert_eq!(key.env(), Env::Production);
+        assert_eq!(key.id(), "ab12CD");
+        assert_eq!(key.secret(), "0123456789abcdefXYZ");
+        assert!(!format!("{key:?}").contains("0123456789"));
+        assert_eq!(
+            ApiKey::parse("pk_test_abcd.0123456789abcdef")
+                .unwrap()
+                .env(),
+            Env::Sandbox
+        );
+        for bad in [
+            "",
+            "pk_prod_abcd.0123456789abcdef",
+            "sk_test_abcd.0123456789abcdef",
+            "pk_test_abcd0123456789abcdef",
+            "pk_test_ab.0123456789abcdef",
+            "pk_test_abcd.short",
+            "pk_test_ab-cd.0123456789abcdef",
+            "pk_test_abcd.0123456789abcdef ",
+        ] {
+            assert_eq!(ApiKey::parse(bad).unwrap_err().field, "X-Api-Key", "{bad}");
+        }
+    }
+
+    #[test]
+    fn env_names() {
+        assert_eq!(Env::Sandbox.contract_name(), "testnet");
+        assert_eq!(Env::Production.key_prefix(), "live");
+        assert_eq!(
+            Env::parse("preferredEnvironment", "production").unwrap(),
+            Env::Production
+        );
+        assert_eq!(
+            Env::parse_contract_name("environment", "mainnet").unwrap(),
+            Env::Production
+        );
+        assert!(Env::parse("preferredEnvironment", "prod").is_err());
+        assert_eq!(serde_json::to_string(&Env::Sandbox).unwrap(), "\"sandbox\"");
+    }
+
+    #[test]
+    fn email_password_idempotency() {
+        assert_eq!(
+            Email::parse(" Ann@Example.COM ").unwrap().as_str(),
+            "ann@example.com"
+        );
+        for bad in [
+            "",
+            "ann",
+            "ann@",
+            "@x.com",
+            "ann@x",
+            "a b@x.com",
+            "ann@-x.com",
+        ] {
+            assert!(Email::parse(bad).is_err(), "{bad}");
+        }
+        assert!(Password::parse("newPassword", "Abcdefg1").is_ok());
+        for bad in [
+            "Abcdef1",
+            "abcdefg1",
+            "ABCDEFG1",
+            "Abcdefgh",
+            &format!("Ab1{}", "x".repeat(30)),
+        ] {
+            assert_eq!(
+                Password::parse("newPassword", bad).unwrap_err().field,
+                "newPassword"
+            );
+        }
+        assert!(IdempotencyKey::parse("k-1").is_ok());
+        assert!(IdempotencyKey::parse(&"k".repeat(255)).is_ok());
+        assert!(IdempotencyKey::parse(&"k".repeat(256)).is_err());
+        assert!(IdempotencyKey::parse("é").is_err());
+        assert!(IdempotencyKey::parse("").is_err());
+    }
+
+    #[test]
+    fn retention_and_pages() {
+        assert_eq!(
+            RetentionDays::parse(&json!(null)).unwrap(),
+            RetentionDays::FOREVER
+        );
+        assert_eq!(RetentionDays::parse(&json!(30)).unwrap().days(), Some(30));
+        for bad in [json!(1), json!("30"), json!(30.5), json!(-7)] {
+            assert_eq!(
+                RetentionDays::parse(&bad).unwrap_err().field,
+                "dataRetentionDays"
+            );
+        }
+        let p = Page::for_derive(None, None).unwrap();
+        assert_eq!((p.limit(), p.offset()), (100, 0));
+        assert_eq!(
+            Page::for_derive(Some("1000"), Some("5")).unwrap().limit(),
+            1000
+        );
+        assert_eq!(
+            Page::for_derive(Some("1001"), None)
+                .unwrap_err()
+                .to_string(),
+            "limit: must be a whole number from 1 to 1000"
+        );
+        assert!(Page::for_derive(Some("0"), None).is_err());
+        assert!(Page::for_derive(Some("-1"), None).is_err());
+        assert!(Page::for_derive(None, Some("x")).is_err());
+        let l = Page::for_list(None, None).unwrap();
+        assert_eq!((l.limit(), l.offset()), (20, 0));
+        assert!(Page::for_list(Some("101"), None).is_err());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn valid_customer_ids_round_trip(s in "[A-Za-z0-9_.:-]{1,128}") {
+            let id = CustomerId::parse(&s).unwrap();
+            prop_assert_eq!(id.as_str(), s.as_str());
+        }
+
+        #[test]
+        fn parsers_never_panic(s in "\\PC{0,80}") {
+            let _ = CustomerId::parse(&s);
+            let _ = Reason::parse(&s);
+            let _ = Period::parse(&s);
+            let _ = ApiKey::parse(&s);
+            let _ = Email::parse(&s);
+            let _ = Password::parse("newPassword", &s);
+            let _ = IdempotencyKey::parse(&s);
+            let _ = Page::for_derive(Some(&s), Some(&s));
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Per-request context: the bindings and the one clock.
+
+use worker::{Date, Env};
+
+use crate::error::{ApiError, ApiResult};
+
+pub struct App {
+    pub env: Env,
+    /// "Now", read once per request or event. Everything downstream takes it
+    /// from here so that time has one entry point.
+    pub now_ms: u64,
+}
+
+impl App {
+    pub fn new(env: Env) -> Self {
+        Self {
+            env,
+            now_ms: Date::now().as_millis(),
+        }
+    }
+
+    pub fn with_now(env: Env, now_ms: u64) -> Self {
+        Self { env, now_ms }
+    }
+
+    /// `DEV_MODE` is on only in local runs: it opens the dev mailbox and
+    /// diagnostics routes.
+    pub fn dev_mode(&self) -> bool {
+        self.var("DEV_MODE").as_deref() == Some("true")
+    }
+
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.env.var(name).ok().map(|v| v.to_string())
+    }
+
+    pub fn secret(&self, name: &str) -> ApiResult<String> {
+        self.env
+            .secret(name)
+            .map(|v| v.to_string())
+            .map_err(|_| ApiError::internal(format!("secret {name} is not configured")))
+    }
+
+    pub fn control_db(&self) -> ApiResult<worker::D1Database> {
+        Ok(self.env.d1("DB")?)
+    }
+
+    pub fn require_dev_mode(&self) -> ApiResult<()> {
+        if self.dev_mode() {
+            Ok(())
+        } else {
+            Err(ApiError::NotFound("Not found".to_string()))
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Request parsing and response envelopes shared by every route.
+
+use serde::Serialize;
+use serde_json::Value;
+use worker::{Headers, Request, Response};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Largest JSON body any route accepts. A full batch of 100 deltas with
+/// reasons and metadata fits well below this.
+pub const BODY_BYTES_MAX: usize = 1024 * 1024;
+
+/// Reads the body as JSON, refusing oversized, non-UTF-8 and malformed input
+/// with a clear 4xx. Nesting deeper than serde_json's recursion limit (128)
+/// is malformed.
+pub async fn json_body(req: &mut Request) -> ApiResult<Value> {
+    let bytes = body_bytes(req, BODY_BYTES_MAX).await?;
+    parse_json(&bytes)
+}
+
+/// Reads the raw body, refusing anything over `max` bytes with 413.
+pub async fn body_bytes(req: &mut Request, max: usize) -> ApiResult<Vec<u8>> {
+    if let Some(len) = req
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        if len > max {
+            return Err(too_large(max));
+        }
+    }
+    let bytes = req
+        .bytes()
+        .await
+        .map_err(|e| ApiError::BadRequest(format!("Unreadable request body: {e}")))?;
+    if bytes.len() > max {
+        return Err(too_large(max));
+    }
+    Ok(bytes)
+}
+
+fn too_large(max: usize) -> ApiError {
+    ApiError::PayloadTooLarge(format!(
+        "Request body is larger than the {max} bytes this route accepts"
+    ))
+}
+
+pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
+    if text.trim().is_empty() {
+        return Err(ApiError::BadRequest(
+            "Request body is empty; send a JSON object with Content-Type: application/json"
+                .to_string(),
+        ));
+    }
+    serde_json::from_str(text)
+        .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))
+}
+
+/// The body must be a JSON object.
+pub fn as_object(v: &Value) -> ApiResult<&serde_json::Map<String, Value>> {
+    v.as_object().ok_or_else(|| {
+        ApiError::BadRequest("Request body must be a JSON object".to_string())
+    })
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DashboardEnvelope<'a, T: Serialize> {
+    status_code: u16,
+    data: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BalanceEnvelope<'a, T: Serialize> {
+    success: bool,
+    status_code: u16,
+    data: &'a T,
+}
+
+/// Dashboard and facts success: `{statusCode, data, message?}`.
+pub fn dashboard<T: Serialize>(status: u16, data: &T, message: Option<&str>) -> ApiResult<Response> {
+    json(
+        status,
+        &DashboardEnvelope {
+            status_code: status,
+            data,
+            message,
+        },
+    )
+}
+
+/// Balance API success: `{success: true, statusCode, data}`.
+pub fn balance<T: Serialize>(status: u16, data: &T) -> ApiResult<Response> {
+    json(
+        status,
+        &BalanceEnvelope {
+            success: true,
+            status_code: status,
+            data,
+        },
+    )
+}
+
+pub fn json<T: Serialize>(status: u16, body: &T) -> ApiResult<Response> {
+    let text = serde_json::to_string(body)?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json; charset=utf-8")?;
+    headers.set("cache-control", "no-store")?;
+    Ok(Response::ok(text)?.with_status(status).with_headers(headers))
+}
+
+/// The error envelope, with `Retry-After` on 429.
+pub fn error_response(err: &ApiError) -> worker::Result<Response> {
+    let body = err.body();
+    let text = serde_json::to_string(&body).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let headers = Headers::new();
+    headers.set("content-type", "application/json; charset=utf-8")?;
+    headers.set("cache-control", "no-store")?;
+    if let ApiError::RateLimited { retry_after_secs } = err {
+        headers.set("retry-after", &retry_after_secs.to_string())?;
+    }
+    Ok(Response::ok(text)?
+        .with_status(body.status_code)
+        .with_headers(headers))
+}
+
+/// A query parameter, if present.
+pub fn query_param(req: &Request, name: &str) -> ApiResult<Option<String>> {
+    let url = req.url()?;
+    Ok(url
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_json_is_a_bad_request() {
+        let e = parse_json(b"{\"a\":").unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(e.body().message.starts_with("Malformed JSON body"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_bad_request() {
+        let e = parse_json(&[b'"', 0xff, b'"']).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(e.body().message.contains("UTF-8"));
+    }
+
+    #[test]
+    fn deep_nesting_is_a_bad_request() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        assert_eq!(parse_json(deep.as_bytes()).unwrap_err().status(), 400);
+    }
+}

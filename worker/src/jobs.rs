@@ -1,0 +1,16 @@
+//! Typed queue messages. Every consumer is idempotent: redelivery is harmless.
+
+use serde::{Deserialize, Serialize};
+
+/// Queue bindings (producers) by role.
+pub const QUEUE_VERIFY_SANDBOX: &str = "VERIFY_SANDBOX";
+pub const QUEUE_VERIFY_PRODUCTION: &str = "VERIFY_PRODUCTION";
+pub const QUEUE_WEBHOOKS: &str = "WEBHOOKS";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Job {
+    /// Diagnostics (DEV_MODE): proves a message goes through the queue and
+    /// the consumer runs.
+    Ping { id: String },
+}

@@ -1,0 +1,73 @@
+//! The Cloudflare Worker: translates between HTTP / D1 / Queues / Cron and
+//! `bvs_core`. Entry points: `fetch`, `queue`, `scheduled`.
+
+mod app;
+mod consumer;
+mod error;
+mod http;
+mod ids;
+mod router;
+mod routes;
+mod store;
+
+pub mod jobs;
+
+use worker::{event, Context, Env, MessageBatch, Request, Response, ScheduleContext, ScheduledEvent};
+
+use crate::app::App;
+
+#[event(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    let app = App::new(env);
+    let method = req.method();
+    let path = req.path();
+    let (pattern, result) = match router::resolve(&method, &path) {
+        Ok((route, params)) => (
+            route.pattern,
+            router::dispatch(&app, req, route.id, params).await,
+        ),
+        Err(e) => ("(none)", Err(e)),
+    };
+    let response = match result {
+        Ok(r) => r,
+        Err(e) => {
+            if let error::ApiError::Internal(cause) = &e {
+                worker::console_error!("internal error on {method} {pattern}: {cause}");
+            }
+            http::error_response(&e)?
+        }
+    };
+    // One structured line per request; never secrets, never bodies.
+    let elapsed = worker::Date::now().as_millis().saturating_sub(app.now_ms);
+    worker::console_log!(
+        "{}",
+        serde_json::json!({
+            "method": method.to_string(),
+            "route": pattern,
+            "status": response.status_code(),
+            "durationMs": elapsed,
+        })
+    );
+    Ok(response)
+}
+
+#[event(queue)]
+async fn queue(batch: MessageBatch<serde_json::Value>, env: Env, _ctx: Context) -> worker::Result<()> {
+    let app = App::new(env);
+    consumer::handle_batch(&app, batch).await;
+    Ok(())
+}
+
+#[event(scheduled)]
+async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    // The scheduled time is "now" for cron work, so tests can move it.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let now_ms = event.schedule() as u64;
+    let app = App::with_now(env, now_ms);
+    worker::console_log!("cron {} at {}", event.cron(), now_ms);
+}

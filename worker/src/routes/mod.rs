@@ -1,0 +1,2 @@
+pub mod dev;
+pub mod health;

@@ -1,0 +1,32 @@
+use serde::Deserialize;
+use worker::D1Database;
+
+use super::{first, run, Arg};
+use crate::error::ApiResult;
+
+const INSERT_PING: &str =
+    "INSERT INTO dev_pings (id, note, created_at, consumed_at) VALUES (?1, ?2, ?3, NULL)";
+const SELECT_PING: &str = "SELECT id, note, created_at, consumed_at FROM dev_pings WHERE id = ?1";
+const CONSUME_PING: &str =
+    "UPDATE dev_pings SET consumed_at = ?2 WHERE id = ?1 AND consumed_at IS NULL";
+
+#[derive(Deserialize)]
+pub struct PingRow {
+    pub id: String,
+    pub note: String,
+    pub created_at: u64,
+    pub consumed_at: Option<u64>,
+}
+
+pub async fn insert_ping(db: &D1Database, id: &str, note: &str, now_ms: u64) -> ApiResult<()> {
+    run(db, INSERT_PING, &[Arg::Text(id), Arg::Text(note), Arg::Int(now_ms as i64)]).await?;
+    Ok(())
+}
+
+pub async fn ping(db: &D1Database, id: &str) -> ApiResult<Option<PingRow>> {
+    first(db, SELECT_PING, &[Arg::Text(id)]).await
+}
+
+pub async fn consume_ping(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<u64> {
+    run(db, CONSUME_PING, &[Arg::Text(id), Arg::Int(now_ms as i64)]).await
+}
