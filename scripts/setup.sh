@@ -10,7 +10,7 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
   rustup target add wasm32-unknown-unknown
 fi
 
-if [ "$(worker-build --version 2>/dev/null | awk '{print $2}')" != "$WORKER_BUILD_VERSION" ]; then
+if [ "$(worker-build --version 2>/dev/null | awk '{print $NF}')" != "$WORKER_BUILD_VERSION" ]; then
   step "cargo install worker-build $WORKER_BUILD_VERSION (first run only)"
   cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --quiet
 fi

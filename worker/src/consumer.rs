@@ -1,7 +1,7 @@
 //! Queue consumers. Each message is acked or retried on its own; a failure
 //! never panics the isolate.
 
-use worker::MessageBatch;
+use worker::{MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::ApiResult;

@@ -94,9 +94,9 @@ impl ApiError {
                     .collect();
                 format!("Validation failed: {}", parts.join("; "))
             }
-            Self::RateLimited { retry_after_secs } => format!(
-                "Rate limit exceeded: retry after {retry_after_secs} second(s)"
-            ),
+            Self::RateLimited { retry_after_secs } => {
+                format!("Rate limit exceeded: retry after {retry_after_secs} second(s)")
+            }
             Self::Internal(_) => "Internal error".to_string(),
             Self::BadRequest(m)
             | Self::Unauthorized(m)

@@ -62,9 +62,8 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
 
 /// The body must be a JSON object.
 pub fn as_object(v: &Value) -> ApiResult<&serde_json::Map<String, Value>> {
-    v.as_object().ok_or_else(|| {
-        ApiError::BadRequest("Request body must be a JSON object".to_string())
-    })
+    v.as_object()
+        .ok_or_else(|| ApiError::BadRequest("Request body must be a JSON object".to_string()))
 }
 
 #[derive(Serialize)]
@@ -85,7 +84,11 @@ struct BalanceEnvelope<'a, T: Serialize> {
 }
 
 /// Dashboard and facts success: `{statusCode, data, message?}`.
-pub fn dashboard<T: Serialize>(status: u16, data: &T, message: Option<&str>) -> ApiResult<Response> {
+pub fn dashboard<T: Serialize>(
+    status: u16,
+    data: &T,
+    message: Option<&str>,
+) -> ApiResult<Response> {
     json(
         status,
         &DashboardEnvelope {
@@ -113,7 +116,9 @@ pub fn json<T: Serialize>(status: u16, body: &T) -> ApiResult<Response> {
     let headers = Headers::new();
     headers.set("content-type", "application/json; charset=utf-8")?;
     headers.set("cache-control", "no-store")?;
-    Ok(Response::ok(text)?.with_status(status).with_headers(headers))
+    Ok(Response::ok(text)?
+        .with_status(status)
+        .with_headers(headers))
 }
 
 /// The error envelope, with `Retry-After` on 429.

@@ -22,9 +22,21 @@ pub struct Route {
 }
 
 pub const ROUTES: &[Route] = &[
-    Route { method: Method::Get, pattern: "/health", id: RouteId::Health },
-    Route { method: Method::Post, pattern: "/dev/ping", id: RouteId::DevPingCreate },
-    Route { method: Method::Get, pattern: "/dev/ping/:id", id: RouteId::DevPingGet },
+    Route {
+        method: Method::Get,
+        pattern: "/health",
+        id: RouteId::Health,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/ping",
+        id: RouteId::DevPingCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dev/ping/:id",
+        id: RouteId::DevPingGet,
+    },
 ];
 
 /// Path parameters captured by a pattern, in order.
@@ -115,13 +127,20 @@ mod tests {
 
     #[test]
     fn a_pattern_captures_its_parameters() {
-        let p = match_pattern("/api/v1/balance/derive/:customerId", "/api/v1/balance/derive/cus%3A1").unwrap();
+        let p = match_pattern(
+            "/api/v1/balance/derive/:customerId",
+            "/api/v1/balance/derive/cus%3A1",
+        )
+        .unwrap();
         assert_eq!(p.get("customerId").unwrap(), "cus:1");
     }
 
     #[test]
     fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
         assert_eq!(resolve(&Method::Get, "/nope").err().unwrap().status(), 404);
-        assert_eq!(resolve(&Method::Delete, "/health").err().unwrap().status(), 405);
+        assert_eq!(
+            resolve(&Method::Delete, "/health").err().unwrap().status(),
+            405
+        );
     }
 }

@@ -19,7 +19,12 @@ pub struct PingRow {
 }
 
 pub async fn insert_ping(db: &D1Database, id: &str, note: &str, now_ms: u64) -> ApiResult<()> {
-    run(db, INSERT_PING, &[Arg::Text(id), Arg::Text(note), Arg::Int(now_ms as i64)]).await?;
+    run(
+        db,
+        INSERT_PING,
+        &[Arg::Text(id), Arg::Text(note), Arg::Int(now_ms as i64)],
+    )
+    .await?;
     Ok(())
 }
 

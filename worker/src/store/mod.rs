@@ -74,7 +74,10 @@ pub async fn run(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64>
 }
 
 /// Runs statements atomically.
-pub async fn batch(db: &D1Database, statements: Vec<D1PreparedStatement>) -> ApiResult<Vec<worker::D1Result>> {
+pub async fn batch(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+) -> ApiResult<Vec<worker::D1Result>> {
     db.batch(statements)
         .await
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))

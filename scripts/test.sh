@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test: formatting and lints, core/worker unit and property tests,
+# verifier-wasm tests under Node (wasm-bindgen-test), then the black-box
+# tests against real `wrangler dev` instances.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+step "set-up (installs only what is missing)"
+scripts/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy -p bvs-worker -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
+
+step "unit and property tests (core, worker, verifier-wasm natively)"
+cargo test --workspace --exclude bvs-tests --quiet
+
+step "verifier-wasm tests under Node (wasm-bindgen-test)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet
+
+step "building the worker once for every wrangler dev the tests start"
+scripts/build-worker.sh
+
+step "black-box tests through wrangler dev"
+export BVS_TEST_STATE="$ROOT/target/test-state"
+rm -rf "$BVS_TEST_STATE"
+cargo test -p bvs-tests --quiet -- --test-threads="${TEST_THREADS:-4}"
+
+step "no wrangler or workerd process left behind"
+sleep 1
+if pgrep -f "workerd.*$BVS_TEST_STATE|wrangler.*--persist-to $BVS_TEST_STATE" >/dev/null; then
+  echo "leaked processes:"; pgrep -af "$BVS_TEST_STATE"; exit 1
+fi
+echo "all tests passed"

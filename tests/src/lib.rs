@@ -1,0 +1,191 @@
+//! Black-box test harness: starts a real `wrangler dev` (workerd with local
+//! D1, Queues and cron) on a free loopback port with a fresh persist
+//! directory, and stops its whole process group when the test binary exits,
+//! however it exits.
+//!
+//! The process tree is `setsid bash -c '<wrangler dev> & read'`: bash leads a
+//! new process group and blocks reading a pipe whose write end this process
+//! holds. When this process ends (normally, by panic or by signal) the pipe
+//! closes, `read` returns, and bash's EXIT trap sends SIGTERM to the group.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub mod client;
+
+/// How long a fresh `wrangler dev` may take to answer `/health`.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// A running `wrangler dev`.
+pub struct Wrangler {
+    pub base_url: String,
+    pub persist_dir: PathBuf,
+    pub log_path: PathBuf,
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Wrangler {
+    /// Starts on `persist_dir`, applying migrations first (idempotent).
+    pub fn start(persist_dir: &Path) -> Wrangler {
+        let root = repo_root();
+        std::fs::create_dir_all(persist_dir).unwrap();
+        let status = Command::new("bash")
+            .arg(root.join("scripts/migrate.sh"))
+            .arg(persist_dir)
+            .current_dir(&root)
+            .stdout(Stdio::null())
+            .status()
+            .expect("run scripts/migrate.sh");
+        assert!(status.success(), "migrations failed");
+
+        let port = free_port();
+        let inspector = free_port();
+        let log_path = persist_dir.join(format!("wrangler-{port}.log"));
+        let script = format!(
+            r#"source scripts/env.sh
+trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
+wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
+  --persist-to '{persist}' --show-interactive-dev-session=false --log-level info \
+  > '{log}' 2>&1 &
+read -r _ || true"#,
+            persist = persist_dir.display(),
+            log = log_path.display(),
+        );
+        let mut child = Command::new("setsid")
+            .arg("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(&root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn wrangler dev");
+        let stdin = child.stdin.take();
+        let w = Wrangler {
+            base_url: format!("http://127.0.0.1:{port}"),
+            persist_dir: persist_dir.to_path_buf(),
+            log_path,
+            child,
+            stdin,
+        };
+        w.wait_healthy();
+        w
+    }
+
+    fn wait_healthy(&self) {
+        let client = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(r) = client.get(format!("{}/health", self.base_url)).send() {
+                if r.status().is_success() {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+        panic!("wrangler dev did not become healthy in time; log:\n{log}");
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    /// Stops the whole process group and waits for it: SIGTERM, never
+    /// SIGKILL of the top pid alone.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.write_all(b"stop\n");
+        }
+        let _ = self.child.wait();
+        // Give workerd a moment to release the port and the SQLite files.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline
+            && std::net::TcpStream::connect(self.base_url.trim_start_matches("http://")).is_ok()
+        {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Wrangler {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A fresh, unique directory for one server's state.
+pub fn fresh_state_dir(label: &str) -> PathBuf {
+    let base = std::env::var_os("BVS_TEST_STATE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/test-state"));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = base.join(format!("{label}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+static SHARED: OnceLock<Mutex<Option<Wrangler>>> = OnceLock::new();
+
+/// The one `wrangler dev` this test binary shares; tests isolate by tenant.
+/// Its process group is stopped when the binary exits (see module docs).
+pub fn shared() -> String {
+    let cell = SHARED.get_or_init(|| Mutex::new(None));
+    let mut guard = cell.lock().unwrap_or_else(|p| p.into_inner());
+    if guard.is_none() {
+        *guard = Some(Wrangler::start(&fresh_state_dir("shared")));
+    }
+    guard.as_ref().unwrap().base_url.clone()
+}
+
+/// A value from `.dev.vars` (written by scripts/setup.sh).
+pub fn dev_var(name: &str) -> String {
+    let text = std::fs::read_to_string(repo_root().join(".dev.vars")).expect(".dev.vars exists");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| panic!("{name} missing from .dev.vars"))
+}
+
+/// Polls `f` until it returns `Some`, or panics after `timeout`.
+pub fn eventually<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
