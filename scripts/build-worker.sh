@@ -5,6 +5,10 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 out="worker/build/index.js"
+# One build at a time: several wrangler dev instances may start at once.
+mkdir -p target
+exec 9>target/.worker-build.lock
+flock 9
 if [ -f "$out" ] && [ -z "${FORCE_BUILD:-}" ] \
   && [ -z "$(find core/src worker/src core/Cargo.toml worker/Cargo.toml Cargo.toml Cargo.lock -newer "$out" -print -quit 2>/dev/null)" ]; then
   echo "worker build is up to date"

@@ -11,6 +11,7 @@ mod cron;
 mod error;
 mod http;
 mod ids;
+mod ledger;
 mod router;
 mod routes;
 mod store;
