@@ -194,7 +194,21 @@ pub fn append(
     items: &[Hash32],
     hashes: &StoredHashes,
 ) -> Result<Vec<(u64, Hash32)>, LogError> {
-    let count = items.len() as u64;
+    let leaves: Vec<Hash32> = items.iter().map(record_hash).collect();
+    append_leaf_hashes(old_size, &leaves, hashes)
+}
+
+/// As [`append`] for leaf hashes already computed (known-answer tests use
+/// leaves that are not 32-byte items).
+///
+/// # Errors
+/// As [`append`].
+pub fn append_leaf_hashes(
+    old_size: TreeSize,
+    leaves: &[Hash32],
+    hashes: &StoredHashes,
+) -> Result<Vec<(u64, Hash32)>, LogError> {
+    let count = leaves.len() as u64;
     if count > APPEND_LEAVES_MAX {
         return Err(LogError::AppendTooLarge {
             count,
@@ -203,16 +217,15 @@ pub fn append(
     }
     check_size(old_size.0.saturating_add(count))?;
     let mut written: BTreeMap<u64, Hash32> = BTreeMap::new();
-    for (offset, item) in items.iter().enumerate() {
+    for (offset, leaf) in leaves.iter().enumerate() {
         let n = old_size.0 + offset as u64;
         let reader = MapReader {
             base: hashes,
             overlay: Some(&written),
             missing: RefCell::new(None),
         };
-        let new =
-            tlog_tiles::stored_hashes_for_record_hash(n, tlog_tiles::record_hash(&item.0), &reader)
-                .map_err(|e| map_err(e, &reader))?;
+        let new = tlog_tiles::stored_hashes_for_record_hash(n, (*leaf).into(), &reader)
+            .map_err(|e| map_err(e, &reader))?;
         let start = tlog_tiles::stored_hash_index(0, n);
         for (k, h) in new.into_iter().enumerate() {
             written.insert(start + k as u64, h.into());

@@ -170,6 +170,25 @@ pub fn parse_iso_ms(text: &str) -> Result<i64, TimeError> {
     Ok(ms)
 }
 
+/// `#[serde(with = "bvs_core::time::iso_ms")]` for `i64` unix-ms fields
+/// that appear in JSON as ISO 8601 strings.
+pub mod iso_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// # Errors
+    /// Never, beyond the serializer's own.
+    pub fn serialize<S: Serializer>(ms: &i64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format_iso_ms(*ms))
+    }
+
+    /// # Errors
+    /// If the string is not an RFC 3339 timestamp.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        super::parse_iso_ms(&text).map_err(|e| serde::de::Error::custom(format!("timestamp {e}")))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
