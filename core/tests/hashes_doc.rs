@@ -1,0 +1,69 @@
+//! The worked examples of docs/hashes.md, so the document cannot drift
+//! from the code. Each value was also checked with `sha256sum`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::{content_hash, item_hash, DeltaContent, Hash32};
+use bvs_core::merkle;
+
+fn example_delta() -> DeltaContent {
+    DeltaContent {
+        anchor_id: "anc_01".into(),
+        customer_id: "cust_42".into(),
+        delta: Amount::parse("-4.250").unwrap(),
+        reason: "refund".into(),
+        reference_id: None,
+        metadata: Some(serde_json::json!({"order": 17, "channel": "web"})),
+        declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+    }
+}
+
+fn h(s: &str) -> Hash32 {
+    Hash32::parse(s).unwrap()
+}
+
+#[test]
+fn worked_examples_of_docs_hashes_md() {
+    assert_eq!(
+        content_hash("hello world"),
+        h("b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9")
+    );
+    let d = example_delta();
+    assert_eq!(
+        d.canonical_json().unwrap(),
+        r#"{"anchorId":"anc_01","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"-4.25","metadata":{"channel":"web","order":17},"reason":"refund","referenceId":null}"#
+    );
+    let i1 = item_hash(&d).unwrap();
+    assert_eq!(i1, h("7185821f24fcb217a3c71bbe17cbf3fd2e3123e0bbde14c157da17a6638eda3e"));
+    let d2 = DeltaContent {
+        anchor_id: "anc_02".into(),
+        delta: Amount::parse("10").unwrap(),
+        reason: "top-up".into(),
+        reference_id: Some("inv-7".into()),
+        metadata: None,
+        ..d
+    };
+    assert_eq!(
+        d2.canonical_json().unwrap(),
+        r#"{"anchorId":"anc_02","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"10","metadata":null,"reason":"top-up","referenceId":"inv-7"}"#
+    );
+    let i2 = item_hash(&d2).unwrap();
+    assert_eq!(i2, h("68b885254e657645c375d6a483329585ac1c2e506d410216bb13e99a694c9fea"));
+    let i3 = content_hash("hello world");
+    let (l1, l2, l3) = (merkle::leaf_hash(&i1), merkle::leaf_hash(&i2), merkle::leaf_hash(&i3));
+    assert_eq!(l1, h("ca37364564a995fa0a6044563d558ab1fd03cfcad2aaa608aace49cf2b333ac9"));
+    assert_eq!(l2, h("c1f80c4b452ecacf289966af0e64cfaae400b2c1f8deec60a3acc63249b18be9"));
+    assert_eq!(l3, h("e23bd2179289212dcfc468b3e8cb2b13ea65c1ee933af3c9a99894978b491271"));
+    let n12 = merkle::node_hash(&l1, &l2);
+    assert_eq!(n12, h("95a7a40512c4ac5f821906def92d839a8b1aa7c2c3f92a1ad771e7416ed4869e"));
+    assert_eq!(merkle::root(&[i1, i2]), n12);
+    assert_eq!(
+        merkle::root(&[i1, i2, i3]),
+        h("bded8cc990a4d080ec039f40b935e40be869d7b4b76c168ba2def4c507d7d0ff")
+    );
+    assert_eq!(merkle::node_hash(&n12, &l3), merkle::root(&[i1, i2, i3]));
+    assert_eq!(
+        merkle::root(&[]),
+        h("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    );
+}
