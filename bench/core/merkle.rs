@@ -17,7 +17,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 fn items(n: usize) -> Vec<Hash32> {
-    (0..n as u64).map(|i| Hash32::digest(&i.to_le_bytes())).collect()
+    (0..n as u64)
+        .map(|i| Hash32::digest(&i.to_le_bytes()))
+        .collect()
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -64,10 +66,16 @@ fn ms(d: Duration) -> f64 {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let sizes: &[usize] = if quick { &[1_000, 10_000, 100_000] } else { &[1_000, 10_000, 100_000, 1_000_000] };
+    let sizes: &[usize] = if quick {
+        &[1_000, 10_000, 100_000]
+    } else {
+        &[1_000, 10_000, 100_000, 1_000_000]
+    };
 
     println!("## Root over N itemHashes (median of runs)\n");
-    println!("| N | SHA-256 limit (ms) | merkle::root (ms) | ratio | log append+root (ms) | ratio |");
+    println!(
+        "| N | SHA-256 limit (ms) | merkle::root (ms) | ratio | log append+root (ms) | ratio |"
+    );
     println!("|---:|---:|---:|---:|---:|---:|");
     let mut stores = Vec::new();
     for &n in sizes {
@@ -94,9 +102,12 @@ fn main() {
             let mut size = 0usize;
             while size < n {
                 let end = (size + 1000).min(n);
-                let plan = log::indexes_for_append(TreeSize(size as u64), (end - size) as u64).unwrap();
-                let fetched: StoredHashes = plan.iter().map(|k| (*k, *s.get(*k).unwrap())).collect();
-                for (k, v) in log::append(TreeSize(size as u64), &it[size..end], &fetched).unwrap() {
+                let plan =
+                    log::indexes_for_append(TreeSize(size as u64), (end - size) as u64).unwrap();
+                let fetched: StoredHashes =
+                    plan.iter().map(|k| (*k, *s.get(*k).unwrap())).collect();
+                for (k, v) in log::append(TreeSize(size as u64), &it[size..end], &fetched).unwrap()
+                {
                     s.insert(k, v);
                 }
                 size = end;
@@ -104,7 +115,10 @@ fn main() {
             black_box(log::tree_root(TreeSize(n as u64), &s).unwrap());
             store = s;
         });
-        assert_eq!(log::tree_root(TreeSize(n as u64), &store).unwrap(), merkle::root(&it));
+        assert_eq!(
+            log::tree_root(TreeSize(n as u64), &store).unwrap(),
+            merkle::root(&it)
+        );
         println!(
             "| {n} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} |",
             ms(lim),
@@ -140,13 +154,21 @@ fn main() {
             for l in &leaves {
                 // The worker's path: plan, fetch from its map, prove.
                 let plan = log::indexes_for_inclusion(LeafIndex(*l), size).unwrap();
-                let fetched: StoredHashes = plan.iter().map(|k| (*k, *store.get(*k).unwrap())).collect();
+                let fetched: StoredHashes =
+                    plan.iter().map(|k| (*k, *store.get(*k).unwrap())).collect();
                 black_box(log::inclusion_proof(LeafIndex(*l), size, &fetched).unwrap());
             }
         });
         let verify = time(7, || {
             for (l, p) in leaves.iter().zip(&proofs) {
-                merkle::verify_inclusion(black_box(p), LeafIndex(*l), size, &root, &it[*l as usize]).unwrap();
+                merkle::verify_inclusion(
+                    black_box(p),
+                    LeafIndex(*l),
+                    size,
+                    &root,
+                    &it[*l as usize],
+                )
+                .unwrap();
             }
         });
         let total_path: usize = proofs.iter().map(Vec::len).sum();

@@ -304,6 +304,10 @@ impl std::str::FromStr for Amount {
 /// Emits a JSON number token in canonical plain form (never a float).
 /// Only serde_json understands the raw token; other serializers see a
 /// struct, so amounts are always serialized with serde_json.
+///
+/// Serialize typed structs with `serde_json::to_string`/`to_vec`: going
+/// through `serde_json::to_value` (or `json!`) turns the token into an
+/// `f64` and rounds amounts with more than ~15 significant digits.
 impl Serialize for Amount {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let raw = serde_json::value::RawValue::from_string(self.to_string())

@@ -110,3 +110,29 @@ fn edge_sizes_agree_with_ct_merkle() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Every generated consistency proof verifies; flipping any bit of any
+    /// hash in it, or pairing it with another history's root, fails.
+    #[test]
+    fn every_consistency_mutation_fails(n in 2usize..300, pick_old in any::<prop::sample::Index>(), byte in 0usize..32, bit in 0u8..8) {
+        let it = items(n, 1);
+        let store = build(&it, 17);
+        let m = pick_old.index(n - 1) + 1; // 1..n-1
+        let (old_root, root) = (merkle::root(&it[..m]), merkle::root(&it));
+        let (old, new) = (TreeSize(m as u64), TreeSize(n as u64));
+        let proof = log::consistency_proof(old, new, &store).unwrap();
+        prop_assert_eq!(merkle::verify_consistency(&proof, old, &old_root, new, &root), Ok(()));
+        for k in 0..proof.len() {
+            let mut bad = proof.clone();
+            bad[k].0[byte] ^= 1 << bit;
+            prop_assert!(merkle::verify_consistency(&bad, old, &old_root, new, &root).is_err(), "hash {} of {}", k, proof.len());
+        }
+        let mut forged = it.clone();
+        forged[m - 1].0[byte] ^= 1 << bit;
+        prop_assert!(merkle::verify_consistency(&proof, old, &merkle::root(&forged[..m]), new, &root).is_err());
+        prop_assert!(merkle::verify_consistency(&proof, old, &old_root, new, &merkle::root(&forged)).is_err());
+    }
+}

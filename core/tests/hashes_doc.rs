@@ -34,7 +34,10 @@ fn worked_examples_of_docs_hashes_md() {
         r#"{"anchorId":"anc_01","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"-4.25","metadata":{"channel":"web","order":17},"reason":"refund","referenceId":null}"#
     );
     let i1 = item_hash(&d).unwrap();
-    assert_eq!(i1, h("7185821f24fcb217a3c71bbe17cbf3fd2e3123e0bbde14c157da17a6638eda3e"));
+    assert_eq!(
+        i1,
+        h("7185821f24fcb217a3c71bbe17cbf3fd2e3123e0bbde14c157da17a6638eda3e")
+    );
     let d2 = DeltaContent {
         anchor_id: "anc_02".into(),
         delta: Amount::parse("10").unwrap(),
@@ -48,14 +51,33 @@ fn worked_examples_of_docs_hashes_md() {
         r#"{"anchorId":"anc_02","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"10","metadata":null,"reason":"top-up","referenceId":"inv-7"}"#
     );
     let i2 = item_hash(&d2).unwrap();
-    assert_eq!(i2, h("68b885254e657645c375d6a483329585ac1c2e506d410216bb13e99a694c9fea"));
+    assert_eq!(
+        i2,
+        h("68b885254e657645c375d6a483329585ac1c2e506d410216bb13e99a694c9fea")
+    );
     let i3 = content_hash("hello world");
-    let (l1, l2, l3) = (merkle::leaf_hash(&i1), merkle::leaf_hash(&i2), merkle::leaf_hash(&i3));
-    assert_eq!(l1, h("ca37364564a995fa0a6044563d558ab1fd03cfcad2aaa608aace49cf2b333ac9"));
-    assert_eq!(l2, h("c1f80c4b452ecacf289966af0e64cfaae400b2c1f8deec60a3acc63249b18be9"));
-    assert_eq!(l3, h("e23bd2179289212dcfc468b3e8cb2b13ea65c1ee933af3c9a99894978b491271"));
+    let (l1, l2, l3) = (
+        merkle::leaf_hash(&i1),
+        merkle::leaf_hash(&i2),
+        merkle::leaf_hash(&i3),
+    );
+    assert_eq!(
+        l1,
+        h("ca37364564a995fa0a6044563d558ab1fd03cfcad2aaa608aace49cf2b333ac9")
+    );
+    assert_eq!(
+        l2,
+        h("c1f80c4b452ecacf289966af0e64cfaae400b2c1f8deec60a3acc63249b18be9")
+    );
+    assert_eq!(
+        l3,
+        h("e23bd2179289212dcfc468b3e8cb2b13ea65c1ee933af3c9a99894978b491271")
+    );
     let n12 = merkle::node_hash(&l1, &l2);
-    assert_eq!(n12, h("95a7a40512c4ac5f821906def92d839a8b1aa7c2c3f92a1ad771e7416ed4869e"));
+    assert_eq!(
+        n12,
+        h("95a7a40512c4ac5f821906def92d839a8b1aa7c2c3f92a1ad771e7416ed4869e")
+    );
     assert_eq!(merkle::root(&[i1, i2]), n12);
     assert_eq!(
         merkle::root(&[i1, i2, i3]),
