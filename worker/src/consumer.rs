@@ -1,12 +1,14 @@
 //! Queue consumers. Each message is acked or retried on its own; a failure
-//! never panics the isolate.
+//! never panics the isolate. Sequencer doorbells in one batch are coalesced:
+//! one run appends everything queued, then all of them are acked.
 
+use bvs_core::types::Env;
 use worker::{MessageBatch, MessageExt};
 
 use crate::app::App;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::jobs::Job;
-use crate::store;
+use crate::{ledger, store};
 
 pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
     let messages = match batch.messages() {
@@ -17,6 +19,7 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             return;
         }
     };
+    let mut sequenced: Vec<(Env, bool)> = Vec::new();
     for message in messages {
         let job: Job = match serde_json::from_value(message.body().clone()) {
             Ok(job) => job,
@@ -27,7 +30,35 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
                 continue;
             }
         };
-        match run(app, &job).await {
+        let result = match &job {
+            Job::Sequence { env } => match parse_env(env) {
+                Ok(env) => {
+                    // One sequencer run per environment per batch.
+                    let ok = match sequenced.iter().find(|(e, _)| *e == env) {
+                        Some((_, ok)) => *ok,
+                        None => {
+                            let ok = match ledger::sequencer::run(app, env).await {
+                                Ok(_) => true,
+                                Err(e) => {
+                                    worker::console_error!("sequencer {}: {e:?}", env.as_str());
+                                    false
+                                }
+                            };
+                            sequenced.push((env, ok));
+                            ok
+                        }
+                    };
+                    if ok {
+                        Ok(())
+                    } else {
+                        Err(ApiError::internal("sequencer failed"))
+                    }
+                }
+                Err(e) => Err(e),
+            },
+            other => run(app, other).await,
+        };
+        match result {
             Ok(()) => message.ack(),
             Err(e) => {
                 worker::console_error!("queue {}: job {job:?} failed: {e:?}", batch.queue());
@@ -37,11 +68,20 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
     }
 }
 
+fn parse_env(text: &str) -> ApiResult<Env> {
+    match text {
+        "sandbox" => Ok(Env::Sandbox),
+        "production" => Ok(Env::Production),
+        other => Err(ApiError::internal(format!("unknown environment {other}"))),
+    }
+}
+
 async fn run(app: &App, job: &Job) -> ApiResult<()> {
     match job {
         Job::Ping { id } => {
             store::dev::consume_ping(&app.control_db()?, id, app.now_ms).await?;
             Ok(())
         }
+        Job::Sequence { .. } => Ok(()),
     }
 }

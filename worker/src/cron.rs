@@ -1,17 +1,54 @@
 //! Cron work: bounded per run, never panics; errors are logged and the next
 //! run continues where this one stopped.
 
+use bvs_core::types::Env;
+
 use crate::app::App;
+use crate::error::ApiResult;
+use crate::store;
 
 /// The every-minute sweeper's schedule (wrangler.toml `[triggers]`).
 pub const CRON_SWEEP: &str = "* * * * *";
 /// The daily retention run's schedule.
 pub const CRON_RETENTION: &str = "17 3 * * *";
+/// An item QUEUED longer than this has lost its doorbell (a dropped queue
+/// message, a crash): the sweeper rings again.
+pub const QUEUED_STALE_MS: u64 = 30_000;
 
 pub async fn run(app: &App, cron: &str) {
     match cron {
-        CRON_SWEEP => worker::console_log!("sweep at {}", app.now_ms),
+        CRON_SWEEP => {
+            for env in [Env::Sandbox, Env::Production] {
+                if let Err(e) = sweep_queued(app, env).await {
+                    worker::console_error!("sweep {}: {e:?}", env.as_str());
+                }
+            }
+            if let Err(e) = sweep_idempotency(app).await {
+                worker::console_error!("sweep idempotency keys: {e:?}");
+            }
+        }
         CRON_RETENTION => worker::console_log!("retention at {}", app.now_ms),
         other => worker::console_warn!("unknown cron schedule {other}"),
     }
+}
+
+/// Re-rings the sequencer when something has been QUEUED too long. Ringing
+/// twice is harmless: the sequencer appends each item once.
+async fn sweep_queued(app: &App, env: Env) -> ApiResult<()> {
+    let db = crate::ledger::db(app, env)?;
+    if let Some(at) = store::ledger::oldest_queued_at(&db).await? {
+        if at + QUEUED_STALE_MS <= app.now_ms {
+            worker::console_log!(
+                "sweep {}: re-ringing for items queued since {at}",
+                env.as_str()
+            );
+            crate::routes::balance::ring(app, env).await;
+        }
+    }
+    Ok(())
+}
+
+async fn sweep_idempotency(app: &App) -> ApiResult<()> {
+    store::idempotency::delete_expired(&app.control_db()?, app.now_ms).await?;
+    Ok(())
 }

@@ -173,3 +173,15 @@ mod tests {
         assert_eq!(e.status(), 500);
     }
 }
+
+impl From<bvs_core::FieldError> for FieldProblem {
+    fn from(e: bvs_core::FieldError) -> Self {
+        FieldProblem::new(e.field, e.reason)
+    }
+}
+
+impl From<bvs_core::FieldError> for ApiError {
+    fn from(e: bvs_core::FieldError) -> Self {
+        ApiError::Validation(vec![e.into()])
+    }
+}

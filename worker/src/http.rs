@@ -111,8 +111,22 @@ pub fn balance<T: Serialize>(status: u16, data: &T) -> ApiResult<Response> {
     )
 }
 
+/// The balance envelope as text, for routes that store their answer
+/// (idempotent replays).
+pub fn balance_text<T: Serialize>(status: u16, data: &T) -> ApiResult<String> {
+    Ok(serde_json::to_string(&BalanceEnvelope {
+        success: true,
+        status_code: status,
+        data,
+    })?)
+}
+
 pub fn json<T: Serialize>(status: u16, body: &T) -> ApiResult<Response> {
-    let text = serde_json::to_string(body)?;
+    raw_json(status, serde_json::to_string(body)?)
+}
+
+/// A JSON response from text that is already JSON.
+pub fn raw_json(status: u16, text: String) -> ApiResult<Response> {
     let headers = Headers::new();
     headers.set("content-type", "application/json; charset=utf-8")?;
     headers.set("cache-control", "no-store")?;
@@ -134,6 +148,11 @@ pub fn error_response(err: &ApiError) -> worker::Result<Response> {
     Ok(Response::ok(text)?
         .with_status(body.status_code)
         .with_headers(headers))
+}
+
+/// A request header, if present.
+pub fn header(req: &Request, name: &str) -> Option<String> {
+    req.headers().get(name).ok().flatten()
 }
 
 /// A query parameter, if present.

@@ -13,4 +13,7 @@ pub enum Job {
     /// Diagnostics (DEV_MODE): proves a message goes through the queue and
     /// the consumer runs.
     Ping { id: String },
+    /// The sequencer's doorbell: append whatever is QUEUED in `env`
+    /// ("sandbox" or "production"). Carries no data; D1 is the truth.
+    Sequence { env: String },
 }

@@ -6,15 +6,22 @@
 #![allow(dead_code)]
 
 mod app;
+mod auth;
 mod consumer;
 mod cron;
 mod error;
+mod fields;
 mod http;
 mod ids;
 mod ledger;
+mod limiter;
+mod mail;
+mod quota;
 mod router;
 mod routes;
 mod store;
+mod tenant;
+mod views;
 
 pub mod jobs;
 

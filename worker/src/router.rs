@@ -12,6 +12,35 @@ pub enum RouteId {
     Health,
     DevPingCreate,
     DevPingGet,
+    AuthRegister,
+    AuthLogin,
+    AuthVerify,
+    AuthResendVerification,
+    AuthRequestPasswordReset,
+    AuthResetPassword,
+    AuthChangePassword,
+    AuthProfile,
+    AuthPreferences,
+    ContractsProvision,
+    ContractsStatus,
+    ContractsList,
+    ApiKeysCreate,
+    ApiKeysList,
+    ApiKeysToggle,
+    ApiKeysDelete,
+    TenantRetention,
+    AdminSetPlan,
+    DevMail,
+    BalanceEmit,
+    BalanceBatch,
+    BalanceStatus,
+    BalanceDerive,
+    BalanceCompare,
+    BalanceCustomers,
+    BalanceCustomer,
+    FactCreate,
+    FactGet,
+    FactVerify,
 }
 
 pub struct Route {
@@ -36,6 +65,151 @@ pub const ROUTES: &[Route] = &[
         method: Method::Get,
         pattern: "/dev/ping/:id",
         id: RouteId::DevPingGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/register",
+        id: RouteId::AuthRegister,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/login",
+        id: RouteId::AuthLogin,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/auth/verify",
+        id: RouteId::AuthVerify,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/resend-verification-email",
+        id: RouteId::AuthResendVerification,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/request-password-reset",
+        id: RouteId::AuthRequestPasswordReset,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/reset-password",
+        id: RouteId::AuthResetPassword,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/change-password",
+        id: RouteId::AuthChangePassword,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/auth/profile",
+        id: RouteId::AuthProfile,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/dashboard/auth/preferences",
+        id: RouteId::AuthPreferences,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/contracts/provision",
+        id: RouteId::ContractsProvision,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/contracts/:tenantId/status",
+        id: RouteId::ContractsStatus,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/contracts",
+        id: RouteId::ContractsList,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/api-keys",
+        id: RouteId::ApiKeysCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/api-keys",
+        id: RouteId::ApiKeysList,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/api-keys/:id/toggle",
+        id: RouteId::ApiKeysToggle,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/dashboard/api-keys/:id",
+        id: RouteId::ApiKeysDelete,
+    },
+    Route {
+        method: Method::Patch,
+        pattern: "/dashboard/tenant/retention",
+        id: RouteId::TenantRetention,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/admin/tenants/:tenantId/plan",
+        id: RouteId::AdminSetPlan,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dev/mail",
+        id: RouteId::DevMail,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/delta",
+        id: RouteId::BalanceEmit,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/delta/batch",
+        id: RouteId::BalanceBatch,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/delta/:anchorId",
+        id: RouteId::BalanceStatus,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/derive/:customerId",
+        id: RouteId::BalanceDerive,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/compare",
+        id: RouteId::BalanceCompare,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/customers",
+        id: RouteId::BalanceCustomers,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/customers/:customerId",
+        id: RouteId::BalanceCustomer,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/facts",
+        id: RouteId::FactCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/facts/:contentHash",
+        id: RouteId::FactGet,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/facts/:contentHash/verify",
+        id: RouteId::FactVerify,
     },
 ];
 
@@ -117,6 +291,41 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::Health => routes::health::get(),
         RouteId::DevPingCreate => routes::dev::ping_create(app, req).await,
         RouteId::DevPingGet => routes::dev::ping_get(app, params.get("id")?).await,
+        RouteId::AuthRegister => routes::auth::register(app, req).await,
+        RouteId::AuthLogin => routes::auth::login(app, req).await,
+        RouteId::AuthVerify => routes::auth::verify(app, req).await,
+        RouteId::AuthResendVerification => routes::auth::resend_verification(app, req).await,
+        RouteId::AuthRequestPasswordReset => routes::auth::request_password_reset(app, req).await,
+        RouteId::AuthResetPassword => routes::auth::reset_password(app, req).await,
+        RouteId::AuthChangePassword => routes::auth::change_password(app, req).await,
+        RouteId::AuthProfile => routes::auth::profile(app, req).await,
+        RouteId::AuthPreferences => routes::auth::preferences(app, req).await,
+        RouteId::ContractsProvision => routes::contracts::provision(app, req).await,
+        RouteId::ContractsStatus => {
+            routes::contracts::status(app, req, params.get("tenantId")?).await
+        }
+        RouteId::ContractsList => routes::contracts::list(app, req).await,
+        RouteId::ApiKeysCreate => routes::api_keys::create(app, req).await,
+        RouteId::ApiKeysList => routes::api_keys::list(app, req).await,
+        RouteId::ApiKeysToggle => routes::api_keys::toggle(app, req, params.get("id")?).await,
+        RouteId::ApiKeysDelete => routes::api_keys::delete(app, req, params.get("id")?).await,
+        RouteId::TenantRetention => routes::tenant::retention(app, req).await,
+        RouteId::AdminSetPlan => routes::admin::set_plan(app, req, params.get("tenantId")?).await,
+        RouteId::DevMail => routes::mail::outbox(app, req).await,
+        RouteId::BalanceEmit => routes::balance::emit(app, req).await,
+        RouteId::BalanceBatch => routes::balance::emit_batch(app, req).await,
+        RouteId::BalanceStatus => routes::balance::status(app, req, params.get("anchorId")?).await,
+        RouteId::BalanceDerive => {
+            routes::balance::derive(app, req, params.get("customerId")?).await
+        }
+        RouteId::BalanceCompare => routes::balance::compare(app, req).await,
+        RouteId::BalanceCustomers => routes::balance::customers(app, req).await,
+        RouteId::BalanceCustomer => {
+            routes::balance::customer(app, req, params.get("customerId")?).await
+        }
+        RouteId::FactCreate => routes::facts::create(app, req).await,
+        RouteId::FactGet => routes::facts::get(app, req, params.get("contentHash")?).await,
+        RouteId::FactVerify => routes::facts::verify(app, req, params.get("contentHash")?).await,
     }
 }
 

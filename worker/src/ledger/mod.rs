@@ -1,13 +1,117 @@
-//! The ledger side: one signed, append-only Merkle log per environment.
+//! The ledger side: one signed, append-only Merkle log per environment, and
+//! the sequencer that appends queued items to it.
 
+pub mod sequencer;
+
+use bvs_core::hash::Hash32;
+use bvs_core::log::{self, StoredHashes};
+use bvs_core::merkle::TreeSize;
+use bvs_core::note;
 use bvs_core::types::Env;
+use worker::D1Database;
 
 use crate::app::App;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
+use crate::store::ledger as store;
+
+/// The ledger database binding of an environment. A `pk_test_` key's request
+/// only ever gets `LEDGER_SANDBOX`, a `pk_live_` key's only `LEDGER_PRODUCTION`.
+pub fn db(app: &App, env: Env) -> ApiResult<D1Database> {
+    let binding = match env {
+        Env::Sandbox => "LEDGER_SANDBOX",
+        Env::Production => "LEDGER_PRODUCTION",
+    };
+    Ok(app.env.d1(binding)?)
+}
+
+/// The verification queue (producer binding) of an environment.
+pub fn queue_binding(env: Env) -> &'static str {
+    match env {
+        Env::Sandbox => crate::jobs::QUEUE_VERIFY_SANDBOX,
+        Env::Production => crate::jobs::QUEUE_VERIFY_PRODUCTION,
+    }
+}
+
+/// The log's identity: its origin line and signing key.
+pub struct LogKey {
+    pub origin: String,
+    seed: [u8; 32],
+}
+
+impl LogKey {
+    pub fn load(app: &App, env: Env) -> ApiResult<LogKey> {
+        let (origin_var, seed_secret) = match env {
+            Env::Sandbox => ("LOG_ORIGIN_SANDBOX", "LOG_SEED_SANDBOX"),
+            Env::Production => ("LOG_ORIGIN_PRODUCTION", "LOG_SEED_PRODUCTION"),
+        };
+        let origin = app
+            .var(origin_var)
+            .ok_or_else(|| ApiError::internal(format!("{origin_var} is not configured")))?;
+        let seed_hex = app.secret(seed_secret)?;
+        let bytes = hex::decode(seed_hex.trim())
+            .map_err(|_| ApiError::internal(format!("{seed_secret} is not hex")))?;
+        let seed: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| ApiError::internal(format!("{seed_secret} is not 32 bytes")))?;
+        Ok(LogKey { origin, seed })
+    }
+
+    pub fn sign(&self, size: u64, root: &Hash32) -> ApiResult<String> {
+        note::sign_tree_head(&self.origin, TreeSize(size), root, &self.seed)
+            .map_err(|e| ApiError::internal(format!("sign tree head: {e}")))
+    }
+
+    /// The signed-note verifier key: `<origin>+<key id>+<base64 key>`.
+    pub fn verifier_key(&self) -> ApiResult<String> {
+        note::public_key_string(&self.origin, &self.seed)
+            .map_err(|e| ApiError::internal(format!("public key: {e}")))
+    }
+}
 
 /// Makes sure the environment's log exists: an empty tree with a first
 /// signed tree head. Idempotent.
 pub async fn ensure_log(app: &App, env: Env) -> ApiResult<()> {
-    let _ = (app, env);
+    head_or_init(app, env).await.map(|_| ())
+}
+
+/// The latest signed tree head, creating the log's first one if needed.
+pub async fn head_or_init(app: &App, env: Env) -> ApiResult<store::HeadRow> {
+    let db = db(app, env)?;
+    if let Some(head) = store::latest_head(&db).await? {
+        return Ok(head);
+    }
+    let key = LogKey::load(app, env)?;
+    let root = log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
+    let note_text = key.sign(0, &root)?;
+    let note_hash = note::tree_head_hash(&note_text).to_hex();
+    store::insert_first_head(&db, &root.to_hex(), &note_text, &note_hash, app.now_ms).await?;
+    store::latest_head(&db)
+        .await?
+        .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
+}
+
+/// Reads the stored hashes `indexes`, on top of those already in `have`.
+pub async fn fetch_missing(
+    db: &D1Database,
+    have: &mut StoredHashes,
+    indexes: &[u64],
+) -> ApiResult<()> {
+    let missing: Vec<u64> = indexes
+        .iter()
+        .copied()
+        .filter(|i| have.get(*i).is_none())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let fetched = store::stored_hashes(db, &missing).await?;
+    for (i, h) in fetched.0 {
+        have.insert(i, h);
+    }
+    if let Some(i) = missing.iter().find(|i| have.get(**i).is_none()) {
+        return Err(ApiError::internal(format!(
+            "log hash {i} is missing from storage"
+        )));
+    }
     Ok(())
 }

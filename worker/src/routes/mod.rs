@@ -1,2 +1,11 @@
+pub mod admin;
+pub mod api_keys;
+pub mod auth;
+pub mod balance;
+pub mod contracts;
 pub mod dev;
+pub mod facts;
+pub mod fields;
 pub mod health;
+pub mod mail;
+pub mod tenant;

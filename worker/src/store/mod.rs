@@ -2,7 +2,12 @@
 //! placeholders, bound and read into row structs. Multi-statement writes go
 //! through `D1Database::batch`, which is atomic.
 
+pub mod accounts;
+pub mod contracts;
 pub mod dev;
+pub mod idempotency;
+pub mod keys;
+pub mod ledger;
 
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;

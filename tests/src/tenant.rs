@@ -1,0 +1,203 @@
+//! Fresh tenants for black-box tests: register, read the dev mailbox,
+//! verify, log in, create keys, change plans, provision production.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::client::{Api, Reply};
+use crate::{dev_var, eventually};
+
+/// A verified tenant with a logged-in owner and a sandbox (`test`) key.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub email: String,
+    pub password: String,
+    pub jwt: String,
+    pub tenant_id: String,
+    pub test_key: String,
+}
+
+/// The password every test account gets (meets the spec's rules).
+pub const TEST_PASSWORD: &str = "Correct-Horse-9";
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A unique e-mail address for this process and call.
+pub fn unique_email(label: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{label}-{}-{nanos}-{n}@example.com", std::process::id())
+}
+
+/// Adds `Authorization: Bearer <jwt>`.
+pub fn with_jwt(
+    api: &Api,
+    method: reqwest::Method,
+    path: &str,
+    jwt: &str,
+) -> reqwest::blocking::RequestBuilder {
+    api.req(method, path).bearer_auth(jwt)
+}
+
+pub fn get_jwt(api: &Api, path: &str, jwt: &str) -> Reply {
+    api.send(with_jwt(api, reqwest::Method::GET, path, jwt))
+}
+
+pub fn post_jwt(api: &Api, path: &str, jwt: &str, body: &Value) -> Reply {
+    api.send(with_jwt(api, reqwest::Method::POST, path, jwt).json(body))
+}
+
+pub fn patch_jwt(api: &Api, path: &str, jwt: &str, body: &Value) -> Reply {
+    api.send(with_jwt(api, reqwest::Method::PATCH, path, jwt).json(body))
+}
+
+pub fn delete_jwt(api: &Api, path: &str, jwt: &str) -> Reply {
+    api.send(with_jwt(api, reqwest::Method::DELETE, path, jwt))
+}
+
+/// `POST /dashboard/auth/register` with test names.
+pub fn register(api: &Api, email: &str, password: &str) -> Reply {
+    api.post(
+        "/dashboard/auth/register",
+        &json!({
+            "email": email,
+            "password": password,
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "companyName": "Analytical Engines Ltd",
+        }),
+    )
+}
+
+/// The dev outbox for `to`, newest first.
+pub fn mailbox(api: &Api, to: &str) -> Vec<Value> {
+    let r = api.get(&format!("/dev/mail?to={}", to.replace('+', "%2B")));
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// The token of the newest mail of `kind` (`verify_email`, `reset_password`).
+pub fn latest_token(api: &Api, to: &str, kind: &str) -> String {
+    mailbox(api, to)
+        .iter()
+        .find(|m| m["kind"] == kind)
+        .and_then(|m| m["token"].as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no {kind} mail for {to}"))
+}
+
+/// `POST /dashboard/auth/login`; returns the JWT.
+pub fn login(api: &Api, email: &str, password: &str) -> String {
+    let r = api.post(
+        "/dashboard/auth/login",
+        &json!({"email": email, "password": password}),
+    );
+    assert_eq!(r.status, 200, "login: {}", r.text);
+    r.body["data"]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Registers and logs in without verifying the e-mail.
+pub fn new_unverified(api: &Api) -> (String, String) {
+    let email = unique_email("unverified");
+    let r = register(api, &email, TEST_PASSWORD);
+    assert_eq!(r.status, 201, "register: {}", r.text);
+    let jwt = login(api, &email, TEST_PASSWORD);
+    (email, jwt)
+}
+
+/// Creates a key in `env` (`test` or `live`); returns the full key.
+pub fn create_key(api: &Api, jwt: &str, env: &str) -> String {
+    let r = post_jwt(
+        api,
+        "/dashboard/api-keys",
+        jwt,
+        &json!({"environment": env}),
+    );
+    assert_eq!(r.status, 201, "create key: {}", r.text);
+    r.body["data"]["key"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Register, read the verification mail, verify, log in, create a test key.
+pub fn new_tenant(api: &Api) -> Tenant {
+    let email = unique_email("tenant");
+    let r = register(api, &email, TEST_PASSWORD);
+    assert_eq!(r.status, 201, "register: {}", r.text);
+    let token = latest_token(api, &email, "verify_email");
+    let v = api.get(&format!("/dashboard/auth/verify?token={token}"));
+    assert_eq!(v.status, 200, "verify: {}", v.text);
+    let jwt = login(api, &email, TEST_PASSWORD);
+    let profile = get_jwt(api, "/dashboard/auth/profile", &jwt);
+    assert_eq!(profile.status, 200, "profile: {}", profile.text);
+    let tenant_id = profile.body["data"]["tenantId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let test_key = create_key(api, &jwt, "test");
+    Tenant {
+        email,
+        password: TEST_PASSWORD.to_string(),
+        jwt,
+        tenant_id,
+        test_key,
+    }
+}
+
+/// `POST /admin/tenants/:tenantId/plan` with the operator token.
+pub fn set_plan(api: &Api, tenant_id: &str, plan: &str) -> Reply {
+    api.send(
+        api.req(
+            reqwest::Method::POST,
+            &format!("/admin/tenants/{tenant_id}/plan"),
+        )
+        .bearer_auth(dev_var("ADMIN_TOKEN"))
+        .json(&json!({"plan": plan})),
+    )
+}
+
+/// A new tenant moved to `plan` by the operator.
+pub fn new_tenant_on_plan(api: &Api, plan: &str) -> Tenant {
+    let t = new_tenant(api);
+    let r = set_plan(api, &t.tenant_id, plan);
+    assert_eq!(r.status, 200, "set plan: {}", r.text);
+    t
+}
+
+/// Provisions mainnet (the plan must allow it), waits until it is active
+/// and returns a live key.
+pub fn provision_production(api: &Api, t: &Tenant) -> String {
+    let r = post_jwt(
+        api,
+        "/dashboard/contracts/provision",
+        &t.jwt,
+        &json!({"environment": "mainnet"}),
+    );
+    assert_eq!(r.status, 201, "provision: {}", r.text);
+    eventually(Duration::from_secs(60), "mainnet to become active", || {
+        let s = get_jwt(
+            api,
+            &format!("/dashboard/contracts/{}/status", t.tenant_id),
+            &t.jwt,
+        );
+        let envs = s.body["data"]["environments"].as_array()?.clone();
+        let status = envs
+            .iter()
+            .find(|e| e["environment"] == "mainnet")?
+            .get("status")?
+            .as_str()?
+            .to_string();
+        assert_ne!(status, "error", "provisioning failed: {}", s.text);
+        (status == "active").then_some(())
+    });
+    create_key(api, &t.jwt, "live")
+}

@@ -1,0 +1,724 @@
+//! Balance API through `wrangler dev`: emit, verification, status, derive,
+//! compare, customers, facts, idempotency, validation and isolation.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::tenant::{create_key, new_tenant, new_tenant_on_plan, Tenant};
+use bvs_tests::{eventually, shared};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn api() -> Api {
+    Api::new(shared())
+}
+
+fn keyed(api: &Api, key: &str, method: Method, path: &str, body: Option<&Value>) -> Reply {
+    let mut rb = api.req(method, path).header("x-api-key", key);
+    if let Some(b) = body {
+        rb = rb.json(b);
+    }
+    api.send(rb)
+}
+
+fn emit(api: &Api, t: &Tenant, body: &Value) -> Reply {
+    keyed(
+        api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/balance/delta",
+        Some(body),
+    )
+}
+
+fn emit_ok(api: &Api, t: &Tenant, customer: &str, delta: &str) -> Value {
+    // `delta` goes in as a raw JSON number token.
+    let body = format!(r#"{{"customerId":"{customer}","delta":{delta},"reason":"test"}}"#);
+    let r = api.send(
+        api.req(Method::POST, "/api/v1/balance/delta")
+            .header("x-api-key", &t.test_key)
+            .header("content-type", "application/json")
+            .body(body),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    r.body["data"].clone()
+}
+
+fn get(api: &Api, t: &Tenant, path: &str) -> Reply {
+    keyed(api, &t.test_key, Method::GET, path, None)
+}
+
+fn wait_anchored(api: &Api, t: &Tenant, anchor_id: &str) -> Value {
+    eventually(VERIFY_TIMEOUT, "the delta to be anchored", || {
+        let r = get(api, t, &format!("/api/v1/balance/delta/{anchor_id}"));
+        assert_eq!(r.status, 200, "{}", r.text);
+        (r.body["data"]["status"] == "ANCHORED").then(|| r.body["data"].clone())
+    })
+}
+
+fn derive(api: &Api, t: &Tenant, customer: &str, query: &str) -> Reply {
+    get(
+        api,
+        t,
+        &format!("/api/v1/balance/derive/{customer}?{query}"),
+    )
+}
+
+#[test]
+fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
+    let api = api();
+    let t = new_tenant(&api);
+    let r = emit(
+        &api,
+        &t,
+        &json!({"customerId": "cus_1", "delta": 12.5, "reason": "top-up", "referenceId": "inv-7", "metadata": {"plan": "pro"}}),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    assert_eq!(r.body["success"], true);
+    let d = &r.body["data"];
+    assert_eq!(d["status"], "QUEUED");
+    assert_eq!(d["customerId"], "cus_1");
+    assert_eq!(d["delta"], json!(12.5));
+    assert_eq!(d["receiptId"], d["itemsRoot"]);
+    assert_eq!(d["itemHashes"].as_array().unwrap().len(), 1);
+    assert!(d["anchorId"].as_str().unwrap().starts_with("anc_"));
+    assert!(d["estimatedVerifiedDeltas"].as_u64().unwrap() >= 1);
+    assert!(d["receivedAt"].as_str().unwrap().ends_with('Z'));
+    assert!(!d["message"].as_str().unwrap().is_empty());
+
+    let anchored = wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    assert_eq!(anchored["customerId"], "cus_1");
+    assert_eq!(anchored["receiptId"], d["receiptId"]);
+    assert_eq!(anchored["txHash"].as_str().unwrap().len(), 64);
+    assert!(anchored["blockTimestamp"].is_string());
+}
+
+#[test]
+fn a_single_delta_items_root_is_the_rfc9162_root_of_its_item_hash() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit_ok(&api, &t, "cus_root", "1");
+    let item = bvs_core::Hash32::parse(d["itemHashes"][0].as_str().unwrap()).unwrap();
+    let root = bvs_core::merkle::root(&[item]);
+    assert_eq!(d["itemsRoot"], root.to_hex());
+}
+
+#[test]
+fn money_is_exact_end_to_end() {
+    let api = api();
+    let t = new_tenant(&api);
+    emit_ok(&api, &t, "cus_exact", "0.1");
+    let last = emit_ok(&api, &t, "cus_exact", "0.2");
+    wait_anchored(&api, &t, last["anchorId"].as_str().unwrap());
+    let r = derive(&api, &t, "cus_exact", "");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["computedBalance"], json!(0.3));
+    // The JSON number token itself is the plain shortest form.
+    assert!(r.text.contains("\"computedBalance\":0.3"), "{}", r.text);
+
+    let tiny = emit_ok(&api, &t, "cus_tiny", "0.000000000000000001");
+    wait_anchored(&api, &t, tiny["anchorId"].as_str().unwrap());
+    let r = derive(&api, &t, "cus_tiny", "startingBalance=1000000000");
+    assert!(
+        r.text
+            .contains("\"computedBalance\":1000000000.000000000000000001"),
+        "{}",
+        r.text
+    );
+}
+
+#[test]
+fn a_billion_times_a_thousand_deltas_is_exact() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let mut last = String::new();
+    for _ in 0..10 {
+        let items: Vec<Value> = (0..100)
+            .map(|_| json!({"customerId": "cus_big", "delta": 1_000_000_000, "reason": "big"}))
+            .collect();
+        let r = keyed(
+            &api,
+            &t.test_key,
+            Method::POST,
+            "/api/v1/balance/delta/batch",
+            Some(&json!({"deltas": items})),
+        );
+        assert_eq!(r.status, 202, "{}", r.text);
+        last = r.body["data"]["results"][99]["anchorId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    }
+    wait_anchored(&api, &t, &last);
+    let r = derive(&api, &t, "cus_big", "limit=1");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.text.contains("\"computedBalance\":1000000000000"),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.body["data"]["deltasCount"], 1000);
+    assert!(
+        r.body["data"]["_hint"]["startingCheckpoint"].is_string(),
+        "1,000 deltas carry a _hint"
+    );
+}
+
+#[test]
+fn derive_paginates_and_resumes_from_either_checkpoint_type() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "pilot");
+    let mut anchors = Vec::new();
+    for i in 1..=5 {
+        anchors.push(emit_ok(&api, &t, "cus_page", &i.to_string()));
+    }
+    wait_anchored(&api, &t, anchors[4]["anchorId"].as_str().unwrap());
+
+    let full = derive(&api, &t, "cus_page", "limit=2&offset=1&startingBalance=100");
+    assert_eq!(full.status, 200, "{}", full.text);
+    let d = &full.body["data"];
+    assert_eq!(
+        d["computedBalance"],
+        json!(115),
+        "all deltas count, whatever the page"
+    );
+    assert_eq!(d["startingBalance"], json!(100));
+    assert_eq!(d["startingCheckpoint"], "genesis");
+    assert_eq!(d["deltasCount"], 5);
+    assert_eq!(
+        d["pagination"],
+        json!({"total": 5, "limit": 2, "offset": 1})
+    );
+    let page: Vec<&Value> = d["deltas"].as_array().unwrap().iter().collect();
+    assert_eq!(page.len(), 2);
+    assert_eq!(page[0]["delta"], json!(2));
+    assert_eq!(page[1]["delta"], json!(3));
+    for p in &page {
+        assert_eq!(p["verified"], true);
+        assert_eq!(p["dataPurged"], false);
+        assert_eq!(p["reason"], "test");
+        assert_eq!(p["referenceId"], Value::Null);
+        assert_eq!(p["receiptId"], p["itemsRoot"]);
+        assert!(p["window"].as_str().unwrap().len() == 7);
+        assert!(p["declaredTimestamp"].is_string() && p["blockTimestamp"].is_string());
+    }
+    assert_eq!(d["latestCheckpoint"], anchors[4]["itemsRoot"]);
+    assert_eq!(d["latestReceiptId"], d["latestCheckpoint"]);
+    let windows = d["windowSummaries"].as_array().unwrap();
+    let total: u64 = windows
+        .iter()
+        .map(|w| w["deltasCount"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 5);
+    assert!(d["verificationProof"]["itemsRoot"].is_string());
+    assert!(d.get("_hint").is_none());
+
+    // Resume after the 2nd delta, by itemsRoot and by anchorId.
+    let root2 = anchors[1]["itemsRoot"].as_str().unwrap();
+    let by_root = derive(
+        &api,
+        &t,
+        "cus_page",
+        &format!("startingCheckpoint={root2}&startingBalance=3"),
+    );
+    assert_eq!(by_root.status, 200, "{}", by_root.text);
+    assert_eq!(by_root.body["data"]["computedBalance"], json!(15));
+    assert_eq!(by_root.body["data"]["deltasCount"], 3);
+    assert_eq!(by_root.body["data"]["deltas"][0]["delta"], json!(3));
+    assert_eq!(by_root.body["data"]["startingCheckpointType"], "itemsRoot");
+    let w: u64 = by_root.body["data"]["windowSummaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["deltasCount"].as_u64().unwrap())
+        .sum();
+    assert_eq!(w, 3, "window summaries cover only the replayed deltas");
+
+    let anchor2 = anchors[1]["anchorId"].as_str().unwrap();
+    let by_anchor = derive(
+        &api,
+        &t,
+        "cus_page",
+        &format!("startingCheckpoint={anchor2}&startingCheckpointType=anchorId&startingBalance=3"),
+    );
+    assert_eq!(by_anchor.status, 200, "{}", by_anchor.text);
+    assert_eq!(by_anchor.body["data"]["computedBalance"], json!(15));
+    assert_eq!(by_anchor.body["data"]["startingCheckpointType"], "anchorId");
+}
+
+#[test]
+fn derive_rejects_bad_checkpoints_and_parameters() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit_ok(&api, &t, "cus_bad", "1");
+    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let unknown = derive(
+        &api,
+        &t,
+        "cus_bad",
+        &format!("startingCheckpoint={}", "ab".repeat(32)),
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.text);
+    assert!(unknown.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("startingCheckpoint"));
+    let wrong_type = derive(
+        &api,
+        &t,
+        "cus_bad",
+        "startingCheckpoint=x&startingCheckpointType=blockHash",
+    );
+    assert_eq!(wrong_type.status, 400);
+    assert!(wrong_type.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("startingCheckpointType"));
+    let bad_limit = derive(&api, &t, "cus_bad", "limit=1001");
+    assert_eq!(bad_limit.status, 400);
+    assert!(bad_limit.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("limit"));
+    let bad_balance = derive(&api, &t, "cus_bad", "startingBalance=abc");
+    assert_eq!(bad_balance.status, 400);
+    assert!(bad_balance.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("startingBalance"));
+    assert_eq!(derive(&api, &t, "nobody", "").status, 404);
+}
+
+#[test]
+fn compare_reports_all_four_match_combinations() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit_ok(&api, &t, "cus_cmp", "10");
+    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let cmp = |yours: i64, theirs: i64| {
+        keyed(
+            &api,
+            &t.test_key,
+            Method::POST,
+            "/api/v1/balance/compare",
+            Some(
+                &json!({"customerId": "cus_cmp", "yourBalance": yours, "theirBalance": theirs, "startingBalance": 5}),
+            ),
+        )
+    };
+    let both = cmp(15, 15);
+    assert_eq!(both.status, 200, "{}", both.text);
+    assert_eq!(both.body["data"]["computedBalance"], json!(15));
+    assert_eq!(both.body["data"]["matchesYours"], true);
+    assert_eq!(both.body["data"]["matchesTheirs"], true);
+    assert!(both.body["data"].get("discrepancy").is_none());
+
+    let theirs_off = cmp(15, 14);
+    assert_eq!(theirs_off.body["data"]["matchesYours"], true);
+    assert_eq!(theirs_off.body["data"]["matchesTheirs"], false);
+    assert_eq!(theirs_off.body["data"]["discrepancy"]["who"], "theirs");
+    assert!(theirs_off.body["data"]["discrepancy"]["resolution"].is_string());
+
+    let yours_off = cmp(16, 15);
+    assert_eq!(yours_off.body["data"]["matchesYours"], false);
+    assert_eq!(yours_off.body["data"]["matchesTheirs"], true);
+    assert_eq!(yours_off.body["data"]["discrepancy"]["who"], "yours");
+
+    let neither = cmp(1, 2);
+    assert_eq!(neither.body["data"]["matchesYours"], false);
+    assert_eq!(neither.body["data"]["matchesTheirs"], false);
+    assert!(
+        neither.body["data"]["discrepancy"]["resolution"]
+            .as_str()
+            .unwrap()
+            .len()
+            > 10
+    );
+
+    let missing = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/balance/compare",
+        Some(&json!({"theirBalance": 1})),
+    );
+    assert_eq!(missing.status, 400);
+    assert!(missing.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("yourBalance"));
+}
+
+#[test]
+fn every_validation_error_names_its_field() {
+    let api = api();
+    let t = new_tenant(&api);
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"delta": 1, "reason": "r"}), "customerId"),
+        (
+            json!({"customerId": "bad id!", "delta": 1, "reason": "r"}),
+            "customerId",
+        ),
+        (
+            json!({"customerId": "c".repeat(129), "delta": 1, "reason": "r"}),
+            "customerId",
+        ),
+        (json!({"customerId": "c", "reason": "r"}), "delta"),
+        (
+            json!({"customerId": "c", "delta": 0, "reason": "r"}),
+            "delta",
+        ),
+        (
+            json!({"customerId": "c", "delta": "5", "reason": "r"}),
+            "delta",
+        ),
+        (
+            json!({"customerId": "c", "delta": 1_000_000_001, "reason": "r"}),
+            "delta",
+        ),
+        (json!({"customerId": "c", "delta": 1}), "reason"),
+        (
+            json!({"customerId": "c", "delta": 1, "reason": "r".repeat(501)}),
+            "reason",
+        ),
+        (
+            json!({"customerId": "c", "delta": 1, "reason": "r", "metadata": [1]}),
+            "metadata",
+        ),
+        (
+            json!({"customerId": "c", "delta": 1, "reason": "r", "referenceId": 5}),
+            "referenceId",
+        ),
+        (
+            json!({"customerId": "c", "delta": 1, "reason": "r", "timestamp": "yesterday"}),
+            "timestamp",
+        ),
+    ];
+    for (body, field) in cases {
+        let r = emit(&api, &t, &body);
+        assert_eq!(r.status, 400, "{body} → {}", r.text);
+        assert_eq!(r.body["error"], "Bad Request");
+        assert!(
+            r.body["message"].as_str().unwrap().contains(field),
+            "{body} → {}",
+            r.text
+        );
+    }
+    let many = emit(&api, &t, &json!({}));
+    let msg = many.body["message"].as_str().unwrap();
+    assert!(
+        msg.contains("customerId") && msg.contains("delta") && msg.contains("reason"),
+        "{msg}"
+    );
+    // 19 fractional digits are too precise.
+    let r = api.send(
+        api.req(Method::POST, "/api/v1/balance/delta")
+            .header("x-api-key", &t.test_key)
+            .header("content-type", "application/json")
+            .body(r#"{"customerId":"c","delta":0.1234567890123456789,"reason":"r"}"#),
+    );
+    assert_eq!(r.status, 400);
+    assert!(r.body["message"].as_str().unwrap().contains("delta"));
+}
+
+#[test]
+fn a_batch_queues_the_good_items_and_reports_the_bad_ones() {
+    let api = api();
+    let t = new_tenant(&api);
+    let body = json!({"deltas": [
+        {"customerId": "cus_a", "delta": 5, "reason": "ok"},
+        {"customerId": "cus_b", "delta": 0, "reason": "zero"},
+        {"customerId": "cus_a", "delta": -2.5, "reason": "ok"},
+        "not an object",
+    ]});
+    let r = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/balance/delta/batch",
+        Some(&body),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    let d = &r.body["data"];
+    assert_eq!(d["totalQueued"], 2);
+    assert_eq!(d["totalFailed"], 2);
+    let results = d["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    assert_eq!(results[0]["status"], "QUEUED");
+    assert_eq!(results[0]["index"], 0);
+    assert_eq!(results[1]["status"], "FAILED");
+    assert_eq!(results[1]["error"]["statusCode"], 400);
+    assert!(results[1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("deltas[1].delta"));
+    assert_eq!(results[3]["status"], "FAILED");
+    assert_eq!(
+        results[0]["receiptId"], results[2]["receiptId"],
+        "one submission, one root"
+    );
+    assert_eq!(d["_efficiency"]["uniqueCustomers"], 1);
+    assert_eq!(d["_efficiency"]["totalDeltas"], 2);
+
+    // The items root is the RFC 9162 root of the valid items, in order.
+    let hashes: Vec<bvs_core::Hash32> = [0, 2]
+        .iter()
+        .map(|i| bvs_core::Hash32::parse(results[*i]["itemHash"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        results[0]["itemsRoot"],
+        bvs_core::merkle::root(&hashes).to_hex()
+    );
+
+    let status = wait_anchored(&api, &t, results[2]["anchorId"].as_str().unwrap());
+    assert_eq!(status["deltaCount"], 2);
+    assert_eq!(status["deltas"].as_array().unwrap().len(), 2);
+
+    let too_many: Vec<Value> = (0..101)
+        .map(|_| json!({"customerId": "c", "delta": 1, "reason": "r"}))
+        .collect();
+    let r = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/balance/delta/batch",
+        Some(&json!({"deltas": too_many})),
+    );
+    assert_eq!(r.status, 400);
+    assert!(r.body["message"].as_str().unwrap().contains("deltas"));
+    let all_bad = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/balance/delta/batch",
+        Some(&json!({"deltas": [{"delta": 1}]})),
+    );
+    assert_eq!(all_bad.status, 400);
+    assert!(all_bad.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("deltas[0].customerId"));
+}
+
+#[test]
+fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
+    let api = api();
+    let t = new_tenant(&api);
+    let body = json!({"customerId": "cus_idem", "delta": 7, "reason": "once"});
+    let send = |key: &str, body: &Value| {
+        api.send(
+            api.req(Method::POST, "/api/v1/balance/delta")
+                .header("x-api-key", &t.test_key)
+                .header("idempotency-key", key)
+                .json(body),
+        )
+    };
+    let first = send("key-1", &body);
+    assert_eq!(first.status, 202, "{}", first.text);
+    let again = send("key-1", &body);
+    assert_eq!(again.status, 202);
+    assert_eq!(again.body, first.body, "the original answer is replayed");
+    assert_eq!(again.headers.get("idempotent-replayed").unwrap(), "true");
+    let other = send(
+        "key-1",
+        &json!({"customerId": "cus_idem", "delta": 8, "reason": "once"}),
+    );
+    assert_eq!(other.status, 409, "{}", other.text);
+    assert_eq!(other.body["error"], "Conflict");
+
+    // 20 concurrent identical requests: exactly one delta. A fresh key has
+    // the whole sandbox burst (20) for them.
+    let race_key = create_key(&api, &t.jwt, "test");
+    let body2 = json!({"customerId": "cus_conc", "delta": 1, "reason": "race"});
+    let race = || {
+        api.send(
+            api.req(Method::POST, "/api/v1/balance/delta")
+                .header("x-api-key", &race_key)
+                .header("idempotency-key", "key-race")
+                .json(&body2),
+        )
+    };
+    let replies: Vec<Reply> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..20).map(|_| s.spawn(race)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut anchors: Vec<String> = Vec::new();
+    for r in &replies {
+        assert_eq!(r.status, 202, "{}", r.text);
+        if let Some(a) = r.body["data"]["anchorId"].as_str() {
+            anchors.push(a.to_string());
+        } else {
+            assert_eq!(r.body["data"]["status"], "processing", "{}", r.text);
+        }
+    }
+    anchors.dedup();
+    assert_eq!(
+        anchors.len(),
+        1,
+        "one anchorId across all replies: {anchors:?}"
+    );
+    eventually(VERIFY_TIMEOUT, "the one delta to verify", || {
+        let r = get(&api, &t, "/api/v1/balance/customers/cus_conc");
+        (r.status == 200
+            && r.body["data"]["totalDeltas"] == 1
+            && r.body["data"]["pendingDeltas"] == 0)
+            .then_some(())
+    });
+    let bad = send(&"k".repeat(256), &body);
+    assert_eq!(bad.status, 400);
+    assert!(bad.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("Idempotency-Key"));
+}
+
+#[test]
+fn customer_ledgers_list_and_detail() {
+    let api = api();
+    let t = new_tenant(&api);
+    emit_ok(&api, &t, "cus_l1", "4");
+    let d = emit_ok(&api, &t, "cus_l2", "-1.5");
+    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let list = get(&api, &t, "/api/v1/balance/customers");
+    assert_eq!(list.status, 200, "{}", list.text);
+    let customers = list.body["data"]["customers"].as_array().unwrap();
+    assert_eq!(customers.len(), 2);
+    assert_eq!(list.body["data"]["pagination"]["total"], 2);
+    let one = get(&api, &t, "/api/v1/balance/customers/cus_l2");
+    assert_eq!(one.status, 200);
+    assert_eq!(one.body["data"]["computedBalance"], json!(-1.5));
+    assert_eq!(one.body["data"]["totalDeltas"], 1);
+    assert_eq!(one.body["data"]["ledgerId"].as_str().unwrap().len(), 64);
+    assert!(one.body["data"]["firstActivityAt"].is_string());
+    // Deterministic: the same customerId always gives the same ledger id.
+    assert_eq!(
+        customers
+            .iter()
+            .find(|c| c["customerId"] == "cus_l2")
+            .unwrap()["ledgerId"],
+        one.body["data"]["ledgerId"]
+    );
+    assert_eq!(
+        get(&api, &t, "/api/v1/balance/customers/nobody").status,
+        404
+    );
+}
+
+#[test]
+fn facts_are_queued_then_verified_and_deduplicated() {
+    let api = api();
+    let t = new_tenant(&api);
+    let content = "The contract was signed on 2026-11-01.";
+    let r = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/facts",
+        Some(&json!({"content": content, "metadata": {"doc": 1}})),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    let hash = r.body["data"]["contentHash"].as_str().unwrap().to_string();
+    assert_eq!(hash, bvs_core::hash::content_hash(content).to_hex());
+    assert_eq!(r.body["data"]["status"], "queued");
+    let again = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/facts",
+        Some(&json!({"content": content})),
+    );
+    assert_eq!(again.body["data"]["contentHash"], hash.as_str());
+    let verified = eventually(VERIFY_TIMEOUT, "the fact to verify", || {
+        let r = get(&api, &t, &format!("/api/v1/facts/{hash}/verify"));
+        assert_eq!(r.status, 200);
+        if r.body["data"]["verified"] == false {
+            assert_eq!(r.body["data"]["status"], "pending");
+        }
+        (r.body["data"]["verified"] == true).then(|| r.body["data"].clone())
+    });
+    assert!(verified["verificationProof"]["timestamp"].is_string());
+    let q = get(&api, &t, &format!("/api/v1/facts/{hash}"));
+    assert_eq!(q.body["data"]["content"], content);
+    assert_eq!(q.body["data"]["metadata"], json!({"doc": 1}));
+    assert_eq!(q.body["data"]["verified"], true);
+    assert_eq!(
+        get(&api, &t, &format!("/api/v1/facts/{}", "0".repeat(64))).status,
+        404
+    );
+    assert_eq!(get(&api, &t, "/api/v1/facts/nothex").status, 400);
+    let huge = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/facts",
+        Some(&json!({"content": "x".repeat(70_000)})),
+    );
+    assert_eq!(huge.status, 413);
+    let missing = keyed(
+        &api,
+        &t.test_key,
+        Method::POST,
+        "/api/v1/facts",
+        Some(&json!({})),
+    );
+    assert_eq!(missing.status, 400);
+    assert!(missing.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("content"));
+}
+
+#[test]
+fn tenants_never_see_each_others_ledgers() {
+    let api = api();
+    let a = new_tenant(&api);
+    let b = new_tenant(&api);
+    let d = emit_ok(&api, &a, "cus_private", "3");
+    let anchor = d["anchorId"].as_str().unwrap();
+    wait_anchored(&api, &a, anchor);
+    assert_eq!(
+        get(&api, &b, &format!("/api/v1/balance/delta/{anchor}")).status,
+        404
+    );
+    assert_eq!(derive(&api, &b, "cus_private", "").status, 404);
+    assert_eq!(
+        get(&api, &b, "/api/v1/balance/customers/cus_private").status,
+        404
+    );
+    assert_eq!(
+        get(&api, &b, "/api/v1/balance/customers").body["data"]["customers"],
+        json!([])
+    );
+    let fact = keyed(
+        &api,
+        &a.test_key,
+        Method::POST,
+        "/api/v1/facts",
+        Some(&json!({"content": "a's secret"})),
+    );
+    let hash = fact.body["data"]["contentHash"].as_str().unwrap();
+    assert_eq!(get(&api, &b, &format!("/api/v1/facts/{hash}")).status, 404);
+}
+
+#[test]
+fn balance_routes_need_a_valid_key() {
+    let api = api();
+    for (method, path) in [
+        (Method::POST, "/api/v1/balance/delta"),
+        (Method::GET, "/api/v1/balance/derive/c"),
+        (Method::GET, "/api/v1/balance/customers"),
+        (Method::POST, "/api/v1/facts"),
+    ] {
+        let r = api.send(api.req(method.clone(), path).json(&json!({})));
+        assert_eq!(r.status, 401, "{path}: {}", r.text);
+        let r = api.send(
+            api.req(method, path)
+                .header("x-api-key", "pk_test_nope.nope")
+                .json(&json!({})),
+        );
+        assert_eq!(r.status, 401, "{path}: {}", r.text);
+    }
+}

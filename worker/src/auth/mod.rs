@@ -1,0 +1,256 @@
+//! Who is calling: dashboard users (JWT), API keys (X-Api-Key), operators
+//! (ADMIN_TOKEN). Every secret comparison is constant-time (`secret`).
+
+pub mod jwt;
+pub mod limit;
+pub mod password;
+pub mod secret;
+
+use bvs_core::types::{ApiKey, Env};
+use worker::Request;
+
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::quota::Plan;
+use crate::store;
+use crate::store::accounts::UserRow;
+use crate::store::contracts::{ContractRow, STATUS_ACTIVE};
+
+/// A request authenticated by an API key.
+#[derive(Debug, Clone)]
+pub struct KeyContext {
+    pub tenant_id: String,
+    /// The key's environment: the only one this request may touch.
+    pub env: Env,
+    pub key_id: String,
+    /// The tenant's plan (`free`, `pilot`, `growth`, `enterprise`).
+    pub plan: String,
+}
+
+/// A tenant's environment (the spec's "contract").
+#[derive(Debug, Clone)]
+pub struct Contract {
+    pub id: String,
+    pub tenant_id: String,
+    pub env: Env,
+    pub status: String,
+}
+
+const INVALID_KEY: &str =
+    "Invalid API key: send X-Api-Key: pk_test_<id>.<secret> or pk_live_<id>.<secret>";
+
+/// Authenticates `X-Api-Key`, checks the environment and spends one token
+/// of the key's rate limit. Updates the key's lastUsedAt.
+///
+/// # Errors
+/// 401 when the key is missing, malformed, unknown, disabled or deleted;
+/// 403 when the key's environment is not active for the tenant; 429 with
+/// Retry-After when the key's rate limit is spent.
+pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyContext> {
+    let header = req
+        .headers()
+        .get("x-api-key")?
+        .ok_or_else(|| ApiError::Unauthorized(format!("Missing API key. {INVALID_KEY}")))?;
+    let key =
+        ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))?;
+    let db = app.control_db()?;
+    let row = store::keys::by_id(&db, key.id())
+        .await?
+        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
+    // The secret is checked before anything about the key is revealed.
+    let presented = secret::sha256_hex(key.secret());
+    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes())
+        || row.env != key.env().as_str()
+    {
+        return Err(ApiError::Unauthorized(INVALID_KEY.into()));
+    }
+    if row.deleted_at.is_some() {
+        return Err(ApiError::Unauthorized(
+            "API key deleted: create a new key in the dashboard".into(),
+        ));
+    }
+    if row.active == 0 {
+        return Err(ApiError::Unauthorized(
+            "API key disabled: enable it again with POST /dashboard/api-keys/:id/toggle or use another key"
+                .into(),
+        ));
+    }
+    let env = key.env();
+    let contract = store::contracts::for_env(&db, &row.tenant_id, env.as_str()).await?;
+    if contract.as_ref().map(|c| c.status.as_str()) != Some(STATUS_ACTIVE) {
+        return Err(ApiError::Forbidden(format!(
+            "Environment not provisioned: {} ({}) is not active for this tenant; provision it with \
+             POST /dashboard/contracts/provision",
+            env_label(env),
+            env.contract_name()
+        )));
+    }
+    let tenant = store::accounts::tenant(&db, &row.tenant_id)
+        .await?
+        .ok_or_else(|| ApiError::internal("API key of a missing tenant"))?;
+    let plan = Plan::from_stored(&tenant.plan);
+    limit::take(app, &format!("key:{}", row.id), plan.rate(env)).await?;
+    store::keys::touch(&db, &row.id, app.now_ms).await?;
+    Ok(KeyContext {
+        tenant_id: row.tenant_id,
+        env,
+        key_id: row.id,
+        plan: plan.as_str().to_string(),
+    })
+}
+
+/// The contract a balance request targets: `X-Credit-Pool-Id` (a contract
+/// id) or, without it, the tenant's contract for the key's environment.
+///
+/// # Errors
+/// 404 for an unknown contract id, another tenant's, or one of the other
+/// environment; 403 when the contract is not active.
+pub async fn resolve_contract(
+    app: &App,
+    ctx: &KeyContext,
+    pool_id: Option<&str>,
+) -> ApiResult<Contract> {
+    let db = app.control_db()?;
+    let row = match pool_id.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(id) => store::contracts::by_id(&db, &ctx.tenant_id, id)
+            .await?
+            .filter(|c| c.env == ctx.env.as_str())
+            .ok_or_else(|| {
+                ApiError::NotFound(format!(
+                    "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
+                    env_label(ctx.env)
+                ))
+            })?,
+        None => store::contracts::for_env(&db, &ctx.tenant_id, ctx.env.as_str())
+            .await?
+            .ok_or_else(|| {
+                ApiError::Forbidden(format!(
+                    "Environment not provisioned: {} is not active for this tenant",
+                    env_label(ctx.env)
+                ))
+            })?,
+    };
+    if row.status != STATUS_ACTIVE {
+        return Err(ApiError::Forbidden(format!(
+            "Environment not provisioned: contract {} is {}",
+            row.id, row.status
+        )));
+    }
+    Ok(Contract {
+        id: row.id,
+        tenant_id: row.tenant_id,
+        env: ctx.env,
+        status: row.status,
+    })
+}
+
+pub fn contract_env(row: &ContractRow) -> ApiResult<Env> {
+    Env::parse("env", &row.env).map_err(|_| ApiError::internal("contract with an unknown env"))
+}
+
+pub fn env_label(env: Env) -> &'static str {
+    match env {
+        Env::Sandbox => "Sandbox",
+        Env::Production => "Production",
+    }
+}
+
+/// A dashboard request authenticated by its JWT.
+pub struct Session {
+    pub user: UserRow,
+}
+
+impl Session {
+    pub fn tenant_id(&self) -> &str {
+        &self.user.tenant_id
+    }
+
+    /// Unverified accounts may log in and look, not create.
+    ///
+    /// # Errors
+    /// 403 telling the user to verify their e-mail.
+    pub fn require_verified(&self) -> ApiResult<()> {
+        if self.user.is_verified() {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "Verify your e-mail address first: open the link we sent you, or ask for a new one with \
+                 POST /dashboard/auth/resend-verification-email"
+                    .into(),
+            ))
+        }
+    }
+}
+
+fn jwt_key(app: &App) -> ApiResult<Vec<u8>> {
+    Ok(app.secret("JWT_SECRET")?.into_bytes())
+}
+
+/// Issues a dashboard JWT for `user`.
+///
+/// # Errors
+/// Internal error if JWT_SECRET is missing.
+pub fn issue_jwt(app: &App, user: &UserRow) -> ApiResult<String> {
+    let now_secs = app.now_ms / 1000;
+    jwt::sign(
+        &jwt_key(app)?,
+        &jwt::Claims {
+            sub: user.id.clone(),
+            tid: user.tenant_id.clone(),
+            ver: user.session_version,
+            iat: now_secs,
+            exp: now_secs + jwt::JWT_LIFETIME_SECS,
+        },
+    )
+}
+
+/// Authenticates `Authorization: Bearer <JWT>`.
+///
+/// # Errors
+/// 401 when the token is missing, malformed, tampered, signed with another
+/// key or algorithm, expired, or revoked by a password change.
+pub async fn session(app: &App, req: &Request) -> ApiResult<Session> {
+    let token = bearer(req)?.ok_or_else(|| {
+        ApiError::Unauthorized(
+            "Missing JWT: send Authorization: Bearer <token from /dashboard/auth/login>".into(),
+        )
+    })?;
+    let claims =
+        jwt::verify(&jwt_key(app)?, &token, app.now_ms / 1000).map_err(jwt::JwtError::into_api)?;
+    let user = store::accounts::user_by_id(&app.control_db()?, &claims.sub)
+        .await?
+        .filter(|u| u.tenant_id == claims.tid && u.session_version == claims.ver)
+        .ok_or_else(|| {
+            ApiError::Unauthorized("JWT revoked: the password changed; log in again".into())
+        })?;
+    Ok(Session { user })
+}
+
+/// The token of an `Authorization: Bearer` header, if any.
+///
+/// # Errors
+/// Internal error if headers cannot be read.
+pub fn bearer(req: &Request) -> ApiResult<Option<String>> {
+    Ok(req.headers().get("authorization")?.and_then(|h| {
+        let h = h.trim();
+        let (scheme, token) = h.split_once(' ')?;
+        scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim().to_string())
+            .filter(|t| !t.is_empty())
+    }))
+}
+
+/// Checks the operator's `Authorization: Bearer <ADMIN_TOKEN>`.
+///
+/// # Errors
+/// 401 when missing or wrong.
+pub fn require_admin(app: &App, req: &Request) -> ApiResult<()> {
+    let expected = app.secret("ADMIN_TOKEN")?;
+    match bearer(req)? {
+        Some(token) if !expected.is_empty() && secret::ct_eq_secret(&token, &expected) => Ok(()),
+        _ => Err(ApiError::Unauthorized(
+            "Operator authentication required: Authorization: Bearer <ADMIN_TOKEN>".into(),
+        )),
+    }
+}

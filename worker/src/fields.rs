@@ -1,0 +1,168 @@
+//! Reading request bodies field by field while keeping each value's raw
+//! JSON text, so amounts are parsed exactly from their number token.
+//! Problems are collected so that one 400 names every bad field.
+
+use std::collections::BTreeMap;
+
+use bvs_core::FieldError;
+use serde_json::value::RawValue;
+
+use crate::error::{ApiError, ApiResult, FieldProblem};
+
+pub struct Fields {
+    map: BTreeMap<String, Box<RawValue>>,
+    /// Prefix for field names, e.g. `deltas[3].` for a batch item.
+    prefix: String,
+    pub problems: Vec<FieldProblem>,
+}
+
+impl Fields {
+    /// `raw` must be a JSON object; the body was already validated by
+    /// `http::parse_json` (UTF-8, syntax, nesting).
+    pub fn from_raw(raw: &RawValue, prefix: &str) -> ApiResult<Fields> {
+        let map: BTreeMap<String, Box<RawValue>> =
+            serde_json::from_str(raw.get()).map_err(|_| {
+                if prefix.is_empty() {
+                    ApiError::BadRequest("Request body must be a JSON object".to_string())
+                } else {
+                    ApiError::field(prefix.trim_end_matches('.'), "must be a JSON object")
+                }
+            })?;
+        Ok(Fields {
+            map,
+            prefix: prefix.to_string(),
+            problems: Vec::new(),
+        })
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> ApiResult<Fields> {
+        crate::http::parse_json(bytes)?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
+        let raw: Box<RawValue> = serde_json::from_str(text)
+            .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))?;
+        Fields::from_raw(&raw, "")
+    }
+
+    pub fn name(&self, field: &str) -> String {
+        format!("{}{field}", self.prefix)
+    }
+
+    fn problem(&mut self, field: &str, reason: impl Into<String>) {
+        let name = self.name(field);
+        self.problems.push(FieldProblem::new(name, reason));
+    }
+
+    pub fn push(&mut self, e: FieldError) {
+        self.problems
+            .push(FieldProblem::new(self.name(&e.field), e.reason));
+    }
+
+    /// The raw JSON text of a field, treating `null` as absent.
+    pub fn raw(&self, field: &str) -> Option<&str> {
+        self.map
+            .get(field)
+            .map(|r| r.get())
+            .filter(|t| *t != "null")
+    }
+
+    /// A string field. Records a problem when required and missing, or when
+    /// not a string.
+    pub fn string(&mut self, field: &str, required: bool) -> Option<String> {
+        match self.raw(field).map(str::to_string) {
+            None => {
+                if required {
+                    self.problem(field, "is required");
+                }
+                None
+            }
+            Some(text) => match serde_json::from_str::<String>(&text) {
+                Ok(s) => Some(s),
+                Err(_) => {
+                    self.problem(field, "must be a string");
+                    None
+                }
+            },
+        }
+    }
+
+    /// A number field's token text. Records a problem when required and
+    /// missing, or when not a JSON number.
+    pub fn number(&mut self, field: &str, required: bool) -> Option<String> {
+        match self.raw(field).map(str::to_string) {
+            None => {
+                if required {
+                    self.problem(field, "is required");
+                }
+                None
+            }
+            Some(text) => {
+                let first = text.chars().next().unwrap_or(' ');
+                if first == '-' || first.is_ascii_digit() {
+                    Some(text)
+                } else {
+                    self.problem(field, "must be a JSON number");
+                    None
+                }
+            }
+        }
+    }
+
+    /// Any JSON value.
+    pub fn value(&mut self, field: &str) -> Option<serde_json::Value> {
+        let text = self.raw(field)?.to_string();
+        match serde_json::from_str(&text) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.problem(field, "is not valid JSON");
+                None
+            }
+        }
+    }
+
+    /// The raw elements of an array field.
+    pub fn array(&mut self, field: &str, required: bool) -> Option<Vec<Box<RawValue>>> {
+        match self.raw(field).map(str::to_string) {
+            None => {
+                if required {
+                    self.problem(field, "is required");
+                }
+                None
+            }
+            Some(text) => match serde_json::from_str::<Vec<Box<RawValue>>>(&text) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    self.problem(field, "must be an array");
+                    None
+                }
+            },
+        }
+    }
+
+    /// Parses `field` with `parse` when present; records its error.
+    pub fn parse<T>(
+        &mut self,
+        field: &str,
+        value: Option<String>,
+        parse: impl FnOnce(&str) -> Result<T, FieldError>,
+    ) -> Option<T> {
+        let v = value?;
+        match parse(&v) {
+            Ok(t) => Some(t),
+            Err(mut e) => {
+                e.field = field.to_string();
+                self.push(e);
+                None
+            }
+        }
+    }
+
+    /// 400 naming every problem, if any.
+    pub fn finish(self) -> ApiResult<()> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(self.problems))
+        }
+    }
+}

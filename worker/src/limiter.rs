@@ -1,0 +1,194 @@
+//! The rate limiter: one Durable Object per bucket (an API key, or a login
+//! e-mail), holding a token bucket.
+//!
+//! A Durable Object is a single-threaded instance addressed by name across
+//! the whole deployment, so every request for one key meets the same bucket
+//! however many isolates or locations serve it. Between reading the bucket
+//! and writing it back there is no `await`, so concurrent requests cannot
+//! both spend the last token. The bucket is also written to the object's
+//! storage, so an evicted object resumes where it stopped (the failed-login
+//! bucket must not reset when the object sleeps).
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+use worker::{durable_object, DurableObject, Env, Request, Response, State};
+
+/// Storage key of the bucket inside its object.
+const BUCKET_KEY: &str = "bucket";
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Bucket {
+    pub tokens: f64,
+    pub updated_ms: f64,
+}
+
+/// What the limiter answers to `take`.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    pub allowed: bool,
+    /// Whole seconds until `cost` tokens are available again (0 if allowed).
+    pub retry_after_secs: u64,
+}
+
+/// Refills `bucket` to `now_ms` at `rate_per_sec` up to `burst`, then takes
+/// `cost` tokens if there are enough. Pure, so it is unit-tested natively.
+pub fn take(
+    bucket: Bucket,
+    now_ms: f64,
+    rate_per_sec: f64,
+    burst: f64,
+    cost: f64,
+) -> (Bucket, Verdict) {
+    let elapsed_secs = ((now_ms - bucket.updated_ms) / 1000.0).max(0.0);
+    let tokens = (bucket.tokens + elapsed_secs * rate_per_sec).min(burst);
+    if tokens >= cost {
+        (
+            Bucket {
+                tokens: tokens - cost,
+                updated_ms: now_ms,
+            },
+            Verdict {
+                allowed: true,
+                retry_after_secs: 0,
+            },
+        )
+    } else {
+        let wait_secs = if rate_per_sec > 0.0 {
+            ((cost - tokens) / rate_per_sec).ceil()
+        } else {
+            f64::from(u32::MAX)
+        };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let retry_after_secs = (wait_secs.max(1.0)) as u64;
+        (
+            Bucket {
+                tokens,
+                updated_ms: now_ms,
+            },
+            Verdict {
+                allowed: false,
+                retry_after_secs,
+            },
+        )
+    }
+}
+
+#[durable_object(fetch)]
+pub struct RateLimiter {
+    state: State,
+    bucket: RefCell<Option<Bucket>>,
+}
+
+fn query_f64(url: &worker::Url, name: &str) -> Option<f64> {
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+impl DurableObject for RateLimiter {
+    fn new(state: State, _env: Env) -> Self {
+        Self {
+            state,
+            bucket: RefCell::new(None),
+        }
+    }
+
+    /// `POST /take?rate=<per sec>&burst=<n>&cost=<n>` → `Verdict`;
+    /// `POST /reset?burst=<n>` refills the bucket.
+    async fn fetch(&self, req: Request) -> worker::Result<Response> {
+        let url = req.url()?;
+        let (Some(rate), Some(burst)) = (query_f64(&url, "rate"), query_f64(&url, "burst")) else {
+            return Response::error("rate and burst are required", 400);
+        };
+        let cost = query_f64(&url, "cost").unwrap_or(1.0);
+        let now_ms = worker::Date::now().as_millis() as f64;
+
+        if self.bucket.borrow().is_none() {
+            // Storage reads hold the input gate: no other request for this
+            // object runs until this one has its bucket.
+            let stored: Option<Bucket> = self.state.storage().get(BUCKET_KEY).await.unwrap_or(None);
+            let mut slot = self.bucket.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(stored.unwrap_or(Bucket {
+                    tokens: burst,
+                    updated_ms: now_ms,
+                }));
+            }
+        }
+
+        // Read, decide, write back: no await in between.
+        let (next, verdict) = {
+            let mut slot = self.bucket.borrow_mut();
+            let current = slot.unwrap_or(Bucket {
+                tokens: burst,
+                updated_ms: now_ms,
+            });
+            let (next, verdict) = if url.path() == "/reset" {
+                (
+                    Bucket {
+                        tokens: burst,
+                        updated_ms: now_ms,
+                    },
+                    Verdict {
+                        allowed: true,
+                        retry_after_secs: 0,
+                    },
+                )
+            } else {
+                take(current, now_ms, rate, burst, cost)
+            };
+            *slot = Some(next);
+            (next, verdict)
+        };
+        self.state.storage().put(BUCKET_KEY, next).await?;
+        Response::from_json(&verdict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_bucket_allows_its_burst_then_refuses_with_a_retry_delay() {
+        let mut b = Bucket {
+            tokens: 20.0,
+            updated_ms: 0.0,
+        };
+        for _ in 0..20 {
+            let (next, v) = take(b, 0.0, 10.0, 20.0, 1.0);
+            assert!(v.allowed);
+            b = next;
+        }
+        let (_, v) = take(b, 0.0, 10.0, 20.0, 1.0);
+        assert!(!v.allowed);
+        assert_eq!(v.retry_after_secs, 1);
+    }
+
+    #[test]
+    fn tokens_come_back_at_the_rate_and_never_beyond_the_burst() {
+        let empty = Bucket {
+            tokens: 0.0,
+            updated_ms: 0.0,
+        };
+        let (b, v) = take(empty, 500.0, 10.0, 20.0, 1.0);
+        assert!(v.allowed);
+        assert!((b.tokens - 4.0).abs() < 1e-9);
+        let (b, _) = take(empty, 1_000_000.0, 10.0, 20.0, 1.0);
+        assert!((b.tokens - 19.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_slow_bucket_reports_the_whole_seconds_to_wait() {
+        let empty = Bucket {
+            tokens: 0.0,
+            updated_ms: 0.0,
+        };
+        let (_, v) = take(empty, 0.0, 1.0 / 30.0, 10.0, 1.0);
+        assert!(!v.allowed);
+        assert_eq!(v.retry_after_secs, 30);
+    }
+}

@@ -1,0 +1,35 @@
+//! Operator routes: `Authorization: Bearer <ADMIN_TOKEN>`.
+
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::quota::Plan;
+use crate::{http, store};
+
+/// `POST /admin/tenants/:tenantId/plan` `{plan: free|pilot|growth|enterprise}`.
+pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult<Response> {
+    auth::require_admin(app, &req)?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let text = f.string("plan");
+    let plan = Plan::parse(text);
+    if f.problems.is_empty() && plan.is_none() {
+        f.problem("plan", "must be free, pilot, growth or enterprise");
+    }
+    f.finish()?;
+    let plan = plan.ok_or_else(|| ApiError::internal("validated plan missing"))?;
+    let changed =
+        store::accounts::set_tenant_plan(&app.control_db()?, tenant_id, plan.as_str(), app.now_ms)
+            .await?;
+    if changed == 0 {
+        return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
+    }
+    http::dashboard(
+        200,
+        &serde_json::json!({ "tenantId": tenant_id, "plan": plan.as_str() }),
+        Some("Plan updated"),
+    )
+}

@@ -1,0 +1,178 @@
+//! `/dashboard/api-keys*`: create (the full key is shown once), list,
+//! toggle, delete. Only the SHA-256 of a key's secret is stored.
+
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::{ApiKey, Env};
+use serde::Serialize;
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth::{self, secret};
+use crate::error::{ApiError, ApiResult};
+use crate::store::contracts::STATUS_ACTIVE;
+use crate::store::keys::{self, KeyRow, NewKey};
+use crate::{http, ids, store};
+
+/// Characters of a key's `{id}` part (base62).
+pub const KEY_ID_CHARS: usize = 16;
+/// Characters of a key's `{secret}` part (base62, about 190 bits).
+pub const KEY_SECRET_CHARS: usize = 32;
+/// Keys a tenant may hold at once (deleted ones do not count). // spec: silent
+pub const KEYS_PER_TENANT_MAX: u64 = 100;
+/// Longest key name, in characters. // spec: silent
+pub const KEY_NAME_CHARS_MAX: usize = 100;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyView {
+    id: String,
+    name: Option<String>,
+    environment: &'static str,
+    prefix: String,
+    active: bool,
+    created_at: String,
+    last_used_at: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedKeyView {
+    #[serde(flatten)]
+    view: KeyView,
+    /// The full key, returned only here.
+    key: String,
+}
+
+#[allow(clippy::cast_possible_wrap)]
+fn view(row: KeyRow) -> ApiResult<KeyView> {
+    let env =
+        Env::parse("env", &row.env).map_err(|_| ApiError::internal("key with unknown env"))?;
+    Ok(KeyView {
+        prefix: format!("pk_{}_{}", env.key_prefix(), row.id),
+        id: row.id,
+        name: row.name,
+        environment: env.key_prefix(),
+        active: row.active != 0,
+        created_at: format_iso_ms(row.created_at as i64),
+        last_used_at: row.last_used_at.map(|t| format_iso_ms(t as i64)),
+    })
+}
+
+/// `POST /dashboard/api-keys` `{environment: test|live, name?}`.
+pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let text = f.string("environment");
+    let env = if f.problems.is_empty() {
+        f.check(Env::parse_key_prefix("environment", text))
+    } else {
+        None
+    };
+    let name = f.optional_string("name").map(str::trim);
+    if let Some(n) = name {
+        if n.is_empty() || n.chars().count() > KEY_NAME_CHARS_MAX || n.chars().any(char::is_control)
+        {
+            f.problem("name", "must be 1 to 100 characters");
+        }
+    }
+    f.finish()?;
+    let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
+    session.require_verified()?;
+    let db = app.control_db()?;
+    let tenant_id = session.tenant_id().to_string();
+    let contract = store::contracts::for_env(&db, &tenant_id, env.as_str()).await?;
+    if contract.as_ref().map(|c| c.status.as_str()) != Some(STATUS_ACTIVE) {
+        return Err(ApiError::Forbidden(format!(
+            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
+            env.key_prefix(),
+            auth::env_label(env),
+            env.contract_name()
+        )));
+    }
+    if keys::count_live(&db, &tenant_id).await? >= KEYS_PER_TENANT_MAX {
+        return Err(ApiError::Conflict(format!(
+            "This tenant already has {KEYS_PER_TENANT_MAX} API keys; delete one first"
+        )));
+    }
+    let key = ApiKey::new(
+        env,
+        &ids::random_token(KEY_ID_CHARS)?,
+        &ids::random_token(KEY_SECRET_CHARS)?,
+    )
+    .map_err(|e| ApiError::internal(format!("generated key is invalid: {e}")))?;
+    keys::insert(
+        &db,
+        &NewKey {
+            id: key.id(),
+            tenant_id: &tenant_id,
+            env: env.as_str(),
+            name,
+            secret_hash: &secret::sha256_hex(key.secret()),
+            created_by: &session.user.id,
+        },
+        app.now_ms,
+    )
+    .await?;
+    let row = keys::of_tenant(&db, &tenant_id, key.id())
+        .await?
+        .ok_or_else(|| ApiError::internal("created key not found"))?;
+    let created = CreatedKeyView {
+        view: view(row)?,
+        key: key.expose(),
+    };
+    http::dashboard(
+        201,
+        &created,
+        Some("API key created: store it now, it is shown only once"),
+    )
+}
+
+/// `GET /dashboard/api-keys`: never the secret.
+pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let rows = keys::list(&app.control_db()?, session.tenant_id()).await?;
+    let views = rows.into_iter().map(view).collect::<ApiResult<Vec<_>>>()?;
+    http::dashboard(200, &views, None)
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("No API key {id}"))
+}
+
+/// `POST /dashboard/api-keys/:id/toggle`.
+pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let db = app.control_db()?;
+    if keys::toggle(&db, session.tenant_id(), id).await? == 0 {
+        return Err(not_found(id));
+    }
+    let row = keys::of_tenant(&db, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    let active = row.active != 0;
+    let message = if active {
+        "API key enabled"
+    } else {
+        "API key disabled: requests with it now get 401"
+    };
+    http::dashboard(
+        200,
+        &serde_json::json!({ "id": row.id, "active": active, "message": message }),
+        Some(message),
+    )
+}
+
+/// `DELETE /dashboard/api-keys/:id`.
+pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    if keys::delete(&app.control_db()?, session.tenant_id(), id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    http::dashboard(
+        200,
+        &serde_json::json!({ "id": id, "deleted": true }),
+        Some("API key deleted"),
+    )
+}

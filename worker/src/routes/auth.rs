@@ -1,0 +1,458 @@
+//! `/dashboard/auth/*`: accounts, e-mail verification, passwords, profile.
+
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::{Email, Env, Password};
+use serde::Serialize;
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth::{self, limit, password, secret};
+use crate::error::{ApiError, ApiResult};
+use crate::store::accounts::{
+    self as accounts, NewUser, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL,
+};
+use crate::store::contracts;
+use crate::{http, ids, ledger, mail, store};
+
+/// Names (first, last, company), in characters. // spec: silent
+pub const NAME_CHARS_MAX: usize = 100;
+/// A verification link works for a day. // spec: silent
+pub const VERIFY_TOKEN_LIFETIME_MS: u64 = 24 * 60 * 60 * 1000;
+/// A reset link works for an hour. // issue 4
+pub const RESET_TOKEN_LIFETIME_MS: u64 = 60 * 60 * 1000;
+/// E-mail tokens: 32 base62 characters, about 190 bits.
+pub const EMAIL_TOKEN_CHARS: usize = 32;
+/// Longest token we look at.
+const EMAIL_TOKEN_CHARS_MAX: usize = 128;
+
+const BAD_LOGIN: &str = "Invalid e-mail or password";
+const RESET_REPLY: &str =
+    "If an account exists for this e-mail, a password reset link has been sent to it";
+const RESEND_REPLY: &str =
+    "If an unverified account exists for this e-mail, a new verification link has been sent to it";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RegisteredView {
+    id: String,
+    email: String,
+    name: String,
+    is_verified: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoginView {
+    id: String,
+    email: String,
+    name: String,
+    role: String,
+    is_verified: bool,
+    tenant_id: String,
+    token: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProfileView {
+    id: String,
+    email: String,
+    first_name: String,
+    last_name: String,
+    tenant_id: String,
+    email_verified: bool,
+    role: String,
+    preferred_environment: String,
+    created_at: String,
+}
+
+fn login_bucket(email: &str) -> String {
+    format!("login:{}", secret::sha256_hex(email))
+}
+
+fn mail_bucket(email: &str) -> String {
+    format!("mail:{}", secret::sha256_hex(email))
+}
+
+/// A fresh e-mail token and its stored hash.
+fn new_email_token() -> ApiResult<(String, String)> {
+    let token = ids::random_token(EMAIL_TOKEN_CHARS)?;
+    let hash = secret::sha256_hex(&token);
+    Ok((token, hash))
+}
+
+/// Sends a mail; a failing transport is logged (without the body) and does
+/// not undo the request: the user can ask for another mail.
+async fn send_mail(app: &App, m: &mail::Mail) {
+    if let Err(e) = mail::send(app, m).await {
+        let cause = match &e {
+            ApiError::Internal(c) => c.clone(),
+            other => format!("{}", other.status()),
+        };
+        worker::console_error!("mail ({}) not sent: {cause}", m.kind);
+    }
+}
+
+/// `POST /dashboard/auth/register`.
+pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let email_text = f.string("email");
+    let email = if email_text.is_empty() {
+        None
+    } else {
+        f.check(Email::parse(email_text))
+    };
+    let password_text = f.string("password");
+    let new_password = if password_text.is_empty() {
+        None
+    } else {
+        f.check(Password::parse("password", password_text))
+    };
+    let first_name = f.text("firstName", NAME_CHARS_MAX);
+    let last_name = f.text("lastName", NAME_CHARS_MAX);
+    let company = f.text("companyName", NAME_CHARS_MAX);
+    f.finish()?;
+    let (Some(email), Some(new_password)) = (email, new_password) else {
+        return Err(ApiError::internal("validated fields missing"));
+    };
+
+    let db = app.control_db()?;
+    if accounts::user_by_email(&db, email.as_str())
+        .await?
+        .is_some()
+    {
+        return Err(ApiError::Conflict(
+            "An account with this e-mail already exists: log in, or reset the password".into(),
+        ));
+    }
+    let password_hash = password::hash(new_password.expose()).await?;
+    let tenant_id = ids::new_id("ten")?;
+    let user_id = ids::new_id("usr")?;
+    let contract_id = ids::new_id("ctr")?;
+    let (token, token_hash) = new_email_token()?;
+    let now = app.now_ms;
+
+    // The sandbox environment is shared infrastructure: make sure its log
+    // exists before the tenant's contract says `active`.
+    ledger::ensure_log(app, Env::Sandbox).await?;
+
+    let mut statements = vec![
+        accounts::insert_tenant(&db, &tenant_id, company, now)?,
+        accounts::insert_user(
+            &db,
+            &NewUser {
+                id: &user_id,
+                tenant_id: &tenant_id,
+                email: email.as_str(),
+                first_name,
+                last_name,
+                password_hash: &password_hash,
+            },
+            now,
+        )?,
+        contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox.as_str(), now)?,
+    ];
+    statements.extend(accounts::issue_token(
+        &db,
+        &token_hash,
+        &user_id,
+        PURPOSE_VERIFY_EMAIL,
+        now + VERIFY_TOKEN_LIFETIME_MS,
+        now,
+    )?);
+    if let Err(e) = store::batch(&db, statements).await {
+        // Two registrations of one e-mail at once: the UNIQUE index decides.
+        if accounts::user_by_email(&db, email.as_str())
+            .await?
+            .is_some()
+        {
+            return Err(ApiError::Conflict(
+                "An account with this e-mail already exists: log in, or reset the password".into(),
+            ));
+        }
+        return Err(e);
+    }
+    let _ = limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await;
+    send_mail(
+        app,
+        &mail::verification(app, email.as_str(), first_name, &token),
+    )
+    .await;
+
+    let view = RegisteredView {
+        id: user_id,
+        email: email.into_string(),
+        name: format!("{first_name} {last_name}"),
+        is_verified: false,
+    };
+    http::dashboard(
+        201,
+        &view,
+        Some("Account created: check your e-mail and open the verification link"),
+    )
+}
+
+/// `POST /dashboard/auth/login`.
+pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let email_text = f.string("email");
+    let password_text = f.string("password");
+    f.finish()?;
+    let Ok(email) = Email::parse(email_text) else {
+        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+    };
+    // Every attempt spends a token; success refills the bucket. Concurrent
+    // guesses cannot slip past the limit.
+    let bucket = login_bucket(email.as_str());
+    limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
+    let db = app.control_db()?;
+    let user = accounts::user_by_email(&db, email.as_str()).await?;
+    let ok = match &user {
+        Some(u) => password::verify(password_text, &u.password_hash).await?,
+        None => password::verify_dummy(password_text).await?,
+    };
+    let (true, Some(user)) = (ok, user) else {
+        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+    };
+    limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
+    let token = auth::issue_jwt(app, &user)?;
+    let view = LoginView {
+        name: user.name(),
+        is_verified: user.is_verified(),
+        id: user.id,
+        email: user.email,
+        role: user.role,
+        tenant_id: user.tenant_id,
+        token,
+    };
+    http::dashboard(200, &view, Some("Logged in"))
+}
+
+fn token_param(text: Option<String>, field: &str) -> ApiResult<String> {
+    let t = text.unwrap_or_default();
+    if t.is_empty()
+        || t.len() > EMAIL_TOKEN_CHARS_MAX
+        || !t.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return Err(ApiError::field(
+            field,
+            "is required: the token from the e-mail we sent",
+        ));
+    }
+    Ok(t)
+}
+
+/// `GET /dashboard/auth/verify?token=`.
+pub async fn verify(app: &App, req: Request) -> ApiResult<Response> {
+    let token = token_param(http::query_param(&req, "token")?, "token")?;
+    let spent =
+        accounts::spend_verify_token(&app.control_db()?, &secret::sha256_hex(&token), app.now_ms)
+            .await?;
+    if !spent {
+        return Err(ApiError::field(
+            "token",
+            "is invalid, expired or already used; ask for a new link with \
+             POST /dashboard/auth/resend-verification-email",
+        ));
+    }
+    http::dashboard(
+        200,
+        &serde_json::json!({ "verified": true }),
+        Some("E-mail verified: your account is active"),
+    )
+}
+
+fn email_field(body: &serde_json::Value) -> ApiResult<Email> {
+    let mut f = Fields::new(http::as_object(body)?);
+    let text = f.string("email");
+    let email = if text.is_empty() {
+        None
+    } else {
+        f.check(Email::parse(text))
+    };
+    f.finish()?;
+    email.ok_or_else(|| ApiError::internal("validated e-mail missing"))
+}
+
+/// `POST /dashboard/auth/resend-verification-email`: the same reply
+/// whether or not the address has an unverified account.
+pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Response> {
+    let body = http::json_body(&mut req).await?;
+    let email = email_field(&body)?;
+    let db = app.control_db()?;
+    if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
+        let allowed =
+            limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
+        if !user.is_verified() && allowed {
+            let (token, token_hash) = new_email_token()?;
+            store::batch(
+                &db,
+                accounts::issue_token(
+                    &db,
+                    &token_hash,
+                    &user.id,
+                    PURPOSE_VERIFY_EMAIL,
+                    app.now_ms + VERIFY_TOKEN_LIFETIME_MS,
+                    app.now_ms,
+                )?,
+            )
+            .await?;
+            send_mail(
+                app,
+                &mail::verification(app, &user.email, &user.first_name, &token),
+            )
+            .await;
+        }
+    }
+    http::dashboard(200, &serde_json::json!({}), Some(RESEND_REPLY))
+}
+
+/// `POST /dashboard/auth/request-password-reset`: the reply is identical
+/// whether or not the e-mail exists.
+pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Response> {
+    let body = http::json_body(&mut req).await?;
+    let email = email_field(&body)?;
+    let db = app.control_db()?;
+    if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
+        // Over the mail limit the request is dropped silently: a 429 here
+        // would tell that the address has an account.
+        if limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await? {
+            let (token, token_hash) = new_email_token()?;
+            store::batch(
+                &db,
+                accounts::issue_token(
+                    &db,
+                    &token_hash,
+                    &user.id,
+                    PURPOSE_RESET_PASSWORD,
+                    app.now_ms + RESET_TOKEN_LIFETIME_MS,
+                    app.now_ms,
+                )?,
+            )
+            .await?;
+            send_mail(app, &mail::password_reset(app, &user.email, &token)).await;
+        }
+    }
+    http::dashboard(200, &serde_json::json!({}), Some(RESET_REPLY))
+}
+
+/// `POST /dashboard/auth/reset-password` `{token, newPassword}`.
+pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> {
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let token = f.string("token");
+    let new_text = f.string("newPassword");
+    let new_password = if new_text.is_empty() {
+        None
+    } else {
+        f.check(Password::parse("newPassword", new_text))
+    };
+    f.finish()?;
+    let token = token_param(Some(token.to_string()), "token")?;
+    let new_password =
+        new_password.ok_or_else(|| ApiError::internal("validated password missing"))?;
+    let hash = password::hash(new_password.expose()).await?;
+    let spent = accounts::spend_reset_token(
+        &app.control_db()?,
+        &secret::sha256_hex(&token),
+        &hash,
+        app.now_ms,
+    )
+    .await?;
+    if !spent {
+        return Err(ApiError::field(
+            "token",
+            "is invalid, expired or already used; ask for a new one with \
+             POST /dashboard/auth/request-password-reset",
+        ));
+    }
+    http::dashboard(
+        200,
+        &serde_json::json!({}),
+        Some("Password reset: log in with the new password"),
+    )
+}
+
+/// `POST /dashboard/auth/change-password` `{currentPassword, newPassword}`.
+pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let current = f.string("currentPassword");
+    let new_text = f.string("newPassword");
+    let new_password = if new_text.is_empty() {
+        None
+    } else {
+        f.check(Password::parse("newPassword", new_text))
+    };
+    if !current.is_empty() && current == new_text {
+        f.problem("newPassword", "must be different from the current password");
+    }
+    f.finish()?;
+    let new_password =
+        new_password.ok_or_else(|| ApiError::internal("validated password missing"))?;
+    // Guessing the current password through this route counts against the
+    // same failed-login bucket as /login.
+    let bucket = login_bucket(&session.user.email);
+    limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
+    if !password::verify(current, &session.user.password_hash).await? {
+        return Err(ApiError::field("currentPassword", "is incorrect"));
+    }
+    limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
+    let hash = password::hash(new_password.expose()).await?;
+    accounts::set_password(&app.control_db()?, &session.user.id, &hash, app.now_ms).await?;
+    http::dashboard(
+        200,
+        &serde_json::json!({}),
+        Some("Password changed: every session was signed out; log in again with the new password"),
+    )
+}
+
+/// `GET /dashboard/auth/profile`.
+pub async fn profile(app: &App, req: Request) -> ApiResult<Response> {
+    let u = auth::session(app, &req).await?.user;
+    #[allow(clippy::cast_possible_wrap)]
+    let created_at = format_iso_ms(u.created_at as i64);
+    let view = ProfileView {
+        email_verified: u.is_verified(),
+        id: u.id,
+        email: u.email,
+        first_name: u.first_name,
+        last_name: u.last_name,
+        tenant_id: u.tenant_id,
+        role: u.role,
+        preferred_environment: u.preferred_environment,
+        created_at,
+    };
+    http::dashboard(200, &view, None)
+}
+
+/// `PATCH /dashboard/auth/preferences` `{preferredEnvironment}`.
+pub async fn preferences(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let text = f.string("preferredEnvironment");
+    let env = if text.is_empty() && !f.problems.is_empty() {
+        None
+    } else {
+        f.check(Env::parse("preferredEnvironment", text))
+    };
+    f.finish()?;
+    let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
+    accounts::set_preferred_environment(
+        &app.control_db()?,
+        &session.user.id,
+        env.as_str(),
+        app.now_ms,
+    )
+    .await?;
+    http::dashboard(
+        200,
+        &serde_json::json!({ "preferredEnvironment": env.as_str() }),
+        Some("Preferences saved"),
+    )
+}

@@ -1,0 +1,177 @@
+//! `/dashboard/contracts*`: a tenant's environments.
+
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::Env;
+use serde::Serialize;
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::quota::Plan;
+use crate::store::contracts::{
+    self, ContractRow, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED,
+};
+use crate::{http, ids, ledger, store};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContractView {
+    id: String,
+    tenant_id: String,
+    environment: &'static str,
+    status: String,
+    provisioned_at: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EnvironmentStatus {
+    environment: &'static str,
+    status: String,
+    provisioned_at: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusView {
+    tenant_id: String,
+    environments: Vec<EnvironmentStatus>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ProvisionView {
+    tenant_id: String,
+    environment: &'static str,
+    status: &'static str,
+    message: String,
+}
+
+#[allow(clippy::cast_possible_wrap)]
+fn iso(ms: Option<u64>) -> Option<String> {
+    ms.map(|m| format_iso_ms(m as i64))
+}
+
+/// `POST /dashboard/contracts/provision` `{environment: testnet|mainnet}`.
+///
+/// Setup (the environment's log: empty tree and first signed tree head)
+/// runs before the reply; the reply reports the accepted transition,
+/// `provisioning`, and the status route shows where it ended (`active`,
+/// or `error`).
+pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let text = f.string("environment");
+    let env = if f.problems.is_empty() {
+        f.check(Env::parse_contract_name("environment", text))
+    } else {
+        None
+    };
+    f.finish()?;
+    let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
+    session.require_verified()?;
+    let db = app.control_db()?;
+    let tenant_id = session.tenant_id().to_string();
+    let tenant = store::accounts::tenant(&db, &tenant_id)
+        .await?
+        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
+    let plan = Plan::from_stored(&tenant.plan);
+    if env == Env::Production && !plan.allows_production() {
+        return Err(ApiError::Forbidden(format!(
+            "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",
+            plan.label()
+        )));
+    }
+    let new_id = ids::new_id("ctr")?;
+    let won =
+        contracts::begin_provisioning(&db, &new_id, &tenant_id, env.as_str(), app.now_ms).await?;
+    if won == 0 {
+        return Err(ApiError::Conflict(format!(
+            "{} ({}) is already being provisioned",
+            auth::env_label(env),
+            env.contract_name()
+        )));
+    }
+    let (status, error) = match ledger::ensure_log(app, env).await {
+        Ok(_) => (STATUS_ACTIVE, None),
+        Err(e) => {
+            let cause = match &e {
+                ApiError::Internal(c) => c.clone(),
+                other => other.body().message,
+            };
+            worker::console_error!(
+                "provisioning {} for {tenant_id} failed: {cause}",
+                env.as_str()
+            );
+            (
+                STATUS_ERROR,
+                Some("setup of the environment failed; contact support"),
+            )
+        }
+    };
+    contracts::finish_provisioning(&db, &tenant_id, env.as_str(), status, error, app.now_ms)
+        .await?;
+    let view = ProvisionView {
+        tenant_id,
+        environment: env.contract_name(),
+        status: "provisioning",
+        message: format!(
+            "{} is being provisioned; it usually takes under 30 seconds. Follow it with \
+             GET /dashboard/contracts/:tenantId/status",
+            auth::env_label(env)
+        ),
+    };
+    http::dashboard(201, &view, Some("Provisioning started"))
+}
+
+fn env_of(row: &ContractRow) -> ApiResult<Env> {
+    auth::contract_env(row)
+}
+
+/// `GET /dashboard/contracts/:tenantId/status`: only the caller's tenant;
+/// any other id is 404.
+pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    if session.tenant_id() != tenant_id {
+        return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
+    }
+    let rows = contracts::of_tenant(&app.control_db()?, tenant_id).await?;
+    let mut environments = Vec::with_capacity(Env::ALL.len());
+    for env in Env::ALL {
+        let row = rows.iter().find(|r| r.env == env.as_str());
+        environments.push(EnvironmentStatus {
+            environment: env.contract_name(),
+            status: row.map_or_else(|| STATUS_NOT_PROVISIONED.to_string(), |r| r.status.clone()),
+            provisioned_at: iso(row.and_then(|r| r.provisioned_at)),
+        });
+    }
+    http::dashboard(
+        200,
+        &StatusView {
+            tenant_id: tenant_id.to_string(),
+            environments,
+        },
+        None,
+    )
+}
+
+/// `GET /dashboard/contracts`: the tenant's contracts.
+pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let rows = contracts::of_tenant(&app.control_db()?, session.tenant_id()).await?;
+    let mut views = Vec::with_capacity(rows.len());
+    for r in rows {
+        let env = env_of(&r)?;
+        views.push(ContractView {
+            id: r.id,
+            tenant_id: r.tenant_id,
+            environment: env.contract_name(),
+            status: r.status,
+            provisioned_at: iso(r.provisioned_at),
+        });
+    }
+    http::dashboard(200, &views, None)
+}

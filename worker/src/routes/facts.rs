@@ -1,0 +1,136 @@
+//! Facts: arbitrary content identified by its SHA-256, verified by inclusion
+//! in the environment's log.
+
+use bvs_core::hash::{content_hash, Hash32};
+use bvs_core::types::Metadata;
+use serde_json::json;
+use worker::{Request, Response};
+
+use crate::app::App;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
+use crate::http;
+use crate::ledger;
+use crate::routes::balance::ring;
+use crate::store::ledger as store;
+use crate::views::{self, FactView};
+
+/// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
+pub const FACT_CONTENT_BYTES_MAX: usize = 64 * 1024;
+/// Largest request body for a fact: content plus metadata plus JSON escaping.
+pub const FACT_BODY_BYTES_MAX: usize = 256 * 1024;
+
+/// `POST /api/v1/facts`: 202, status `queued`.
+pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
+    let ctx = auth::authenticate_api_key(app, &req).await?;
+    let bytes = http::body_bytes(&mut req, FACT_BODY_BYTES_MAX).await?;
+    let mut f = Fields::from_bytes(&bytes)?;
+    let content = f.string("content", true);
+    let metadata = match f.value("metadata") {
+        None => None,
+        Some(v) => match Metadata::parse(&v) {
+            Ok(m) => Some(m),
+            Err(mut e) => {
+                e.field = "metadata".to_string();
+                f.push(e);
+                None
+            }
+        },
+    };
+    f.finish()?;
+    let content = content.ok_or_else(|| ApiError::internal("validated content missing"))?;
+    if content.len() > FACT_CONTENT_BYTES_MAX {
+        return Err(ApiError::PayloadTooLarge(format!(
+            "content: must be at most {FACT_CONTENT_BYTES_MAX} bytes of UTF-8 (got {})",
+            content.len()
+        )));
+    }
+    let hash = content_hash(&content).to_hex();
+    let db = ledger::db(app, ctx.env)?;
+    let metadata_text = metadata.map(|m| m.to_value().to_string());
+    let created = store::insert_fact(
+        &db,
+        &ctx.tenant_id,
+        &hash,
+        &content,
+        metadata_text.as_deref(),
+        app.now_ms,
+    )
+    .await?;
+    let row = store::fact(&db, &ctx.tenant_id, &hash)
+        .await?
+        .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
+    if created {
+        ring(app, ctx.env).await;
+    }
+    let status = if row.status == "VERIFIED" {
+        "verified"
+    } else {
+        "queued"
+    };
+    http::dashboard(
+        202,
+        &json!({
+            "contentHash": hash,
+            "status": status,
+            "message": if created {
+                "Fact queued for verification; check GET /api/v1/facts/{contentHash}/verify".to_string()
+            } else {
+                "This content was already recorded; the existing fact is returned".to_string()
+            },
+            "createdAt": views::iso(row.created_at),
+        }),
+        None,
+    )
+}
+
+fn parse_hash(text: &str) -> ApiResult<String> {
+    Hash32::parse(text).map(|h| h.to_hex()).map_err(|_| {
+        ApiError::field(
+            "contentHash",
+            "must be 64 lowercase hex characters (a SHA-256)",
+        )
+    })
+}
+
+async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<store::FactRow> {
+    let ctx = auth::authenticate_api_key(app, req).await?;
+    let hash = parse_hash(hash)?;
+    store::fact(&ledger::db(app, ctx.env)?, &ctx.tenant_id, &hash)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("Fact not found: no fact with contentHash {hash}"))
+        })
+}
+
+/// `GET /api/v1/facts/:contentHash`.
+pub async fn get(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
+    let row = load(app, &req, hash).await?;
+    http::dashboard(200, &FactView::from_row(&row)?, None)
+}
+
+/// `GET /api/v1/facts/:contentHash/verify`.
+pub async fn verify(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
+    let row = load(app, &req, hash).await?;
+    let data = match (row.status.as_str(), row.verified_at) {
+        ("VERIFIED", Some(at)) => json!({
+            "contentHash": row.content_hash,
+            "verified": true,
+            "verifiedAt": views::iso(at),
+            "verificationProof": {
+                "timestamp": views::iso(at),
+                "leafIndex": row.leaf_index,
+                "treeSize": row.tree_size,
+                "message": "The contentHash is a leaf of this environment's signed Merkle log; \
+                    fetch an inclusion proof from /api/v1/log/proof/inclusion",
+            },
+        }),
+        _ => json!({
+            "contentHash": row.content_hash,
+            "verified": false,
+            "status": "pending",
+        }),
+    };
+    http::dashboard(200, &data, None)
+}

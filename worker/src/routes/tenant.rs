@@ -1,0 +1,44 @@
+//! `/dashboard/tenant/*`: tenant settings.
+
+use bvs_core::types::RetentionDays;
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::{http, store};
+
+/// `PATCH /dashboard/tenant/retention` `{dataRetentionDays: null|7|30|90}`.
+pub async fn retention(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let days = match f.raw(RetentionDays::FIELD) {
+        None => {
+            f.problem(RetentionDays::FIELD, "is required: null, 7, 30 or 90");
+            None
+        }
+        Some(v) => f.check(RetentionDays::parse(v)),
+    };
+    f.finish()?;
+    let days = days.ok_or_else(|| ApiError::internal("validated retention missing"))?;
+    let db = app.control_db()?;
+    store::accounts::set_tenant_retention(&db, session.tenant_id(), days.days(), app.now_ms)
+        .await?;
+    let stored = store::accounts::tenant(&db, session.tenant_id())
+        .await?
+        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
+    let message = match stored.data_retention_days {
+        None => "Raw business data is kept forever".to_string(),
+        Some(d) => format!("Raw business data is removed {d} days after verification"),
+    };
+    http::dashboard(
+        200,
+        &serde_json::json!({
+            "tenantId": stored.id,
+            "dataRetentionDays": stored.data_retention_days,
+        }),
+        Some(&message),
+    )
+}

@@ -1,0 +1,451 @@
+//! Tenants, users, single-use e-mail tokens, monthly usage and the dev
+//! mail outbox.
+
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{all, batch, changes, first, run, stmt, Arg};
+use crate::error::{ApiError, ApiResult};
+
+// ---- tenants ----
+
+const INSERT_TENANT: &str =
+    "INSERT INTO tenants (id, name, plan, data_retention_days, created_at, updated_at) \
+     VALUES (?1, ?2, 'free', NULL, ?3, ?3)";
+const SELECT_TENANT: &str =
+    "SELECT id, name, plan, data_retention_days, created_at FROM tenants WHERE id = ?1";
+const UPDATE_TENANT_PLAN: &str = "UPDATE tenants SET plan = ?2, updated_at = ?3 WHERE id = ?1";
+const UPDATE_TENANT_RETENTION: &str =
+    "UPDATE tenants SET data_retention_days = ?2, updated_at = ?3 WHERE id = ?1";
+const SELECT_TENANTS_WITH_RETENTION: &str = "SELECT id, data_retention_days FROM tenants \
+     WHERE data_retention_days IS NOT NULL AND id > ?1 ORDER BY id LIMIT ?2";
+
+#[derive(Debug, Deserialize)]
+pub struct TenantRow {
+    pub id: String,
+    pub name: String,
+    pub plan: String,
+    pub data_retention_days: Option<u32>,
+    pub created_at: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TenantRetentionRow {
+    pub id: String,
+    pub data_retention_days: u32,
+}
+
+pub fn insert_tenant(
+    db: &D1Database,
+    id: &str,
+    name: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        INSERT_TENANT,
+        &[Arg::Text(id), Arg::Text(name), Arg::Int(ms(now_ms))],
+    )
+}
+
+pub async fn tenant(db: &D1Database, id: &str) -> ApiResult<Option<TenantRow>> {
+    first(db, SELECT_TENANT, &[Arg::Text(id)]).await
+}
+
+/// Returns the number of tenants changed (0: no such tenant).
+pub async fn set_tenant_plan(db: &D1Database, id: &str, plan: &str, now_ms: u64) -> ApiResult<u64> {
+    run(
+        db,
+        UPDATE_TENANT_PLAN,
+        &[Arg::Text(id), Arg::Text(plan), Arg::Int(ms(now_ms))],
+    )
+    .await
+}
+
+pub async fn set_tenant_retention(
+    db: &D1Database,
+    id: &str,
+    days: Option<u32>,
+    now_ms: u64,
+) -> ApiResult<u64> {
+    let days = days.map_or(Arg::Null, |d| Arg::Int(i64::from(d)));
+    run(
+        db,
+        UPDATE_TENANT_RETENTION,
+        &[Arg::Text(id), days, Arg::Int(ms(now_ms))],
+    )
+    .await
+}
+
+/// Tenants with a retention window, in id order after `after_id` (use ""
+/// to start), at most `limit`: the retention job pages through these.
+pub async fn tenants_with_retention(
+    db: &D1Database,
+    after_id: &str,
+    limit: u32,
+) -> ApiResult<Vec<TenantRetentionRow>> {
+    all(
+        db,
+        SELECT_TENANTS_WITH_RETENTION,
+        &[Arg::Text(after_id), Arg::Int(i64::from(limit))],
+    )
+    .await
+}
+
+// ---- users ----
+
+const INSERT_USER: &str =
+    "INSERT INTO users (id, tenant_id, email, first_name, last_name, role, password_hash, \
+     email_verified, preferred_environment, session_version, created_at, updated_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, 'owner', ?6, 0, 'sandbox', 0, ?7, ?7)";
+const USER_COLUMNS: &str = "id, tenant_id, email, first_name, last_name, role, password_hash, \
+     email_verified, preferred_environment, session_version, created_at";
+const UPDATE_USER_PREFERENCE: &str =
+    "UPDATE users SET preferred_environment = ?2, updated_at = ?3 WHERE id = ?1";
+const UPDATE_USER_PASSWORD: &str = "UPDATE users SET password_hash = ?2, \
+     session_version = session_version + 1, updated_at = ?3 WHERE id = ?1";
+
+#[derive(Debug, Deserialize)]
+pub struct UserRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role: String,
+    pub password_hash: String,
+    pub email_verified: i64,
+    pub preferred_environment: String,
+    pub session_version: i64,
+    pub created_at: u64,
+}
+
+impl UserRow {
+    pub fn is_verified(&self) -> bool {
+        self.email_verified != 0
+    }
+
+    pub fn name(&self) -> String {
+        format!("{} {}", self.first_name, self.last_name)
+    }
+}
+
+pub struct NewUser<'a> {
+    pub id: &'a str,
+    pub tenant_id: &'a str,
+    pub email: &'a str,
+    pub first_name: &'a str,
+    pub last_name: &'a str,
+    pub password_hash: &'a str,
+}
+
+pub fn insert_user(
+    db: &D1Database,
+    u: &NewUser<'_>,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        INSERT_USER,
+        &[
+            Arg::Text(u.id),
+            Arg::Text(u.tenant_id),
+            Arg::Text(u.email),
+            Arg::Text(u.first_name),
+            Arg::Text(u.last_name),
+            Arg::Text(u.password_hash),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+}
+
+pub async fn user_by_email(db: &D1Database, email: &str) -> ApiResult<Option<UserRow>> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1");
+    first(db, &sql, &[Arg::Text(email)]).await
+}
+
+pub async fn user_by_id(db: &D1Database, id: &str) -> ApiResult<Option<UserRow>> {
+    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1");
+    first(db, &sql, &[Arg::Text(id)]).await
+}
+
+pub async fn set_preferred_environment(
+    db: &D1Database,
+    user_id: &str,
+    env: &str,
+    now_ms: u64,
+) -> ApiResult<()> {
+    run(
+        db,
+        UPDATE_USER_PREFERENCE,
+        &[Arg::Text(user_id), Arg::Text(env), Arg::Int(ms(now_ms))],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Sets a new password hash and revokes every JWT issued before.
+pub async fn set_password(
+    db: &D1Database,
+    user_id: &str,
+    password_hash: &str,
+    now_ms: u64,
+) -> ApiResult<()> {
+    run(
+        db,
+        UPDATE_USER_PASSWORD,
+        &[
+            Arg::Text(user_id),
+            Arg::Text(password_hash),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+// ---- single-use e-mail tokens ----
+
+pub const PURPOSE_VERIFY_EMAIL: &str = "verify_email";
+pub const PURPOSE_RESET_PASSWORD: &str = "reset_password";
+
+const INSERT_TOKEN: &str =
+    "INSERT INTO auth_tokens (token_hash, user_id, purpose, expires_at, used_at, created_at) \
+     VALUES (?1, ?2, ?3, ?4, NULL, ?5)";
+/// Earlier unused tokens of the same purpose die when a new one is sent.
+const EXPIRE_OPEN_TOKENS: &str = "UPDATE auth_tokens SET used_at = ?3 \
+     WHERE user_id = ?1 AND purpose = ?2 AND used_at IS NULL";
+/// Spends a token: only one caller can ever see `changes = 1`.
+const SPEND_TOKEN: &str = "UPDATE auth_tokens SET used_at = ?3 \
+     WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3";
+const VERIFY_USER_BY_SPENT_TOKEN: &str = "UPDATE users SET email_verified = 1, updated_at = ?2 \
+     WHERE id = (SELECT user_id FROM auth_tokens WHERE token_hash = ?1 AND used_at = ?2)";
+const RESET_PASSWORD_BY_SPENT_TOKEN: &str = "UPDATE users SET password_hash = ?3, \
+     session_version = session_version + 1, updated_at = ?2 \
+     WHERE id = (SELECT user_id FROM auth_tokens WHERE token_hash = ?1 AND used_at = ?2)";
+
+/// Statements that retire open tokens of `purpose` and store a new one.
+pub fn issue_token(
+    db: &D1Database,
+    token_hash: &str,
+    user_id: &str,
+    purpose: &str,
+    expires_at_ms: u64,
+    now_ms: u64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    Ok(vec![
+        stmt(
+            db,
+            EXPIRE_OPEN_TOKENS,
+            &[Arg::Text(user_id), Arg::Text(purpose), Arg::Int(ms(now_ms))],
+        )?,
+        stmt(
+            db,
+            INSERT_TOKEN,
+            &[
+                Arg::Text(token_hash),
+                Arg::Text(user_id),
+                Arg::Text(purpose),
+                Arg::Int(ms(expires_at_ms)),
+                Arg::Int(ms(now_ms)),
+            ],
+        )?,
+    ])
+}
+
+/// Spends a verification token and marks its user verified, atomically.
+/// `false` when the token is unknown, used or expired.
+pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
+    let now = Arg::Int(ms(now_ms));
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                SPEND_TOKEN,
+                &[
+                    Arg::Text(token_hash),
+                    Arg::Text(PURPOSE_VERIFY_EMAIL),
+                    Arg::Int(ms(now_ms)),
+                ],
+            )?,
+            stmt(
+                db,
+                VERIFY_USER_BY_SPENT_TOKEN,
+                &[Arg::Text(token_hash), now],
+            )?,
+        ],
+    )
+    .await?;
+    spent(&results)
+}
+
+/// Spends a reset token and sets the new password hash, atomically.
+/// `false` when the token is unknown, used or expired.
+pub async fn spend_reset_token(
+    db: &D1Database,
+    token_hash: &str,
+    password_hash: &str,
+    now_ms: u64,
+) -> ApiResult<bool> {
+    let results = batch(
+        db,
+        vec![
+            stmt(
+                db,
+                SPEND_TOKEN,
+                &[
+                    Arg::Text(token_hash),
+                    Arg::Text(PURPOSE_RESET_PASSWORD),
+                    Arg::Int(ms(now_ms)),
+                ],
+            )?,
+            stmt(
+                db,
+                RESET_PASSWORD_BY_SPENT_TOKEN,
+                &[
+                    Arg::Text(token_hash),
+                    Arg::Int(ms(now_ms)),
+                    Arg::Text(password_hash),
+                ],
+            )?,
+        ],
+    )
+    .await?;
+    spent(&results)
+}
+
+fn spent(results: &[worker::D1Result]) -> ApiResult<bool> {
+    let first = results
+        .first()
+        .ok_or_else(|| ApiError::internal("d1 batch returned no results"))?;
+    Ok(changes(first)? == 1)
+}
+
+// ---- monthly usage ----
+
+const ENSURE_USAGE: &str =
+    "INSERT OR IGNORE INTO usage_monthly (tenant_id, env, period, deltas_used) \
+     VALUES (?1, ?2, ?3, 0)";
+/// The quota check and the increment are one statement: two concurrent
+/// emits cannot both pass the last free slot.
+const CONSUME_USAGE: &str = "UPDATE usage_monthly SET deltas_used = deltas_used + ?4 \
+     WHERE tenant_id = ?1 AND env = ?2 AND period = ?3 AND deltas_used + ?4 <= ?5";
+const SELECT_USAGE: &str =
+    "SELECT deltas_used FROM usage_monthly WHERE tenant_id = ?1 AND env = ?2 AND period = ?3";
+
+#[derive(Debug, Deserialize)]
+struct UsageRow {
+    deltas_used: u64,
+}
+
+/// Adds `count` to the month's usage if it stays within `limit`. `false`
+/// (and nothing changed) otherwise.
+pub async fn consume_usage(
+    db: &D1Database,
+    tenant_id: &str,
+    env: &str,
+    period: &str,
+    count: u64,
+    limit: u64,
+) -> ApiResult<bool> {
+    let key = [Arg::Text(tenant_id), Arg::Text(env), Arg::Text(period)];
+    let results = batch(
+        db,
+        vec![
+            stmt(db, ENSURE_USAGE, &key)?,
+            stmt(
+                db,
+                CONSUME_USAGE,
+                &[
+                    Arg::Text(tenant_id),
+                    Arg::Text(env),
+                    Arg::Text(period),
+                    Arg::Int(int(count)),
+                    Arg::Int(int(limit)),
+                ],
+            )?,
+        ],
+    )
+    .await?;
+    let update = results
+        .get(1)
+        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?;
+    Ok(changes(update)? == 1)
+}
+
+pub async fn usage(db: &D1Database, tenant_id: &str, env: &str, period: &str) -> ApiResult<u64> {
+    let row: Option<UsageRow> = first(
+        db,
+        SELECT_USAGE,
+        &[Arg::Text(tenant_id), Arg::Text(env), Arg::Text(period)],
+    )
+    .await?;
+    Ok(row.map_or(0, |r| r.deltas_used))
+}
+
+// ---- dev mail outbox ----
+
+const INSERT_MAIL: &str =
+    "INSERT INTO mail_outbox (id, to_email, subject, kind, sealed, created_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+const SELECT_MAIL: &str =
+    "SELECT id, to_email, subject, kind, sealed, created_at FROM mail_outbox \
+     WHERE to_email = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2";
+
+#[derive(Debug, Deserialize)]
+pub struct MailRow {
+    pub id: String,
+    pub to_email: String,
+    pub subject: String,
+    pub kind: String,
+    pub sealed: String,
+    pub created_at: u64,
+}
+
+pub struct NewMail<'a> {
+    pub id: &'a str,
+    pub to: &'a str,
+    pub subject: &'a str,
+    pub kind: &'a str,
+    pub sealed: &'a str,
+}
+
+pub async fn insert_mail(db: &D1Database, m: &NewMail<'_>, now_ms: u64) -> ApiResult<()> {
+    run(
+        db,
+        INSERT_MAIL,
+        &[
+            Arg::Text(m.id),
+            Arg::Text(m.to),
+            Arg::Text(m.subject),
+            Arg::Text(m.kind),
+            Arg::Text(m.sealed),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// The newest `limit` mails to `to`, newest first.
+pub async fn mails_to(db: &D1Database, to: &str, limit: u32) -> ApiResult<Vec<MailRow>> {
+    all(
+        db,
+        SELECT_MAIL,
+        &[Arg::Text(to), Arg::Int(i64::from(limit))],
+    )
+    .await
+}
+
+/// Milliseconds since the epoch fit an i64 (and a JS number) until year
+/// 285,000.
+#[allow(clippy::cast_possible_wrap)]
+pub(crate) fn ms(now_ms: u64) -> i64 {
+    now_ms as i64
+}
+
+/// Counts and limits are far below 2^53.
+pub(crate) fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

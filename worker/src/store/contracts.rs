@@ -1,0 +1,124 @@
+//! Environments (contracts): one row per tenant and environment.
+
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::accounts::ms;
+use super::{all, first, run, stmt, Arg};
+use crate::error::ApiResult;
+
+pub const STATUS_PROVISIONING: &str = "provisioning";
+pub const STATUS_ACTIVE: &str = "active";
+pub const STATUS_ERROR: &str = "error";
+pub const STATUS_NOT_PROVISIONED: &str = "not_provisioned";
+
+const CONTRACT_COLUMNS: &str = "id, tenant_id, env, status, provisioned_at, error";
+const INSERT_CONTRACT: &str =
+    "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
+     updated_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6)";
+/// Moves a contract to `provisioning` unless it is already there; creates
+/// it if missing. Returns 1 row changed when the caller won the transition.
+const BEGIN_PROVISIONING: &str =
+    "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
+     updated_at) VALUES (?1, ?2, ?3, 'provisioning', NULL, NULL, ?4, ?4) \
+     ON CONFLICT (tenant_id, env) DO UPDATE SET status = 'provisioning', error = NULL, \
+     updated_at = excluded.updated_at WHERE contracts.status <> 'provisioning'";
+const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4, \
+     provisioned_at = CASE WHEN ?3 = 'active' THEN ?5 ELSE provisioned_at END, updated_at = ?5 \
+     WHERE tenant_id = ?1 AND env = ?2 AND status = 'provisioning'";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ContractRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub env: String,
+    pub status: String,
+    pub provisioned_at: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// A contract created already `active` (the sandbox at registration).
+pub fn insert_active(
+    db: &D1Database,
+    id: &str,
+    tenant_id: &str,
+    env: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        INSERT_CONTRACT,
+        &[
+            Arg::Text(id),
+            Arg::Text(tenant_id),
+            Arg::Text(env),
+            Arg::Text(STATUS_ACTIVE),
+            Arg::Int(ms(now_ms)),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+}
+
+pub async fn begin_provisioning(
+    db: &D1Database,
+    new_id: &str,
+    tenant_id: &str,
+    env: &str,
+    now_ms: u64,
+) -> ApiResult<u64> {
+    run(
+        db,
+        BEGIN_PROVISIONING,
+        &[
+            Arg::Text(new_id),
+            Arg::Text(tenant_id),
+            Arg::Text(env),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+    .await
+}
+
+/// `status` is `active` or `error` (with a short reason).
+pub async fn finish_provisioning(
+    db: &D1Database,
+    tenant_id: &str,
+    env: &str,
+    status: &str,
+    error: Option<&str>,
+    now_ms: u64,
+) -> ApiResult<u64> {
+    run(
+        db,
+        FINISH_PROVISIONING,
+        &[
+            Arg::Text(tenant_id),
+            Arg::Text(env),
+            Arg::Text(status),
+            error.map_or(Arg::Null, Arg::Text),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+    .await
+}
+
+pub async fn of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<ContractRow>> {
+    let sql = format!(
+        "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE tenant_id = ?1 ORDER BY created_at, env"
+    );
+    all(db, &sql, &[Arg::Text(tenant_id)]).await
+}
+
+pub async fn for_env(
+    db: &D1Database,
+    tenant_id: &str,
+    env: &str,
+) -> ApiResult<Option<ContractRow>> {
+    let sql = format!("SELECT {CONTRACT_COLUMNS} FROM contracts WHERE tenant_id = ?1 AND env = ?2");
+    first(db, &sql, &[Arg::Text(tenant_id), Arg::Text(env)]).await
+}
+
+pub async fn by_id(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<ContractRow>> {
+    let sql = format!("SELECT {CONTRACT_COLUMNS} FROM contracts WHERE id = ?1 AND tenant_id = ?2");
+    first(db, &sql, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+}

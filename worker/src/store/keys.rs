@@ -1,0 +1,117 @@
+//! API keys. Only the SHA-256 of a key's secret is stored.
+
+use serde::Deserialize;
+use worker::D1Database;
+
+use super::accounts::ms;
+use super::{all, first, run, Arg};
+use crate::error::ApiResult;
+
+const KEY_COLUMNS: &str =
+    "id, tenant_id, env, name, secret_hash, active, created_at, last_used_at, deleted_at";
+const INSERT_KEY: &str =
+    "INSERT INTO api_keys (id, tenant_id, env, name, secret_hash, active, created_by, created_at, \
+     last_used_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL)";
+const COUNT_LIVE_KEYS: &str =
+    "SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?1 AND deleted_at IS NULL";
+const TOGGLE_KEY: &str = "UPDATE api_keys SET active = 1 - active \
+     WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
+const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
+     WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
+/// lastUsedAt is kept to the minute: one write per key per minute, not per
+/// request.
+const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
+     WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60000)";
+
+#[derive(Debug, Deserialize)]
+pub struct KeyRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub env: String,
+    pub name: Option<String>,
+    pub secret_hash: String,
+    pub active: i64,
+    pub created_at: u64,
+    pub last_used_at: Option<u64>,
+    pub deleted_at: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CountRow {
+    n: u64,
+}
+
+pub struct NewKey<'a> {
+    pub id: &'a str,
+    pub tenant_id: &'a str,
+    pub env: &'a str,
+    pub name: Option<&'a str>,
+    pub secret_hash: &'a str,
+    pub created_by: &'a str,
+}
+
+pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<()> {
+    run(
+        db,
+        INSERT_KEY,
+        &[
+            Arg::Text(k.id),
+            Arg::Text(k.tenant_id),
+            Arg::Text(k.env),
+            k.name.map_or(Arg::Null, Arg::Text),
+            Arg::Text(k.secret_hash),
+            Arg::Text(k.created_by),
+            Arg::Int(ms(now_ms)),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Any key by id, deleted ones included (authentication tells them apart).
+pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<KeyRow>> {
+    let sql = format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1");
+    first(db, &sql, &[Arg::Text(id)]).await
+}
+
+/// A tenant's key that is not deleted.
+pub async fn of_tenant(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<KeyRow>> {
+    let sql = format!(
+        "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL"
+    );
+    first(db, &sql, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+}
+
+/// A tenant's keys that are not deleted, oldest first.
+pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
+    let sql = format!(
+        "SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant_id = ?1 AND deleted_at IS NULL \
+         ORDER BY created_at, id"
+    );
+    all(db, &sql, &[Arg::Text(tenant_id)]).await
+}
+
+pub async fn count_live(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
+    let row: Option<CountRow> = first(db, COUNT_LIVE_KEYS, &[Arg::Text(tenant_id)]).await?;
+    Ok(row.map_or(0, |r| r.n))
+}
+
+/// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
+pub async fn toggle(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<u64> {
+    run(db, TOGGLE_KEY, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+}
+
+/// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).
+pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
+    run(
+        db,
+        DELETE_KEY,
+        &[Arg::Text(id), Arg::Text(tenant_id), Arg::Int(ms(now_ms))],
+    )
+    .await
+}
+
+pub async fn touch(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<()> {
+    run(db, TOUCH_KEY, &[Arg::Text(id), Arg::Int(ms(now_ms))]).await?;
+    Ok(())
+}

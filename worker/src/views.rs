@@ -1,0 +1,189 @@
+//! JSON views of stored rows, with the spec's field names.
+
+use bvs_core::amount::Amount;
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::Period;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::store::ledger::{DeltaRow, FactRow};
+
+pub fn iso(ms: u64) -> String {
+    format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+pub fn amount(text: &str) -> ApiResult<Amount> {
+    Amount::from_db_text(text)
+        .map_err(|e| ApiError::internal(format!("stored amount {text:?}: {e}")))
+}
+
+fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
+    text.map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))
+}
+
+/// The Delta object of derive and receipt responses.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaView {
+    pub anchor_id: String,
+    pub item_hash: String,
+    pub items_root: String,
+    pub receipt_id: String,
+    pub delta: Amount,
+    pub reason: Option<String>,
+    pub reference_id: Option<String>,
+    pub window: Option<String>,
+    pub declared_timestamp: String,
+    pub block_timestamp: Option<String>,
+    pub data_purged: bool,
+    pub verified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_seq: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_index: Option<u64>,
+}
+
+impl DeltaView {
+    pub fn from_row(row: &DeltaRow) -> ApiResult<DeltaView> {
+        Ok(DeltaView {
+            anchor_id: row.anchor_id.clone(),
+            item_hash: row.item_hash.clone(),
+            items_root: row.items_root.clone(),
+            receipt_id: row.items_root.clone(),
+            delta: amount(&row.delta)?,
+            reason: row.reason.clone(),
+            reference_id: row.reference_id.clone(),
+            window: row
+                .verified_at
+                .map(|ms| Period::containing(i64::try_from(ms).unwrap_or(i64::MAX)).to_string()),
+            declared_timestamp: iso(row.declared_at),
+            block_timestamp: row.verified_at.map(iso),
+            data_purged: row.data_purged != 0,
+            verified: row.status == "VERIFIED",
+            ledger_seq: row.ledger_seq,
+            leaf_index: row.leaf_index,
+        })
+    }
+}
+
+/// The full delta record: raw context included (while not purged).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaRecord {
+    pub anchor_id: String,
+    pub customer_id: String,
+    pub delta: Amount,
+    pub reason: Option<String>,
+    pub reference_id: Option<String>,
+    pub metadata: Option<Value>,
+    pub item_hash: String,
+    pub items_root: String,
+    pub receipt_id: String,
+    pub status: &'static str,
+    pub declared_timestamp: String,
+    pub received_at: String,
+    pub block_timestamp: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+    pub ledger_seq: Option<u64>,
+    pub balance_after: Option<Amount>,
+    pub tx_hash: Option<String>,
+    pub data_purged: bool,
+    /// Status route only, for deltas submitted in a batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_count: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deltas: Option<Vec<BatchMember>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchMember {
+    pub anchor_id: String,
+    pub customer_id: String,
+    pub delta: Amount,
+    pub item_hash: String,
+    pub status: &'static str,
+}
+
+/// Status vocabulary of the status route and events: QUEUED until the
+/// sequencer's atomic round commits, then ANCHORED (included in a signed
+/// tree head). ANCHORING is never observable: sequencing is one transaction.
+pub fn anchor_status(row_status: &str) -> &'static str {
+    match row_status {
+        "VERIFIED" => "ANCHORED",
+        "FAILED" => "FAILED",
+        _ => "QUEUED",
+    }
+}
+
+impl DeltaRecord {
+    pub fn from_row(row: &DeltaRow, tx_hash: Option<String>) -> ApiResult<DeltaRecord> {
+        Ok(DeltaRecord {
+            anchor_id: row.anchor_id.clone(),
+            customer_id: row.customer_id.clone(),
+            delta: amount(&row.delta)?,
+            reason: row.reason.clone(),
+            reference_id: row.reference_id.clone(),
+            metadata: metadata(row.metadata.as_deref())?,
+            item_hash: row.item_hash.clone(),
+            items_root: row.items_root.clone(),
+            receipt_id: row.items_root.clone(),
+            status: match row.status.as_str() {
+                "VERIFIED" => "VERIFIED",
+                "FAILED" => "FAILED",
+                _ => "QUEUED",
+            },
+            declared_timestamp: iso(row.declared_at),
+            received_at: iso(row.received_at),
+            block_timestamp: row.verified_at.map(iso),
+            leaf_index: row.leaf_index,
+            tree_size: row.tree_size,
+            ledger_seq: row.ledger_seq,
+            balance_after: row.balance_after.as_deref().map(amount).transpose()?,
+            tx_hash,
+            data_purged: row.data_purged != 0,
+            batch_id: None,
+            delta_count: None,
+            deltas: None,
+        })
+    }
+}
+
+/// The `delta.verified` event payload: the full delta record with its final
+/// receiptId and itemsRoot.
+pub fn delta_event_payload(row: &DeltaRow, tx_hash: &str) -> ApiResult<String> {
+    let record = DeltaRecord::from_row(row, Some(tx_hash.to_string()))?;
+    Ok(serde_json::to_string(&record)?)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FactView {
+    pub content_hash: String,
+    pub content: String,
+    pub metadata: Option<Value>,
+    pub verified: bool,
+    pub verified_at: Option<String>,
+    pub created_at: String,
+    pub data_purged: bool,
+}
+
+impl FactView {
+    pub fn from_row(row: &FactRow) -> ApiResult<FactView> {
+        Ok(FactView {
+            content_hash: row.content_hash.clone(),
+            content: row.content.clone(),
+            metadata: metadata(row.metadata.as_deref())?,
+            verified: row.status == "VERIFIED",
+            verified_at: row.verified_at.map(iso),
+            created_at: iso(row.created_at),
+            data_purged: row.data_purged != 0,
+        })
+    }
+}
