@@ -125,6 +125,7 @@ fn the_journey_from_registration_to_a_balance_call_works() {
 
     let r = register(&api, &email, TEST_PASSWORD);
     assert_eq!(r.status, 201, "{}", r.text);
+    assert!(!r.text.contains(TEST_PASSWORD));
     assert_eq!(r.body["statusCode"], 201);
     assert!(!message(&r).is_empty());
     let data = &r.body["data"];
@@ -148,6 +149,8 @@ fn the_journey_from_registration_to_a_balance_call_works() {
         &json!({"email": email, "password": TEST_PASSWORD}),
     );
     assert_eq!(l.status, 200, "{}", l.text);
+    assert!(!l.text.contains(TEST_PASSWORD));
+    assert!(!l.text.contains(&token));
     let d = &l.body["data"];
     assert_eq!(d["email"], email.as_str());
     assert_eq!(d["role"], "owner");
@@ -848,6 +851,32 @@ fn the_free_plan_quota_is_402_naming_the_quota_and_its_reset() {
     assert!(m.contains("10"), "{m}");
     assert!(m.contains("Free"), "{m}");
     assert!(m.contains("resets"), "{m}");
+}
+
+#[test]
+fn a_credit_pool_id_selects_only_my_own_contract() {
+    let api = api();
+    let a = new_tenant(&api);
+    let b = new_tenant(&api);
+    let contract_of = |t: &bvs_tests::tenant::Tenant| {
+        get_jwt(&api, "/dashboard/contracts", &t.jwt).body["data"][0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a_contract, b_contract) = (contract_of(&a), contract_of(&b));
+    let emit = |key: &str, pool: &str| {
+        api.send(
+            api.req(reqwest::Method::POST, "/api/v1/balance/delta")
+                .header("x-api-key", key)
+                .header("x-credit-pool-id", pool)
+                .json(&json!({"customerId": "cus_pool", "delta": 5, "reason": "pool"})),
+        )
+    };
+    let mine = emit(&a.test_key, &a_contract);
+    assert!(mine.status < 300, "{}", mine.text);
+    assert_error(&emit(&a.test_key, &b_contract), 404);
+    assert_error(&emit(&a.test_key, "ctr_doesnotexist"), 404);
 }
 
 // ---------------------------------------------------------------- retention

@@ -54,7 +54,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
     let key =
         ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))?;
     let db = app.control_db()?;
-    let row = store::keys::by_id(&db, key.id())
+    let row = store::keys::for_auth(&db, key.id())
         .await?
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
     // The secret is checked before anything about the key is revealed.
@@ -76,8 +76,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         ));
     }
     let env = key.env();
-    let contract = store::contracts::for_env(&db, &row.tenant_id, env.as_str()).await?;
-    if contract.as_ref().map(|c| c.status.as_str()) != Some(STATUS_ACTIVE) {
+    if row.contract_status.as_deref() != Some(STATUS_ACTIVE) {
         return Err(ApiError::Forbidden(format!(
             "Environment not provisioned: {} ({}) is not active for this tenant; provision it with \
              POST /dashboard/contracts/provision",
@@ -85,12 +84,14 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             env.contract_name()
         )));
     }
-    let tenant = store::accounts::tenant(&db, &row.tenant_id)
-        .await?
-        .ok_or_else(|| ApiError::internal("API key of a missing tenant"))?;
-    let plan = Plan::from_stored(&tenant.plan);
+    let plan = Plan::from_stored(&row.plan);
     limit::take(app, &format!("key:{}", row.id), plan.rate(env)).await?;
-    store::keys::touch(&db, &row.id, app.now_ms).await?;
+    let stale = row
+        .last_used_at
+        .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
+    if stale {
+        store::keys::touch(&db, &row.id, app.now_ms).await?;
+    }
     Ok(KeyContext {
         tenant_id: row.tenant_id,
         env,

@@ -126,4 +126,19 @@ mod tests {
         assert!(!ct_eq_secret("s3cret", "s3creT"));
         assert!(!ct_eq_secret("s3cret", "s3cret-longer"));
     }
+
+    #[test]
+    fn a_seal_opens_only_with_its_key_and_unaltered() {
+        let plain = b"token=abc123 and a body longer than one keystream block";
+        let sealed = seal(b"key", plain).unwrap();
+        assert!(
+            !sealed.contains("616263313233"),
+            "no clear text in the seal"
+        );
+        assert_eq!(open(b"key", &sealed).unwrap().unwrap(), plain.to_vec());
+        assert_eq!(open(b"other", &sealed).unwrap(), None);
+        let mut bytes = hex::decode(&sealed).unwrap();
+        bytes[20] ^= 1;
+        assert_eq!(open(b"key", &hex::encode(bytes)).unwrap(), None);
+    }
 }

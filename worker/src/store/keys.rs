@@ -19,7 +19,7 @@ const TOGGLE_KEY: &str = "UPDATE api_keys SET active = 1 - active \
 const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
      WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
 /// lastUsedAt is kept to the minute: one write per key per minute, not per
-/// request.
+/// request (callers skip the statement when the row is fresh enough).
 const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
      WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60000)";
 
@@ -34,6 +34,33 @@ pub struct KeyRow {
     pub created_at: u64,
     pub last_used_at: Option<u64>,
     pub deleted_at: Option<u64>,
+}
+
+/// Everything key authentication needs, in one read: the key, its
+/// tenant's plan and the status of the key's environment for that tenant.
+const SELECT_AUTH: &str =
+    "SELECT k.id, k.tenant_id, k.env, k.secret_hash, k.active, k.last_used_at, \
+     k.deleted_at, t.plan, c.status AS contract_status \
+     FROM api_keys k JOIN tenants t ON t.id = k.tenant_id \
+     LEFT JOIN contracts c ON c.tenant_id = k.tenant_id AND c.env = k.env \
+     WHERE k.id = ?1";
+
+#[derive(Debug, Deserialize)]
+pub struct AuthRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub env: String,
+    pub secret_hash: String,
+    pub active: i64,
+    pub last_used_at: Option<u64>,
+    pub deleted_at: Option<u64>,
+    pub plan: String,
+    pub contract_status: Option<String>,
+}
+
+/// The key `id` with its tenant's plan and environment status.
+pub async fn for_auth(db: &D1Database, id: &str) -> ApiResult<Option<AuthRow>> {
+    first(db, SELECT_AUTH, &[Arg::Text(id)]).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,12 +93,6 @@ pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<(
     )
     .await?;
     Ok(())
-}
-
-/// Any key by id, deleted ones included (authentication tells them apart).
-pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<KeyRow>> {
-    let sql = format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1");
-    first(db, &sql, &[Arg::Text(id)]).await
 }
 
 /// A tenant's key that is not deleted.
@@ -110,6 +131,9 @@ pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> 
     )
     .await
 }
+
+/// How stale lastUsedAt may get before a request writes it again.
+pub const LAST_USED_RESOLUTION_MS: u64 = 60_000;
 
 pub async fn touch(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<()> {
     run(db, TOUCH_KEY, &[Arg::Text(id), Arg::Int(ms(now_ms))]).await?;
