@@ -57,6 +57,11 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             http::error_response(&e)?
         }
     };
+    // The public proof routes are readable from any origin (the verify
+    // page, auditors' tools); nothing else is.
+    if pattern.starts_with("/api/v1/verify/") || pattern.starts_with("/api/v1/log/") {
+        response.headers().set("access-control-allow-origin", "*")?;
+    }
     // One structured line per request; never secrets, never bodies.
     let elapsed = worker::Date::now().as_millis().saturating_sub(app.now_ms);
     worker::console_log!(

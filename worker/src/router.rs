@@ -41,6 +41,15 @@ pub enum RouteId {
     FactCreate,
     FactGet,
     FactVerify,
+    CheckpointCreate,
+    CheckpointList,
+    Receipt,
+    PublicVerify,
+    LogCheckpoint,
+    LogKey,
+    LogHeads,
+    LogInclusion,
+    LogConsistency,
 }
 
 pub struct Route {
@@ -211,6 +220,51 @@ pub const ROUTES: &[Route] = &[
         pattern: "/api/v1/facts/:contentHash/verify",
         id: RouteId::FactVerify,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/checkpoint",
+        id: RouteId::CheckpointCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/checkpoints",
+        id: RouteId::CheckpointList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/receipt/:customerId",
+        id: RouteId::Receipt,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/verify/:proofRoot",
+        id: RouteId::PublicVerify,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/log/:env/checkpoint",
+        id: RouteId::LogCheckpoint,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/log/:env/key",
+        id: RouteId::LogKey,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/log/:env/heads",
+        id: RouteId::LogHeads,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/log/:env/proof/inclusion",
+        id: RouteId::LogInclusion,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/log/:env/proof/consistency",
+        id: RouteId::LogConsistency,
+    },
 ];
 
 /// Path parameters captured by a pattern, in order.
@@ -326,6 +380,19 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::FactCreate => routes::facts::create(app, req).await,
         RouteId::FactGet => routes::facts::get(app, req, params.get("contentHash")?).await,
         RouteId::FactVerify => routes::facts::verify(app, req, params.get("contentHash")?).await,
+        RouteId::CheckpointCreate => routes::proofs::checkpoint_create(app, req).await,
+        RouteId::CheckpointList => routes::proofs::checkpoint_list(app, req).await,
+        RouteId::Receipt => routes::proofs::receipt(app, req, params.get("customerId")?).await,
+        RouteId::PublicVerify => {
+            routes::proofs::public_verify(app, req, params.get("proofRoot")?).await
+        }
+        RouteId::LogCheckpoint => routes::proofs::log_checkpoint(app, params.get("env")?).await,
+        RouteId::LogKey => routes::proofs::log_key(app, params.get("env")?).await,
+        RouteId::LogHeads => routes::proofs::log_heads(app, req, params.get("env")?).await,
+        RouteId::LogInclusion => routes::proofs::log_inclusion(app, req, params.get("env")?).await,
+        RouteId::LogConsistency => {
+            routes::proofs::log_consistency(app, req, params.get("env")?).await
+        }
     }
 }
 

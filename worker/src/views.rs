@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::store::ledger::{DeltaRow, FactRow};
+use crate::store::ledger::{CheckpointRow, DeltaRow, FactRow};
 
 pub fn iso(ms: u64) -> String {
     format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX))
@@ -185,5 +185,45 @@ impl FactView {
             created_at: iso(row.created_at),
             data_purged: row.data_purged != 0,
         })
+    }
+}
+
+/// A checkpoint (spec: Checkpoint), plus where its root sits in the log.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointView {
+    pub checkpoint_id: String,
+    pub customer_id: String,
+    pub period: String,
+    pub merkle_root: String,
+    pub delta_count: u64,
+    pub from_index: u64,
+    pub to_index: u64,
+    pub status: String,
+    pub created_at: String,
+    pub committed_at: Option<String>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_hash: Option<String>,
+}
+
+impl CheckpointView {
+    pub fn from_row(row: &CheckpointRow, tx_hash: Option<&str>) -> CheckpointView {
+        CheckpointView {
+            checkpoint_id: row.id.clone(),
+            customer_id: row.customer_id.clone(),
+            period: row.period.clone(),
+            merkle_root: row.merkle_root.clone(),
+            delta_count: row.delta_count,
+            from_index: row.from_index,
+            to_index: row.to_index,
+            status: row.status.clone(),
+            created_at: iso(row.created_at),
+            committed_at: row.committed_at.map(iso),
+            leaf_index: row.leaf_index,
+            tree_size: row.tree_size,
+            tx_hash: tx_hash.map(str::to_string),
+        }
     }
 }

@@ -115,3 +115,50 @@ pub async fn fetch_missing(
     }
     Ok(())
 }
+
+/// Inclusion proofs of `leaves` into the tree of `size`, reading each
+/// needed stored hash once (O(k log n) hashes in one batch round trip).
+pub async fn inclusion_proofs(
+    db: &D1Database,
+    leaves: &[u64],
+    size: u64,
+) -> ApiResult<Vec<Vec<Hash32>>> {
+    let mut need = Vec::new();
+    for leaf in leaves {
+        need.extend(
+            log::indexes_for_inclusion(bvs_core::LeafIndex(*leaf), TreeSize(size))
+                .map_err(ApiError::internal)?,
+        );
+    }
+    need.sort_unstable();
+    need.dedup();
+    let mut hashes = StoredHashes::new();
+    fetch_missing(db, &mut hashes, &need).await?;
+    leaves
+        .iter()
+        .map(|leaf| {
+            log::inclusion_proof(bvs_core::LeafIndex(*leaf), TreeSize(size), &hashes)
+                .map_err(ApiError::internal)
+        })
+        .collect()
+}
+
+/// A consistency proof between two tree sizes.
+pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult<Vec<Hash32>> {
+    let need =
+        log::indexes_for_consistency(TreeSize(old), TreeSize(new)).map_err(ApiError::internal)?;
+    let mut hashes = StoredHashes::new();
+    fetch_missing(db, &mut hashes, &need).await?;
+    log::consistency_proof(TreeSize(old), TreeSize(new), &hashes).map_err(ApiError::internal)
+}
+
+/// `"sandbox"` / `"production"` in a path → the environment; else 404.
+pub fn env_from_path(text: &str) -> ApiResult<Env> {
+    match text {
+        "sandbox" => Ok(Env::Sandbox),
+        "production" => Ok(Env::Production),
+        other => Err(ApiError::NotFound(format!(
+            "No log named {other}: use sandbox or production"
+        ))),
+    }
+}

@@ -56,7 +56,9 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
     let old_size = head.tree_size;
     let deltas = store::queued_deltas(&db, ROUND_ITEMS_MAX).await?;
     let facts = store::queued_facts(&db, ROUND_ITEMS_MAX - deltas.len()).await?;
-    if deltas.is_empty() && facts.is_empty() {
+    let checkpoints =
+        store::queued_checkpoints(&db, ROUND_ITEMS_MAX - deltas.len() - facts.len()).await?;
+    if deltas.is_empty() && facts.is_empty() && checkpoints.is_empty() {
         return Ok(0);
     }
 
@@ -75,6 +77,14 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
             kind: "fact",
             ref_id: f.content_hash.clone(),
             tenant_id: f.tenant_id.clone(),
+        });
+    }
+    for c in &checkpoints {
+        pending.push(Pending {
+            item: store::parse_hash(&c.merkle_root)?,
+            kind: "checkpoint",
+            ref_id: c.id.clone(),
+            tenant_id: c.tenant_id.clone(),
         });
     }
     let count = pending.len() as u64;
@@ -200,6 +210,26 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
             new_size,
             now,
         )?);
+    }
+    for (i, c) in checkpoints.iter().enumerate() {
+        let leaf_index = old_size + (deltas.len() + facts.len() + i) as u64;
+        statements.push(store::mark_checkpoint_committed(
+            &db, &c.id, leaf_index, new_size, now,
+        )?);
+        let mut row = c.clone();
+        row.status = "COMMITTED".to_string();
+        row.leaf_index = Some(leaf_index);
+        row.tree_size = Some(new_size);
+        row.committed_at = Some(now);
+        events.push(store::NewEvent {
+            id: ids::new_id("evt")?,
+            tenant_id: c.tenant_id.clone(),
+            kind: "checkpoint.verified",
+            payload: serde_json::to_string(&views::CheckpointView::from_row(
+                &row,
+                Some(&note_hash),
+            ))?,
+        });
     }
     statements.extend(store::insert_events(&db, &events, now)?);
     statements.push(store::insert_head(

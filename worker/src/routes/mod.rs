@@ -8,4 +8,5 @@ pub mod facts;
 pub mod fields;
 pub mod health;
 pub mod mail;
+pub mod proofs;
 pub mod tenant;

@@ -89,14 +89,24 @@ struct HashRow {
     hash: String,
 }
 
-/// Reads the stored hashes at `indexes` (chunked under D1's parameter limit).
+/// Reads the stored hashes at `indexes`: one SELECT per 100 indexes (D1's
+/// parameter limit), all sent in one batch round trip.
 pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
     let mut out = StoredHashes::new();
+    let mut statements = Vec::new();
     for chunk in indexes.chunks(D1_BOUND_PARAMS_MAX) {
         let placeholders = numbered(1, chunk.len());
         let sql = format!("SELECT idx, hash FROM log_hashes WHERE idx IN ({placeholders})");
         let args: Vec<Arg<'_>> = chunk.iter().map(|i| int(*i)).collect::<ApiResult<_>>()?;
-        let rows: Vec<HashRow> = all(db, &sql, &args).await?;
+        statements.push(stmt(db, &sql, &args)?);
+    }
+    if statements.is_empty() {
+        return Ok(out);
+    }
+    for result in super::batch(db, statements).await? {
+        let rows: Vec<HashRow> = result
+            .results()
+            .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?;
         for r in rows {
             out.insert(r.idx, parse_hash(&r.hash)?);
         }
@@ -740,4 +750,321 @@ pub async fn oldest_queued_at(db: &D1Database) -> ApiResult<Option<u64>> {
     )
     .await?;
     Ok(row.and_then(|r| r.at))
+}
+
+// ---------------------------------------------------------------- checkpoints
+
+const CHECKPOINT_COLUMNS: &str =
+    "id, tenant_id, customer_id, period, merkle_root, delta_count, net_delta, from_index, \
+     to_index, status, created_at, committed_at, leaf_index, tree_size";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckpointRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub period: String,
+    pub merkle_root: String,
+    pub delta_count: u64,
+    pub net_delta: String,
+    pub from_index: u64,
+    pub to_index: u64,
+    pub status: String,
+    pub created_at: u64,
+    pub committed_at: Option<u64>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CoveredRow {
+    pub item_hash: String,
+    pub leaf_index: u64,
+    pub delta: String,
+}
+
+/// A page of the verified deltas a checkpoint covers, by log position:
+/// verified in `[from_ms, to_ms)`, with leaf_index > `after_leaf`.
+pub async fn covered_page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: Option<&str>,
+    from_ms: u64,
+    to_ms: u64,
+    after_leaf: Option<u64>,
+    limit: u64,
+) -> ApiResult<Vec<CoveredRow>> {
+    let after = match after_leaf {
+        Some(l) => Arg::Int(i64::try_from(l).map_err(ApiError::internal)?),
+        None => Arg::Int(-1),
+    };
+    match customer_id {
+        Some(c) => {
+            all(
+                db,
+                "SELECT item_hash, leaf_index, delta FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 \
+                 AND status = 'VERIFIED' AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index > ?5 \
+                 ORDER BY ledger_seq ASC LIMIT ?6",
+                &[Arg::Text(tenant_id), Arg::Text(c), int(from_ms)?, int(to_ms)?, after, int(limit)?],
+            )
+            .await
+        }
+        None => {
+            all(
+                db,
+                "SELECT item_hash, leaf_index, delta FROM deltas WHERE tenant_id = ?1 AND status = 'VERIFIED' \
+                 AND verified_at >= ?2 AND verified_at < ?3 AND leaf_index > ?4 ORDER BY leaf_index ASC LIMIT ?5",
+                &[Arg::Text(tenant_id), int(from_ms)?, int(to_ms)?, after, int(limit)?],
+            )
+            .await
+        }
+    }
+}
+
+pub async fn insert_checkpoint(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
+    super::run(
+        db,
+        "INSERT INTO checkpoints (id, tenant_id, customer_id, period, merkle_root, delta_count, net_delta, \
+         from_index, to_index, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9)",
+        &[
+            Arg::Text(&c.id),
+            Arg::Text(&c.tenant_id),
+            Arg::Text(&c.customer_id),
+            Arg::Text(&c.period),
+            Arg::Text(&c.merkle_root),
+            int(c.delta_count)?,
+            int(c.from_index)?,
+            int(c.to_index)?,
+            int(c.created_at)?,
+            Arg::Text(&c.net_delta),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+pub async fn queued_checkpoints(db: &D1Database, limit: usize) -> ApiResult<Vec<CheckpointRow>> {
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1"
+    );
+    all(db, &sql, &[int(limit as u64)?]).await
+}
+
+pub fn mark_checkpoint_committed(
+    db: &D1Database,
+    id: &str,
+    leaf_index: u64,
+    tree_size: u64,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "UPDATE checkpoints SET status = 'COMMITTED', leaf_index = ?2, tree_size = ?3, committed_at = ?4 \
+         WHERE id = ?1 AND status = 'QUEUED'",
+        &[Arg::Text(id), int(leaf_index)?, int(tree_size)?, int(now_ms)?],
+    )
+}
+
+pub async fn checkpoint(
+    db: &D1Database,
+    tenant_id: &str,
+    id: &str,
+) -> ApiResult<Option<CheckpointRow>> {
+    let sql =
+        format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant_id = ?1 AND id = ?2");
+    first(db, &sql, &[Arg::Text(tenant_id), Arg::Text(id)]).await
+}
+
+/// Checkpoints of a tenant, newest first, optionally filtered.
+pub async fn checkpoints_page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: Option<&str>,
+    period: Option<&str>,
+    limit: u64,
+    offset: u64,
+) -> ApiResult<(Vec<CheckpointRow>, u64)> {
+    let filter =
+        "tenant_id = ?1 AND (?2 IS NULL OR customer_id = ?2) AND (?3 IS NULL OR period = ?3)";
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {filter} ORDER BY created_at DESC, rowid DESC \
+         LIMIT ?4 OFFSET ?5"
+    );
+    let opt = opt_text;
+    let rows = all(
+        db,
+        &sql,
+        &[
+            Arg::Text(tenant_id),
+            opt(customer_id),
+            opt(period),
+            int(limit)?,
+            int(offset)?,
+        ],
+    )
+    .await?;
+    #[derive(Deserialize)]
+    struct N {
+        n: u64,
+    }
+    let n: Option<N> = first(
+        db,
+        &format!("SELECT COUNT(*) AS n FROM checkpoints WHERE {filter}"),
+        &[Arg::Text(tenant_id), opt(customer_id), opt(period)],
+    )
+    .await?;
+    Ok((rows, n.map_or(0, |n| n.n)))
+}
+
+/// The committed checkpoint of the same ledger (customer or 'all') and the
+/// latest period before `period`, if any: the link of consecutive checkpoints.
+pub async fn previous_committed(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    before_created_at: u64,
+) -> ApiResult<Option<CheckpointRow>> {
+    let sql = format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE tenant_id = ?1 AND customer_id = ?2 \
+         AND status = 'COMMITTED' AND created_at < ?3 ORDER BY created_at DESC, rowid DESC LIMIT 1"
+    );
+    first(
+        db,
+        &sql,
+        &[
+            Arg::Text(tenant_id),
+            Arg::Text(customer_id),
+            int(before_created_at)?,
+        ],
+    )
+    .await
+}
+
+/// Checkpoints (any tenant) whose merkle_root is `root`.
+pub async fn checkpoints_by_root(db: &D1Database, root: &str) -> ApiResult<Vec<CheckpointRow>> {
+    let sql = format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE merkle_root = ?1 ORDER BY created_at ASC LIMIT 10");
+    all(db, &sql, &[Arg::Text(root)]).await
+}
+
+// ---------------------------------------------------------------- receipts
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReceiptRow {
+    pub items_root: String,
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub period: Option<String>,
+    pub from_seq: u64,
+    pub to_seq: u64,
+    pub delta_count: u64,
+    pub generated_at: u64,
+}
+
+pub async fn record_receipt(db: &D1Database, r: &ReceiptRow) -> ApiResult<()> {
+    super::run(
+        db,
+        "INSERT OR IGNORE INTO receipts (items_root, tenant_id, customer_id, period, from_seq, to_seq, \
+         delta_count, generated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        &[
+            Arg::Text(&r.items_root),
+            Arg::Text(&r.tenant_id),
+            Arg::Text(&r.customer_id),
+            opt_text(r.period.as_deref()),
+            int(r.from_seq)?,
+            int(r.to_seq)?,
+            int(r.delta_count)?,
+            int(r.generated_at)?,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+pub async fn receipts_by_root(db: &D1Database, root: &str) -> ApiResult<Vec<ReceiptRow>> {
+    all(
+        db,
+        "SELECT items_root, tenant_id, customer_id, period, from_seq, to_seq, delta_count, generated_at \
+         FROM receipts WHERE items_root = ?1 LIMIT 10",
+        &[Arg::Text(root)],
+    )
+    .await
+}
+
+/// The window row of one period of a ledger.
+pub async fn window(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    period: &str,
+) -> ApiResult<Option<WindowRow>> {
+    first(
+        db,
+        "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, last_verified_at \
+         FROM ledger_windows WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3",
+        &[Arg::Text(tenant_id), Arg::Text(customer_id), Arg::Text(period)],
+    )
+    .await
+}
+
+/// Submissions (any tenant) whose items_root is `root`.
+pub async fn submissions_by_root(db: &D1Database, root: &str) -> ApiResult<Vec<SubmissionRow>> {
+    all(
+        db,
+        "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions WHERE items_root = ?1 LIMIT 10",
+        &[Arg::Text(root)],
+    )
+    .await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub kind: String,
+    pub items_root: String,
+    pub item_count: u64,
+    pub received_at: u64,
+}
+
+/// All deltas of a submission, any tenant (public verify resolves by root).
+pub async fn deltas_of_submission(
+    db: &D1Database,
+    submission_id: &str,
+) -> ApiResult<Vec<DeltaRow>> {
+    let sql = format!(
+        "SELECT {DELTA_COLUMNS} FROM deltas WHERE submission_id = ?1 ORDER BY position ASC"
+    );
+    all(db, &sql, &[Arg::Text(submission_id)]).await
+}
+
+/// Verified deltas covered by a checkpoint, by log position (paged).
+pub async fn deltas_in_leaf_range(
+    db: &D1Database,
+    c: &CheckpointRow,
+    from_ms: u64,
+    to_ms: u64,
+    offset: u64,
+    limit: u64,
+) -> ApiResult<Vec<DeltaRow>> {
+    let customer = (c.customer_id != "all").then_some(c.customer_id.as_str());
+    let sql = format!(
+        "SELECT {DELTA_COLUMNS} FROM deltas WHERE tenant_id = ?1 AND (?2 IS NULL OR customer_id = ?2) \
+         AND status = 'VERIFIED' AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index >= ?5 AND leaf_index <= ?6 \
+         ORDER BY leaf_index ASC LIMIT ?7 OFFSET ?8"
+    );
+    all(
+        db,
+        &sql,
+        &[
+            Arg::Text(&c.tenant_id),
+            opt_text(customer),
+            int(from_ms)?,
+            int(to_ms)?,
+            int(c.from_index)?,
+            int(c.to_index)?,
+            int(limit)?,
+            int(offset)?,
+        ],
+    )
+    .await
 }

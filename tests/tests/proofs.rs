@@ -1,0 +1,620 @@
+//! Proofs anyone can check, through `wrangler dev`: checkpoints, receipts,
+//! public verification and the log's own routes, all checked with `core`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use bvs_core::merkle::{self, LeafIndex, TreeSize};
+use bvs_core::note::verify_tree_head;
+use bvs_core::verify::{verify_consistency_between_heads, verify_receipt_json};
+use bvs_core::Hash32;
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::tenant::{new_tenant, Tenant};
+use bvs_tests::{eventually, shared};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn api() -> Api {
+    Api::new(shared())
+}
+
+fn keyed(api: &Api, t: &Tenant, method: Method, path: &str, body: Option<&Value>) -> Reply {
+    let mut rb = api.req(method, path).header("x-api-key", &t.test_key);
+    if let Some(b) = body {
+        rb = rb.json(b);
+    }
+    api.send(rb)
+}
+
+fn emit(api: &Api, t: &Tenant, customer: &str, delta: f64, reason: &str) -> Value {
+    let r = keyed(
+        api,
+        t,
+        Method::POST,
+        "/api/v1/balance/delta",
+        Some(
+            &json!({"customerId": customer, "delta": delta, "reason": reason, "referenceId": "ref-secret", "metadata": {"note": "meta-secret"}}),
+        ),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    r.body["data"].clone()
+}
+
+fn wait_anchored(api: &Api, t: &Tenant, anchor: &str) {
+    eventually(WAIT, "anchored", || {
+        let r = keyed(
+            api,
+            t,
+            Method::GET,
+            &format!("/api/v1/balance/delta/{anchor}"),
+            None,
+        );
+        (r.body["data"]["status"] == "ANCHORED").then_some(())
+    });
+}
+
+fn log_key(api: &Api) -> String {
+    let r = api.get("/api/v1/log/sandbox/key");
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"]["verifierKey"].as_str().unwrap().to_string()
+}
+
+fn current_period() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    bvs_core::types::Period::containing(i64::try_from(now).unwrap()).to_string()
+}
+
+fn wait_committed(api: &Api, t: &Tenant, id: &str) -> Value {
+    eventually(WAIT, "the checkpoint to commit", || {
+        let r = keyed(
+            api,
+            t,
+            Method::GET,
+            "/api/v1/balance/checkpoints?limit=100",
+            None,
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"]["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["checkpointId"] == id && c["status"] == "COMMITTED")
+            .cloned()
+    })
+}
+
+#[test]
+fn a_checkpoint_goes_from_queued_to_committed_and_lists() {
+    let api = api();
+    let t = new_tenant(&api);
+    emit(&api, &t, "cus_a", 5.0, "r");
+    let last = emit(&api, &t, "cus_a", 2.5, "r");
+    wait_anchored(&api, &t, last["anchorId"].as_str().unwrap());
+    let r = keyed(
+        &api,
+        &t,
+        Method::POST,
+        "/api/v1/balance/checkpoint",
+        Some(&json!({"customerId": "cus_a"})),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    let c = &r.body["data"];
+    assert_eq!(c["status"], "QUEUED");
+    assert_eq!(c["customerId"], "cus_a");
+    assert_eq!(c["period"], current_period());
+    assert_eq!(c["deltaCount"], 2);
+    assert!(c["fromIndex"].as_u64().unwrap() <= c["toIndex"].as_u64().unwrap());
+    assert!(c["message"]
+        .as_str()
+        .unwrap()
+        .contains("checkpoint.verified"));
+    let committed = wait_committed(&api, &t, c["checkpointId"].as_str().unwrap());
+    assert_eq!(committed["merkleRoot"], c["merkleRoot"]);
+    assert!(committed["createdAt"].is_string());
+    assert_eq!(committed["txHash"].as_str().unwrap().len(), 64);
+
+    let filtered = keyed(
+        &api,
+        &t,
+        Method::GET,
+        &format!(
+            "/api/v1/balance/checkpoints?customerId=cus_a&period={}",
+            current_period()
+        ),
+        None,
+    );
+    assert_eq!(filtered.body["data"]["pagination"]["total"], 1);
+    let none = keyed(
+        &api,
+        &t,
+        Method::GET,
+        "/api/v1/balance/checkpoints?customerId=cus_zzz",
+        None,
+    );
+    assert_eq!(none.body["data"]["checkpoints"], json!([]));
+    let bad = keyed(
+        &api,
+        &t,
+        Method::GET,
+        "/api/v1/balance/checkpoints?limit=101",
+        None,
+    );
+    assert_eq!(bad.status, 400);
+}
+
+#[test]
+fn checkpoint_requests_are_validated() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit(&api, &t, "cus_v", 1.0, "r");
+    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let post = |b: Value| {
+        keyed(
+            &api,
+            &t,
+            Method::POST,
+            "/api/v1/balance/checkpoint",
+            Some(&b),
+        )
+    };
+    let future = post(json!({"period": "2999-01"}));
+    assert_eq!(future.status, 400);
+    assert!(future.body["message"].as_str().unwrap().contains("period"));
+    let invalid = post(json!({"period": "2026-13"}));
+    assert_eq!(invalid.status, 400);
+    assert!(invalid.body["message"].as_str().unwrap().contains("period"));
+    let unknown = post(json!({"customerId": "nobody"}));
+    assert_eq!(unknown.status, 404);
+    let long = post(json!({"customerId": "c".repeat(129)}));
+    assert_eq!(long.status, 400);
+    assert!(long.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("customerId"));
+    let empty_period = post(json!({"period": "2020-01"}));
+    assert_eq!(empty_period.status, 422, "{}", empty_period.text);
+}
+
+#[test]
+fn a_checkpoint_of_all_covers_every_customer() {
+    let api = api();
+    let t = new_tenant(&api);
+    let mut hashes = Vec::new();
+    let mut last = String::new();
+    for c in ["cus_x", "cus_y", "cus_z"] {
+        let d = emit(&api, &t, c, 1.0, "r");
+        hashes.push(d["itemHashes"][0].as_str().unwrap().to_string());
+        last = d["anchorId"].as_str().unwrap().to_string();
+    }
+    wait_anchored(&api, &t, &last);
+    let r = keyed(
+        &api,
+        &t,
+        Method::POST,
+        "/api/v1/balance/checkpoint",
+        Some(&json!({})),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    assert_eq!(r.body["data"]["customerId"], "all");
+    assert_eq!(r.body["data"]["deltaCount"], 3);
+    let items: Vec<Hash32> = hashes.iter().map(|h| Hash32::parse(h).unwrap()).collect();
+    assert_eq!(
+        r.body["data"]["merkleRoot"],
+        merkle::root(&items).to_hex(),
+        "log order = emit order here"
+    );
+    let id = r.body["data"]["checkpointId"].as_str().unwrap().to_string();
+    wait_committed(&api, &t, &id);
+    let root = r.body["data"]["merkleRoot"].as_str().unwrap();
+    let v = api.get(&format!("/api/v1/verify/{root}"));
+    assert_eq!(v.status, 200, "{}", v.text);
+    let ledgers: std::collections::BTreeSet<&str> = v.body["data"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ledgerId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ledgers.len(), 3, "every customer is covered");
+}
+
+#[test]
+fn a_receipt_verifies_with_core_and_fails_after_any_tampering() {
+    let api = api();
+    let t = new_tenant(&api);
+    emit(&api, &t, "cus_r", 10.0, "first");
+    emit(&api, &t, "cus_r", -3.25, "second");
+    let last = emit(&api, &t, "cus_r", 0.5, "third");
+    wait_anchored(&api, &t, last["anchorId"].as_str().unwrap());
+    let r = keyed(&api, &t, Method::GET, "/api/v1/balance/receipt/cus_r", None);
+    assert_eq!(r.status, 200, "{}", r.text);
+    let d = &r.body["data"];
+    assert_eq!(d["deltasCount"], 3);
+    assert_eq!(d["finalBalance"], json!(7.25));
+    assert_eq!(d["itemsRoot"], d["receiptId"]);
+    assert_eq!(d["itemsRoot"], d["proofRoot"]);
+    assert_eq!(d["verification"]["proofRoot"], d["itemsRoot"]);
+    assert!(d["verification"]["verifyUrl"]
+        .as_str()
+        .unwrap()
+        .ends_with(d["itemsRoot"].as_str().unwrap()));
+
+    let key = log_key(&api);
+    let receipt_json = serde_json::to_string(&r.body["data"]).unwrap();
+    // The exact server bytes verify too (no f64 round trip).
+    let raw_data = {
+        let start = r.text.find("\"data\":").unwrap() + 7;
+        r.text[start..r.text.len() - 1].to_string()
+    };
+    let report = verify_receipt_json(&raw_data, Some(&key));
+    assert!(
+        report.ok,
+        "{:#?}",
+        report.checks.iter().filter(|c| !c.ok).collect::<Vec<_>>()
+    );
+    assert!(verify_receipt_json(&receipt_json, Some(&key)).ok);
+
+    // Tamper with one field at a time: every mutation fails.
+    let mutations: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        (
+            "delta amount",
+            Box::new(|v: &mut Value| v["deltas"][1]["delta"] = json!(-3.24)),
+        ),
+        (
+            "proof amount",
+            Box::new(|v: &mut Value| v["proof"]["items"][1]["delta"] = json!(-3.24)),
+        ),
+        (
+            "final balance",
+            Box::new(|v: &mut Value| v["finalBalance"] = json!(8)),
+        ),
+        (
+            "starting balance",
+            Box::new(|v: &mut Value| v["startingBalance"] = json!(1)),
+        ),
+        (
+            "items root",
+            Box::new(|v: &mut Value| v["itemsRoot"] = json!("00".repeat(32))),
+        ),
+        (
+            "item hash",
+            Box::new(|v: &mut Value| v["proof"]["items"][0]["itemHash"] = json!("11".repeat(32))),
+        ),
+        (
+            "leaf index",
+            Box::new(|v: &mut Value| {
+                let i = v["proof"]["items"][0]["leafIndex"].as_u64().unwrap();
+                v["proof"]["items"][0]["leafIndex"] = json!(i + 1);
+            }),
+        ),
+        (
+            "inclusion path",
+            Box::new(|v: &mut Value| {
+                v["proof"]["items"][2]["inclusionProof"][0] = json!("22".repeat(32))
+            }),
+        ),
+        (
+            "raw reason",
+            Box::new(|v: &mut Value| v["proof"]["items"][0]["raw"]["reason"] = json!("forged")),
+        ),
+        (
+            "tree head",
+            Box::new(|v: &mut Value| {
+                let note = v["proof"]["treeHead"]
+                    .as_str()
+                    .unwrap()
+                    .replacen('\n', "\n1", 1);
+                v["proof"]["treeHead"] = json!(note);
+            }),
+        ),
+        (
+            "public key",
+            Box::new(|v: &mut Value| v["proof"]["publicKey"] = json!("someone+00000000+AQ==")),
+        ),
+    ];
+    for (name, mutate) in mutations {
+        let mut v: Value = r.body["data"].clone();
+        mutate(&mut v);
+        let report = verify_receipt_json(&serde_json::to_string(&v).unwrap(), Some(&key));
+        assert!(!report.ok, "tampering with the {name} went unnoticed");
+    }
+}
+
+#[test]
+fn a_period_receipt_matches_its_committed_checkpoint() {
+    let api = api();
+    let t = new_tenant(&api);
+    emit(&api, &t, "cus_p", 1.0, "r");
+    let last = emit(&api, &t, "cus_p", 2.0, "r");
+    wait_anchored(&api, &t, last["anchorId"].as_str().unwrap());
+    let c = keyed(
+        &api,
+        &t,
+        Method::POST,
+        "/api/v1/balance/checkpoint",
+        Some(&json!({"customerId": "cus_p"})),
+    );
+    let id = c.body["data"]["checkpointId"].as_str().unwrap().to_string();
+    let committed = wait_committed(&api, &t, &id);
+    let period = current_period();
+    let r = keyed(
+        &api,
+        &t,
+        Method::GET,
+        &format!("/api/v1/balance/receipt/cus_p?period={period}"),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["period"], period);
+    assert_eq!(r.body["data"]["itemsRoot"], committed["merkleRoot"]);
+    let none = keyed(
+        &api,
+        &t,
+        Method::GET,
+        "/api/v1/balance/receipt/cus_p?period=2020-01",
+        None,
+    );
+    assert_eq!(none.status, 404);
+    let bad = keyed(
+        &api,
+        &t,
+        Method::GET,
+        "/api/v1/balance/receipt/cus_p?period=2020-1",
+        None,
+    );
+    assert_eq!(bad.status, 400);
+    assert!(bad.body["message"].as_str().unwrap().contains("period"));
+}
+
+/// Checks a public verify answer the way a client would.
+fn check_public(v: &Value, key: &str, root: &str) {
+    let ver = &v["verification"];
+    let head = verify_tree_head(ver["treeHead"].as_str().unwrap(), key).unwrap();
+    assert_eq!(head.size.0, ver["treeSize"].as_u64().unwrap());
+    let mut items = Vec::new();
+    for r in v["records"].as_array().unwrap() {
+        let item = Hash32::parse(r["itemHash"].as_str().unwrap()).unwrap();
+        let proof: Vec<Hash32> = r["inclusionProof"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
+            .collect();
+        merkle::verify_inclusion(
+            &proof,
+            LeafIndex(r["leafIndex"].as_u64().unwrap()),
+            head.size,
+            &head.root,
+            &item,
+        )
+        .unwrap();
+        items.push(item);
+    }
+    let items_root = merkle::root(&items).to_hex();
+    assert_eq!(ver["itemsRoot"], items_root);
+    if v["summary"]["kind"] == "checkpoint" {
+        let leaf = &ver["checkpointLeaf"];
+        assert_eq!(leaf["itemHash"], root);
+        assert_eq!(items_root, root);
+        let proof: Vec<Hash32> = leaf["inclusionProof"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
+            .collect();
+        merkle::verify_inclusion(
+            &proof,
+            LeafIndex(leaf["leafIndex"].as_u64().unwrap()),
+            head.size,
+            &head.root,
+            &Hash32::parse(root).unwrap(),
+        )
+        .unwrap();
+    } else {
+        assert_eq!(items_root, root);
+    }
+}
+
+#[test]
+fn public_verify_works_without_a_key_for_all_three_kinds_of_root_and_leaks_no_raw_context() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit(&api, &t, "cus_pub", 4.0, "reason-secret");
+    let batch = keyed(
+        &api,
+        &t,
+        Method::POST,
+        "/api/v1/balance/delta/batch",
+        Some(&json!({"deltas": [
+            {"customerId": "cus_pub", "delta": 1, "reason": "reason-secret"},
+            {"customerId": "cus_pub", "delta": 2, "reason": "reason-secret"},
+        ]})),
+    );
+    assert_eq!(batch.status, 202);
+    wait_anchored(
+        &api,
+        &t,
+        batch.body["data"]["results"][1]["anchorId"]
+            .as_str()
+            .unwrap(),
+    );
+    let ck = keyed(
+        &api,
+        &t,
+        Method::POST,
+        "/api/v1/balance/checkpoint",
+        Some(&json!({"customerId": "cus_pub"})),
+    );
+    let ck_id = ck.body["data"]["checkpointId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_committed(&api, &t, &ck_id);
+    // One more delta, so the receipt covers another set than the checkpoint
+    // (over identical sets both would issue the same root).
+    let extra = emit(&api, &t, "cus_pub", 1.0, "reason-secret");
+    wait_anchored(&api, &t, extra["anchorId"].as_str().unwrap());
+    let receipt = keyed(
+        &api,
+        &t,
+        Method::GET,
+        "/api/v1/balance/receipt/cus_pub",
+        None,
+    );
+    let key = log_key(&api);
+    let roots = [
+        (
+            "submission",
+            d["itemsRoot"].as_str().unwrap().to_string(),
+            1,
+        ),
+        (
+            "submission",
+            batch.body["data"]["itemsRoot"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            2,
+        ),
+        (
+            "receipt",
+            receipt.body["data"]["itemsRoot"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            4,
+        ),
+        (
+            "checkpoint",
+            ck.body["data"]["merkleRoot"].as_str().unwrap().to_string(),
+            3,
+        ),
+    ];
+    for (kind, root, n) in roots {
+        let v = api.get(&format!("/api/v1/verify/{root}"));
+        assert_eq!(v.status, 200, "{kind}: {}", v.text);
+        assert_eq!(v.headers.get("access-control-allow-origin").unwrap(), "*");
+        let data = &v.body["data"];
+        assert_eq!(data["verified"], true, "{kind}");
+        assert_eq!(data["summary"]["kind"], kind);
+        assert_eq!(data["summary"]["itemCount"], n);
+        assert_eq!(data["records"].as_array().unwrap().len(), n);
+        assert!(data["verification"]["publicLedgerUrl"]
+            .as_str()
+            .unwrap()
+            .contains("/api/v1/log/sandbox"));
+        for secret in ["reason-secret", "ref-secret", "meta-secret", "cus_pub"] {
+            assert!(!v.text.contains(secret), "{kind} leaks {secret}");
+        }
+        check_public(data, &key, &root);
+    }
+    assert_eq!(api.get("/api/v1/verify/not-a-root").status, 400);
+    let unknown = api.get(&format!("/api/v1/verify/{}", "ab".repeat(32)));
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.body["statusCode"], 404);
+}
+
+#[test]
+fn consistency_proofs_between_every_pair_of_recorded_heads_verify() {
+    let api = api();
+    let t = new_tenant(&api);
+    let mut last = String::new();
+    for i in 0..4 {
+        let d = emit(&api, &t, "cus_c", f64::from(i) + 1.0, "r");
+        last = d["anchorId"].as_str().unwrap().to_string();
+        wait_anchored(&api, &t, &last);
+    }
+    let key = log_key(&api);
+    let heads = api.get("/api/v1/log/sandbox/heads?limit=100");
+    assert_eq!(heads.status, 200, "{}", heads.text);
+    let heads: Vec<Value> = heads.body["data"]["heads"].as_array().unwrap().clone();
+    assert!(heads.len() >= 4);
+    let sample: Vec<&Value> = heads.iter().rev().take(8).collect();
+    for a in &sample {
+        for b in &sample {
+            let (m, n) = (
+                a["treeSize"].as_u64().unwrap(),
+                b["treeSize"].as_u64().unwrap(),
+            );
+            if m > n {
+                continue;
+            }
+            let r = api.get(&format!(
+                "/api/v1/log/sandbox/proof/consistency?from={m}&to={n}"
+            ));
+            assert_eq!(r.status, 200, "{}", r.text);
+            let proof: Vec<Hash32> = r.body["data"]["consistencyProof"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
+                .collect();
+            let (old, new) = verify_consistency_between_heads(
+                r.body["data"]["fromTreeHead"].as_str().unwrap(),
+                r.body["data"]["toTreeHead"].as_str().unwrap(),
+                &proof,
+                &key,
+            )
+            .unwrap_or_else(|e| panic!("{m}→{n}: {e:?}"));
+            assert_eq!((old.size, new.size), (TreeSize(m), TreeSize(n)));
+        }
+    }
+    let checkpoint = api.get("/api/v1/log/sandbox/checkpoint");
+    assert_eq!(checkpoint.status, 200);
+    assert!(checkpoint
+        .headers
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    assert!(verify_tree_head(&checkpoint.text, &key).is_ok());
+    assert_eq!(api.get("/api/v1/log/nowhere/checkpoint").status, 404);
+    assert_eq!(
+        api.get("/api/v1/log/sandbox/proof/consistency?from=5&to=2")
+            .status,
+        400
+    );
+}
+
+#[test]
+fn an_inclusion_proof_by_item_hash_verifies() {
+    let api = api();
+    let t = new_tenant(&api);
+    let d = emit(&api, &t, "cus_i", 9.0, "r");
+    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let item = d["itemHashes"][0].as_str().unwrap();
+    let r = api.get(&format!(
+        "/api/v1/log/sandbox/proof/inclusion?itemHash={item}"
+    ));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let key = log_key(&api);
+    let head = verify_tree_head(r.body["data"]["treeHead"].as_str().unwrap(), &key).unwrap();
+    let proof: Vec<Hash32> = r.body["data"]["inclusionProof"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
+        .collect();
+    merkle::verify_inclusion(
+        &proof,
+        LeafIndex(r.body["data"]["leafIndex"].as_u64().unwrap()),
+        head.size,
+        &head.root,
+        &Hash32::parse(item).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        api.get(&format!(
+            "/api/v1/log/sandbox/proof/inclusion?itemHash={}",
+            "cd".repeat(32)
+        ))
+        .status,
+        404
+    );
+    assert_eq!(api.get("/api/v1/log/sandbox/proof/inclusion").status, 400);
+}
