@@ -772,6 +772,36 @@ fn keys_are_listed_without_their_secret_and_can_be_toggled_and_deleted() {
 }
 
 #[test]
+fn a_tenant_holds_at_most_100_keys() {
+    let api = api();
+    let t = new_tenant(&api);
+    // new_tenant made one; deleted keys do not count.
+    let extra = create_key(&api, &t.jwt, "test");
+    let extra_id = extra
+        .trim_start_matches("pk_test_")
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+    for _ in 2..100 {
+        create_key(&api, &t.jwt, "test");
+    }
+    let over = post_jwt(
+        &api,
+        "/dashboard/api-keys",
+        &t.jwt,
+        &json!({"environment": "test"}),
+    );
+    assert_error(&over, 409);
+    assert!(message(&over).contains("100"), "{}", over.text);
+    assert_eq!(
+        delete_jwt(&api, &format!("/dashboard/api-keys/{extra_id}"), &t.jwt).status,
+        200
+    );
+    create_key(&api, &t.jwt, "test");
+}
+
+#[test]
 fn a_missing_malformed_unknown_or_wrong_key_is_401() {
     let api = api();
     let t = new_tenant(&api);

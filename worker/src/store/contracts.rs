@@ -16,13 +16,19 @@ const CONTRACT_COLUMNS: &str = "id, tenant_id, env, status, provisioned_at, erro
 const INSERT_CONTRACT: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
      updated_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6)";
-/// Moves a contract to `provisioning` unless it is already there; creates
-/// it if missing. Returns 1 row changed when the caller won the transition.
+/// A provisioning that has not finished after this long was cut short (an
+/// isolate died mid-setup); it may be started again.
+pub const PROVISIONING_STALE_MS: u64 = 5 * 60 * 1000;
+
+/// Moves a contract to `provisioning` unless it is already there (and not
+/// stale); creates it if missing. Returns 1 row changed when the caller won
+/// the transition.
 const BEGIN_PROVISIONING: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
      updated_at) VALUES (?1, ?2, ?3, 'provisioning', NULL, NULL, ?4, ?4) \
      ON CONFLICT (tenant_id, env) DO UPDATE SET status = 'provisioning', error = NULL, \
-     updated_at = excluded.updated_at WHERE contracts.status <> 'provisioning'";
+     updated_at = excluded.updated_at \
+     WHERE contracts.status <> 'provisioning' OR contracts.updated_at < ?5";
 const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4, \
      provisioned_at = CASE WHEN ?3 = 'active' THEN ?5 ELSE provisioned_at END, updated_at = ?5 \
      WHERE tenant_id = ?1 AND env = ?2 AND status = 'provisioning'";
@@ -74,6 +80,7 @@ pub async fn begin_provisioning(
             Arg::Text(tenant_id),
             Arg::Text(env),
             Arg::Int(ms(now_ms)),
+            Arg::Int(ms(now_ms.saturating_sub(PROVISIONING_STALE_MS))),
         ],
     )
     .await
