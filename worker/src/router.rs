@@ -50,6 +50,9 @@ pub enum RouteId {
     LogHeads,
     LogInclusion,
     LogConsistency,
+    DevBenchHash,
+    DevLogGrow,
+    DevLogLeaf,
 }
 
 pub struct Route {
@@ -265,6 +268,21 @@ pub const ROUTES: &[Route] = &[
         pattern: "/api/v1/log/:env/proof/consistency",
         id: RouteId::LogConsistency,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/bench/hash",
+        id: RouteId::DevBenchHash,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/log/grow",
+        id: RouteId::DevLogGrow,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dev/log/leaf",
+        id: RouteId::DevLogLeaf,
+    },
 ];
 
 /// Path parameters captured by a pattern, in order.
@@ -345,6 +363,9 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::Health => routes::health::get(),
         RouteId::DevPingCreate => routes::dev::ping_create(app, req).await,
         RouteId::DevPingGet => routes::dev::ping_get(app, params.get("id")?).await,
+        RouteId::DevBenchHash => routes::dev::bench_hash(app, req).await,
+        RouteId::DevLogGrow => routes::dev::log_grow(app, req).await,
+        RouteId::DevLogLeaf => routes::dev::log_leaf(app, req).await,
         RouteId::AuthRegister => routes::auth::register(app, req).await,
         RouteId::AuthLogin => routes::auth::login(app, req).await,
         RouteId::AuthVerify => routes::auth::verify(app, req).await,

@@ -162,3 +162,57 @@ pub fn env_from_path(text: &str) -> ApiResult<Env> {
         ))),
     }
 }
+
+/// Benchmark fixture (DEV_MODE only, see routes::dev): appends `count`
+/// synthetic leaves through the same append, signing and storage code as
+/// the sequencer, so proof latency can be measured on a large log.
+pub async fn grow_synthetic(app: &App, env: Env, count: u64, seed: &str) -> ApiResult<u64> {
+    let db = db(app, env)?;
+    let key = LogKey::load(app, env)?;
+    let mut done = 0;
+    while done < count {
+        let n = (count - done).min(log::APPEND_LEAVES_MAX);
+        let head = head_or_init(app, env).await?;
+        let old = head.tree_size;
+        let items: Vec<Hash32> = (0..n)
+            .map(|i| Hash32::digest(format!("{seed}:{}", old + i).as_bytes()))
+            .collect();
+        let mut hashes = StoredHashes::new();
+        let need = log::indexes_for_append(TreeSize(old), n).map_err(ApiError::internal)?;
+        fetch_missing(&db, &mut hashes, &need).await?;
+        let written = log::append(TreeSize(old), &items, &hashes).map_err(ApiError::internal)?;
+        for (i, h) in &written {
+            hashes.insert(*i, *h);
+        }
+        let need_root = log::indexes_for_root(TreeSize(old + n)).map_err(ApiError::internal)?;
+        fetch_missing(&db, &mut hashes, &need_root).await?;
+        let root = log::tree_root(TreeSize(old + n), &hashes).map_err(ApiError::internal)?;
+        let note_text = key.sign(old + n, &root)?;
+        let leaves: Vec<store::NewLeaf> = items
+            .iter()
+            .enumerate()
+            .map(|(i, h)| store::NewLeaf {
+                leaf_index: old + i as u64,
+                item_hash: h.to_hex(),
+                kind: "fact",
+                ref_id: format!("bench:{seed}"),
+                tenant_id: "bench".to_string(),
+            })
+            .collect();
+        let mut statements = store::insert_stored_hashes(&db, &written)?;
+        statements.extend(store::insert_leaves(&db, &leaves, app.now_ms)?);
+        statements.push(store::insert_head(
+            &db,
+            &store::HeadRow {
+                tree_size: old + n,
+                root: root.to_hex(),
+                note_hash: note::tree_head_hash(&note_text).to_hex(),
+                note: note_text,
+                created_at: app.now_ms,
+            },
+        )?);
+        crate::store::batch(&db, statements).await?;
+        done += n;
+    }
+    Ok(done)
+}

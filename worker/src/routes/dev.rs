@@ -56,3 +56,80 @@ pub async fn ping_get(app: &App, id: &str) -> ApiResult<Response> {
     };
     http::dashboard(200, &view, None)
 }
+
+/// `POST /dev/bench/hash {"n": N}`: the in-Worker SHA-256 limit for a
+/// Merkle root over N leaves (N leaf + N−1 node hashes), timed by the
+/// benchmark from outside (a Worker's clock does not advance while it
+/// computes).
+pub async fn bench_hash(app: &App, mut req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let n = bench_n(&mut req).await?;
+    let items: Vec<bvs_core::Hash32> = (0..n)
+        .map(|i| bvs_core::Hash32::digest(&i.to_le_bytes()))
+        .collect();
+    let root = bvs_core::merkle::root(&items);
+    http::dashboard(
+        200,
+        &serde_json::json!({ "n": n, "root": root.to_hex() }),
+        None,
+    )
+}
+
+/// `POST /dev/log/grow {"n": N, "env": "sandbox"}`: appends N synthetic
+/// leaves to a log (benchmark fixture for proof latency on large logs).
+pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let body = http::json_body(&mut req).await?;
+    let obj = http::as_object(&body)?;
+    let n = obj
+        .get("n")
+        .and_then(serde_json::Value::as_u64)
+        .filter(|n| (1..=BENCH_N_MAX).contains(n))
+        .ok_or_else(|| {
+            ApiError::field(
+                "n",
+                format!("must be a whole number from 1 to {BENCH_N_MAX}"),
+            )
+        })?;
+    let env =
+        crate::ledger::env_from_path(obj.get("env").and_then(|v| v.as_str()).unwrap_or("sandbox"))?;
+    let seed = ids::random_token(8)?;
+    let added = crate::ledger::grow_synthetic(app, env, n, &seed).await?;
+    http::dashboard(200, &serde_json::json!({ "added": added }), None)
+}
+
+/// Upper bound of the benchmark routes' `n`.
+pub const BENCH_N_MAX: u64 = 2_000_000;
+
+async fn bench_n(req: &mut worker::Request) -> ApiResult<u64> {
+    let body = http::json_body(req).await?;
+    http::as_object(&body)?
+        .get("n")
+        .and_then(serde_json::Value::as_u64)
+        .filter(|n| (1..=BENCH_N_MAX).contains(n))
+        .ok_or_else(|| {
+            ApiError::field(
+                "n",
+                format!("must be a whole number from 1 to {BENCH_N_MAX}"),
+            )
+        })
+}
+
+/// `GET /dev/log/leaf?env=&index=`: one leaf of a log (benchmark helper).
+pub async fn log_leaf(app: &App, req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let env = crate::ledger::env_from_path(
+        &http::query_param(&req, "env")?.unwrap_or_else(|| "sandbox".into()),
+    )?;
+    let index = http::query_param(&req, "index")?
+        .and_then(|v| v.parse::<u64>().ok())
+        .ok_or_else(|| ApiError::field("index", "must be a whole number"))?;
+    let leaf = store::ledger::leaf_at(&crate::ledger::db(app, env)?, index)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("No leaf {index}")))?;
+    http::dashboard(
+        200,
+        &serde_json::json!({ "leafIndex": leaf.leaf_index, "itemHash": leaf.item_hash }),
+        None,
+    )
+}

@@ -1068,3 +1068,12 @@ pub async fn deltas_in_leaf_range(
     )
     .await
 }
+
+pub async fn leaf_at(db: &D1Database, leaf_index: u64) -> ApiResult<Option<LeafRow>> {
+    first(
+        db,
+        "SELECT leaf_index, item_hash, kind, ref_id, tenant_id, appended_at FROM log_leaves WHERE leaf_index = ?1",
+        &[int(leaf_index)?],
+    )
+    .await
+}

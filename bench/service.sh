@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Service benchmark: starts its own wrangler dev and prints a table.
+# Takes several minutes (it seeds 111k deltas and grows a log to 1M leaves).
+set -euo pipefail
+source "$(dirname "$0")/../scripts/env.sh"
+cd "$ROOT"
+scripts/setup.sh
+scripts/build-worker.sh
+export BVS_TEST_STATE="$ROOT/target/bench-state"
+rm -rf "$BVS_TEST_STATE"
+cargo run -p bvs-tests --release --quiet --bin bench-service
