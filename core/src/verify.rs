@@ -324,3 +324,861 @@ pub fn replay_balance(
 ) -> Result<Amount, crate::amount::AmountError> {
     crate::derive::replay(starting, deltas)
 }
+
+// ------------------------------------------------------------------ documents as saved from the API
+
+/// Most pages of a public verification answer checked together. // spec: silent; VERIFY_RECORDS_MAX per page keeps 1,000 pages in the same work bound as RECEIPT_DELTAS_MAX
+pub const PUBLIC_PAGES_MAX: usize = 1_000;
+
+/// The `data` of a `{success, statusCode, data}` envelope, or the whole
+/// text when it is not one, so a file saved straight from the API and one
+/// holding only its `data` both verify. Amounts stay exact: the inner text
+/// is handed on as it was written.
+fn unwrap_envelope(text: &str) -> &str {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow, default)]
+        data: Option<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        success: Option<bool>,
+    }
+    match serde_json::from_str::<Probe<'_>>(text) {
+        Ok(Probe {
+            data: Some(d),
+            success: Some(_),
+        }) => d.get(),
+        _ => text,
+    }
+}
+
+/// As [`verify_receipt_json`], for the receipt route's whole answer
+/// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
+pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
+    if text.len() > RECEIPT_JSON_BYTES_MAX {
+        return verify_receipt_json(text, trusted_public_key);
+    }
+    verify_receipt_json(unwrap_envelope(text), trusted_public_key)
+}
+
+// ------------------------------------------------------------------ public verification answers
+
+/// `GET /api/v1/verify/{proofRoot}` data (docs/proofs-api.md). Fields the
+/// checks do not need are kept as optional text, for display.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicAnswer {
+    pub verified: bool,
+    pub summary: PublicSummary,
+    #[serde(default)]
+    pub records: Vec<PublicRecord>,
+    pub verification: PublicProof,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicSummary {
+    /// `submission`, `checkpoint` or `receipt`.
+    pub kind: String,
+    pub environment: String,
+    pub proof_root: Hash32,
+    pub item_count: u64,
+    pub net_amount: Amount,
+    #[serde(default)]
+    pub period: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_verified_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_verified_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicRecord {
+    pub anchor_id: String,
+    pub item_hash: Hash32,
+    pub delta: Amount,
+    /// `None` while the item is not yet in the log (QUEUED).
+    #[serde(default)]
+    pub leaf_index: Option<merkle::LeafIndex>,
+    #[serde(default)]
+    pub inclusion_proof: Vec<Hash32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_timestamp: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_timestamp: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicProof {
+    pub tree_head: String,
+    pub tree_size: merkle::TreeSize,
+    pub public_key: String,
+    pub items_root: Hash32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_leaf: Option<CheckpointLeaf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointLeaf {
+    pub item_hash: Hash32,
+    pub leaf_index: merkle::LeafIndex,
+    pub inclusion_proof: Vec<Hash32>,
+}
+
+fn inclusion_detail(
+    proof: &[Hash32],
+    index: merkle::LeafIndex,
+    head: Option<&TreeHead>,
+    item: &Hash32,
+) -> Result<String, String> {
+    let Some(h) = head else {
+        return Err("cannot check: the tree head did not verify".into());
+    };
+    merkle::verify_inclusion(proof, index, h.size, &h.root, item)
+        .map(|()| {
+            format!(
+                "{item} is leaf {index} of the signed tree of size {}",
+                h.size
+            )
+        })
+        .map_err(|e| format!("{item} at leaf {index}: {e}"))
+}
+
+/// Verifies a public verification answer, given as the text of each page
+/// (`?offset=` pages of one root, or just one), each either the whole
+/// answer or its `data`: each page's signed tree head (against
+/// `trusted_public_key`, or the key the page names when none is pinned),
+/// every record's inclusion proof into its page's head, the checkpoint's
+/// own leaf, and, once every record is there, the RFC 9162 root over the
+/// records' itemHashes against the proof root, the item count and the net
+/// amount. `expected_root` is the root that was asked for.
+pub fn verify_public_answer(
+    pages: &[&str],
+    expected_root: Option<&str>,
+    trusted_public_key: Option<&str>,
+) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    if pages.is_empty() || pages.len() > PUBLIC_PAGES_MAX {
+        report.push(
+            "parse",
+            false,
+            format!(
+                "expected 1 to {PUBLIC_PAGES_MAX} pages, got {}",
+                pages.len()
+            ),
+        );
+        return report;
+    }
+    let mut answers = Vec::with_capacity(pages.len());
+    for (p, text) in pages.iter().enumerate() {
+        let name = if pages.len() == 1 {
+            "parse".to_string()
+        } else {
+            format!("pages[{p}].parse")
+        };
+        if text.len() > RECEIPT_JSON_BYTES_MAX {
+            report.push(
+                name,
+                false,
+                format!("answer is larger than {RECEIPT_JSON_BYTES_MAX} bytes"),
+            );
+            return report;
+        }
+        match serde_json::from_str::<PublicAnswer>(unwrap_envelope(text)) {
+            Ok(a) => answers.push(a),
+            Err(e) => {
+                report.push(
+                    name,
+                    false,
+                    format!("not a public verification answer: {e}"),
+                );
+                return report;
+            }
+        }
+    }
+    let first = &answers[0].summary;
+    let records: usize = answers.iter().map(|a| a.records.len()).sum();
+    if records > RECEIPT_DELTAS_MAX {
+        report.push(
+            "itemCount",
+            false,
+            format!("{records} records exceed the verifiable maximum of {RECEIPT_DELTAS_MAX}"),
+        );
+        return report;
+    }
+
+    // 1. The root asked for, and pages that agree with each other.
+    let root = first.proof_root;
+    report.result(
+        "proofRoot",
+        match expected_root.map(Hash32::parse) {
+            None => Ok(format!("answer is about {root}")),
+            Some(Ok(want)) => same("summary.proofRoot", &root, &want),
+            Some(Err(e)) => Err(format!("the root asked for is not a hash: {e}")),
+        },
+    );
+    if answers.len() > 1 {
+        let agree = answers.iter().all(|a| {
+            a.summary.proof_root.ct_eq(&root)
+                && a.summary.kind == first.kind
+                && a.summary.environment == first.environment
+                && a.summary.item_count == first.item_count
+        });
+        report.result(
+            "pages",
+            if agree {
+                Ok(format!("{} pages of the same answer", answers.len()))
+            } else {
+                Err("pages describe different roots, kinds, environments or counts".into())
+            },
+        );
+    }
+
+    // 2. Key and heads, then each record against its page's head.
+    let mut index = 0usize;
+    for (p, a) in answers.iter().enumerate() {
+        let prefix = if answers.len() == 1 {
+            String::new()
+        } else {
+            format!("pages[{p}].")
+        };
+        let key = match trusted_public_key {
+            Some(trusted) => {
+                let same_key: bool = trusted
+                    .as_bytes()
+                    .ct_eq(a.verification.public_key.as_bytes())
+                    .into();
+                report.result(
+                    format!("{prefix}publicKey"),
+                    if same_key {
+                        Ok("the answer names the log's published key".into())
+                    } else {
+                        Err(format!(
+                            "the answer names key {:?}, the log publishes {trusted:?}; checking against the published key",
+                            a.verification.public_key
+                        ))
+                    },
+                );
+                trusted
+            }
+            None => {
+                report.push(
+                    format!("{prefix}publicKey"),
+                    true,
+                    "not pinned: using the key inside the answer; compare it with the log's published key",
+                );
+                a.verification.public_key.as_str()
+            }
+        };
+        let head = match note::verify_tree_head(&a.verification.tree_head, key) {
+            Ok(h) => {
+                report.push(
+                    format!("{prefix}treeHead"),
+                    true,
+                    format!("signed by {}: size {}, root {}", h.origin, h.size, h.root),
+                );
+                report.result(
+                    format!("{prefix}treeSize"),
+                    if h.size == a.verification.tree_size {
+                        Ok(format!("treeSize {} is the signed size", h.size))
+                    } else {
+                        Err(format!(
+                            "treeSize says {}, the signed head says {}",
+                            a.verification.tree_size, h.size
+                        ))
+                    },
+                );
+                Some(h)
+            }
+            Err(e) => {
+                report.push(format!("{prefix}treeHead"), false, e.to_string());
+                None
+            }
+        };
+        let page_hashes: Vec<Hash32> = a.records.iter().map(|r| r.item_hash).collect();
+        report.result(
+            format!("{prefix}verification.itemsRoot"),
+            same(
+                "verification.itemsRoot",
+                &a.verification.items_root,
+                &merkle::root(&page_hashes),
+            ),
+        );
+        for r in &a.records {
+            let check = match r.leaf_index {
+                None => Err(format!(
+                    "{} is not in the log yet (queued): nothing to check until it is",
+                    r.anchor_id
+                )),
+                Some(leaf) => {
+                    inclusion_detail(&r.inclusion_proof, leaf, head.as_ref(), &r.item_hash)
+                }
+            };
+            report.result(format!("records[{index}].inclusion"), check);
+            index += 1;
+        }
+        if let Some(c) = &a.verification.checkpoint_leaf {
+            report.result(
+                format!("{prefix}checkpointLeaf.inclusion"),
+                inclusion_detail(
+                    &c.inclusion_proof,
+                    c.leaf_index,
+                    head.as_ref(),
+                    &c.item_hash,
+                ),
+            );
+        }
+    }
+
+    // 3. The root over every record, the count and the net amount.
+    let all: Vec<&PublicRecord> = answers.iter().flat_map(|a| a.records.iter()).collect();
+    let n = all.len() as u64;
+    let complete = n == first.item_count;
+    report.result(
+        "itemCount",
+        if complete {
+            Ok(format!("{n} records, as the summary says"))
+        } else {
+            Err(format!(
+                "{n} records listed, the summary says {}: fetch every page to check the root",
+                first.item_count
+            ))
+        },
+    );
+    let hashes: Vec<Hash32> = all.iter().map(|r| r.item_hash).collect();
+    let over_records = merkle::root(&hashes);
+    if first.kind == "checkpoint" {
+        match &answers[0].verification.checkpoint_leaf {
+            None => report.push(
+                "checkpointLeaf",
+                false,
+                "a checkpoint's root is not in the log yet (not committed)",
+            ),
+            Some(c) => {
+                report.result(
+                    "checkpointLeaf",
+                    same("checkpointLeaf.itemHash", &c.item_hash, &root),
+                );
+            }
+        }
+    }
+    if complete {
+        report.result(
+            "itemsRoot",
+            same(
+                "the root over the records' itemHashes",
+                &over_records,
+                &root,
+            ),
+        );
+        let sum = Amount::checked_sum(all.iter().map(|r| r.delta));
+        report.result(
+            "netAmount",
+            match sum {
+                Ok(s) if s == first.net_amount => Ok(format!("the {n} deltas add up to {s}")),
+                Ok(s) => Err(format!(
+                    "the {n} deltas add up to {s}, the summary says {}",
+                    first.net_amount
+                )),
+                Err(e) => Err(format!("adding the deltas: {e}")),
+            },
+        );
+    }
+    report.result(
+        "verified",
+        match (answers[0].verified, report.ok) {
+            (true, true) => Ok("the service says verified, and every check above agrees".into()),
+            (false, _) => Err(format!(
+                "the service says not verified yet (status {})",
+                first.status.as_deref().unwrap_or("unknown")
+            )),
+            (true, false) => Err("the service says verified, but a check above failed".into()),
+        },
+    );
+    report
+}
+
+// ------------------------------------------------------------------ single checks as reports
+
+fn parse_hashes(field: &str, texts: &[String]) -> Result<Vec<Hash32>, String> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| Hash32::parse(t).map_err(|e| format!("{field}[{i}] {e}")))
+        .collect()
+}
+
+/// One signed tree head against a verifier key, as a report.
+pub fn tree_head_report(note_text: &str, verifier_key: &str) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    report.result(
+        "treeHead",
+        note::verify_tree_head(note_text, verifier_key)
+            .map(|h| format!("signed by {}: size {}, root {}", h.origin, h.size, h.root))
+            .map_err(|e| e.to_string()),
+    );
+    report
+}
+
+/// `item_hash` is leaf `leaf_index` of the tree of `tree_size` with `root`.
+pub fn inclusion_report(
+    item_hash: &str,
+    leaf_index: u64,
+    tree_size: u64,
+    root: &str,
+    proof: &[String],
+) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    let parsed = Hash32::parse(item_hash)
+        .map_err(|e| format!("itemHash {e}"))
+        .and_then(|item| Ok((item, Hash32::parse(root).map_err(|e| format!("root {e}"))?)))
+        .and_then(|(item, root)| Ok((item, root, parse_hashes("proof", proof)?)));
+    report.result(
+        "inclusion",
+        parsed.and_then(|(item, root, proof)| {
+            merkle::verify_inclusion(
+                &proof,
+                merkle::LeafIndex(leaf_index),
+                merkle::TreeSize(tree_size),
+                &root,
+                &item,
+            )
+            .map(|()| {
+                format!(
+                    "{item} is leaf {leaf_index} of the tree of size {tree_size} with root {root}"
+                )
+            })
+            .map_err(|e| e.to_string())
+        }),
+    );
+    report
+}
+
+/// Two signed heads and the consistency proof between them, as a report.
+pub fn consistency_report(
+    old_note: &str,
+    new_note: &str,
+    proof: &[String],
+    verifier_key: &str,
+) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    let proof = match parse_hashes("consistencyProof", proof) {
+        Ok(p) => p,
+        Err(e) => {
+            report.push("consistency", false, e);
+            return report;
+        }
+    };
+    match verify_consistency_between_heads(old_note, new_note, &proof, verifier_key) {
+        Ok((old, new)) => {
+            report.push(
+                "oldTreeHead",
+                true,
+                format!("size {}, root {}", old.size, old.root),
+            );
+            report.push(
+                "newTreeHead",
+                true,
+                format!("size {}, root {}", new.size, new.root),
+            );
+            report.push(
+                "consistency",
+                true,
+                format!("the tree of size {} extends the tree of size {}: nothing was rewritten or removed", new.size, old.size),
+            );
+        }
+        Err(HeadsError::OldHead(e)) => report.push("oldTreeHead", false, e.to_string()),
+        Err(HeadsError::NewHead(e)) => report.push("newTreeHead", false, e.to_string()),
+        Err(HeadsError::Proof(e)) => report.push("consistency", false, e.to_string()),
+    }
+    report
+}
+
+/// A submission's `itemsRoot` over its `itemHashes`, as a report.
+pub fn submission_report(item_hashes: &[String], items_root: &str) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    let parsed = parse_hashes("itemHashes", item_hashes).and_then(|h| {
+        Ok((
+            h,
+            Hash32::parse(items_root).map_err(|e| format!("itemsRoot {e}"))?,
+        ))
+    });
+    report.result(
+        "itemsRoot",
+        parsed.and_then(|(hashes, want)| {
+            same("the root over itemHashes", &merkle::root(&hashes), &want)
+        }),
+    );
+    report
+}
+
+/// Reads a consistency proof as saved: the consistency route's answer
+/// (enveloped or not), a JSON array of hex hashes, or hex hashes separated
+/// by white space.
+///
+/// # Errors
+/// Names what could not be read.
+pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Answer {
+        consistency_proof: Vec<String>,
+    }
+    let inner = unwrap_envelope(text).trim();
+    if inner.starts_with('[') {
+        return serde_json::from_str(inner).map_err(|e| format!("not a JSON array of hashes: {e}"));
+    }
+    if inner.starts_with('{') {
+        return serde_json::from_str::<Answer>(inner)
+            .map(|a| a.consistency_proof)
+            .map_err(|e| format!("not a consistency proof answer: {e}"));
+    }
+    Ok(inner.split_whitespace().map(str::to_string).collect())
+}
+
+/// A small signed log built with this crate's own functions, the way the
+/// worker builds its answers: fixtures for the verifiers' tests (core,
+/// verifier-wasm, the CLI) and the verify page's offline demo. Pure: the
+/// seed and the time come in as arguments.
+pub mod sample {
+    use super::{CheckpointLeaf, PublicAnswer, PublicProof, PublicRecord, PublicSummary};
+    use crate::amount::Amount;
+    use crate::derive::{self, DerivedDelta};
+    use crate::hash::{item_hash, DeltaContent, Hash32};
+    use crate::log::{self, StoredHashes};
+    use crate::merkle::{self, LeafIndex, TreeSize};
+    use crate::note;
+    use crate::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
+    use crate::time::format_iso_ms;
+    use crate::types::Period;
+
+    /// Everything a verifier is handed, as text the API would send.
+    #[derive(Debug, Clone)]
+    pub struct Sample {
+        /// The log's verifier key (`<origin>+<id>+<key>`).
+        pub public_key: String,
+        pub receipt: Receipt,
+        /// `GET /api/v1/balance/receipt/...` answer, with its envelope.
+        pub receipt_json: String,
+        /// `GET /api/v1/verify/{root}` answer for the receipt's deltas as one
+        /// submission, with its envelope.
+        pub public_json: String,
+        pub proof_root: Hash32,
+        /// A signed head of an older, smaller tree of the same log.
+        pub old_head: String,
+        /// The signed head every proof here is into.
+        pub head: String,
+        /// Consistency proof from `old_head` to `head`, hex.
+        pub consistency_proof: Vec<String>,
+        /// Every item of the log, in order, and one leaf with its proof.
+        pub log_items: Vec<Hash32>,
+    }
+
+    fn err(e: impl std::fmt::Display) -> String {
+        e.to_string()
+    }
+
+    /// A log of `noise` other items with the deltas of `amounts` (for
+    /// `cust_42`, starting balance 10) interleaved, signed by `seed` as
+    /// `origin`, declared at `t0_ms`.
+    ///
+    /// # Errors
+    /// A bad origin or amount, or a log limit.
+    pub fn build(
+        origin: &str,
+        seed: &[u8; 32],
+        noise: u64,
+        amounts: &[&str],
+        t0_ms: i64,
+    ) -> Result<Sample, String> {
+        let mut log_items: Vec<Hash32> = (0..noise)
+            .map(|i| Hash32::digest(&i.to_be_bytes()))
+            .collect();
+        let mut contents = Vec::new();
+        let mut leaf_of = Vec::new();
+        for (k, a) in amounts.iter().enumerate() {
+            let content = DeltaContent {
+                anchor_id: format!("anc_{k:04}"),
+                customer_id: "cust_42".into(),
+                delta: Amount::parse(a).map_err(err)?,
+                reason: format!("invoice {k}"),
+                reference_id: (k % 2 == 0).then(|| format!("ref-{k}")),
+                metadata: None,
+                declared_timestamp: format_iso_ms(t0_ms + k as i64),
+            };
+            leaf_of.push(log_items.len() as u64);
+            log_items.push(item_hash(&content).map_err(err)?);
+            log_items.push(Hash32::digest(format!("noise {k}").as_bytes()));
+            contents.push(content);
+        }
+        let mut store = StoredHashes::new();
+        for (k, v) in log::append(TreeSize(0), &log_items, &StoredHashes::new()).map_err(err)? {
+            store.insert(k, v);
+        }
+        let size = TreeSize(log_items.len() as u64);
+        let root = log::tree_root(size, &store).map_err(err)?;
+        let head = note::sign_tree_head(origin, size, &root, seed).map_err(err)?;
+        let old_size = TreeSize(size.0.div_ceil(2));
+        let old_root = log::tree_root(old_size, &store).map_err(err)?;
+        let old_head = note::sign_tree_head(origin, old_size, &old_root, seed).map_err(err)?;
+        let consistency_proof = log::consistency_proof(old_size, size, &store)
+            .map_err(err)?
+            .iter()
+            .map(Hash32::to_hex)
+            .collect();
+        let public_key = note::public_key_string(origin, seed).map_err(err)?;
+
+        let starting = Amount::from_int(10).map_err(err)?;
+        let mut balance = starting;
+        let mut deltas = Vec::new();
+        let mut items = Vec::new();
+        let mut records = Vec::new();
+        let hashes: Vec<Hash32> = log_items
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| leaf_of.contains(&(*i as u64)))
+            .map(|(_, h)| *h)
+            .collect();
+        let items_root = merkle::root(&hashes);
+        let block_ms = t0_ms + 1_000;
+        for (k, c) in contents.iter().enumerate() {
+            let h = item_hash(c).map_err(err)?;
+            let leaf = LeafIndex(leaf_of[k]);
+            let proof = log::inclusion_proof(leaf, size, &store).map_err(err)?;
+            balance = balance.checked_add(c.delta).map_err(err)?;
+            deltas.push(DerivedDelta {
+                anchor_id: c.anchor_id.clone(),
+                item_hash: h,
+                items_root,
+                receipt_id: items_root,
+                delta: c.delta,
+                reason: Some(c.reason.clone()),
+                reference_id: c.reference_id.clone(),
+                window: Period::containing(t0_ms),
+                declared_timestamp: t0_ms + k as i64,
+                block_timestamp: block_ms,
+                data_purged: false,
+                verified: true,
+                seq: k as u64 + 1,
+                balance_after: balance,
+            });
+            records.push(PublicRecord {
+                anchor_id: c.anchor_id.clone(),
+                item_hash: h,
+                delta: c.delta,
+                leaf_index: Some(leaf),
+                inclusion_proof: proof.clone(),
+                block_timestamp: Some(format_iso_ms(block_ms)),
+                declared_timestamp: Some(c.declared_timestamp.clone()),
+            });
+            items.push(ProvenItem {
+                anchor_id: c.anchor_id.clone(),
+                item_hash: h,
+                leaf_index: leaf,
+                inclusion_proof: proof,
+                delta: c.delta,
+                raw: Some(c.clone()),
+            });
+        }
+        let receipt = Receipt {
+            customer_id: "cust_42".into(),
+            period: Some(Period::containing(t0_ms).to_string()),
+            generated_at: format_iso_ms(block_ms + 5_000),
+            deltas_count: deltas.len() as u64,
+            starting_balance: starting,
+            final_balance: balance,
+            items_root,
+            receipt_id: items_root,
+            proof_root: items_root,
+            latest_checkpoint: None,
+            window_summaries: derive::window_summaries(&deltas).map_err(err)?,
+            deltas,
+            verification: ReceiptVerification {
+                message: "Check with the log's public key".into(),
+                item_hashes: hashes,
+                proof_root: items_root,
+                verify_url: format!("/verify/{items_root}"),
+            },
+            proof: ReceiptProof {
+                tree_head: head.clone(),
+                public_key: public_key.clone(),
+                items,
+            },
+        };
+        let net = Amount::checked_sum(records.iter().map(|r| r.delta)).map_err(err)?;
+        let answer = PublicAnswer {
+            verified: true,
+            summary: PublicSummary {
+                kind: "submission".into(),
+                environment: "sandbox".into(),
+                proof_root: items_root,
+                item_count: records.len() as u64,
+                net_amount: net,
+                period: None,
+                status: Some("VERIFIED".into()),
+                first_verified_at: Some(format_iso_ms(block_ms)),
+                last_verified_at: Some(format_iso_ms(block_ms)),
+            },
+            records,
+            verification: PublicProof {
+                tree_head: head.clone(),
+                tree_size: size,
+                public_key: public_key.clone(),
+                items_root,
+                checkpoint_leaf: None::<CheckpointLeaf>,
+            },
+        };
+        let envelope =
+            |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);
+        Ok(Sample {
+            public_key,
+            receipt_json: envelope(serde_json::to_string(&receipt).map_err(err)?),
+            public_json: envelope(serde_json::to_string(&answer).map_err(err)?),
+            receipt,
+            proof_root: items_root,
+            old_head,
+            head,
+            consistency_proof,
+            log_items,
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    const ORIGIN: &str = "bvs.example/log/sandbox";
+    const SEED: [u8; 32] = [9; 32];
+    const T0: i64 = 1_795_323_400_123;
+
+    fn sample() -> sample::Sample {
+        sample::build(ORIGIN, &SEED, 37, &["100", "-0.1", "-0.2", "12.345"], T0).unwrap()
+    }
+
+    fn failed(r: &VerificationReport) -> Vec<String> {
+        r.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_public_answer_as_the_service_sends_it_verifies() {
+        let s = sample();
+        let root = s.proof_root.to_hex();
+        let r = verify_public_answer(&[&s.public_json], Some(&root), Some(&s.public_key));
+        assert!(r.ok, "{r:#?}");
+        assert!(r.checks.iter().any(|c| c.name == "records[3].inclusion"));
+        // Its `data` alone verifies too, and the receipt saved whole.
+        let data: serde_json::Value = serde_json::from_str(&s.public_json).unwrap();
+        let bare = data["data"].to_string();
+        assert!(verify_public_answer(&[&bare], None, None).ok);
+        assert!(verify_receipt_document(&s.receipt_json, Some(&s.public_key)).ok);
+    }
+
+    #[test]
+    fn a_tampered_public_answer_fails_the_check_that_names_it() {
+        let s = sample();
+        let root = s.proof_root.to_hex();
+        let item = s.receipt.deltas[1].item_hash.to_hex();
+        let forged = Hash32::digest(b"forged").to_hex();
+        let cases: Vec<(String, Option<&str>, &str)> = vec![
+            (
+                s.public_json.replacen(&item, &forged, 1),
+                None,
+                "records[1].inclusion",
+            ),
+            (
+                s.public_json.replace("\"delta\":-0.2", "\"delta\":-0.3"),
+                None,
+                "netAmount",
+            ),
+            (
+                s.public_json.replace("\"itemCount\":4", "\"itemCount\":5"),
+                None,
+                "itemCount",
+            ),
+            (
+                s.public_json.replace("\"treeSize\":45", "\"treeSize\":46"),
+                None,
+                "treeSize",
+            ),
+            (
+                s.public_json.clone(),
+                Some("other+01020304+AQ=="),
+                "publicKey",
+            ),
+        ];
+        for (text, key, want) in cases {
+            let r = verify_public_answer(&[&text], Some(&root), key.or(Some(&s.public_key)));
+            assert!(!r.ok, "{want}");
+            assert!(
+                failed(&r).contains(&want.to_string()),
+                "{want}: {:?}",
+                failed(&r)
+            );
+        }
+        let r = verify_public_answer(&[&s.public_json], Some(&forged), None);
+        assert_eq!(failed(&r), ["proofRoot", "verified"]);
+        let r = verify_public_answer(&["{}"], None, None);
+        assert_eq!(failed(&r), ["parse"]);
+        assert!(!verify_public_answer(&[], None, None).ok);
+    }
+
+    #[test]
+    fn single_checks_report_what_they_checked() {
+        let s = sample();
+        assert!(tree_head_report(&s.head, &s.public_key).ok);
+        assert!(!tree_head_report(&s.head.replace("45", "46"), &s.public_key).ok);
+        assert!(consistency_report(&s.old_head, &s.head, &s.consistency_proof, &s.public_key).ok);
+        let r = consistency_report(
+            &s.old_head,
+            &s.head,
+            &s.consistency_proof[1..],
+            &s.public_key,
+        );
+        assert_eq!(failed(&r), ["consistency"]);
+        let d = &s.receipt.proof.items[0];
+        let proof: Vec<String> = d.inclusion_proof.iter().map(Hash32::to_hex).collect();
+        let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
+        let root = head.root.to_hex();
+        let item = d.item_hash.to_hex();
+        assert!(inclusion_report(&item, d.leaf_index.0, head.size.0, &root, &proof).ok);
+        assert!(!inclusion_report(&item, d.leaf_index.0 + 1, head.size.0, &root, &proof).ok);
+        assert!(!inclusion_report("zz", 0, 1, &root, &proof).ok);
+        let hashes: Vec<String> = s
+            .receipt
+            .verification
+            .item_hashes
+            .iter()
+            .map(Hash32::to_hex)
+            .collect();
+        assert!(submission_report(&hashes, &s.proof_root.to_hex()).ok);
+        assert!(!submission_report(&hashes[1..], &s.proof_root.to_hex()).ok);
+    }
+
+    #[test]
+    fn proofs_are_read_in_every_saved_form() {
+        let a = "aa".repeat(32);
+        let b = "bb".repeat(32);
+        let want = vec![a.clone(), b.clone()];
+        for text in [
+            format!(r#"["{a}","{b}"]"#),
+            format!("{a}\n{b}\n"),
+            format!(r#"{{"from":1,"to":2,"consistencyProof":["{a}","{b}"]}}"#),
+            format!(
+                r#"{{"success":true,"statusCode":200,"data":{{"consistencyProof":["{a}","{b}"]}}}}"#
+            ),
+        ] {
+            assert_eq!(parse_proof_document(&text).unwrap(), want, "{text}");
+        }
+        assert!(parse_proof_document("{").is_err());
+    }
+}

@@ -1,9 +1,126 @@
 //! A thin wasm-bindgen face over `bvs_core`'s verification: no logic here.
+//!
+//! Inputs are plain strings and arrays of strings, as the API returns them;
+//! every function that checks something returns a report as JSON text,
+//! `{"ok": bool, "checks": [{"name", "ok", "detail"}]}`, and never throws
+//! or panics on bad input: what was wrong is a failed check.
 
+use bvs_core::verify::{self, VerificationReport};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// The verifier's version, so a page can show which build checked a proof.
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// Largest leaf index or tree size a JavaScript number carries exactly.
+const JS_SAFE_INTEGER_MAX: f64 = 9_007_199_254_740_991.0; // Number.MAX_SAFE_INTEGER
+
+fn json(report: &VerificationReport) -> String {
+    // A report is strings and booleans: serializing it cannot fail.
+    serde_json::to_string(report).unwrap_or_else(|e| {
+        format!(r#"{{"ok":false,"checks":[{{"name":"report","ok":false,"detail":"{e}"}}]}}"#)
+    })
+}
+
+fn failed(name: &str, detail: String) -> String {
+    let check = verify::Check {
+        name: name.to_string(),
+        ok: false,
+        detail,
+    };
+    json(&VerificationReport {
+        ok: false,
+        checks: vec![check],
+    })
+}
+
+/// A JavaScript number that must be a whole number ≥ 0.
+fn whole(name: &str, n: f64) -> Result<u64, String> {
+    if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= JS_SAFE_INTEGER_MAX {
+        Ok(n as u64)
+    } else {
+        Err(format!(
+            "{name} must be a whole number from 0 to 2^53-1, got {n}"
+        ))
+    }
+}
+
+/// `item_hash` is leaf `leaf_index` of the tree of `tree_size` leaves with
+/// `root`, by the RFC 9162 audit path `proof` (hex, leaf side first).
+#[wasm_bindgen(js_name = verifyInclusion)]
+pub fn verify_inclusion(
+    item_hash: &str,
+    leaf_index: f64,
+    tree_size: f64,
+    root: &str,
+    proof: Vec<String>,
+) -> String {
+    match (whole("leafIndex", leaf_index), whole("treeSize", tree_size)) {
+        (Ok(i), Ok(n)) => json(&verify::inclusion_report(item_hash, i, n, root, &proof)),
+        (Err(e), _) | (_, Err(e)) => failed("inclusion", e),
+    }
+}
+
+/// A submission's `itemsRoot` (= `receiptId`) is the RFC 9162 root over
+/// its `itemHashes` in order.
+#[wasm_bindgen(js_name = verifySubmission)]
+pub fn verify_submission(item_hashes: Vec<String>, items_root: &str) -> String {
+    json(&verify::submission_report(&item_hashes, items_root))
+}
+
+/// A receipt (the receipt route's whole answer, or its `data`): key,
+/// signed head, recomputed itemHashes, every inclusion proof, roots,
+/// counts and the replayed balance. `trusted_key` pins the log's key.
+#[cfg(feature = "signatures")]
+#[wasm_bindgen(js_name = verifyReceipt)]
+pub fn verify_receipt(receipt_json: &str, trusted_key: Option<String>) -> String {
+    json(&verify::verify_receipt_document(
+        receipt_json,
+        trusted_key.as_deref(),
+    ))
+}
+
+/// A public verification answer (`GET /api/v1/verify/{root}`), given as
+/// the text of each of its pages. `expected_root` is the root asked for;
+/// `trusted_key` the key published at `/api/v1/log/{env}/key`.
+#[cfg(feature = "signatures")]
+#[wasm_bindgen(js_name = verifyPublicAnswer)]
+pub fn verify_public_answer(
+    pages: Vec<String>,
+    expected_root: Option<String>,
+    trusted_key: Option<String>,
+) -> String {
+    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+    json(&verify::verify_public_answer(
+        &pages,
+        expected_root.as_deref(),
+        trusted_key.as_deref(),
+    ))
+}
+
+/// A signed tree head (C2SP signed note) against a verifier key.
+#[cfg(feature = "signatures")]
+#[wasm_bindgen(js_name = verifyTreeHead)]
+pub fn verify_tree_head(note: &str, verifier_key: &str) -> String {
+    json(&verify::tree_head_report(note, verifier_key))
+}
+
+/// Two signed tree heads of one log and the consistency proof (hex)
+/// between them: the newer tree extends the older one.
+#[cfg(feature = "signatures")]
+#[wasm_bindgen(js_name = verifyConsistency)]
+pub fn verify_consistency(
+    old_note: &str,
+    new_note: &str,
+    proof: Vec<String>,
+    verifier_key: &str,
+) -> String {
+    json(&verify::consistency_report(
+        old_note,
+        new_note,
+        &proof,
+        verifier_key,
+    ))
 }

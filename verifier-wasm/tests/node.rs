@@ -1,9 +1,204 @@
-//! Runs under Node with `wasm-bindgen-test-runner` (see scripts/test.sh).
+//! Runs under Node with `wasm-bindgen-test-runner` (see scripts/test.sh):
+//! the exported functions on a log built with core's own functions, and
+//! tampered inputs that must fail the check naming them, never throw.
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use bvs_core::hash::Hash32;
+use bvs_core::note;
+use bvs_core::verify::{sample, VerificationReport};
+use bvs_verifier_wasm as v;
 use wasm_bindgen_test::wasm_bindgen_test;
+
+const ORIGIN: &str = "bvs.example/log/sandbox";
+const SEED: [u8; 32] = [3; 32];
+const T0: i64 = 1_795_323_400_123; // 2026-11-22T04:56:40.123Z
+
+fn fixture() -> sample::Sample {
+    sample::build(
+        ORIGIN,
+        &SEED,
+        20,
+        &["100", "-0.1", "-0.2", "12.345", "-4.25"],
+        T0,
+    )
+    .unwrap()
+}
+
+fn report(json: &str) -> VerificationReport {
+    serde_json::from_str(json).unwrap()
+}
+
+fn failed(json: &str) -> Vec<String> {
+    let r = report(json);
+    assert_eq!(r.ok, r.checks.iter().all(|c| c.ok), "ok is the conjunction");
+    r.checks
+        .into_iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.name)
+        .collect()
+}
 
 #[wasm_bindgen_test]
 fn the_module_loads_and_reports_its_version() {
-    assert_eq!(bvs_verifier_wasm::version(), env!("CARGO_PKG_VERSION"));
+    assert_eq!(v::version(), env!("CARGO_PKG_VERSION"));
+}
+
+#[wasm_bindgen_test]
+fn a_receipt_verifies_pinned_or_not_and_a_tampered_one_names_the_failure() {
+    let s = fixture();
+    assert!(
+        report(&v::verify_receipt(
+            &s.receipt_json,
+            Some(s.public_key.clone())
+        ))
+        .ok
+    );
+    assert!(report(&v::verify_receipt(&s.receipt_json, None)).ok);
+
+    let amount = s
+        .receipt_json
+        .replacen("\"delta\":12.345", "\"delta\":12.346", 1);
+    assert!(failed(&v::verify_receipt(&amount, None)).contains(&"deltas[3].proofItem".to_string()));
+    let other_key = note::public_key_string(ORIGIN, &[4; 32]).unwrap();
+    let f = failed(&v::verify_receipt(&s.receipt_json, Some(other_key)));
+    assert!(
+        f.contains(&"publicKey".to_string()) && f.contains(&"treeHead".to_string()),
+        "{f:?}"
+    );
+    assert_eq!(failed(&v::verify_receipt("not json", None)), ["parse"]);
+    assert_eq!(failed(&v::verify_receipt("", None)), ["parse"]);
+}
+
+#[wasm_bindgen_test]
+fn a_public_answer_verifies_and_a_forged_record_fails() {
+    let s = fixture();
+    let root = s.proof_root.to_hex();
+    let ok = v::verify_public_answer(
+        vec![s.public_json.clone()],
+        Some(root.clone()),
+        Some(s.public_key.clone()),
+    );
+    assert!(report(&ok).ok, "{ok}");
+    let item = s.receipt.deltas[2].item_hash.to_hex();
+    let forged = s
+        .public_json
+        .replacen(&item, &Hash32::digest(b"x").to_hex(), 1);
+    let f = failed(&v::verify_public_answer(
+        vec![forged],
+        Some(root.clone()),
+        None,
+    ));
+    assert!(f.contains(&"records[2].inclusion".to_string()), "{f:?}");
+    let f = failed(&v::verify_public_answer(vec![], Some(root), None));
+    assert_eq!(f, ["parse"]);
+}
+
+#[wasm_bindgen_test]
+fn tree_heads_inclusion_consistency_and_submissions() {
+    let s = fixture();
+    assert!(report(&v::verify_tree_head(&s.head, &s.public_key)).ok);
+    let flipped = s.head.replacen("sandbox\n", "sandbox2\n", 1);
+    assert_eq!(
+        failed(&v::verify_tree_head(&flipped, &s.public_key)),
+        ["treeHead"]
+    );
+    assert_eq!(failed(&v::verify_tree_head(&s.head, "junk")), ["treeHead"]);
+
+    let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
+    let item = &s.receipt.proof.items[0];
+    let proof: Vec<String> = item.inclusion_proof.iter().map(Hash32::to_hex).collect();
+    let (hash, root) = (item.item_hash.to_hex(), head.root.to_hex());
+    let (i, n) = (item.leaf_index.0 as f64, head.size.0 as f64);
+    assert!(report(&v::verify_inclusion(&hash, i, n, &root, proof.clone())).ok);
+    assert_eq!(
+        failed(&v::verify_inclusion(
+            &hash,
+            i + 1.0,
+            n,
+            &root,
+            proof.clone()
+        )),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(&hash, -1.0, n, &root, proof.clone())),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(&hash, 0.5, n, &root, proof.clone())),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(
+            &hash,
+            i,
+            f64::NAN,
+            &root,
+            proof.clone()
+        )),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(
+            &hash,
+            i,
+            n,
+            &root,
+            proof[1..].to_vec()
+        )),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(&hash, i, n, &root, vec!["zz".into()])),
+        ["inclusion"]
+    );
+
+    let c = s.consistency_proof.clone();
+    assert!(
+        report(&v::verify_consistency(
+            &s.old_head,
+            &s.head,
+            c.clone(),
+            &s.public_key
+        ))
+        .ok
+    );
+    assert_eq!(
+        failed(&v::verify_consistency(
+            &s.head,
+            &s.old_head,
+            c.clone(),
+            &s.public_key
+        )),
+        ["consistency"]
+    );
+    let mut bad = c.clone();
+    bad[0] = Hash32::digest(b"y").to_hex();
+    assert_eq!(
+        failed(&v::verify_consistency(
+            &s.old_head,
+            &s.head,
+            bad,
+            &s.public_key
+        )),
+        ["consistency"]
+    );
+
+    let hashes: Vec<String> = s
+        .receipt
+        .verification
+        .item_hashes
+        .iter()
+        .map(Hash32::to_hex)
+        .collect();
+    let root = s.proof_root.to_hex();
+    assert!(report(&v::verify_submission(hashes.clone(), &root)).ok);
+    let mut swapped = hashes.clone();
+    swapped.swap(0, 1);
+    assert_eq!(failed(&v::verify_submission(swapped, &root)), ["itemsRoot"]);
+    assert_eq!(
+        failed(&v::verify_submission(hashes, "nothex")),
+        ["itemsRoot"]
+    );
 }

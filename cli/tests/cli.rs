@@ -1,0 +1,166 @@
+//! The binary on files as an auditor saves them from the API: exit status,
+//! human output and `--json`, on a log built with core's own functions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bvs_core::hash::Hash32;
+use bvs_core::verify::{sample, VerificationReport};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ORIGIN: &str = "bvs.example/log/sandbox";
+const SEED: [u8; 32] = [5; 32];
+const T0: i64 = 1_795_323_400_123; // 2026-11-22T04:56:40.123Z
+
+struct Files {
+    dir: PathBuf,
+    s: sample::Sample,
+}
+
+impl Files {
+    fn new(label: &str) -> Files {
+        let dir = std::env::temp_dir().join(format!("bvs-verify-{label}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = sample::build(ORIGIN, &SEED, 30, &["100", "-0.1", "-0.2", "12.345"], T0).unwrap();
+        Files { dir, s }
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn bvs_verify(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bvs-verify"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_receipt_saved_from_the_api_verifies_with_the_pinned_key() {
+    let f = Files::new("receipt-ok");
+    let receipt = f.write("receipt.json", &f.s.receipt_json);
+    let o = bvs_verify(&["receipt", &receipt, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("PASS  treeHead"), "{out}");
+    assert!(out.contains("PASS  finalBalance"), "{out}");
+    assert!(out.contains("VERIFIED:"), "{out}");
+}
+
+#[test]
+fn a_tampered_receipt_fails_with_the_reason_and_exit_status_1() {
+    let f = Files::new("receipt-tampered");
+    // The balance claimed is not what the deltas add up to.
+    let text =
+        f.s.receipt_json
+            .replace("\"finalBalance\":122.045", "\"finalBalance\":1122.045");
+    assert_ne!(text, f.s.receipt_json);
+    let receipt = f.write("receipt.json", &text);
+    let o = bvs_verify(&["receipt", &receipt]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL  finalBalance"), "{out}");
+    assert!(out.contains("the receipt says 1122.045"), "{out}");
+    assert!(out.contains("NOT VERIFIED"), "{out}");
+
+    // A forged item hash fails its inclusion proof, and --json says so.
+    let item = f.s.receipt.deltas[0].item_hash.to_hex();
+    let forged =
+        f.s.receipt_json
+            .replace(&item, &Hash32::digest(b"forged").to_hex());
+    let receipt = f.write("forged.json", &forged);
+    let o = bvs_verify(&["receipt", &receipt, "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: VerificationReport = serde_json::from_slice(&o.stdout).unwrap();
+    let failed: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(failed.contains(&"deltas[0].inclusion"), "{failed:?}");
+    assert!(failed.contains(&"deltas[0].itemHash"), "{failed:?}");
+}
+
+#[test]
+fn a_signed_head_verifies_against_its_key_only() {
+    let f = Files::new("head");
+    let head = f.write("head.txt", &f.s.head);
+    let o = bvs_verify(&["head", &head, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let other = bvs_core::note::public_key_string(ORIGIN, &[6; 32]).unwrap();
+    let o = bvs_verify(&["head", &head, "--key", &other]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("FAIL  treeHead"));
+    let edited = f.write("edited.txt", &f.s.head.replacen("\n", "\n1", 1));
+    let o = bvs_verify(&["head", &edited, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+}
+
+#[test]
+fn consistency_between_two_saved_heads_verifies_and_a_bad_proof_fails() {
+    let f = Files::new("consistency");
+    let old = f.write("old.txt", &f.s.old_head);
+    let new = f.write("new.txt", &f.s.head);
+    let answer = format!(
+        r#"{{"success":true,"statusCode":200,"data":{{"consistencyProof":{}}}}}"#,
+        serde_json::to_string(&f.s.consistency_proof).unwrap()
+    );
+    let proof = f.write("proof.json", &answer);
+    let o = bvs_verify(&["consistency", &old, &new, &proof, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("PASS  consistency"));
+
+    let lines = f.write("proof.txt", &f.s.consistency_proof[1..].join("\n"));
+    let o = bvs_verify(&["consistency", &old, &new, &lines, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("FAIL  consistency"));
+}
+
+#[test]
+fn a_public_answer_verifies_and_names_the_root_it_is_about() {
+    let f = Files::new("public");
+    let answer = f.write("answer.json", &f.s.public_json);
+    let root = f.s.proof_root.to_hex();
+    let o = bvs_verify(&["public", &answer, "--root", &root, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = bvs_verify(&["public", &answer, "--root", &"0".repeat(64)]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn usage_and_io_errors_exit_with_2() {
+    assert_eq!(bvs_verify(&[]).status.code(), Some(2));
+    assert_eq!(bvs_verify(&["--help"]).status.code(), Some(0));
+    assert_eq!(bvs_verify(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(bvs_verify(&["receipt"]).status.code(), Some(2));
+    assert_eq!(
+        bvs_verify(&["receipt", "/nonexistent/r.json"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        bvs_verify(&["receipt", "a", "--bogus"]).status.code(),
+        Some(2)
+    );
+    let f = Files::new("usage");
+    let head = f.write("head.txt", &f.s.head);
+    let o = bvs_verify(&["head", &head]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs --key"));
+    assert!(Path::new(&head).exists());
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the in-browser verifier (verifier-wasm) into public/pkg/, served by
+# Workers assets for the verify page: cargo (wasm32, release) → wasm-bindgen
+# --target web → wasm-opt -Oz. Skips the build when nothing it depends on
+# changed. `--proof-only` builds the variant without signature checks into
+# target/verifier-proof-only/ (for bench/verifier only).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+features=()
+out="public/pkg"
+if [ "${1:-}" = "--proof-only" ]; then
+  features=(--no-default-features)
+  out="target/verifier-proof-only"
+fi
+wasm="$out/bvs_verifier_wasm_bg.wasm"
+
+mkdir -p target
+exec 8>target/.verifier-build.lock
+flock 8
+if [ -f "$wasm" ] && [ -z "${FORCE_BUILD:-}" ] \
+  && [ -z "$(find core/src verifier-wasm/src core/Cargo.toml verifier-wasm/Cargo.toml Cargo.toml Cargo.lock scripts/build-verifier.sh -newer "$wasm" -print -quit 2>/dev/null)" ]; then
+  echo "verifier build is up to date ($out)"
+  exit 0
+fi
+
+echo "building the verifier ($out)"
+# A separate target dir: the feature set differs from the workspace build,
+# and sharing one would rebuild core for each.
+target_dir="target/verifier"
+[ ${#features[@]} -gt 0 ] && target_dir="target/verifier-proof-only-build"
+cargo build -p bvs-verifier-wasm --target wasm32-unknown-unknown --release --quiet \
+  --target-dir "$target_dir" "${features[@]}"
+rm -rf "$out.tmp"
+wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
+  "$target_dir/wasm32-unknown-unknown/release/bvs_verifier_wasm.wasm"
+wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --strip-debug --strip-producers \
+  -o "$out.tmp/bvs_verifier_wasm_bg.wasm" "$out.tmp/bvs_verifier_wasm_bg.wasm"
+rm -rf "$out"
+mv "$out.tmp" "$out"
+rm -f "$out/.gitignore" "$out/package.json"
+for f in "$out"/bvs_verifier_wasm_bg.wasm "$out"/bvs_verifier_wasm.js; do
+  printf '%-50s %8d bytes, %7d gzipped\n' "$f" "$(wc -c <"$f")" "$(gzip -9c "$f" | wc -c)"
+done
