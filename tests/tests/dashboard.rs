@@ -674,6 +674,19 @@ fn a_pilot_tenant_provisions_production_and_its_live_key_works_there_only() {
     assert!(mainnet["provisionedAt"].is_string());
     assert_eq!(customers(&api, &live).status, 200);
 
+    // Back on Free, the production key stops working (no subscription).
+    assert_eq!(set_plan(&api, &t.tenant_id, "free").status, 200);
+    let unpaid = customers(&api, &live);
+    assert_error(&unpaid, 402);
+    assert!(message(&unpaid).contains("subscription"), "{}", unpaid.text);
+    assert_eq!(
+        customers(&api, &t.test_key).status,
+        200,
+        "sandbox still works"
+    );
+    assert_eq!(set_plan(&api, &t.tenant_id, "pilot").status, 200);
+    assert_eq!(customers(&api, &live).status, 200);
+
     // A live key whose id is presented as a test key is unknown there.
     let (_, rest) = live.split_at("pk_live_".len());
     let as_test = format!("pk_test_{rest}");

@@ -44,8 +44,9 @@ const INVALID_KEY: &str =
 ///
 /// # Errors
 /// 401 when the key is missing, malformed, unknown, disabled or deleted;
-/// 403 when the key's environment is not active for the tenant; 429 with
-/// Retry-After when the key's rate limit is spent.
+/// 403 when the key's environment is not active for the tenant; 402 for a
+/// production key of a tenant whose plan no longer includes Production;
+/// 429 with Retry-After when the key's rate limit is spent.
 pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyContext> {
     let header = req
         .headers()
@@ -85,6 +86,15 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         )));
     }
     let plan = Plan::from_stored(&row.plan);
+    if env == Env::Production && !plan.allows_production() {
+        // A tenant moved back to Free keeps its production contract and
+        // keys, but they stop working until the plan is paid again.
+        return Err(ApiError::PaymentRequired(format!(
+            "Plan limit exceeded: no active subscription for Production; the {} plan is Sandbox \
+             only, Production needs Pilot or above",
+            plan.label()
+        )));
+    }
     limit::take(app, &format!("key:{}", row.id), plan.rate(env)).await?;
     let stale = row
         .last_used_at

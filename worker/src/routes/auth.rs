@@ -283,9 +283,11 @@ pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Respo
     let body = http::json_body(&mut req).await?;
     let email = email_field(&body)?;
     let db = app.control_db()?;
+    // The limiter is asked for known and unknown addresses alike, so both
+    // paths cost about the same.
+    let allowed =
+        limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
     if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
-        let allowed =
-            limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
         if !user.is_verified() && allowed {
             let (token, token_hash) = new_email_token()?;
             store::batch(
@@ -316,10 +318,13 @@ pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Re
     let body = http::json_body(&mut req).await?;
     let email = email_field(&body)?;
     let db = app.control_db()?;
+    // Asked for known and unknown addresses alike, so both paths cost about
+    // the same. Over the mail limit the request is dropped silently: a 429
+    // here would tell that the address has an account.
+    let allowed =
+        limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
     if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
-        // Over the mail limit the request is dropped silently: a 429 here
-        // would tell that the address has an account.
-        if limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await? {
+        if allowed {
             let (token, token_hash) = new_email_token()?;
             store::batch(
                 &db,
