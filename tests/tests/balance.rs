@@ -722,3 +722,57 @@ fn balance_routes_need_a_valid_key() {
         assert_eq!(r.status, 401, "{path}: {}", r.text);
     }
 }
+
+#[test]
+fn test_and_live_keys_only_ever_reach_their_own_environment() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "pilot");
+    let live_key = bvs_tests::tenant::provision_production(&api, &t);
+    let live = Tenant {
+        test_key: live_key.clone(),
+        ..t.clone()
+    };
+    let in_sandbox = emit_ok(&api, &t, "cus_env", "1");
+    let in_production = emit_ok(&api, &live, "cus_env", "100");
+    wait_anchored(&api, &t, in_sandbox["anchorId"].as_str().unwrap());
+    wait_anchored(&api, &live, in_production["anchorId"].as_str().unwrap());
+
+    // Each key sees only its own environment's ledger and deltas.
+    assert_eq!(
+        derive(&api, &t, "cus_env", "").body["data"]["computedBalance"],
+        json!(1)
+    );
+    assert_eq!(
+        derive(&api, &live, "cus_env", "").body["data"]["computedBalance"],
+        json!(100)
+    );
+    let cross = get(
+        &api,
+        &t,
+        &format!(
+            "/api/v1/balance/delta/{}",
+            in_production["anchorId"].as_str().unwrap()
+        ),
+    );
+    assert_eq!(cross.status, 404);
+    let cross = get(
+        &api,
+        &live,
+        &format!(
+            "/api/v1/balance/delta/{}",
+            in_sandbox["anchorId"].as_str().unwrap()
+        ),
+    );
+    assert_eq!(cross.status, 404);
+    // Each environment has its own log: the production proof is in the production log.
+    let v = api.get(&format!(
+        "/api/v1/verify/{}",
+        in_production["itemsRoot"].as_str().unwrap()
+    ));
+    assert_eq!(v.body["data"]["summary"]["environment"], "production");
+    let v = api.get(&format!(
+        "/api/v1/verify/{}",
+        in_sandbox["itemsRoot"].as_str().unwrap()
+    ));
+    assert_eq!(v.body["data"]["summary"]["environment"], "sandbox");
+}

@@ -8,7 +8,7 @@ use worker::{MessageBatch, MessageExt};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Job;
-use crate::{ledger, store};
+use crate::{ledger, store, webhooks};
 
 pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
     let messages = match batch.messages() {
@@ -38,7 +38,18 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
                         Some((_, ok)) => *ok,
                         None => {
                             let ok = match ledger::sequencer::run(app, env).await {
-                                Ok(_) => true,
+                                Ok(_) => {
+                                    // Events the run wrote become webhook
+                                    // deliveries; the sweep catches up
+                                    // if this fails.
+                                    if let Err(e) = webhooks::dispatch::run(app, env).await {
+                                        worker::console_error!(
+                                            "webhook dispatch {}: {e:?}",
+                                            env.as_str()
+                                        );
+                                    }
+                                    true
+                                }
                                 Err(e) => {
                                     worker::console_error!("sequencer {}: {e:?}", env.as_str());
                                     false
@@ -83,5 +94,10 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
             Ok(())
         }
         Job::Sequence { .. } => Ok(()),
+        Job::Deliver { delivery_id } => {
+            webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
+                .await?;
+            Ok(())
+        }
     }
 }

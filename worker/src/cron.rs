@@ -14,6 +14,8 @@ pub const CRON_RETENTION: &str = "17 3 * * *";
 /// An item QUEUED longer than this has lost its doorbell (a dropped queue
 /// message, a crash): the sweeper rings again.
 pub const QUEUED_STALE_MS: u64 = 30_000;
+/// Due webhook deliveries re-queued per sweep; the next minute continues.
+pub const SWEEP_DELIVERIES_MAX: u64 = 500;
 
 pub async fn run(app: &App, cron: &str) {
     match cron {
@@ -26,8 +28,22 @@ pub async fn run(app: &App, cron: &str) {
             if let Err(e) = sweep_idempotency(app).await {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }
+            for env in [Env::Sandbox, Env::Production] {
+                if let Err(e) = crate::webhooks::dispatch::run(app, env).await {
+                    worker::console_error!("sweep webhook dispatch {}: {e:?}", env.as_str());
+                }
+            }
+            if let Err(e) = sweep_deliveries(app).await {
+                worker::console_error!("sweep webhook deliveries: {e:?}");
+            }
         }
-        CRON_RETENTION => worker::console_log!("retention at {}", app.now_ms),
+        CRON_RETENTION => {
+            match crate::retention::purge(app, app.now_ms, crate::retention::ROWS_PER_RUN_MAX).await
+            {
+                Ok(r) => worker::console_log!("retention at {}: {r:?}", app.now_ms),
+                Err(e) => worker::console_error!("retention at {}: {e:?}", app.now_ms),
+            }
+        }
         other => worker::console_warn!("unknown cron schedule {other}"),
     }
 }
@@ -44,6 +60,17 @@ async fn sweep_queued(app: &App, env: Env) -> ApiResult<()> {
             );
             crate::routes::balance::ring(app, env).await;
         }
+    }
+    Ok(())
+}
+
+/// Re-rings the delivery queue for webhook deliveries that are due (a lost
+/// message, a crash mid-attempt). Ringing twice is harmless: an attempt
+/// first claims its delivery.
+async fn sweep_deliveries(app: &App) -> ApiResult<()> {
+    let due = store::webhooks::due(&app.control_db()?, app.now_ms, SWEEP_DELIVERIES_MAX).await?;
+    for d in &due {
+        crate::webhooks::delivery::ring(app, &d.id, 0).await;
     }
     Ok(())
 }

@@ -16,4 +16,7 @@ pub enum Job {
     /// The sequencer's doorbell: append whatever is QUEUED in `env`
     /// ("sandbox" or "production"). Carries no data; D1 is the truth.
     Sequence { env: String },
+    /// One attempt at a webhook delivery (when due). Carries only the id;
+    /// the delivery row is the truth, and a second ring is a no-op.
+    Deliver { delivery_id: String },
 }

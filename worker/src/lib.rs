@@ -17,11 +17,13 @@ mod ledger;
 mod limiter;
 mod mail;
 mod quota;
+mod retention;
 mod router;
 mod routes;
 mod store;
 mod tenant;
 mod views;
+mod webhooks;
 
 pub mod jobs;
 

@@ -50,6 +50,13 @@ pub enum RouteId {
     LogHeads,
     LogInclusion,
     LogConsistency,
+    WebhooksCreate,
+    WebhooksList,
+    WebhooksGet,
+    WebhooksToggle,
+    WebhooksTest,
+    WebhooksDelete,
+    WebhooksDeliveries,
     DevBenchHash,
     DevLogGrow,
     DevLogLeaf,
@@ -270,6 +277,41 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Post,
+        pattern: "/dashboard/webhooks",
+        id: RouteId::WebhooksCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/webhooks",
+        id: RouteId::WebhooksList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/webhooks/:id",
+        id: RouteId::WebhooksGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/webhooks/:id/toggle",
+        id: RouteId::WebhooksToggle,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/webhooks/:id/test",
+        id: RouteId::WebhooksTest,
+    },
+    Route {
+        method: Method::Delete,
+        pattern: "/dashboard/webhooks/:id",
+        id: RouteId::WebhooksDelete,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/webhooks/:id/deliveries",
+        id: RouteId::WebhooksDeliveries,
+    },
+    Route {
+        method: Method::Post,
         pattern: "/dev/bench/hash",
         id: RouteId::DevBenchHash,
     },
@@ -413,6 +455,15 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::LogInclusion => routes::proofs::log_inclusion(app, req, params.get("env")?).await,
         RouteId::LogConsistency => {
             routes::proofs::log_consistency(app, req, params.get("env")?).await
+        }
+        RouteId::WebhooksCreate => routes::webhooks::create(app, req).await,
+        RouteId::WebhooksList => routes::webhooks::list(app, req).await,
+        RouteId::WebhooksGet => routes::webhooks::get(app, req, params.get("id")?).await,
+        RouteId::WebhooksToggle => routes::webhooks::toggle(app, req, params.get("id")?).await,
+        RouteId::WebhooksTest => routes::webhooks::test(app, req, params.get("id")?).await,
+        RouteId::WebhooksDelete => routes::webhooks::delete(app, req, params.get("id")?).await,
+        RouteId::WebhooksDeliveries => {
+            routes::webhooks::deliveries(app, req, params.get("id")?).await
         }
     }
 }

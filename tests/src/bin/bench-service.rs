@@ -87,7 +87,7 @@ fn main() {
     let api = Api::new(server.base_url.clone());
     let t = new_tenant_on_plan(&api, "enterprise");
     let key = t.test_key.clone();
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+    let mut rows = Rows(Vec::new());
 
     // Throughput against an empty route on the same server.
     let health = throughput(400, |_| {
@@ -215,9 +215,13 @@ fn main() {
     }
 
     // Inclusion-proof latency at 1k vs 1M leaves (production log: empty so far).
-    let grow = |n: u64| {
-        let r = api.post("/dev/log/grow", &json!({"n": n, "env": "production"}));
-        assert_eq!(r.status, 200, "{}", r.text);
+    let grow = |mut n: u64| {
+        while n > 0 {
+            let step = n.min(50_000);
+            let r = api.post("/dev/log/grow", &json!({"n": step, "env": "production"}));
+            assert_eq!(r.status, 200, "{}", r.text);
+            n -= step;
+        }
     };
     let proof_ms = |api: &Api| {
         let heads = api.get("/api/v1/log/production/heads?from=0&limit=100");
@@ -263,8 +267,18 @@ fn main() {
     ));
 
     println!("\n| measurement | value | ratio |\n|---|---|---|");
-    for (a, b, c) in rows {
+    for (a, b, c) in &rows.0 {
         println!("| {a} | {b} | {c} |");
     }
     server.stop();
+}
+
+/// Rows of the table; each is also printed to stderr as it is measured.
+struct Rows(Vec<(String, String, String)>);
+
+impl Rows {
+    fn push(&mut self, row: (String, String, String)) {
+        eprintln!("measured: {} = {} ({})", row.0, row.1, row.2);
+        self.0.push(row);
+    }
 }

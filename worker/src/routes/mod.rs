@@ -10,3 +10,4 @@ pub mod health;
 pub mod mail;
 pub mod proofs;
 pub mod tenant;
+pub mod webhooks;

@@ -8,6 +8,8 @@ pub mod dev;
 pub mod idempotency;
 pub mod keys;
 pub mod ledger;
+pub mod retention;
+pub mod webhooks;
 
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;

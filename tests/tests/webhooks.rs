@@ -1,0 +1,494 @@
+//! Webhooks through `wrangler dev`: the dashboard routes, and deliveries
+//! to a real HTTP receiver on loopback, checked with an independent HMAC.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::receiver::{Received, Receiver};
+use bvs_tests::tenant::{delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, Tenant};
+use bvs_tests::{eventually, shared};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn api() -> Api {
+    Api::new(shared())
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn create(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> Reply {
+    post_jwt(
+        api,
+        "/dashboard/webhooks",
+        &t.jwt,
+        &json!({"url": url, "events": events, "description": "test hook"}),
+    )
+}
+
+/// Creates a webhook; returns (id, secret).
+fn create_ok(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> (String, String) {
+    let r = create(api, t, url, events);
+    assert_eq!(r.status, 201, "{}", r.text);
+    (
+        r.body["data"]["id"].as_str().unwrap().to_string(),
+        r.body["data"]["secret"].as_str().unwrap().to_string(),
+    )
+}
+
+fn emit(api: &Api, t: &Tenant, customer: &str, delta: i64) -> Value {
+    let r = api.send(
+        api.req(Method::POST, "/api/v1/balance/delta")
+            .header("x-api-key", &t.test_key)
+            .json(
+                &json!({"customerId": customer, "delta": delta, "reason": "webhook test",
+                          "referenceId": "ref-1", "metadata": {"k": "v"}}),
+            ),
+    );
+    assert_eq!(r.status, 202, "{}", r.text);
+    r.body["data"].clone()
+}
+
+fn deliveries(api: &Api, t: &Tenant, id: &str) -> Vec<Value> {
+    let r = get_jwt(api, &format!("/dashboard/webhooks/{id}/deliveries"), &t.jwt);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"].as_array().unwrap().clone()
+}
+
+/// Runs the every-minute sweep at `time_ms` through wrangler's scheduled route.
+fn sweep(api: &Api, time_ms: u64) {
+    let r = api.get(&format!(
+        "/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time={time_ms}"
+    ));
+    assert_eq!(r.status, 200, "scheduled route: {}", r.text);
+}
+
+/// Polls the receiver, running the sweep now and then, until it has `n`
+/// requests matching `keep`.
+fn wait_requests(
+    api: &Api,
+    rx: &Receiver,
+    n: usize,
+    keep: impl Fn(&Received) -> bool,
+) -> Vec<Received> {
+    let mut polls = 0u32;
+    eventually(WAIT, "webhook requests", || {
+        polls += 1;
+        if polls.is_multiple_of(15) {
+            sweep(api, now_ms());
+        }
+        let got: Vec<Received> = rx.received().into_iter().filter(&keep).collect();
+        (got.len() >= n).then_some(got)
+    })
+}
+
+fn event_is(name: &'static str) -> impl Fn(&Received) -> bool {
+    move |r: &Received| r.json()["event"] == name
+}
+
+#[test]
+fn a_webhook_is_created_listed_read_toggled_and_deleted() {
+    let api = api();
+    let t = new_tenant(&api);
+    let r = create(
+        &api,
+        &t,
+        "https://hooks.example.com/bvs",
+        &["delta.verified", "checkpoint.verified"],
+    );
+    assert_eq!(r.status, 201, "{}", r.text);
+    let d = &r.body["data"];
+    let id = d["id"].as_str().unwrap();
+    assert_eq!(d["url"], "https://hooks.example.com/bvs");
+    assert_eq!(
+        d["events"],
+        json!(["delta.verified", "checkpoint.verified"])
+    );
+    assert_eq!(d["description"], "test hook");
+    assert_eq!(d["active"], true);
+    assert!(d["createdAt"].is_string());
+    assert!(d["secret"].as_str().unwrap().starts_with("whsec_"));
+
+    let list = get_jwt(&api, "/dashboard/webhooks", &t.jwt);
+    assert_eq!(list.status, 200, "{}", list.text);
+    let items = list.body["data"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["id"], id);
+    assert!(items[0].get("secret").is_none(), "{}", list.text);
+    assert!(!list.text.contains(d["secret"].as_str().unwrap()));
+
+    let got = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
+    assert_eq!(got.status, 200, "{}", got.text);
+    assert!(got.body["data"].get("secret").is_none());
+    assert!(got.body["data"]["lastTriggeredAt"].is_null());
+    assert_eq!(got.body["data"]["events"], d["events"]);
+
+    let off = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/toggle"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(off.status, 200, "{}", off.text);
+    assert_eq!(off.body["data"]["id"], id);
+    assert_eq!(off.body["data"]["active"], false);
+    assert!(off.body["data"]["message"].is_string());
+    let on = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/toggle"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(on.body["data"]["active"], true);
+
+    let del = delete_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
+    assert_eq!(del.status, 200, "{}", del.text);
+    assert!(del.body["message"].is_string());
+    let gone = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
+    assert_eq!(gone.status, 404, "{}", gone.text);
+}
+
+#[test]
+fn unknown_events_unsafe_urls_and_unverified_accounts_are_refused() {
+    let api = api();
+    let t = new_tenant(&api);
+    let r = create(&api, &t, "https://hooks.example.com/x", &["delta.exploded"]);
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.body["message"].as_str().unwrap().contains("events"));
+    let r = create(&api, &t, "https://hooks.example.com/x", &[]);
+    assert_eq!(r.status, 400, "{}", r.text);
+    for url in [
+        "http://hooks.example.com/x",
+        "https://10.0.0.7/x",
+        "https://192.168.1.1/x",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[fd00::1]/x",
+        "https://metadata.google.internal/x",
+        "ftp://hooks.example.com/x",
+        "not a url",
+    ] {
+        let r = create(&api, &t, url, &["delta.verified"]);
+        assert_eq!(r.status, 400, "{url}: {}", r.text);
+        assert!(
+            r.body["message"].as_str().unwrap().contains("url"),
+            "{}",
+            r.text
+        );
+    }
+    let r = post_jwt(
+        &api,
+        "/dashboard/webhooks",
+        &t.jwt,
+        &json!({"events": ["delta.verified"]}),
+    );
+    assert_eq!(r.status, 400, "{}", r.text);
+
+    let (_, jwt) = new_unverified(&api);
+    let r = post_jwt(
+        &api,
+        "/dashboard/webhooks",
+        &jwt,
+        &json!({"url": "https://hooks.example.com/x", "events": ["test"], "description": ""}),
+    );
+    assert_eq!(r.status, 403, "{}", r.text);
+    let r = api.post(
+        "/dashboard/webhooks",
+        &json!({"url": "https://hooks.example.com/x", "events": ["test"]}),
+    );
+    assert_eq!(r.status, 401, "{}", r.text);
+}
+
+#[test]
+fn another_tenants_webhook_is_not_found() {
+    let api = api();
+    let owner = new_tenant(&api);
+    let other = new_tenant(&api);
+    let (id, _) = create_ok(&api, &owner, "https://hooks.example.com/x", &["test"]);
+    let paths = [
+        (Method::GET, format!("/dashboard/webhooks/{id}")),
+        (Method::POST, format!("/dashboard/webhooks/{id}/toggle")),
+        (Method::POST, format!("/dashboard/webhooks/{id}/test")),
+        (Method::GET, format!("/dashboard/webhooks/{id}/deliveries")),
+        (Method::DELETE, format!("/dashboard/webhooks/{id}")),
+    ];
+    for (method, path) in paths {
+        let r = api.send(api.req(method.clone(), &path).bearer_auth(&other.jwt));
+        assert_eq!(r.status, 404, "{method} {path}: {}", r.text);
+    }
+    let list = get_jwt(&api, "/dashboard/webhooks", &other.jwt);
+    assert_eq!(list.body["data"], json!([]));
+    let mine = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &owner.jwt);
+    assert_eq!(mine.status, 200, "still there: {}", mine.text);
+}
+
+#[test]
+fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[200, 400]);
+    let (id, secret) = create_ok(&api, &t, &rx.url("/hook"), &["delta.verified"]);
+
+    let r = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/test"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["success"], true, "{}", r.text);
+    assert_eq!(r.body["data"]["httpStatus"], 200);
+    assert!(r.body["data"]["message"].is_string());
+
+    let got = rx.received();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let req = &got[0];
+    assert_eq!(req.method, "POST");
+    assert_eq!(req.path, "/hook");
+    assert!(req.signature_is_valid(&secret), "signature: {req:?}");
+    assert!(!req.signature_is_valid("whsec_wrong"));
+    let body = req.json();
+    assert_eq!(body["event"], "test");
+    assert!(body["timestamp"].is_string());
+    assert!(body["data"]["message"].is_string());
+    assert_eq!(req.header("x-service-delivery-id").unwrap(), body["id"]);
+    let ts: u64 = req.header("x-service-timestamp").unwrap().parse().unwrap();
+    assert!(ts.abs_diff(now_ms() / 1000) < 300, "timestamp {ts}");
+    assert!(req
+        .header("content-type")
+        .unwrap()
+        .starts_with("application/json"));
+
+    // The receiver answers 400 next: reported, not retried.
+    let r = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/test"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["success"], false);
+    assert_eq!(r.body["data"]["httpStatus"], 400);
+
+    let detail = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
+    assert!(
+        detail.body["data"]["lastTriggeredAt"].is_string(),
+        "{}",
+        detail.text
+    );
+}
+
+#[test]
+fn the_test_route_reports_an_unreachable_receiver() {
+    let api = api();
+    let t = new_tenant(&api);
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (id, _) = create_ok(
+        &api,
+        &t,
+        &format!("http://127.0.0.1:{port}/hook"),
+        &["test"],
+    );
+    let r = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/test"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["success"], false);
+    assert_eq!(r.body["data"]["httpStatus"], 0);
+}
+
+#[test]
+fn a_verified_delta_is_delivered_signed_with_its_final_receipt() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[]);
+    let (id, secret) = create_ok(
+        &api,
+        &t,
+        &rx.url("/events"),
+        &["delta.verified", "verification.completed"],
+    );
+    let emitted = emit(&api, &t, "cus_wh_1", 42);
+    let anchor = emitted["anchorId"].as_str().unwrap();
+
+    let got = wait_requests(&api, &rx, 1, event_is("delta.verified"));
+    assert_eq!(got.len(), 1, "one delivery per event: {got:?}");
+    let req = &got[0];
+    assert!(req.signature_is_valid(&secret));
+    let body = req.json();
+    assert_eq!(body["environment"], "sandbox");
+    let data = &body["data"];
+    assert_eq!(data["anchorId"], anchor);
+    assert_eq!(data["customerId"], "cus_wh_1");
+    assert_eq!(data["delta"], 42);
+    assert_eq!(data["status"], "VERIFIED");
+    assert_eq!(data["receiptId"], emitted["receiptId"]);
+    assert_eq!(data["itemsRoot"], emitted["itemsRoot"]);
+    assert_eq!(data["itemHash"], emitted["itemHash"]);
+    assert_eq!(data["reason"], "webhook test");
+    assert!(data["blockTimestamp"].is_string());
+    assert_eq!(data["txHash"].as_str().unwrap().len(), 64);
+
+    let done = wait_requests(&api, &rx, 1, event_is("verification.completed"));
+    assert!(done[0].signature_is_valid(&secret));
+    let data = &done[0].json()["data"];
+    assert_eq!(data["itemsRoot"], emitted["itemsRoot"]);
+    assert_eq!(data["anchorIds"], json!([anchor]));
+    assert_eq!(data["deltaCount"], 1);
+
+    let ds = deliveries(&api, &t, &id);
+    assert!(ds.iter().all(|d| d["status"] == "succeeded"), "{ds:?}");
+    let attempt = &ds[0]["attempts"][0];
+    assert_eq!(attempt["httpStatus"], 200);
+    assert_eq!(attempt["outcome"], "succeeded");
+    assert!(attempt["durationMs"].is_u64());
+    let detail = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
+    assert!(detail.body["data"]["lastTriggeredAt"].is_string());
+
+    // A later sweep sends nothing again.
+    sweep(&api, now_ms() + 120_000);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(rx.received().len(), 2, "{:?}", rx.received());
+}
+
+#[test]
+fn a_500_is_retried_until_delivered_and_never_sent_again() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[500]);
+    let (id, secret) = create_ok(&api, &t, &rx.url("/flaky"), &["delta.verified"]);
+    emit(&api, &t, "cus_wh_retry", 5);
+
+    let got = wait_requests(&api, &rx, 2, |_| true);
+    assert_eq!(got[0].answered, 500);
+    assert_eq!(got[1].answered, 200);
+    // A retry resends the same event under the same delivery id; only the
+    // attempt's timestamp (signed with it) is new.
+    let (first, second) = (got[0].json(), got[1].json());
+    assert_eq!(first["data"], second["data"]);
+    assert_eq!(first["id"], second["id"]);
+    assert_eq!(first["eventId"], second["eventId"]);
+    assert!(got[1].signature_is_valid(&secret));
+    assert_eq!(
+        got[0].header("x-service-delivery-id"),
+        got[1].header("x-service-delivery-id")
+    );
+
+    let ds = eventually(WAIT, "the delivery to be recorded", || {
+        let ds = deliveries(&api, &t, &id);
+        (ds.len() == 1 && ds[0]["status"] == "succeeded").then_some(ds)
+    });
+    let attempts = ds[0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{ds:?}");
+    assert_eq!(attempts[0]["httpStatus"], 500);
+    assert_eq!(attempts[0]["outcome"], "retry");
+    assert_eq!(attempts[1]["httpStatus"], 200);
+    assert_eq!(attempts[1]["outcome"], "succeeded");
+
+    // Sweeps long after: the delivered event is never sent again.
+    sweep(&api, now_ms() + 3_600_000);
+    sweep(&api, now_ms() + 4 * 86_400_000);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(rx.received().len(), 2);
+}
+
+#[test]
+fn a_400_is_not_retried() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[400, 400, 400]);
+    let (id, _) = create_ok(&api, &t, &rx.url("/strict"), &["delta.verified"]);
+    emit(&api, &t, "cus_wh_400", 5);
+    wait_requests(&api, &rx, 1, |_| true);
+    let ds = eventually(WAIT, "the delivery to fail", || {
+        let ds = deliveries(&api, &t, &id);
+        (ds.len() == 1 && ds[0]["status"] == "failed").then_some(ds)
+    });
+    assert_eq!(ds[0]["attempts"].as_array().unwrap().len(), 1);
+    assert_eq!(ds[0]["attempts"][0]["httpStatus"], 400);
+    assert_eq!(ds[0]["attempts"][0]["outcome"], "failed");
+    sweep(&api, now_ms() + 3_600_000);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(rx.received().len(), 1, "no retry after a 400");
+}
+
+#[test]
+fn only_active_webhooks_subscribed_to_the_event_receive_it() {
+    let api = api();
+    let t = new_tenant(&api);
+    let on = Receiver::start(&[]);
+    let off = Receiver::start(&[]);
+    let other_event = Receiver::start(&[]);
+    create_ok(&api, &t, &on.url("/on"), &["delta.verified"]);
+    let (off_id, _) = create_ok(&api, &t, &off.url("/off"), &["delta.verified"]);
+    create_ok(&api, &t, &other_event.url("/cp"), &["checkpoint.verified"]);
+    let r = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{off_id}/toggle"),
+        &t.jwt,
+        &json!({}),
+    );
+    assert_eq!(r.body["data"]["active"], false);
+
+    // Another tenant's hook hears nothing of this tenant's events.
+    let stranger = new_tenant(&api);
+    let theirs = Receiver::start(&[]);
+    create_ok(&api, &stranger, &theirs.url("/x"), &["delta.verified"]);
+
+    emit(&api, &t, "cus_wh_filter", 7);
+    wait_requests(&api, &on, 1, event_is("delta.verified"));
+    sweep(&api, now_ms() + 120_000);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(on.received().len(), 1);
+    assert!(off.received().is_empty(), "{:?}", off.received());
+    assert!(other_event.received().is_empty());
+    assert!(theirs.received().is_empty());
+    assert!(deliveries(&api, &t, &off_id).is_empty());
+}
+
+#[test]
+fn a_committed_checkpoint_sends_checkpoint_verified() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[]);
+    let (_, secret) = create_ok(&api, &t, &rx.url("/cp"), &["checkpoint.verified"]);
+    let e = emit(&api, &t, "cus_wh_cp", 3);
+    let anchor = e["anchorId"].as_str().unwrap().to_string();
+    eventually(WAIT, "anchored", || {
+        let r = api.send(
+            api.req(Method::GET, &format!("/api/v1/balance/delta/{anchor}"))
+                .header("x-api-key", &t.test_key),
+        );
+        (r.body["data"]["status"] == "ANCHORED").then_some(())
+    });
+    let r = api.send(
+        api.req(Method::POST, "/api/v1/balance/checkpoint")
+            .header("x-api-key", &t.test_key)
+            .json(&json!({"customerId": "cus_wh_cp"})),
+    );
+    assert!(r.status == 200 || r.status == 202, "{}", r.text);
+    let cp = r.body["data"]["checkpointId"].as_str().unwrap().to_string();
+    let got = wait_requests(&api, &rx, 1, event_is("checkpoint.verified"));
+    assert!(got[0].signature_is_valid(&secret));
+    let data = &got[0].json()["data"];
+    assert_eq!(data["checkpointId"], cp);
+    assert_eq!(data["status"], "COMMITTED");
+    assert_eq!(data["merkleRoot"], r.body["data"]["merkleRoot"]);
+}

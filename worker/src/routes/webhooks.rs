@@ -1,0 +1,368 @@
+//! `/dashboard/webhooks*`: create (the secret is shown once), list, get,
+//! toggle, test, delete, and a webhook's recent deliveries. Another
+//! tenant's webhook id is 404.
+
+use serde::Serialize;
+use worker::{Request, Response};
+
+use super::fields::Fields;
+use crate::app::App;
+use crate::auth::{self, secret};
+use crate::error::{ApiError, ApiResult};
+use crate::store::webhooks::{self as store, NewDelivery, NewWebhook, WebhookRow};
+use crate::views::iso;
+use crate::webhooks::delivery::{self, Mode};
+use crate::webhooks::{dispatch, url_safety, EVENT_NAMES, EVENT_TEST};
+use crate::{http, ids};
+
+/// Webhooks a tenant may hold at once. // spec: silent
+pub const WEBHOOKS_PER_TENANT_MAX: u64 = 20;
+/// Longest description, in characters. // spec: silent
+pub const DESCRIPTION_CHARS_MAX: usize = 500;
+/// Characters of a secret after its `whsec_` prefix (base62, ~190 bits).
+pub const SECRET_CHARS: usize = 32;
+/// Deliveries listed by the deliveries route.
+pub const DELIVERIES_LISTED_MAX: u64 = 50;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WebhookView {
+    id: String,
+    url: String,
+    events: Vec<String>,
+    description: String,
+    active: bool,
+    created_at: String,
+}
+
+impl WebhookView {
+    fn from_row(row: &WebhookRow) -> WebhookView {
+        WebhookView {
+            id: row.id.clone(),
+            url: row.url.clone(),
+            events: row.event_names(),
+            description: row.description.clone(),
+            active: row.active != 0,
+            created_at: iso(row.created_at),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreatedView {
+    #[serde(flatten)]
+    view: WebhookView,
+    /// Returned only here.
+    secret: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DetailView {
+    #[serde(flatten)]
+    view: WebhookView,
+    last_triggered_at: Option<String>,
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("No webhook {id}"))
+}
+
+/// `POST /dashboard/webhooks` `{url, events[], description}`.
+pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let body = http::json_body(&mut req).await?;
+    let mut f = Fields::new(http::as_object(&body)?);
+    let url_text = f.string("url");
+    let url = if url_text.is_empty() {
+        None
+    } else {
+        match url_safety::check(url_text, app.dev_mode()) {
+            Ok(u) => Some(u),
+            Err(reason) => {
+                f.problem("url", &reason);
+                None
+            }
+        }
+    };
+    let events = parse_events(&mut f);
+    let description = match f.optional_string("description") {
+        None => String::new(),
+        Some(d) => {
+            let d = d.trim();
+            if d.chars().count() > DESCRIPTION_CHARS_MAX {
+                f.problem("description", "must be at most 500 characters");
+            }
+            d.to_string()
+        }
+    };
+    f.finish()?;
+    let url = url.ok_or_else(|| ApiError::internal("validated url missing"))?;
+    session.require_verified()?;
+    let db = app.control_db()?;
+    let tenant_id = session.tenant_id().to_string();
+    if store::count(&db, &tenant_id).await? >= WEBHOOKS_PER_TENANT_MAX {
+        return Err(ApiError::Conflict(format!(
+            "This tenant already has {WEBHOOKS_PER_TENANT_MAX} webhooks; delete one first"
+        )));
+    }
+    let id = ids::new_id("wh")?;
+    let secret_text = format!("whsec_{}", ids::random_token(SECRET_CHARS)?);
+    let sealed = secret::seal(&crate::webhooks::secret_key(app)?, secret_text.as_bytes())?;
+    store::insert(
+        &db,
+        &NewWebhook {
+            id: &id,
+            tenant_id: &tenant_id,
+            url: url.as_str(),
+            events: &serde_json::to_string(&events)?,
+            description: &description,
+            secret_sealed: &sealed,
+        },
+        app.now_ms,
+    )
+    .await?;
+    let row = store::of_tenant(&db, &tenant_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::internal("created webhook not found"))?;
+    http::dashboard(
+        201,
+        &CreatedView {
+            view: WebhookView::from_row(&row),
+            secret: secret_text,
+        },
+        Some("Webhook created: store the secret now, it is shown only once"),
+    )
+}
+
+/// A non-empty array of known event names, without duplicates.
+fn parse_events(f: &mut Fields<'_>) -> Vec<String> {
+    let Some(raw) = f.raw("events") else {
+        f.problem("events", "is required: an array of event names");
+        return Vec::new();
+    };
+    let Some(items) = raw.as_array() else {
+        f.problem("events", "must be an array of event names");
+        return Vec::new();
+    };
+    if items.is_empty() {
+        f.problem("events", "must name at least one event");
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(name) if EVENT_NAMES.contains(&name) => {
+                if !out.iter().any(|e| e == name) {
+                    out.push(name.to_string());
+                }
+            }
+            Some(name) => {
+                let shown: String = name.chars().take(64).collect();
+                f.problem(
+                    "events",
+                    &format!(
+                        "unknown event {shown:?}; known events: {}",
+                        EVENT_NAMES.join(", ")
+                    ),
+                );
+            }
+            None => f.problem("events", "must contain only strings"),
+        }
+    }
+    out
+}
+
+/// `GET /dashboard/webhooks`: never the secret.
+pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let rows = store::list(&app.control_db()?, session.tenant_id()).await?;
+    let views: Vec<WebhookView> = rows.iter().map(WebhookView::from_row).collect();
+    http::dashboard(200, &views, None)
+}
+
+/// `GET /dashboard/webhooks/:id`: the fields plus lastTriggeredAt.
+pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let row = store::of_tenant(&app.control_db()?, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    http::dashboard(
+        200,
+        &DetailView {
+            view: WebhookView::from_row(&row),
+            last_triggered_at: row.last_triggered_at.map(iso),
+        },
+        None,
+    )
+}
+
+/// `POST /dashboard/webhooks/:id/toggle`.
+pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let db = app.control_db()?;
+    // 404 before 403: another tenant's id is not found, whoever asks.
+    store::of_tenant(&db, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    session.require_verified()?;
+    if store::toggle(&db, session.tenant_id(), id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    let row = store::of_tenant(&db, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    let active = row.active != 0;
+    let message = if active {
+        "Webhook enabled: it receives the events it subscribes to"
+    } else {
+        "Webhook disabled: it receives nothing until enabled again"
+    };
+    http::dashboard(
+        200,
+        &serde_json::json!({ "id": row.id, "active": active, "message": message }),
+        Some(message),
+    )
+}
+
+/// `POST /dashboard/webhooks/:id/test`: sends a real, signed `test` event
+/// now (once, no retries) and reports what the receiver answered.
+pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let db = app.control_db()?;
+    let row = store::of_tenant(&db, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    session.require_verified()?;
+    let event_id = ids::new_id("evt_test")?;
+    let delivery_id = dispatch::delivery_id(&event_id, &row.id);
+    let payload = serde_json::to_string(&serde_json::json!({
+        "message": "Test event from the balance verification service: your endpoint is reachable \
+                    and can check the X-Service-Signature header",
+        "webhookId": row.id,
+    }))?;
+    crate::store::batch(
+        &db,
+        store::insert_deliveries(
+            &db,
+            &[NewDelivery {
+                id: delivery_id.clone(),
+                webhook_id: row.id.clone(),
+                tenant_id: row.tenant_id.clone(),
+                env: None,
+                event_id,
+                event_type: EVENT_TEST.to_string(),
+                url: row.url.clone(),
+                payload,
+                event_created_at: app.now_ms,
+            }],
+            app.now_ms,
+        )?,
+    )
+    .await?;
+    let report = delivery::attempt(app, &delivery_id, Mode::Test).await?;
+    http::dashboard(
+        200,
+        &serde_json::json!({
+            "success": report.success,
+            // 0: no HTTP response (network error or time-out).
+            "httpStatus": report.http_status.unwrap_or(0),
+            "message": report.message,
+            "deliveryId": delivery_id,
+        }),
+        None,
+    )
+}
+
+/// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending
+/// deliveries.
+pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    if store::delete(&app.control_db()?, session.tenant_id(), id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    http::dashboard(
+        200,
+        &serde_json::json!({ "id": id, "deleted": true }),
+        Some("Webhook deleted"),
+    )
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttemptView {
+    attempt: u64,
+    started_at: String,
+    duration_ms: u64,
+    http_status: Option<u16>,
+    outcome: String,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DeliveryView {
+    id: String,
+    event: String,
+    event_id: String,
+    environment: Option<String>,
+    status: String,
+    attempts: Vec<AttemptView>,
+    next_attempt_at: Option<String>,
+    last_http_status: Option<u16>,
+    created_at: String,
+    completed_at: Option<String>,
+    url: Option<String>,
+    payload: Option<serde_json::Value>,
+    data_purged: bool,
+    purged_at: Option<String>,
+}
+
+/// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
+/// every attempt (not in the spec; for debugging and replay checks).
+pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let db = app.control_db()?;
+    store::of_tenant(&db, session.tenant_id(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    let rows =
+        store::deliveries_of_webhook(&db, session.tenant_id(), id, DELIVERIES_LISTED_MAX).await?;
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let attempts = store::attempts_of(&db, &ids).await?;
+    let views: Vec<DeliveryView> = rows
+        .into_iter()
+        .map(|r| DeliveryView {
+            attempts: attempts
+                .iter()
+                .filter(|a| a.delivery_id == r.id)
+                .map(|a| AttemptView {
+                    attempt: a.attempt,
+                    started_at: iso(a.started_at),
+                    duration_ms: a.duration_ms,
+                    http_status: a.http_status,
+                    outcome: a.outcome.clone(),
+                    error: a.error.clone(),
+                })
+                .collect(),
+            next_attempt_at: r.next_attempt_at.map(iso),
+            payload: r
+                .payload
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok()),
+            id: r.id,
+            event: r.event_type,
+            event_id: r.event_id,
+            environment: r.env,
+            status: r.status,
+            last_http_status: r.last_http_status,
+            created_at: iso(r.created_at),
+            completed_at: r.completed_at.map(iso),
+            url: r.url,
+            data_purged: r.data_purged != 0,
+            purged_at: r.purged_at.map(iso),
+        })
+        .collect();
+    http::dashboard(200, &views, None)
+}

@@ -1,0 +1,99 @@
+//! The retention purge's SQL. Each statement purges at most `limit` rows,
+//! and nulls a row's raw fields and sets its purge marks in the same
+//! statement, so a row is either untouched or fully purged.
+
+use worker::D1Database;
+
+use super::ledger::int;
+use super::{run, Arg};
+use crate::error::ApiResult;
+
+/// Deltas verified before `cutoff_ms` lose reason, referenceId and metadata.
+/// Returns rows purged.
+pub async fn purge_deltas(
+    ledger: &D1Database,
+    tenant_id: &str,
+    cutoff_ms: u64,
+    now_ms: u64,
+    limit: u64,
+) -> ApiResult<u64> {
+    run(
+        ledger,
+        "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
+         purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
+         AND data_purged = 0 AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
+        &[
+            Arg::Text(tenant_id),
+            int(cutoff_ms)?,
+            int(now_ms)?,
+            int(limit)?,
+        ],
+    )
+    .await
+}
+
+/// Facts verified before `cutoff_ms` lose their optional metadata (the
+/// content is what the fact is, and stays). Returns rows purged.
+pub async fn purge_facts(
+    ledger: &D1Database,
+    tenant_id: &str,
+    cutoff_ms: u64,
+    now_ms: u64,
+    limit: u64,
+) -> ApiResult<u64> {
+    run(
+        ledger,
+        "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
+         WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
+         AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
+        &[
+            Arg::Text(tenant_id),
+            int(cutoff_ms)?,
+            int(now_ms)?,
+            int(limit)?,
+        ],
+    )
+    .await
+}
+
+/// Dispatched outbox events created before `cutoff_ms` are deleted: their
+/// payload is a copy of raw context, and their work is done. Returns rows
+/// deleted.
+pub async fn purge_events(
+    ledger: &D1Database,
+    tenant_id: &str,
+    cutoff_ms: u64,
+    limit: u64,
+) -> ApiResult<u64> {
+    run(
+        ledger,
+        "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
+         AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)",
+        &[Arg::Text(tenant_id), int(cutoff_ms)?, int(limit)?],
+    )
+    .await
+}
+
+/// Completed webhook deliveries older than `cutoff_ms` lose payload and url.
+/// Returns rows purged.
+pub async fn purge_deliveries(
+    control: &D1Database,
+    tenant_id: &str,
+    cutoff_ms: u64,
+    now_ms: u64,
+    limit: u64,
+) -> ApiResult<u64> {
+    run(
+        control,
+        "UPDATE webhook_deliveries SET payload = NULL, url = NULL, data_purged = 1, purged_at = ?3 \
+         WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE tenant_id = ?1 \
+         AND data_purged = 0 AND completed_at IS NOT NULL AND completed_at < ?2 LIMIT ?4)",
+        &[
+            Arg::Text(tenant_id),
+            int(cutoff_ms)?,
+            int(now_ms)?,
+            int(limit)?,
+        ],
+    )
+    .await
+}

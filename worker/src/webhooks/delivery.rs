@@ -1,0 +1,343 @@
+//! One delivery attempt: claim the delivery, POST the signed body, record
+//! the attempt, and schedule the next one when the failure is retryable.
+//!
+//! Invariant: a delivery that got a 2xx is never sent again. Only the
+//! caller whose conditional `claim` succeeded sends; the claim moves the
+//! delivery to `delivering` with a lease, and only that attempt's record
+//! moves it on. A second doorbell for the same delivery finds nothing to
+//! claim. (If the Worker dies between the receiver's 2xx and the record,
+//! the lease expires and the delivery is sent again: receivers drop such a
+//! replay by its delivery id, see docs/webhooks.md.)
+
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use worker::{
+    AbortController, Date, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
+};
+
+use super::signing::{
+    signature_header, HEADER_DELIVERY_ID, HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP,
+};
+use super::url_safety;
+use crate::app::App;
+use crate::auth::secret;
+use crate::error::{ApiError, ApiResult};
+use crate::jobs::{Job, QUEUE_WEBHOOKS};
+use crate::store::webhooks::{
+    self as store, AttemptRecord, STATUS_FAILED, STATUS_PENDING, STATUS_SUCCEEDED,
+};
+use crate::views::iso;
+
+/// How long one attempt waits for the receiver's response.
+pub const ATTEMPT_TIMEOUT_MS: u64 = 10_000;
+/// How long a claimed attempt owns its delivery: longer than the time-out
+/// plus recording, so a live attempt is never overtaken; a dead one is
+/// retried after it.
+pub const ATTEMPT_LEASE_MS: u64 = 60_000;
+/// Waits before retry n (after attempt n failed), in seconds: exponential
+/// from 1 minute, capped at 10 hours, 12 attempts in all over about 2.8
+/// days (docs/webhooks.md). Stripe's horizon is 3 days.
+pub const RETRY_DELAYS_SECS: &[u64] = &[
+    60, 300, 1_800, 7_200, 18_000, 36_000, 36_000, 36_000, 36_000, 36_000, 36_000,
+];
+/// Attempts in all: the first one plus one per retry delay.
+pub const ATTEMPTS_MAX: u64 = RETRY_DELAYS_SECS.len() as u64 + 1;
+/// In DEV_MODE the schedule runs this many times faster (1 minute becomes
+/// 1 second), unless `WEBHOOK_RETRY_DELAY_DIVISOR` says otherwise, so a
+/// local test sees a retry within seconds.
+pub const DEV_RETRY_DELAY_DIVISOR: u64 = 60;
+/// Longest delay a queue message accepts (Cloudflare Queues: 12 hours).
+const QUEUE_DELAY_SECS_MAX: u64 = 43_200;
+/// Characters of an error message kept per attempt.
+const ERROR_CHARS_MAX: usize = 300;
+
+/// Scheduled deliveries retry; the dashboard's test event reports once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Scheduled,
+    Test,
+}
+
+/// What an attempt came to.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Whether this call made an attempt (false: not due, or done already).
+    pub attempted: bool,
+    pub success: bool,
+    /// The receiver's status; `None` when no response came back.
+    pub http_status: Option<u16>,
+    pub message: String,
+}
+
+impl Report {
+    fn skipped(message: &str) -> Report {
+        Report {
+            attempted: false,
+            success: false,
+            http_status: None,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// The body receivers get. `data` is the stored event payload, byte for byte.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Body<'a> {
+    id: &'a str,
+    event: &'a str,
+    /// When this attempt was made (also in `X-Service-Timestamp`).
+    timestamp: String,
+    event_id: &'a str,
+    created_at: String,
+    environment: Option<&'a str>,
+    data: &'a RawValue,
+}
+
+/// How a response (or its absence) is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Success,
+    Retry,
+    Fail,
+}
+
+fn verdict(http_status: Option<u16>) -> Verdict {
+    match http_status {
+        Some(s) if (200..300).contains(&s) => Verdict::Success,
+        // Network error or time-out, rate limited, server error: try again.
+        None => Verdict::Retry,
+        Some(429) => Verdict::Retry,
+        Some(s) if s >= 500 => Verdict::Retry,
+        // Other 4xx, and 3xx (redirects are not followed): the receiver
+        // refused this request; the same request will not fare better.
+        Some(_) => Verdict::Fail,
+    }
+}
+
+/// The wait after failed attempt `attempt` (1-based), or `None` when the
+/// schedule is spent.
+pub fn retry_delay_ms(attempt: u64, divisor: u64) -> Option<u64> {
+    let i = usize::try_from(attempt.checked_sub(1)?).ok()?;
+    RETRY_DELAYS_SECS
+        .get(i)
+        .map(|s| (s * 1000 / divisor.max(1)).max(1000))
+}
+
+fn divisor(app: &App) -> u64 {
+    app.var("WEBHOOK_RETRY_DELAY_DIVISOR")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|d| *d > 0)
+        .unwrap_or(if app.dev_mode() {
+            DEV_RETRY_DELAY_DIVISOR
+        } else {
+            1
+        })
+}
+
+/// Rings the delivery queue for `delivery_id`, `delay_ms` from now.
+/// Failures are logged only: the sweeper re-queues due deliveries.
+pub async fn ring(app: &App, delivery_id: &str, delay_ms: u64) {
+    let job = Job::Deliver {
+        delivery_id: delivery_id.to_string(),
+    };
+    let delay_secs = delay_ms.div_ceil(1000).min(QUEUE_DELAY_SECS_MAX);
+    let sent = match app.env.queue(QUEUE_WEBHOOKS) {
+        Ok(q) => {
+            let message = worker::MessageBuilder::new(job)
+                .delay_seconds(u32::try_from(delay_secs).unwrap_or(u32::MAX))
+                .build();
+            q.send(message).await
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        worker::console_warn!("webhook doorbell for {delivery_id} not rung: {e}");
+    }
+}
+
+/// Makes one attempt at the delivery if it is due and nobody else holds it.
+///
+/// # Errors
+/// Internal error on storage failure; the delivery's lease then expires and
+/// the sweeper tries again.
+pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Report> {
+    let db = app.control_db()?;
+    if !store::claim(&db, delivery_id, app.now_ms, ATTEMPT_LEASE_MS).await? {
+        return Ok(Report::skipped("not due, or delivered already"));
+    }
+    let row = store::delivery(&db, delivery_id)
+        .await?
+        .ok_or_else(|| ApiError::internal(format!("claimed delivery {delivery_id} vanished")))?;
+    let Some(webhook) = store::by_id(&db, &row.webhook_id).await? else {
+        store::cancel(&db, delivery_id, "webhook deleted", app.now_ms).await?;
+        return Ok(Report::skipped("webhook deleted"));
+    };
+    if mode == Mode::Scheduled && webhook.active == 0 {
+        store::cancel(&db, delivery_id, "webhook disabled", app.now_ms).await?;
+        return Ok(Report::skipped("webhook disabled"));
+    }
+    let (Some(url), Some(payload)) = (row.url.as_deref(), row.payload.as_deref()) else {
+        store::cancel(&db, delivery_id, "payload purged", app.now_ms).await?;
+        return Ok(Report::skipped("payload purged"));
+    };
+    let secret_text = secret::open(&super::secret_key(app)?, &webhook.secret_sealed)?
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(|| ApiError::internal(format!("webhook {} secret unreadable", webhook.id)))?;
+
+    let started_at = Date::now().as_millis();
+    let data = RawValue::from_string(payload.to_string())
+        .map_err(|e| ApiError::internal(format!("stored payload of {delivery_id}: {e}")))?;
+    let body = serde_json::to_string(&Body {
+        id: &row.id,
+        event: &row.event_type,
+        timestamp: iso(started_at),
+        event_id: &row.event_id,
+        created_at: iso(row.event_created_at),
+        environment: row.env.as_deref(),
+        data: &data,
+    })?;
+    let signature = signature_header(&secret_text, body.as_bytes())?;
+    let sent = post(app, url, &body, &signature, &row, started_at).await;
+    let duration_ms = Date::now().as_millis().saturating_sub(started_at);
+
+    let (http_status, error) = match &sent {
+        Ok(status) => (Some(*status), None),
+        Err(e) => (None, Some(e.clone())),
+    };
+    let attempt_no = row.attempts;
+    let mut verdict = verdict(http_status);
+    let mut next_attempt_at = None;
+    if verdict == Verdict::Retry {
+        let next = match mode {
+            Mode::Scheduled if attempt_no < ATTEMPTS_MAX => {
+                retry_delay_ms(attempt_no, divisor(app))
+            }
+            _ => None,
+        };
+        match next {
+            Some(delay) => next_attempt_at = Some(app.now_ms.max(started_at) + delay),
+            None => verdict = Verdict::Fail,
+        }
+    }
+    let (outcome, status) = match verdict {
+        Verdict::Success => ("succeeded", STATUS_SUCCEEDED),
+        Verdict::Retry => ("retry", STATUS_PENDING),
+        Verdict::Fail => ("failed", STATUS_FAILED),
+    };
+    store::record_attempt(
+        &db,
+        &AttemptRecord {
+            delivery_id,
+            webhook_id: &webhook.id,
+            attempt: attempt_no,
+            started_at,
+            duration_ms,
+            http_status,
+            outcome,
+            error: error.as_deref(),
+            status,
+            next_attempt_at,
+        },
+    )
+    .await?;
+    if let Some(at) = next_attempt_at {
+        ring(app, delivery_id, at.saturating_sub(app.now_ms)).await;
+    }
+    let message = match (&sent, verdict) {
+        (Ok(s), Verdict::Success) => format!("Delivered: the receiver answered {s}"),
+        (Ok(s), Verdict::Retry) => format!("The receiver answered {s}; will retry"),
+        (Ok(s), Verdict::Fail) => format!("The receiver answered {s}; not retried"),
+        (Err(e), Verdict::Retry) => format!("{e}; will retry"),
+        (Err(e), _) => e.clone(),
+    };
+    Ok(Report {
+        attempted: true,
+        success: verdict == Verdict::Success,
+        http_status,
+        message,
+    })
+}
+
+/// POSTs the body; `Ok(status)` for any HTTP response, `Err(reason)` for a
+/// refused url, a network error or a time-out.
+async fn post(
+    app: &App,
+    url: &str,
+    body: &str,
+    signature: &str,
+    row: &store::DeliveryRow,
+    started_at: u64,
+) -> Result<u16, String> {
+    // The url was checked at creation; check again, in case the rules or
+    // DEV_MODE changed since.
+    url_safety::check(url, app.dev_mode()).map_err(|e| format!("url refused: it {e}"))?;
+    let headers = Headers::new();
+    let set = |k: &str, v: &str| headers.set(k, v).map_err(|e| format!("header {k}: {e}"));
+    set("content-type", "application/json")?;
+    set("user-agent", "bvs-webhooks/1")?;
+    set(HEADER_SIGNATURE, signature)?;
+    set(HEADER_DELIVERY_ID, &row.id)?;
+    set(HEADER_TIMESTAMP, &(started_at / 1000).to_string())?;
+    set(HEADER_EVENT, &row.event_type)?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_redirect(RequestRedirect::Manual)
+        .with_body(Some(body.into()));
+    let request =
+        Request::new_with_init(url, &init).map_err(|e| format!("request not built: {e}"))?;
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    let fetch = Fetch::Request(request);
+    let send = Box::pin(fetch.send_with_signal(&signal));
+    let timeout = Box::pin(Delay::from(Duration::from_millis(ATTEMPT_TIMEOUT_MS)));
+    let result = match select(send, timeout).await {
+        Either::Left((r, _)) => Some(r.map(|response| response.status_code())),
+        Either::Right(((), _)) => None,
+    };
+    match result {
+        Some(Ok(status)) => Ok(status),
+        Some(Err(e)) => Err(truncate(&format!("network error: {e}"))),
+        None => {
+            controller.abort();
+            Err(format!("timed out after {ATTEMPT_TIMEOUT_MS} ms"))
+        }
+    }
+}
+
+fn truncate(s: &str) -> String {
+    s.chars().take(ERROR_CHARS_MAX).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_network_errors_429_and_5xx_are_retried() {
+        assert_eq!(verdict(Some(200)), Verdict::Success);
+        assert_eq!(verdict(Some(204)), Verdict::Success);
+        assert_eq!(verdict(None), Verdict::Retry);
+        assert_eq!(verdict(Some(429)), Verdict::Retry);
+        assert_eq!(verdict(Some(500)), Verdict::Retry);
+        assert_eq!(verdict(Some(503)), Verdict::Retry);
+        assert_eq!(verdict(Some(400)), Verdict::Fail);
+        assert_eq!(verdict(Some(404)), Verdict::Fail);
+        assert_eq!(verdict(Some(301)), Verdict::Fail);
+    }
+
+    #[test]
+    fn the_schedule_is_exponential_bounded_and_about_three_days() {
+        assert_eq!(retry_delay_ms(1, 1), Some(60_000));
+        assert_eq!(retry_delay_ms(2, 1), Some(300_000));
+        assert_eq!(retry_delay_ms(ATTEMPTS_MAX, 1), None);
+        assert_eq!(retry_delay_ms(0, 1), None);
+        let total: u64 = (1..ATTEMPTS_MAX).filter_map(|a| retry_delay_ms(a, 1)).sum();
+        assert!(total > 2 * 86_400_000 && total <= 3 * 86_400_000, "{total}");
+        assert_eq!(retry_delay_ms(1, 60), Some(1_000));
+    }
+}

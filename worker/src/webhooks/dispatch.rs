@@ -1,0 +1,156 @@
+//! The dispatcher: moves a ledger database's undispatched outbox events to
+//! one delivery per subscribed, active webhook, then rings the delivery
+//! queue. Runs after every sequencer run and from the every-minute sweep.
+//!
+//! Idempotent: a delivery's id is derived from (event id, webhook id) and
+//! inserted with INSERT OR IGNORE before the event is marked dispatched, so
+//! a run that dies half way, or two runs at once, create each delivery once.
+
+use bvs_core::types::Env;
+use serde::Serialize;
+use worker::D1Database;
+
+use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
+use crate::app::App;
+use crate::auth::secret;
+use crate::error::ApiResult;
+use crate::store::webhooks::{self as store, EventRow, NewDelivery};
+use crate::store::{self as db_store};
+use crate::views::iso;
+
+/// Events read per round.
+pub const EVENTS_PER_ROUND: u64 = 50;
+/// Rounds per run; the next run continues.
+pub const ROUNDS_MAX: usize = 10;
+
+/// The delivery of `event_id` to `webhook_id`: the same pair always gives
+/// the same id.
+pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
+    let h = secret::sha256_hex(&format!("{event_id}/{webhook_id}"));
+    format!("dlv_{}", &h[..32])
+}
+
+/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of `env`.
+/// Returns the number of events dispatched.
+///
+/// # Errors
+/// Internal error on storage failure; nothing is lost, the next run
+/// continues.
+pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
+    let ledger = crate::ledger::db(app, env)?;
+    let control = app.control_db()?;
+    // A new delivery is due at once: never later than the real clock,
+    // whatever time a test gave the cron event that runs this.
+    let now = app.now_ms.min(worker::Date::now().as_millis());
+    let mut total = 0;
+    for _ in 0..ROUNDS_MAX {
+        let events = store::pending_events(&ledger, EVENTS_PER_ROUND).await?;
+        if events.is_empty() {
+            break;
+        }
+        completions(app, &ledger, &events).await?;
+        let mut tenants: Vec<String> = events.iter().map(|e| e.tenant_id.clone()).collect();
+        tenants.sort();
+        tenants.dedup();
+        let hooks = store::active_for_tenants(&control, &tenants).await?;
+        let mut deliveries = Vec::new();
+        for e in &events {
+            for h in hooks
+                .iter()
+                .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
+            {
+                deliveries.push(NewDelivery {
+                    id: delivery_id(&e.id, &h.id),
+                    webhook_id: h.id.clone(),
+                    tenant_id: e.tenant_id.clone(),
+                    env: Some(env.as_str().to_string()),
+                    event_id: e.id.clone(),
+                    event_type: e.kind.clone(),
+                    url: h.url.clone(),
+                    payload: e.payload.clone(),
+                    event_created_at: e.created_at,
+                });
+            }
+        }
+        if !deliveries.is_empty() {
+            db_store::batch(
+                &control,
+                store::insert_deliveries(&control, &deliveries, now)?,
+            )
+            .await?;
+        }
+        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        db_store::batch(&ledger, store::mark_dispatched(&ledger, &ids, now)?).await?;
+        for d in &deliveries {
+            delivery::ring(app, &d.id, 0).await;
+        }
+        total += events.len() as u64;
+    }
+    Ok(total)
+}
+
+/// The `verification.completed` payload: a submission (single emit or
+/// batch) whose every delta is verified.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Completed {
+    submission_id: String,
+    kind: String,
+    items_root: String,
+    receipt_id: String,
+    delta_count: u64,
+    anchor_ids: Vec<String>,
+    received_at: String,
+    verified_at: Option<String>,
+    verify_url: String,
+}
+
+/// Adds a `verification.completed` event for each submission these
+/// `delta.verified` events finish. Its id is derived from the submission,
+/// so it is added once however often this runs.
+async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> ApiResult<()> {
+    let mut roots: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e.kind == EVENT_DELTA_VERIFIED)
+        .filter_map(|e| {
+            let v: serde_json::Value = serde_json::from_str(&e.payload).ok()?;
+            let root = v.get("itemsRoot")?.as_str()?.to_string();
+            Some((e.tenant_id.clone(), root))
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    for (tenant_id, root) in roots {
+        for s in store::submission_progress(ledger, &tenant_id, &root).await? {
+            if s.verified < s.item_count {
+                continue;
+            }
+            let anchor_ids = db_store::ledger::deltas_of_submission(ledger, &s.id)
+                .await?
+                .into_iter()
+                .map(|d| d.anchor_id)
+                .collect();
+            let payload = serde_json::to_string(&Completed {
+                submission_id: s.id.clone(),
+                kind: s.kind.clone(),
+                items_root: s.items_root.clone(),
+                receipt_id: s.items_root.clone(),
+                delta_count: s.item_count,
+                anchor_ids,
+                received_at: iso(s.received_at),
+                verified_at: s.verified_at.map(iso),
+                verify_url: format!("/api/v1/verify/{}", s.items_root),
+            })?;
+            store::insert_event_once(
+                ledger,
+                &format!("evt_done_{}", s.id),
+                &s.tenant_id,
+                EVENT_VERIFICATION_COMPLETED,
+                &payload,
+                app.now_ms,
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! Webhooks: event names, url safety, signing, the dispatcher that turns
+//! ledger events into deliveries, and the delivery attempts themselves.
+//! See docs/webhooks.md.
+
+pub mod delivery;
+pub mod dispatch;
+pub mod signing;
+pub mod url_safety;
+
+use crate::app::App;
+use crate::auth::secret;
+use crate::error::ApiResult;
+
+pub const EVENT_TEST: &str = "test";
+pub const EVENT_DELTA_VERIFIED: &str = "delta.verified";
+pub const EVENT_CHECKPOINT_VERIFIED: &str = "checkpoint.verified";
+pub const EVENT_VERIFICATION_COMPLETED: &str = "verification.completed";
+pub const EVENT_VERIFICATION_FAILED: &str = "verification.failed";
+
+/// Every event name a webhook may subscribe to (spec: Events).
+pub const EVENT_NAMES: &[&str] = &[
+    EVENT_DELTA_VERIFIED,
+    EVENT_CHECKPOINT_VERIFIED,
+    EVENT_VERIFICATION_COMPLETED,
+    EVENT_VERIFICATION_FAILED,
+    EVENT_TEST,
+];
+
+/// The key that seals webhook secrets at rest: derived from JWT_SECRET, so
+/// only this deployment can open them.
+///
+/// # Errors
+/// Internal error if JWT_SECRET is missing.
+pub fn secret_key(app: &App) -> ApiResult<[u8; 32]> {
+    let jwt = app.secret("JWT_SECRET")?;
+    secret::hmac_sha256(jwt.as_bytes(), &[b"bvs/webhook-secret/v1"])
+}
