@@ -50,6 +50,7 @@ pub enum RouteId {
     LogHeads,
     LogInclusion,
     LogConsistency,
+    VerifyPage,
     WebhooksCreate,
     WebhooksList,
     WebhooksGet,
@@ -276,6 +277,11 @@ pub const ROUTES: &[Route] = &[
         id: RouteId::LogConsistency,
     },
     Route {
+        method: Method::Get,
+        pattern: "/verify/:proofRoot",
+        id: RouteId::VerifyPage,
+    },
+    Route {
         method: Method::Post,
         pattern: "/dashboard/webhooks",
         id: RouteId::WebhooksCreate,
@@ -456,6 +462,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::LogConsistency => {
             routes::proofs::log_consistency(app, req, params.get("env")?).await
         }
+        RouteId::VerifyPage => routes::page::verify(app, req).await,
         RouteId::WebhooksCreate => routes::webhooks::create(app, req).await,
         RouteId::WebhooksList => routes::webhooks::list(app, req).await,
         RouteId::WebhooksGet => routes::webhooks::get(app, req, params.get("id")?).await,

@@ -1,0 +1,334 @@
+// The verify page: fetches the data, then every check runs here, in the
+// browser, in the WebAssembly build of the service's own `core` crate
+// (verifier-wasm). Nothing in this file decides whether a proof holds: it
+// fetches, hands text to the verifier, and shows the verifier's report.
+import init, * as verifier from "/pkg/bvs_verifier_wasm.js";
+
+const ROOT_PATTERN = /^[0-9a-fA-F]{64}$/;
+/** Most answer pages fetched for one root (the API pages its records). */
+const PAGES_MAX = 200;
+/** Keys whose numbers are amounts: shown from their exact JSON text. */
+const AMOUNT_KEYS = new Set(["delta", "netAmount", "startingBalance", "finalBalance", "netDelta"]);
+
+const $ = (id) => document.getElementById(id);
+
+/** JSON.parse that keeps amounts as their exact source text (never a float). */
+function parseExact(text) {
+  return JSON.parse(text, function (key, value, context) {
+    if (typeof value === "number" && AMOUNT_KEYS.has(key)) {
+      return context && typeof context.source === "string" ? context.source : String(value);
+    }
+    return value;
+  });
+}
+
+const dataOf = (doc) => (doc && typeof doc === "object" && "data" in doc && "success" in doc ? doc.data : doc);
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, val] of Object.entries(attrs)) {
+    if (k === "class") e.className = val;
+    else e.setAttribute(k, val);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c ?? "")));
+  return e;
+}
+
+// ---------------------------------------------------------------- words for checks
+
+/** What a check is, and what its failure means, in plain words. */
+function describe(name) {
+  const m = name.match(/^(?:pages\[\d+\]\.)?(.*)$/);
+  const n = m ? m[1] : name;
+  const rec = n.match(/^records\[(\d+)\]\.inclusion$/);
+  if (rec) {
+    return {
+      title: `Record ${Number(rec[1]) + 1} is in the signed log`,
+      meaning: "This record's inclusion proof does not lead to the signed tree head: the record was changed, or it is not (yet) in the log.",
+    };
+  }
+  const d = n.match(/^deltas\[(\d+)\]\.(\w+)$/);
+  if (d) {
+    const i = Number(d[1]) + 1;
+    const what = {
+      inclusion: [`Delta ${i} is in the signed log`, "This delta's inclusion proof does not lead to the signed tree head: the delta was changed, or it is not in the log."],
+      itemHash: [`Delta ${i}'s fingerprint matches its content`, "The delta's content (amount, reason, reference, time) does not hash to the fingerprint the log holds: the content was changed."],
+      proofItem: [`Delta ${i} and its proof describe the same delta`, "The delta listed and the proof attached to it disagree (anchor, fingerprint or amount): one of them was changed."],
+      proof: [`Delta ${i} has a proof`, "A delta comes without its proof, so it cannot be checked."],
+    }[d[2]];
+    if (what) return { title: what[0], meaning: what[1] };
+  }
+  const known = {
+    parse: ["The document can be read", "This is not a receipt or a verification answer of this service, or it is damaged."],
+    proofRoot: ["The answer is about the proof root asked for", "The service answered about another root than the one in the address."],
+    pages: ["All pages belong to the same answer", "The pages fetched describe different roots: the data is inconsistent."],
+    publicKey: ["The log's published key is the one used", "The data names a different signing key than the one the log publishes: it may come from another log."],
+    treeHead: ["The tree head is signed by the log", "The log's signature on its tree head is missing or wrong: the head may be forged or altered."],
+    treeSize: ["The tree size is the signed one", "The size shown differs from the size the log signed."],
+    "verification.itemsRoot": ["The listed fingerprints give the stated root", "The root stated in the answer is not the root of the fingerprints it lists."],
+    itemsRoot: ["The records make up the proof root exactly", "The records listed are not exactly those the proof root commits to: one was added, removed, reordered or changed."],
+    receiptId: ["The receipt id is the root of its deltas", "The receipt id is not the root over the deltas listed: the list was changed."],
+    "verification.proofRoot": ["The receipt's proof root is the root of its deltas", "The proof root printed on the receipt does not match its deltas."],
+    "verification.itemHashes": ["The receipt's fingerprint list matches its deltas", "The list of fingerprints does not match the deltas listed."],
+    itemCount: ["Every record is here", "Fewer or more records than the summary states: the root cannot be checked over a partial list."],
+    deltasCount: ["The delta count matches", "The number of deltas stated does not match those listed or their proofs."],
+    netAmount: ["The amounts add up to the total", "The total shown is not the sum of the records' amounts."],
+    finalBalance: ["The balance replays exactly", "Starting balance plus every delta does not give the final balance stated."],
+    checkpointLeaf: ["The checkpoint's root is the root asked for", "The checkpoint committed to the log is not this root, or it is not committed yet."],
+    "checkpointLeaf.inclusion": ["The checkpoint's root is in the signed log", "The checkpoint's own proof does not lead to the signed tree head."],
+    verified: ["The service's status agrees", "The service itself does not (yet) report this root as verified, or a check above failed."],
+    latestHead: ["The log's latest tree head is signed", "The latest head the log publishes is not signed by its key."],
+    consistency: ["The log only grew since your proof", "The head your proof is into is not part of the log's latest history: the log was rewritten."],
+    oldTreeHead: ["The older tree head is signed", "The older tree head's signature does not verify."],
+    newTreeHead: ["The newer tree head is signed", "The newer tree head's signature does not verify."],
+    network: ["The data could be fetched", "The page could not fetch what it needs to check, so nothing was verified."],
+  }[n];
+  return known ? { title: known[0], meaning: known[1] } : { title: n, meaning: "This check failed." };
+}
+
+function renderChecks(list, checks) {
+  list.replaceChildren();
+  for (const c of checks) {
+    const { title, meaning } = describe(c.name);
+    const li = el("li", { class: `check ${c.ok ? "pass" : "fail"}`, "data-name": c.name, "data-ok": String(c.ok) },
+      el("div", { class: "head" },
+        el("span", { class: "state" }, c.ok ? "✔ Passed" : "✘ Failed"),
+        el("span", { class: "title" }, title),
+        el("span", { class: "name mono" }, c.name)),
+      el("p", { class: "detail" }, c.detail));
+    if (!c.ok) li.append(el("p", { class: "meaning" }, el("strong", {}, "What this means: "), meaning));
+    list.append(li);
+  }
+}
+
+function renderVerdict(box, checks, what) {
+  const failed = checks.filter((c) => !c.ok);
+  const ok = checks.length > 0 && failed.length === 0;
+  box.className = `verdict ${ok ? "pass" : "fail"}`;
+  box.dataset.ok = String(ok);
+  box.replaceChildren(
+    el("span", { class: "icon", "aria-hidden": "true" }, ok ? "✔" : "✘"),
+    el("span", { class: "words" },
+      ok ? `Verified: all ${checks.length} checks passed` : `Not verified: ${failed.length} of ${checks.length} checks failed`,
+      el("span", { class: "sub" }, ok
+        ? `${what} is exactly what the log signed, checked here in your browser.`
+        : `First failure: ${describe(failed[0]?.name ?? "").title}. See the details below.`)));
+}
+
+function renderSummary(dl, rows) {
+  dl.replaceChildren();
+  for (const [k, val] of rows) {
+    if (val === undefined || val === null || val === "") continue;
+    dl.append(el("dt", {}, k), el("dd", {}, val));
+  }
+  dl.hidden = dl.children.length === 0;
+}
+
+/** What a signed note says (for display only; the verifier checks it). */
+function noteBody(note) {
+  const lines = String(note ?? "").split("\n");
+  let root = "";
+  try {
+    root = Array.from(atob(lines[2] ?? ""), (ch) => ch.charCodeAt(0).toString(16).padStart(2, "0")).join("");
+  } catch { root = lines[2] ?? ""; }
+  return { origin: lines[0] ?? "", size: Number(lines[1]), root };
+}
+
+/** An ISO time as "2026-11-22 05:43:47 UTC" (short enough for a phone). */
+const when = (iso) => (iso ? String(iso).replace("T", " ").replace(/(\.\d+)?Z$/, " UTC") : "");
+
+// ---------------------------------------------------------------- online: /verify/<root>
+
+async function fetchText(url) {
+  const r = await fetch(url, { headers: { accept: "application/json, text/plain" } });
+  const text = await r.text();
+  return { status: r.status, text };
+}
+
+async function fetchPages(root) {
+  const first = await fetchText(`/api/v1/verify/${root}`);
+  if (first.status !== 200) return { status: first.status, text: first.text };
+  const pages = [first.text];
+  const answer = dataOf(parseExact(first.text));
+  const records = [...(answer.records ?? [])];
+  const total = Number(answer.summary?.itemCount ?? records.length);
+  while (records.length < total && pages.length < PAGES_MAX) {
+    const next = await fetchText(`/api/v1/verify/${root}?offset=${records.length}`);
+    if (next.status !== 200) break;
+    const more = dataOf(parseExact(next.text)).records ?? [];
+    if (more.length === 0) break;
+    pages.push(next.text);
+    records.push(...more);
+  }
+  return { status: 200, pages, answer, records };
+}
+
+async function runOnline(root) {
+  $("online").hidden = false;
+  $("root-text").textContent = root;
+  const verdict = $("verdict");
+  const done = (checks, what) => {
+    renderChecks($("checks"), checks);
+    renderVerdict(verdict, checks, what);
+    document.body.dataset.state = "done";
+  };
+  if (!ROOT_PATTERN.test(root)) {
+    done([{ name: "parse", ok: false, detail: `"${root}" is not a proof root: a proof root is 64 hexadecimal characters.` }], "");
+    return;
+  }
+  let got, key, latest;
+  try {
+    got = await fetchPages(root);
+    if (got.status !== 200) {
+      const why = got.status === 404 ? "the service has issued no such proof root" : `the service answered HTTP ${got.status}`;
+      done([{ name: "network", ok: false, detail: `Fetching /api/v1/verify/${root}: ${why}.` }], "");
+      return;
+    }
+    const env = got.answer.summary?.environment === "production" ? "production" : "sandbox";
+    const [k, h] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`)]);
+    key = dataOf(JSON.parse(k.text))?.verifierKey;
+    latest = h.text;
+    if (!key || h.status !== 200) throw new Error(`the log's key or latest head could not be fetched (HTTP ${k.status}, ${h.status})`);
+  } catch (e) {
+    done([{ name: "network", ok: false, detail: String(e?.message ?? e) }], "");
+    return;
+  }
+
+  // Every check, locally.
+  const report = JSON.parse(verifier.verifyPublicAnswer(got.pages, root, key));
+  const checks = [...report.checks];
+  const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key));
+  checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
+  const proofHead = got.answer.verification?.treeHead ?? "";
+  const a = noteBody(proofHead), b = noteBody(latest);
+  if (latestReport.ok && Number.isSafeInteger(a.size) && Number.isSafeInteger(b.size)) {
+    const [older, newer] = a.size <= b.size ? [proofHead, latest] : [latest, proofHead];
+    const [from, to] = [Math.min(a.size, b.size), Math.max(a.size, b.size)];
+    let proof = [];
+    if (from !== to && from > 0) {
+      const c = await fetchText(`/api/v1/log/${got.answer.summary.environment}/proof/consistency?from=${from}&to=${to}`).catch(() => null);
+      proof = c && c.status === 200 ? dataOf(JSON.parse(c.text))?.consistencyProof ?? [] : [];
+    }
+    const cons = JSON.parse(verifier.verifyConsistency(older, newer, proof, key));
+    checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
+  }
+
+  const s = got.answer.summary ?? {};
+  renderSummary($("summary"), [
+    ["What", `${s.kind ?? "?"} in the ${s.environment ?? "?"} log`],
+    ["Status", s.status],
+    ["Items", s.itemCount],
+    ["Net amount", s.netAmount],
+    ["Period", s.period],
+    ["First verified", when(s.firstVerifiedAt)],
+    ["Last verified", when(s.lastVerifiedAt)],
+    ["Tree size", a.size],
+    ["Tree head root", a.root],
+    ["Signed by", a.origin],
+    ["Log key", key],
+    ["Latest tree size", b.size],
+  ]);
+  renderRecords(got.records, checks);
+  done(checks, `The ${s.kind ?? "proof"} of ${s.itemCount ?? 0} item(s)`);
+}
+
+function renderRecords(records, checks) {
+  const body = $("records").tBodies[0];
+  body.replaceChildren();
+  const byName = new Map(checks.map((c) => [c.name, c]));
+  records.forEach((r, i) => {
+    const c = byName.get(`records[${i}].inclusion`);
+    const ok = c?.ok === true;
+    body.append(el("tr", {},
+      el("td", {}, i + 1),
+      el("td", { class: "mono" }, r.anchorId),
+      el("td", { class: "amount mono" }, r.delta),
+      el("td", {}, when(r.declaredTimestamp)),
+      el("td", {}, when(r.blockTimestamp) || "not yet"),
+      el("td", { class: "mono" }, r.leafIndex ?? "—"),
+      el("td", { class: ok ? "ok" : "bad" }, ok ? "✔ Yes" : "✘ No")));
+  });
+  $("records-block").hidden = records.length === 0;
+}
+
+// ---------------------------------------------------------------- offline: a pasted receipt
+
+function runOffline(text) {
+  const key = $("receipt-key").value.trim() || undefined;
+  let doc = null;
+  try { doc = dataOf(parseExact(text)); } catch { /* the verifier reports it */ }
+  const isAnswer = doc && typeof doc === "object" && "summary" in doc && "records" in doc;
+  const report = JSON.parse(isAnswer
+    ? verifier.verifyPublicAnswer([text], undefined, key)
+    : verifier.verifyReceipt(text, key));
+  $("offline-result").hidden = false;
+  if (doc && !isAnswer && typeof doc === "object") {
+    const head = noteBody(doc.proof?.treeHead);
+    renderSummary($("offline-summary"), [
+      ["Customer", doc.customerId],
+      ["Period", doc.period],
+      ["Deltas", doc.deltasCount ?? doc.deltaCount],
+      ["Starting balance", doc.startingBalance],
+      ["Final balance", doc.finalBalance],
+      ["Generated", when(doc.generatedAt)],
+      ["Receipt id", doc.receiptId],
+      ["Tree size", Number.isFinite(head.size) ? head.size : ""],
+      ["Signed by", head.origin],
+      ["Key", key ? `${key} (pinned)` : doc.proof?.publicKey ? `${doc.proof.publicKey} (named by the receipt, not pinned)` : ""],
+    ]);
+  } else if (isAnswer) {
+    renderSummary($("offline-summary"), [
+      ["What", `${doc.summary?.kind} in the ${doc.summary?.environment} log`],
+      ["Items", doc.summary?.itemCount],
+      ["Net amount", doc.summary?.netAmount],
+      ["Proof root", doc.summary?.proofRoot],
+    ]);
+  } else {
+    renderSummary($("offline-summary"), []);
+  }
+  renderChecks($("offline-checks"), report.checks);
+  renderVerdict($("offline-verdict"), report.checks, isAnswer ? "This answer" : "This receipt");
+  document.body.dataset.offline = "done";
+}
+
+function wireOffline() {
+  const text = $("receipt-text");
+  $("offline-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    runOffline(text.value);
+  });
+  const load = async (file) => {
+    if (!file) return;
+    text.value = await file.text();
+    runOffline(text.value);
+  };
+  $("receipt-file").addEventListener("change", (e) => load(e.target.files?.[0]));
+  const drop = $("drop");
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    load(e.dataTransfer?.files?.[0]);
+  });
+}
+
+// ---------------------------------------------------------------- start
+
+async function main() {
+  await init();
+  $("version").textContent = `bvs-verifier-wasm ${verifier.version()}`;
+  wireOffline();
+  const m = location.pathname.match(/^\/verify\/([^/]+)\/?$/);
+  if (m) await runOnline(decodeURIComponent(m[1]));
+  else document.body.dataset.state = "done";
+}
+
+main().catch((e) => {
+  const v = $("verdict");
+  $("online").hidden = false;
+  v.className = "verdict fail";
+  v.dataset.ok = "false";
+  v.textContent = `✘ The verifier could not start: ${e?.message ?? e}`;
+  document.body.dataset.state = "done";
+});

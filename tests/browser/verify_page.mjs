@@ -1,0 +1,153 @@
+// Browser test of the public verify page, in headless Chromium (Debian's
+// /usr/bin/chromium) driven by playwright-core.
+//
+//   node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json]
+//
+// 1. /verify/<root> as served: every check passes, and says so in words.
+// 2. The same page with the verify answer tampered in flight (a record's
+//    itemHash changed): the page says "Not verified" and names the record.
+// 3. The receipt (if given) pasted into the offline form verifies; the same
+//    receipt with its final balance changed fails, naming finalBalance.
+// Screenshots go to tests/artifacts/. Exit status 0 only if all passed.
+import { chromium } from "playwright-core";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [base, root, receiptPath] = process.argv.slice(2);
+if (!base || !root) {
+  console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json]");
+  process.exit(2);
+}
+const CHROMIUM = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
+/** How long the page may take to fetch and check everything. */
+const CHECKS_TIMEOUT_MS = 60_000;
+const artifacts = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
+mkdirSync(artifacts, { recursive: true });
+const profile = mkdtempSync(join(tmpdir(), "bvs-chromium-"));
+
+// A fresh profile directory per run (playwright passes it as --user-data-dir).
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  viewport: { width: 1000, height: 900 },
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+  ],
+});
+
+let passed = 0;
+let failed = 0;
+async function test(name, body) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  try {
+    await body(page);
+    if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
+    passed += 1;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`not ok - ${name}\n  ${String(e?.stack ?? e).replaceAll("\n", "\n  ")}`);
+    await page.screenshot({ path: join(artifacts, `failed-${name.replace(/\W+/g, "-")}.png`), fullPage: true }).catch(() => {});
+  } finally {
+    await page.close();
+  }
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function checksOf(page, list) {
+  return page.$$eval(`${list} li.check`, (items) => items.map((li) => ({
+    name: li.dataset.name,
+    ok: li.dataset.ok === "true",
+    text: li.innerText,
+  })));
+}
+
+await test("every check of a real proof root passes and says so", async (page) => {
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  const checks = await checksOf(page, "#checks");
+  const bad = checks.filter((c) => !c.ok);
+  assert(bad.length === 0, `failed checks: ${JSON.stringify(bad, null, 1)}`);
+  assert(checks.length >= 8, `only ${checks.length} checks shown`);
+  for (const name of ["treeHead", "records[0].inclusion", "itemsRoot", "latestHead", "consistency"]) {
+    assert(checks.some((c) => c.name === name), `no ${name} check among ${checks.map((c) => c.name)}`);
+  }
+  assert(checks.every((c) => c.text.includes("✔ Passed")), "each check says Passed in words");
+  assert(await page.getAttribute("#verdict", "data-ok") === "true", "verdict is not ok");
+  const verdict = await page.innerText("#verdict");
+  assert(/Verified: all \d+ checks passed/.test(verdict), `verdict reads: ${verdict}`);
+  const summary = await page.innerText("#summary");
+  for (const k of ["Net amount", "Tree size", "Tree head root", "Last verified"]) {
+    assert(summary.includes(k), `summary lacks ${k}: ${summary}`);
+  }
+  assert(await page.$$eval("#records tbody tr", (r) => r.length) >= 1, "no record rows");
+  await page.screenshot({ path: join(artifacts, "verify-page.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `the page scrolls sideways on a phone by ${overflow}px`);
+  await page.screenshot({ path: join(artifacts, "verify-page-phone.png"), fullPage: true });
+});
+
+await test("a record tampered in flight fails and the page says what it means", async (page) => {
+  let tampered = false;
+  await page.route("**/api/v1/verify/**", async (route) => {
+    const response = await route.fetch();
+    const text = await response.text();
+    // Change the first record's itemHash: its inclusion proof must fail.
+    const forged = text.replace(/("itemHash":")([0-9a-f])/, (_, head, c) => head + (c === "0" ? "1" : "0"));
+    tampered = forged !== text;
+    await route.fulfill({ response, body: forged });
+  });
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  assert(tampered, "nothing was tampered");
+  assert(await page.getAttribute("#verdict", "data-ok") === "false", "a tampered answer was shown as verified");
+  const verdict = await page.innerText("#verdict");
+  assert(verdict.includes("Not verified"), `verdict reads: ${verdict}`);
+  const checks = await checksOf(page, "#checks");
+  const record = checks.find((c) => c.name === "records[0].inclusion");
+  assert(record && !record.ok, `records[0].inclusion did not fail: ${JSON.stringify(record)}`);
+  assert(record.text.includes("✘ Failed") && record.text.includes("What this means"), record.text);
+  assert((await page.innerText("#records tbody tr:first-child")).includes("No"), "the record row does not say No");
+  await page.screenshot({ path: join(artifacts, "verify-page-tampered.png"), fullPage: true });
+});
+
+if (receiptPath) {
+  const receipt = readFileSync(receiptPath, "utf8");
+  await test("a pasted receipt verifies offline, and a changed balance fails", async (page) => {
+    await page.goto(`${base}/verify`);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    // Offline: no request may leave the page while it checks.
+    const requests = [];
+    page.on("request", (r) => requests.push(r.url()));
+    await page.fill("#receipt-text", receipt);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("body[data-offline=done]");
+    assert(await page.getAttribute("#offline-verdict", "data-ok") === "true",
+      `receipt did not verify: ${await page.innerText("#offline-result")}`);
+    assert(requests.length === 0, `requests during offline verification: ${requests}`);
+    await page.screenshot({ path: join(artifacts, "verify-offline.png"), fullPage: true });
+
+    const changed = receipt.replace(/"finalBalance":(-?[0-9.]+)/, (_, n) => `"finalBalance":${n}1`);
+    assert(changed !== receipt, "no finalBalance to change");
+    await page.fill("#receipt-text", changed);
+    await page.click("button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#offline-verdict")?.dataset.ok === "false");
+    const checks = await checksOf(page, "#offline-checks");
+    const bad = checks.filter((c) => !c.ok).map((c) => c.name);
+    assert(bad.includes("finalBalance"), `failed: ${bad}`);
+  });
+}
+
+await browser.close();
+rmSync(profile, { recursive: true, force: true });
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
