@@ -38,3 +38,14 @@ if [ ! -f .dev.vars ]; then
     echo "ADMIN_TOKEN=$(hex32)"
   } > .dev.vars
 fi
+
+if [ ! -x /usr/bin/chromium ]; then
+  step "apt-get install chromium (headless browser for the verify page's test)"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+
+# The verify page's WebAssembly verifier (public/pkg, git-ignored); skipped
+# when up to date.
+scripts/build-verifier.sh

@@ -20,8 +20,9 @@ step "unit and property tests (core, worker, verifier-wasm natively)"
 cargo test --workspace --exclude bvs-tests --quiet
 
 step "verifier-wasm tests under Node (wasm-bindgen-test)"
+# No --quiet: cargo hands it to wasm-bindgen-test-runner, which rejects it.
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet
+  cargo test -p bvs-verifier-wasm --target wasm32-unknown-unknown
 
 step "building the worker once for every wrangler dev the tests start"
 scripts/build-worker.sh
