@@ -4,6 +4,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
 WORKER_BUILD_VERSION="0.8.7"
 WASM_BINDGEN_VERSION="0.2.130"
+SCHEMATHESIS_VERSION="4.32.5"
+CARGO_FUZZ_VERSION="0.13.1"
 export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 # worker-build would download these; point it at the pinned local ones.
 export WASM_BINDGEN_BIN="$HOME/.cargo/bin/wasm-bindgen"

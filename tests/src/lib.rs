@@ -67,7 +67,7 @@ impl Wrangler {
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
 wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
-  --persist-to '{persist}' --show-interactive-dev-session=false --log-level info \
+  --persist-to '{persist}' --show-interactive-dev-session=false --log-level log \
   > '{log}' 2>&1 &
 read -r _ || true"#,
             persist = persist_dir.display(),

@@ -1,5 +1,7 @@
 //! Per-request context: the bindings and the one clock.
 
+use std::cell::RefCell;
+
 use worker::{Date, Env};
 
 use crate::error::{ApiError, ApiResult};
@@ -9,18 +11,32 @@ pub struct App {
     /// "Now", read once per request or event. Everything downstream takes it
     /// from here so that time has one entry point.
     pub now_ms: u64,
+    /// The tenant of the authenticated caller, once known; only for the
+    /// request log line.
+    tenant_id: RefCell<Option<String>>,
 }
 
 impl App {
     pub fn new(env: Env) -> Self {
-        Self {
-            env,
-            now_ms: Date::now().as_millis(),
-        }
+        Self::with_now(env, Date::now().as_millis())
     }
 
     pub fn with_now(env: Env, now_ms: u64) -> Self {
-        Self { env, now_ms }
+        Self {
+            env,
+            now_ms,
+            tenant_id: RefCell::new(None),
+        }
+    }
+
+    /// Records who is calling, for the request log line.
+    pub fn set_tenant(&self, tenant_id: &str) {
+        *self.tenant_id.borrow_mut() = Some(tenant_id.to_string());
+    }
+
+    /// The authenticated tenant, if any.
+    pub fn tenant(&self) -> Option<String> {
+        self.tenant_id.borrow().clone()
     }
 
     /// `DEV_MODE` is on only in local runs: it opens the dev mailbox and

@@ -73,6 +73,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             "route": pattern,
             "status": response.status_code(),
             "durationMs": elapsed,
+            "tenantId": app.tenant(),
         })
     );
     Ok(response)

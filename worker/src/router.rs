@@ -10,6 +10,7 @@ use crate::routes;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteId {
     Health,
+    OpenApi,
     DevPingCreate,
     DevPingGet,
     AuthRegister,
@@ -75,6 +76,11 @@ pub const ROUTES: &[Route] = &[
         method: Method::Get,
         pattern: "/health",
         id: RouteId::Health,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/openapi.json",
+        id: RouteId::OpenApi,
     },
     Route {
         method: Method::Post,
@@ -409,6 +415,7 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
 pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> ApiResult<Response> {
     match id {
         RouteId::Health => routes::health::get(),
+        RouteId::OpenApi => routes::openapi::get(),
         RouteId::DevPingCreate => routes::dev::ping_create(app, req).await,
         RouteId::DevPingGet => routes::dev::ping_get(app, params.get("id")?).await,
         RouteId::DevBenchHash => routes::dev::bench_hash(app, req).await,

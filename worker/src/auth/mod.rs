@@ -102,6 +102,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
     if stale {
         store::keys::touch(&db, &row.id, app.now_ms).await?;
     }
+    app.set_tenant(&row.tenant_id);
     Ok(KeyContext {
         tenant_id: row.tenant_id,
         env,
@@ -234,6 +235,7 @@ pub async fn session(app: &App, req: &Request) -> ApiResult<Session> {
         .ok_or_else(|| {
             ApiError::Unauthorized("JWT revoked: the password changed; log in again".into())
         })?;
+    app.set_tenant(&user.tenant_id);
     Ok(Session { user })
 }
 

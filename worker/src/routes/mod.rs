@@ -8,6 +8,7 @@ pub mod facts;
 pub mod fields;
 pub mod health;
 pub mod mail;
+pub mod openapi;
 pub mod page;
 pub mod proofs;
 pub mod tenant;
