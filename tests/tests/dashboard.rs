@@ -923,6 +923,57 @@ fn a_credit_pool_id_selects_only_my_own_contract() {
     assert_error(&emit(&a.test_key, "ctr_doesnotexist"), 404);
 }
 
+#[test]
+fn concurrent_emits_never_overrun_the_free_quota() {
+    let api = api();
+    let t = new_tenant(&api);
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            let base = api.base.clone();
+            let key = t.test_key.clone();
+            std::thread::spawn(move || {
+                let api = Api::new(base);
+                api.send(
+                    api.req(reqwest::Method::POST, "/api/v1/balance/delta")
+                        .header("x-api-key", &key)
+                        .json(&json!({"customerId": "cus_race", "delta": 1, "reason": format!("race {i}")})),
+                )
+            })
+        })
+        .collect();
+    let replies: Vec<Reply> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let accepted = replies.iter().filter(|r| r.status < 300).count();
+    let refused = replies.iter().filter(|r| r.status == 402).count();
+    assert_eq!(accepted, 10, "exactly the quota is accepted: {replies:?}");
+    assert_eq!(refused, 6, "the rest is 402: {replies:?}");
+}
+
+#[test]
+fn an_enterprise_key_has_a_higher_rate_limit() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let base = api.base.clone();
+            let key = t.test_key.clone();
+            std::thread::spawn(move || {
+                let api = Api::new(base);
+                (0..12)
+                    .map(|_| customers(&api, &key).status)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let statuses: Vec<u16> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert!(
+        statuses.iter().all(|s| *s == 200),
+        "96 requests at once stay within 1000/s burst 2000: {statuses:?}"
+    );
+}
+
 // ---------------------------------------------------------------- retention
 
 #[test]
