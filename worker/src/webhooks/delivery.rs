@@ -206,10 +206,14 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
 
     let (http_status, error) = match &sent {
         Ok(status) => (Some(*status), None),
-        Err(e) => (None, Some(e.clone())),
+        Err(e) => (None, Some(e.message.clone())),
     };
     let attempt_no = row.attempts;
-    let mut verdict = verdict(http_status);
+    let mut verdict = match &sent {
+        // A refused url or an unbuildable request will not get better.
+        Err(e) if !e.retryable => Verdict::Fail,
+        _ => verdict(http_status),
+    };
     let mut next_attempt_at = None;
     if verdict == Verdict::Retry {
         let next = match mode {
@@ -251,8 +255,8 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
         (Ok(s), Verdict::Success) => format!("Delivered: the receiver answered {s}"),
         (Ok(s), Verdict::Retry) => format!("The receiver answered {s}; will retry"),
         (Ok(s), Verdict::Fail) => format!("The receiver answered {s}; not retried"),
-        (Err(e), Verdict::Retry) => format!("{e}; will retry"),
-        (Err(e), _) => e.clone(),
+        (Err(e), Verdict::Retry) => format!("{}; will retry", e.message),
+        (Err(e), _) => e.message.clone(),
     };
     Ok(Report {
         attempted: true,
@@ -262,8 +266,24 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     })
 }
 
-/// POSTs the body; `Ok(status)` for any HTTP response, `Err(reason)` for a
-/// refused url, a network error or a time-out.
+/// Why no HTTP response came back.
+struct SendError {
+    /// Network errors and time-outs are; a refused url is not.
+    retryable: bool,
+    message: String,
+}
+
+impl SendError {
+    fn permanent(message: String) -> SendError {
+        SendError {
+            retryable: false,
+            message,
+        }
+    }
+}
+
+/// POSTs the body; `Ok(status)` for any HTTP response, `Err` for a refused
+/// url, a network error or a time-out.
 async fn post(
     app: &App,
     url: &str,
@@ -271,12 +291,17 @@ async fn post(
     signature: &str,
     row: &store::DeliveryRow,
     started_at: u64,
-) -> Result<u16, String> {
+) -> Result<u16, SendError> {
     // The url was checked at creation; check again, in case the rules or
     // DEV_MODE changed since.
-    url_safety::check(url, app.dev_mode()).map_err(|e| format!("url refused: it {e}"))?;
+    url_safety::check(url, app.dev_mode())
+        .map_err(|e| SendError::permanent(format!("url refused: it {e}")))?;
     let headers = Headers::new();
-    let set = |k: &str, v: &str| headers.set(k, v).map_err(|e| format!("header {k}: {e}"));
+    let set = |k: &str, v: &str| {
+        headers
+            .set(k, v)
+            .map_err(|e| SendError::permanent(format!("header {k}: {e}")))
+    };
     set("content-type", "application/json")?;
     set("user-agent", "bvs-webhooks/1")?;
     set(HEADER_SIGNATURE, signature)?;
@@ -288,8 +313,8 @@ async fn post(
         .with_headers(headers)
         .with_redirect(RequestRedirect::Manual)
         .with_body(Some(body.into()));
-    let request =
-        Request::new_with_init(url, &init).map_err(|e| format!("request not built: {e}"))?;
+    let request = Request::new_with_init(url, &init)
+        .map_err(|e| SendError::permanent(format!("request not built: {e}")))?;
     let controller = AbortController::default();
     let signal = controller.signal();
     let fetch = Fetch::Request(request);
@@ -301,10 +326,16 @@ async fn post(
     };
     match result {
         Some(Ok(status)) => Ok(status),
-        Some(Err(e)) => Err(truncate(&format!("network error: {e}"))),
+        Some(Err(e)) => Err(SendError {
+            retryable: true,
+            message: truncate(&format!("network error: {e}")),
+        }),
         None => {
             controller.abort();
-            Err(format!("timed out after {ATTEMPT_TIMEOUT_MS} ms"))
+            Err(SendError {
+                retryable: true,
+                message: format!("timed out after {ATTEMPT_TIMEOUT_MS} ms"),
+            })
         }
     }
 }
