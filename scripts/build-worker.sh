@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # wrangler's [build] command. Builds the Worker with worker-build, and skips
-# the build when nothing it depends on changed since the last one.
+# the build when nothing it depends on changed since the last build started.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -9,11 +9,16 @@ out="worker/build/index.js"
 mkdir -p target
 exec 9>target/.worker-build.lock
 flock 9
-if [ -f "$out" ] && [ -z "${FORCE_BUILD:-}" ] \
-  && [ -z "$(find core/src worker/src core/Cargo.toml worker/Cargo.toml Cargo.toml Cargo.lock -newer "$out" -print -quit 2>/dev/null)" ]; then
+# The stamp is the *start* time of the last successful build: a source
+# edited while a build ran is newer than it, so the next call rebuilds.
+built_from="target/.worker-built-from"
+if [ -f "$out" ] && [ -f "$built_from" ] && [ -z "${FORCE_BUILD:-}" ] \
+  && [ -z "$(find core/src worker/src core/Cargo.toml worker/Cargo.toml Cargo.toml Cargo.lock -newer "$built_from" -print -quit 2>/dev/null)" ]; then
   echo "worker build is up to date"
   exit 0
 fi
+started="target/.worker-build-started.$$"
+touch "$started"
 echo "building the worker (worker-build --release)"
-cd worker
-worker-build --release
+(cd worker && worker-build --release)
+mv "$started" "$built_from"

@@ -10,6 +10,7 @@
 pub mod amount;
 pub mod derive;
 pub mod error;
+pub mod frontier;
 pub mod hash;
 pub mod log;
 pub mod merkle;

@@ -259,7 +259,8 @@ fn a_receipt_verifies_with_core_and_fails_after_any_tampering() {
     assert!(verify_receipt_json(&receipt_json, Some(&key)).ok);
 
     // Tamper with one field at a time: every mutation fails.
-    let mutations: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Mutation = Box<dyn Fn(&mut Value)>;
+    let mutations: Vec<(&str, Mutation)> = vec![
         (
             "delta amount",
             Box::new(|v: &mut Value| v["deltas"][1]["delta"] = json!(-3.24)),
@@ -522,11 +523,9 @@ fn public_verify_works_without_a_key_for_all_three_kinds_of_root_and_leaks_no_ra
 fn consistency_proofs_between_every_pair_of_recorded_heads_verify() {
     let api = api();
     let t = new_tenant(&api);
-    let mut last = String::new();
     for i in 0..4 {
         let d = emit(&api, &t, "cus_c", f64::from(i) + 1.0, "r");
-        last = d["anchorId"].as_str().unwrap().to_string();
-        wait_anchored(&api, &t, &last);
+        wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
     }
     let key = log_key(&api);
     let heads = api.get("/api/v1/log/sandbox/heads?limit=100");

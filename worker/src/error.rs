@@ -149,6 +149,18 @@ pub fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
+impl From<bvs_core::FieldError> for FieldProblem {
+    fn from(e: bvs_core::FieldError) -> Self {
+        FieldProblem::new(e.field, e.reason)
+    }
+}
+
+impl From<bvs_core::FieldError> for ApiError {
+    fn from(e: bvs_core::FieldError) -> Self {
+        ApiError::Validation(vec![e.into()])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,17 +183,5 @@ mod tests {
         let e = ApiError::internal("D1_ERROR: secret table name");
         assert_eq!(e.body().message, "Internal error");
         assert_eq!(e.status(), 500);
-    }
-}
-
-impl From<bvs_core::FieldError> for FieldProblem {
-    fn from(e: bvs_core::FieldError) -> Self {
-        FieldProblem::new(e.field, e.reason)
-    }
-}
-
-impl From<bvs_core::FieldError> for ApiError {
-    fn from(e: bvs_core::FieldError) -> Self {
-        ApiError::Validation(vec![e.into()])
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use bvs_core::amount::Amount;
+use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::TreeSize;
@@ -132,38 +133,87 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
         k.dedup();
         k
     };
-    let mut ledgers: BTreeMap<(String, String), (u64, Amount, u64, Amount, String)> =
-        BTreeMap::new();
+    let mut ledgers: BTreeMap<(String, String), LedgerRound> = BTreeMap::new();
     for l in store::ledgers_for(&db, &keys).await? {
         let balance = amount(&l.computed_balance)?;
         ledgers.insert(
             (l.tenant_id.clone(), l.customer_id.clone()),
-            (
-                l.verified_count,
+            LedgerRound {
+                old_count: l.verified_count,
+                old_balance: balance,
+                count: l.verified_count,
                 balance,
-                l.verified_count,
-                balance,
-                String::new(),
-            ),
+                latest_items_root: String::new(),
+                frontier: Frontier::new(),
+                first_leaf: None,
+                last_leaf: 0,
+            },
         );
+    }
+    // The current window's frontiers, per ledger and per tenant.
+    for (t, c, text) in store::window_frontiers(&db, &keys, &window).await? {
+        if let Some(l) = ledgers.get_mut(&(t, c)) {
+            l.frontier = Frontier::from_text(&text).map_err(ApiError::internal)?;
+        }
+    }
+    let tenants: Vec<String> = {
+        let mut t: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
+        t.dedup();
+        t
+    };
+    let mut tenant_windows: BTreeMap<String, (store::TenantWindowRow, Frontier, Amount)> =
+        BTreeMap::new();
+    for w in store::tenant_windows_for(&db, &tenants, &window).await? {
+        let f = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
+        let net = amount(&w.net_delta)?;
+        tenant_windows.insert(w.tenant_id.clone(), (w, f, net));
     }
     let mut events = Vec::with_capacity(deltas.len());
     for (i, d) in deltas.iter().enumerate() {
+        let leaf_index = old_size + i as u64;
+        let item = store::parse_hash(&d.item_hash)?;
+        let delta = amount(&d.delta)?;
         let entry = ledgers
             .get_mut(&(d.tenant_id.clone(), d.customer_id.clone()))
             .ok_or_else(|| ApiError::internal(format!("no ledger for delta {}", d.anchor_id)))?;
-        entry.2 += 1;
-        entry.3 = entry
-            .3
-            .checked_add(amount(&d.delta)?)
+        entry.count += 1;
+        entry.balance = entry
+            .balance
+            .checked_add(delta)
             .map_err(|e| ApiError::internal(format!("balance overflow: {e}")))?;
-        entry.4.clone_from(&d.items_root);
+        entry.latest_items_root.clone_from(&d.items_root);
+        entry.frontier.push(&item);
+        entry.first_leaf.get_or_insert(leaf_index);
+        entry.last_leaf = leaf_index;
+        let tw = tenant_windows
+            .entry(d.tenant_id.clone())
+            .or_insert_with(|| {
+                (
+                    store::TenantWindowRow {
+                        tenant_id: d.tenant_id.clone(),
+                        window: window.clone(),
+                        deltas_count: 0,
+                        net_delta: String::new(),
+                        first_leaf: leaf_index,
+                        last_leaf: leaf_index,
+                        frontier: String::new(),
+                    },
+                    Frontier::new(),
+                    Amount::ZERO,
+                )
+            });
+        tw.0.deltas_count += 1;
+        tw.0.last_leaf = leaf_index;
+        tw.1.push(&item);
+        tw.2 =
+            tw.2.checked_add(delta)
+                .map_err(|e| ApiError::internal(format!("net overflow: {e}")))?;
         let verified = store::VerifiedDelta {
             anchor_id: &d.anchor_id,
-            leaf_index: old_size + i as u64,
+            leaf_index,
             tree_size: new_size,
-            ledger_seq: entry.2,
-            balance_after: entry.3.to_string(),
+            ledger_seq: entry.count,
+            balance_after: entry.balance.to_string(),
             verified_at: now,
         };
         statements.push(store::mark_delta_verified(&db, &verified)?);
@@ -182,23 +232,29 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
             payload,
         });
     }
-    for ((tenant_id, customer_id), (old_count, old_balance, new_count, new_balance, latest)) in
-        &ledgers
-    {
+    for ((tenant_id, customer_id), l) in &ledgers {
         statements.extend(store::update_ledger(
             &db,
             &store::LedgerUpdate {
                 tenant_id,
                 customer_id,
-                old_count: *old_count,
-                new_count: *new_count,
-                old_balance: old_balance.to_string(),
-                new_balance: new_balance.to_string(),
+                old_count: l.old_count,
+                new_count: l.count,
+                old_balance: l.old_balance.to_string(),
+                new_balance: l.balance.to_string(),
                 verified_at: now,
-                latest_items_root: latest,
+                latest_items_root: &l.latest_items_root,
                 window: window.clone(),
+                frontier: l.frontier.to_text(),
+                first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
+                last_leaf: l.last_leaf,
             },
         )?);
+    }
+    for (mut row, frontier, net) in tenant_windows.into_values() {
+        row.frontier = frontier.to_text();
+        row.net_delta = net.to_string();
+        statements.push(store::upsert_tenant_window(&db, &row)?);
     }
     for (i, f) in facts.iter().enumerate() {
         let leaf_index = old_size + deltas.len() as u64 + i as u64;
@@ -244,6 +300,18 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
     )?);
     crate::store::batch(&db, statements).await?;
     Ok(count)
+}
+
+/// One ledger's state through a round.
+struct LedgerRound {
+    old_count: u64,
+    old_balance: Amount,
+    count: u64,
+    balance: Amount,
+    latest_items_root: String,
+    frontier: Frontier,
+    first_leaf: Option<u64>,
+    last_leaf: u64,
 }
 
 fn amount(text: &str) -> ApiResult<Amount> {

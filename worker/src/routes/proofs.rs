@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
+use bvs_core::frontier::Frontier;
 use bvs_core::hash::{DeltaContent, Hash32};
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
@@ -23,10 +24,6 @@ use crate::routes::balance::{ledger_id, ring};
 use crate::store::ledger as store;
 use crate::views::{self, CheckpointView};
 
-/// Verified deltas read per query while building a checkpoint.
-pub const CHECKPOINT_PAGE_ROWS: u64 = 5_000;
-/// A checkpoint covers at most this many deltas (32 MB of hashes in memory).
-pub const CHECKPOINT_DELTAS_MAX: usize = 1_000_000;
 /// A receipt lists at most this many deltas; beyond, ask per period.
 pub const RECEIPT_DELTAS_MAX: u64 = 5_000;
 /// Records per page of the public verify route.
@@ -76,60 +73,65 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
                 ApiError::NotFound(format!("No ledger for customerId {}", c.as_str()))
             })?;
     }
-    let (from_ms, to_ms) = period_bounds(&period);
-    let mut items = Vec::new();
-    let mut leaves = Vec::new();
-    let mut net = Amount::ZERO;
-    let mut after = None;
-    loop {
-        let page = store::covered_page(
-            &db,
-            &ctx.tenant_id,
-            customer.as_ref().map(CustomerId::as_str),
-            from_ms,
-            to_ms,
-            after,
-            CHECKPOINT_PAGE_ROWS,
-        )
-        .await?;
-        let n = page.len() as u64;
-        for row in page {
-            items.push(store::parse_hash(&row.item_hash)?);
-            leaves.push(row.leaf_index);
-            net = net
-                .checked_add(views::amount(&row.delta)?)
-                .map_err(|e| ApiError::Unprocessable(format!("net delta: {e}")))?;
-            after = Some(row.leaf_index);
-        }
-        if items.len() > CHECKPOINT_DELTAS_MAX {
-            return Err(ApiError::Unprocessable(format!(
-                "A checkpoint covers at most {CHECKPOINT_DELTAS_MAX} deltas; checkpoint one customer at a time"
-            )));
-        }
-        if n < CHECKPOINT_PAGE_ROWS {
-            break;
-        }
-    }
+    // The covered deltas' root, count and span were kept up to date by the
+    // sequencer (bvs_core::frontier): O(log n) here, at any history size.
+    let period_text = period.to_string();
+    let covered = match &customer {
+        Some(c) => store::window(&db, &ctx.tenant_id, c.as_str(), &period_text)
+            .await?
+            .map(|w| -> ApiResult<(String, u64, Amount, u64, u64)> {
+                let net = views::amount(&w.balance_after)?
+                    .checked_sub(views::amount(&w.balance_before)?)
+                    .map_err(|e| ApiError::internal(format!("net delta: {e}")))?;
+                Ok((
+                    w.frontier,
+                    w.last_seq + 1 - w.first_seq,
+                    net,
+                    w.first_leaf,
+                    w.last_leaf,
+                ))
+            })
+            .transpose()?,
+        None => store::tenant_window(&db, &ctx.tenant_id, &period_text)
+            .await?
+            .map(|w| -> ApiResult<(String, u64, Amount, u64, u64)> {
+                Ok((
+                    w.frontier,
+                    w.deltas_count,
+                    views::amount(&w.net_delta)?,
+                    w.first_leaf,
+                    w.last_leaf,
+                ))
+            })
+            .transpose()?,
+    };
     let who = customer
         .as_ref()
         .map_or("all", CustomerId::as_str)
         .to_string();
-    let (Some(first), Some(last)) = (leaves.iter().min(), leaves.iter().max()) else {
+    let Some((frontier, count, net, first, last)) = covered else {
         return Err(ApiError::Unprocessable(format!(
             "No verified deltas to checkpoint for customer {who} in period {period} (deltas belong to the \
              period in which they were verified)"
         )));
     };
+    let frontier = Frontier::from_text(&frontier).map_err(ApiError::internal)?;
+    if frontier.size() != count {
+        return Err(ApiError::internal(format!(
+            "window frontier covers {} deltas, aggregates say {count}",
+            frontier.size()
+        )));
+    }
     let row = store::CheckpointRow {
         id: ids::new_id("chk")?,
         tenant_id: ctx.tenant_id.clone(),
         customer_id: who,
         period: period.to_string(),
-        merkle_root: merkle::root(&items).to_hex(),
-        delta_count: items.len() as u64,
+        merkle_root: frontier.root().to_hex(),
+        delta_count: count,
         net_delta: net.to_string(),
-        from_index: *first,
-        to_index: *last,
+        from_index: first,
+        to_index: last,
         status: "QUEUED".to_string(),
         created_at: app.now_ms,
         committed_at: None,

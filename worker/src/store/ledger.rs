@@ -546,6 +546,11 @@ pub struct LedgerUpdate<'a> {
     pub verified_at: u64,
     pub latest_items_root: &'a str,
     pub window: String,
+    /// The window's frontier after this round, and the log positions of
+    /// the round's first and last delta of this ledger.
+    pub frontier: String,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
 }
 
 /// The ledger's aggregates and its current window, for one sequencer round.
@@ -567,9 +572,11 @@ pub fn update_ledger(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1P
     let window = stmt(
         db,
         "INSERT INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, balance_before, \
-         balance_after, first_verified_at, last_verified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) \
+         balance_after, first_verified_at, last_verified_at, frontier, first_leaf, last_leaf) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11) \
          ON CONFLICT (tenant_id, customer_id, window) DO UPDATE SET last_seq = excluded.last_seq, \
-         balance_after = excluded.balance_after, last_verified_at = excluded.last_verified_at",
+         balance_after = excluded.balance_after, last_verified_at = excluded.last_verified_at, \
+         frontier = excluded.frontier, last_leaf = excluded.last_leaf",
         &[
             Arg::Text(u.tenant_id),
             Arg::Text(u.customer_id),
@@ -579,9 +586,111 @@ pub fn update_ledger(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1P
             Arg::Text(&u.old_balance),
             Arg::Text(&u.new_balance),
             int(u.verified_at)?,
+            Arg::Text(&u.frontier),
+            int(u.first_leaf)?,
+            int(u.last_leaf)?,
         ],
     )?;
     Ok(vec![ledger, window])
+}
+
+/// The frontiers of ledger windows `(tenant, customer)` in `window` (chunked).
+pub async fn window_frontiers(
+    db: &D1Database,
+    keys: &[(String, String)],
+    window: &str,
+) -> ApiResult<Vec<(String, String, String)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        tenant_id: String,
+        customer_id: String,
+        frontier: String,
+    }
+    let mut out = Vec::new();
+    for chunk in keys.chunks((D1_BOUND_PARAMS_MAX - 1) / 2) {
+        let values = row_placeholders(chunk.len(), 2);
+        let n = chunk.len() * 2 + 1;
+        let sql = format!(
+            "SELECT tenant_id, customer_id, frontier FROM ledger_windows WHERE window = ?{n} \
+             AND (tenant_id, customer_id) IN (VALUES {values})"
+        );
+        let mut args = Vec::with_capacity(n);
+        for (t, c) in chunk {
+            args.push(Arg::Text(t));
+            args.push(Arg::Text(c));
+        }
+        args.push(Arg::Text(window));
+        for r in all::<Row>(db, &sql, &args).await? {
+            out.push((r.tenant_id, r.customer_id, r.frontier));
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TenantWindowRow {
+    pub tenant_id: String,
+    pub window: String,
+    pub deltas_count: u64,
+    pub net_delta: String,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
+    pub frontier: String,
+}
+
+const TENANT_WINDOW_COLUMNS: &str =
+    "tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, frontier";
+
+pub async fn tenant_window(
+    db: &D1Database,
+    tenant_id: &str,
+    window: &str,
+) -> ApiResult<Option<TenantWindowRow>> {
+    let sql = format!(
+        "SELECT {TENANT_WINDOW_COLUMNS} FROM tenant_windows WHERE tenant_id = ?1 AND window = ?2"
+    );
+    first(db, &sql, &[Arg::Text(tenant_id), Arg::Text(window)]).await
+}
+
+pub async fn tenant_windows_for(
+    db: &D1Database,
+    tenants: &[String],
+    window: &str,
+) -> ApiResult<Vec<TenantWindowRow>> {
+    let mut out = Vec::new();
+    for chunk in tenants.chunks(D1_BOUND_PARAMS_MAX - 1) {
+        let n = chunk.len() + 1;
+        let sql = format!(
+            "SELECT {TENANT_WINDOW_COLUMNS} FROM tenant_windows WHERE window = ?{n} AND tenant_id IN ({})",
+            numbered(1, chunk.len())
+        );
+        let mut args: Vec<Arg<'_>> = chunk.iter().map(|t| Arg::Text(t)).collect();
+        args.push(Arg::Text(window));
+        out.extend(all::<TenantWindowRow>(db, &sql, &args).await?);
+    }
+    Ok(out)
+}
+
+pub fn upsert_tenant_window(
+    db: &D1Database,
+    w: &TenantWindowRow,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        "INSERT INTO tenant_windows (tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, frontier) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (tenant_id, window) DO UPDATE SET \
+         deltas_count = excluded.deltas_count, net_delta = excluded.net_delta, last_leaf = excluded.last_leaf, \
+         frontier = excluded.frontier",
+        &[
+            Arg::Text(&w.tenant_id),
+            Arg::Text(&w.window),
+            int(w.deltas_count)?,
+            Arg::Text(&w.net_delta),
+            int(w.first_leaf)?,
+            int(w.last_leaf)?,
+            Arg::Text(&w.frontier),
+        ],
+    )
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -593,6 +702,9 @@ pub struct WindowRow {
     pub balance_after: String,
     pub first_verified_at: u64,
     pub last_verified_at: u64,
+    pub frontier: String,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
 }
 
 /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
@@ -604,7 +716,7 @@ pub async fn windows_after(
 ) -> ApiResult<Vec<WindowRow>> {
     all(
         db,
-        "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, last_verified_at \
+        "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, last_verified_at, frontier, first_leaf, last_leaf \
          FROM ledger_windows WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ?3 ORDER BY first_seq ASC",
         &[Arg::Text(tenant_id), Arg::Text(customer_id), int(after_seq)?],
     )
@@ -774,51 +886,6 @@ pub struct CheckpointRow {
     pub committed_at: Option<u64>,
     pub leaf_index: Option<u64>,
     pub tree_size: Option<u64>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct CoveredRow {
-    pub item_hash: String,
-    pub leaf_index: u64,
-    pub delta: String,
-}
-
-/// A page of the verified deltas a checkpoint covers, by log position:
-/// verified in `[from_ms, to_ms)`, with leaf_index > `after_leaf`.
-pub async fn covered_page(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: Option<&str>,
-    from_ms: u64,
-    to_ms: u64,
-    after_leaf: Option<u64>,
-    limit: u64,
-) -> ApiResult<Vec<CoveredRow>> {
-    let after = match after_leaf {
-        Some(l) => Arg::Int(i64::try_from(l).map_err(ApiError::internal)?),
-        None => Arg::Int(-1),
-    };
-    match customer_id {
-        Some(c) => {
-            all(
-                db,
-                "SELECT item_hash, leaf_index, delta FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 \
-                 AND status = 'VERIFIED' AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index > ?5 \
-                 ORDER BY ledger_seq ASC LIMIT ?6",
-                &[Arg::Text(tenant_id), Arg::Text(c), int(from_ms)?, int(to_ms)?, after, int(limit)?],
-            )
-            .await
-        }
-        None => {
-            all(
-                db,
-                "SELECT item_hash, leaf_index, delta FROM deltas WHERE tenant_id = ?1 AND status = 'VERIFIED' \
-                 AND verified_at >= ?2 AND verified_at < ?3 AND leaf_index > ?4 ORDER BY leaf_index ASC LIMIT ?5",
-                &[Arg::Text(tenant_id), int(from_ms)?, int(to_ms)?, after, int(limit)?],
-            )
-            .await
-        }
-    }
 }
 
 pub async fn insert_checkpoint(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
@@ -999,7 +1066,7 @@ pub async fn window(
 ) -> ApiResult<Option<WindowRow>> {
     first(
         db,
-        "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, last_verified_at \
+        "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, last_verified_at, frontier, first_leaf, last_leaf \
          FROM ledger_windows WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3",
         &[Arg::Text(tenant_id), Arg::Text(customer_id), Arg::Text(period)],
     )
