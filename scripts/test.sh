@@ -27,6 +27,12 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 step "building the worker once for every wrangler dev the tests start"
 scripts/build-worker.sh
 
+step "deploy configuration is valid (wrangler deploy --dry-run for both deploy environments)"
+for env in production sandbox; do
+  wrangler deploy --dry-run --env "$env" --outdir "$ROOT/target/dry-run-$env" >/dev/null
+done
+echo "ok"
+
 step "black-box tests through wrangler dev"
 export BVS_TEST_STATE="$ROOT/target/test-state"
 rm -rf "$BVS_TEST_STATE"
