@@ -1,6 +1,7 @@
 //! A real HTTP receiver for webhook tests: listens on 127.0.0.1 on a free
 //! port, records every request, and answers with scripted statuses (200
-//! once the script is spent).
+//! once the script is spent). A scripted `HANG` answers nothing for
+//! `HANG_FOR`, then closes the connection: a time-out for the sender.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -55,6 +56,11 @@ impl Received {
         mac.verify_slice(&tag).is_ok()
     }
 }
+
+/// Script entry: never answer (the sender times out).
+pub const HANG: u16 = 0;
+/// How long a `HANG` keeps the connection open without answering.
+pub const HANG_FOR: Duration = Duration::from_secs(15);
 
 #[derive(Default)]
 struct State {
@@ -170,6 +176,10 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         });
         status
     };
+    if answered == HANG {
+        std::thread::sleep(HANG_FOR);
+        return;
+    }
     let mut stream = stream;
     let text = "{\"ok\":true}";
     let _ = write!(

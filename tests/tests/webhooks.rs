@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bvs_tests::client::{Api, Reply};
-use bvs_tests::receiver::{Received, Receiver};
+use bvs_tests::receiver::{Received, Receiver, HANG};
 use bvs_tests::tenant::{delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, Tenant};
 use bvs_tests::{eventually, shared};
 use reqwest::Method;
@@ -407,6 +407,34 @@ fn a_500_is_retried_until_delivered_and_never_sent_again() {
     sweep(&api, now_ms() + 4 * 86_400_000);
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(rx.received().len(), 2);
+}
+
+#[test]
+fn a_429_and_a_time_out_are_retried() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[429, HANG]);
+    let (id, secret) = create_ok(&api, &t, &rx.url("/slow"), &["delta.verified"]);
+    emit(&api, &t, "cus_wh_429", 5);
+    let got = wait_requests(&api, &rx, 3, |_| true);
+    assert_eq!(
+        got.iter().map(|r| r.answered).collect::<Vec<_>>(),
+        [429, HANG, 200]
+    );
+    assert!(got[2].signature_is_valid(&secret));
+    let ds = eventually(WAIT, "the delivery to succeed", || {
+        let ds = deliveries(&api, &t, &id);
+        (ds.len() == 1 && ds[0]["status"] == "succeeded").then_some(ds)
+    });
+    let attempts = ds[0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 3, "{ds:?}");
+    assert_eq!(attempts[0]["httpStatus"], 429);
+    assert_eq!(attempts[0]["outcome"], "retry");
+    assert!(attempts[1]["httpStatus"].is_null(), "{ds:?}");
+    assert_eq!(attempts[1]["outcome"], "retry");
+    assert!(attempts[1]["error"].as_str().unwrap().contains("timed out"));
+    assert!(attempts[1]["durationMs"].as_u64().unwrap() >= 9_000);
+    assert_eq!(attempts[2]["outcome"], "succeeded");
 }
 
 #[test]
