@@ -49,3 +49,13 @@ fi
 # The verify page's WebAssembly verifier (public/pkg, git-ignored); skipped
 # when up to date.
 scripts/build-verifier.sh
+
+# Python tooling for the schemathesis pass (.venv, git-ignored).
+scripts/setup-python.sh
+
+# cargo-fuzz for the fuzz smoke run; it needs the nightly toolchain.
+if rustup toolchain list 2>/dev/null | grep -q '^nightly' \
+  && [ "$(cargo fuzz --version 2>/dev/null | awk '{print $NF}')" != "$CARGO_FUZZ_VERSION" ]; then
+  step "cargo install cargo-fuzz $CARGO_FUZZ_VERSION (first run only)"
+  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
+fi

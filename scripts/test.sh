@@ -36,7 +36,18 @@ echo "ok"
 step "black-box tests through wrangler dev"
 export BVS_TEST_STATE="$ROOT/target/test-state"
 rm -rf "$BVS_TEST_STATE"
-cargo test -p bvs-tests --quiet -- --test-threads="${TEST_THREADS:-4}"
+cargo test -p bvs-tests --quiet -- --test-threads="${TEST_THREADS:-4}" \
+  --skip every_operation_answers_as_the_openapi_document_says
+
+step "schemathesis pass: every operation of /openapi.json against wrangler dev (bounded, ~3 min)"
+cargo test -p bvs-tests --quiet --test schemathesis -- --nocapture
+
+step "fuzz smoke run: every cargo-fuzz target for ${FUZZ_SECS:-10}s (fuzz/run.sh)"
+if cargo fuzz --version >/dev/null 2>&1 && rustup toolchain list | grep -q '^nightly'; then
+  fuzz/run.sh "${FUZZ_SECS:-10}"
+else
+  echo "skipped: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs it)"
+fi
 
 step "no wrangler or workerd process left behind"
 sleep 1
