@@ -209,7 +209,7 @@ async function runOnline(root) {
       const c = await fetchText(`/api/v1/log/${got.answer.summary.environment}/proof/consistency?from=${from}&to=${to}`).catch(() => null);
       proof = c && c.status === 200 ? dataOf(JSON.parse(c.text))?.consistencyProof ?? [] : [];
     }
-    const cons = JSON.parse(verifier.verifyConsistency(older, newer, proof, key));
+    const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key));
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
   }
 

@@ -704,11 +704,11 @@ pub fn verify_public_answer(
 
 // ------------------------------------------------------------------ single checks as reports
 
-fn parse_hashes(field: &str, texts: &[String]) -> Result<Vec<Hash32>, String> {
+fn parse_hashes<S: AsRef<str>>(field: &str, texts: &[S]) -> Result<Vec<Hash32>, String> {
     texts
         .iter()
         .enumerate()
-        .map(|(i, t)| Hash32::parse(t).map_err(|e| format!("{field}[{i}] {e}")))
+        .map(|(i, t)| Hash32::parse(t.as_ref()).map_err(|e| format!("{field}[{i}] {e}")))
         .collect()
 }
 
@@ -725,12 +725,12 @@ pub fn tree_head_report(note_text: &str, verifier_key: &str) -> VerificationRepo
 }
 
 /// `item_hash` is leaf `leaf_index` of the tree of `tree_size` with `root`.
-pub fn inclusion_report(
+pub fn inclusion_report<S: AsRef<str>>(
     item_hash: &str,
     leaf_index: u64,
     tree_size: u64,
     root: &str,
-    proof: &[String],
+    proof: &[S],
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
     let parsed = Hash32::parse(item_hash)
@@ -759,10 +759,10 @@ pub fn inclusion_report(
 }
 
 /// Two signed heads and the consistency proof between them, as a report.
-pub fn consistency_report(
+pub fn consistency_report<S: AsRef<str>>(
     old_note: &str,
     new_note: &str,
-    proof: &[String],
+    proof: &[S],
     verifier_key: &str,
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
@@ -799,7 +799,7 @@ pub fn consistency_report(
 }
 
 /// A submission's `itemsRoot` over its `itemHashes`, as a report.
-pub fn submission_report(item_hashes: &[String], items_root: &str) -> VerificationReport {
+pub fn submission_report<S: AsRef<str>>(item_hashes: &[S], items_root: &str) -> VerificationReport {
     let mut report = VerificationReport::new();
     let parsed = parse_hashes("itemHashes", item_hashes).and_then(|h| {
         Ok((

@@ -1,6 +1,9 @@
 //! A thin wasm-bindgen face over `bvs_core`'s verification: no logic here.
 //!
-//! Inputs are plain strings and arrays of strings, as the API returns them;
+//! Inputs are plain strings, and lists of hashes as JSON text (a proof
+//! exactly as the API's `inclusionProof` or `consistencyProof` field reads,
+//! e.g. `JSON.stringify(proof)`: one string crosses into WebAssembly, not
+//! one per hash);
 //! every function that checks something returns a report as JSON text,
 //! `{"ok": bool, "checks": [{"name", "ok", "detail"}]}`, and never throws
 //! or panics on bad input: what was wrong is a failed check.
@@ -36,6 +39,12 @@ fn failed(name: &str, detail: String) -> String {
     })
 }
 
+/// A JSON array of hex hashes, borrowed from the text (hex has no escapes).
+fn hashes<'a>(name: &str, json_text: &'a str) -> Result<Vec<&'a str>, String> {
+    serde_json::from_str(json_text)
+        .map_err(|e| format!("{name} must be a JSON array of hex strings: {e}"))
+}
+
 /// A JavaScript number that must be a whole number ≥ 0.
 fn whole(name: &str, n: f64) -> Result<u64, String> {
     if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= JS_SAFE_INTEGER_MAX {
@@ -48,26 +57,33 @@ fn whole(name: &str, n: f64) -> Result<u64, String> {
 }
 
 /// `item_hash` is leaf `leaf_index` of the tree of `tree_size` leaves with
-/// `root`, by the RFC 9162 audit path `proof` (hex, leaf side first).
+/// `root`, by the RFC 9162 audit path `proof_json` (a JSON array of hex
+/// hashes, leaf side first).
 #[wasm_bindgen(js_name = verifyInclusion)]
 pub fn verify_inclusion(
     item_hash: &str,
     leaf_index: f64,
     tree_size: f64,
     root: &str,
-    proof: Vec<String>,
+    proof_json: &str,
 ) -> String {
-    match (whole("leafIndex", leaf_index), whole("treeSize", tree_size)) {
-        (Ok(i), Ok(n)) => json(&verify::inclusion_report(item_hash, i, n, root, &proof)),
-        (Err(e), _) | (_, Err(e)) => failed("inclusion", e),
+    let args = whole("leafIndex", leaf_index)
+        .and_then(|i| Ok((i, whole("treeSize", tree_size)?)))
+        .and_then(|(i, n)| Ok((i, n, hashes("proof", proof_json)?)));
+    match args {
+        Ok((i, n, proof)) => json(&verify::inclusion_report(item_hash, i, n, root, &proof)),
+        Err(e) => failed("inclusion", e),
     }
 }
 
 /// A submission's `itemsRoot` (= `receiptId`) is the RFC 9162 root over
-/// its `itemHashes` in order.
+/// its `itemHashes` (a JSON array of hex hashes) in order.
 #[wasm_bindgen(js_name = verifySubmission)]
-pub fn verify_submission(item_hashes: Vec<String>, items_root: &str) -> String {
-    json(&verify::submission_report(&item_hashes, items_root))
+pub fn verify_submission(item_hashes_json: &str, items_root: &str) -> String {
+    match hashes("itemHashes", item_hashes_json) {
+        Ok(h) => json(&verify::submission_report(&h, items_root)),
+        Err(e) => failed("itemsRoot", e),
+    }
 }
 
 /// A receipt (the receipt route's whole answer, or its `data`): key,
@@ -107,20 +123,23 @@ pub fn verify_tree_head(note: &str, verifier_key: &str) -> String {
     json(&verify::tree_head_report(note, verifier_key))
 }
 
-/// Two signed tree heads of one log and the consistency proof (hex)
-/// between them: the newer tree extends the older one.
+/// Two signed tree heads of one log and the consistency proof between
+/// them (a JSON array of hex hashes): the newer tree extends the older one.
 #[cfg(feature = "signatures")]
 #[wasm_bindgen(js_name = verifyConsistency)]
 pub fn verify_consistency(
     old_note: &str,
     new_note: &str,
-    proof: Vec<String>,
+    proof_json: &str,
     verifier_key: &str,
 ) -> String {
-    json(&verify::consistency_report(
-        old_note,
-        new_note,
-        &proof,
-        verifier_key,
-    ))
+    match hashes("consistencyProof", proof_json) {
+        Ok(proof) => json(&verify::consistency_report(
+            old_note,
+            new_note,
+            &proof,
+            verifier_key,
+        )),
+        Err(e) => failed("consistency", e),
+    }
 }

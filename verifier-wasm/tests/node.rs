@@ -107,59 +107,48 @@ fn tree_heads_inclusion_consistency_and_submissions() {
 
     let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
     let item = &s.receipt.proof.items[0];
-    let proof: Vec<String> = item.inclusion_proof.iter().map(Hash32::to_hex).collect();
+    let hex: Vec<String> = item.inclusion_proof.iter().map(Hash32::to_hex).collect();
+    let proof = serde_json::to_string(&hex).unwrap();
+    let short = serde_json::to_string(&hex[1..]).unwrap();
     let (hash, root) = (item.item_hash.to_hex(), head.root.to_hex());
     let (i, n) = (item.leaf_index.0 as f64, head.size.0 as f64);
-    assert!(report(&v::verify_inclusion(&hash, i, n, &root, proof.clone())).ok);
+    assert!(report(&v::verify_inclusion(&hash, i, n, &root, &proof)).ok);
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i + 1.0,
-            n,
-            &root,
-            proof.clone()
-        )),
+        failed(&v::verify_inclusion(&hash, i + 1.0, n, &root, &proof)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, -1.0, n, &root, proof.clone())),
+        failed(&v::verify_inclusion(&hash, -1.0, n, &root, &proof)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, 0.5, n, &root, proof.clone())),
+        failed(&v::verify_inclusion(&hash, 0.5, n, &root, &proof)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            f64::NAN,
-            &root,
-            proof.clone()
-        )),
+        failed(&v::verify_inclusion(&hash, i, f64::NAN, &root, &proof)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            n,
-            &root,
-            proof[1..].to_vec()
-        )),
+        failed(&v::verify_inclusion(&hash, i, n, &root, &short)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i, n, &root, vec!["zz".into()])),
+        failed(&v::verify_inclusion(&hash, i, n, &root, r#"["zz"]"#)),
+        ["inclusion"]
+    );
+    assert_eq!(
+        failed(&v::verify_inclusion(&hash, i, n, &root, "not json")),
         ["inclusion"]
     );
 
-    let c = s.consistency_proof.clone();
+    let js = |v: &Vec<String>| serde_json::to_string(v).unwrap();
+    let c = js(&s.consistency_proof);
     assert!(
         report(&v::verify_consistency(
             &s.old_head,
             &s.head,
-            c.clone(),
+            &c,
             &s.public_key
         ))
         .ok
@@ -168,18 +157,27 @@ fn tree_heads_inclusion_consistency_and_submissions() {
         failed(&v::verify_consistency(
             &s.head,
             &s.old_head,
-            c.clone(),
+            &c,
             &s.public_key
         )),
         ["consistency"]
     );
-    let mut bad = c.clone();
+    let mut bad = s.consistency_proof.clone();
     bad[0] = Hash32::digest(b"y").to_hex();
     assert_eq!(
         failed(&v::verify_consistency(
             &s.old_head,
             &s.head,
-            bad,
+            &js(&bad),
+            &s.public_key
+        )),
+        ["consistency"]
+    );
+    assert_eq!(
+        failed(&v::verify_consistency(
+            &s.old_head,
+            &s.head,
+            "{",
             &s.public_key
         )),
         ["consistency"]
@@ -193,12 +191,15 @@ fn tree_heads_inclusion_consistency_and_submissions() {
         .map(Hash32::to_hex)
         .collect();
     let root = s.proof_root.to_hex();
-    assert!(report(&v::verify_submission(hashes.clone(), &root)).ok);
+    assert!(report(&v::verify_submission(&js(&hashes), &root)).ok);
     let mut swapped = hashes.clone();
     swapped.swap(0, 1);
-    assert_eq!(failed(&v::verify_submission(swapped, &root)), ["itemsRoot"]);
     assert_eq!(
-        failed(&v::verify_submission(hashes, "nothex")),
+        failed(&v::verify_submission(&js(&swapped), &root)),
+        ["itemsRoot"]
+    );
+    assert_eq!(
+        failed(&v::verify_submission(&js(&hashes), "nothex")),
         ["itemsRoot"]
     );
 }

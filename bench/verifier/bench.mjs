@@ -1,0 +1,116 @@
+// Benchmark (not a test): inclusion proofs verified per second in Node by
+// the WASM verifier (public/pkg, the build the verify page serves) against
+// merkletreejs with Node's crypto SHA-256, on the same proofs of a
+// 1,000,000-leaf RFC 9162 tree; and the gzipped size of wasm + JS glue.
+//
+//   scripts/build-verifier.sh && scripts/build-verifier.sh --proof-only
+//   node bench/verifier/bench.mjs [leaves=1000000] [proofs=20000]
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { MerkleTree } from "merkletreejs";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const LEAVES = Number(process.argv[2] ?? 1_000_000);
+const PROOFS = Number(process.argv[3] ?? 20_000);
+const ROUNDS = 7; // median of these, after one warm-up round
+
+const sha256 = (...parts) => {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+const LEAF = Buffer.from([0x00]);
+const NODE = Buffer.from([0x01]);
+
+// RFC 9162: leaf = H(0x00 || item), node = H(0x01 || left || right). merkletreejs
+// gets the leaf hashes as its leaves and the node rule as its hash function;
+// it promotes an odd last node unchanged, which is RFC 9162's tree.
+const items = [];
+const leaves = [];
+for (let i = 0; i < LEAVES; i++) {
+  const n = Buffer.alloc(8);
+  n.writeBigUInt64BE(BigInt(i));
+  const item = sha256(n);
+  items.push(item);
+  leaves.push(sha256(LEAF, item));
+}
+let t = performance.now();
+const tree = new MerkleTree(leaves, (buf) => sha256(NODE, buf));
+const buildMs = performance.now() - t;
+const root = tree.getRoot();
+
+// The same random leaves for both (a fixed LCG, so runs are comparable).
+let seed = 42;
+const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648);
+const picks = Array.from({ length: PROOFS }, () => next() % LEAVES);
+const mtProofs = picks.map((i) => tree.getProof(leaves[i], i));
+const hexProofs = mtProofs.map((p) => p.map((n) => n.data.toString("hex")));
+// The API's inclusionProof field, as JSON text (what verifyInclusion takes).
+const jsonProofs = hexProofs.map((p) => JSON.stringify(p));
+const itemHex = picks.map((i) => items[i].toString("hex"));
+const rootHex = root.toString("hex");
+const pathLen = hexProofs.reduce((a, p) => a + p.length, 0) / PROOFS;
+
+async function loadVerifier(dir) {
+  const glue = join(ROOT, dir, "bvs_verifier_wasm.js");
+  const wasm = readFileSync(join(ROOT, dir, "bvs_verifier_wasm_bg.wasm"));
+  const mod = await import(glue);
+  mod.initSync({ module: wasm });
+  return { mod, wasm, js: readFileSync(glue) };
+}
+const full = await loadVerifier("public/pkg");
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const runMerkletreejs = () => {
+  for (let k = 0; k < PROOFS; k++) {
+    if (!tree.verify(mtProofs[k], leaves[picks[k]], root)) throw new Error(`merkletreejs rejected proof ${k}`);
+  }
+};
+const runWasm = () => {
+  for (let k = 0; k < PROOFS; k++) {
+    const r = full.mod.verifyInclusion(itemHex[k], picks[k], LEAVES, rootHex, jsonProofs[k]);
+    if (!r.startsWith('{"ok":true')) throw new Error(`wasm rejected proof ${k}: ${r}`);
+  }
+};
+// Rounds alternate between the two, so a busy machine slows both alike;
+// the first round of each is a warm-up (and the correctness check).
+const ms = { mt: [], wasm: [] };
+for (let r = 0; r <= ROUNDS; r++) {
+  for (const [k, fn] of [["mt", runMerkletreejs], ["wasm", runWasm]]) {
+    const t0 = performance.now();
+    fn();
+    if (r > 0) ms[k].push(performance.now() - t0);
+  }
+}
+const mtRate = PROOFS / (median(ms.mt) / 1000);
+const wasmRate = PROOFS / (median(ms.wasm) / 1000);
+const ratios = ms.mt.map((m, i) => m / ms.wasm[i]);
+// A tampered proof must fail in both (one flipped hash).
+const bad = [...hexProofs[0]];
+bad[0] = (bad[0][0] === "0" ? "1" : "0") + bad[0].slice(1);
+if (full.mod.verifyInclusion(itemHex[0], picks[0], LEAVES, rootHex, JSON.stringify(bad)).startsWith('{"ok":true')) throw new Error("wasm accepted a tampered proof");
+
+const gz = (b) => gzipSync(b, { level: 9 }).length;
+const kb = (n) => (n / 1024).toFixed(1);
+console.log(`\n${LEAVES} leaves (merkletreejs build ${(buildMs / 1000).toFixed(1)} s), ${PROOFS} proofs, mean path ${pathLen.toFixed(1)} hashes, median of ${ROUNDS} rounds, Node ${process.version}\n`);
+console.log("| verifier | proofs/s | vs merkletreejs |");
+console.log("|---|---:|---:|");
+console.log(`| merkletreejs 0.6.0 (Node crypto) | ${Math.round(mtRate)} | 1.00× |`);
+console.log(`| bvs-verifier-wasm \`verifyInclusion\` | ${Math.round(wasmRate)} | ${(wasmRate / mtRate).toFixed(2)}× (per round: ${ratios.map((x) => x.toFixed(1)).join(", ")}) |`);
+console.log("\n| build | wasm (gzip -9) | JS glue (gzip -9) | total gzipped |");
+console.log("|---|---:|---:|---:|");
+const row = (name, v) => console.log(`| ${name} | ${kb(v.wasm.length)} KB (${kb(gz(v.wasm))} KB) | ${kb(v.js.length)} KB (${kb(gz(v.js))} KB) | **${kb(gz(v.wasm) + gz(v.js))} KB** |`);
+row("full (receipts, answers, signed heads)", full);
+try {
+  const proofOnly = await loadVerifier("target/verifier-proof-only");
+  row("proof-only (`--no-default-features`)", proofOnly);
+} catch {
+  console.log("| proof-only | not built: run scripts/build-verifier.sh --proof-only | | |");
+}
