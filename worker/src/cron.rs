@@ -69,9 +69,8 @@ async fn sweep_queued(app: &App, env: Env) -> ApiResult<()> {
 /// first claims its delivery.
 async fn sweep_deliveries(app: &App) -> ApiResult<()> {
     let due = store::webhooks::due(&app.control_db()?, app.now_ms, SWEEP_DELIVERIES_MAX).await?;
-    for d in &due {
-        crate::webhooks::delivery::ring(app, &d.id, 0).await;
-    }
+    let ids: Vec<String> = due.into_iter().map(|d| d.id).collect();
+    crate::webhooks::delivery::ring_all(app, &ids).await;
     Ok(())
 }
 

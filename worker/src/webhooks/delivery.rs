@@ -159,6 +159,33 @@ pub async fn ring(app: &App, delivery_id: &str, delay_ms: u64) {
     }
 }
 
+/// Messages per queue batch send (Cloudflare Queues: at most 100).
+const QUEUE_BATCH_MAX: usize = 100;
+
+/// Rings the delivery queue for each of `ids`, due now, a hundred per send
+/// so a large dispatch stays within the subrequest limit. Failures are
+/// logged only: the sweeper re-queues due deliveries.
+pub async fn ring_all(app: &App, ids: &[String]) {
+    let queue = match app.env.queue(QUEUE_WEBHOOKS) {
+        Ok(q) => q,
+        Err(e) => {
+            worker::console_warn!("webhook doorbells not rung: {e}");
+            return;
+        }
+    };
+    for chunk in ids.chunks(QUEUE_BATCH_MAX) {
+        let jobs: Vec<Job> = chunk
+            .iter()
+            .map(|id| Job::Deliver {
+                delivery_id: id.clone(),
+            })
+            .collect();
+        if let Err(e) = queue.send_batch(jobs).await {
+            worker::console_warn!("{} webhook doorbells not rung: {e}", chunk.len());
+        }
+    }
+}
+
 /// Makes one attempt at the delivery if it is due and nobody else holds it.
 ///
 /// # Errors

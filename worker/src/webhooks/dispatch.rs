@@ -79,11 +79,10 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
             )
             .await?;
         }
-        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-        db_store::batch(&ledger, store::mark_dispatched(&ledger, &ids, now)?).await?;
-        for d in &deliveries {
-            delivery::ring(app, &d.id, 0).await;
-        }
+        let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        db_store::batch(&ledger, store::mark_dispatched(&ledger, &event_ids, now)?).await?;
+        let ids: Vec<String> = deliveries.into_iter().map(|d| d.id).collect();
+        delivery::ring_all(app, &ids).await;
         total += events.len() as u64;
     }
     Ok(total)
