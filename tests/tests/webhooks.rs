@@ -288,6 +288,37 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
 }
 
 #[test]
+fn the_test_route_is_rate_limited_per_tenant() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[]);
+    let (id, _) = create_ok(&api, &t, &rx.url("/many"), &["test"]);
+    let statuses: Vec<u16> = (0..13)
+        .map(|_| {
+            post_jwt(
+                &api,
+                &format!("/dashboard/webhooks/{id}/test"),
+                &t.jwt,
+                &json!({}),
+            )
+            .status
+        })
+        .collect();
+    assert!(statuses[..10].iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let r = post_jwt(
+        &api,
+        &format!("/dashboard/webhooks/{id}/test"),
+        &t.jwt,
+        &json!({}),
+    );
+    if r.status == 429 {
+        assert!(r.headers.get("retry-after").is_some());
+    }
+    assert!(rx.received().len() <= 12);
+}
+
+#[test]
 fn the_test_route_reports_an_unreachable_receiver() {
     let api = api();
     let t = new_tenant(&api);

@@ -7,6 +7,7 @@ use worker::{Request, Response};
 
 use super::fields::Fields;
 use crate::app::App;
+use crate::auth::limit::Rate;
 use crate::auth::{self, secret};
 use crate::error::{ApiError, ApiResult};
 use crate::store::webhooks::{self as store, NewDelivery, NewWebhook, WebhookRow};
@@ -23,6 +24,12 @@ pub const DESCRIPTION_CHARS_MAX: usize = 500;
 pub const SECRET_CHARS: usize = 32;
 /// Deliveries listed by the deliveries route.
 pub const DELIVERIES_LISTED_MAX: u64 = 50;
+/// Test events per tenant: 10 at once, then one every 6 seconds, so the
+/// test route cannot turn the service into a request cannon. // spec: silent
+pub const TEST_EVENTS_PER_TENANT: Rate = Rate {
+    rate_per_sec: 1.0 / 6.0,
+    burst: 10.0,
+};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -235,6 +242,12 @@ pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
         .await?
         .ok_or_else(|| not_found(id))?;
     session.require_verified()?;
+    auth::limit::take(
+        app,
+        &format!("webhook-test:{}", row.tenant_id),
+        TEST_EVENTS_PER_TENANT,
+    )
+    .await?;
     let event_id = ids::new_id("evt_test")?;
     let delivery_id = dispatch::delivery_id(&event_id, &row.id);
     let payload = serde_json::to_string(&serde_json::json!({
