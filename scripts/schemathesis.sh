@@ -6,7 +6,10 @@
 # Usage: BASE=http://127.0.0.1:8787 JWT=<dashboard JWT> API_KEY=<pk_test_...> \
 #          scripts/schemathesis.sh
 # tests/tests/schemathesis.rs runs it against a fresh wrangler dev with a
-# registered, verified tenant. Knobs: ST_MAX_EXAMPLES (default 15),
+# registered, verified tenant. Optional real ids, so that operations reach
+# their success path and their 200 bodies are checked too: ST_CUSTOMER_ID,
+# ST_ANCHOR_ID, ST_CONTENT_HASH, ST_PROOF_ROOT, ST_TENANT_ID; ST_KEY_ID (the
+# id of API_KEY) lets pass 2 toggle and delete that very key. Knobs: ST_MAX_EXAMPLES (default 15),
 # ST_MAX_TIME seconds for pass 1 (default 120), ST_SEED.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -18,6 +21,22 @@ if [ ! -x .venv/bin/schemathesis ]; then
 fi
 report_dir="${ST_REPORT_DIR:-$ROOT/target/schemathesis}"
 mkdir -p "$report_dir"
+# Known ids become fixed path parameters (schemathesis.toml [parameters]).
+config="$report_dir/schemathesis.toml"
+{
+  echo "[parameters]"
+  for pair in customerId:ST_CUSTOMER_ID anchorId:ST_ANCHOR_ID contentHash:ST_CONTENT_HASH \
+    proofRoot:ST_PROOF_ROOT tenantId:ST_TENANT_ID; do
+    value="${pair#*:}"
+    if [ -n "${!value:-}" ]; then printf '"path.%s" = "%s"\n' "${pair%%:*}" "${!value}"; fi
+  done
+} > "$config"
+cp "$config" "$report_dir/schemathesis-keys.toml"
+if [ -n "${ST_KEY_ID:-}" ]; then
+  printf '"path.id" = "%s"\n' "$ST_KEY_ID" >> "$report_dir/schemathesis-keys.toml"
+fi
+# Schemathesis keeps a cache in its working directory: keep it out of the tree.
+cd "$report_dir"
 args=(
   run "$BASE/openapi.json" --url "$BASE"
   --header "Authorization: Bearer $JWT"
@@ -42,12 +61,12 @@ args=(
 # calls out to the registered URL; tests/tests/webhooks.rs covers it.
 step "schemathesis pass 1: every operation but the key toggle/delete (max ${ST_MAX_TIME:-120} s)"
 rc=0
-.venv/bin/schemathesis "${args[@]}" --max-time "${ST_MAX_TIME:-120}" \
+"$ROOT/.venv/bin/schemathesis" --config-file "$config" "${args[@]}" --max-time "${ST_MAX_TIME:-120}" \
   --exclude-operation-id testWebhook \
   --exclude-operation-id toggleApiKey \
   --exclude-operation-id deleteApiKey || rc=1
 step "schemathesis pass 2: API key toggle and delete (max 30 s)"
-.venv/bin/schemathesis "${args[@]}" --max-time 30 \
+"$ROOT/.venv/bin/schemathesis" --config-file "$report_dir/schemathesis-keys.toml" "${args[@]}" --max-time 30 \
   --include-operation-id toggleApiKey \
   --include-operation-id deleteApiKey || rc=1
 exit "$rc"
