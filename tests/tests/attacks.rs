@@ -820,4 +820,45 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
         None,
     );
     assert_eq!(r.status, 404, "{}", r.text);
+    for query in [
+        "customerId=x'%20OR%20'1'='1",
+        "period=2026-11'%20OR%20'1'='1",
+        "limit=1;DROP%20TABLE%20checkpoints",
+    ] {
+        let r = keyed(
+            &api,
+            &t.test_key,
+            Method::GET,
+            &format!("/api/v1/balance/checkpoints?{query}"),
+            None,
+        );
+        assert_eq!(r.status, 400, "{query}: {}", r.text);
+    }
+    // An Idempotency-Key full of metacharacters is just a key: the repeat
+    // replays the first answer.
+    let idem = "k' OR '1'='1; DROP TABLE idempotency; --";
+    let body = json!({"customerId": "idem-sql", "delta": 2, "reason": "idem"});
+    let send = || {
+        api.send(
+            api.req(Method::POST, "/api/v1/balance/delta")
+                .header("x-api-key", &t.test_key)
+                .header("idempotency-key", idem)
+                .json(&body),
+        )
+    };
+    let first = send();
+    assert_eq!(first.status, 202, "{}", first.text);
+    let again = send();
+    assert_eq!(again.status, 202, "{}", again.text);
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .map(|v| v.as_bytes()),
+        Some(&b"true"[..])
+    );
+    assert_eq!(
+        again.body["data"]["anchorId"],
+        first.body["data"]["anchorId"]
+    );
 }
