@@ -36,7 +36,7 @@ echo "ok"
 step "black-box tests through wrangler dev"
 export BVS_TEST_STATE="$ROOT/target/test-state"
 rm -rf "$BVS_TEST_STATE"
-cargo test -p bvs-tests --quiet -- --test-threads="${TEST_THREADS:-4}" \
+cargo test -p bvs-tests --quiet --no-fail-fast -- --test-threads="${TEST_THREADS:-4}" \
   --skip schema_pass_
 
 step "schema pass: schemathesis and every success path against /openapi.json (bounded, ~3 min)"
