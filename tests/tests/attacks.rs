@@ -862,3 +862,75 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
         first.body["data"]["anchorId"]
     );
 }
+
+// ------------------------------------------------------------------ empty strings
+
+/// Found by schemathesis: an empty string where a required string goes
+/// must be a 400 naming the field, never a 500.
+#[test]
+fn empty_required_strings_are_400_naming_the_field() {
+    let api = api();
+    let t = new_tenant(&api);
+    let public = [
+        (
+            "/dashboard/auth/register",
+            json!({"email": "", "password": "Abcdefg-123", "firstName": "a", "lastName": "b", "companyName": "c"}),
+            "email",
+        ),
+        (
+            "/dashboard/auth/register",
+            json!({"email": bvs_tests::tenant::unique_email("empty"), "password": "", "firstName": "a", "lastName": "b", "companyName": "c"}),
+            "password",
+        ),
+        (
+            "/dashboard/auth/request-password-reset",
+            json!({"email": ""}),
+            "email",
+        ),
+        (
+            "/dashboard/auth/resend-verification-email",
+            json!({"email": ""}),
+            "email",
+        ),
+        (
+            "/dashboard/auth/reset-password",
+            json!({"token": "abc", "newPassword": ""}),
+            "newPassword",
+        ),
+    ];
+    for (path, body, field) in public {
+        let r = api.post(path, &body);
+        assert_eq!(r.status, 400, "{path} {body}: {}", r.text);
+        assert!(
+            r.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(field),
+            "{}",
+            r.text
+        );
+    }
+    for (path, body, field) in [
+        (
+            "/dashboard/auth/change-password",
+            json!({"currentPassword": "x", "newPassword": ""}),
+            "newPassword",
+        ),
+        (
+            "/dashboard/webhooks",
+            json!({"url": "", "events": ["test"], "description": ""}),
+            "url",
+        ),
+    ] {
+        let r = post_jwt(&api, path, &t.jwt, &body);
+        assert_eq!(r.status, 400, "{path} {body}: {}", r.text);
+        assert!(
+            r.body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(field),
+            "{}",
+            r.text
+        );
+    }
+}
