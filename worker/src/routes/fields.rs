@@ -18,9 +18,15 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// A required string field; records a problem and returns "" otherwise.
+    /// A required, non-empty string field; records a problem and returns ""
+    /// otherwise. (An empty string is as absent as a missing field: every
+    /// handler treats "" as "not given", so it must never pass as valid.)
     pub fn string(&mut self, name: &str) -> &'a str {
         match self.body.get(name) {
+            Some(Value::String(s)) if s.is_empty() => {
+                self.problem(name, "is required and must not be empty");
+                ""
+            }
             Some(Value::String(s)) => s.as_str(),
             Some(_) => {
                 self.problem(name, "must be a string");
@@ -93,5 +99,21 @@ impl<'a> Fields<'a> {
         } else {
             Err(ApiError::Validation(self.problems))
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_required_string_is_a_problem_naming_the_field() {
+        let body = serde_json::json!({"email": "", "password": "x"});
+        let mut f = Fields::new(body.as_object().unwrap());
+        assert_eq!(f.string("email"), "");
+        assert_eq!(f.string("password"), "x");
+        assert_eq!(f.problems.len(), 1);
+        assert_eq!(f.problems[0].field, "email");
     }
 }
