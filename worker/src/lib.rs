@@ -1,10 +1,6 @@
 //! The Cloudflare Worker: translates between HTTP / D1 / Queues / Cron and
 //! `bvs_core`. Entry points: `fetch`, `queue`, `scheduled`.
 
-// Building blocks (envelopes, store helpers, error variants) land ahead of
-// the routes that use them; remove this once every route is in.
-#![allow(dead_code)]
-
 mod app;
 mod auth;
 mod consumer;
@@ -21,7 +17,6 @@ mod retention;
 mod router;
 mod routes;
 mod store;
-mod tenant;
 mod views;
 mod webhooks;
 

@@ -16,6 +16,10 @@ use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::{ContractRow, STATUS_ACTIVE};
 
+#[expect(
+    dead_code,
+    reason = "the key id is part of the context the balance routes receive; kept for audit logging"
+)]
 /// A request authenticated by an API key.
 #[derive(Debug, Clone)]
 pub struct KeyContext {
@@ -27,6 +31,10 @@ pub struct KeyContext {
     pub plan: String,
 }
 
+#[expect(
+    dead_code,
+    reason = "a resolved contract carries its full identity; routes read only the id today"
+)]
 /// A tenant's environment (the spec's "contract").
 #[derive(Debug, Clone)]
 pub struct Contract {

@@ -61,6 +61,10 @@ pub enum Mode {
     Test,
 }
 
+#[expect(
+    dead_code,
+    reason = "the attempt outcome is recorded whole; the caller reads part of it"
+)]
 /// What an attempt came to.
 #[derive(Debug, Clone)]
 pub struct Report {
