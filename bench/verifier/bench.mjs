@@ -52,6 +52,11 @@ const hexProofs = mtProofs.map((p) => p.map((n) => n.data.toString("hex")));
 const jsonProofs = hexProofs.map((p) => JSON.stringify(p));
 const itemHex = picks.map((i) => items[i].toString("hex"));
 const rootHex = root.toString("hex");
+// The same proofs as raw bytes, for verifyInclusionBytes (the fast path):
+// the path's hashes concatenated, leaf side first.
+const bytesProofs = mtProofs.map((p) => new Uint8Array(Buffer.concat(p.map((n) => n.data))));
+const itemBytes = picks.map((i) => new Uint8Array(items[i]));
+const rootBytes = new Uint8Array(root);
 const pathLen = hexProofs.reduce((a, p) => a + p.length, 0) / PROOFS;
 
 async function loadVerifier(dir) {
@@ -79,11 +84,16 @@ const runWasm = () => {
     if (!r.startsWith('{"ok":true')) throw new Error(`wasm rejected proof ${k}: ${r}`);
   }
 };
+const runWasmBytes = () => {
+  for (let k = 0; k < PROOFS; k++) {
+    if (!full.mod.verifyInclusionBytes(picks[k], LEAVES, rootBytes, itemBytes[k], bytesProofs[k])) throw new Error(`wasm (bytes) rejected proof ${k}`);
+  }
+};
 // Rounds alternate between the two, so a busy machine slows both alike;
 // the first round of each is a warm-up (and the correctness check).
-const ms = { mt: [], wasm: [] };
+const ms = { mt: [], wasm: [], bytes: [] };
 for (let r = 0; r <= ROUNDS; r++) {
-  for (const [k, fn] of [["mt", runMerkletreejs], ["wasm", runWasm]]) {
+  for (const [k, fn] of [["mt", runMerkletreejs], ["wasm", runWasm], ["bytes", runWasmBytes]]) {
     const t0 = performance.now();
     fn();
     if (r > 0) ms[k].push(performance.now() - t0);
@@ -91,11 +101,17 @@ for (let r = 0; r <= ROUNDS; r++) {
 }
 const mtRate = PROOFS / (median(ms.mt) / 1000);
 const wasmRate = PROOFS / (median(ms.wasm) / 1000);
+const bytesRate = PROOFS / (median(ms.bytes) / 1000);
 const ratios = ms.mt.map((m, i) => m / ms.wasm[i]);
+const bytesRatios = ms.mt.map((m, i) => m / ms.bytes[i]);
 // A tampered proof must fail in both (one flipped hash).
 const bad = [...hexProofs[0]];
 bad[0] = (bad[0][0] === "0" ? "1" : "0") + bad[0].slice(1);
 if (full.mod.verifyInclusion(itemHex[0], picks[0], LEAVES, rootHex, JSON.stringify(bad)).startsWith('{"ok":true')) throw new Error("wasm accepted a tampered proof");
+const badBytes = new Uint8Array(bytesProofs[0]);
+badBytes[0] ^= 1;
+if (full.mod.verifyInclusionBytes(picks[0], LEAVES, rootBytes, itemBytes[0], badBytes)) throw new Error("wasm (bytes) accepted a tampered proof");
+if (full.mod.verifyInclusionBytes(picks[0] ^ 1, LEAVES, rootBytes, itemBytes[0], bytesProofs[0])) throw new Error("wasm (bytes) accepted a proof at the wrong index");
 
 const gz = (b) => gzipSync(b, { level: 9 }).length;
 const kb = (n) => (n / 1024).toFixed(1);
@@ -103,7 +119,8 @@ console.log(`\n${LEAVES} leaves (merkletreejs build ${(buildMs / 1000).toFixed(1
 console.log("| verifier | proofs/s | vs merkletreejs |");
 console.log("|---|---:|---:|");
 console.log(`| merkletreejs 0.6.0 (Node crypto) | ${Math.round(mtRate)} | 1.00× |`);
-console.log(`| bvs-verifier-wasm \`verifyInclusion\` | ${Math.round(wasmRate)} | ${(wasmRate / mtRate).toFixed(2)}× (per round: ${ratios.map((x) => x.toFixed(1)).join(", ")}) |`);
+console.log(`| bvs-verifier-wasm \`verifyInclusionBytes\` (bytes in, bool out) | ${Math.round(bytesRate)} | ${(bytesRate / mtRate).toFixed(2)}× (per round: ${bytesRatios.map((x) => x.toFixed(1)).join(", ")}) |`);
+console.log(`| bvs-verifier-wasm \`verifyInclusion\` (hex + JSON in, JSON report out) | ${Math.round(wasmRate)} | ${(wasmRate / mtRate).toFixed(2)}× (per round: ${ratios.map((x) => x.toFixed(1)).join(", ")}) |`);
 console.log("\n| build | wasm (gzip -9) | JS glue (gzip -9) | total gzipped |");
 console.log("|---|---:|---:|---:|");
 const row = (name, v) => console.log(`| ${name} | ${kb(v.wasm.length)} KB (${kb(gz(v.wasm))} KB) | ${kb(v.js.length)} KB (${kb(gz(v.js))} KB) | **${kb(gz(v.wasm) + gz(v.js))} KB** |`);

@@ -203,3 +203,58 @@ fn tree_heads_inclusion_consistency_and_submissions() {
         ["itemsRoot"]
     );
 }
+
+#[wasm_bindgen_test]
+fn the_bytes_fast_path_agrees_with_the_report_and_rejects_any_flip() {
+    let s = fixture();
+    let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
+    let root = head.root.0;
+    let n = head.size.0 as f64;
+    for item in &s.receipt.proof.items {
+        let path: Vec<u8> = item.inclusion_proof.iter().flat_map(|h| h.0).collect();
+        let (i, hash) = (item.leaf_index.0 as f64, item.item_hash.0);
+        assert!(v::verify_inclusion_bytes(i, n, &root, &hash, &path));
+
+        for byte in 0..path.len() {
+            let mut bad = path.clone();
+            bad[byte] ^= 0x01;
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &bad));
+        }
+        for byte in 0..32 {
+            let (mut bad_root, mut bad_item) = (root, hash);
+            bad_root[byte] ^= 0x80;
+            bad_item[byte] ^= 0x80;
+            assert!(!v::verify_inclusion_bytes(i, n, &bad_root, &hash, &path));
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &bad_item, &path));
+        }
+        assert!(!v::verify_inclusion_bytes(i + 1.0, n, &root, &hash, &path));
+        // (A larger size can reuse the same path for leaves in a complete
+        // left subtree: the signed head, not the path, binds the size.)
+        assert!(!v::verify_inclusion_bytes(i, 1.0, &root, &hash, &path));
+        for bad_number in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+            assert!(!v::verify_inclusion_bytes(
+                bad_number, n, &root, &hash, &path
+            ));
+            assert!(!v::verify_inclusion_bytes(
+                i, bad_number, &root, &hash, &path
+            ));
+        }
+        // Wrong lengths are false, not a panic.
+        assert!(!v::verify_inclusion_bytes(i, n, &root[..31], &hash, &path));
+        assert!(!v::verify_inclusion_bytes(i, n, &root, &[], &path));
+        if !path.is_empty() {
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &path[1..]));
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &path[32..]));
+        }
+        let mut long = path.clone();
+        long.extend_from_slice(&[0; 32]);
+        assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &long));
+        assert!(!v::verify_inclusion_bytes(
+            i,
+            n,
+            &root,
+            &hash,
+            &vec![0; 32 * 65]
+        ));
+    }
+}
