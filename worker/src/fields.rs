@@ -120,6 +120,20 @@ impl Fields {
         }
     }
 
+    /// An optional `metadata`-style field: a JSON object within
+    /// `types::Metadata`'s bounds; records its error under `field`.
+    pub fn metadata(&mut self, field: &str) -> Option<bvs_core::types::Metadata> {
+        let v = self.value(field)?;
+        match bvs_core::types::Metadata::parse(&v) {
+            Ok(m) => Some(m),
+            Err(mut e) => {
+                e.field = field.to_string();
+                self.push(e);
+                None
+            }
+        }
+    }
+
     /// The raw elements of an array field.
     pub fn array(&mut self, field: &str, required: bool) -> Option<Vec<Box<RawValue>>> {
         match self.raw(field).map(str::to_string) {

@@ -152,6 +152,20 @@ pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult
     log::consistency_proof(TreeSize(old), TreeSize(new), &hashes).map_err(ApiError::internal)
 }
 
+/// A customer's ledger, or 404 naming the customer (another tenant's
+/// customer is simply not found).
+pub async fn require_ledger(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &bvs_core::types::CustomerId,
+) -> ApiResult<store::LedgerRow> {
+    store::ledger(db, tenant_id, customer_id.as_str())
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
+        })
+}
+
 /// `"sandbox"` / `"production"` in a path → the environment; else 404.
 pub fn env_from_path(text: &str) -> ApiResult<Env> {
     match text {

@@ -57,17 +57,7 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     let reason = f.parse("reason", reason_text, Reason::parse);
     let reference_text = f.string("referenceId", false);
     let reference_id = f.parse("referenceId", reference_text, ReferenceId::parse);
-    let metadata = match f.value("metadata") {
-        None => None,
-        Some(v) => match Metadata::parse(&v) {
-            Ok(m) => Some(m),
-            Err(mut e) => {
-                e.field = "metadata".to_string();
-                f.push(e);
-                None
-            }
-        },
-    };
+    let metadata = f.metadata("metadata");
     let ts_text = f.string("timestamp", false);
     let declared_at = f.parse("timestamp", ts_text, |t| {
         parse_iso_ms(t)
@@ -571,11 +561,7 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
     }
     let page = page.ok_or_else(|| ApiError::internal("page missing"))?;
     let db = ledger::db(app, ctx.env)?;
-    let ledger_row = store::ledger(&db, &ctx.tenant_id, customer_id.as_str())
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
-        })?;
+    let ledger_row = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let balance_now = views::amount(&ledger_row.computed_balance)?;
 
     // The starting point: (ledger_seq, balance after it).
@@ -780,11 +766,7 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         None => (starting, None),
         Some(c) => {
             let db = ledger::db(app, ctx.env)?;
-            let l = store::ledger(&db, &ctx.tenant_id, c.as_str())
-                .await?
-                .ok_or_else(|| {
-                    ApiError::NotFound(format!("No ledger for customerId {}", c.as_str()))
-                })?;
+            let l = ledger::require_ledger(&db, &ctx.tenant_id, c).await?;
             let now = views::amount(&l.computed_balance)?;
             let computed = derive::computed_balance(starting, Amount::ZERO, now)
                 .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
@@ -890,11 +872,7 @@ pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Resp
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
     let db = ledger::db(app, ctx.env)?;
-    let l = store::ledger(&db, &ctx.tenant_id, customer_id.as_str())
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
-        })?;
+    let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
     view.pending_deltas =
         Some(store::queued_count(&db, &ctx.tenant_id, customer_id.as_str()).await?);

@@ -2,7 +2,6 @@
 //! in the environment's log.
 
 use bvs_core::hash::{content_hash, Hash32};
-use bvs_core::types::Metadata;
 use serde_json::json;
 use worker::{Request, Response};
 
@@ -27,17 +26,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, FACT_BODY_BYTES_MAX).await?;
     let mut f = Fields::from_bytes(&bytes)?;
     let content = f.string("content", true);
-    let metadata = match f.value("metadata") {
-        None => None,
-        Some(v) => match Metadata::parse(&v) {
-            Ok(m) => Some(m),
-            Err(mut e) => {
-                e.field = "metadata".to_string();
-                f.push(e);
-                None
-            }
-        },
-    };
+    let metadata = f.metadata("metadata");
     f.finish()?;
     let content = content.ok_or_else(|| ApiError::internal("validated content missing"))?;
     if content.len() > FACT_CONTENT_BYTES_MAX {

@@ -67,11 +67,7 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let period = period.unwrap_or_else(|| Period::containing(now));
     let db = ledger::db(app, ctx.env)?;
     if let Some(c) = &customer {
-        store::ledger(&db, &ctx.tenant_id, c.as_str())
-            .await?
-            .ok_or_else(|| {
-                ApiError::NotFound(format!("No ledger for customerId {}", c.as_str()))
-            })?;
+        ledger::require_ledger(&db, &ctx.tenant_id, c).await?;
     }
     // The covered deltas' root, count and span were kept up to date by the
     // sequencer (bvs_core::frontier): O(log n) here, at any history size.
@@ -291,11 +287,7 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
         .map(|p| Period::parse(&p))
         .transpose()?;
     let db = ledger::db(app, ctx.env)?;
-    let l = store::ledger(&db, &ctx.tenant_id, customer_id.as_str())
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
-        })?;
+    let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let range = match &period {
         Some(p) => store::window(&db, &ctx.tenant_id, customer_id.as_str(), &p.to_string())
             .await?
