@@ -617,3 +617,18 @@ fn an_inclusion_proof_by_item_hash_verifies() {
     );
     assert_eq!(api.get("/api/v1/log/sandbox/proof/inclusion").status, 400);
 }
+
+#[test]
+fn a_tree_size_beyond_any_log_is_400_naming_the_field_not_500() {
+    // Found by schemathesis: `from` above i64::MAX reached the database.
+    let api = api();
+    for (path, field) in [
+        ("/api/v1/log/sandbox/heads?from=17128058222401941504", "from"),
+        ("/api/v1/log/sandbox/proof/consistency?from=0&to=18446744073709551615", "to"),
+        ("/api/v1/log/sandbox/proof/inclusion?itemHash=00000000000000000000000000000000000000000000000000000000000000aa&treeSize=9007199254740993", "treeSize"),
+    ] {
+        let r = api.get(path);
+        assert_eq!(r.status, 400, "{path}: {}", r.text);
+        assert!(r.body["message"].as_str().unwrap().contains(field), "{}", r.text);
+    }
+}

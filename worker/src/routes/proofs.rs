@@ -691,10 +691,15 @@ pub async fn log_key(app: &App, env: &str) -> ApiResult<Response> {
 }
 
 fn size_param(req: &Request, name: &str) -> ApiResult<Option<u64>> {
+    let max = bvs_core::log::LOG_SIZE_MAX;
     http::query_param(req, name)?
         .map(|v| {
-            v.parse::<u64>()
-                .map_err(|_| ApiError::field(name, "must be a whole number (a recorded tree size)"))
+            v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
+                ApiError::field(
+                    name,
+                    format!("must be a whole number from 0 to {max} (a recorded tree size)"),
+                )
+            })
         })
         .transpose()
 }
