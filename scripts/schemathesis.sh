@@ -53,7 +53,11 @@ args=(
   --output-sanitize true
   --report junit --report-dir "$report_dir"
 )
-[ -n "${ST_SEED:-}" ] && args+=(--seed "$ST_SEED")
+# A fixed seed makes the test command reproducible: the same inputs every
+# run, so a red run is a regression, not luck. Explore new inputs with
+# ST_SEED=random (what found the log routes' tree-size 500).
+ST_SEED="${ST_SEED:-20261122}"
+[ "$ST_SEED" != "random" ] && args+=(--seed "$ST_SEED")
 
 # Schemathesis reuses ids it saw in responses, so it would delete or
 # disable the very API key it is testing with. Pass 1 leaves those two
