@@ -20,7 +20,11 @@ pub enum HashError {
 
 impl Hash32 {
     /// SHA-256 of the empty string, the RFC 9162 root of an empty tree.
-    pub const EMPTY: Hash32 = Hash32(tlog_tiles::EMPTY_HASH.0);
+    pub const EMPTY: Hash32 = Hash32([
+        0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9,
+        0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52,
+        0xb8, 0x55,
+    ]);
 
     /// Parses 64 hex digits (lowercase; uppercase is accepted and normalized).
     ///
@@ -82,12 +86,14 @@ impl std::str::FromStr for Hash32 {
     }
 }
 
+#[cfg(feature = "server")]
 impl From<tlog_tiles::Hash> for Hash32 {
     fn from(h: tlog_tiles::Hash) -> Self {
         Hash32(h.0)
     }
 }
 
+#[cfg(feature = "server")]
 impl From<Hash32> for tlog_tiles::Hash {
     fn from(h: Hash32) -> Self {
         tlog_tiles::Hash(h.0)
@@ -124,7 +130,7 @@ pub struct DeltaContent {
     pub delta: Amount,
     pub reason: String,
     pub reference_id: Option<String>,
-    pub metadata: Option<serde_json::Value>,
+    pub metadata: Option<crate::json::Value>,
     /// ISO 8601 UTC with milliseconds, as `time::format_iso_ms` prints it.
     pub declared_timestamp: String,
 }
@@ -138,17 +144,36 @@ impl DeltaContent {
     /// [`HashError::Canonicalization`] if the metadata cannot be
     /// canonicalized (it always can once it passed `types::Metadata`).
     pub fn canonical_json(&self) -> Result<String, HashError> {
-        let value = serde_json::json!({
-            "anchorId": self.anchor_id,
-            "customerId": self.customer_id,
-            "delta": self.delta.to_string(),
-            "reason": self.reason,
-            "referenceId": self.reference_id,
-            "metadata": self.metadata,
-            "declaredTimestamp": self.declared_timestamp,
-        });
-        serde_json_canonicalizer::to_string(&value)
-            .map_err(|e| HashError::Canonicalization(e.to_string()))
+        // Members written in JCS order (sorted keys); the metadata object
+        // is canonicalized by `json`, the same code the verifier runs.
+        let mut out = String::with_capacity(256);
+        let text = |out: &mut String, key: &str, value: &str| {
+            crate::json::write_string(out, key);
+            out.push(':');
+            crate::json::write_string(out, value);
+            out.push(',');
+        };
+        out.push('{');
+        text(&mut out, "anchorId", &self.anchor_id);
+        text(&mut out, "customerId", &self.customer_id);
+        text(&mut out, "declaredTimestamp", &self.declared_timestamp);
+        text(&mut out, "delta", &self.delta.to_string());
+        out.push_str("\"metadata\":");
+        match &self.metadata {
+            Some(m) => m
+                .write_canonical(&mut out)
+                .map_err(|e| HashError::Canonicalization(e.to_string()))?,
+            None => out.push_str("null"),
+        }
+        out.push(',');
+        text(&mut out, "reason", &self.reason);
+        out.push_str("\"referenceId\":");
+        match &self.reference_id {
+            Some(r) => crate::json::write_string(&mut out, r),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+        Ok(out)
     }
 }
 
@@ -214,7 +239,9 @@ mod tests {
             delta: Amount::parse("-4.250").unwrap(),
             reason: "refund €".into(),
             reference_id: None,
-            metadata: Some(serde_json::json!({"z": 1, "a": [1.5, "x", 1e21], "é": true})),
+            metadata: Some(crate::json::Value::from_serde(
+                &serde_json::json!({"z": 1, "a": [1.5, "x", 1e21], "é": true}),
+            )),
             declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
         };
         assert_eq!(
@@ -225,6 +252,52 @@ mod tests {
             item_hash(&content).unwrap(),
             Hash32::digest(content.canonical_json().unwrap().as_bytes())
         );
+    }
+
+    /// The canonical text as serde_json_canonicalizer writes it: the
+    /// reference implementation the hand-written form must equal.
+    fn reference_canonical_json(c: &DeltaContent, metadata: &Option<serde_json::Value>) -> String {
+        serde_json_canonicalizer::to_string(&serde_json::json!({
+            "anchorId": c.anchor_id,
+            "customerId": c.customer_id,
+            "delta": c.delta.to_string(),
+            "reason": c.reason,
+            "referenceId": c.reference_id,
+            "metadata": metadata,
+            "declaredTimestamp": c.declared_timestamp,
+        }))
+        .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn canonical_json_equals_the_reference_jcs_implementation(
+            texts in prop::collection::vec("\\PC{0,12}|[\\u{0}-\\u{40}]{0,6}", 4),
+            with_ref in any::<bool>(),
+            keys in prop::collection::vec("\\PC{0,6}", 0..5),
+            numbers in prop::collection::vec(any::<f64>().prop_filter("finite", |f| f.is_finite()), 5),
+            ints in prop::collection::vec(-(1i64 << 53)..(1i64 << 53), 5),
+            delta in -1_000_000_000i64..1_000_000_000,
+        ) {
+            let metadata = (!keys.is_empty()).then(|| {
+                let mut m = serde_json::Map::new();
+                for (i, k) in keys.iter().enumerate() {
+                    m.insert(k.clone(), serde_json::json!([numbers[i], ints[i], texts[i % 4], {"n": null, "b": true}]));
+                }
+                serde_json::Value::Object(m)
+            });
+            let c = DeltaContent {
+                anchor_id: texts[0].clone(),
+                customer_id: texts[1].clone(),
+                delta: Amount::parse(&format!("{delta}.5")).unwrap(),
+                reason: texts[2].clone(),
+                reference_id: with_ref.then(|| texts[3].clone()),
+                metadata: metadata.as_ref().map(crate::json::Value::from_serde),
+                declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+            };
+            prop_assert_eq!(c.canonical_json().unwrap(), reference_canonical_json(&c, &metadata));
+        }
     }
 
     proptest! {

@@ -12,6 +12,8 @@ pub mod derive;
 pub mod error;
 pub mod frontier;
 pub mod hash;
+pub mod json;
+#[cfg(feature = "server")]
 pub mod log;
 pub mod merkle;
 pub mod note;

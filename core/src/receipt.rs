@@ -68,3 +68,104 @@ pub struct ProvenItem {
     #[serde(default)]
     pub raw: Option<DeltaContent>,
 }
+
+// ------------------------------------------------------------------ reading a receipt without serde
+
+use crate::error::FieldError;
+use crate::json::{Fields, Value};
+
+impl Receipt {
+    /// Reads a receipt (the receipt route's `data`) from a parsed JSON
+    /// value with [`crate::json`], as the serde derive would: unknown
+    /// fields are ignored, optional fields may be absent or null.
+    ///
+    /// # Errors
+    /// The first field that is missing or malformed, by its path
+    /// (`deltas[3].itemHash: must be 64 lowercase hex digits`).
+    pub fn from_json(value: &Value) -> Result<Receipt, FieldError> {
+        let f = Fields::of(value, String::new())?;
+        let v = f.object("verification")?;
+        let p = f.object("proof")?;
+        Ok(Receipt {
+            customer_id: f.string("customerId")?.to_owned(),
+            period: f.optional_string("period")?.map(str::to_owned),
+            generated_at: f.string("generatedAt")?.to_owned(),
+            deltas_count: f.u64("deltasCount")?,
+            starting_balance: f.amount("startingBalance")?,
+            final_balance: f.amount("finalBalance")?,
+            items_root: f.hash("itemsRoot")?,
+            receipt_id: f.hash("receiptId")?,
+            proof_root: f.hash("proofRoot")?,
+            latest_checkpoint: f.optional_string("latestCheckpoint")?.map(str::to_owned),
+            deltas: f.each("deltas", true, read_delta)?,
+            window_summaries: f.each("windowSummaries", false, read_window)?,
+            verification: ReceiptVerification {
+                message: v.string("message")?.to_owned(),
+                item_hashes: v.hashes("itemHashes", true)?,
+                proof_root: v.hash("proofRoot")?,
+                verify_url: v.string("verifyUrl")?.to_owned(),
+            },
+            proof: ReceiptProof {
+                tree_head: p.string("treeHead")?.to_owned(),
+                public_key: p.string("publicKey")?.to_owned(),
+                items: p.each("items", true, read_proven_item)?,
+            },
+        })
+    }
+}
+
+fn read_delta(f: &Fields<'_>) -> Result<DerivedDelta, FieldError> {
+    Ok(DerivedDelta {
+        anchor_id: f.string("anchorId")?.to_owned(),
+        item_hash: f.hash("itemHash")?,
+        items_root: f.hash("itemsRoot")?,
+        receipt_id: f.hash("receiptId")?,
+        delta: f.amount("delta")?,
+        reason: f.optional_string("reason")?.map(str::to_owned),
+        reference_id: f.optional_string("referenceId")?.map(str::to_owned),
+        window: f.period("window")?,
+        declared_timestamp: f.timestamp("declaredTimestamp")?,
+        block_timestamp: f.timestamp("blockTimestamp")?,
+        data_purged: f.bool("dataPurged")?,
+        verified: f.bool("verified")?,
+        seq: 0,
+        balance_after: Amount::default(),
+    })
+}
+
+fn read_window(f: &Fields<'_>) -> Result<WindowSummary, FieldError> {
+    Ok(WindowSummary {
+        window: f.period("window")?,
+        deltas_count: f.u64("deltasCount")?,
+        net_delta: f.amount("netDelta")?,
+        first_block_timestamp: f.timestamp("firstBlockTimestamp")?,
+        last_block_timestamp: f.timestamp("lastBlockTimestamp")?,
+    })
+}
+
+fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, FieldError> {
+    let raw = match f.optional("raw") {
+        None => None,
+        Some(_) => Some(read_raw(&f.object("raw")?)?),
+    };
+    Ok(ProvenItem {
+        anchor_id: f.string("anchorId")?.to_owned(),
+        item_hash: f.hash("itemHash")?,
+        leaf_index: LeafIndex(f.u64("leafIndex")?),
+        inclusion_proof: f.hashes("inclusionProof", true)?,
+        delta: f.amount("delta")?,
+        raw,
+    })
+}
+
+fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, FieldError> {
+    Ok(DeltaContent {
+        anchor_id: f.string("anchorId")?.to_owned(),
+        customer_id: f.string("customerId")?.to_owned(),
+        delta: f.amount("delta")?,
+        reason: f.string("reason")?.to_owned(),
+        reference_id: f.optional_string("referenceId")?.map(str::to_owned),
+        metadata: f.optional("metadata").cloned(),
+        declared_timestamp: f.string("declaredTimestamp")?.to_owned(),
+    })
+}

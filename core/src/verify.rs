@@ -3,6 +3,7 @@
 
 use crate::amount::Amount;
 use crate::hash::{item_hash, Hash32};
+use crate::json;
 use crate::merkle::{self, ProofError};
 use crate::note::{self, NoteError, TreeHead};
 use crate::receipt::Receipt;
@@ -54,6 +55,25 @@ impl VerificationReport {
         }
     }
 
+    /// The report as JSON text, `{"ok":…,"checks":[{"name","ok","detail"}]}`
+    /// (what the browser verifier returns; no serde on that path).
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(64 + 96 * self.checks.len());
+        out.push_str(if self.ok { "{\"ok\":true,\"checks\":[" } else { "{\"ok\":false,\"checks\":[" });
+        for (i, c) in self.checks.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"name\":");
+            json::write_string(&mut out, &c.name);
+            out.push_str(if c.ok { ",\"ok\":true,\"detail\":" } else { ",\"ok\":false,\"detail\":" });
+            json::write_string(&mut out, &c.detail);
+            out.push('}');
+        }
+        out.push_str("]}");
+        out
+    }
+
     /// The first failed check, if any.
     pub fn first_failure(&self) -> Option<&Check> {
         self.checks.iter().find(|c| !c.ok)
@@ -69,25 +89,34 @@ fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
 }
 
 /// Verifies a receipt given as JSON text (amounts are read exactly from
-/// the text; a `serde_json::Value` would already have rounded them).
+/// the text, never through a float).
 pub fn verify_receipt_json(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
-    if text.len() > RECEIPT_JSON_BYTES_MAX {
-        let mut r = VerificationReport::new();
-        r.push(
-            "parse",
-            false,
-            format!("receipt is larger than {RECEIPT_JSON_BYTES_MAX} bytes"),
-        );
-        return r;
-    }
-    match serde_json::from_str::<Receipt>(text) {
+    match read_document(text, false, "a receipt", Receipt::from_json) {
         Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
         Err(e) => {
             let mut r = VerificationReport::new();
-            r.push("parse", false, format!("not a receipt: {e}"));
+            r.push("parse", false, e);
             r
         }
     }
+}
+
+/// Parses a document saved from the API with [`crate::json`] and reads it
+/// with `read`; with `envelope`, the `data` of a `{success, statusCode,
+/// data}` answer is read, so a file saved straight from the API and one
+/// holding only its `data` both verify.
+fn read_document<T>(
+    text: &str,
+    envelope: bool,
+    what: &str,
+    read: impl Fn(&json::Value) -> Result<T, crate::FieldError>,
+) -> Result<T, String> {
+    if text.len() > RECEIPT_JSON_BYTES_MAX {
+        return Err(format!("{what} is larger than {RECEIPT_JSON_BYTES_MAX} bytes"));
+    }
+    let value = json::parse(text).map_err(|e| format!("not {what}: not JSON: {e}"))?;
+    let value = if envelope { unwrap_envelope(&value) } else { &value };
+    read(value).map_err(|e| format!("not {what}: {e}"))
 }
 
 /// Verifies everything a receipt claims:
@@ -331,33 +360,30 @@ pub fn replay_balance(
 pub const PUBLIC_PAGES_MAX: usize = 1_000;
 
 /// The `data` of a `{success, statusCode, data}` envelope, or the whole
-/// text when it is not one, so a file saved straight from the API and one
-/// holding only its `data` both verify. Amounts stay exact: the inner text
-/// is handed on as it was written.
-fn unwrap_envelope(text: &str) -> &str {
-    #[derive(Deserialize)]
-    struct Probe<'a> {
-        #[serde(borrow, default)]
-        data: Option<&'a serde_json::value::RawValue>,
-        #[serde(default)]
-        success: Option<bool>,
-    }
-    match serde_json::from_str::<Probe<'_>>(text) {
-        Ok(Probe {
-            data: Some(d),
-            success: Some(_),
-        }) => d.get(),
-        _ => text,
+/// value when it is not one.
+fn unwrap_envelope(value: &json::Value) -> &json::Value {
+    match value.as_object() {
+        Some(o) if matches!(o.get("success"), Some(json::Value::Bool(_))) => {
+            match o.get("data") {
+                Some(data) if !matches!(data, json::Value::Null) => data,
+                _ => value,
+            }
+        }
+        _ => value,
     }
 }
 
 /// As [`verify_receipt_json`], for the receipt route's whole answer
 /// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
 pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
-    if text.len() > RECEIPT_JSON_BYTES_MAX {
-        return verify_receipt_json(text, trusted_public_key);
+    match read_document(text, true, "a receipt", Receipt::from_json) {
+        Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
+        Err(e) => {
+            let mut r = VerificationReport::new();
+            r.push("parse", false, e);
+            r
+        }
     }
-    verify_receipt_json(unwrap_envelope(text), trusted_public_key)
 }
 
 // ------------------------------------------------------------------ public verification answers
@@ -429,6 +455,68 @@ pub struct CheckpointLeaf {
     pub inclusion_proof: Vec<Hash32>,
 }
 
+impl PublicAnswer {
+    /// Reads the `data` of a public verification answer from a parsed
+    /// JSON value with [`crate::json`], as the serde derive would.
+    ///
+    /// # Errors
+    /// The first field that is missing or malformed, by its path.
+    pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::FieldError> {
+        let f = json::Fields::of(value, String::new())?;
+        let s = f.object("summary")?;
+        let v = f.object("verification")?;
+        let checkpoint_leaf = match v.optional("checkpointLeaf") {
+            None => None,
+            Some(_) => {
+                let c = v.object("checkpointLeaf")?;
+                Some(CheckpointLeaf {
+                    item_hash: c.hash("itemHash")?,
+                    leaf_index: merkle::LeafIndex(c.u64("leafIndex")?),
+                    inclusion_proof: c.hashes("inclusionProof", true)?,
+                })
+            }
+        };
+        let optional = |f: &json::Fields<'_>, key: &str| -> Result<Option<String>, crate::FieldError> {
+            Ok(f.optional_string(key)?.map(str::to_owned))
+        };
+        Ok(PublicAnswer {
+            verified: f.bool("verified")?,
+            summary: PublicSummary {
+                kind: s.string("kind")?.to_owned(),
+                environment: s.string("environment")?.to_owned(),
+                proof_root: s.hash("proofRoot")?,
+                item_count: s.u64("itemCount")?,
+                net_amount: s.amount("netAmount")?,
+                period: optional(&s, "period")?,
+                status: optional(&s, "status")?,
+                first_verified_at: optional(&s, "firstVerifiedAt")?,
+                last_verified_at: optional(&s, "lastVerifiedAt")?,
+            },
+            records: f.each("records", false, |r| {
+                Ok(PublicRecord {
+                    anchor_id: r.string("anchorId")?.to_owned(),
+                    item_hash: r.hash("itemHash")?,
+                    delta: r.amount("delta")?,
+                    leaf_index: match r.optional("leafIndex") {
+                        None => None,
+                        Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
+                    },
+                    inclusion_proof: r.hashes("inclusionProof", false)?,
+                    block_timestamp: optional(r, "blockTimestamp")?,
+                    declared_timestamp: optional(r, "declaredTimestamp")?,
+                })
+            })?,
+            verification: PublicProof {
+                tree_head: v.string("treeHead")?.to_owned(),
+                tree_size: merkle::TreeSize(v.u64("treeSize")?),
+                public_key: v.string("publicKey")?.to_owned(),
+                items_root: v.hash("itemsRoot")?,
+                checkpoint_leaf,
+            },
+        })
+    }
+}
+
 fn inclusion_detail(
     proof: &[Hash32],
     index: merkle::LeafIndex,
@@ -480,22 +568,15 @@ pub fn verify_public_answer(
         } else {
             format!("pages[{p}].parse")
         };
-        if text.len() > RECEIPT_JSON_BYTES_MAX {
-            report.push(
-                name,
-                false,
-                format!("answer is larger than {RECEIPT_JSON_BYTES_MAX} bytes"),
-            );
-            return report;
-        }
-        match serde_json::from_str::<PublicAnswer>(unwrap_envelope(text)) {
+        match read_document(
+            text,
+            true,
+            "a public verification answer",
+            PublicAnswer::from_json,
+        ) {
             Ok(a) => answers.push(a),
             Err(e) => {
-                report.push(
-                    name,
-                    false,
-                    format!("not a public verification answer: {e}"),
-                );
+                report.push(name, false, e);
                 return report;
             }
         }
@@ -823,27 +904,38 @@ pub fn submission_report<S: AsRef<str>>(item_hashes: &[S], items_root: &str) -> 
 /// # Errors
 /// Names what could not be read.
 pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Answer {
-        consistency_proof: Vec<String>,
+    let trimmed = text.trim();
+    if !trimmed.starts_with('[') && !trimmed.starts_with('{') {
+        return Ok(trimmed.split_whitespace().map(str::to_string).collect());
     }
-    let inner = unwrap_envelope(text).trim();
-    if inner.starts_with('[') {
-        return serde_json::from_str(inner).map_err(|e| format!("not a JSON array of hashes: {e}"));
+    let value = json::parse(trimmed).map_err(|e| format!("not JSON: {e}"))?;
+    let strings = |items: &[json::Value], what: &str| {
+        items
+            .iter()
+            .map(|v| match v {
+                json::Value::String(s) => Ok(s.clone()),
+                other => Err(format!("{what} must hold strings, got {}", other.kind())),
+            })
+            .collect()
+    };
+    match unwrap_envelope(&value) {
+        json::Value::Array(items) => strings(items, "a JSON array of hashes"),
+        inner => {
+            let f = json::Fields::of(inner, String::new())
+                .map_err(|e| format!("not a consistency proof answer: {e}"))?;
+            let items = f
+                .array("consistencyProof", true)
+                .map_err(|e| format!("not a consistency proof answer: {e}"))?;
+            strings(items, "consistencyProof")
+        }
     }
-    if inner.starts_with('{') {
-        return serde_json::from_str::<Answer>(inner)
-            .map(|a| a.consistency_proof)
-            .map_err(|e| format!("not a consistency proof answer: {e}"));
-    }
-    Ok(inner.split_whitespace().map(str::to_string).collect())
 }
 
 /// A small signed log built with this crate's own functions, the way the
 /// worker builds its answers: fixtures for the verifiers' tests (core,
 /// verifier-wasm, the CLI) and the verify page's offline demo. Pure: the
 /// seed and the time come in as arguments.
+#[cfg(feature = "server")]
 pub mod sample {
     use super::{CheckpointLeaf, PublicAnswer, PublicProof, PublicRecord, PublicSummary};
     use crate::amount::Amount;
@@ -1067,6 +1159,71 @@ mod tests {
             .filter(|c| !c.ok)
             .map(|c| c.name.clone())
             .collect()
+    }
+
+    #[test]
+    fn documents_read_without_serde_equal_the_serde_reading() {
+        let mut s = sample();
+        let r = &mut s.receipt;
+        if let Some(raw) = r.proof.items[0].raw.as_mut() {
+            raw.metadata =
+                Some(json::parse(r#"{"b":[1.5,-0,1e21,"é\n"],"a":{"x":null}}"#).unwrap());
+        }
+        r.proof.items[1].raw = None;
+        let text = serde_json::to_string(&*r).unwrap();
+        let ours = Receipt::from_json(&json::parse(&text).unwrap()).unwrap();
+        let theirs: Receipt = serde_json::from_str(&text).unwrap();
+        assert_eq!(ours, theirs);
+
+        let envelope: serde_json::Value = serde_json::from_str(&s.public_json).unwrap();
+        let data = envelope["data"].to_string();
+        let ours = PublicAnswer::from_json(&json::parse(&data).unwrap()).unwrap();
+        let theirs: PublicAnswer = serde_json::from_str(&data).unwrap();
+        assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn a_malformed_document_names_the_field_by_its_path() {
+        let s = sample();
+        let mut v: serde_json::Value = serde_json::from_str(&s.receipt_json).unwrap();
+        v["data"]["deltas"][2]["itemHash"] = serde_json::json!("zz");
+        let r = verify_receipt_document(&v.to_string(), None);
+        assert_eq!(
+            r.checks[0].detail,
+            "not a receipt: deltas[2].itemHash: must be 64 lowercase hex digits"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&s.receipt_json).unwrap();
+        v["data"]["proof"]["items"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("leafIndex");
+        let r = verify_receipt_document(&v.to_string(), None);
+        assert_eq!(
+            r.checks[0].detail,
+            "not a receipt: proof.items[1].leafIndex: is required"
+        );
+        let r = verify_receipt_document("{\"data\": [1,}", None);
+        assert_eq!(
+            r.checks[0].detail,
+            "not a receipt: not JSON: expected a JSON value at byte 12"
+        );
+        let r = verify_public_answer(&["[]"], None, None);
+        assert_eq!(
+            r.checks[0].detail,
+            "not a public verification answer: document: must be an object, got an array"
+        );
+    }
+
+    #[test]
+    fn a_report_is_written_as_the_json_serde_would_write() {
+        let s = sample();
+        let r = verify_receipt_document(&s.receipt_json, None);
+        let mut tampered = r.clone();
+        tampered.push("x\"\u{1}é", false, "line\nbreak \\ tab\t");
+        for report in [r, tampered] {
+            let ours: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+            assert_eq!(ours, serde_json::to_value(&report).unwrap());
+        }
     }
 
     #[test]

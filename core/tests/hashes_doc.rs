@@ -13,7 +13,9 @@ fn example_delta() -> DeltaContent {
         delta: Amount::parse("-4.250").unwrap(),
         reason: "refund".into(),
         reference_id: None,
-        metadata: Some(serde_json::json!({"order": 17, "channel": "web"})),
+        metadata: Some(bvs_core::json::Value::from_serde(
+            &serde_json::json!({"order": 17, "channel": "web"}),
+        )),
         declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
     }
 }

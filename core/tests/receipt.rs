@@ -32,7 +32,8 @@ fn build_receipt(purge_first: bool) -> Receipt {
             delta: Amount::parse(a).unwrap(),
             reason: format!("reason {k}"),
             reference_id: (k % 2 == 0).then(|| format!("ref-{k}")),
-            metadata: (k == 3).then(|| serde_json::json!({"invoice": 17, "lines": [1.5, "x"]})),
+            metadata: (k == 3)
+                .then(|| bvs_core::json::parse(r#"{"invoice": 17, "lines": [1.5, "x"]}"#).unwrap()),
             declared_timestamp: format_iso_ms(T0 + k as i64),
         };
         leaf_of.push(log_items.len() as u64);
@@ -205,7 +206,7 @@ fn each_tampering_fails_its_check() {
             "raw metadata edited",
             |r| {
                 r.proof.items[3].raw.as_mut().unwrap().metadata =
-                    Some(serde_json::json!({"invoice": 18}))
+                    Some(bvs_core::json::parse(r#"{"invoice": 18}"#).unwrap())
             },
             &["deltas[3].itemHash"],
         ),

@@ -9,6 +9,7 @@
 //! or panics on bad input: what was wrong is a failed check.
 
 use bvs_core::hash::Hash32;
+use bvs_core::json::Value;
 use bvs_core::merkle;
 use bvs_core::verify::{self, VerificationReport};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -23,10 +24,7 @@ pub fn version() -> String {
 const JS_SAFE_INTEGER_MAX: f64 = 9_007_199_254_740_991.0; // Number.MAX_SAFE_INTEGER
 
 fn json(report: &VerificationReport) -> String {
-    // A report is strings and booleans: serializing it cannot fail.
-    serde_json::to_string(report).unwrap_or_else(|e| {
-        format!(r#"{{"ok":false,"checks":[{{"name":"report","ok":false,"detail":"{e}"}}]}}"#)
-    })
+    report.to_json()
 }
 
 fn failed(name: &str, detail: String) -> String {
@@ -41,10 +39,20 @@ fn failed(name: &str, detail: String) -> String {
     })
 }
 
-/// A JSON array of hex hashes, borrowed from the text (hex has no escapes).
-fn hashes<'a>(name: &str, json_text: &'a str) -> Result<Vec<&'a str>, String> {
-    serde_json::from_str(json_text)
-        .map_err(|e| format!("{name} must be a JSON array of hex strings: {e}"))
+/// A JSON array of hex hashes, read with core's JSON reader.
+fn hashes(name: &str, json_text: &str) -> Result<Vec<String>, String> {
+    let wrong = |got: &str| format!("{name} must be a JSON array of hex strings: {got}");
+    match bvs_core::json::parse(json_text) {
+        Ok(Value::Array(items)) => items
+            .into_iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s),
+                other => Err(wrong(&format!("got {} in it", other.kind()))),
+            })
+            .collect(),
+        Ok(other) => Err(wrong(&format!("got {}", other.kind()))),
+        Err(e) => Err(wrong(&e.to_string())),
+    }
 }
 
 /// A JavaScript number that must be a whole number ≥ 0.

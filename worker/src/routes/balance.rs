@@ -100,7 +100,7 @@ fn prepare(ctx: &KeyContext, input: DeltaInput, position: u64, now_ms: u64) -> A
         delta: input.delta,
         reason: input.reason.as_str().to_string(),
         reference_id: input.reference_id.as_ref().map(|r| r.as_str().to_string()),
-        metadata: metadata.clone(),
+        metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
         declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
     };
     let item = item_hash(&content).map_err(ApiError::internal)?;

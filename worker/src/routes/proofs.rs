@@ -272,7 +272,7 @@ fn raw_content(row: &store::DeltaRow) -> ApiResult<Option<DeltaContent>> {
         metadata: row
             .metadata
             .as_deref()
-            .map(serde_json::from_str)
+            .map(bvs_core::json::parse)
             .transpose()
             .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
         declared_timestamp: views::iso(row.declared_at),
