@@ -30,15 +30,17 @@ echo "building the verifier ($out)"
 # and sharing one would rebuild core for each.
 target_dir="target/verifier"
 [ ${#features[@]} -gt 0 ] && target_dir="target/verifier-proof-only-build"
-# The workspace optimises for size (opt-level "s"); SHA-256 and core's
-# proof loops are optimised for speed. Under LTO the hash compression gets
-# inlined into core's leaf/node hashing, so core's level is what counts:
-# core at "s" verified ~1.5x fewer proofs per second and saved ~10 KB
-# gzipped; "z" everywhere came out larger than "s" (bench/README.md).
+# The workspace optimises for size (opt-level "s"), core included. Proof
+# checks are the hot path: core marks their few functions #[inline], so
+# they are compiled into this shim, which with SHA-256 is optimised for
+# speed (3). Core at 3 throughout verified about as fast and cost ~7 KB
+# gzipped; core at "s" without the inlining verified ~1.5x fewer proofs
+# per second (bench/README.md). CORE_OPT / SHIM_OPT override, to measure.
 cargo build -p bvs-verifier-wasm --target wasm32-unknown-unknown --release --quiet \
   --target-dir "$target_dir" "${features[@]}" \
   --config 'profile.release.package.sha2.opt-level=3' \
-  --config 'profile.release.package.bvs-core.opt-level=3'
+  --config "profile.release.package.bvs-core.opt-level=${CORE_OPT:-\"s\"}" \
+  --config "profile.release.package.bvs-verifier-wasm.opt-level=${SHIM_OPT:-3}"
 rm -rf "$out.tmp"
 wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
   "$target_dir/wasm32-unknown-unknown/release/bvs_verifier_wasm.wasm"

@@ -10,10 +10,13 @@
 //!
 //! Numbers are kept as the text they were written with: amounts are read
 //! exactly from it (`Amount::parse`), indices as whole numbers, and only
-//! the JCS form of metadata numbers goes through `f64`, as RFC 8785 says.
+//! the JCS form of metadata numbers is rounded to the double it denotes, as
+//! RFC 8785 says: exactly, without floating point (`json/number.rs`).
 
 use crate::error::FieldError;
 use std::fmt;
+
+mod number;
 
 /// Deepest nesting of arrays and objects a document may have. Receipts
 /// nest 5 deep and metadata at most 16 (`types::METADATA_DEPTH_MAX`);
@@ -206,7 +209,7 @@ impl Parser<'_> {
         }
         if members.len() > LINEAR_DUPLICATE_SCAN_KEYS_MAX {
             let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
-            keys.sort_unstable();
+            heap_sort(&mut keys, |a, b| a < b);
             if keys.windows(2).any(|w| w[0] == w[1]) {
                 return Err(JsonError {
                     at: start,
@@ -252,7 +255,9 @@ impl Parser<'_> {
                 }
                 b'\\' => {
                     self.at += 1;
-                    let esc = self.peek().ok_or_else(|| self.error("unterminated string"))?;
+                    let esc = self
+                        .peek()
+                        .ok_or_else(|| self.error("unterminated string"))?;
                     self.at += 1;
                     match esc {
                         b'"' => out.push('"'),
@@ -404,7 +409,9 @@ impl Value {
             }
             Value::Object(o) => {
                 let mut members: Vec<&(String, Value)> = o.0.iter().collect();
-                members.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+                heap_sort(&mut members, |a, b| {
+                    a.0.encode_utf16().lt(b.0.encode_utf16())
+                });
                 out.push('{');
                 for (i, (k, v)) in members.into_iter().enumerate() {
                     if i > 0 {
@@ -476,65 +483,46 @@ impl Number {
     }
 
     /// The ECMAScript `Number.prototype.toString` form of the double this
-    /// token denotes, as RFC 8785 section 3.2.2.3 requires.
+    /// token denotes, as RFC 8785 section 3.2.2.3 requires (computed
+    /// without floating point: see `number`).
     ///
     /// # Errors
-    /// A token outside the range of a finite double.
+    /// A token beyond the range of a finite double.
     pub fn canonical(&self) -> Result<String, JsonError> {
-        let x: f64 = self.0.parse().map_err(|_| JsonError {
+        number::canonical(&self.0).ok_or(JsonError {
             at: 0,
-            reason: "number is not a double",
-        })?;
-        if !x.is_finite() {
-            return Err(JsonError {
-                at: 0,
-                reason: "number is too large for a double",
-            });
-        }
-        Ok(ecmascript_number(x))
+            reason: "number is too large for a double",
+        })
     }
 }
 
-/// ECMAScript's Number::toString(x) for a finite double (ECMA-262
-/// 6.1.6.1.20): the shortest digits that round-trip, placed by the
-/// exponent rules. Rust's `{:e}` gives those digits (Grisu with a Dragon4
-/// fallback, shortest and closest).
-fn ecmascript_number(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into(); // and -0
-    }
-    let sci = format!("{:e}", x.abs()); // "d[.ddd]e<exp>"
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i64;
-    // value = 0.digits × 10^n
-    let n = exp.parse::<i64>().unwrap_or(0) + 1;
-    let mut out = String::new();
-    if x < 0.0 {
-        out.push('-');
-    }
-    if k <= n && n <= 21 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (n - k) as usize));
-    } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
-        out.push('.');
-        out.push_str(&digits[n as usize..]);
-    } else if -6 < n && n <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if k > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+/// Sorts in place in O(n log n) with no allocation. The standard library's
+/// sorts are faster on large inputs but each instantiation costs ~10 KB of
+/// WebAssembly; here inputs are object keys (unique once parsed, so
+/// stability does not matter) and size is what counts.
+fn heap_sort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            return;
         }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
+        if child + 1 < end && less(&v[child], &v[child + 1]) {
+            child += 1;
+        }
+        if !less(&v[root], &v[child]) {
+            return;
+        }
+        v.swap(root, child);
+        root = child;
+    };
+    let n = v.len();
+    for start in (0..n / 2).rev() {
+        sift_down(v, start, n);
     }
-    out
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
 }
 
 /// Writes `s` as a JSON string with the escapes of RFC 8785 (and of
@@ -819,14 +807,16 @@ mod tests {
 
     #[test]
     fn parses_what_rfc_8259_allows() {
-        let v = parse(r#" {"a": [1, -0.5e+3, true, false, null], "b": "x\u00e9\ud83d\ude00\n\"\\\/"} "#)
-            .unwrap();
+        let v = parse(
+            r#" {"a": [1, -0.5e+3, true, false, null], "b": "x\u00e9\ud83d\ude00\n\"\\\/"} "#,
+        )
+        .unwrap();
         let o = v.as_object().unwrap();
+        assert_eq!(o.get("b"), Some(&Value::String("xé😀\n\"\\/".into())));
         assert_eq!(
-            o.get("b"),
-            Some(&Value::String("xé😀\n\"\\/".into()))
+            v.to_json(),
+            r#"{"a":[1,-0.5e+3,true,false,null],"b":"xé😀\n\"\\/"}"#
         );
-        assert_eq!(v.to_json(), r#"{"a":[1,-0.5e+3,true,false,null],"b":"xé😀\n\"\\/"}"#);
         assert_eq!(parse("0").unwrap(), Value::Number(Number("0".into())));
         assert_eq!(parse("[]").unwrap(), Value::Array(vec![]));
         assert_eq!(parse("{}").unwrap(), Value::Object(Object::default()));
@@ -835,21 +825,56 @@ mod tests {
     #[test]
     fn refuses_what_rfc_8259_does_not_allow() {
         for bad in [
-            "", " ", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "+1", "NaN",
-            "Infinity", "'a'", "\"\\x\"", "\"a", "\"\u{1}\"", "[1 2]", "{\"a\" 1}", "{1:2}",
-            "\"\\ud800\"", "\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\u12\"", "tru", "nul", "1 2",
+            "",
+            " ",
+            "{",
+            "[1,]",
+            "{\"a\":1,}",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "1e",
+            "+1",
+            "NaN",
+            "Infinity",
+            "'a'",
+            "\"\\x\"",
+            "\"a",
+            "\"\u{1}\"",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{1:2}",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"\\u12\"",
+            "tru",
+            "nul",
+            "1 2",
             "{\"a\":1,\"a\":2}",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }
-        let deep = format!("{}{}", "[".repeat(JSON_DEPTH_MAX + 1), "]".repeat(JSON_DEPTH_MAX + 1));
+        let deep = format!(
+            "{}{}",
+            "[".repeat(JSON_DEPTH_MAX + 1),
+            "]".repeat(JSON_DEPTH_MAX + 1)
+        );
         assert_eq!(parse(&deep).unwrap_err().reason, "nested too deeply");
-        let ok = format!("{}{}", "[".repeat(JSON_DEPTH_MAX), "]".repeat(JSON_DEPTH_MAX));
+        let ok = format!(
+            "{}{}",
+            "[".repeat(JSON_DEPTH_MAX),
+            "]".repeat(JSON_DEPTH_MAX)
+        );
         assert!(parse(&ok).is_ok());
         let many: String = (0..40).map(|i| format!("\"k{i}\":{i},")).collect();
         assert!(parse(&format!("{{{many}\"k7\":0}}")).is_err());
         assert!(parse(&format!("{{{many}\"k40\":0}}")).is_ok());
-        assert_eq!(parse("[1,x]").unwrap_err().to_string(), "expected a JSON value at byte 3");
+        assert_eq!(
+            parse("[1,x]").unwrap_err().to_string(),
+            "expected a JSON value at byte 3"
+        );
     }
 
     #[test]
@@ -881,9 +906,22 @@ mod tests {
         }
         assert!(parse("1e400").unwrap().canonical().is_err());
         assert_eq!(
-            parse(r#""\u0001\u001f\b\f\t\n\r\"\\\u007f\u2028""#).unwrap().canonical().unwrap(),
+            parse(r#""\u0001\u001f\b\f\t\n\r\"\\\u007f\u2028""#)
+                .unwrap()
+                .canonical()
+                .unwrap(),
             "\"\\u0001\\u001f\\b\\f\\t\\n\\r\\\"\\\\\u{7f}\u{2028}\""
         );
+    }
+
+    proptest! {
+        #[test]
+        fn heap_sort_sorts(mut v in prop::collection::vec(any::<u16>(), 0..200)) {
+            let mut want = v.clone();
+            want.sort_unstable();
+            heap_sort(&mut v, |a, b| a < b);
+            prop_assert_eq!(v, want);
+        }
     }
 
     fn arb_json() -> impl Strategy<Value = serde_json::Value> {
@@ -926,7 +964,7 @@ mod tests {
         fn numbers_are_canonical_like_ecmascript(bits in any::<u64>()) {
             let x = f64::from_bits(bits);
             prop_assume!(x.is_finite());
-            let ours = ecmascript_number(x);
+            let ours = Number(format!("{x:e}")).canonical().unwrap();
             let theirs = serde_json_canonicalizer::to_string(&serde_json::json!(x)).unwrap();
             prop_assert_eq!(&ours, &theirs);
             // And the text reads back as the same double.

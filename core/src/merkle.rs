@@ -75,6 +75,7 @@ const BLOCK_BYTES: usize = 64;
 // buffer, no length bookkeeping. Verification is nothing but these hashes,
 // and in WebAssembly (no SHA instructions) that bookkeeping was a
 // measurable share of each. Cross-checked against `Sha256` in the tests.
+#[inline]
 fn compress(blocks: &[[u8; BLOCK_BYTES]]) -> Hash32 {
     let mut state = SHA256_IV;
     for block in blocks {
@@ -93,6 +94,7 @@ const fn bit_length(bytes: u64) -> [u8; 8] {
 }
 
 /// RFC 9162 leaf hash of an item: SHA-256(0x00 || item).
+#[inline]
 pub fn leaf_hash(item: &Hash32) -> Hash32 {
     // 0x00 || item (33 bytes) || 0x80 || zeros || bit length: one block.
     let mut block = [0u8; BLOCK_BYTES];
@@ -103,6 +105,7 @@ pub fn leaf_hash(item: &Hash32) -> Hash32 {
 }
 
 /// RFC 9162 interior node hash: SHA-256(0x01 || left || right).
+#[inline]
 pub fn node_hash(left: &Hash32, right: &Hash32) -> Hash32 {
     // 0x01 || left || right (65 bytes) || 0x80 || zeros || bit length: the
     // last byte of `right` spills into a second block.
@@ -242,6 +245,7 @@ pub fn consistency_path_len(old: TreeSize, new: TreeSize) -> Option<usize> {
 /// # Errors
 /// [`ProofError::IndexOutOfRange`], [`ProofError::WrongPathLength`] (before
 /// any hashing) or [`ProofError::RootMismatch`].
+#[inline]
 pub fn verify_inclusion(
     proof: &[Hash32],
     index: LeafIndex,
@@ -256,6 +260,7 @@ pub fn verify_inclusion(
 ///
 /// # Errors
 /// As [`verify_inclusion`].
+#[inline]
 pub fn verify_inclusion_of_leaf_hash(
     proof: &[Hash32],
     index: LeafIndex,
