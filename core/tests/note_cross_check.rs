@@ -87,12 +87,19 @@ fn key() -> String {
 fn valid_heads_and_known_bad_ones_read_the_same() {
     let root = Hash32::digest(b"r");
     let good = note::sign_tree_head(ORIGIN, TreeSize(12), &root, &SEED).unwrap();
-    let witness = signature_line(&format!("{ORIGIN}\n12\n{}\n", b64(&root.0)), "witness.example", &WITNESS_SEED);
+    let witness = signature_line(
+        &format!("{ORIGIN}\n12\n{}\n", b64(&root.0)),
+        "witness.example",
+        &WITNESS_SEED,
+    );
     let other_key = note::public_key_string("other.example", &SEED).unwrap();
     for (text, key) in [
         (good.clone(), key()),
         (format!("{good}{witness}"), key()),
-        (format!("{}\n{witness}", good.trim_end_matches('\n').replacen("\n\n", "\n\n", 1)), key()),
+        (
+            good.replacen("\n\n— ", &format!("\n\n{witness}— "), 1),
+            key(),
+        ),
         (good.replacen("12", "13", 1), key()),
         (good.clone(), other_key),
         (good.clone(), key().replacen('+', "+0", 1)),
