@@ -39,7 +39,7 @@ target_dir="target/verifier"
 cargo build -p bvs-verifier-wasm --target wasm32-unknown-unknown --release --quiet \
   --target-dir "$target_dir" "${features[@]}" \
   --config 'profile.release.package.sha2.opt-level=3' \
-  --config "profile.release.package.bvs-core.opt-level=${CORE_OPT:-\"s\"}" \
+  --config "profile.release.package.bvs-core.opt-level=${CORE_OPT:-\"z\"}" \
   --config "profile.release.package.bvs-verifier-wasm.opt-level=${SHIM_OPT:-3}"
 rm -rf "$out.tmp"
 wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
@@ -47,6 +47,11 @@ wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --strip-debug --strip-producers \
   -o "$out.tmp/bvs_verifier_wasm_bg.wasm" "$out.tmp/bvs_verifier_wasm_bg.wasm"
+# The glue as served: minified (wasm-bindgen copies every doc comment
+# into it as JSDoc; the exports keep their names).
+"$ESBUILD_BIN" "$out.tmp/bvs_verifier_wasm.js" --minify --format=esm --log-level=warning \
+  --outfile="$out.tmp/bvs_verifier_wasm.min.js"
+mv "$out.tmp/bvs_verifier_wasm.min.js" "$out.tmp/bvs_verifier_wasm.js"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 rm -f "$out/.gitignore"  # package.json stays: it tells Node the glue is an ES module

@@ -525,6 +525,14 @@ fn heap_sort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     }
 }
 
+/// `s` as a JSON string literal, for quoting text in messages (instead of
+/// `{:?}`, whose Unicode tables cost the browser verifier ~3 KB).
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_string(&mut out, s);
+    out
+}
+
 /// Writes `s` as a JSON string with the escapes of RFC 8785 (and of
 /// `JSON.stringify`): `\"`, `\\`, `\b \f \n \r \t`, `\u00xx` (lowercase
 /// hex) for other control characters, everything else as itself.

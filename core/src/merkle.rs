@@ -79,7 +79,7 @@ const BLOCK_BYTES: usize = 64;
 fn compress(blocks: &[[u8; BLOCK_BYTES]]) -> Hash32 {
     let mut state = SHA256_IV;
     for block in blocks {
-        sha2::compress256(&mut state, &[(*block).into()]);
+        sha2::block_api::compress256(&mut state, std::slice::from_ref(block));
     }
     let mut out = [0u8; 32];
     for (bytes, word) in out.chunks_exact_mut(4).zip(state) {

@@ -59,14 +59,22 @@ impl VerificationReport {
     /// (what the browser verifier returns; no serde on that path).
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(64 + 96 * self.checks.len());
-        out.push_str(if self.ok { "{\"ok\":true,\"checks\":[" } else { "{\"ok\":false,\"checks\":[" });
+        out.push_str(if self.ok {
+            "{\"ok\":true,\"checks\":["
+        } else {
+            "{\"ok\":false,\"checks\":["
+        });
         for (i, c) in self.checks.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             out.push_str("{\"name\":");
             json::write_string(&mut out, &c.name);
-            out.push_str(if c.ok { ",\"ok\":true,\"detail\":" } else { ",\"ok\":false,\"detail\":" });
+            out.push_str(if c.ok {
+                ",\"ok\":true,\"detail\":"
+            } else {
+                ",\"ok\":false,\"detail\":"
+            });
             json::write_string(&mut out, &c.detail);
             out.push('}');
         }
@@ -112,10 +120,16 @@ fn read_document<T>(
     read: impl Fn(&json::Value) -> Result<T, crate::FieldError>,
 ) -> Result<T, String> {
     if text.len() > RECEIPT_JSON_BYTES_MAX {
-        return Err(format!("{what} is larger than {RECEIPT_JSON_BYTES_MAX} bytes"));
+        return Err(format!(
+            "{what} is larger than {RECEIPT_JSON_BYTES_MAX} bytes"
+        ));
     }
     let value = json::parse(text).map_err(|e| format!("not {what}: not JSON: {e}"))?;
-    let value = if envelope { unwrap_envelope(&value) } else { &value };
+    let value = if envelope {
+        unwrap_envelope(&value)
+    } else {
+        &value
+    };
     read(value).map_err(|e| format!("not {what}: {e}"))
 }
 
@@ -150,8 +164,9 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
                     Ok("receipt names the trusted key".into())
                 } else {
                     Err(format!(
-                        "receipt names key {:?}, the trusted key is {trusted:?}; checking against the trusted key",
-                        receipt.proof.public_key
+                        "receipt names key {}, the trusted key is {}; checking against the trusted key",
+                        json::quoted(&receipt.proof.public_key),
+                        json::quoted(trusted)
                     ))
                 },
             );
@@ -363,12 +378,10 @@ pub const PUBLIC_PAGES_MAX: usize = 1_000;
 /// value when it is not one.
 fn unwrap_envelope(value: &json::Value) -> &json::Value {
     match value.as_object() {
-        Some(o) if matches!(o.get("success"), Some(json::Value::Bool(_))) => {
-            match o.get("data") {
-                Some(data) if !matches!(data, json::Value::Null) => data,
-                _ => value,
-            }
-        }
+        Some(o) if matches!(o.get("success"), Some(json::Value::Bool(_))) => match o.get("data") {
+            Some(data) if !matches!(data, json::Value::Null) => data,
+            _ => value,
+        },
         _ => value,
     }
 }
@@ -476,9 +489,10 @@ impl PublicAnswer {
                 })
             }
         };
-        let optional = |f: &json::Fields<'_>, key: &str| -> Result<Option<String>, crate::FieldError> {
-            Ok(f.optional_string(key)?.map(str::to_owned))
-        };
+        let optional =
+            |f: &json::Fields<'_>, key: &str| -> Result<Option<String>, crate::FieldError> {
+                Ok(f.optional_string(key)?.map(str::to_owned))
+            };
         Ok(PublicAnswer {
             verified: f.bool("verified")?,
             summary: PublicSummary {
@@ -639,8 +653,9 @@ pub fn verify_public_answer(
                         Ok("the answer names the log's published key".into())
                     } else {
                         Err(format!(
-                            "the answer names key {:?}, the log publishes {trusted:?}; checking against the published key",
-                            a.verification.public_key
+                            "the answer names key {}, the log publishes {}; checking against the published key",
+                            json::quoted(&a.verification.public_key),
+                            json::quoted(trusted)
                         ))
                     },
                 );
@@ -785,11 +800,11 @@ pub fn verify_public_answer(
 
 // ------------------------------------------------------------------ single checks as reports
 
-fn parse_hashes<S: AsRef<str>>(field: &str, texts: &[S]) -> Result<Vec<Hash32>, String> {
+fn parse_hashes(field: &str, texts: &[String]) -> Result<Vec<Hash32>, String> {
     texts
         .iter()
         .enumerate()
-        .map(|(i, t)| Hash32::parse(t.as_ref()).map_err(|e| format!("{field}[{i}] {e}")))
+        .map(|(i, t)| Hash32::parse(t).map_err(|e| format!("{field}[{i}] {e}")))
         .collect()
 }
 
@@ -806,12 +821,12 @@ pub fn tree_head_report(note_text: &str, verifier_key: &str) -> VerificationRepo
 }
 
 /// `item_hash` is leaf `leaf_index` of the tree of `tree_size` with `root`.
-pub fn inclusion_report<S: AsRef<str>>(
+pub fn inclusion_report(
     item_hash: &str,
     leaf_index: u64,
     tree_size: u64,
     root: &str,
-    proof: &[S],
+    proof: &[String],
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
     let parsed = Hash32::parse(item_hash)
@@ -840,10 +855,10 @@ pub fn inclusion_report<S: AsRef<str>>(
 }
 
 /// Two signed heads and the consistency proof between them, as a report.
-pub fn consistency_report<S: AsRef<str>>(
+pub fn consistency_report(
     old_note: &str,
     new_note: &str,
-    proof: &[S],
+    proof: &[String],
     verifier_key: &str,
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
@@ -880,7 +895,7 @@ pub fn consistency_report<S: AsRef<str>>(
 }
 
 /// A submission's `itemsRoot` over its `itemHashes`, as a report.
-pub fn submission_report<S: AsRef<str>>(item_hashes: &[S], items_root: &str) -> VerificationReport {
+pub fn submission_report(item_hashes: &[String], items_root: &str) -> VerificationReport {
     let mut report = VerificationReport::new();
     let parsed = parse_hashes("itemHashes", item_hashes).and_then(|h| {
         Ok((

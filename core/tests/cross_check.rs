@@ -7,7 +7,7 @@ use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use ct_merkle::mem_backed_tree::MemoryBackedTree;
 use proptest::prelude::*;
-use sha2_digest011::Sha256 as Sha256v11;
+use sha2::Sha256 as Sha256v11;
 
 fn items(n: usize, salt: u64) -> Vec<Hash32> {
     (0..n as u64)

@@ -14,6 +14,12 @@ use bvs_core::merkle;
 use bvs_core::verify::{self, VerificationReport};
 use wasm_bindgen::prelude::wasm_bindgen;
 
+/// In the browser the TLSF allocator (rlsf) stands in for dlmalloc: the
+/// same malloc/free contract in a fifth of the code (bench/README.md).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: rlsf::SmallGlobalTlsf = rlsf::SmallGlobalTlsf::new();
+
 /// The verifier's version, so a page can show which build checked a proof.
 #[wasm_bindgen]
 pub fn version() -> String {
