@@ -195,7 +195,7 @@ async function runOnline(root) {
   }
 
   // Every check, locally.
-  const report = JSON.parse(verifier.verifyPublicAnswer(got.pages, root, key));
+  const report = JSON.parse(verifier.verifyPublicAnswer(JSON.stringify(got.pages), root, key));
   const checks = [...report.checks];
   const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key));
   checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
@@ -259,7 +259,7 @@ function runOffline(text) {
   try { doc = dataOf(parseExact(text)); } catch { /* the verifier reports it */ }
   const isAnswer = doc && typeof doc === "object" && "summary" in doc && "records" in doc;
   const report = JSON.parse(isAnswer
-    ? verifier.verifyPublicAnswer([text], undefined, key)
+    ? verifier.verifyPublicAnswer(JSON.stringify([text]), undefined, key)
     : verifier.verifyReceipt(text, key));
   $("offline-result").hidden = false;
   if (doc && !isAnswer && typeof doc === "object") {

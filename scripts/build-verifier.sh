@@ -30,21 +30,21 @@ echo "building the verifier ($out)"
 # and sharing one would rebuild core for each.
 target_dir="target/verifier"
 [ ${#features[@]} -gt 0 ] && target_dir="target/verifier-proof-only-build"
-# The workspace optimises for size (opt-level "s"), core included. Proof
-# checks are the hot path: core marks their few functions #[inline], so
-# they are compiled into this shim, which with SHA-256 is optimised for
-# speed (3). Core at 3 throughout verified about as fast and cost ~7 KB
-# gzipped; core at "s" without the inlining verified ~1.5x fewer proofs
-# per second (bench/README.md). CORE_OPT / SHIM_OPT override, to measure.
+# Size is the budget here (bench/README.md: <= 64 KB gzipped with the
+# signature checks), speed only on the proof path. Core builds at "z".
+# Its few proof-check functions are #[inline], so they are compiled into
+# this shim at 2, beside sha2's unrolled SHA-256 at 3: proofs verify as
+# fast as with everything at 3, for ~10 KB less. CORE_OPT / SHIM_OPT
+# override, to measure.
 cargo build -p bvs-verifier-wasm --target wasm32-unknown-unknown --release --quiet \
   --target-dir "$target_dir" "${features[@]}" \
   --config 'profile.release.package.sha2.opt-level=3' \
   --config "profile.release.package.bvs-core.opt-level=${CORE_OPT:-\"z\"}" \
-  --config "profile.release.package.bvs-verifier-wasm.opt-level=${SHIM_OPT:-3}"
+  --config "profile.release.package.bvs-verifier-wasm.opt-level=${SHIM_OPT:-2}"
 rm -rf "$out.tmp"
 wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
   "$target_dir/wasm32-unknown-unknown/release/bvs_verifier_wasm.wasm"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+wasm-opt -Oz --converge --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --strip-debug --strip-producers \
   -o "$out.tmp/bvs_verifier_wasm_bg.wasm" "$out.tmp/bvs_verifier_wasm_bg.wasm"
 # The glue as served: minified (wasm-bindgen copies every doc comment

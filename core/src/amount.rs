@@ -272,19 +272,53 @@ impl Amount {
 
 impl fmt::Display for Amount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // All the digits of |units| (at least 19, so the 18 decimals are
+        // there), then the point. Long division by 10^9 on 32-bit limbs:
+        // 128-bit division and formatting cost the browser verifier ~3 KB.
         let abs = self.0.unsigned_abs();
-        let scale = SCALE.unsigned_abs();
-        let whole = abs / scale;
-        let fraction = abs % scale;
+        let mut limbs = [
+            (abs >> 96) as u32,
+            (abs >> 64) as u32,
+            (abs >> 32) as u32,
+            abs as u32,
+        ];
+        let mut chunks = [0u32; 5]; // 10^45 > 2^128
+        for chunk in chunks.iter_mut().rev() {
+            let mut rem = 0u64;
+            for limb in &mut limbs {
+                let cur = (rem << 32) | u64::from(*limb);
+                *limb = (cur / 1_000_000_000) as u32;
+                rem = cur % 1_000_000_000;
+            }
+            *chunk = rem as u32;
+        }
+        let mut digits = [b'0'; 45];
+        for (i, chunk) in chunks.iter().enumerate() {
+            let mut c = *chunk;
+            for d in digits[i * 9..i * 9 + 9].iter_mut().rev() {
+                *d = b'0' + (c % 10) as u8;
+                c /= 10;
+            }
+        }
+        let (whole, fraction) = digits.split_at(45 - 18);
+        let first = whole
+            .iter()
+            .position(|&d| d != b'0')
+            .unwrap_or(whole.len() - 1);
+        let fraction_len = fraction
+            .iter()
+            .rposition(|&d| d != b'0')
+            .map_or(0, |i| i + 1);
         if self.0 < 0 {
             f.write_str("-")?;
         }
-        write!(f, "{whole}")?;
-        if fraction != 0 {
-            let padded = format!("{fraction:018}");
-            write!(f, ".{}", padded.trim_end_matches('0'))?;
+        let mut text = String::with_capacity(48);
+        text.extend(whole[first..].iter().map(|&d| char::from(d)));
+        if fraction_len > 0 {
+            text.push('.');
+            text.extend(fraction[..fraction_len].iter().map(|&d| char::from(d)));
         }
-        Ok(())
+        f.write_str(&text)
     }
 }
 
@@ -472,6 +506,51 @@ mod tests {
     fn any_amount() -> impl Strategy<Value = Amount> {
         // Within ±10^19 whole units so that sums of three never overflow.
         (-(10i128.pow(37))..10i128.pow(37)).prop_map(Amount::from_units)
+    }
+
+    /// Display as it was written with 128-bit division: the reference.
+    fn reference_display(units: i128) -> String {
+        let abs = units.unsigned_abs();
+        let scale = SCALE.unsigned_abs();
+        let (whole, fraction) = (abs / scale, abs % scale);
+        let sign = if units < 0 { "-" } else { "" };
+        if fraction == 0 {
+            format!("{sign}{whole}")
+        } else {
+            format!(
+                "{sign}{whole}.{}",
+                format!("{fraction:018}").trim_end_matches('0')
+            )
+        }
+    }
+
+    #[test]
+    fn display_of_extremes() {
+        for units in [
+            0,
+            1,
+            -1,
+            i128::MAX,
+            i128::MIN,
+            SCALE,
+            -SCALE,
+            SCALE - 1,
+            10 * SCALE + 5,
+        ] {
+            assert_eq!(
+                Amount(units).to_string(),
+                reference_display(units),
+                "{units}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn display_is_the_exact_decimal(units in any::<i128>(), small in any::<i64>()) {
+            prop_assert_eq!(Amount(units).to_string(), reference_display(units));
+            prop_assert_eq!(Amount(i128::from(small)).to_string(), reference_display(i128::from(small)));
+        }
     }
 
     proptest! {

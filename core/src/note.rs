@@ -220,7 +220,10 @@ impl<'a> VerifierKey<'a> {
         if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format());
         }
-        let id = u32::from_str_radix(id_hex, 16).map_err(|_| format())?;
+        // Eight hex digits, checked above.
+        let id = id_hex.bytes().fold(0u32, |id, b| {
+            (id << 4) | (b as char).to_digit(16).unwrap_or(0)
+        });
         let key = base64_decode(key_b64).ok_or_else(format)?;
         if !key_name_valid(name) || key.is_empty() {
             return Err(format());
@@ -259,7 +262,10 @@ fn split_note(note: &str) -> Option<(String, Vec<NoteSignature<'_>>)> {
     if note.chars().any(|c| c < ' ' && c != '\n') {
         return None;
     }
-    let (text, signatures) = note.rsplit_once("\n\n")?;
+    // The last blank line (a byte search: a &str pattern would bring the
+    // Two-Way searcher into the browser verifier).
+    let blank = note.as_bytes().windows(2).rposition(|w| w == b"\n\n")?;
+    let (text, signatures) = (&note[..blank], &note[blank + 2..]);
     let signatures = signatures.strip_suffix('\n')?;
     let mut out = Vec::new();
     for line in signatures.split('\n') {

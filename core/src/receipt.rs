@@ -83,51 +83,80 @@ impl Receipt {
     /// The first field that is missing or malformed, by its path
     /// (`deltas[3].itemHash: must be 64 lowercase hex digits`).
     pub fn from_json(value: &Value) -> Result<Receipt, FieldError> {
+        // Borrowed and Copy fields first, owned ones last: an early `?`
+        // then has nothing to drop, which keeps this code small.
         let f = Fields::of(value, String::new())?;
         let v = f.object("verification")?;
         let p = f.object("proof")?;
+        let customer_id = f.string("customerId")?;
+        let period = f.optional_string("period")?;
+        let generated_at = f.string("generatedAt")?;
+        let deltas_count = f.u64("deltasCount")?;
+        let starting_balance = f.amount("startingBalance")?;
+        let final_balance = f.amount("finalBalance")?;
+        let items_root = f.hash("itemsRoot")?;
+        let receipt_id = f.hash("receiptId")?;
+        let proof_root = f.hash("proofRoot")?;
+        let latest_checkpoint = f.optional_string("latestCheckpoint")?;
+        let message = v.string("message")?;
+        let verification_root = v.hash("proofRoot")?;
+        let verify_url = v.string("verifyUrl")?;
+        let tree_head = p.string("treeHead")?;
+        let public_key = p.string("publicKey")?;
         Ok(Receipt {
-            customer_id: f.string("customerId")?.to_owned(),
-            period: f.optional_string("period")?.map(str::to_owned),
-            generated_at: f.string("generatedAt")?.to_owned(),
-            deltas_count: f.u64("deltasCount")?,
-            starting_balance: f.amount("startingBalance")?,
-            final_balance: f.amount("finalBalance")?,
-            items_root: f.hash("itemsRoot")?,
-            receipt_id: f.hash("receiptId")?,
-            proof_root: f.hash("proofRoot")?,
-            latest_checkpoint: f.optional_string("latestCheckpoint")?.map(str::to_owned),
             deltas: f.each("deltas", true, read_delta)?,
             window_summaries: f.each("windowSummaries", false, read_window)?,
             verification: ReceiptVerification {
-                message: v.string("message")?.to_owned(),
                 item_hashes: v.hashes("itemHashes", true)?,
-                proof_root: v.hash("proofRoot")?,
-                verify_url: v.string("verifyUrl")?.to_owned(),
+                message: message.to_owned(),
+                proof_root: verification_root,
+                verify_url: verify_url.to_owned(),
             },
             proof: ReceiptProof {
-                tree_head: p.string("treeHead")?.to_owned(),
-                public_key: p.string("publicKey")?.to_owned(),
                 items: p.each("items", true, read_proven_item)?,
+                tree_head: tree_head.to_owned(),
+                public_key: public_key.to_owned(),
             },
+            customer_id: customer_id.to_owned(),
+            period: period.map(str::to_owned),
+            generated_at: generated_at.to_owned(),
+            deltas_count,
+            starting_balance,
+            final_balance,
+            items_root,
+            receipt_id,
+            proof_root,
+            latest_checkpoint: latest_checkpoint.map(str::to_owned),
         })
     }
 }
 
 fn read_delta(f: &Fields<'_>) -> Result<DerivedDelta, FieldError> {
+    let anchor_id = f.string("anchorId")?;
+    let item_hash = f.hash("itemHash")?;
+    let items_root = f.hash("itemsRoot")?;
+    let receipt_id = f.hash("receiptId")?;
+    let delta = f.amount("delta")?;
+    let reason = f.optional_string("reason")?;
+    let reference_id = f.optional_string("referenceId")?;
+    let window = f.period("window")?;
+    let declared_timestamp = f.timestamp("declaredTimestamp")?;
+    let block_timestamp = f.timestamp("blockTimestamp")?;
+    let data_purged = f.bool("dataPurged")?;
+    let verified = f.bool("verified")?;
     Ok(DerivedDelta {
-        anchor_id: f.string("anchorId")?.to_owned(),
-        item_hash: f.hash("itemHash")?,
-        items_root: f.hash("itemsRoot")?,
-        receipt_id: f.hash("receiptId")?,
-        delta: f.amount("delta")?,
-        reason: f.optional_string("reason")?.map(str::to_owned),
-        reference_id: f.optional_string("referenceId")?.map(str::to_owned),
-        window: f.period("window")?,
-        declared_timestamp: f.timestamp("declaredTimestamp")?,
-        block_timestamp: f.timestamp("blockTimestamp")?,
-        data_purged: f.bool("dataPurged")?,
-        verified: f.bool("verified")?,
+        anchor_id: anchor_id.to_owned(),
+        item_hash,
+        items_root,
+        receipt_id,
+        delta,
+        reason: reason.map(str::to_owned),
+        reference_id: reference_id.map(str::to_owned),
+        window,
+        declared_timestamp,
+        block_timestamp,
+        data_purged,
+        verified,
         seq: 0,
         balance_after: Amount::default(),
     })
@@ -144,28 +173,38 @@ fn read_window(f: &Fields<'_>) -> Result<WindowSummary, FieldError> {
 }
 
 fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, FieldError> {
+    let anchor_id = f.string("anchorId")?;
+    let item_hash = f.hash("itemHash")?;
+    let leaf_index = LeafIndex(f.u64("leafIndex")?);
+    let delta = f.amount("delta")?;
     let raw = match f.optional("raw") {
         None => None,
         Some(_) => Some(read_raw(&f.object("raw")?)?),
     };
     Ok(ProvenItem {
-        anchor_id: f.string("anchorId")?.to_owned(),
-        item_hash: f.hash("itemHash")?,
-        leaf_index: LeafIndex(f.u64("leafIndex")?),
         inclusion_proof: f.hashes("inclusionProof", true)?,
-        delta: f.amount("delta")?,
+        anchor_id: anchor_id.to_owned(),
+        item_hash,
+        leaf_index,
+        delta,
         raw,
     })
 }
 
 fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, FieldError> {
+    let anchor_id = f.string("anchorId")?;
+    let customer_id = f.string("customerId")?;
+    let delta = f.amount("delta")?;
+    let reason = f.string("reason")?;
+    let reference_id = f.optional_string("referenceId")?;
+    let declared_timestamp = f.string("declaredTimestamp")?;
     Ok(DeltaContent {
-        anchor_id: f.string("anchorId")?.to_owned(),
-        customer_id: f.string("customerId")?.to_owned(),
-        delta: f.amount("delta")?,
-        reason: f.string("reason")?.to_owned(),
-        reference_id: f.optional_string("referenceId")?.map(str::to_owned),
+        anchor_id: anchor_id.to_owned(),
+        customer_id: customer_id.to_owned(),
+        delta,
+        reason: reason.to_owned(),
+        reference_id: reference_id.map(str::to_owned),
         metadata: f.optional("metadata").cloned(),
-        declared_timestamp: f.string("declaredTimestamp")?.to_owned(),
+        declared_timestamp: declared_timestamp.to_owned(),
     })
 }

@@ -475,56 +475,77 @@ impl PublicAnswer {
     /// # Errors
     /// The first field that is missing or malformed, by its path.
     pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::FieldError> {
+        // Borrowed and Copy fields first, owned ones last (see
+        // `Receipt::from_json`).
         let f = json::Fields::of(value, String::new())?;
         let s = f.object("summary")?;
         let v = f.object("verification")?;
+        let verified = f.bool("verified")?;
+        let kind = s.string("kind")?;
+        let environment = s.string("environment")?;
+        let proof_root = s.hash("proofRoot")?;
+        let item_count = s.u64("itemCount")?;
+        let net_amount = s.amount("netAmount")?;
+        let period = s.optional_string("period")?;
+        let status = s.optional_string("status")?;
+        let first_verified_at = s.optional_string("firstVerifiedAt")?;
+        let last_verified_at = s.optional_string("lastVerifiedAt")?;
+        let tree_head = v.string("treeHead")?;
+        let tree_size = merkle::TreeSize(v.u64("treeSize")?);
+        let public_key = v.string("publicKey")?;
+        let items_root = v.hash("itemsRoot")?;
         let checkpoint_leaf = match v.optional("checkpointLeaf") {
             None => None,
             Some(_) => {
                 let c = v.object("checkpointLeaf")?;
+                let item_hash = c.hash("itemHash")?;
+                let leaf_index = merkle::LeafIndex(c.u64("leafIndex")?);
                 Some(CheckpointLeaf {
-                    item_hash: c.hash("itemHash")?,
-                    leaf_index: merkle::LeafIndex(c.u64("leafIndex")?),
                     inclusion_proof: c.hashes("inclusionProof", true)?,
+                    item_hash,
+                    leaf_index,
                 })
             }
         };
-        let optional =
-            |f: &json::Fields<'_>, key: &str| -> Result<Option<String>, crate::FieldError> {
-                Ok(f.optional_string(key)?.map(str::to_owned))
-            };
+        let owned = |t: Option<&str>| t.map(str::to_owned);
         Ok(PublicAnswer {
-            verified: f.bool("verified")?,
-            summary: PublicSummary {
-                kind: s.string("kind")?.to_owned(),
-                environment: s.string("environment")?.to_owned(),
-                proof_root: s.hash("proofRoot")?,
-                item_count: s.u64("itemCount")?,
-                net_amount: s.amount("netAmount")?,
-                period: optional(&s, "period")?,
-                status: optional(&s, "status")?,
-                first_verified_at: optional(&s, "firstVerifiedAt")?,
-                last_verified_at: optional(&s, "lastVerifiedAt")?,
-            },
             records: f.each("records", false, |r| {
+                let anchor_id = r.string("anchorId")?;
+                let item_hash = r.hash("itemHash")?;
+                let delta = r.amount("delta")?;
+                let leaf_index = match r.optional("leafIndex") {
+                    None => None,
+                    Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
+                };
+                let block_timestamp = r.optional_string("blockTimestamp")?;
+                let declared_timestamp = r.optional_string("declaredTimestamp")?;
                 Ok(PublicRecord {
-                    anchor_id: r.string("anchorId")?.to_owned(),
-                    item_hash: r.hash("itemHash")?,
-                    delta: r.amount("delta")?,
-                    leaf_index: match r.optional("leafIndex") {
-                        None => None,
-                        Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
-                    },
                     inclusion_proof: r.hashes("inclusionProof", false)?,
-                    block_timestamp: optional(r, "blockTimestamp")?,
-                    declared_timestamp: optional(r, "declaredTimestamp")?,
+                    anchor_id: anchor_id.to_owned(),
+                    item_hash,
+                    delta,
+                    leaf_index,
+                    block_timestamp: owned(block_timestamp),
+                    declared_timestamp: owned(declared_timestamp),
                 })
             })?,
+            verified,
+            summary: PublicSummary {
+                kind: kind.to_owned(),
+                environment: environment.to_owned(),
+                proof_root,
+                item_count,
+                net_amount,
+                period: owned(period),
+                status: owned(status),
+                first_verified_at: owned(first_verified_at),
+                last_verified_at: owned(last_verified_at),
+            },
             verification: PublicProof {
-                tree_head: v.string("treeHead")?.to_owned(),
-                tree_size: merkle::TreeSize(v.u64("treeSize")?),
-                public_key: v.string("publicKey")?.to_owned(),
-                items_root: v.hash("itemsRoot")?,
+                tree_head: tree_head.to_owned(),
+                tree_size,
+                public_key: public_key.to_owned(),
+                items_root,
                 checkpoint_leaf,
             },
         })

@@ -9,7 +9,6 @@
 //! or panics on bad input: what was wrong is a failed check.
 
 use bvs_core::hash::Hash32;
-use bvs_core::json::Value;
 use bvs_core::merkle;
 use bvs_core::verify::{self, VerificationReport};
 use wasm_bindgen::prelude::wasm_bindgen;
@@ -45,20 +44,15 @@ fn failed(name: &str, detail: String) -> String {
     })
 }
 
-/// A JSON array of hex hashes, read with core's JSON reader.
+/// A JSON array of strings (hex hashes, or page texts), read with core's
+/// JSON reader.
+fn strings(name: &str, what: &str, json_text: &str) -> Result<Vec<String>, String> {
+    bvs_core::json::parse_strings(json_text)
+        .map_err(|e| format!("{name} must be a JSON array of {what}: {e}"))
+}
+
 fn hashes(name: &str, json_text: &str) -> Result<Vec<String>, String> {
-    let wrong = |got: &str| format!("{name} must be a JSON array of hex strings: {got}");
-    match bvs_core::json::parse(json_text) {
-        Ok(Value::Array(items)) => items
-            .into_iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s),
-                other => Err(wrong(&format!("got {} in it", other.kind()))),
-            })
-            .collect(),
-        Ok(other) => Err(wrong(&format!("got {}", other.kind()))),
-        Err(e) => Err(wrong(&e.to_string())),
-    }
+    strings(name, "hex strings", json_text)
 }
 
 /// A JavaScript number that must be a whole number ≥ 0.
@@ -157,21 +151,29 @@ pub fn verify_receipt(receipt_json: &str, trusted_key: Option<String>) -> String
 }
 
 /// A public verification answer (`GET /api/v1/verify/{root}`), given as
-/// the text of each of its pages. `expected_root` is the root asked for;
-/// `trusted_key` the key published at `/api/v1/log/{env}/key`.
+/// a JSON array of the text of each of its pages (`JSON.stringify(texts)`:
+/// one string crosses into WebAssembly, and each page keeps its exact
+/// text, so amounts are read from it as written). `expected_root` is the
+/// root asked for; `trusted_key` the key published at
+/// `/api/v1/log/{env}/key`.
 #[cfg(feature = "signatures")]
 #[wasm_bindgen(js_name = verifyPublicAnswer)]
 pub fn verify_public_answer(
-    pages: Vec<String>,
+    pages_json: &str,
     expected_root: Option<String>,
     trusted_key: Option<String>,
 ) -> String {
-    let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
-    json(&verify::verify_public_answer(
-        &pages,
-        expected_root.as_deref(),
-        trusted_key.as_deref(),
-    ))
+    match strings("pages", "answer texts", pages_json) {
+        Ok(pages) => {
+            let pages: Vec<&str> = pages.iter().map(String::as_str).collect();
+            json(&verify::verify_public_answer(
+                &pages,
+                expected_root.as_deref(),
+                trusted_key.as_deref(),
+            ))
+        }
+        Err(e) => failed("parse", e),
+    }
 }
 
 /// A signed tree head (C2SP signed note) against a verifier key.

@@ -74,8 +74,10 @@ fn a_receipt_verifies_pinned_or_not_and_a_tampered_one_names_the_failure() {
 fn a_public_answer_verifies_and_a_forged_record_fails() {
     let s = fixture();
     let root = s.proof_root.to_hex();
+    // Pages cross as one JSON array of their texts (JSON.stringify(pages)).
+    let pages = |texts: &[&str]| serde_json::to_string(texts).unwrap();
     let ok = v::verify_public_answer(
-        vec![s.public_json.clone()],
+        &pages(&[&s.public_json]),
         Some(root.clone()),
         Some(s.public_key.clone()),
     );
@@ -85,13 +87,22 @@ fn a_public_answer_verifies_and_a_forged_record_fails() {
         .public_json
         .replacen(&item, &Hash32::digest(b"x").to_hex(), 1);
     let f = failed(&v::verify_public_answer(
-        vec![forged],
+        &pages(&[&forged]),
         Some(root.clone()),
         None,
     ));
     assert!(f.contains(&"records[2].inclusion".to_string()), "{f:?}");
-    let f = failed(&v::verify_public_answer(vec![], Some(root), None));
+    let f = failed(&v::verify_public_answer(
+        &pages(&[]),
+        Some(root.clone()),
+        None,
+    ));
     assert_eq!(f, ["parse"]);
+    // Not an array of texts: a failed check, not a throw.
+    for bad in ["", "{}", "[1]", &s.public_json] {
+        let f = failed(&v::verify_public_answer(bad, Some(root.clone()), None));
+        assert_eq!(f, ["parse"], "{bad:.40}");
+    }
 }
 
 #[wasm_bindgen_test]
