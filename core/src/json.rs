@@ -632,6 +632,11 @@ impl<'de> serde::Deserialize<'de> for Value {
 
 // ------------------------------------------------------------------ reading documents
 
+/// A field error while reading a document, boxed: a pointer-sized error
+/// keeps each `?` in the readers small (they are most of the verifier's
+/// own code in WebAssembly).
+pub type ReadError = Box<FieldError>;
+
 /// A JSON object being read into a typed document, with the path of the
 /// object for error messages (`deltas[3]`, `proof.items[0].raw`).
 pub struct Fields<'a> {
@@ -644,13 +649,13 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// `<path>: must be an object, got <kind>`.
-    pub fn of(value: &'a Value, path: String) -> Result<Self, FieldError> {
+    pub fn of(value: &'a Value, path: String) -> Result<Self, ReadError> {
         match value {
             Value::Object(object) => Ok(Self { object, path }),
-            other => Err(FieldError::new(
+            other => Err(Box::new(FieldError::new(
                 if path.is_empty() { "document" } else { &path },
                 format!("must be an object, got {}", other.kind()),
-            )),
+            ))),
         }
     }
 
@@ -663,15 +668,15 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn fail(&self, key: &str, reason: impl Into<String>) -> FieldError {
-        FieldError::new(self.path_of(key), reason)
+    fn fail(&self, key: &str, reason: impl Into<String>) -> ReadError {
+        Box::new(FieldError::new(self.path_of(key), reason))
     }
 
     /// A member that must be present and not null.
     ///
     /// # Errors
     /// `<path>: is required`.
-    pub fn required(&self, key: &str) -> Result<&'a Value, FieldError> {
+    pub fn required(&self, key: &str) -> Result<&'a Value, ReadError> {
         match self.object.get(key) {
             None | Some(Value::Null) => Err(self.fail(key, "is required")),
             Some(v) => Ok(v),
@@ -686,13 +691,13 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn wrong(&self, key: &str, want: &str, got: &Value) -> FieldError {
+    fn wrong(&self, key: &str, want: &str, got: &Value) -> ReadError {
         self.fail(key, format!("must be {want}, got {}", got.kind()))
     }
 
     /// # Errors
     /// Absent, null or not a string.
-    pub fn string(&self, key: &str) -> Result<&'a str, FieldError> {
+    pub fn string(&self, key: &str) -> Result<&'a str, ReadError> {
         match self.required(key)? {
             Value::String(s) => Ok(s),
             v => Err(self.wrong(key, "a string", v)),
@@ -701,7 +706,7 @@ impl<'a> Fields<'a> {
 
     /// # Errors
     /// Present but not a string.
-    pub fn optional_string(&self, key: &str) -> Result<Option<&'a str>, FieldError> {
+    pub fn optional_string(&self, key: &str) -> Result<Option<&'a str>, ReadError> {
         match self.optional(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -711,7 +716,7 @@ impl<'a> Fields<'a> {
 
     /// # Errors
     /// Absent, null or not a boolean.
-    pub fn bool(&self, key: &str) -> Result<bool, FieldError> {
+    pub fn bool(&self, key: &str) -> Result<bool, ReadError> {
         match self.required(key)? {
             Value::Bool(b) => Ok(*b),
             v => Err(self.wrong(key, "a boolean", v)),
@@ -720,7 +725,7 @@ impl<'a> Fields<'a> {
 
     /// # Errors
     /// Absent, null or not a whole number from 0 to 2^64-1.
-    pub fn u64(&self, key: &str) -> Result<u64, FieldError> {
+    pub fn u64(&self, key: &str) -> Result<u64, ReadError> {
         match self.required(key)? {
             Value::Number(n) => n
                 .as_u64()
@@ -733,15 +738,15 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent, null, not a string or not a hash.
-    pub fn hash(&self, key: &str) -> Result<crate::Hash32, FieldError> {
-        crate::Hash32::parse_field(&self.path_of(key), self.string(key)?)
+    pub fn hash(&self, key: &str) -> Result<crate::Hash32, ReadError> {
+        crate::Hash32::parse_field(&self.path_of(key), self.string(key)?).map_err(Box::new)
     }
 
     /// An amount as a JSON number token or a decimal string, read exactly.
     ///
     /// # Errors
     /// Absent, null, or not an amount.
-    pub fn amount(&self, key: &str) -> Result<crate::Amount, FieldError> {
+    pub fn amount(&self, key: &str) -> Result<crate::Amount, ReadError> {
         let text = match self.required(key)? {
             Value::Number(n) => n.as_str(),
             Value::String(s) => s,
@@ -754,7 +759,7 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent (when required), or not an array.
-    pub fn array(&self, key: &str, required: bool) -> Result<&'a [Value], FieldError> {
+    pub fn array(&self, key: &str, required: bool) -> Result<&'a [Value], ReadError> {
         match self.object.get(key) {
             Some(Value::Array(items)) => Ok(items),
             None | Some(Value::Null) if !required => Ok(&[]),
@@ -767,18 +772,18 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// As [`Fields::array`], or an element that is not a hash.
-    pub fn hashes(&self, key: &str, required: bool) -> Result<Vec<crate::Hash32>, FieldError> {
+    pub fn hashes(&self, key: &str, required: bool) -> Result<Vec<crate::Hash32>, ReadError> {
         self.array(key, required)?
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 let field = format!("{}[{i}]", self.path_of(key));
                 match v {
-                    Value::String(s) => crate::Hash32::parse_field(&field, s),
-                    other => Err(FieldError::new(
+                    Value::String(s) => crate::Hash32::parse_field(&field, s).map_err(Box::new),
+                    other => Err(Box::new(FieldError::new(
                         field,
                         format!("must be a string, got {}", other.kind()),
-                    )),
+                    ))),
                 }
             })
             .collect()
@@ -788,7 +793,7 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent, null, or not a timestamp.
-    pub fn timestamp(&self, key: &str) -> Result<i64, FieldError> {
+    pub fn timestamp(&self, key: &str) -> Result<i64, ReadError> {
         crate::time::parse_iso_ms(self.string(key)?).map_err(|e| self.fail(key, e.to_string()))
     }
 
@@ -796,7 +801,7 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent, null, or not a month.
-    pub fn period(&self, key: &str) -> Result<crate::types::Period, FieldError> {
+    pub fn period(&self, key: &str) -> Result<crate::types::Period, ReadError> {
         crate::types::Period::parse(self.string(key)?).map_err(|e| self.fail(key, e.reason))
     }
 
@@ -809,8 +814,8 @@ impl<'a> Fields<'a> {
         &self,
         key: &str,
         required: bool,
-        read: impl Fn(&Fields<'a>) -> Result<T, FieldError>,
-    ) -> Result<Vec<T>, FieldError> {
+        read: impl Fn(&Fields<'a>) -> Result<T, ReadError>,
+    ) -> Result<Vec<T>, ReadError> {
         let items = self.array(key, required)?;
         let path = self.path_of(key);
         items
@@ -824,7 +829,7 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent, null or not an object.
-    pub fn object(&self, key: &str) -> Result<Fields<'a>, FieldError> {
+    pub fn object(&self, key: &str) -> Result<Fields<'a>, ReadError> {
         Fields::of(self.required(key)?, self.path_of(key))
     }
 }

@@ -72,7 +72,7 @@ pub struct ProvenItem {
 // ------------------------------------------------------------------ reading a receipt without serde
 
 use crate::error::FieldError;
-use crate::json::{Fields, Value};
+use crate::json::{Fields, ReadError, Value};
 
 impl Receipt {
     /// Reads a receipt (the receipt route's `data`) from a parsed JSON
@@ -83,55 +83,59 @@ impl Receipt {
     /// The first field that is missing or malformed, by its path
     /// (`deltas[3].itemHash: must be 64 lowercase hex digits`).
     pub fn from_json(value: &Value) -> Result<Receipt, FieldError> {
-        // Borrowed and Copy fields first, owned ones last: an early `?`
-        // then has nothing to drop, which keeps this code small.
-        let f = Fields::of(value, String::new())?;
-        let v = f.object("verification")?;
-        let p = f.object("proof")?;
-        let customer_id = f.string("customerId")?;
-        let period = f.optional_string("period")?;
-        let generated_at = f.string("generatedAt")?;
-        let deltas_count = f.u64("deltasCount")?;
-        let starting_balance = f.amount("startingBalance")?;
-        let final_balance = f.amount("finalBalance")?;
-        let items_root = f.hash("itemsRoot")?;
-        let receipt_id = f.hash("receiptId")?;
-        let proof_root = f.hash("proofRoot")?;
-        let latest_checkpoint = f.optional_string("latestCheckpoint")?;
-        let message = v.string("message")?;
-        let verification_root = v.hash("proofRoot")?;
-        let verify_url = v.string("verifyUrl")?;
-        let tree_head = p.string("treeHead")?;
-        let public_key = p.string("publicKey")?;
-        Ok(Receipt {
-            deltas: f.each("deltas", true, read_delta)?,
-            window_summaries: f.each("windowSummaries", false, read_window)?,
-            verification: ReceiptVerification {
-                item_hashes: v.hashes("itemHashes", true)?,
-                message: message.to_owned(),
-                proof_root: verification_root,
-                verify_url: verify_url.to_owned(),
-            },
-            proof: ReceiptProof {
-                items: p.each("items", true, read_proven_item)?,
-                tree_head: tree_head.to_owned(),
-                public_key: public_key.to_owned(),
-            },
-            customer_id: customer_id.to_owned(),
-            period: period.map(str::to_owned),
-            generated_at: generated_at.to_owned(),
-            deltas_count,
-            starting_balance,
-            final_balance,
-            items_root,
-            receipt_id,
-            proof_root,
-            latest_checkpoint: latest_checkpoint.map(str::to_owned),
-        })
+        read_receipt(value).map_err(|e| *e)
     }
 }
 
-fn read_delta(f: &Fields<'_>) -> Result<DerivedDelta, FieldError> {
+fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
+    // Borrowed and Copy fields first, owned ones last: an early `?`
+    // then has nothing to drop, which keeps this code small.
+    let f = Fields::of(value, String::new())?;
+    let v = f.object("verification")?;
+    let p = f.object("proof")?;
+    let customer_id = f.string("customerId")?;
+    let period = f.optional_string("period")?;
+    let generated_at = f.string("generatedAt")?;
+    let deltas_count = f.u64("deltasCount")?;
+    let starting_balance = f.amount("startingBalance")?;
+    let final_balance = f.amount("finalBalance")?;
+    let items_root = f.hash("itemsRoot")?;
+    let receipt_id = f.hash("receiptId")?;
+    let proof_root = f.hash("proofRoot")?;
+    let latest_checkpoint = f.optional_string("latestCheckpoint")?;
+    let message = v.string("message")?;
+    let verification_root = v.hash("proofRoot")?;
+    let verify_url = v.string("verifyUrl")?;
+    let tree_head = p.string("treeHead")?;
+    let public_key = p.string("publicKey")?;
+    Ok(Receipt {
+        deltas: f.each("deltas", true, read_delta)?,
+        window_summaries: f.each("windowSummaries", false, read_window)?,
+        verification: ReceiptVerification {
+            item_hashes: v.hashes("itemHashes", true)?,
+            message: message.to_owned(),
+            proof_root: verification_root,
+            verify_url: verify_url.to_owned(),
+        },
+        proof: ReceiptProof {
+            items: p.each("items", true, read_proven_item)?,
+            tree_head: tree_head.to_owned(),
+            public_key: public_key.to_owned(),
+        },
+        customer_id: customer_id.to_owned(),
+        period: period.map(str::to_owned),
+        generated_at: generated_at.to_owned(),
+        deltas_count,
+        starting_balance,
+        final_balance,
+        items_root,
+        receipt_id,
+        proof_root,
+        latest_checkpoint: latest_checkpoint.map(str::to_owned),
+    })
+}
+
+fn read_delta(f: &Fields<'_>) -> Result<DerivedDelta, ReadError> {
     let anchor_id = f.string("anchorId")?;
     let item_hash = f.hash("itemHash")?;
     let items_root = f.hash("itemsRoot")?;
@@ -162,7 +166,7 @@ fn read_delta(f: &Fields<'_>) -> Result<DerivedDelta, FieldError> {
     })
 }
 
-fn read_window(f: &Fields<'_>) -> Result<WindowSummary, FieldError> {
+fn read_window(f: &Fields<'_>) -> Result<WindowSummary, ReadError> {
     Ok(WindowSummary {
         window: f.period("window")?,
         deltas_count: f.u64("deltasCount")?,
@@ -172,7 +176,7 @@ fn read_window(f: &Fields<'_>) -> Result<WindowSummary, FieldError> {
     })
 }
 
-fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, FieldError> {
+fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, ReadError> {
     let anchor_id = f.string("anchorId")?;
     let item_hash = f.hash("itemHash")?;
     let leaf_index = LeafIndex(f.u64("leafIndex")?);
@@ -191,7 +195,7 @@ fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, FieldError> {
     })
 }
 
-fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, FieldError> {
+fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
     let anchor_id = f.string("anchorId")?;
     let customer_id = f.string("customerId")?;
     let delta = f.amount("delta")?;

@@ -475,6 +475,10 @@ impl PublicAnswer {
     /// # Errors
     /// The first field that is missing or malformed, by its path.
     pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::FieldError> {
+        Self::read(value).map_err(|e| *e)
+    }
+
+    fn read(value: &json::Value) -> Result<PublicAnswer, json::ReadError> {
         // Borrowed and Copy fields first, owned ones last (see
         // `Receipt::from_json`).
         let f = json::Fields::of(value, String::new())?;
