@@ -41,6 +41,15 @@ cargo build -p bvs-verifier-wasm --target wasm32-unknown-unknown --release --qui
   --config 'profile.release.package.sha2.opt-level=3' \
   --config "profile.release.package.bvs-core.opt-level=${CORE_OPT:-\"z\"}" \
   --config "profile.release.package.bvs-verifier-wasm.opt-level=${SHIM_OPT:-2}"
+# Invariant (ARCHITECTURE.md): none of these crates' code is in the
+# verifier. The unstripped module names every function it holds.
+built="$target_dir/wasm32-unknown-unknown/release/bvs_verifier_wasm.wasm"
+for crate in serde_json signed_note tlog_tiles; do
+  if grep -aq "$crate" "$built"; then
+    echo "error: the verifier contains $crate code (see ARCHITECTURE.md, Invariants)" >&2
+    exit 1
+  fi
+done
 rm -rf "$out.tmp"
 wasm-bindgen --target web --no-typescript --out-dir "$out.tmp" \
   "$target_dir/wasm32-unknown-unknown/release/bvs_verifier_wasm.wasm"
