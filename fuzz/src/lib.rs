@@ -57,7 +57,7 @@ pub fn receipt_json() -> String {
             delta: Amount::parse(a).unwrap(),
             reason: format!("reason {k}"),
             reference_id: (k % 2 == 0).then(|| format!("ref-{k}")),
-            metadata: (k == 1).then(|| serde_json::json!({"invoice": 17})),
+            metadata: (k == 1).then(|| bvs_core::json::parse(r#"{"invoice": 17}"#).expect("JSON")),
             declared_timestamp: format_iso_ms(T0 + k as i64),
         };
         leaf_of.push(log_items.len() as u64);
