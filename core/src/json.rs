@@ -347,15 +347,23 @@ impl Parser<'_> {
 /// Why it is not one: not JSON, not an array, or another type in it.
 pub fn parse_strings(text: &str) -> Result<Vec<String>, String> {
     match parse(text).map_err(|e| e.to_string())? {
-        Value::Array(items) => items
-            .into_iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s),
-                other => Err(format!("got {} in it", other.kind())),
-            })
-            .collect(),
+        Value::Array(items) => strings(&items),
         other => Err(format!("got {}", other.kind())),
     }
+}
+
+/// The elements of an array, each of which must be a string.
+///
+/// # Errors
+/// `got <kind> in it` for the first element that is not a string.
+pub fn strings(items: &[Value]) -> Result<Vec<String>, String> {
+    items
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(format!("got {} in it", other.kind())),
+        })
+        .collect()
 }
 
 // ------------------------------------------------------------------ values

@@ -39,6 +39,13 @@ impl VerificationReport {
         }
     }
 
+    /// A report of one failed check (input that could not be read).
+    pub fn failure(name: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut report = Self::new();
+        report.push(name, false, detail);
+        report
+    }
+
     fn push(&mut self, name: impl Into<String>, ok: bool, detail: impl Into<String>) {
         self.ok &= ok;
         self.checks.push(Check {
@@ -99,13 +106,19 @@ fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
 /// Verifies a receipt given as JSON text (amounts are read exactly from
 /// the text, never through a float).
 pub fn verify_receipt_json(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
-    match read_document(text, false, "a receipt", Receipt::from_json) {
+    verify_receipt_text(text, false, trusted_public_key)
+}
+
+/// Reads a receipt from `text` (see [`read_document`]) and verifies it; a
+/// text that is not a receipt is one failed `parse` check.
+fn verify_receipt_text(
+    text: &str,
+    envelope: bool,
+    trusted_public_key: Option<&str>,
+) -> VerificationReport {
+    match read_document(text, envelope, "a receipt", Receipt::from_json) {
         Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
-        Err(e) => {
-            let mut r = VerificationReport::new();
-            r.push("parse", false, e);
-            r
-        }
+        Err(e) => VerificationReport::failure("parse", e),
     }
 }
 
@@ -389,14 +402,7 @@ fn unwrap_envelope(value: &json::Value) -> &json::Value {
 /// As [`verify_receipt_json`], for the receipt route's whole answer
 /// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
 pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
-    match read_document(text, true, "a receipt", Receipt::from_json) {
-        Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
-        Err(e) => {
-            let mut r = VerificationReport::new();
-            r.push("parse", false, e);
-            r
-        }
-    }
+    verify_receipt_text(text, true, trusted_public_key)
 }
 
 // ------------------------------------------------------------------ public verification answers
@@ -950,13 +956,7 @@ pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
     }
     let value = json::parse(trimmed).map_err(|e| format!("not JSON: {e}"))?;
     let strings = |items: &[json::Value], what: &str| {
-        items
-            .iter()
-            .map(|v| match v {
-                json::Value::String(s) => Ok(s.clone()),
-                other => Err(format!("{what} must hold strings, got {}", other.kind())),
-            })
-            .collect()
+        json::strings(items).map_err(|e| format!("{what} must hold strings, {e}"))
     };
     match unwrap_envelope(&value) {
         json::Value::Array(items) => strings(items, "a JSON array of hashes"),

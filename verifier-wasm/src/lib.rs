@@ -33,15 +33,7 @@ fn json(report: &VerificationReport) -> String {
 }
 
 fn failed(name: &str, detail: String) -> String {
-    let check = verify::Check {
-        name: name.to_string(),
-        ok: false,
-        detail,
-    };
-    json(&VerificationReport {
-        ok: false,
-        checks: vec![check],
-    })
+    json(&VerificationReport::failure(name, detail))
 }
 
 /// A JSON array of strings (hex hashes, or page texts), read with core's
