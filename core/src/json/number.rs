@@ -213,20 +213,27 @@ impl Big {
     }
 }
 
-/// `digits × 10^exp10 × 2^exp2` as a fraction `(numerator, denominator)`.
-fn fraction(mut num: Big, exp10: i64, exp2: i64) -> (Big, Big) {
-    let mut den = Big::from_u64(1);
-    if exp10 >= 0 {
-        num.mul_pow10(exp10);
+/// `a × 2^a2` and `b × 10^b10`, both multiplied by one positive factor
+/// that makes every exponent non-negative (each factor moves to the side
+/// where its exponent is positive): integers in the same order, ratio and
+/// relative distance as the two values.
+fn scaled(mut a: Big, a2: i64, mut b: Big, b10: i64) -> (Big, Big) {
+    if a2 >= 0 {
+        a.shl(a2);
     } else {
-        den.mul_pow10(-exp10);
+        b.shl(-a2);
     }
-    if exp2 >= 0 {
-        num.shl(exp2);
+    if b10 >= 0 {
+        b.mul_pow10(b10);
     } else {
-        den.shl(-exp2);
+        a.mul_pow10(-b10);
     }
-    (num, den)
+    (a, b)
+}
+
+/// `num × 10^exp10 × 2^exp2` as a fraction `(numerator, denominator)`.
+fn fraction(num: Big, exp10: i64, exp2: i64) -> (Big, Big) {
+    scaled(num, exp2, Big::from_u64(1), -exp10)
 }
 
 fn big_digits(digits: &str) -> Big {
@@ -243,27 +250,12 @@ fn nearest_double(digits: &str, exp10: i64) -> Option<(u64, i64)> {
     let (num, den) = fraction(big_digits(digits), exp10, 0);
     // floor(log2(value)): bits(num) - bits(den), or one less.
     let mut lg = num.bits() - den.bits();
-    let mut probe = den.clone();
-    probe.shl(lg);
-    if lg < 0 {
-        let mut n2 = num.clone();
-        n2.shl(-lg);
-        if n2.cmp(&den) == std::cmp::Ordering::Less {
-            lg -= 1;
-        }
-    } else if num.cmp(&probe) == std::cmp::Ordering::Less {
+    let (below, probe) = scaled(num.clone(), -lg, den.clone(), 0); // num vs den × 2^lg
+    if below.cmp(&probe) == std::cmp::Ordering::Less {
         lg -= 1;
     }
     let e2 = (lg - 52).max(BINARY_EXPONENT_MIN);
-    let (num, den) = if e2 >= 0 {
-        let mut d = den;
-        d.shl(e2);
-        (num, d)
-    } else {
-        let mut n = num;
-        n.shl(-e2);
-        (n, den)
-    };
+    let (num, den) = scaled(num, -e2, den, 0); // value / 2^e2
     let (mut q, rem) = num.div_rem_small_quotient(&den);
     let mut twice = rem;
     twice.shl(1);
@@ -348,18 +340,7 @@ fn shortest(q: u64, e2: i64) -> (String, i64) {
 
 /// Compares `a × 2^a2` with `b × 10^b10`.
 fn cmp_scaled(a: u64, a2: i64, b: &Big, b10: i64) -> std::cmp::Ordering {
-    let (mut left, mut right) = (Big::from_u64(a), b.clone());
-    // Move every factor to the side where its exponent is positive.
-    if a2 >= 0 {
-        left.shl(a2);
-    } else {
-        right.shl(-a2);
-    }
-    if b10 >= 0 {
-        right.mul_pow10(b10);
-    } else {
-        left.mul_pow10(-b10);
-    }
+    let (left, right) = scaled(Big::from_u64(a), a2, b.clone(), b10);
     left.cmp(&right)
 }
 
@@ -367,17 +348,7 @@ fn cmp_scaled(a: u64, a2: i64, b: &Big, b10: i64) -> std::cmp::Ordering {
 /// on the exponents (so distances of candidates with the same exponents
 /// compare correctly).
 fn distance(v: u64, v2: i64, c: u64, c10: i64) -> Big {
-    let (mut left, mut right) = (Big::from_u64(v), Big::from_u64(c));
-    if v2 >= 0 {
-        left.shl(v2);
-    } else {
-        right.shl(-v2);
-    }
-    if c10 >= 0 {
-        right.mul_pow10(c10);
-    } else {
-        left.mul_pow10(-c10);
-    }
+    let (mut left, mut right) = scaled(Big::from_u64(v), v2, Big::from_u64(c), c10);
     if left.cmp(&right) == std::cmp::Ordering::Less {
         std::mem::swap(&mut left, &mut right);
     }
