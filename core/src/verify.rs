@@ -1039,7 +1039,12 @@ pub mod sample {
                 delta: Amount::parse(a).map_err(err)?,
                 reason: format!("invoice {k}"),
                 reference_id: (k % 2 == 0).then(|| format!("ref-{k}")),
-                metadata: None,
+                // One delta carries metadata, so its itemHash goes through
+                // the RFC 8785 form of an object with numbers.
+                metadata: (k == 1)
+                    .then(|| crate::json::parse(r#"{"invoice": 17, "lines": [1.5, "x"]}"#))
+                    .transpose()
+                    .map_err(err)?,
                 declared_timestamp: format_iso_ms(t0_ms + k as i64),
             };
             leaf_of.push(log_items.len() as u64);
