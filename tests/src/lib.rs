@@ -17,8 +17,14 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod client;
+pub mod cron;
+pub mod jwt;
+pub mod ledger;
+pub mod log;
 pub mod receiver;
 pub mod tenant;
+
+pub use client::api;
 
 /// How long a fresh `wrangler dev` may take to answer `/health`.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
@@ -144,11 +150,17 @@ impl Drop for Wrangler {
     }
 }
 
+/// Where servers keep their state: `$BVS_TEST_STATE`, else
+/// `target/test-state`.
+pub fn state_base() -> PathBuf {
+    std::env::var_os("BVS_TEST_STATE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/test-state"))
+}
+
 /// A fresh, unique directory for one server's state.
 pub fn fresh_state_dir(label: &str) -> PathBuf {
-    let base = std::env::var_os("BVS_TEST_STATE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/test-state"));
+    let base = state_base();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -178,6 +190,22 @@ pub fn dev_var(name: &str) -> String {
         .find_map(|l| l.strip_prefix(&format!("{name}=")))
         .map(|v| v.trim().to_string())
         .unwrap_or_else(|| panic!("{name} missing from .dev.vars"))
+}
+
+/// Runs `cmd` to its end and returns its stdout; panics with `failure`,
+/// the exit status and both outputs unless it succeeds.
+pub fn run_ok(cmd: &mut Command, failure: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{failure}: cannot run {cmd:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{failure} ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    stdout
 }
 
 /// Polls `f` until it returns `Some`, or panics after `timeout`.

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use bvs_tests::{repo_root, shared};
+use bvs_tests::{repo_root, run_ok, shared};
 
 /// The fenced ```sh blocks of a markdown text, in order.
 fn sh_blocks(markdown: &str) -> Vec<String> {
@@ -40,18 +40,12 @@ fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
     );
     let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
 
-    let out = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .env("BASE", &base)
-        .output()
-        .expect("run bash");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the quickstart failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
+    let stdout = run_ok(
+        Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .env("BASE", &base),
+        "the quickstart failed",
     );
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(

@@ -2,38 +2,22 @@
 //! to a real HTTP receiver on loopback, checked with an independent HMAC.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bvs_tests::client::{Api, Reply};
+use bvs_tests::cron::{now_ms, sweep};
+use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::receiver::{Received, Receiver, HANG};
-use bvs_tests::tenant::{delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, Tenant};
-use bvs_tests::{eventually, shared};
+use bvs_tests::tenant::{
+    create_webhook, delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, test_webhook,
+    toggle_webhook, Tenant,
+};
+use bvs_tests::{api, eventually};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(60);
-
-fn api() -> Api {
-    Api::new(shared())
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
 fn create(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> Reply {
-    post_jwt(
-        api,
-        "/dashboard/webhooks",
-        &t.jwt,
-        &json!({"url": url, "events": events, "description": "test hook"}),
-    )
+    create_webhook(api, &t.jwt, url, events, "test hook")
 }
 
 /// Creates a webhook; returns (id, secret).
@@ -47,30 +31,17 @@ fn create_ok(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> (String, Stri
 }
 
 fn emit(api: &Api, t: &Tenant, customer: &str, delta: i64) -> Value {
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .json(
-                &json!({"customerId": customer, "delta": delta, "reason": "webhook test",
-                          "referenceId": "ref-1", "metadata": {"k": "v"}}),
-            ),
-    );
-    assert_eq!(r.status, 202, "{}", r.text);
-    r.body["data"].clone()
+    api.keyed(&t.test_key).emit(
+        &Delta::new(customer, delta, "webhook test")
+            .reference_id("ref-1")
+            .metadata(json!({"k": "v"})),
+    )
 }
 
 fn deliveries(api: &Api, t: &Tenant, id: &str) -> Vec<Value> {
     let r = get_jwt(api, &format!("/dashboard/webhooks/{id}/deliveries"), &t.jwt);
     assert_eq!(r.status, 200, "{}", r.text);
     r.body["data"].as_array().unwrap().clone()
-}
-
-/// Runs the every-minute sweep at `time_ms` through wrangler's scheduled route.
-fn sweep(api: &Api, time_ms: u64) {
-    let r = api.get(&format!(
-        "/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time={time_ms}"
-    ));
-    assert_eq!(r.status, 200, "scheduled route: {}", r.text);
 }
 
 /// Polls the receiver, running the sweep now and then, until it has `n`
@@ -133,22 +104,12 @@ fn a_webhook_is_created_listed_read_toggled_and_deleted() {
     assert!(got.body["data"]["lastTriggeredAt"].is_null());
     assert_eq!(got.body["data"]["events"], d["events"]);
 
-    let off = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let off = toggle_webhook(&api, &t.jwt, id);
     assert_eq!(off.status, 200, "{}", off.text);
     assert_eq!(off.body["data"]["id"], id);
     assert_eq!(off.body["data"]["active"], false);
     assert!(off.body["data"]["message"].is_string());
-    let on = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let on = toggle_webhook(&api, &t.jwt, id);
     assert_eq!(on.body["data"]["active"], true);
 
     let del = delete_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
@@ -164,7 +125,7 @@ fn unknown_events_unsafe_urls_and_unverified_accounts_are_refused() {
     let t = new_tenant(&api);
     let r = create(&api, &t, "https://hooks.example.com/x", &["delta.exploded"]);
     assert_eq!(r.status, 400, "{}", r.text);
-    assert!(r.body["message"].as_str().unwrap().contains("events"));
+    assert!(r.message().contains("events"));
     let r = create(&api, &t, "https://hooks.example.com/x", &[]);
     assert_eq!(r.status, 400, "{}", r.text);
     for url in [
@@ -179,11 +140,7 @@ fn unknown_events_unsafe_urls_and_unverified_accounts_are_refused() {
     ] {
         let r = create(&api, &t, url, &["delta.verified"]);
         assert_eq!(r.status, 400, "{url}: {}", r.text);
-        assert!(
-            r.body["message"].as_str().unwrap().contains("url"),
-            "{}",
-            r.text
-        );
+        assert!(r.message().contains("url"), "{}", r.text);
     }
     let r = post_jwt(
         &api,
@@ -238,12 +195,7 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
     let rx = Receiver::start(&[200, 400]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/hook"), &["delta.verified"]);
 
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], true, "{}", r.text);
     assert_eq!(r.body["data"]["httpStatus"], 200);
@@ -269,12 +221,7 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
         .starts_with("application/json"));
 
     // The receiver answers 400 next: reported, not retried.
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], false);
     assert_eq!(r.body["data"]["httpStatus"], 400);
@@ -294,24 +241,11 @@ fn the_test_route_is_rate_limited_per_tenant() {
     let rx = Receiver::start(&[]);
     let (id, _) = create_ok(&api, &t, &rx.url("/many"), &["test"]);
     let statuses: Vec<u16> = (0..13)
-        .map(|_| {
-            post_jwt(
-                &api,
-                &format!("/dashboard/webhooks/{id}/test"),
-                &t.jwt,
-                &json!({}),
-            )
-            .status
-        })
+        .map(|_| test_webhook(&api, &t.jwt, &id).status)
         .collect();
     assert!(statuses[..10].iter().all(|s| *s == 200), "{statuses:?}");
     assert!(statuses.contains(&429), "{statuses:?}");
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     if r.status == 429 {
         assert!(r.headers.get("retry-after").is_some());
     }
@@ -334,12 +268,7 @@ fn the_test_route_reports_an_unreachable_receiver() {
         &format!("http://127.0.0.1:{port}/hook"),
         &["test"],
     );
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], false);
     assert_eq!(r.body["data"]["httpStatus"], 0);
@@ -498,12 +427,7 @@ fn only_active_webhooks_subscribed_to_the_event_receive_it() {
     create_ok(&api, &t, &on.url("/on"), &["delta.verified"]);
     let (off_id, _) = create_ok(&api, &t, &off.url("/off"), &["delta.verified"]);
     create_ok(&api, &t, &other_event.url("/cp"), &["checkpoint.verified"]);
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{off_id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = toggle_webhook(&api, &t.jwt, &off_id);
     assert_eq!(r.body["data"]["active"], false);
 
     // Another tenant's hook hears nothing of this tenant's events.
@@ -529,19 +453,9 @@ fn a_committed_checkpoint_sends_checkpoint_verified() {
     let rx = Receiver::start(&[]);
     let (_, secret) = create_ok(&api, &t, &rx.url("/cp"), &["checkpoint.verified"]);
     let e = emit(&api, &t, "cus_wh_cp", 3);
-    let anchor = e["anchorId"].as_str().unwrap().to_string();
-    eventually(WAIT, "anchored", || {
-        let r = api.send(
-            api.req(Method::GET, &format!("/api/v1/balance/delta/{anchor}"))
-                .header("x-api-key", &t.test_key),
-        );
-        (r.body["data"]["status"] == "ANCHORED").then_some(())
-    });
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/checkpoint")
-            .header("x-api-key", &t.test_key)
-            .json(&json!({"customerId": "cus_wh_cp"})),
-    );
+    let k = api.keyed(&t.test_key);
+    k.wait_anchored(e["anchorId"].as_str().unwrap());
+    let r = k.checkpoint(&json!({"customerId": "cus_wh_cp"}));
     assert!(r.status == 200 || r.status == 202, "{}", r.text);
     let cp = r.body["data"]["checkpointId"].as_str().unwrap().to_string();
     let got = wait_requests(&api, &rx, 1, event_is("checkpoint.verified"));
