@@ -7,6 +7,15 @@
 //! new process group and blocks reading a pipe whose write end this process
 //! holds. When this process ends (normally, by panic or by signal) the pipe
 //! closes, `read` returns, and bash's EXIT trap sends SIGTERM to the group.
+//!
+//! The test files share one client kit instead of copying helpers:
+//! [`client`] (`Api`, and `Keyed` for `X-API-Key` routes), [`ledger`]
+//! (one helper per balance/facts endpoint, `Delta` bodies with exact
+//! amounts, the waits for anchoring, checkpoints and facts), [`log`]
+//! (verifier key, hash lists, inclusion, consistency and receipt checks
+//! with `core`), [`cron`] (the scheduled route), [`tenant`] (sign-up, keys,
+//! plans, webhooks with a JWT), [`jwt`] (hand-made tokens) and
+//! [`receiver`] (a webhook receiver).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;

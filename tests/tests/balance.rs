@@ -15,6 +15,13 @@ fn emit(k: &Keyed, customer: &str, delta: &str) -> Value {
     k.emit(&Delta::new(customer, delta, "test"))
 }
 
+/// Emits like [`emit`] and waits until the delta is anchored.
+fn emit_anchored(k: &Keyed, customer: &str, delta: &str) -> Value {
+    let d = emit(k, customer, delta);
+    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    d
+}
+
 #[test]
 fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
     let api = api();
@@ -59,16 +66,14 @@ fn money_is_exact_end_to_end() {
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
     emit(&k, "cus_exact", "0.1");
-    let last = emit(&k, "cus_exact", "0.2");
-    k.wait_anchored(last["anchorId"].as_str().unwrap());
+    emit_anchored(&k, "cus_exact", "0.2");
     let r = k.derive("cus_exact", "");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["computedBalance"], json!(0.3));
     // The JSON number token itself is the plain shortest form.
     assert!(r.text.contains("\"computedBalance\":0.3"), "{}", r.text);
 
-    let tiny = emit(&k, "cus_tiny", "0.000000000000000001");
-    k.wait_anchored(tiny["anchorId"].as_str().unwrap());
+    emit_anchored(&k, "cus_tiny", "0.000000000000000001");
     let r = k.derive("cus_tiny", "startingBalance=1000000000");
     assert!(
         r.text
@@ -197,8 +202,7 @@ fn derive_rejects_bad_checkpoints_and_parameters() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    let d = emit(&k, "cus_bad", "1");
-    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    emit_anchored(&k, "cus_bad", "1");
     for (query, status, field) in [
         (
             format!("startingCheckpoint={}", "ab".repeat(32)),
@@ -225,8 +229,7 @@ fn compare_reports_all_four_match_combinations() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    let d = emit(&k, "cus_cmp", "10");
-    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    emit_anchored(&k, "cus_cmp", "10");
     let cmp = |yours: i64, theirs: i64| {
         k.post(
             COMPARE,
@@ -465,8 +468,7 @@ fn customer_ledgers_list_and_detail() {
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
     emit(&k, "cus_l1", "4");
-    let d = emit(&k, "cus_l2", "-1.5");
-    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    emit_anchored(&k, "cus_l2", "-1.5");
     let list = k.get(CUSTOMERS);
     assert_eq!(list.status, 200, "{}", list.text);
     let customers = list.body["data"]["customers"].as_array().unwrap();
@@ -530,9 +532,8 @@ fn tenants_never_see_each_others_ledgers() {
     let a = new_tenant(&api);
     let b = new_tenant(&api);
     let (ka, kb) = (api.keyed(&a.test_key), api.keyed(&b.test_key));
-    let d = emit(&ka, "cus_private", "3");
+    let d = emit_anchored(&ka, "cus_private", "3");
     let anchor = d["anchorId"].as_str().unwrap();
-    ka.wait_anchored(anchor);
     assert_eq!(kb.delta_status(anchor).status, 404);
     assert_eq!(kb.derive("cus_private", "").status, 404);
     assert_eq!(kb.customer("cus_private").status, 404);
