@@ -115,6 +115,14 @@ impl Keyed<'_> {
         data(&self.post_raw(DELTA, delta.to_json()), 202)
     }
 
+    /// Emits like [`Keyed::emit`] and waits until the delta is anchored;
+    /// returns the emit's `data`.
+    pub fn emit_anchored(&self, delta: &Delta) -> Value {
+        let d = self.emit(delta);
+        self.wait_anchored(d["anchorId"].as_str().unwrap_or_default());
+        d
+    }
+
     /// `POST /api/v1/balance/delta/batch` with `items` as `deltas`.
     pub fn batch(&self, items: &[Value]) -> Reply {
         self.post(BATCH, &serde_json::json!({ "deltas": items }))

@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bvs_tests::client::{Api, Keyed};
+use bvs_tests::client::Api;
 use bvs_tests::jwt::{b64url, claims, hs256, now_secs, sign};
 use bvs_tests::ledger::{Delta, BATCH, CHECKPOINT, COMPARE, CUSTOMERS, DELTA, FACTS};
 use bvs_tests::tenant::{
@@ -38,8 +38,8 @@ fn unique(label: &str) -> String {
     format!("{label}_{n}")
 }
 
-fn emit(k: &Keyed, customer: &str, delta: f64) -> Value {
-    k.emit(&Delta::new(customer, delta, "attack test"))
+fn delta(customer: &str, amount: f64) -> Delta {
+    Delta::new(customer, amount, "attack test")
 }
 
 /// A webhook of `t` with `description`; returns `data`.
@@ -65,9 +65,8 @@ fn every_route_that_takes_an_object_id_answers_404_for_another_tenants_id() {
     let b = new_tenant_on_plan(&api, "enterprise");
     let (ka, kb) = (api.keyed(&a.test_key), api.keyed(&b.test_key));
     let customer = unique("bola_cust");
-    let d = emit(&ka, &customer, 5.0);
+    let d = ka.emit_anchored(&delta(&customer, 5.0));
     let anchor = d["anchorId"].as_str().unwrap().to_string();
-    ka.wait_anchored(&anchor);
     let cp = ka.checkpoint(&json!({"customerId": customer}));
     assert_eq!(cp.status, 202, "{}", cp.text);
     let fact = ka.submit_fact(&json!({"content": unique("a fact of tenant a")}));
@@ -243,8 +242,8 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
     let prod_customer = unique("prod_only");
     let sandbox_customer = unique("sandbox_only");
     let (sandbox, production) = (api.keyed(&t.test_key), api.keyed(&live));
-    let prod = emit(&production, &prod_customer, 7.0);
-    let sand = emit(&sandbox, &sandbox_customer, 3.0);
+    let prod = production.emit(&delta(&prod_customer, 7.0));
+    let sand = sandbox.emit(&delta(&sandbox_customer, 3.0));
     let prod_anchor = prod["anchorId"].as_str().unwrap();
     let sand_anchor = sand["anchorId"].as_str().unwrap();
     production.wait_anchored(prod_anchor);
@@ -327,7 +326,8 @@ fn api_keys_and_webhook_secrets_appear_nowhere_after_creation() {
     assert!(hook_secret.len() >= 16, "{hook}");
     let hook_id = hook["id"].as_str().unwrap();
     // Use the key, fail with it, list everything.
-    emit(&api.keyed(&t.test_key), &unique("secret_cust"), 1.0);
+    api.keyed(&t.test_key)
+        .emit(&delta(&unique("secret_cust"), 1.0));
     let wrong = format!("{}x", t.test_key);
     assert_eq!(api.keyed(&wrong).get(CUSTOMERS).status, 401);
     let mut seen = Vec::new();

@@ -2,7 +2,7 @@
 //! compare, customers, facts, idempotency, validation and isolation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bvs_tests::client::{Keyed, Reply};
+use bvs_tests::client::Reply;
 use bvs_tests::ledger::{Delta, COMPARE, CUSTOMERS, DELTA, FACTS, WAIT};
 use bvs_tests::log::hash;
 use bvs_tests::tenant::{create_key, new_tenant, new_tenant_on_plan, provision_production};
@@ -10,16 +10,9 @@ use bvs_tests::{api, eventually};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-/// Emits `delta` (a raw JSON number token) for `customer`; returns `data`.
-fn emit(k: &Keyed, customer: &str, delta: &str) -> Value {
-    k.emit(&Delta::new(customer, delta, "test"))
-}
-
-/// Emits like [`emit`] and waits until the delta is anchored.
-fn emit_anchored(k: &Keyed, customer: &str, delta: &str) -> Value {
-    let d = emit(k, customer, delta);
-    k.wait_anchored(d["anchorId"].as_str().unwrap());
-    d
+/// A delta of `amount` (a raw JSON number token) for `customer`.
+fn delta(customer: &str, amount: &str) -> Delta {
+    Delta::new(customer, amount, "test")
 }
 
 #[test]
@@ -55,7 +48,7 @@ fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
 fn a_single_delta_items_root_is_the_rfc9162_root_of_its_item_hash() {
     let api = api();
     let t = new_tenant(&api);
-    let d = emit(&api.keyed(&t.test_key), "cus_root", "1");
+    let d = api.keyed(&t.test_key).emit(&delta("cus_root", "1"));
     let root = bvs_core::merkle::root(&[hash(&d["itemHashes"][0])]);
     assert_eq!(d["itemsRoot"], root.to_hex());
 }
@@ -65,15 +58,15 @@ fn money_is_exact_end_to_end() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit(&k, "cus_exact", "0.1");
-    emit_anchored(&k, "cus_exact", "0.2");
+    k.emit(&delta("cus_exact", "0.1"));
+    k.emit_anchored(&delta("cus_exact", "0.2"));
     let r = k.derive("cus_exact", "");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["computedBalance"], json!(0.3));
     // The JSON number token itself is the plain shortest form.
     assert!(r.text.contains("\"computedBalance\":0.3"), "{}", r.text);
 
-    emit_anchored(&k, "cus_tiny", "0.000000000000000001");
+    k.emit_anchored(&delta("cus_tiny", "0.000000000000000001"));
     let r = k.derive("cus_tiny", "startingBalance=1000000000");
     assert!(
         r.text
@@ -122,7 +115,7 @@ fn derive_paginates_and_resumes_from_either_checkpoint_type() {
     let k = api.keyed(&t.test_key);
     let mut anchors = Vec::new();
     for i in 1..=5 {
-        anchors.push(emit(&k, "cus_page", &i.to_string()));
+        anchors.push(k.emit(&delta("cus_page", &i.to_string())));
     }
     k.wait_anchored(anchors[4]["anchorId"].as_str().unwrap());
 
@@ -202,7 +195,7 @@ fn derive_rejects_bad_checkpoints_and_parameters() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit_anchored(&k, "cus_bad", "1");
+    k.emit_anchored(&delta("cus_bad", "1"));
     for (query, status, field) in [
         (
             format!("startingCheckpoint={}", "ab".repeat(32)),
@@ -229,7 +222,7 @@ fn compare_reports_all_four_match_combinations() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit_anchored(&k, "cus_cmp", "10");
+    k.emit_anchored(&delta("cus_cmp", "10"));
     let cmp = |yours: i64, theirs: i64| {
         k.post(
             COMPARE,
@@ -467,8 +460,8 @@ fn customer_ledgers_list_and_detail() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit(&k, "cus_l1", "4");
-    emit_anchored(&k, "cus_l2", "-1.5");
+    k.emit(&delta("cus_l1", "4"));
+    k.emit_anchored(&delta("cus_l2", "-1.5"));
     let list = k.get(CUSTOMERS);
     assert_eq!(list.status, 200, "{}", list.text);
     let customers = list.body["data"]["customers"].as_array().unwrap();
@@ -532,7 +525,7 @@ fn tenants_never_see_each_others_ledgers() {
     let a = new_tenant(&api);
     let b = new_tenant(&api);
     let (ka, kb) = (api.keyed(&a.test_key), api.keyed(&b.test_key));
-    let d = emit_anchored(&ka, "cus_private", "3");
+    let d = ka.emit_anchored(&delta("cus_private", "3"));
     let anchor = d["anchorId"].as_str().unwrap();
     assert_eq!(kb.delta_status(anchor).status, 404);
     assert_eq!(kb.derive("cus_private", "").status, 404);
@@ -566,8 +559,8 @@ fn test_and_live_keys_only_ever_reach_their_own_environment() {
     let t = new_tenant_on_plan(&api, "pilot");
     let live_key = provision_production(&api, &t);
     let (test, live) = (api.keyed(&t.test_key), api.keyed(&live_key));
-    let in_sandbox = emit(&test, "cus_env", "1");
-    let in_production = emit(&live, "cus_env", "100");
+    let in_sandbox = test.emit(&delta("cus_env", "1"));
+    let in_production = live.emit(&delta("cus_env", "100"));
     test.wait_anchored(in_sandbox["anchorId"].as_str().unwrap());
     live.wait_anchored(in_production["anchorId"].as_str().unwrap());
 

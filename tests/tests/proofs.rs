@@ -14,22 +14,22 @@ use bvs_tests::log::{check_consistency, check_inclusion, check_receipt, hash, lo
 use bvs_tests::tenant::new_tenant;
 use serde_json::{json, Value};
 
-/// Emits a delta whose raw context holds the secrets public verification
-/// must never show; returns `data`.
-fn emit(k: &Keyed, customer: &str, delta: f64, reason: &str) -> Value {
-    k.emit(
-        &Delta::new(customer, delta, reason)
-            .reference_id("ref-secret")
-            .metadata(json!({"note": "meta-secret"})),
-    )
+/// A delta whose raw context holds the secrets public verification must
+/// never show.
+fn delta(customer: &str, amount: f64, reason: &str) -> Delta {
+    Delta::new(customer, amount, reason)
+        .reference_id("ref-secret")
+        .metadata(json!({"note": "meta-secret"}))
 }
 
-/// Emits `deltas` for `customer` in order and waits until the last one is
-/// anchored; returns each `data`.
-fn emit_anchored(k: &Keyed, customer: &str, deltas: &[f64]) -> Vec<Value> {
-    let emitted: Vec<Value> = deltas.iter().map(|d| emit(k, customer, *d, "r")).collect();
+/// Emits `amounts` for `customer` in order and waits until the last one is
+/// anchored.
+fn emit_all_anchored(k: &Keyed, customer: &str, amounts: &[f64]) {
+    let emitted: Vec<Value> = amounts
+        .iter()
+        .map(|a| k.emit(&delta(customer, *a, "r")))
+        .collect();
     k.wait_anchored(emitted.last().unwrap()["anchorId"].as_str().unwrap());
-    emitted
 }
 
 fn current_period() -> String {
@@ -41,7 +41,7 @@ fn a_checkpoint_goes_from_queued_to_committed_and_lists() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit_anchored(&k, "cus_a", &[5.0, 2.5]);
+    emit_all_anchored(&k, "cus_a", &[5.0, 2.5]);
     let r = k.checkpoint(&json!({"customerId": "cus_a"}));
     assert_eq!(r.status, 202, "{}", r.text);
     let c = &r.body["data"];
@@ -72,7 +72,7 @@ fn checkpoint_requests_are_validated() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit_anchored(&k, "cus_v", &[1.0]);
+    k.emit_anchored(&delta("cus_v", 1.0, "r"));
     let post = |b: Value| k.checkpoint(&b);
     let future = post(json!({"period": "2999-01"}));
     assert_eq!(future.status, 400);
@@ -97,7 +97,7 @@ fn a_checkpoint_of_all_covers_every_customer() {
     let mut items = Vec::new();
     let mut last = String::new();
     for c in ["cus_x", "cus_y", "cus_z"] {
-        let d = emit(&k, c, 1.0, "r");
+        let d = k.emit(&delta(c, 1.0, "r"));
         items.push(hash(&d["itemHashes"][0]));
         last = d["anchorId"].as_str().unwrap().to_string();
     }
@@ -130,9 +130,9 @@ fn a_receipt_verifies_with_core_and_fails_after_any_tampering() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit(&k, "cus_r", 10.0, "first");
-    emit(&k, "cus_r", -3.25, "second");
-    let last = emit(&k, "cus_r", 0.5, "third");
+    k.emit(&delta("cus_r", 10.0, "first"));
+    k.emit(&delta("cus_r", -3.25, "second"));
+    let last = k.emit(&delta("cus_r", 0.5, "third"));
     k.wait_anchored(last["anchorId"].as_str().unwrap());
     let r = k.receipt("cus_r", "");
     assert_eq!(r.status, 200, "{}", r.text);
@@ -225,7 +225,7 @@ fn a_period_receipt_matches_its_committed_checkpoint() {
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    emit_anchored(&k, "cus_p", &[1.0, 2.0]);
+    emit_all_anchored(&k, "cus_p", &[1.0, 2.0]);
     let c = k.checkpoint(&json!({"customerId": "cus_p"}));
     let id = c.body["data"]["checkpointId"].as_str().unwrap().to_string();
     let committed = k.wait_committed(&id);
@@ -274,7 +274,7 @@ fn public_verify_works_without_a_key_for_all_three_kinds_of_root_and_leaks_no_ra
     let api = api();
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    let d = emit(&k, "cus_pub", 4.0, "reason-secret");
+    let d = k.emit(&delta("cus_pub", 4.0, "reason-secret"));
     let batch = k.batch(&[
         json!({"customerId": "cus_pub", "delta": 1, "reason": "reason-secret"}),
         json!({"customerId": "cus_pub", "delta": 2, "reason": "reason-secret"}),
@@ -293,7 +293,7 @@ fn public_verify_works_without_a_key_for_all_three_kinds_of_root_and_leaks_no_ra
     k.wait_committed(&ck_id);
     // One more delta, so the receipt covers another set than the checkpoint
     // (over identical sets both would issue the same root).
-    let extra = emit(&k, "cus_pub", 1.0, "reason-secret");
+    let extra = k.emit(&delta("cus_pub", 1.0, "reason-secret"));
     k.wait_anchored(extra["anchorId"].as_str().unwrap());
     let receipt = k.receipt("cus_pub", "");
     let key = log_key(&api);
@@ -355,7 +355,7 @@ fn consistency_proofs_between_every_pair_of_recorded_heads_verify() {
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
     for i in 0..4 {
-        emit_anchored(&k, "cus_c", &[f64::from(i) + 1.0]);
+        k.emit_anchored(&delta("cus_c", f64::from(i) + 1.0, "r"));
     }
     let key = log_key(&api);
     let heads = api.get("/api/v1/log/sandbox/heads?limit=100");
@@ -397,7 +397,9 @@ fn consistency_proofs_between_every_pair_of_recorded_heads_verify() {
 fn an_inclusion_proof_by_item_hash_verifies() {
     let api = api();
     let t = new_tenant(&api);
-    let d = emit_anchored(&api.keyed(&t.test_key), "cus_i", &[9.0]).remove(0);
+    let d = api
+        .keyed(&t.test_key)
+        .emit_anchored(&delta("cus_i", 9.0, "r"));
     let item = d["itemHashes"][0].as_str().unwrap();
     let r = api.get(&format!(
         "/api/v1/log/sandbox/proof/inclusion?itemHash={item}"

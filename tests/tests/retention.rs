@@ -19,14 +19,12 @@ const DAY_MS: u64 = 86_400_000;
 /// take turns, so one test's run never lands between another's steps.
 static CRON: Mutex<()> = Mutex::new(());
 
-/// Emits a delta whose raw context (reason, referenceId, metadata) names
-/// `reason`; returns `data`.
-fn emit(k: &Keyed, customer: &str, delta: &str, reason: &str) -> Value {
-    k.emit(
-        &Delta::new(customer, delta, reason)
-            .reference_id(&format!("ref-{reason}"))
-            .metadata(json!({"invoice": format!("inv-{reason}")})),
-    )
+/// A delta whose raw context (reason, referenceId, metadata) names
+/// `reason`.
+fn delta(customer: &str, amount: &str, reason: &str) -> Delta {
+    Delta::new(customer, amount, reason)
+        .reference_id(&format!("ref-{reason}"))
+        .metadata(json!({"invoice": format!("inv-{reason}")}))
 }
 
 fn derive(k: &Keyed, customer: &str) -> Value {
@@ -74,8 +72,8 @@ fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
     assert_eq!(hook.status, 201, "{}", hook.text);
     let hook_id = hook.body["data"]["id"].as_str().unwrap().to_string();
 
-    let a = emit(&k, "cus_ret", "10.5", "first");
-    let b = emit(&k, "cus_ret", "-2.25", "second");
+    let a = k.emit(&delta("cus_ret", "10.5", "first"));
+    let b = k.emit(&delta("cus_ret", "-2.25", "second"));
     let fact =
         k.submit_fact(&json!({"content": "retained fact", "metadata": {"secret": "fact-meta"}}));
     assert_eq!(fact.status, 202, "{}", fact.text);
@@ -195,7 +193,7 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
     let keys = [&forever, &stopped, &shortened].map(|t| api.keyed(&t.test_key));
     let mut anchors = Vec::new();
     for k in &keys {
-        let d = emit(k, "cus_keep", "1", "kept");
+        let d = k.emit(&delta("cus_keep", "1", "kept"));
         anchors.push(d["anchorId"].as_str().unwrap().to_string());
     }
     for (k, a) in keys.iter().zip(&anchors) {

@@ -30,12 +30,11 @@ fn create_ok(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> (String, Stri
     )
 }
 
-fn emit(api: &Api, t: &Tenant, customer: &str, delta: i64) -> Value {
-    api.keyed(&t.test_key).emit(
-        &Delta::new(customer, delta, "webhook test")
-            .reference_id("ref-1")
-            .metadata(json!({"k": "v"})),
-    )
+/// A delta with the raw context a delivery carries.
+fn delta(customer: &str, amount: i64) -> Delta {
+    Delta::new(customer, amount, "webhook test")
+        .reference_id("ref-1")
+        .metadata(json!({"k": "v"}))
 }
 
 fn deliveries(api: &Api, t: &Tenant, id: &str) -> Vec<Value> {
@@ -285,7 +284,7 @@ fn a_verified_delta_is_delivered_signed_with_its_final_receipt() {
         &rx.url("/events"),
         &["delta.verified", "verification.completed"],
     );
-    let emitted = emit(&api, &t, "cus_wh_1", 42);
+    let emitted = api.keyed(&t.test_key).emit(&delta("cus_wh_1", 42));
     let anchor = emitted["anchorId"].as_str().unwrap();
 
     let got = wait_requests(&api, &rx, 1, event_is("delta.verified"));
@@ -334,7 +333,7 @@ fn a_500_is_retried_until_delivered_and_never_sent_again() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[500]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/flaky"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_retry", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_retry", 5));
 
     let got = wait_requests(&api, &rx, 2, |_| true);
     assert_eq!(got[0].answered, 500);
@@ -375,7 +374,7 @@ fn a_429_and_a_time_out_are_retried() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[429, HANG]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/slow"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_429", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_429", 5));
     let got = wait_requests(&api, &rx, 3, |_| true);
     assert_eq!(
         got.iter().map(|r| r.answered).collect::<Vec<_>>(),
@@ -403,7 +402,7 @@ fn a_400_is_not_retried() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[400, 400, 400]);
     let (id, _) = create_ok(&api, &t, &rx.url("/strict"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_400", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_400", 5));
     wait_requests(&api, &rx, 1, |_| true);
     let ds = eventually(WAIT, "the delivery to fail", || {
         let ds = deliveries(&api, &t, &id);
@@ -435,7 +434,7 @@ fn only_active_webhooks_subscribed_to_the_event_receive_it() {
     let theirs = Receiver::start(&[]);
     create_ok(&api, &stranger, &theirs.url("/x"), &["delta.verified"]);
 
-    emit(&api, &t, "cus_wh_filter", 7);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_filter", 7));
     wait_requests(&api, &on, 1, event_is("delta.verified"));
     sweep(&api, now_ms() + 120_000);
     std::thread::sleep(Duration::from_secs(3));
@@ -452,9 +451,8 @@ fn a_committed_checkpoint_sends_checkpoint_verified() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[]);
     let (_, secret) = create_ok(&api, &t, &rx.url("/cp"), &["checkpoint.verified"]);
-    let e = emit(&api, &t, "cus_wh_cp", 3);
     let k = api.keyed(&t.test_key);
-    k.wait_anchored(e["anchorId"].as_str().unwrap());
+    k.emit_anchored(&delta("cus_wh_cp", 3));
     let r = k.checkpoint(&json!({"customerId": "cus_wh_cp"}));
     assert!(r.status == 200 || r.status == 202, "{}", r.text);
     let cp = r.body["data"]["checkpointId"].as_str().unwrap().to_string();
