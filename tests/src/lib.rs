@@ -17,6 +17,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod client;
+pub mod docs;
 pub mod receiver;
 pub mod tenant;
 
