@@ -79,14 +79,22 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
         .unwrap()
         .parse()
         .unwrap();
-    assert!(old < new, "the log grew between the two heads: {old} -> {new}");
-    let report: serde_json::Value = stdout
-        .lines()
-        .find_map(|l| serde_json::from_str(l).ok().filter(|v: &serde_json::Value| v.get("checks").is_some()))
-        .unwrap_or_else(|| panic!("no --json report in:\n{stdout}"));
+    assert!(
+        old < new,
+        "the log grew between the two heads: {old} -> {new}"
+    );
+    // The --json report is the one pretty-printed object, "{" to "}" at
+    // the start of a line.
+    let json_start = stdout.find("\n{\n").expect("a --json report") + 1;
+    let json_len = stdout[json_start..].find("\n}\n").expect("its end") + 2;
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout[json_start..json_start + json_len]).unwrap();
     assert_eq!(report["ok"], true, "{report}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
     // head, receipt, public answer, new head, consistency: each in words.
-    let verified = stdout.lines().filter(|l| l.starts_with("VERIFIED: ")).count();
+    let verified = stdout
+        .lines()
+        .filter(|l| l.starts_with("VERIFIED: "))
+        .count();
     assert_eq!(verified, 5, "{stdout}");
 }
