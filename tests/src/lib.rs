@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 pub mod client;
 pub mod cron;
+pub mod docs;
 pub mod jwt;
 pub mod ledger;
 pub mod log;
@@ -215,6 +216,21 @@ pub fn run_ok(cmd: &mut Command, failure: &str) -> String {
         out.status
     );
     stdout
+}
+
+/// The auditors' CLI `bvs-verify`, built (debug) on first use: its path.
+pub fn bvs_verify_bin() -> PathBuf {
+    let root = repo_root();
+    run_ok(
+        Command::new("cargo")
+            .args(["build", "--quiet", "-p", "bvs-verify"])
+            .current_dir(&root),
+        "cargo build -p bvs-verify",
+    );
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("debug/bvs-verify")
 }
 
 /// Polls `f` until it returns `Some`, or panics after `timeout`.

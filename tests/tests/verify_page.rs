@@ -11,7 +11,7 @@ use bvs_tests::client::Api;
 use bvs_tests::ledger::Delta;
 use bvs_tests::log::log_key;
 use bvs_tests::tenant::new_tenant;
-use bvs_tests::{api, repo_root, run_ok};
+use bvs_tests::{api, bvs_verify_bin, repo_root, run_ok};
 
 /// A tenant's customer with two anchored submissions: the first one's root
 /// and the customer's receipt, as the API sends it.
@@ -66,17 +66,7 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
 
 /// The auditors' CLI, built by `cargo test --workspace` before this runs.
 fn bvs_verify(args: &[&str]) -> std::process::Output {
-    let root_dir = repo_root();
-    let status = Command::new("cargo")
-        .args(["build", "--quiet", "-p", "bvs-verify"])
-        .current_dir(&root_dir)
-        .status()
-        .expect("cargo build -p bvs-verify");
-    assert!(status.success());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root_dir.join("target"));
-    Command::new(target.join("debug/bvs-verify"))
+    Command::new(bvs_verify_bin())
         .args(args)
         .output()
         .expect("run bvs-verify")
