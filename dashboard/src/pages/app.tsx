@@ -183,6 +183,21 @@ export function Overview() {
       <ErrorBox error={profile.error} />
       <div class="grid">
         <div class="card">
+          <h2>From sign-up to a verified receipt</h2>
+          <ol>
+            <li>
+              <Link href="/app/keys">Create a Sandbox API key</Link> (its secret is shown once).
+            </li>
+            <li>
+              Optional: <Link href="/app/webhooks">add a webhook</Link> to hear about verified deltas.
+            </li>
+            <li>
+              <Link href="/app/customers">Record deltas</Link> for a customer and watch them turn verified.
+            </li>
+            <li>Commit a checkpoint, download the receipt and open its public verify page.</li>
+          </ol>
+        </div>
+        <div class="card">
           <h2>Environments</h2>
           {contracts.loading && <Loading />}
           <ErrorBox error={contracts.error} />
@@ -199,21 +214,6 @@ export function Overview() {
           <Link href="/app/environments">Manage environments</Link>
         </div>
         <Usage />
-        <div class="card">
-          <h2>From sign-up to a verified receipt</h2>
-          <ol>
-            <li>
-              <Link href="/app/keys">Create a Sandbox API key</Link> (its secret is shown once).
-            </li>
-            <li>
-              Optional: <Link href="/app/webhooks">add a webhook</Link> to hear about verified deltas.
-            </li>
-            <li>
-              <Link href="/app/customers">Record deltas</Link> for a customer and watch them turn verified.
-            </li>
-            <li>Commit a checkpoint, download the receipt and open its public verify page.</li>
-          </ol>
-        </div>
       </div>
     </section>
   );
