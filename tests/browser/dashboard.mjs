@@ -10,9 +10,10 @@
 // words, a Sandbox key (secret shown once), a webhook to the receiver with a
 // test delivery, two deltas recorded and verified, a checkpoint committed,
 // the receipt downloaded and its verify page passing every check, the
-// password reset by e-mail. Each page is saved at desktop (1280 px) and
-// phone (390 px) width into tests/artifacts/dashboard-*.png; no page may
-// scroll sideways on a phone. Exit status 0 only if every step passed.
+// environment switch, the password reset by e-mail and changed. Each page
+// is saved at desktop (1280 px) and phone (390 px) width into
+// tests/artifacts/dashboard-*.png; no page may scroll sideways on a phone.
+// Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -353,6 +354,27 @@ await step("the webhook received delta.verified", async () => {
   await shot("webhook-deliveries-verified");
 });
 
+await step("the environment switch shows Production and is remembered", async () => {
+  await nav("Customers");
+  await page.getByLabel("Environment", { exact: true }).selectOption("production");
+  await page.locator(".env-banner").waitFor();
+  await page.locator("[data-needs-key]", { hasText: "Production API key" }).waitFor();
+  await shot("customers-production");
+  await page.reload();
+  await heading("Customers");
+  assert((await page.getByLabel("Environment", { exact: true }).inputValue()) === "production", "not remembered");
+  await page.getByLabel("Environment", { exact: true }).selectOption("sandbox");
+  await page.locator(`tr[data-customer=${CUSTOMER}]`).waitFor();
+});
+
+await step("a webhook is paused and resumed", async () => {
+  await nav("Webhooks");
+  await page.getByRole("button", { name: "Pause" }).click();
+  await page.locator("[data-active=false]").waitFor();
+  await page.getByRole("button", { name: "Resume" }).click();
+  await page.locator("[data-active=true]").waitFor();
+});
+
 await step("logging out ends the session", async () => {
   await page.getByRole("button", { name: "Log out" }).click();
   await heading("Log in");
@@ -380,6 +402,24 @@ await step("a forgotten password is reset through the e-mailed link", async () =
   await page.getByRole("link", { name: "Log in" }).last().click();
   await page.getByLabel("E-mail", { exact: true }).fill(email);
   await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await heading(/Welcome, Grace/);
+});
+
+await step("changing the password checks the current one, then logs out", async () => {
+  await nav("Settings");
+  await page.getByLabel("Current password", { exact: true }).fill("Not-The-One-1");
+  await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Change password" }).click();
+  const { text, status } = await errorText();
+  assert(status === "400" && /currentPassword/.test(text), `status ${status}: ${text}`);
+  await shot("settings-wrong-password");
+  await page.getByLabel("Current password", { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await heading("Log in");
+  assert(/Password changed/.test(await page.innerText("main")), await page.innerText("main"));
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
   await page.getByRole("button", { name: "Log in" }).click();
   await heading(/Welcome, Grace/);
 });
