@@ -105,7 +105,7 @@ function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
       {list.data && list.data.customers.length > 0 && (
         <>
           <div class="table-wrap" role="region" aria-label="Ledgers" tabIndex={0}>
-            <table>
+            <table class="stack">
               <thead>
                 <tr>
                   <th scope="col">Customer</th>
@@ -124,9 +124,9 @@ function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
                     <th scope="row">
                       <Link href={`/app/customers/${encodeURIComponent(c.customerId)}`}>{c.customerId}</Link>
                     </th>
-                    <td class="num">{c.computedBalance}</td>
-                    <td class="num">{c.totalDeltas}</td>
-                    <td>{when(c.lastActivityAt)}</td>
+                    <td class="num" data-label="Balance">{c.computedBalance}</td>
+                    <td class="num" data-label="Deltas">{c.totalDeltas}</td>
+                    <td data-label="Last activity">{when(c.lastActivityAt)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -296,7 +296,7 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
       {derive.data && derive.data.deltas.length > 0 && (
         <>
           <div class="table-wrap" role="region" aria-label="Deltas" tabIndex={0}>
-            <table id="deltas">
+            <table id="deltas" class="stack">
               <thead>
                 <tr>
                   <th scope="col" class="num">
@@ -312,12 +312,12 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
               <tbody>
                 {derive.data.deltas.map((d) => (
                   <tr key={d.anchorId} data-anchor={d.anchorId} data-verified={String(d.verified)}>
-                    <td class="num">{d.delta}</td>
-                    <td>{d.dataPurged ? <span class="hint">removed by retention</span> : d.reason}</td>
-                    <td>{d.verified ? <span class="badge pass">✔ Verified</span> : <span class="badge wait">… Queued</span>}</td>
-                    <td>{d.window ?? "—"}</td>
-                    <td>{when(d.blockTimestamp)}</td>
-                    <td>
+                    <td class="num" data-label="Amount">{d.delta}</td>
+                    <td data-label="Reason">{d.dataPurged ? <span class="hint">removed by retention</span> : d.reason}</td>
+                    <td data-label="Status">{d.verified ? <span class="badge pass">✔ Verified</span> : <span class="badge wait">… Queued</span>}</td>
+                    <td data-label="Window">{d.window ?? "—"}</td>
+                    <td data-label="Verified at">{when(d.blockTimestamp)}</td>
+                    <td data-label="Proof">
                       <a href={`/verify/${d.receiptId}`} target="_blank" rel="noopener">
                         Verify <span class="sr-only">delta {d.anchorId}</span>
                         <code>{short(d.receiptId, 8)}</code>
@@ -426,7 +426,7 @@ function Checkpoints({
       {list.data && list.data.length === 0 && <Empty>No checkpoints for this customer yet.</Empty>}
       {list.data && list.data.length > 0 && (
         <div class="table-wrap" role="region" aria-label="Checkpoints" tabIndex={0}>
-          <table class="compact" id="checkpoints">
+          <table class="compact stack" id="checkpoints">
             <thead>
               <tr>
                 <th scope="col">Period</th>
@@ -442,14 +442,14 @@ function Checkpoints({
               {list.data.map((c) => (
                 <tr key={c.checkpointId} data-status={c.status}>
                   <th scope="row">{c.period}</th>
-                  <td>{c.status === "COMMITTED" ? <span class="badge pass">✔ Committed</span> : <span class="badge wait">… Queued</span>}</td>
-                  <td class="num">{c.deltaCount}</td>
-                  <td>
+                  <td data-label="Status">{c.status === "COMMITTED" ? <span class="badge pass">✔ Committed</span> : <span class="badge wait">… Queued</span>}</td>
+                  <td class="num" data-label="Deltas">{c.deltaCount}</td>
+                  <td data-label="Proof root">
                     <a href={`/verify/${c.merkleRoot}`} target="_blank" rel="noopener">
                       <code>{short(c.merkleRoot)}</code>
                     </a>
                   </td>
-                  <td>{when(c.committedAt)}</td>
+                  <td data-label="Committed">{when(c.committedAt)}</td>
                 </tr>
               ))}
             </tbody>

@@ -97,7 +97,7 @@ export function Keys() {
       {keys.data && keys.data.length === 0 && <Empty>No keys yet: create one above.</Empty>}
       {keys.data && keys.data.length > 0 && (
         <div class="table-wrap" role="region" aria-label="Your keys" tabIndex={0}>
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -114,14 +114,14 @@ export function Keys() {
             <tbody>
               {keys.data.map((k) => (
                 <tr key={k.id} data-key-id={k.id}>
-                  <td>{k.name ?? <span class="hint">unnamed</span>}</td>
-                  <td>
+                  <td data-label="Name">{k.name ?? <span class="hint">unnamed</span>}</td>
+                  <td data-label="Key">
                     <code>{k.prefix}</code>
                   </td>
-                  <td>{ENV_LABEL[ENV_OF_KEY[k.environment]]}</td>
-                  <td data-active={String(k.active)}>{k.active ? "Enabled" : "Disabled"}</td>
-                  <td>{when(k.createdAt)}</td>
-                  <td>{when(k.lastUsedAt)}</td>
+                  <td data-label="Environment">{ENV_LABEL[ENV_OF_KEY[k.environment]]}</td>
+                  <td data-label="State" data-active={String(k.active)}>{k.active ? "Enabled" : "Disabled"}</td>
+                  <td data-label="Created">{when(k.createdAt)}</td>
+                  <td data-label="Last used">{when(k.lastUsedAt)}</td>
                   <td class="actions">
                     <Button onClick={() => act(() => call("POST", `/dashboard/api-keys/${encodeURIComponent(k.id)}/toggle`, { jwt: jwt() }))}>
                       {k.active ? "Disable" : "Enable"}
