@@ -56,6 +56,9 @@ fi
 # when up to date.
 scripts/build-verifier.sh
 
+# The vendor dashboard (public/assets, git-ignored); skipped when up to date.
+scripts/build-dashboard.sh
+
 # Python tooling for the schemathesis pass (.venv, git-ignored).
 scripts/setup-python.sh
 
