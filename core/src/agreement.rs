@@ -1,0 +1,1 @@
+//! Counterparty statements (issue 19).
