@@ -15,6 +15,7 @@ Usage:
   bvs-verify public <answer.json>... [--root <proofRoot>] [--key <verifierKey>] [--json]
   bvs-verify head <head.txt> --key <verifierKey> [--json]
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
+  bvs-verify statement <statement.txt> --key <counterpartyKey> [--root <merkleRoot>] [--json]
 
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
                (the whole answer or its data): signed tree head, every
@@ -25,10 +26,15 @@ Usage:
   consistency  two saved signed tree heads and the consistency proof between
                them (GET /api/v1/log/<env>/proof/consistency?from=&to=, a JSON
                array of hex hashes, or one hex hash per line)
+  statement    a customer's signed statement (co-signed balance, dispute or
+               key binding; docs/agreement.md), checked against the
+               customer's key; --root pins the checkpoint's merkleRoot
+               (alias: cosigned)
 
   --key   the log's verifier key, from GET /api/v1/log/<env>/key (verifierKey).
           Optional for receipts and answers, which name their key: pin it to
-          be sure the key is the log's published one.
+          be sure the key is the log's published one. For statement: the
+          customer's key, <name>+<key id>+<base64 key>.
   --json  print the report as JSON: {ok, checks: [{name, ok, detail}]}
 
 Exit status: 0 every check passed, 1 a check failed, 2 usage or I/O error.
@@ -126,6 +132,20 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             let proof = verify::parse_proof_document(&proof)
                 .map_err(|e| format!("{}: {e}", args.files[2]))?;
             Ok(verify::consistency_report(&old, &new, &proof, key))
+        }
+        "statement" | "cosigned" => {
+            let key = required_key(args)?.trim();
+            let [text] = files::<1>(args)?;
+            let root = args
+                .root
+                .as_deref()
+                .map(|r| bvs_core::Hash32::parse(r.trim()).map_err(|e| format!("--root {e}")))
+                .transpose()?;
+            Ok(bvs_core::agreement::statement_report(
+                &text,
+                key,
+                root.as_ref(),
+            ))
         }
         other => Err(format!("unknown command {other:?}")),
     }
