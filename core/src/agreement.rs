@@ -42,8 +42,8 @@
 
 use crate::amount::Amount;
 use crate::hash::Hash32;
-use crate::note::{base64_decode, key_name_valid, split_note, VerifierKey};
-use crate::pinpoint::{DivergenceKind, EntryId};
+use crate::note::{key_name_valid, split_note, VerifierKey};
+use crate::pinpoint::{Divergence, DivergenceKind, EntryId};
 use crate::types::{Period, ReferenceId};
 use crate::verify::{Check, VerificationReport};
 
@@ -135,6 +135,26 @@ pub struct Dispute {
     pub delta: EntryId,
     /// Balance both agree on before the divergent delta.
     pub agreed: Amount,
+}
+
+impl Dispute {
+    /// The dispute of `checkpoint` from a pinpointed divergence. The
+    /// delta is named by the service's itemHash when the service has it
+    /// (missing, changed, reordered), else by the caller's own id (extra).
+    pub fn from_divergence(checkpoint: CheckpointRef, divergence: &Divergence) -> Option<Dispute> {
+        let delta = match (&divergence.service, &divergence.caller_id) {
+            (Some(s), _) => EntryId::ItemHash(s.item_hash),
+            (None, Some(id)) => id.clone(),
+            (None, None) => return None,
+        };
+        Some(Dispute {
+            checkpoint,
+            kind: divergence.kind,
+            after: divergence.agreed_deltas,
+            delta,
+            agreed: divergence.agreed_balance,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -737,12 +757,12 @@ pub fn signature_bytes(signed: &str, verifier_key: &str) -> Option<[u8; 64]> {
     <[u8; 64]>::try_from(sig.as_slice()).ok()
 }
 
-/// The raw 32-byte public key inside a verifier key.
+/// The raw 32-byte Ed25519 public key inside a verifier key (for tools
+/// that want it without the signed-note framing).
 pub fn public_key_bytes(verifier_key: &str) -> Option<[u8; 32]> {
-    let (_, rest) = verifier_key.split_once('+')?;
-    let (_, b64) = rest.split_once('+')?;
-    let bytes = base64_decode(b64)?;
-    <[u8; 32]>::try_from(bytes.get(1..)?).ok()
+    VerifierKey::parse(verifier_key)
+        .ok()
+        .map(|k| k.key.to_bytes())
 }
 
 #[cfg(feature = "server")]

@@ -238,6 +238,8 @@ pub enum PinpointError {
     DuplicateEntry { index: usize, first: usize },
     #[error("balance {0}")]
     Amount(#[from] AmountError),
+    #[error("the checkpoint's delta count is too large")]
+    CountOverflow,
 }
 
 /// Which service positions an id names: one, or several (ambiguous).
@@ -366,10 +368,13 @@ pub fn pinpoint(
         };
         let service_amount = service_side.map_or(Amount::ZERO, |d| d.amount);
         let caller_amount = caller_side.map_or(Amount::ZERO, |e| e.amount);
-        let agreed_count = u64::try_from(i).map_err(|_| AmountError::Overflow)?;
+        let agreed_deltas = u64::try_from(i)
+            .ok()
+            .and_then(|n| start.deltas.checked_add(n))
+            .ok_or(PinpointError::CountOverflow)?;
         break Some(Divergence {
             kind,
-            agreed_deltas: start.deltas.saturating_add(agreed_count),
+            agreed_deltas,
             agreed_balance: agreed,
             service: service_side.map(|d| DivergentDelta {
                 item_hash: d.item_hash,

@@ -240,7 +240,7 @@ fn tampered_statements_fail_with_named_reasons() {
     ));
     let sig_line = note.lines().last().unwrap();
     let b64 = sig_line.rsplit(' ').next().unwrap();
-    let mut bytes = base64_decode(b64).unwrap();
+    let mut bytes = crate::note::base64_decode(b64).unwrap();
     bytes[10] ^= 1;
     let flipped = note.replacen(b64, &encode(&bytes), 1);
     assert_eq!(verify(&flipped, &k), Err(StatementError::InvalidSignature));
@@ -327,6 +327,29 @@ fn bad_values_are_refused_by_field() {
             ..
         })
     ));
+}
+
+#[test]
+fn a_pinpointed_divergence_becomes_a_signed_dispute() {
+    use crate::pinpoint::{pinpoint, CallerEntry, ServiceDelta, Start};
+    let service: Vec<ServiceDelta> = [("1", "anc_0"), ("2", "anc_1")]
+        .iter()
+        .map(|(a, id)| ServiceDelta {
+            item_hash: Hash32::digest(id.as_bytes()),
+            anchor_id: (*id).to_owned(),
+            reference_id: None,
+            amount: Amount::parse(a).unwrap(),
+        })
+        .collect();
+    let caller =
+        vec![CallerEntry::new(None, Some("anc_0"), None, Amount::parse("1").unwrap()).unwrap()];
+    let found = pinpoint(Start::ORIGIN, &service, &caller).unwrap();
+    let d = Dispute::from_divergence(checkpoint(), found.divergence.as_ref().unwrap()).unwrap();
+    assert_eq!(d.kind, DivergenceKind::Missing);
+    assert_eq!((d.after, d.agreed), (1, Amount::parse("1").unwrap()));
+    assert_eq!(d.delta, EntryId::ItemHash(Hash32::digest(b"anc_1")));
+    let s = Statement::Dispute(d);
+    assert_eq!(verify(&signed(&s), &key()).unwrap(), s);
 }
 
 #[test]
