@@ -567,17 +567,35 @@ mod tests {
     }
 
     #[test]
-    fn ten_thousand_deltas_pinpoint_a_change_near_the_end() {
+    fn ten_thousand_deltas_pinpoint_a_missing_an_extra_and_a_changed_one() {
         let amounts: Vec<i64> = (0..10_000).map(|k| (k % 97) - 40).collect();
         let s = ledger(&amounts);
-        let mut c = copy(&s);
+        let c = copy(&s);
         assert!(pinpoint(Start::ORIGIN, &s, &c).unwrap().agrees());
-        c[9_998] = by_anchor("anc_9998", 1_000);
-        let d = pinpoint(Start::ORIGIN, &s, &c).unwrap().divergence.unwrap();
-        assert_eq!(d.kind, DivergenceKind::Changed);
-        assert_eq!(d.agreed_deltas, 9_998);
-        let before: i64 = amounts[..9_998].iter().sum();
-        assert_eq!(d.agreed_balance, amt(before));
+        let before = |k: usize| amt(amounts[..k].iter().sum());
+
+        let mut missing = c.clone();
+        missing.remove(7_001);
+        // An extra entry on a 9,999-delta ledger keeps the caller's list
+        // at the 10,000 limit.
+        let mut extra = c[..9_999].to_vec();
+        extra.insert(4_242, by_anchor("anc_mine", 3));
+        let mut changed = c.clone();
+        changed[9_998] = by_anchor("anc_9998", 1_000);
+        for (service, list, kind, at) in [
+            (&s[..], missing, DivergenceKind::Missing, 7_001),
+            (&s[..9_999], extra, DivergenceKind::Extra, 4_242),
+            (&s[..], changed, DivergenceKind::Changed, 9_998),
+        ] {
+            assert!(list.len() <= PINPOINT_ENTRIES_MAX);
+            let d = pinpoint(Start::ORIGIN, service, &list)
+                .unwrap()
+                .divergence
+                .unwrap();
+            assert_eq!(d.kind, kind);
+            assert_eq!(d.agreed_deltas, at as u64);
+            assert_eq!(d.agreed_balance, before(at));
+        }
     }
 
     proptest! {
