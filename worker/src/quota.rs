@@ -5,9 +5,8 @@ use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
 
 use crate::app::App;
-use crate::auth::limit::Rate;
-use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
+use crate::limiter::Rate;
 use crate::store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,24 +102,31 @@ impl Plan {
     }
 }
 
+/// Whose quota: a tenant's, in one environment, on its plan.
+pub struct Account<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+    pub plan: Plan,
+}
+
 /// Counts `count` deltas against the tenant's monthly quota for the key's
 /// environment, all or nothing.
 ///
 /// # Errors
 /// 402 naming the quota and when it resets (the first day of next month,
 /// UTC) if the deltas do not fit; internal error on storage failure.
-pub async fn consume(app: &App, ctx: &KeyContext, count: u64) -> ApiResult<()> {
+pub async fn consume(app: &App, ctx: &Account<'_>, count: u64) -> ApiResult<()> {
     if count == 0 {
         return Ok(());
     }
-    let plan = Plan::from_stored(&ctx.plan);
+    let plan = ctx.plan;
     let limit = plan.deltas_per_month(ctx.env);
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let db = app.control_db()?;
     let ok = store::accounts::consume_usage(
         &db,
-        &ctx.tenant_id,
+        ctx.tenant_id,
         ctx.env.as_str(),
         &period.to_string(),
         count,
@@ -131,7 +137,7 @@ pub async fn consume(app: &App, ctx: &KeyContext, count: u64) -> ApiResult<()> {
         return Ok(());
     }
     let used =
-        store::accounts::usage(&db, &ctx.tenant_id, ctx.env.as_str(), &period.to_string()).await?;
+        store::accounts::usage(&db, ctx.tenant_id, ctx.env.as_str(), &period.to_string()).await?;
     let resets = format_iso_ms(period.end_ms());
     let env_name = match ctx.env {
         Env::Sandbox => "Sandbox",

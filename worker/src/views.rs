@@ -7,7 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::store::ledger::{CheckpointRow, DeltaRow, FactRow};
+use crate::store::checkpoints::CheckpointRow;
+use crate::store::deltas::DeltaRow;
+use crate::store::facts::FactRow;
 
 pub fn iso(ms: u64) -> String {
     format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX))

@@ -11,7 +11,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::quota::Plan;
+use crate::quota::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::{ContractRow, STATUS_ACTIVE};
@@ -27,8 +27,19 @@ pub struct KeyContext {
     /// The key's environment: the only one this request may touch.
     pub env: Env,
     pub key_id: String,
-    /// The tenant's plan (`free`, `pilot`, `growth`, `enterprise`).
-    pub plan: String,
+    /// The tenant's plan.
+    pub plan: Plan,
+}
+
+impl KeyContext {
+    /// The tenant's quota in the key's environment.
+    pub fn account(&self) -> quota::Account<'_> {
+        quota::Account {
+            tenant_id: &self.tenant_id,
+            env: self.env,
+            plan: self.plan,
+        }
+    }
 }
 
 #[expect(
@@ -115,7 +126,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         tenant_id: row.tenant_id,
         env,
         key_id: row.id,
-        plan: plan.as_str().to_string(),
+        plan,
     })
 }
 

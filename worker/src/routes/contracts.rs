@@ -5,10 +5,10 @@ use bvs_core::types::Env;
 use serde::Serialize;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::quota::Plan;
 use crate::store::contracts::{
     self, ContractRow, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED,
@@ -62,11 +62,10 @@ fn iso(ms: Option<u64>) -> Option<String> {
 /// or `error`).
 pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let text = f.string("environment");
+    let mut f = Fields::read(&mut req).await?;
+    let text = f.required("environment");
     let env = if f.problems.is_empty() {
-        f.check(Env::parse_contract_name("environment", text))
+        f.check(Env::parse_contract_name("environment", &text))
     } else {
         None
     };

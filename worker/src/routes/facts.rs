@@ -11,8 +11,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::ledger;
-use crate::routes::balance::ring;
-use crate::store::ledger as store;
+use crate::ledger::submit::ring;
+use crate::store;
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
@@ -38,7 +38,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let hash = content_hash(&content).to_hex();
     let db = ledger::db(app, ctx.env)?;
     let metadata_text = metadata.map(|m| m.to_value().to_string());
-    let created = store::insert_fact(
+    let created = store::facts::insert(
         &db,
         &ctx.tenant_id,
         &hash,
@@ -47,7 +47,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
         app.now_ms,
     )
     .await?;
-    let row = store::fact(&db, &ctx.tenant_id, &hash)
+    let row = store::facts::fact(&db, &ctx.tenant_id, &hash)
         .await?
         .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
     if created {
@@ -83,10 +83,10 @@ fn parse_hash(text: &str) -> ApiResult<String> {
     })
 }
 
-async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<store::FactRow> {
+async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<store::facts::FactRow> {
     let ctx = auth::authenticate_api_key(app, req).await?;
     let hash = parse_hash(hash)?;
-    store::fact(&ledger::db(app, ctx.env)?, &ctx.tenant_id, &hash)
+    store::facts::fact(&ledger::db(app, ctx.env)?, &ctx.tenant_id, &hash)
         .await?
         .ok_or_else(|| {
             ApiError::NotFound(format!("Fact not found: no fact with contentHash {hash}"))

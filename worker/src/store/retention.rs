@@ -4,9 +4,23 @@
 
 use worker::D1Database;
 
-use super::ledger::int;
-use super::{run, Arg};
+use super::{int, run, Arg};
 use crate::error::ApiResult;
+
+const PURGE_DELTAS: &str =
+    "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
+     purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
+     AND data_purged = 0 AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)";
+const PURGE_FACTS: &str = "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
+     AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)";
+const PURGE_EVENTS: &str =
+    "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
+     AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)";
+const PURGE_DELIVERIES: &str =
+    "UPDATE webhook_deliveries SET payload = NULL, url = NULL, data_purged = 1, purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE tenant_id = ?1 \
+     AND data_purged = 0 AND completed_at IS NOT NULL AND completed_at < ?2 LIMIT ?4)";
 
 /// Deltas verified before `cutoff_ms` lose reason, referenceId and metadata.
 /// Returns rows purged.
@@ -19,9 +33,7 @@ pub async fn purge_deltas(
 ) -> ApiResult<u64> {
     run(
         ledger,
-        "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
-         purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
-         AND data_purged = 0 AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
+        PURGE_DELTAS,
         &[
             Arg::Text(tenant_id),
             int(cutoff_ms)?,
@@ -43,9 +55,7 @@ pub async fn purge_facts(
 ) -> ApiResult<u64> {
     run(
         ledger,
-        "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
-         WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
-         AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
+        PURGE_FACTS,
         &[
             Arg::Text(tenant_id),
             int(cutoff_ms)?,
@@ -67,8 +77,7 @@ pub async fn purge_events(
 ) -> ApiResult<u64> {
     run(
         ledger,
-        "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
-         AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)",
+        PURGE_EVENTS,
         &[Arg::Text(tenant_id), int(cutoff_ms)?, int(limit)?],
     )
     .await
@@ -85,9 +94,7 @@ pub async fn purge_deliveries(
 ) -> ApiResult<u64> {
     run(
         control,
-        "UPDATE webhook_deliveries SET payload = NULL, url = NULL, data_purged = 1, purged_at = ?3 \
-         WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE tenant_id = ?1 \
-         AND data_purged = 0 AND completed_at IS NOT NULL AND completed_at < ?2 LIMIT ?4)",
+        PURGE_DELIVERIES,
         &[
             Arg::Text(tenant_id),
             int(cutoff_ms)?,
