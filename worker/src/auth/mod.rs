@@ -14,7 +14,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::quota::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
-use crate::store::contracts::{ContractRow, STATUS_ACTIVE};
+use crate::store::contracts::STATUS_ACTIVE;
 
 #[expect(
     dead_code,
@@ -79,9 +79,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
     // The secret is checked before anything about the key is revealed.
     let presented = secret::sha256_hex(key.secret());
-    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes())
-        || row.env != key.env().as_str()
-    {
+    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) || row.env != key.env() {
         return Err(ApiError::Unauthorized(INVALID_KEY.into()));
     }
     if row.deleted_at.is_some() {
@@ -145,7 +143,7 @@ pub async fn resolve_contract(
     let row = match pool_id.map(str::trim).filter(|p| !p.is_empty()) {
         Some(id) => store::contracts::by_id(&db, &ctx.tenant_id, id)
             .await?
-            .filter(|c| c.env == ctx.env.as_str())
+            .filter(|c| c.env == ctx.env)
             .ok_or_else(|| {
                 ApiError::NotFound(format!(
                     "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
@@ -173,10 +171,6 @@ pub async fn resolve_contract(
         env: ctx.env,
         status: row.status,
     })
-}
-
-pub fn contract_env(row: &ContractRow) -> ApiResult<Env> {
-    Env::parse("env", &row.env).map_err(|_| ApiError::internal("contract with an unknown env"))
 }
 
 pub fn env_label(env: Env) -> &'static str {

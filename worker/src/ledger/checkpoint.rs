@@ -12,8 +12,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::store::checkpoints::{self, CheckpointRow};
-use crate::store::ledgers;
-use crate::views;
+use crate::store::{ledgers, CheckpointStatus};
 
 /// What a checkpoint covers: the window's frontier, delta count, net
 /// amount and log span.
@@ -61,12 +60,12 @@ pub async fn create(
         tenant_id: tenant_id.to_string(),
         customer_id: who,
         period: period.to_string(),
-        merkle_root: frontier.root().to_hex(),
+        merkle_root: frontier.root(),
         delta_count: w.count,
-        net_delta: w.net.to_string(),
+        net_delta: w.net,
         from_index: w.first_leaf,
         to_index: w.last_leaf,
-        status: "QUEUED".to_string(),
+        status: CheckpointStatus::Queued,
         created_at: app.now_ms,
         committed_at: None,
         leaf_index: None,
@@ -90,8 +89,9 @@ async fn window(
             let Some(w) = ledgers::window(db, tenant_id, c.as_str(), period).await? else {
                 return Ok(None);
             };
-            let net = views::amount(&w.balance_after)?
-                .checked_sub(views::amount(&w.balance_before)?)
+            let net = w
+                .balance_after
+                .checked_sub(w.balance_before)
                 .map_err(|e| ApiError::internal(format!("net delta: {e}")))?;
             Ok(Some(Window {
                 frontier: w.frontier,
@@ -108,7 +108,7 @@ async fn window(
             Ok(Some(Window {
                 frontier: w.frontier,
                 count: w.deltas_count,
-                net: views::amount(&w.net_delta)?,
+                net: w.net_delta,
                 first_leaf: w.first_leaf,
                 last_leaf: w.last_leaf,
             }))

@@ -21,7 +21,7 @@ use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::receipts::{self, ReceiptRow};
 use crate::store::submissions::{self, SubmissionRow};
-use crate::store::{ledgers, log as log_store, parse_hash};
+use crate::store::{ledgers, log as log_store, CheckpointStatus, ItemStatus};
 use crate::views;
 
 /// A receipt lists at most this many deltas; beyond, ask per period.
@@ -42,7 +42,7 @@ pub struct ReceiptRequest<'a> {
 struct Span {
     first_seq: u64,
     last_seq: u64,
-    balance_before: String,
+    balance_before: Amount,
 }
 
 impl Span {
@@ -74,9 +74,9 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let (deltas, items) = proven(&db, &rows, head.tree_size).await?;
     let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
     let root = merkle::root(&item_hashes);
-    let starting = views::amount(&span.balance_before)?;
+    let starting = span.balance_before;
     let final_balance = match rows.last() {
-        Some(row) => views::amount(row.balance_after.as_deref().unwrap_or("0"))?,
+        Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
         None => starting,
     };
     let window_summaries = derive::window_summaries(&deltas)
@@ -92,7 +92,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         items_root: root,
         receipt_id: root,
         proof_root: root,
-        latest_checkpoint: rows.last().map(|row| row.items_root.clone()),
+        latest_checkpoint: rows.last().map(|row| row.items_root.to_hex()),
         deltas,
         window_summaries,
         verification: ReceiptVerification {
@@ -138,10 +138,10 @@ async fn span(db: &D1Database, r: &ReceiptRequest<'_>) -> ApiResult<Span> {
                 last_seq: w.last_seq,
                 balance_before: w.balance_before,
             }),
-        None => (l.verified_count > 0).then(|| Span {
+        None => (l.verified_count > 0).then_some(Span {
             first_seq: 1,
             last_seq: l.verified_count,
-            balance_before: "0".to_string(),
+            balance_before: Amount::ZERO,
         }),
     };
     let Some(span) = span else {
@@ -202,10 +202,10 @@ fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
     let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     Ok(DerivedDelta {
         anchor_id: row.anchor_id.clone(),
-        item_hash: parse_hash(&row.item_hash)?,
-        items_root: parse_hash(&row.items_root)?,
-        receipt_id: parse_hash(&row.items_root)?,
-        delta: views::amount(&row.delta)?,
+        item_hash: row.item_hash,
+        items_root: row.items_root,
+        receipt_id: row.items_root,
+        delta: row.delta,
         reason: row.reason.clone(),
         reference_id: row.reference_id.clone(),
         window: Period::containing(ms(verified_at)),
@@ -214,7 +214,7 @@ fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
         data_purged: row.data_purged != 0,
         verified: true,
         seq: row.ledger_seq.unwrap_or(0),
-        balance_after: views::amount(row.balance_after.as_deref().unwrap_or("0"))?,
+        balance_after: row.balance_after.unwrap_or(Amount::ZERO),
     })
 }
 
@@ -229,7 +229,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
     Ok(Some(DeltaContent {
         anchor_id: row.anchor_id.clone(),
         customer_id: row.customer_id.clone(),
-        delta: views::amount(&row.delta)?,
+        delta: row.delta,
         reason,
         reference_id: row.reference_id.clone(),
         metadata: row
@@ -245,7 +245,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
 /// The net of `rows`' deltas.
 pub fn sum(rows: &[DeltaRow]) -> ApiResult<Amount> {
     rows.iter().try_fold(Amount::ZERO, |acc, r| {
-        acc.checked_add(views::amount(&r.delta)?)
+        acc.checked_add(r.delta)
             .map_err(|e| ApiError::internal(format!("net amount: {e}")))
     })
 }
@@ -355,11 +355,7 @@ pub async fn public_answer(
     let head = super::head_or_init(app, env).await?;
     let covered = covered(&db, &found, page).await?;
     let records = records(&db, &covered.rows, head.tree_size).await?;
-    let item_hashes: Vec<Hash32> = covered
-        .rows
-        .iter()
-        .map(|r| parse_hash(&r.item_hash))
-        .collect::<ApiResult<_>>()?;
+    let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
     let checkpoint_leaf = match covered
         .checkpoint
         .as_ref()
@@ -368,7 +364,7 @@ pub async fn public_answer(
         Some((c, leaf)) => {
             let proof = inclusion_proofs(&db, &[leaf], head.tree_size).await?;
             Some(CheckpointLeaf {
-                item_hash: c.merkle_root.clone(),
+                item_hash: c.merkle_root.to_hex(),
                 leaf_index: leaf,
                 inclusion_proof: proof.first().map(|p| hexes(p)).unwrap_or_default(),
             })
@@ -376,7 +372,7 @@ pub async fn public_answer(
         None => None,
     };
     let verified = match &covered.checkpoint {
-        Some(c) => c.status == "COMMITTED" && checkpoint_leaf.is_some(),
+        Some(c) => c.status == CheckpointStatus::Committed && checkpoint_leaf.is_some(),
         None => !records.is_empty() && records.iter().all(|r| r.leaf_index.is_some()),
     };
     let summary = summary(env, root, &covered, &records);
@@ -431,7 +427,7 @@ async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResul
     Ok(match found {
         Found::Submission(s) => {
             let rows = deltas::of_submission(db, &s.id).await?;
-            let all_verified = rows.iter().all(|r| r.status == "VERIFIED");
+            let all_verified = rows.iter().all(|r| r.status == ItemStatus::Verified);
             let status = if all_verified { "VERIFIED" } else { "QUEUED" };
             Covered {
                 kind: "submission",
@@ -470,9 +466,9 @@ async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResul
                 kind: "checkpoint",
                 rows: deltas::in_leaf_range(db, &range, page.offset, page.limit).await?,
                 period: Some(c.period.clone()),
-                status: c.status.clone(),
+                status: c.status.as_str().to_string(),
                 total: c.delta_count,
-                net: views::amount(&c.net_delta)?,
+                net: c.net_delta,
                 checkpoint: Some(c.clone()),
             }
         }
@@ -492,9 +488,9 @@ async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec
         };
         records.push(Record {
             anchor_id: r.anchor_id.clone(),
-            item_hash: r.item_hash.clone(),
+            item_hash: r.item_hash.to_hex(),
             ledger_id: super::submit::ledger_id(&r.tenant_id, &r.customer_id),
-            delta: views::amount(&r.delta)?,
+            delta: r.delta,
             leaf_index: r.leaf_index,
             inclusion_proof: hexes(&proof),
             block_timestamp: r.verified_at.map(views::iso),

@@ -25,7 +25,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::ledgers::{self, LedgerUpdate, TenantWindowRow};
 use crate::store::log::{self as log_store, HeadRow, NewLeaf};
-use crate::store::{self, parse_hash};
+use crate::store::{self, parse_hash, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
 
 /// Items appended per round: keeps one D1 batch well within its limits.
@@ -65,6 +65,9 @@ async fn round(app: &App, env: Env) -> ApiResult<u64> {
     store::batch(&db, statements).await?;
     Ok(plan.count())
 }
+
+/// A leaf's item hash, kind, reference and tenant.
+type LeafParts<'a> = (Hash32, &'static str, &'a String, &'a String);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in rowid order, at log positions from `old_size`.
@@ -107,26 +110,28 @@ impl Plan {
     }
 
     fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
-        let deltas = self
-            .deltas
-            .iter()
-            .map(|d| (&d.item_hash, "delta", &d.anchor_id, &d.tenant_id));
-        let facts = self
-            .facts
-            .iter()
-            .map(|f| (&f.content_hash, "fact", &f.content_hash, &f.tenant_id));
+        let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
+            Ok((d.item_hash, "delta", &d.anchor_id, &d.tenant_id))
+        });
+        let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
+            let hash = parse_hash(&f.content_hash)?;
+            Ok((hash, "fact", &f.content_hash, &f.tenant_id))
+        });
         let checkpoints = self
             .checkpoints
             .iter()
-            .map(|c| (&c.merkle_root, "checkpoint", &c.id, &c.tenant_id));
+            .map(|c| -> ApiResult<LeafParts<'_>> {
+                Ok((c.merkle_root, "checkpoint", &c.id, &c.tenant_id))
+            });
         deltas
             .chain(facts)
             .chain(checkpoints)
             .enumerate()
-            .map(|(i, (item, kind, ref_id, tenant_id))| {
+            .map(|(i, item)| {
+                let (item_hash, kind, ref_id, tenant_id) = item?;
                 Ok(NewLeaf {
                     leaf_index: self.old_size + i as u64,
-                    item_hash: parse_hash(item)?,
+                    item_hash,
                     kind,
                     ref_id: ref_id.clone(),
                     tenant_id: tenant_id.clone(),
@@ -157,7 +162,7 @@ async fn apply(
             leaf_index,
             tree_size: head.tree_size,
             ledger_seq,
-            balance_after: balance_after.to_string(),
+            balance_after,
             verified_at: now,
         };
         statements.push(deltas::mark_verified(db, &verified)?);
@@ -197,11 +202,11 @@ fn delta_verified_event(
     note_hash: &str,
 ) -> ApiResult<NewEvent> {
     let mut row = d.clone();
-    row.status = "VERIFIED".to_string();
+    row.status = ItemStatus::Verified;
     row.leaf_index = Some(v.leaf_index);
     row.tree_size = Some(v.tree_size);
     row.ledger_seq = Some(v.ledger_seq);
-    row.balance_after = Some(v.balance_after.clone());
+    row.balance_after = Some(v.balance_after);
     row.verified_at = Some(v.verified_at);
     Ok(NewEvent {
         id: ids::new_id("evt")?,
@@ -219,7 +224,7 @@ fn checkpoint_verified_event(
     now: u64,
 ) -> ApiResult<NewEvent> {
     let mut row = c.clone();
-    row.status = "COMMITTED".to_string();
+    row.status = CheckpointStatus::Committed;
     row.leaf_index = Some(leaf_index);
     row.tree_size = Some(head.tree_size);
     row.committed_at = Some(now);
@@ -238,7 +243,7 @@ struct LedgerRound {
     old_balance: Amount,
     count: u64,
     balance: Amount,
-    latest_items_root: String,
+    latest_items_root: Option<Hash32>,
     frontier: Frontier,
     first_leaf: Option<u64>,
     last_leaf: u64,
@@ -268,13 +273,13 @@ impl Balances {
         keys.dedup();
         let mut ledgers = BTreeMap::new();
         for l in ledgers::for_keys(db, &keys).await? {
-            let balance = views::amount(&l.computed_balance)?;
+            let balance = l.computed_balance;
             let round = LedgerRound {
                 old_count: l.verified_count,
                 old_balance: balance,
                 count: l.verified_count,
                 balance,
-                latest_items_root: String::new(),
+                latest_items_root: None,
                 frontier: Frontier::new(),
                 first_leaf: None,
                 last_leaf: 0,
@@ -292,7 +297,7 @@ impl Balances {
         let mut tenants = BTreeMap::new();
         for w in ledgers::tenant_windows_for(db, &tenant_ids, window).await? {
             let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
-            let net = views::amount(&w.net_delta)?;
+            let net = w.net_delta;
             tenants.insert(
                 w.tenant_id.clone(),
                 TenantRound {
@@ -308,8 +313,7 @@ impl Balances {
     /// Adds one delta at `leaf_index`; returns its ledger sequence number
     /// and the balance after it.
     fn add(&mut self, d: &DeltaRow, leaf_index: u64, window: &str) -> ApiResult<(u64, Amount)> {
-        let item: Hash32 = parse_hash(&d.item_hash)?;
-        let delta = views::amount(&d.delta)?;
+        let (item, delta) = (d.item_hash, d.delta);
         let entry = self
             .ledgers
             .get_mut(&(d.tenant_id.clone(), d.customer_id.clone()))
@@ -319,7 +323,7 @@ impl Balances {
             .balance
             .checked_add(delta)
             .map_err(|e| ApiError::internal(format!("balance overflow: {e}")))?;
-        entry.latest_items_root.clone_from(&d.items_root);
+        entry.latest_items_root = Some(d.items_root);
         entry.frontier.push(&item);
         entry.first_leaf.get_or_insert(leaf_index);
         entry.last_leaf = leaf_index;
@@ -331,7 +335,7 @@ impl Balances {
                     tenant_id: d.tenant_id.clone(),
                     window: window.to_string(),
                     deltas_count: 0,
-                    net_delta: String::new(),
+                    net_delta: Amount::ZERO,
                     first_leaf: leaf_index,
                     last_leaf: leaf_index,
                     frontier: String::new(),
@@ -359,6 +363,7 @@ impl Balances {
     ) -> ApiResult<Vec<D1PreparedStatement>> {
         let mut out = Vec::new();
         for ((tenant_id, customer_id), l) in &self.ledgers {
+            let latest_items_root = l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default();
             out.extend(ledgers::update(
                 db,
                 &LedgerUpdate {
@@ -366,10 +371,10 @@ impl Balances {
                     customer_id,
                     old_count: l.old_count,
                     new_count: l.count,
-                    old_balance: l.old_balance.to_string(),
-                    new_balance: l.balance.to_string(),
+                    old_balance: l.old_balance,
+                    new_balance: l.balance,
                     verified_at: now,
-                    latest_items_root: &l.latest_items_root,
+                    latest_items_root: &latest_items_root,
                     window: window.to_string(),
                     frontier: l.frontier.to_text(),
                     first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
@@ -379,7 +384,7 @@ impl Balances {
         }
         for mut t in self.tenants.into_values() {
             t.row.frontier = t.frontier.to_text();
-            t.row.net_delta = t.net.to_string();
+            t.row.net_delta = t.net;
             out.push(ledgers::upsert_tenant_window(db, &t.row)?);
         }
         Ok(out)

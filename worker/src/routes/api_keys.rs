@@ -46,8 +46,7 @@ struct CreatedKeyView {
 
 #[allow(clippy::cast_possible_wrap)]
 fn view(row: KeyRow) -> ApiResult<KeyView> {
-    let env =
-        Env::parse("env", &row.env).map_err(|_| ApiError::internal("key with unknown env"))?;
+    let env = row.env;
     Ok(KeyView {
         prefix: format!("pk_{}_{}", env.key_prefix(), row.id),
         id: row.id,

@@ -301,9 +301,9 @@ pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Respo
                     Ok(views::BatchMember {
                         anchor_id: d.anchor_id.clone(),
                         customer_id: d.customer_id.clone(),
-                        delta: views::amount(&d.delta)?,
-                        item_hash: d.item_hash.clone(),
-                        status: anchor_status(&d.status),
+                        delta: d.delta,
+                        item_hash: d.item_hash.to_hex(),
+                        status: anchor_status(d.status),
                     })
                 })
                 .collect::<ApiResult<Vec<_>>>()?,
@@ -312,7 +312,7 @@ pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Respo
         None
     };
     let mut data = DeltaRecord::from_row(&row, tx_hash)?;
-    data.status = anchor_status(&row.status);
+    data.status = anchor_status(row.status);
     data.batch_id = batch.as_ref().map(|_| row.submission_id.clone());
     data.delta_count = batch.as_ref().map(Vec::len);
     data.deltas = batch;

@@ -10,9 +10,7 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::quota::Plan;
-use crate::store::contracts::{
-    self, ContractRow, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED,
-};
+use crate::store::contracts::{self, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED};
 use crate::{http, ids, ledger, store};
 
 #[derive(Serialize)]
@@ -126,10 +124,6 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     http::dashboard(201, &view, Some("Provisioning started"))
 }
 
-fn env_of(row: &ContractRow) -> ApiResult<Env> {
-    auth::contract_env(row)
-}
-
 /// `GET /dashboard/contracts/:tenantId/status`: only the caller's tenant;
 /// any other id is 404.
 pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Response> {
@@ -140,7 +134,7 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
     let rows = contracts::of_tenant(&app.control_db()?, tenant_id).await?;
     let mut environments = Vec::with_capacity(Env::ALL.len());
     for env in Env::ALL {
-        let row = rows.iter().find(|r| r.env == env.as_str());
+        let row = rows.iter().find(|r| r.env == env);
         environments.push(EnvironmentStatus {
             environment: env.contract_name(),
             status: row.map_or_else(|| STATUS_NOT_PROVISIONED.to_string(), |r| r.status.clone()),
@@ -163,7 +157,7 @@ pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
     let rows = contracts::of_tenant(&app.control_db()?, session.tenant_id()).await?;
     let mut views = Vec::with_capacity(rows.len());
     for r in rows {
-        let env = env_of(&r)?;
+        let env = r.env;
         views.push(ContractView {
             id: r.id,
             tenant_id: r.tenant_id,

@@ -12,7 +12,7 @@ use crate::fields::Fields;
 use crate::http;
 use crate::ledger;
 use crate::ledger::submit::ring;
-use crate::store;
+use crate::store::{self, ItemStatus};
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
@@ -53,7 +53,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     if created {
         ring(app, ctx.env).await;
     }
-    let status = if row.status == "VERIFIED" {
+    let status = if row.status == ItemStatus::Verified {
         "verified"
     } else {
         "queued"
@@ -102,8 +102,8 @@ pub async fn get(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
 /// `GET /api/v1/facts/:contentHash/verify`.
 pub async fn verify(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
     let row = load(app, &req, hash).await?;
-    let data = match (row.status.as_str(), row.verified_at) {
-        ("VERIFIED", Some(at)) => json!({
+    let data = match (row.status, row.verified_at) {
+        (ItemStatus::Verified, Some(at)) => json!({
             "contentHash": row.content_hash,
             "verified": true,
             "verifiedAt": views::iso(at),

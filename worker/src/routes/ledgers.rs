@@ -17,7 +17,7 @@ use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::ledger;
-use crate::store;
+use crate::store::{self, ItemStatus};
 use crate::views::{self, DeltaView};
 
 // ------------------------------------------------------------------ derive
@@ -64,7 +64,7 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
     let page = page.ok_or_else(|| ApiError::internal("page missing"))?;
     let db = ledger::db(app, ctx.env)?;
     let ledger_row = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
-    let balance_now = views::amount(&ledger_row.computed_balance)?;
+    let balance_now = ledger_row.computed_balance;
 
     // The starting point: (ledger_seq, balance after it).
     let (start_seq, start_balance) = match &checkpoint {
@@ -85,7 +85,9 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
             let row = if checkpoint_type == "anchorId" {
                 store::deltas::delta(&db, &ctx.tenant_id, c)
                     .await?
-                    .filter(|d| d.customer_id == customer_id.as_str() && d.status == "VERIFIED")
+                    .filter(|d| {
+                        d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified
+                    })
             } else {
                 store::deltas::of_ledger_by_items_root(&db, &ctx.tenant_id, customer_id.as_str(), c)
                     .await?
@@ -99,7 +101,7 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
             let seq = row
                 .ledger_seq
                 .ok_or_else(|| ApiError::internal("verified delta without ledger_seq"))?;
-            let bal = views::amount(row.balance_after.as_deref().unwrap_or("0"))?;
+            let bal = row.balance_after.unwrap_or(Amount::ZERO);
             (seq, bal)
         }
     };
@@ -204,11 +206,7 @@ async fn window_summaries(
     let mut out = Vec::new();
     for w in store::ledgers::windows_after(db, tenant_id, customer_id, after).await? {
         let (first_seq, before, first_at) = if w.first_seq > after {
-            (
-                w.first_seq,
-                views::amount(&w.balance_before)?,
-                w.first_verified_at,
-            )
+            (w.first_seq, w.balance_before, w.first_verified_at)
         } else {
             // The starting point falls inside this window: count from it.
             let start = store::deltas::of_ledger_at(db, tenant_id, customer_id, after)
@@ -219,11 +217,12 @@ async fn window_summaries(
                 .ok_or_else(|| ApiError::internal("window delta vanished"))?;
             (
                 after + 1,
-                views::amount(start.balance_after.as_deref().unwrap_or("0"))?,
+                start.balance_after.unwrap_or(Amount::ZERO),
                 next.verified_at.unwrap_or(w.first_verified_at),
             )
         };
-        let net = views::amount(&w.balance_after)?
+        let net = w
+            .balance_after
             .checked_sub(before)
             .map_err(|e| ApiError::internal(format!("window net: {e}")))?;
         out.push(WindowView {
@@ -269,7 +268,7 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         Some(c) => {
             let db = ledger::db(app, ctx.env)?;
             let l = ledger::require_ledger(&db, &ctx.tenant_id, c).await?;
-            let now = views::amount(&l.computed_balance)?;
+            let now = l.computed_balance;
             let computed = derive::computed_balance(starting, Amount::ZERO, now)
                 .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
             (
@@ -334,7 +333,7 @@ fn customer_view(l: &store::ledgers::LedgerRow) -> ApiResult<CustomerView> {
         customer_id: l.customer_id.clone(),
         ledger_id: l.ledger_id.clone(),
         total_deltas: l.verified_count,
-        computed_balance: views::amount(&l.computed_balance)?,
+        computed_balance: l.computed_balance,
         first_activity_at: l.first_activity_at.map(views::iso),
         last_activity_at: l.last_activity_at.map(views::iso),
         latest_receipt_id: l.latest_items_root.clone(),

@@ -1,10 +1,12 @@
 //! Checkpoints: a period's Merkle root over a ledger's (or a tenant's)
 //! verified deltas, itself appended to the log.
 
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, count, first, int, opt_text, run, stmt, Arg};
+use super::{all, count, first, int, opt_text, run, stmt, Arg, CheckpointStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_checkpoints {
@@ -51,12 +53,13 @@ pub struct CheckpointRow {
     pub tenant_id: String,
     pub customer_id: String,
     pub period: String,
-    pub merkle_root: String,
+    pub merkle_root: Hash32,
     pub delta_count: u64,
-    pub net_delta: String,
+    #[serde(deserialize_with = "super::amount")]
+    pub net_delta: Amount,
     pub from_index: u64,
     pub to_index: u64,
-    pub status: String,
+    pub status: CheckpointStatus,
     pub created_at: u64,
     pub committed_at: Option<u64>,
     pub leaf_index: Option<u64>,
@@ -64,17 +67,18 @@ pub struct CheckpointRow {
 }
 
 pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
+    let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
     let args = [
         Arg::Text(&c.id),
         Arg::Text(&c.tenant_id),
         Arg::Text(&c.customer_id),
         Arg::Text(&c.period),
-        Arg::Text(&c.merkle_root),
+        Arg::Text(&merkle_root),
         int(c.delta_count)?,
         int(c.from_index)?,
         int(c.to_index)?,
         int(c.created_at)?,
-        Arg::Text(&c.net_delta),
+        Arg::Text(&net_delta),
     ];
     run(db, INSERT, &args).await?;
     Ok(())

@@ -1,5 +1,6 @@
 //! Environments (contracts): one row per tenant and environment.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -54,7 +55,7 @@ const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4,
 pub struct ContractRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub status: String,
     pub provisioned_at: Option<u64>,
     pub error: Option<String>,

@@ -1,10 +1,12 @@
 //! Deltas: read by the routes and the sequencer, marked VERIFIED by the
 //! sequencer (they are inserted with their submission, see `submissions`).
 
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, count, first, int, opt_text, stmt, Arg};
+use super::{all, count, first, int, opt_text, stmt, Arg, ItemStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_deltas {
@@ -59,19 +61,21 @@ pub struct DeltaRow {
     pub customer_id: String,
     pub submission_id: String,
     pub position: u64,
-    pub item_hash: String,
-    pub items_root: String,
-    pub delta: String,
+    pub item_hash: Hash32,
+    pub items_root: Hash32,
+    #[serde(deserialize_with = "super::amount")]
+    pub delta: Amount,
     pub reason: Option<String>,
     pub reference_id: Option<String>,
     pub metadata: Option<String>,
     pub declared_at: u64,
     pub received_at: u64,
-    pub status: String,
+    pub status: ItemStatus,
     pub leaf_index: Option<u64>,
     pub tree_size: Option<u64>,
     pub ledger_seq: Option<u64>,
-    pub balance_after: Option<String>,
+    #[serde(deserialize_with = "super::opt_amount")]
+    pub balance_after: Option<Amount>,
     pub verified_at: Option<u64>,
     pub data_purged: u64,
     pub purged_at: Option<u64>,
@@ -191,17 +195,18 @@ pub struct VerifiedDelta<'a> {
     pub leaf_index: u64,
     pub tree_size: u64,
     pub ledger_seq: u64,
-    pub balance_after: String,
+    pub balance_after: Amount,
     pub verified_at: u64,
 }
 
 pub fn mark_verified(db: &D1Database, v: &VerifiedDelta<'_>) -> ApiResult<D1PreparedStatement> {
+    let balance_after = v.balance_after.to_string();
     let args = [
         Arg::Text(v.anchor_id),
         int(v.leaf_index)?,
         int(v.tree_size)?,
         int(v.ledger_seq)?,
-        Arg::Text(&v.balance_after),
+        Arg::Text(&balance_after),
         int(v.verified_at)?,
     ];
     stmt(db, MARK_VERIFIED, &args)

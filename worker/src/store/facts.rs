@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, first, int, opt_text, run, stmt, Arg};
+use super::{all, first, int, opt_text, run, stmt, Arg, ItemStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_facts {
@@ -35,7 +35,7 @@ pub struct FactRow {
     pub content_hash: String,
     pub content: String,
     pub metadata: Option<String>,
-    pub status: String,
+    pub status: ItemStatus,
     pub created_at: u64,
     pub leaf_index: Option<u64>,
     pub tree_size: Option<u64>,

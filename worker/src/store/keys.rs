@@ -1,5 +1,6 @@
 //! API keys. Only the SHA-256 of a key's secret is stored.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -41,7 +42,7 @@ const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
 pub struct KeyRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub name: Option<String>,
     pub secret_hash: String,
     pub active: i64,
@@ -63,7 +64,7 @@ const SELECT_AUTH: &str =
 pub struct AuthRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub secret_hash: String,
     pub active: i64,
     pub last_used_at: Option<u64>,

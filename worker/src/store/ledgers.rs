@@ -2,6 +2,7 @@
 //! the monthly windows kept per ledger (`ledger_windows`) and per tenant
 //! (`tenant_windows`) by the sequencer.
 
+use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -81,7 +82,8 @@ pub struct LedgerRow {
     pub customer_id: String,
     pub ledger_id: String,
     pub verified_count: u64,
-    pub computed_balance: String,
+    #[serde(deserialize_with = "super::amount")]
+    pub computed_balance: Amount,
     pub first_activity_at: Option<u64>,
     pub last_activity_at: Option<u64>,
     pub latest_items_root: Option<String>,
@@ -132,8 +134,8 @@ pub struct LedgerUpdate<'a> {
     pub customer_id: &'a str,
     pub old_count: u64,
     pub new_count: u64,
-    pub old_balance: String,
-    pub new_balance: String,
+    pub old_balance: Amount,
+    pub new_balance: Amount,
     pub verified_at: u64,
     pub latest_items_root: &'a str,
     pub window: String,
@@ -146,11 +148,12 @@ pub struct LedgerUpdate<'a> {
 
 /// The ledger's aggregates and its current window, for one sequencer round.
 pub fn update(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1PreparedStatement>> {
+    let (old_balance, new_balance) = (u.old_balance.to_string(), u.new_balance.to_string());
     let aggregates = [
         Arg::Text(u.tenant_id),
         Arg::Text(u.customer_id),
         int(u.new_count)?,
-        Arg::Text(&u.new_balance),
+        Arg::Text(&new_balance),
         int(u.verified_at)?,
         Arg::Text(u.latest_items_root),
     ];
@@ -160,8 +163,8 @@ pub fn update(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1Prepared
         Arg::Text(&u.window),
         int(u.old_count + 1)?,
         int(u.new_count)?,
-        Arg::Text(&u.old_balance),
-        Arg::Text(&u.new_balance),
+        Arg::Text(&old_balance),
+        Arg::Text(&new_balance),
         int(u.verified_at)?,
         Arg::Text(&u.frontier),
         int(u.first_leaf)?,
@@ -199,8 +202,10 @@ pub struct WindowRow {
     pub window: String,
     pub first_seq: u64,
     pub last_seq: u64,
-    pub balance_before: String,
-    pub balance_after: String,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_before: Amount,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_after: Amount,
     pub first_verified_at: u64,
     pub last_verified_at: u64,
     pub frontier: String,
@@ -243,7 +248,8 @@ pub struct TenantWindowRow {
     pub tenant_id: String,
     pub window: String,
     pub deltas_count: u64,
-    pub net_delta: String,
+    #[serde(deserialize_with = "super::amount")]
+    pub net_delta: Amount,
     pub first_leaf: u64,
     pub last_leaf: u64,
     pub frontier: String,
@@ -281,11 +287,12 @@ pub fn upsert_tenant_window(
     db: &D1Database,
     w: &TenantWindowRow,
 ) -> ApiResult<D1PreparedStatement> {
+    let net_delta = w.net_delta.to_string();
     let args = [
         Arg::Text(&w.tenant_id),
         Arg::Text(&w.window),
         int(w.deltas_count)?,
-        Arg::Text(&w.net_delta),
+        Arg::Text(&net_delta),
         int(w.first_leaf)?,
         int(w.last_leaf)?,
         Arg::Text(&w.frontier),

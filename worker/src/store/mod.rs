@@ -26,9 +26,10 @@ pub mod retention;
 pub mod submissions;
 pub mod webhooks;
 
+use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -113,6 +114,69 @@ pub fn changes(result: &worker::D1Result) -> ApiResult<u64> {
         .meta()
         .map_err(|e| ApiError::internal(format!("d1 meta: {e}")))?;
     Ok(meta.and_then(|m| m.changes).map_or(0, |c| c as u64))
+}
+
+// ---------------------------------------------------------------- typed columns
+
+/// The `status` of a delta or fact; the one place its SQL spelling is
+/// mapped (SQL constants compare with the same words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ItemStatus {
+    Queued,
+    Verified,
+    Failed,
+}
+
+impl ItemStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Queued => "QUEUED",
+            ItemStatus::Verified => "VERIFIED",
+            ItemStatus::Failed => "FAILED",
+        }
+    }
+}
+
+/// The `status` of a checkpoint: its root is fixed (QUEUED), then in the
+/// log (COMMITTED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CheckpointStatus {
+    Queued,
+    Committed,
+}
+
+impl CheckpointStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointStatus::Queued => "QUEUED",
+            CheckpointStatus::Committed => "COMMITTED",
+        }
+    }
+}
+
+/// An amount column (canonical decimal TEXT), read into its type.
+///
+/// # Errors
+/// A stored amount that does not parse.
+pub fn amount<'de, D: Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
+    let text = String::deserialize(d)?;
+    Amount::from_db_text(&text)
+        .map_err(|e| D::Error::custom(format!("stored amount {text:?}: {e}")))
+}
+
+/// A nullable amount column.
+///
+/// # Errors
+/// A stored amount that does not parse.
+pub fn opt_amount<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Amount>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|text| {
+            Amount::from_db_text(&text)
+                .map_err(|e| D::Error::custom(format!("stored amount {text:?}: {e}")))
+        })
+        .transpose()
 }
 
 // ---------------------------------------------------------------- shared helpers
