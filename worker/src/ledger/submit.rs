@@ -15,7 +15,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::jobs::Job;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
-use crate::store::{deltas, ledgers};
+use crate::store::{deltas, ledgers, log};
+use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
 /// notion of who the customer is (docs/balance.md).
@@ -168,4 +169,45 @@ pub async fn ring(app: &App, env: Env) {
     if let Err(e) = sent {
         worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
     }
+}
+
+/// A delta as the status route shows it: its record, the hash of the
+/// signed tree head that first includes it (`txHash`), and, for a batch,
+/// its siblings.
+///
+/// # Errors
+/// 404 for an anchor id this tenant does not have.
+pub async fn status(
+    app: &App,
+    tenant_id: &str,
+    env: Env,
+    anchor_id: &str,
+) -> ApiResult<DeltaRecord> {
+    let db = db(app, env)?;
+    let row = deltas::delta(&db, tenant_id, anchor_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
+    let tx_hash = match row.tree_size {
+        Some(size) => log::head_at(&db, size).await?.map(|h| h.note_hash),
+        None => None,
+    };
+    let siblings = deltas::of_submission_in_tenant(&db, tenant_id, &row.submission_id).await?;
+    let batch = (siblings.len() > 1).then(|| {
+        siblings
+            .iter()
+            .map(|d| BatchMember {
+                anchor_id: d.anchor_id.clone(),
+                customer_id: d.customer_id.clone(),
+                delta: d.delta,
+                item_hash: d.item_hash.to_hex(),
+                status: anchor_status(d.status),
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut data = DeltaRecord::from_row(&row, tx_hash)?;
+    data.status = anchor_status(row.status);
+    data.batch_id = batch.as_ref().map(|_| row.submission_id.clone());
+    data.delta_count = batch.as_ref().map(Vec::len);
+    data.deltas = batch;
+    Ok(data)
 }

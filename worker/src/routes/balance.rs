@@ -1,10 +1,12 @@
 //! Balance API: emit, batch, status, derive, compare, customer ledgers.
 
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use bvs_core::time::parse_iso_ms;
 use bvs_core::types::{CustomerId, Reason, ReferenceId, BATCH_DELTAS_MAX};
 use bvs_core::FieldError;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use worker::{Request, Response};
 
@@ -15,10 +17,9 @@ use crate::fields::Fields;
 use crate::http;
 use crate::idempotency;
 use crate::ledger;
-use crate::ledger::submit::{self, DeltaInput, SubmissionKind, Submitter};
+use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
 use crate::quota;
-use crate::store;
-use crate::views::{self, anchor_status, DeltaRecord};
+use crate::views;
 
 // ------------------------------------------------------------------ emit
 
@@ -138,97 +139,150 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
     let pool = http::header(&req, "x-credit-pool-id");
     let idem = idempotency::key(&req)?;
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
-    idempotency::once(app, &ctx, idem, "POST /api/v1/balance/delta/batch", &bytes, || async {
-        let mut f = Fields::from_bytes(&bytes)?;
-        let items = f.array("deltas", true);
-        f.finish()?;
-        let items = items.unwrap_or_default();
-        if items.is_empty() {
-            return Err(ApiError::field("deltas", "must contain at least 1 delta"));
-        }
-        if items.len() > BATCH_DELTAS_MAX {
-            return Err(ApiError::field(
-                "deltas",
-                format!("must contain at most {BATCH_DELTAS_MAX} deltas (got {})", items.len()),
-            ));
-        }
-        let contract = auth::resolve_contract(app, &ctx, pool.as_deref()).await?;
-        let mut results: Vec<BatchResult> = (0..items.len()).map(|_| BatchResult::default()).collect();
-        let mut valid: Vec<(usize, DeltaInput)> = Vec::new();
-        let mut all_problems: Vec<FieldProblem> = Vec::new();
-        for (i, raw) in items.iter().enumerate() {
-            let prefix = format!("deltas[{i}].");
-            match Fields::from_raw(raw, &prefix) {
-                Ok(mut item) => {
-                    let customer = item.raw("customerId").and_then(|t| serde_json::from_str::<String>(t).ok());
-                    match read_delta(&mut item) {
-                        Some(input) => valid.push((i, input)),
-                        None => {
-                            let err = ApiError::Validation(item.problems.clone());
-                            all_problems.extend(item.problems);
-                            results[i] = failed_item(i, customer, &err);
-                        }
+    idempotency::once(
+        app,
+        &ctx,
+        idem,
+        "POST /api/v1/balance/delta/batch",
+        &bytes,
+        || async {
+            let mut f = Fields::from_bytes(&bytes)?;
+            let items = f.array("deltas", true);
+            f.finish()?;
+            let items = items.unwrap_or_default();
+            if items.is_empty() {
+                return Err(ApiError::field("deltas", "must contain at least 1 delta"));
+            }
+            if items.len() > BATCH_DELTAS_MAX {
+                return Err(ApiError::field(
+                    "deltas",
+                    format!(
+                        "must contain at most {BATCH_DELTAS_MAX} deltas (got {})",
+                        items.len()
+                    ),
+                ));
+            }
+            let contract = auth::resolve_contract(app, &ctx, pool.as_deref()).await?;
+            let ReadBatch {
+                mut results,
+                valid,
+                problems,
+            } = read_batch(&items);
+            if valid.is_empty() {
+                return Err(ApiError::Validation(problems));
+            }
+            quota::consume(app, &ctx.account(), valid.len() as u64).await?;
+            let mut prepared = Vec::with_capacity(valid.len());
+            let mut indexes = Vec::with_capacity(valid.len());
+            for (position, (i, input)) in valid.into_iter().enumerate() {
+                prepared.push(submit::prepare(
+                    &ctx.tenant_id,
+                    input,
+                    position as u64,
+                    app.now_ms,
+                )?);
+                indexes.push(i);
+            }
+            let by = submitter(&ctx, &contract.id);
+            let (batch_id, root) =
+                submit::submit(app, &by, SubmissionKind::Batch, &prepared).await?;
+            for (p, i) in prepared.iter().zip(&indexes) {
+                results[*i] = queued_item(*i, p, &root);
+            }
+            let data = batch_data(batch_id, &root, &prepared, results);
+            Ok((202, http::balance_text(202, &data)?))
+        },
+    )
+    .await
+}
+
+/// A batch's items read one by one: the valid ones with their index, a
+/// FAILED result in place of each bad one, and every problem.
+struct ReadBatch {
+    results: Vec<BatchResult>,
+    valid: Vec<(usize, DeltaInput)>,
+    problems: Vec<FieldProblem>,
+}
+
+fn read_batch(items: &[Box<RawValue>]) -> ReadBatch {
+    let mut read = ReadBatch {
+        results: (0..items.len()).map(|_| BatchResult::default()).collect(),
+        valid: Vec::new(),
+        problems: Vec::new(),
+    };
+    for (i, raw) in items.iter().enumerate() {
+        let prefix = format!("deltas[{i}].");
+        match Fields::from_raw(raw, &prefix) {
+            Ok(mut item) => {
+                let customer = item
+                    .raw("customerId")
+                    .and_then(|t| serde_json::from_str::<String>(t).ok());
+                match read_delta(&mut item) {
+                    Some(input) => read.valid.push((i, input)),
+                    None => {
+                        let err = ApiError::Validation(item.problems.clone());
+                        read.problems.extend(item.problems);
+                        read.results[i] = failed_item(i, customer, &err);
                     }
-                }
-                Err(err) => {
-                    if let ApiError::Validation(p) = &err {
-                        all_problems.extend(p.iter().cloned());
-                    }
-                    results[i] = failed_item(i, None, &err);
                 }
             }
+            Err(err) => {
+                if let ApiError::Validation(p) = &err {
+                    read.problems.extend(p.iter().cloned());
+                }
+                read.results[i] = failed_item(i, None, &err);
+            }
         }
-        if valid.is_empty() {
-            return Err(ApiError::Validation(all_problems));
-        }
-        quota::consume(app, &ctx.account(), valid.len() as u64).await?;
-        let mut prepared = Vec::with_capacity(valid.len());
-        let mut indexes = Vec::with_capacity(valid.len());
-        for (position, (i, input)) in valid.into_iter().enumerate() {
-            prepared.push(submit::prepare(&ctx.tenant_id, input, position as u64, app.now_ms)?);
-            indexes.push(i);
-        }
-        let by = submitter(&ctx, &contract.id);
-        let (batch_id, root) = submit::submit(app, &by, SubmissionKind::Batch, &prepared).await?;
-        let mut customers: Vec<&str> = prepared.iter().map(|p| p.row.customer_id.as_str()).collect();
-        customers.sort_unstable();
-        customers.dedup();
-        for (p, i) in prepared.iter().zip(&indexes) {
-            results[*i] = BatchResult {
-                index: *i,
-                customer_id: Some(p.row.customer_id.clone()),
-                delta: Some(p.delta),
-                anchor_id: Some(p.row.anchor_id.clone()),
-                item_hash: Some(p.row.item_hash.clone()),
-                receipt_id: Some(root.to_hex()),
-                items_root: Some(root.to_hex()),
-                status: "QUEUED",
-                error: None,
-            };
-        }
-        let total_queued = prepared.len();
-        let data = BatchData {
-            batch_id,
-            total_queued,
-            total_failed: results.len() - total_queued,
-            items_root: root.to_hex(),
-            receipt_id: root.to_hex(),
-            item_hashes: prepared.iter().map(|p| p.row.item_hash.clone()).collect(),
-            results,
-            efficiency: json!({
-                "uniqueCustomers": customers.len(),
-                "totalDeltas": total_queued,
-                "estimatedSlots": 1,
-                "message": format!(
-                    "{total_queued} deltas for {} customers share one submission and one proof root; \
-                     they are appended to the log in a single signed tree head.",
-                    customers.len()
-                ),
-            }),
-        };
-        Ok((202, http::balance_text(202, &data)?))
-    })
-    .await
+    }
+    read
+}
+
+fn queued_item(index: usize, p: &Prepared, root: &Hash32) -> BatchResult {
+    BatchResult {
+        index,
+        customer_id: Some(p.row.customer_id.clone()),
+        delta: Some(p.delta),
+        anchor_id: Some(p.row.anchor_id.clone()),
+        item_hash: Some(p.row.item_hash.clone()),
+        receipt_id: Some(root.to_hex()),
+        items_root: Some(root.to_hex()),
+        status: "QUEUED",
+        error: None,
+    }
+}
+
+fn batch_data(
+    batch_id: String,
+    root: &Hash32,
+    prepared: &[Prepared],
+    results: Vec<BatchResult>,
+) -> BatchData {
+    let mut customers: Vec<&str> = prepared
+        .iter()
+        .map(|p| p.row.customer_id.as_str())
+        .collect();
+    customers.sort_unstable();
+    customers.dedup();
+    let total_queued = prepared.len();
+    BatchData {
+        batch_id,
+        total_queued,
+        total_failed: results.len() - total_queued,
+        items_root: root.to_hex(),
+        receipt_id: root.to_hex(),
+        item_hashes: prepared.iter().map(|p| p.row.item_hash.clone()).collect(),
+        results,
+        efficiency: json!({
+            "uniqueCustomers": customers.len(),
+            "totalDeltas": total_queued,
+            "estimatedSlots": 1,
+            "message": format!(
+                "{total_queued} deltas for {} customers share one submission and one proof root; \
+                 they are appended to the log in a single signed tree head.",
+                customers.len()
+            ),
+        }),
+    }
 }
 
 #[derive(Serialize, Default)]
@@ -283,38 +337,6 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 /// `GET /api/v1/balance/delta/:anchorId`.
 pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let db = ledger::db(app, ctx.env)?;
-    let row = store::deltas::delta(&db, &ctx.tenant_id, anchor_id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = match row.tree_size {
-        Some(size) => store::log::head_at(&db, size).await?.map(|h| h.note_hash),
-        None => None,
-    };
-    let siblings =
-        store::deltas::of_submission_in_tenant(&db, &ctx.tenant_id, &row.submission_id).await?;
-    let batch = if siblings.len() > 1 {
-        Some(
-            siblings
-                .iter()
-                .map(|d| {
-                    Ok(views::BatchMember {
-                        anchor_id: d.anchor_id.clone(),
-                        customer_id: d.customer_id.clone(),
-                        delta: d.delta,
-                        item_hash: d.item_hash.to_hex(),
-                        status: anchor_status(d.status),
-                    })
-                })
-                .collect::<ApiResult<Vec<_>>>()?,
-        )
-    } else {
-        None
-    };
-    let mut data = DeltaRecord::from_row(&row, tx_hash)?;
-    data.status = anchor_status(row.status);
-    data.batch_id = batch.as_ref().map(|_| row.submission_id.clone());
-    data.delta_count = batch.as_ref().map(Vec::len);
-    data.deltas = batch;
+    let data = submit::status(app, &ctx.tenant_id, ctx.env, anchor_id).await?;
     http::balance(200, &data)
 }

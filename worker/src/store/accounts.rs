@@ -263,28 +263,9 @@ pub fn issue_token(
 /// Spends a verification token and marks its user verified, atomically.
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
-    let now = int(now_ms)?;
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                SPEND_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    Arg::Text(PURPOSE_VERIFY_EMAIL),
-                    int(now_ms)?,
-                ],
-            )?,
-            stmt(
-                db,
-                VERIFY_USER_BY_SPENT_TOKEN,
-                &[Arg::Text(token_hash), now],
-            )?,
-        ],
-    )
-    .await?;
-    spent(&results)
+    let args = [Arg::Text(token_hash), int(now_ms)?];
+    let then = stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?;
+    spend_token(db, token_hash, PURPOSE_VERIFY_EMAIL, now_ms, then).await
 }
 
 /// Spends a reset token and sets the new password hash, atomically.
@@ -295,30 +276,26 @@ pub async fn spend_reset_token(
     password_hash: &str,
     now_ms: u64,
 ) -> ApiResult<bool> {
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                SPEND_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    Arg::Text(PURPOSE_RESET_PASSWORD),
-                    int(now_ms)?,
-                ],
-            )?,
-            stmt(
-                db,
-                RESET_PASSWORD_BY_SPENT_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    int(now_ms)?,
-                    Arg::Text(password_hash),
-                ],
-            )?,
-        ],
-    )
-    .await?;
+    let args = [
+        Arg::Text(token_hash),
+        int(now_ms)?,
+        Arg::Text(password_hash),
+    ];
+    let then = stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?;
+    spend_token(db, token_hash, PURPOSE_RESET_PASSWORD, now_ms, then).await
+}
+
+/// Spends the token of `purpose` and runs `then` (which acts only on a
+/// token spent at `now_ms`) in one batch; whether the token was spent.
+async fn spend_token(
+    db: &D1Database,
+    token_hash: &str,
+    purpose: &str,
+    now_ms: u64,
+    then: D1PreparedStatement,
+) -> ApiResult<bool> {
+    let args = [Arg::Text(token_hash), Arg::Text(purpose), int(now_ms)?];
+    let results = batch(db, vec![stmt(db, SPEND_TOKEN, &args)?, then]).await?;
     spent(&results)
 }
 

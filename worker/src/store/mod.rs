@@ -268,6 +268,16 @@ pub fn chunked<'a, T>(
         for row in chunk {
             bind(row, &mut args)?;
         }
+        // A row bound with another number of arguments than `cols` would
+        // shift every later row: refuse it here rather than in D1.
+        if args.len() != fixed.len() + chunk.len() * list.cols {
+            return Err(ApiError::internal(format!(
+                "{} arguments bound for {} rows of {} columns",
+                args.len() - fixed.len(),
+                chunk.len(),
+                list.cols
+            )));
+        }
         out.push(stmt(db, &sql, &args)?);
     }
     Ok(out)
@@ -293,4 +303,16 @@ pub async fn batch_rows<T: DeserializeOwned>(
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::placeholders;
+
+    #[test]
+    fn a_one_column_list_is_plain_and_rows_are_parenthesized_after_the_fixed_parameters() {
+        assert_eq!(placeholders(2, 3, 1), "?2, ?3, ?4");
+        assert_eq!(placeholders(1, 2, 3), "(?1, ?2, ?3), (?4, ?5, ?6)");
+        assert_eq!(placeholders(2, 1, 2), "(?2, ?3)");
+    }
 }

@@ -52,7 +52,7 @@ const INSERT_DELIVERIES: ListSql = ListSql {
     sql: "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant_id, env, event_id, \
           event_type, url, payload, event_created_at, status, attempts, next_attempt_at, created_at) \
           VALUES {list}",
-    cols: 12,
+    cols: 13,
 };
 const CLAIM: &str =
     "UPDATE webhook_deliveries SET status = 'delivering', attempts = attempts + 1, \
