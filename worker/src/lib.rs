@@ -13,6 +13,7 @@ mod ids;
 mod ledger;
 mod limiter;
 mod mail;
+mod plan;
 mod quota;
 mod retention;
 mod router;

@@ -102,7 +102,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             env.contract_name()
         )));
     }
-    let plan = Plan::from_stored(&row.plan);
+    let plan = row.plan;
     if env == Env::Production && !plan.allows_production() {
         // A tenant moved back to Free keeps its production contract and
         // keys, but they stop working until the plan is paid again.

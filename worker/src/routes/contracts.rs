@@ -9,7 +9,6 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::quota::Plan;
 use crate::store::contracts::{self, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED};
 use crate::{http, ids, ledger, store};
 
@@ -75,7 +74,7 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     let tenant = store::accounts::tenant(&db, &tenant_id)
         .await?
         .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
-    let plan = Plan::from_stored(&tenant.plan);
+    let plan = tenant.plan;
     if env == Env::Production && !plan.allows_production() {
         return Err(ApiError::Forbidden(format!(
             "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",

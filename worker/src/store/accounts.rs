@@ -6,6 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, batch, changes, first, int, run, stmt, Arg};
 use crate::error::{ApiError, ApiResult};
+use crate::plan::Plan;
 
 // ---- tenants ----
 
@@ -28,7 +29,8 @@ const SELECT_TENANTS_WITH_RETENTION: &str = "SELECT id, data_retention_days FROM
 pub struct TenantRow {
     pub id: String,
     pub name: String,
-    pub plan: String,
+    #[serde(deserialize_with = "crate::plan::stored")]
+    pub plan: Plan,
     pub data_retention_days: Option<u32>,
     pub created_at: u64,
 }

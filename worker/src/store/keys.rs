@@ -6,6 +6,7 @@ use worker::D1Database;
 
 use super::{all, count, first, int, run, Arg};
 use crate::error::ApiResult;
+use crate::plan::Plan;
 
 macro_rules! select_keys {
     ($tail:literal) => {
@@ -69,7 +70,8 @@ pub struct AuthRow {
     pub active: i64,
     pub last_used_at: Option<u64>,
     pub deleted_at: Option<u64>,
-    pub plan: String,
+    #[serde(deserialize_with = "crate::plan::stored")]
+    pub plan: Plan,
     pub contract_status: Option<String>,
 }
 
