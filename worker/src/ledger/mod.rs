@@ -2,6 +2,7 @@
 //! the sequencer that appends queued items to it.
 
 pub mod checkpoint;
+pub mod facts;
 pub mod prove;
 pub mod sequencer;
 pub mod submit;
