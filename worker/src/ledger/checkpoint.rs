@@ -4,15 +4,58 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
-use bvs_core::types::{CustomerId, Env, Period};
+use bvs_core::types::{CustomerId, Env, Page, Period};
 use worker::D1Database;
 
-use super::{db, require_ledger, submit};
+use super::{db, heads, require_ledger, submit};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::{ledgers, CheckpointStatus};
+
+/// A listed checkpoint: its `txHash` once committed, and the same
+/// ledger's previous committed checkpoint.
+pub struct Listed {
+    pub row: CheckpointRow,
+    pub tx_hash: Option<String>,
+    pub previous: Option<CheckpointRow>,
+}
+
+/// A tenant's checkpoints, newest first, optionally of one customer (or
+/// `all`) and one period; and how many match.
+///
+/// # Errors
+/// D1 errors.
+pub async fn list(
+    app: &App,
+    tenant_id: &str,
+    env: Env,
+    customer: Option<&str>,
+    period: Option<&str>,
+    page: &Page,
+) -> ApiResult<(Vec<Listed>, u64)> {
+    let db = db(app, env)?;
+    let (limit, offset) = (page.limit(), page.offset());
+    let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let tx_hash = heads::tx_hash(&db, row.tree_size).await?;
+        let previous = match row.tree_size {
+            Some(_) => {
+                checkpoints::previous_committed(&db, tenant_id, &row.customer_id, row.created_at)
+                    .await?
+            }
+            None => None,
+        };
+        out.push(Listed {
+            row,
+            tx_hash,
+            previous,
+        });
+    }
+    Ok((out, total))
+}
 
 /// What a checkpoint covers: the window's frontier, delta count, net
 /// amount and log span.

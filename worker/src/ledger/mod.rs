@@ -3,6 +3,7 @@
 
 pub mod checkpoint;
 pub mod facts;
+pub mod heads;
 pub mod prove;
 pub mod sequencer;
 pub mod submit;

@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::jobs::Job;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
-use crate::store::{deltas, ledgers, log};
+use crate::store::{deltas, ledgers};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
@@ -187,10 +187,7 @@ pub async fn status(
     let row = deltas::delta(&db, tenant_id, anchor_id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = match row.tree_size {
-        Some(size) => log::head_at(&db, size).await?.map(|h| h.note_hash),
-        None => None,
-    };
+    let tx_hash = super::heads::tx_hash(&db, row.tree_size).await?;
     let siblings = deltas::of_submission_in_tenant(&db, tenant_id, &row.submission_id).await?;
     let batch = (siblings.len() > 1).then(|| {
         siblings

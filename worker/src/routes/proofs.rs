@@ -12,8 +12,7 @@ use crate::auth::{self, limit};
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger::{self, checkpoint, prove, LogKey};
-use crate::store;
+use crate::ledger::{self, checkpoint, heads, prove, LogKey};
 use crate::views::{self, CheckpointView};
 
 /// Records per page of the public verify route.
@@ -83,40 +82,33 @@ pub async fn checkpoint_list(app: &App, req: Request) -> ApiResult<Response> {
         Period::parse(p)?;
     }
     let page = Page::for_list(q("limit")?.as_deref(), q("offset")?.as_deref())?;
-    let db = ledger::db(app, ctx.env)?;
-    let (rows, total) = store::checkpoints::page(
-        &db,
+    let (listed, total) = checkpoint::list(
+        app,
         &ctx.tenant_id,
+        ctx.env,
         customer.as_deref(),
         period.as_deref(),
-        page.limit(),
-        page.offset(),
+        &page,
     )
     .await?;
     let env = ctx.env.as_str();
-    let mut checkpoints = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let tx = match row.tree_size {
-            Some(size) => store::log::head_at(&db, size).await?.map(|h| h.note_hash),
-            None => None,
-        };
-        let previous = match row.tree_size {
-            Some(size) => store::checkpoints::previous_committed(&db, &ctx.tenant_id, &row.customer_id, row.created_at)
-                .await?
-                .and_then(|p| {
-                    p.tree_size.map(|ps| {
-                        json!({
-                            "checkpointId": p.id,
-                            "period": p.period,
-                            "treeSize": ps,
-                            "consistencyProofUrl": format!("/api/v1/log/{env}/proof/consistency?from={ps}&to={size}"),
-                        })
+    let mut checkpoints = Vec::with_capacity(listed.len());
+    for l in &listed {
+        let previous = match l.row.tree_size {
+            Some(size) => l.previous.as_ref().and_then(|p| {
+                p.tree_size.map(|ps| {
+                    json!({
+                        "checkpointId": p.id,
+                        "period": p.period,
+                        "treeSize": ps,
+                        "consistencyProofUrl": format!("/api/v1/log/{env}/proof/consistency?from={ps}&to={size}"),
                     })
-                }),
+                })
+            }),
             None => None,
         };
         checkpoints.push(ListedCheckpoint {
-            checkpoint: CheckpointView::from_row(row, tx.as_deref()),
+            checkpoint: CheckpointView::from_row(&l.row, l.tx_hash.as_deref()),
             previous_checkpoint: previous,
         });
     }
@@ -249,25 +241,13 @@ fn size_param(req: &Request, name: &str) -> ApiResult<Option<u64>> {
         .transpose()
 }
 
-async fn head_sized(
-    db: &worker::D1Database,
-    size: u64,
-    field: &str,
-) -> ApiResult<store::log::HeadRow> {
-    store::log::head_at(db, size).await?.ok_or_else(|| {
-        ApiError::NotFound(format!(
-            "{field}: no signed tree head of size {size}; see /api/v1/log/.../heads"
-        ))
-    })
-}
-
 /// `GET /api/v1/log/:env/heads?from=&limit=`.
 pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response> {
     let env = ledger::env_from_path(env)?;
     let db = ledger::db(app, env)?;
     let from = size_param(&req, "from")?.unwrap_or(0);
     let page = Page::for_list(http::query_param(&req, "limit")?.as_deref(), None)?;
-    let heads: Vec<Value> = store::log::heads_from(&db, from, page.limit())
+    let heads: Vec<Value> = heads::heads_from(&db, from, page.limit())
         .await?
         .into_iter()
         .map(|h| {
@@ -288,15 +268,10 @@ pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Resp
         .ok_or_else(|| ApiError::field("itemHash", "is required"))?;
     let item = Hash32::parse_field("itemHash", &item)?.to_hex();
     let head = match size_param(&req, "treeSize")? {
-        Some(size) => head_sized(&db, size, "treeSize").await?,
+        Some(size) => heads::head_sized(&db, size, "treeSize").await?,
         None => ledger::head_or_init(app, env).await?,
     };
-    let leaf = store::log::leaf_by_item(&db, &item).await?.ok_or_else(|| {
-        ApiError::NotFound(format!(
-            "itemHash {item} is not in the {} log",
-            env.as_str()
-        ))
-    })?;
+    let leaf = heads::leaf_of_item(&db, env, &item).await?;
     if leaf.leaf_index >= head.tree_size {
         return Err(ApiError::NotFound(format!(
             "itemHash {item} was appended after tree size {}",
@@ -328,8 +303,8 @@ pub async fn log_consistency(app: &App, req: Request, env: &str) -> ApiResult<Re
     if from > to {
         return Err(ApiError::field("from", "must not be larger than to"));
     }
-    let old = head_sized(&db, from, "from").await?;
-    let new = head_sized(&db, to, "to").await?;
+    let old = heads::head_sized(&db, from, "from").await?;
+    let new = heads::head_sized(&db, to, "to").await?;
     let proof = ledger::consistency_proof(&db, from, to).await?;
     http::balance(
         200,
