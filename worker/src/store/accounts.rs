@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch, changes, first, int, run, stmt, Arg};
+use super::{all, args, batch, changes, first, run, stmt, Arg};
 use crate::error::{ApiError, ApiResult};
 use crate::plan::Plan;
 
@@ -47,25 +47,16 @@ pub fn insert_tenant(
     name: &str,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        INSERT_TENANT,
-        &[Arg::Text(id), Arg::Text(name), int(now_ms)?],
-    )
+    stmt(db, INSERT_TENANT, &args![id, name, now_ms])
 }
 
 pub async fn tenant(db: &D1Database, id: &str) -> ApiResult<Option<TenantRow>> {
-    first(db, SELECT_TENANT, &[Arg::Text(id)]).await
+    first(db, SELECT_TENANT, &args![id]).await
 }
 
 /// Returns the number of tenants changed (0: no such tenant).
 pub async fn set_tenant_plan(db: &D1Database, id: &str, plan: &str, now_ms: u64) -> ApiResult<u64> {
-    run(
-        db,
-        UPDATE_TENANT_PLAN,
-        &[Arg::Text(id), Arg::Text(plan), int(now_ms)?],
-    )
-    .await
+    run(db, UPDATE_TENANT_PLAN, &args![id, plan, now_ms]).await
 }
 
 pub async fn set_tenant_retention(
@@ -75,12 +66,7 @@ pub async fn set_tenant_retention(
     now_ms: u64,
 ) -> ApiResult<u64> {
     let days = days.map_or(Arg::Null, |d| Arg::Int(i64::from(d)));
-    run(
-        db,
-        UPDATE_TENANT_RETENTION,
-        &[Arg::Text(id), days, int(now_ms)?],
-    )
-    .await
+    run(db, UPDATE_TENANT_RETENTION, &args![id, days, now_ms]).await
 }
 
 /// Tenants with a retention window, in id order after `after_id` (use ""
@@ -90,12 +76,7 @@ pub async fn tenants_with_retention(
     after_id: &str,
     limit: u32,
 ) -> ApiResult<Vec<TenantRetentionRow>> {
-    all(
-        db,
-        SELECT_TENANTS_WITH_RETENTION,
-        &[Arg::Text(after_id), Arg::Int(i64::from(limit))],
-    )
-    .await
+    all(db, SELECT_TENANTS_WITH_RETENTION, &args![after_id, limit]).await
 }
 
 // ---- users ----
@@ -162,24 +143,24 @@ pub fn insert_user(
     stmt(
         db,
         INSERT_USER,
-        &[
-            Arg::Text(u.id),
-            Arg::Text(u.tenant_id),
-            Arg::Text(u.email),
-            Arg::Text(u.first_name),
-            Arg::Text(u.last_name),
-            Arg::Text(u.password_hash),
-            int(now_ms)?,
+        &args![
+            u.id,
+            u.tenant_id,
+            u.email,
+            u.first_name,
+            u.last_name,
+            u.password_hash,
+            now_ms
         ],
     )
 }
 
 pub async fn user_by_email(db: &D1Database, email: &str) -> ApiResult<Option<UserRow>> {
-    first(db, SELECT_USER_BY_EMAIL, &[Arg::Text(email)]).await
+    first(db, SELECT_USER_BY_EMAIL, &args![email]).await
 }
 
 pub async fn user_by_id(db: &D1Database, id: &str) -> ApiResult<Option<UserRow>> {
-    first(db, SELECT_USER_BY_ID, &[Arg::Text(id)]).await
+    first(db, SELECT_USER_BY_ID, &args![id]).await
 }
 
 pub async fn set_preferred_environment(
@@ -188,12 +169,7 @@ pub async fn set_preferred_environment(
     env: &str,
     now_ms: u64,
 ) -> ApiResult<()> {
-    run(
-        db,
-        UPDATE_USER_PREFERENCE,
-        &[Arg::Text(user_id), Arg::Text(env), int(now_ms)?],
-    )
-    .await?;
+    run(db, UPDATE_USER_PREFERENCE, &args![user_id, env, now_ms]).await?;
     Ok(())
 }
 
@@ -207,7 +183,7 @@ pub async fn set_password(
     run(
         db,
         UPDATE_USER_PASSWORD,
-        &[Arg::Text(user_id), Arg::Text(password_hash), int(now_ms)?],
+        &args![user_id, password_hash, now_ms],
     )
     .await?;
     Ok(())
@@ -243,21 +219,11 @@ pub fn issue_token(
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     Ok(vec![
-        stmt(
-            db,
-            EXPIRE_OPEN_TOKENS,
-            &[Arg::Text(user_id), Arg::Text(purpose), int(now_ms)?],
-        )?,
+        stmt(db, EXPIRE_OPEN_TOKENS, &args![user_id, purpose, now_ms])?,
         stmt(
             db,
             INSERT_TOKEN,
-            &[
-                Arg::Text(token_hash),
-                Arg::Text(user_id),
-                Arg::Text(purpose),
-                int(expires_at_ms)?,
-                int(now_ms)?,
-            ],
+            &args![token_hash, user_id, purpose, expires_at_ms, now_ms],
         )?,
     ])
 }
@@ -265,7 +231,7 @@ pub fn issue_token(
 /// Spends a verification token and marks its user verified, atomically.
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
-    let args = [Arg::Text(token_hash), int(now_ms)?];
+    let args = args![token_hash, now_ms];
     let then = stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?;
     spend_token(db, token_hash, PURPOSE_VERIFY_EMAIL, now_ms, then).await
 }
@@ -278,11 +244,7 @@ pub async fn spend_reset_token(
     password_hash: &str,
     now_ms: u64,
 ) -> ApiResult<bool> {
-    let args = [
-        Arg::Text(token_hash),
-        int(now_ms)?,
-        Arg::Text(password_hash),
-    ];
+    let args = args![token_hash, now_ms, password_hash];
     let then = stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?;
     spend_token(db, token_hash, PURPOSE_RESET_PASSWORD, now_ms, then).await
 }
@@ -296,7 +258,7 @@ async fn spend_token(
     now_ms: u64,
     then: D1PreparedStatement,
 ) -> ApiResult<bool> {
-    let args = [Arg::Text(token_hash), Arg::Text(purpose), int(now_ms)?];
+    let args = args![token_hash, purpose, now_ms];
     let results = batch(db, vec![stmt(db, SPEND_TOKEN, &args)?, then]).await?;
     spent(&results)
 }
@@ -335,7 +297,7 @@ pub async fn consume_usage(
     count: u64,
     limit: u64,
 ) -> ApiResult<bool> {
-    let key = [Arg::Text(tenant_id), Arg::Text(env), Arg::Text(period)];
+    let key = args![tenant_id, env, period];
     let results = batch(
         db,
         vec![
@@ -343,13 +305,7 @@ pub async fn consume_usage(
             stmt(
                 db,
                 CONSUME_USAGE,
-                &[
-                    Arg::Text(tenant_id),
-                    Arg::Text(env),
-                    Arg::Text(period),
-                    int(count)?,
-                    int(limit)?,
-                ],
+                &args![tenant_id, env, period, count, limit],
             )?,
         ],
     )
@@ -361,12 +317,7 @@ pub async fn consume_usage(
 }
 
 pub async fn usage(db: &D1Database, tenant_id: &str, env: &str, period: &str) -> ApiResult<u64> {
-    let row: Option<UsageRow> = first(
-        db,
-        SELECT_USAGE,
-        &[Arg::Text(tenant_id), Arg::Text(env), Arg::Text(period)],
-    )
-    .await?;
+    let row: Option<UsageRow> = first(db, SELECT_USAGE, &args![tenant_id, env, period]).await?;
     Ok(row.map_or(0, |r| r.deltas_used))
 }
 
@@ -401,14 +352,7 @@ pub async fn insert_mail(db: &D1Database, m: &NewMail<'_>, now_ms: u64) -> ApiRe
     run(
         db,
         INSERT_MAIL,
-        &[
-            Arg::Text(m.id),
-            Arg::Text(m.to),
-            Arg::Text(m.subject),
-            Arg::Text(m.kind),
-            Arg::Text(m.sealed),
-            int(now_ms)?,
-        ],
+        &args![m.id, m.to, m.subject, m.kind, m.sealed, now_ms],
     )
     .await?;
     Ok(())
@@ -416,10 +360,5 @@ pub async fn insert_mail(db: &D1Database, m: &NewMail<'_>, now_ms: u64) -> ApiRe
 
 /// The newest `limit` mails to `to`, newest first.
 pub async fn mails_to(db: &D1Database, to: &str, limit: u32) -> ApiResult<Vec<MailRow>> {
-    all(
-        db,
-        SELECT_MAIL,
-        &[Arg::Text(to), Arg::Int(i64::from(limit))],
-    )
-    .await
+    all(db, SELECT_MAIL, &args![to, limit]).await
 }

@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, count, first, int, opt_text, run, stmt, Arg, CheckpointStatus};
+use super::{all, args, count, first, run, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_checkpoints {
@@ -68,24 +68,24 @@ pub struct CheckpointRow {
 
 pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
     let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
-    let args = [
-        Arg::Text(&c.id),
-        Arg::Text(&c.tenant_id),
-        Arg::Text(&c.customer_id),
-        Arg::Text(&c.period),
-        Arg::Text(&merkle_root),
-        int(c.delta_count)?,
-        int(c.from_index)?,
-        int(c.to_index)?,
-        int(c.created_at)?,
-        Arg::Text(&net_delta),
+    let args = args![
+        &c.id,
+        &c.tenant_id,
+        &c.customer_id,
+        &c.period,
+        &merkle_root,
+        c.delta_count,
+        c.from_index,
+        c.to_index,
+        c.created_at,
+        &net_delta
     ];
     run(db, INSERT, &args).await?;
     Ok(())
 }
 
 pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<CheckpointRow>> {
-    all(db, SELECT_QUEUED, &[int(limit as u64)?]).await
+    all(db, SELECT_QUEUED, &args![limit as u64]).await
 }
 
 pub fn mark_committed(
@@ -95,12 +95,7 @@ pub fn mark_committed(
     tree_size: u64,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
-    let args = [
-        Arg::Text(id),
-        int(leaf_index)?,
-        int(tree_size)?,
-        int(now_ms)?,
-    ];
+    let args = args![id, leaf_index, tree_size, now_ms];
     stmt(db, MARK_COMMITTED, &args)
 }
 
@@ -113,13 +108,9 @@ pub async fn page(
     limit: u64,
     offset: u64,
 ) -> ApiResult<(Vec<CheckpointRow>, u64)> {
-    let filter = [
-        Arg::Text(tenant_id),
-        opt_text(customer_id),
-        opt_text(period),
-    ];
+    let filter = args![tenant_id, customer_id, period];
     let mut args = filter.to_vec();
-    args.extend([int(limit)?, int(offset)?]);
+    args.extend(args![limit, offset]);
     let rows = all(db, SELECT_PAGE, &args).await?;
     let total = count(db, COUNT_PAGE, &filter).await?;
     Ok((rows, total))
@@ -133,15 +124,11 @@ pub async fn previous_committed(
     customer_id: &str,
     before_created_at: u64,
 ) -> ApiResult<Option<CheckpointRow>> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(customer_id),
-        int(before_created_at)?,
-    ];
+    let args = args![tenant_id, customer_id, before_created_at];
     first(db, SELECT_PREVIOUS_COMMITTED, &args).await
 }
 
 /// Checkpoints (any tenant) whose merkle_root is `root`.
 pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<CheckpointRow>> {
-    all(db, SELECT_BY_ROOT, &[Arg::Text(root)]).await
+    all(db, SELECT_BY_ROOT, &args![root]).await
 }

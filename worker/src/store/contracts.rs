@@ -4,7 +4,7 @@ use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, first, int, run, stmt, Arg};
+use super::{all, args, first, run, stmt};
 use crate::error::ApiResult;
 
 #[expect(
@@ -72,14 +72,7 @@ pub fn insert_active(
     stmt(
         db,
         INSERT_CONTRACT,
-        &[
-            Arg::Text(id),
-            Arg::Text(tenant_id),
-            Arg::Text(env),
-            Arg::Text(STATUS_ACTIVE),
-            int(now_ms)?,
-            int(now_ms)?,
-        ],
+        &args![id, tenant_id, env, STATUS_ACTIVE, now_ms, now_ms],
     )
 }
 
@@ -93,12 +86,12 @@ pub async fn begin_provisioning(
     run(
         db,
         BEGIN_PROVISIONING,
-        &[
-            Arg::Text(new_id),
-            Arg::Text(tenant_id),
-            Arg::Text(env),
-            int(now_ms)?,
-            int(now_ms.saturating_sub(PROVISIONING_STALE_MS))?,
+        &args![
+            new_id,
+            tenant_id,
+            env,
+            now_ms,
+            now_ms.saturating_sub(PROVISIONING_STALE_MS)
         ],
     )
     .await
@@ -116,19 +109,13 @@ pub async fn finish_provisioning(
     run(
         db,
         FINISH_PROVISIONING,
-        &[
-            Arg::Text(tenant_id),
-            Arg::Text(env),
-            Arg::Text(status),
-            error.map_or(Arg::Null, Arg::Text),
-            int(now_ms)?,
-        ],
+        &args![tenant_id, env, status, error, now_ms],
     )
     .await
 }
 
 pub async fn of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<ContractRow>> {
-    all(db, SELECT_OF_TENANT, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_OF_TENANT, &args![tenant_id]).await
 }
 
 pub async fn for_env(
@@ -136,9 +123,9 @@ pub async fn for_env(
     tenant_id: &str,
     env: &str,
 ) -> ApiResult<Option<ContractRow>> {
-    first(db, SELECT_FOR_ENV, &[Arg::Text(tenant_id), Arg::Text(env)]).await
+    first(db, SELECT_FOR_ENV, &args![tenant_id, env]).await
 }
 
 pub async fn by_id(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<ContractRow>> {
-    first(db, SELECT_BY_ID, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_BY_ID, &args![id, tenant_id]).await
 }

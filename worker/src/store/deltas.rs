@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, count, first, int, opt_text, stmt, Arg, ItemStatus};
+use super::{all, args, count, first, stmt, ItemStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_deltas {
@@ -82,7 +82,7 @@ pub struct DeltaRow {
 }
 
 pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<DeltaRow>> {
-    all(db, SELECT_QUEUED, &[int(limit as u64)?]).await
+    all(db, SELECT_QUEUED, &args![limit as u64]).await
 }
 
 pub async fn delta(
@@ -90,12 +90,7 @@ pub async fn delta(
     tenant_id: &str,
     anchor_id: &str,
 ) -> ApiResult<Option<DeltaRow>> {
-    first(
-        db,
-        SELECT_ONE,
-        &[Arg::Text(tenant_id), Arg::Text(anchor_id)],
-    )
-    .await
+    first(db, SELECT_ONE, &args![tenant_id, anchor_id]).await
 }
 
 pub async fn of_submission_in_tenant(
@@ -103,13 +98,13 @@ pub async fn of_submission_in_tenant(
     tenant_id: &str,
     submission_id: &str,
 ) -> ApiResult<Vec<DeltaRow>> {
-    let args = [Arg::Text(tenant_id), Arg::Text(submission_id)];
+    let args = args![tenant_id, submission_id];
     all(db, SELECT_OF_SUBMISSION_IN_TENANT, &args).await
 }
 
 /// All deltas of a submission, any tenant (public verify resolves by root).
 pub async fn of_submission(db: &D1Database, submission_id: &str) -> ApiResult<Vec<DeltaRow>> {
-    all(db, SELECT_OF_SUBMISSION, &[Arg::Text(submission_id)]).await
+    all(db, SELECT_OF_SUBMISSION, &args![submission_id]).await
 }
 
 /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
@@ -120,12 +115,7 @@ pub async fn of_ledger(
     from_seq: u64,
     to_seq: u64,
 ) -> ApiResult<Vec<DeltaRow>> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(customer_id),
-        int(from_seq)?,
-        int(to_seq)?,
-    ];
+    let args = args![tenant_id, customer_id, from_seq, to_seq];
     all(db, SELECT_LEDGER_RANGE, &args).await
 }
 
@@ -135,7 +125,7 @@ pub async fn of_ledger_at(
     customer_id: &str,
     seq: u64,
 ) -> ApiResult<Option<DeltaRow>> {
-    let args = [Arg::Text(tenant_id), Arg::Text(customer_id), int(seq)?];
+    let args = args![tenant_id, customer_id, seq];
     first(db, SELECT_LEDGER_AT, &args).await
 }
 
@@ -146,11 +136,7 @@ pub async fn of_ledger_by_items_root(
     customer_id: &str,
     items_root: &str,
 ) -> ApiResult<Option<DeltaRow>> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(customer_id),
-        Arg::Text(items_root),
-    ];
+    let args = args![tenant_id, customer_id, items_root];
     first(db, SELECT_LEDGER_BY_ITEMS_ROOT, &args).await
 }
 
@@ -172,21 +158,21 @@ pub async fn in_leaf_range(
     offset: u64,
     limit: u64,
 ) -> ApiResult<Vec<DeltaRow>> {
-    let args = [
-        Arg::Text(r.tenant_id),
-        opt_text(r.customer),
-        int(r.from_ms)?,
-        int(r.to_ms)?,
-        int(r.from_leaf)?,
-        int(r.to_leaf)?,
-        int(limit)?,
-        int(offset)?,
+    let args = args![
+        r.tenant_id,
+        r.customer,
+        r.from_ms,
+        r.to_ms,
+        r.from_leaf,
+        r.to_leaf,
+        limit,
+        offset
     ];
     all(db, SELECT_IN_LEAF_RANGE, &args).await
 }
 
 pub async fn queued_count(db: &D1Database, tenant_id: &str, customer_id: &str) -> ApiResult<u64> {
-    let args = [Arg::Text(tenant_id), Arg::Text(customer_id)];
+    let args = args![tenant_id, customer_id];
     count(db, COUNT_QUEUED_OF_LEDGER, &args).await
 }
 
@@ -201,13 +187,13 @@ pub struct VerifiedDelta<'a> {
 
 pub fn mark_verified(db: &D1Database, v: &VerifiedDelta<'_>) -> ApiResult<D1PreparedStatement> {
     let balance_after = v.balance_after.to_string();
-    let args = [
-        Arg::Text(v.anchor_id),
-        int(v.leaf_index)?,
-        int(v.tree_size)?,
-        int(v.ledger_seq)?,
-        Arg::Text(&balance_after),
-        int(v.verified_at)?,
+    let args = args![
+        v.anchor_id,
+        v.leaf_index,
+        v.tree_size,
+        v.ledger_seq,
+        &balance_after,
+        v.verified_at
     ];
     stmt(db, MARK_VERIFIED, &args)
 }

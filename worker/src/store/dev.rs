@@ -1,7 +1,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, run, Arg};
+use super::{args, first, run, Arg};
 use crate::error::ApiResult;
 
 const INSERT_PING: &str =
@@ -19,19 +19,14 @@ pub struct PingRow {
 }
 
 pub async fn insert_ping(db: &D1Database, id: &str, note: &str, now_ms: u64) -> ApiResult<()> {
-    run(
-        db,
-        INSERT_PING,
-        &[Arg::Text(id), Arg::Text(note), Arg::Int(now_ms as i64)],
-    )
-    .await?;
+    run(db, INSERT_PING, &args![id, note, Arg::Int(now_ms as i64)]).await?;
     Ok(())
 }
 
 pub async fn ping(db: &D1Database, id: &str) -> ApiResult<Option<PingRow>> {
-    first(db, SELECT_PING, &[Arg::Text(id)]).await
+    first(db, SELECT_PING, &args![id]).await
 }
 
 pub async fn consume_ping(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<u64> {
-    run(db, CONSUME_PING, &[Arg::Text(id), Arg::Int(now_ms as i64)]).await
+    run(db, CONSUME_PING, &args![id, Arg::Int(now_ms as i64)]).await
 }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, chunked, int, run, Arg, ListSql};
+use super::{all, args, chunked, int, run, Arg, ListSql};
 use crate::error::ApiResult;
 
 const INSERT: ListSql = ListSql {
@@ -36,13 +36,7 @@ pub fn insert(
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let now = int(now_ms)?;
     chunked(db, &INSERT, &[], events, |e, args| {
-        args.extend([
-            Arg::Text(&e.id),
-            Arg::Text(&e.tenant_id),
-            Arg::Text(e.kind),
-            Arg::Text(&e.payload),
-            now,
-        ]);
+        args.extend(args![&e.id, &e.tenant_id, e.kind, &e.payload, now]);
         Ok(())
     })
 }
@@ -56,13 +50,7 @@ pub async fn insert_once(
     payload: &str,
     now_ms: u64,
 ) -> ApiResult<()> {
-    let args = [
-        Arg::Text(id),
-        Arg::Text(tenant_id),
-        Arg::Text(kind),
-        Arg::Text(payload),
-        int(now_ms)?,
-    ];
+    let args = args![id, tenant_id, kind, payload, now_ms];
     run(ledger, INSERT_ONCE, &args).await?;
     Ok(())
 }
@@ -79,7 +67,7 @@ pub struct EventRow {
 
 /// Events not yet moved to deliveries, oldest first.
 pub async fn pending(ledger: &D1Database, limit: u64) -> ApiResult<Vec<EventRow>> {
-    all(ledger, SELECT_PENDING, &[int(limit)?]).await
+    all(ledger, SELECT_PENDING, &args![limit]).await
 }
 
 pub fn mark_dispatched(
@@ -87,14 +75,8 @@ pub fn mark_dispatched(
     ids: &[String],
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    chunked(
-        ledger,
-        &MARK_DISPATCHED,
-        &[int(now_ms)?],
-        ids,
-        |id, args| {
-            args.push(Arg::Text(id));
-            Ok(())
-        },
-    )
+    chunked(ledger, &MARK_DISPATCHED, &args![now_ms], ids, |id, args| {
+        args.push(Arg::Text(id));
+        Ok(())
+    })
 }

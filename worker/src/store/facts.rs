@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, first, int, opt_text, run, stmt, Arg, ItemStatus};
+use super::{all, args, first, run, stmt, ItemStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_facts {
@@ -53,13 +53,7 @@ pub async fn insert(
     metadata: Option<&str>,
     now_ms: u64,
 ) -> ApiResult<bool> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(content_hash),
-        Arg::Text(content),
-        opt_text(metadata),
-        int(now_ms)?,
-    ];
+    let args = args![tenant_id, content_hash, content, metadata, now_ms];
     Ok(run(db, INSERT, &args).await? > 0)
 }
 
@@ -68,12 +62,12 @@ pub async fn fact(
     tenant_id: &str,
     content_hash: &str,
 ) -> ApiResult<Option<FactRow>> {
-    let args = [Arg::Text(tenant_id), Arg::Text(content_hash)];
+    let args = args![tenant_id, content_hash];
     first(db, SELECT_ONE, &args).await
 }
 
 pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<FactRow>> {
-    all(db, SELECT_QUEUED, &[int(limit as u64)?]).await
+    all(db, SELECT_QUEUED, &args![limit as u64]).await
 }
 
 pub fn mark_verified(
@@ -84,12 +78,6 @@ pub fn mark_verified(
     tree_size: u64,
     verified_at: u64,
 ) -> ApiResult<D1PreparedStatement> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(content_hash),
-        int(leaf_index)?,
-        int(tree_size)?,
-        int(verified_at)?,
-    ];
+    let args = args![tenant_id, content_hash, leaf_index, tree_size, verified_at];
     stmt(db, MARK_VERIFIED, &args)
 }

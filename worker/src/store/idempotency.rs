@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, int, run, Arg};
+use super::{args, first, run};
 use crate::error::ApiResult;
 
 const DELETE_EXPIRED_ONE: &str =
@@ -46,49 +46,26 @@ pub async fn claim(
     run(
         db,
         DELETE_EXPIRED_ONE,
-        &[
-            Arg::Text(s.tenant_id),
-            Arg::Text(s.env),
-            Arg::Text(s.key),
-            int(now_ms)?,
-        ],
+        &args![s.tenant_id, s.env, s.key, now_ms],
     )
     .await?;
     let inserted = run(
         db,
         INSERT_IN_FLIGHT,
-        &[
-            Arg::Text(s.tenant_id),
-            Arg::Text(s.env),
-            Arg::Text(s.key),
-            Arg::Text(request_hash),
-            int(now_ms)?,
-            int(expires_at)?,
-        ],
+        &args![s.tenant_id, s.env, s.key, request_hash, now_ms, expires_at],
     )
     .await?;
     if inserted > 0 {
         return Ok(None);
     }
-    first(
-        db,
-        SELECT_ONE,
-        &[Arg::Text(s.tenant_id), Arg::Text(s.env), Arg::Text(s.key)],
-    )
-    .await
+    first(db, SELECT_ONE, &args![s.tenant_id, s.env, s.key]).await
 }
 
 pub async fn complete(db: &D1Database, s: &Scope<'_>, status: u16, body: &str) -> ApiResult<()> {
     run(
         db,
         COMPLETE,
-        &[
-            Arg::Text(s.tenant_id),
-            Arg::Text(s.env),
-            Arg::Text(s.key),
-            Arg::Int(i64::from(status)),
-            Arg::Text(body),
-        ],
+        &args![s.tenant_id, s.env, s.key, status, body],
     )
     .await?;
     Ok(())
@@ -96,15 +73,10 @@ pub async fn complete(db: &D1Database, s: &Scope<'_>, status: u16, body: &str) -
 
 /// Releases a claim whose request failed, so a retry can run.
 pub async fn abandon(db: &D1Database, s: &Scope<'_>) -> ApiResult<()> {
-    run(
-        db,
-        ABANDON,
-        &[Arg::Text(s.tenant_id), Arg::Text(s.env), Arg::Text(s.key)],
-    )
-    .await?;
+    run(db, ABANDON, &args![s.tenant_id, s.env, s.key]).await?;
     Ok(())
 }
 
 pub async fn delete_expired(db: &D1Database, now_ms: u64) -> ApiResult<u64> {
-    run(db, DELETE_EXPIRED, &[int(now_ms)?]).await
+    run(db, DELETE_EXPIRED, &args![now_ms]).await
 }

@@ -4,7 +4,7 @@ use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, count, first, int, run, Arg};
+use super::{all, args, count, first, run};
 use crate::error::ApiResult;
 use crate::plan::Plan;
 
@@ -77,7 +77,7 @@ pub struct AuthRow {
 
 /// The key `id` with its tenant's plan and environment status.
 pub async fn for_auth(db: &D1Database, id: &str) -> ApiResult<Option<AuthRow>> {
-    first(db, SELECT_AUTH, &[Arg::Text(id)]).await
+    first(db, SELECT_AUTH, &args![id]).await
 }
 
 pub struct NewKey<'a> {
@@ -93,14 +93,14 @@ pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<(
     run(
         db,
         INSERT_KEY,
-        &[
-            Arg::Text(k.id),
-            Arg::Text(k.tenant_id),
-            Arg::Text(k.env),
-            k.name.map_or(Arg::Null, Arg::Text),
-            Arg::Text(k.secret_hash),
-            Arg::Text(k.created_by),
-            int(now_ms)?,
+        &args![
+            k.id,
+            k.tenant_id,
+            k.env,
+            k.name,
+            k.secret_hash,
+            k.created_by,
+            now_ms
         ],
     )
     .await?;
@@ -109,37 +109,32 @@ pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<(
 
 /// A tenant's key that is not deleted.
 pub async fn of_tenant(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<KeyRow>> {
-    first(db, SELECT_OF_TENANT, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_OF_TENANT, &args![id, tenant_id]).await
 }
 
 /// A tenant's keys that are not deleted, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
-    all(db, SELECT_LIST, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_LIST, &args![tenant_id]).await
 }
 
 pub async fn count_live(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count(db, COUNT_LIVE_KEYS, &[Arg::Text(tenant_id)]).await
+    count(db, COUNT_LIVE_KEYS, &args![tenant_id]).await
 }
 
 /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
 pub async fn toggle(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<u64> {
-    run(db, TOGGLE_KEY, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    run(db, TOGGLE_KEY, &args![id, tenant_id]).await
 }
 
 /// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).
 pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    run(
-        db,
-        DELETE_KEY,
-        &[Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?],
-    )
-    .await
+    run(db, DELETE_KEY, &args![id, tenant_id, now_ms]).await
 }
 
 /// How stale lastUsedAt may get before a request writes it again.
 pub const LAST_USED_RESOLUTION_MS: u64 = 60_000;
 
 pub async fn touch(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<()> {
-    run(db, TOUCH_KEY, &[Arg::Text(id), int(now_ms)?]).await?;
+    run(db, TOUCH_KEY, &args![id, now_ms]).await?;
     Ok(())
 }

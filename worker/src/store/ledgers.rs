@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch_rows, chunked, count, first, int, stmt, Arg, ListSql};
+use super::{all, args, batch_rows, chunked, count, first, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
 macro_rules! select_ledgers {
@@ -95,12 +95,7 @@ pub async fn ledger(
     tenant_id: &str,
     customer_id: &str,
 ) -> ApiResult<Option<LedgerRow>> {
-    first(
-        db,
-        SELECT_ONE,
-        &[Arg::Text(tenant_id), Arg::Text(customer_id)],
-    )
-    .await
+    first(db, SELECT_ONE, &args![tenant_id, customer_id]).await
 }
 
 pub async fn page(
@@ -109,12 +104,12 @@ pub async fn page(
     limit: u64,
     offset: u64,
 ) -> ApiResult<Vec<LedgerRow>> {
-    let args = [Arg::Text(tenant_id), int(limit)?, int(offset)?];
+    let args = args![tenant_id, limit, offset];
     all(db, SELECT_PAGE, &args).await
 }
 
 pub async fn count_of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count(db, COUNT_OF_TENANT, &[Arg::Text(tenant_id)]).await
+    count(db, COUNT_OF_TENANT, &args![tenant_id]).await
 }
 
 /// The ledgers of `(tenant_id, customer_id)` pairs.
@@ -149,26 +144,26 @@ pub struct LedgerUpdate<'a> {
 /// The ledger's aggregates and its current window, for one sequencer round.
 pub fn update(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1PreparedStatement>> {
     let (old_balance, new_balance) = (u.old_balance.to_string(), u.new_balance.to_string());
-    let aggregates = [
-        Arg::Text(u.tenant_id),
-        Arg::Text(u.customer_id),
-        int(u.new_count)?,
-        Arg::Text(&new_balance),
-        int(u.verified_at)?,
-        Arg::Text(u.latest_items_root),
+    let aggregates = args![
+        u.tenant_id,
+        u.customer_id,
+        u.new_count,
+        &new_balance,
+        u.verified_at,
+        u.latest_items_root
     ];
-    let window = [
-        Arg::Text(u.tenant_id),
-        Arg::Text(u.customer_id),
-        Arg::Text(&u.window),
-        int(u.old_count + 1)?,
-        int(u.new_count)?,
-        Arg::Text(&old_balance),
-        Arg::Text(&new_balance),
-        int(u.verified_at)?,
-        Arg::Text(&u.frontier),
-        int(u.first_leaf)?,
-        int(u.last_leaf)?,
+    let window = args![
+        u.tenant_id,
+        u.customer_id,
+        &u.window,
+        u.old_count + 1,
+        u.new_count,
+        &old_balance,
+        &new_balance,
+        u.verified_at,
+        &u.frontier,
+        u.first_leaf,
+        u.last_leaf
     ];
     Ok(vec![
         stmt(db, UPDATE_AGGREGATES, &aggregates)?,
@@ -188,7 +183,7 @@ pub async fn window_frontiers(
         customer_id: String,
         frontier: String,
     }
-    let fixed = [Arg::Text(window)];
+    let fixed = args![window];
     let statements = chunked(db, &SELECT_WINDOW_FRONTIERS, &fixed, keys, bind_key)?;
     let rows = batch_rows::<Row>(db, statements).await?;
     Ok(rows
@@ -220,11 +215,7 @@ pub async fn windows_after(
     customer_id: &str,
     after_seq: u64,
 ) -> ApiResult<Vec<WindowRow>> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(customer_id),
-        int(after_seq)?,
-    ];
+    let args = args![tenant_id, customer_id, after_seq];
     all(db, SELECT_WINDOWS_AFTER, &args).await
 }
 
@@ -235,11 +226,7 @@ pub async fn window(
     customer_id: &str,
     period: &str,
 ) -> ApiResult<Option<WindowRow>> {
-    let args = [
-        Arg::Text(tenant_id),
-        Arg::Text(customer_id),
-        Arg::Text(period),
-    ];
+    let args = args![tenant_id, customer_id, period];
     first(db, SELECT_WINDOW, &args).await
 }
 
@@ -260,7 +247,7 @@ pub async fn tenant_window(
     tenant_id: &str,
     window: &str,
 ) -> ApiResult<Option<TenantWindowRow>> {
-    let args = [Arg::Text(tenant_id), Arg::Text(window)];
+    let args = args![tenant_id, window];
     first(db, SELECT_TENANT_WINDOW, &args).await
 }
 
@@ -269,7 +256,7 @@ pub async fn tenant_windows_for(
     tenants: &[String],
     window: &str,
 ) -> ApiResult<Vec<TenantWindowRow>> {
-    let fixed = [Arg::Text(window)];
+    let fixed = args![window];
     let statements = chunked(
         db,
         &SELECT_TENANT_WINDOWS_FOR,
@@ -288,14 +275,14 @@ pub fn upsert_tenant_window(
     w: &TenantWindowRow,
 ) -> ApiResult<D1PreparedStatement> {
     let net_delta = w.net_delta.to_string();
-    let args = [
-        Arg::Text(&w.tenant_id),
-        Arg::Text(&w.window),
-        int(w.deltas_count)?,
-        Arg::Text(&net_delta),
-        int(w.first_leaf)?,
-        int(w.last_leaf)?,
-        Arg::Text(&w.frontier),
+    let args = args![
+        &w.tenant_id,
+        &w.window,
+        w.deltas_count,
+        &net_delta,
+        w.first_leaf,
+        w.last_leaf,
+        &w.frontier
     ];
     stmt(db, UPSERT_TENANT_WINDOW, &args)
 }

@@ -7,7 +7,7 @@ use bvs_core::log::StoredHashes;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch_rows, chunked, first, int, parse_hash, run, stmt, Arg, ListSql};
+use super::{all, args, batch_rows, chunked, first, int, parse_hash, run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
 macro_rules! select_heads {
@@ -81,11 +81,11 @@ pub async fn latest_head(db: &D1Database) -> ApiResult<Option<HeadRow>> {
 }
 
 pub async fn head_at(db: &D1Database, size: u64) -> ApiResult<Option<HeadRow>> {
-    first(db, SELECT_HEAD_AT, &[int(size)?]).await
+    first(db, SELECT_HEAD_AT, &args![size]).await
 }
 
 pub async fn heads_from(db: &D1Database, from_size: u64, limit: u64) -> ApiResult<Vec<HeadRow>> {
-    all(db, SELECT_HEADS_PAGE, &[int(from_size)?, int(limit)?]).await
+    all(db, SELECT_HEADS_PAGE, &args![from_size, limit]).await
 }
 
 /// The empty log's head (size 0); a no-op when the log has one already.
@@ -96,22 +96,17 @@ pub async fn insert_first_head(
     note_hash: &str,
     now_ms: u64,
 ) -> ApiResult<()> {
-    let args = [
-        Arg::Text(root),
-        Arg::Text(note),
-        Arg::Text(note_hash),
-        int(now_ms)?,
-    ];
+    let args = args![root, note, note_hash, now_ms];
     run(db, INSERT_FIRST_HEAD, &args).await?;
     Ok(())
 }
 
 pub async fn leaf_by_item(db: &D1Database, item_hash: &str) -> ApiResult<Option<LeafRow>> {
-    first(db, SELECT_LEAF_BY_ITEM, &[Arg::Text(item_hash)]).await
+    first(db, SELECT_LEAF_BY_ITEM, &args![item_hash]).await
 }
 
 pub async fn leaf_at(db: &D1Database, leaf_index: u64) -> ApiResult<Option<LeafRow>> {
-    first(db, SELECT_LEAF_AT, &[int(leaf_index)?]).await
+    first(db, SELECT_LEAF_AT, &args![leaf_index]).await
 }
 
 /// Reads the stored hashes at `indexes`: one SELECT per 100 indexes (D1's
@@ -163,25 +158,25 @@ pub fn insert_leaves(
     let hexes: Vec<String> = leaves.iter().map(|l| l.item_hash.to_hex()).collect();
     let rows: Vec<(&NewLeaf, &String)> = leaves.iter().zip(&hexes).collect();
     chunked(db, &INSERT_LEAVES, &[], &rows, |(l, hex), args| {
-        args.extend([
-            int(l.leaf_index)?,
-            Arg::Text(hex),
-            Arg::Text(l.kind),
-            Arg::Text(&l.ref_id),
-            Arg::Text(&l.tenant_id),
-            now,
+        args.extend(args![
+            l.leaf_index,
+            hex.as_str(),
+            l.kind,
+            &l.ref_id,
+            &l.tenant_id,
+            now
         ]);
         Ok(())
     })
 }
 
 pub fn insert_head(db: &D1Database, head: &HeadRow) -> ApiResult<D1PreparedStatement> {
-    let args = [
-        int(head.tree_size)?,
-        Arg::Text(&head.root),
-        Arg::Text(&head.note),
-        Arg::Text(&head.note_hash),
-        int(head.created_at)?,
+    let args = args![
+        head.tree_size,
+        &head.root,
+        &head.note,
+        &head.note_hash,
+        head.created_at
     ];
     stmt(db, INSERT_HEAD, &args)
 }

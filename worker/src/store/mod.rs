@@ -59,6 +59,65 @@ impl From<&Arg<'_>> for JsValue {
     }
 }
 
+/// A value bound as a statement argument: text, an integer (every one we
+/// bind is far below 2^53) or, for `Option`, NULL.
+pub trait Bind<'a> {
+    /// # Errors
+    /// An integer above `i64::MAX` (never a real row) is an internal error.
+    fn arg(self) -> ApiResult<Arg<'a>>;
+}
+
+impl<'a> Bind<'a> for Arg<'a> {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(self)
+    }
+}
+
+impl<'a> Bind<'a> for &'a str {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self))
+    }
+}
+
+impl<'a> Bind<'a> for &'a String {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self))
+    }
+}
+
+impl Bind<'_> for u64 {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        int(self)
+    }
+}
+
+impl Bind<'_> for u32 {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Int(i64::from(self)))
+    }
+}
+
+impl Bind<'_> for u16 {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Int(i64::from(self)))
+    }
+}
+
+impl<'a, T: Bind<'a>> Bind<'a> for Option<T> {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        self.map_or(Ok(Arg::Null), Bind::arg)
+    }
+}
+
+/// The arguments of one statement, `?1` first, in a function returning
+/// `ApiResult`: `args![id, now_ms]`.
+macro_rules! args {
+    ($($value:expr),* $(,)?) => {
+        [$($crate::store::Bind::arg($value)?),*]
+    };
+}
+pub(crate) use args;
+
 pub fn stmt(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<D1PreparedStatement> {
     let values: Vec<JsValue> = args.iter().map(JsValue::from).collect();
     db.prepare(sql)

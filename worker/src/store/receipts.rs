@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, int, opt_text, run, Arg};
+use super::{all, args, run};
 use crate::error::ApiResult;
 
 const INSERT: &str =
@@ -27,20 +27,20 @@ pub struct ReceiptRow {
 }
 
 pub async fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<()> {
-    let args = [
-        Arg::Text(&r.items_root),
-        Arg::Text(&r.tenant_id),
-        Arg::Text(&r.customer_id),
-        opt_text(r.period.as_deref()),
-        int(r.from_seq)?,
-        int(r.to_seq)?,
-        int(r.delta_count)?,
-        int(r.generated_at)?,
+    let args = args![
+        &r.items_root,
+        &r.tenant_id,
+        &r.customer_id,
+        r.period.as_deref(),
+        r.from_seq,
+        r.to_seq,
+        r.delta_count,
+        r.generated_at
     ];
     run(db, INSERT, &args).await?;
     Ok(())
 }
 
 pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<ReceiptRow>> {
-    all(db, SELECT_BY_ROOT, &[Arg::Text(root)]).await
+    all(db, SELECT_BY_ROOT, &args![root]).await
 }

@@ -4,7 +4,7 @@
 
 use worker::D1Database;
 
-use super::{int, run, Arg};
+use super::{args, run};
 use crate::error::ApiResult;
 
 const PURGE_DELTAS: &str =
@@ -33,12 +33,7 @@ pub struct Purge<'a> {
 
 /// Runs one purge statement (`?1` tenant, `?2` cutoff, `?3` now, `?4` limit).
 async fn purge(db: &D1Database, sql: &str, p: &Purge<'_>) -> ApiResult<u64> {
-    let args = [
-        Arg::Text(p.tenant_id),
-        int(p.cutoff_ms)?,
-        int(p.now_ms)?,
-        int(p.limit)?,
-    ];
+    let args = args![p.tenant_id, p.cutoff_ms, p.now_ms, p.limit];
     run(db, sql, &args).await
 }
 
@@ -63,12 +58,7 @@ pub async fn purge_events(
     cutoff_ms: u64,
     limit: u64,
 ) -> ApiResult<u64> {
-    run(
-        ledger,
-        PURGE_EVENTS,
-        &[Arg::Text(tenant_id), int(cutoff_ms)?, int(limit)?],
-    )
-    .await
+    run(ledger, PURGE_EVENTS, &args![tenant_id, cutoff_ms, limit]).await
 }
 
 /// Completed webhook deliveries older than `cutoff_ms` lose payload and url.

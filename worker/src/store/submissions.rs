@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, batch, int, opt_text, stmt, Arg};
+use super::{all, args, batch, int, stmt};
 use crate::error::ApiResult;
 
 const INSERT_SUBMISSION: &str =
@@ -49,39 +49,34 @@ pub async fn insert_submission(
     sub: &NewSubmission<'_>,
     deltas: &[&NewDelta],
 ) -> ApiResult<()> {
-    let submission = [
-        Arg::Text(sub.id),
-        Arg::Text(sub.tenant_id),
-        Arg::Text(sub.contract_id),
-        Arg::Text(sub.kind),
-        Arg::Text(sub.items_root),
-        int(sub.item_count)?,
-        int(sub.received_at)?,
+    let submission = args![
+        sub.id,
+        sub.tenant_id,
+        sub.contract_id,
+        sub.kind,
+        sub.items_root,
+        sub.item_count,
+        sub.received_at
     ];
     let received_at = int(sub.received_at)?;
     let mut statements = vec![stmt(db, INSERT_SUBMISSION, &submission)?];
     for d in deltas {
-        let ledger = [
-            Arg::Text(sub.tenant_id),
-            Arg::Text(&d.customer_id),
-            Arg::Text(&d.ledger_id),
-            received_at,
-        ];
+        let ledger = args![sub.tenant_id, &d.customer_id, &d.ledger_id, received_at];
         statements.push(stmt(db, INSERT_LEDGER, &ledger)?);
-        let delta = [
-            Arg::Text(&d.anchor_id),
-            Arg::Text(sub.tenant_id),
-            Arg::Text(&d.customer_id),
-            Arg::Text(sub.id),
-            int(d.position)?,
-            Arg::Text(&d.item_hash),
-            Arg::Text(sub.items_root),
-            Arg::Text(&d.delta),
-            Arg::Text(&d.reason),
-            opt_text(d.reference_id.as_deref()),
-            opt_text(d.metadata.as_deref()),
-            int(d.declared_at)?,
-            received_at,
+        let delta = args![
+            &d.anchor_id,
+            sub.tenant_id,
+            &d.customer_id,
+            sub.id,
+            d.position,
+            &d.item_hash,
+            sub.items_root,
+            &d.delta,
+            &d.reason,
+            d.reference_id.as_deref(),
+            d.metadata.as_deref(),
+            d.declared_at,
+            received_at
         ];
         statements.push(stmt(db, INSERT_DELTA, &delta)?);
     }
@@ -105,7 +100,7 @@ pub struct SubmissionRow {
 
 /// Submissions (any tenant) whose items_root is `root`.
 pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<SubmissionRow>> {
-    all(db, SELECT_BY_ROOT, &[Arg::Text(root)]).await
+    all(db, SELECT_BY_ROOT, &args![root]).await
 }
 
 const SELECT_PROGRESS: &str =
@@ -134,6 +129,6 @@ pub async fn progress(
     tenant_id: &str,
     items_root: &str,
 ) -> ApiResult<Vec<SubmissionProgress>> {
-    let args = [Arg::Text(tenant_id), Arg::Text(items_root)];
+    let args = args![tenant_id, items_root];
     all(ledger, SELECT_PROGRESS, &args).await
 }

@@ -4,7 +4,9 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch, batch_rows, changes, chunked, count as count_rows, first, int, opt_text};
+use super::{
+    all, args, batch, batch_rows, changes, chunked, count as count_rows, first, int, opt_text,
+};
 use super::{run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
@@ -125,14 +127,14 @@ pub struct NewWebhook<'a> {
 }
 
 pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResult<()> {
-    let args = [
-        Arg::Text(w.id),
-        Arg::Text(w.tenant_id),
-        Arg::Text(w.url),
-        Arg::Text(w.events),
-        Arg::Text(w.description),
-        Arg::Text(w.secret_sealed),
-        int(now_ms)?,
+    let args = args![
+        w.id,
+        w.tenant_id,
+        w.url,
+        w.events,
+        w.description,
+        w.secret_sealed,
+        now_ms
     ];
     run(db, INSERT_WEBHOOK, &args).await?;
     Ok(())
@@ -143,33 +145,33 @@ pub async fn of_tenant(
     tenant_id: &str,
     id: &str,
 ) -> ApiResult<Option<WebhookRow>> {
-    first(db, SELECT_OF_TENANT, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_OF_TENANT, &args![id, tenant_id]).await
 }
 
 pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<WebhookRow>> {
-    first(db, SELECT_BY_ID, &[Arg::Text(id)]).await
+    first(db, SELECT_BY_ID, &args![id]).await
 }
 
 /// A tenant's webhooks, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
-    all(db, SELECT_LIST, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_LIST, &args![tenant_id]).await
 }
 
 pub async fn count(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count_rows(db, COUNT_OF_TENANT, &[Arg::Text(tenant_id)]).await
+    count_rows(db, COUNT_OF_TENANT, &args![tenant_id]).await
 }
 
 /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
 pub async fn toggle(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    let args = [Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?];
+    let args = args![id, tenant_id, now_ms];
     run(db, TOGGLE, &args).await
 }
 
 /// Deletes the webhook (and with it its sealed secret) and cancels its
 /// deliveries still waiting, atomically. Returns webhooks deleted.
 pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    let of_tenant = [Arg::Text(id), Arg::Text(tenant_id)];
-    let cancel = [Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?];
+    let of_tenant = args![id, tenant_id];
+    let cancel = args![id, tenant_id, now_ms];
     let statements = vec![
         stmt(db, DELETE_WEBHOOK, &of_tenant)?,
         stmt(db, CANCEL_OF_WEBHOOK, &cancel)?,
@@ -227,20 +229,20 @@ pub fn insert_deliveries(
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let now = int(now_ms)?;
     chunked(db, &INSERT_DELIVERIES, &[], deliveries, |d, args| {
-        args.extend([
-            Arg::Text(&d.id),
-            Arg::Text(&d.webhook_id),
-            Arg::Text(&d.tenant_id),
-            opt_text(d.env.as_deref()),
-            Arg::Text(&d.event_id),
-            Arg::Text(&d.event_type),
-            Arg::Text(&d.url),
-            Arg::Text(&d.payload),
-            int(d.event_created_at)?,
-            Arg::Text(STATUS_PENDING),
+        args.extend(args![
+            &d.id,
+            &d.webhook_id,
+            &d.tenant_id,
+            d.env.as_deref(),
+            &d.event_id,
+            &d.event_type,
+            &d.url,
+            &d.payload,
+            d.event_created_at,
+            STATUS_PENDING,
             Arg::Int(0),
             now,
-            now,
+            now
         ]);
         Ok(())
     })
@@ -250,11 +252,7 @@ pub fn insert_deliveries(
 /// delivering with an expired lease. Returns whether this caller owns it;
 /// at most one caller does at a time.
 pub async fn claim(db: &D1Database, id: &str, now_ms: u64, lease_ms: u64) -> ApiResult<bool> {
-    let args = [
-        Arg::Text(id),
-        int(now_ms)?,
-        int(now_ms.saturating_add(lease_ms))?,
-    ];
+    let args = args![id, now_ms, now_ms.saturating_add(lease_ms)];
     Ok(run(db, CLAIM, &args).await? == 1)
 }
 
@@ -285,7 +283,7 @@ pub struct DeliveryRow {
 }
 
 pub async fn delivery(db: &D1Database, id: &str) -> ApiResult<Option<DeliveryRow>> {
-    first(db, SELECT_DELIVERY, &[Arg::Text(id)]).await
+    first(db, SELECT_DELIVERY, &args![id]).await
 }
 
 /// A webhook's most recent deliveries, newest first.
@@ -295,7 +293,7 @@ pub async fn deliveries_of_webhook(
     webhook_id: &str,
     limit: u64,
 ) -> ApiResult<Vec<DeliveryRow>> {
-    let args = [Arg::Text(webhook_id), Arg::Text(tenant_id), int(limit)?];
+    let args = args![webhook_id, tenant_id, limit];
     all(db, SELECT_DELIVERIES_OF_WEBHOOK, &args).await
 }
 
@@ -347,24 +345,24 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
     };
     let http = a.http_status.map_or(Arg::Null, |s| Arg::Int(i64::from(s)));
     let error = opt_text(a.error);
-    let attempt = [
-        Arg::Text(a.delivery_id),
-        int(a.attempt)?,
-        int(a.started_at)?,
-        int(a.duration_ms)?,
+    let attempt = args![
+        a.delivery_id,
+        a.attempt,
+        a.started_at,
+        a.duration_ms,
         http,
-        Arg::Text(a.outcome),
-        error,
+        a.outcome,
+        error
     ];
-    let finish = [
-        Arg::Text(a.delivery_id),
-        Arg::Text(a.status),
-        a.next_attempt_at.map_or(Ok(Arg::Null), int)?,
+    let finish = args![
+        a.delivery_id,
+        a.status,
+        a.next_attempt_at,
         http,
         error,
-        completed_at,
+        completed_at
     ];
-    let stamp = [Arg::Text(a.webhook_id), int(a.started_at)?];
+    let stamp = args![a.webhook_id, a.started_at];
     let statements = vec![
         stmt(db, INSERT_ATTEMPT, &attempt)?,
         stmt(db, FINISH_ATTEMPT, &finish)?,
@@ -376,12 +374,7 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
 
 /// Ends a delivery without an attempt (its webhook was disabled or deleted).
 pub async fn cancel(db: &D1Database, id: &str, reason: &str, now_ms: u64) -> ApiResult<()> {
-    run(
-        db,
-        CANCEL,
-        &[Arg::Text(id), Arg::Text(reason), int(now_ms)?],
-    )
-    .await?;
+    run(db, CANCEL, &args![id, reason, now_ms]).await?;
     Ok(())
 }
 
@@ -392,5 +385,5 @@ pub struct DueRow {
 
 /// Deliveries whose next attempt (or expired lease) is due, oldest first.
 pub async fn due(db: &D1Database, now_ms: u64, limit: u64) -> ApiResult<Vec<DueRow>> {
-    all(db, SELECT_DUE, &[int(now_ms)?, int(limit)?]).await
+    all(db, SELECT_DUE, &args![now_ms, limit]).await
 }
