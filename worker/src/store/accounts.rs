@@ -21,10 +21,7 @@ const UPDATE_TENANT_RETENTION: &str =
 const SELECT_TENANTS_WITH_RETENTION: &str = "SELECT id, data_retention_days FROM tenants \
      WHERE data_retention_days IS NOT NULL AND id > ?1 ORDER BY id LIMIT ?2";
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Deserialize)]
 pub struct TenantRow {
     pub id: String,

@@ -47,10 +47,7 @@ const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4,
      provisioned_at = CASE WHEN ?3 = 'active' THEN ?5 ELSE provisioned_at END, updated_at = ?5 \
      WHERE tenant_id = ?1 AND env = ?2 AND status = 'provisioning'";
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct ContractRow {
     pub id: String,

@@ -50,10 +50,7 @@ const SELECT_OLDEST_QUEUED: &str =
     "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeltaRow {
     pub anchor_id: String,

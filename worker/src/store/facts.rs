@@ -25,10 +25,7 @@ const MARK_VERIFIED: &str =
     "UPDATE facts SET status = 'VERIFIED', leaf_index = ?3, tree_size = ?4, verified_at = ?5 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct FactRow {
     pub tenant_id: String,

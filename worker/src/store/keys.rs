@@ -35,10 +35,7 @@ const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
 const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
      WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60000)";
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Deserialize)]
 pub struct KeyRow {
     pub id: String,

@@ -62,10 +62,7 @@ pub struct HeadRow {
     pub created_at: u64,
 }
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct LeafRow {
     pub leaf_index: u64,

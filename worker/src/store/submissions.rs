@@ -84,10 +84,6 @@ pub async fn insert_submission(
     Ok(())
 }
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionRow {
     pub id: String,
@@ -113,12 +109,8 @@ const SELECT_PROGRESS: &str =
 /// A submission with how many of its deltas are verified.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionProgress {
-    pub id: String,
-    pub tenant_id: String,
-    pub kind: String,
-    pub items_root: String,
-    pub item_count: u64,
-    pub received_at: u64,
+    #[serde(flatten)]
+    pub submission: SubmissionRow,
     pub verified: u64,
     pub verified_at: Option<u64>,
 }

@@ -87,10 +87,7 @@ const SELECT_DUE: &str =
 
 // ---------------------------------------------------------------- webhooks
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct WebhookRow {
     pub id: String,
@@ -256,10 +253,7 @@ pub async fn claim(db: &D1Database, id: &str, now_ms: u64, lease_ms: u64) -> Api
     Ok(run(db, CLAIM, &args).await? == 1)
 }
 
-#[expect(
-    dead_code,
-    reason = "rows mirror their table; not every reader uses every column"
-)]
+#[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliveryRow {
     pub id: String,

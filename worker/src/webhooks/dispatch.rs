@@ -121,8 +121,9 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
     roots.sort();
     roots.dedup();
     for (tenant_id, root) in roots {
-        for s in submissions::progress(ledger, &tenant_id, &root).await? {
-            if s.verified < s.item_count {
+        for p in submissions::progress(ledger, &tenant_id, &root).await? {
+            let s = &p.submission;
+            if p.verified < s.item_count {
                 continue;
             }
             let anchor_ids = deltas::of_submission(ledger, &s.id)
@@ -138,7 +139,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
                 delta_count: s.item_count,
                 anchor_ids,
                 received_at: iso(s.received_at),
-                verified_at: s.verified_at.map(iso),
+                verified_at: p.verified_at.map(iso),
                 verify_url: format!("/api/v1/verify/{}", s.items_root),
             })?;
             outbox::insert_once(
