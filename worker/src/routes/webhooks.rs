@@ -10,7 +10,7 @@ use crate::auth::limit::Rate;
 use crate::auth::{self, secret};
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::store::webhooks::{self as store, NewDelivery, NewWebhook, WebhookRow};
+use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook, WebhookRow};
 use crate::views::iso;
 use crate::webhooks::delivery::{self, Mode};
 use crate::webhooks::{dispatch, url_safety, EVENT_NAMES, EVENT_TEST};
@@ -259,15 +259,17 @@ pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
         store::insert_deliveries(
             &db,
             &[NewDelivery {
-                id: delivery_id.clone(),
-                webhook_id: row.id.clone(),
-                tenant_id: row.tenant_id.clone(),
-                env: None,
-                event_id,
-                event_type: EVENT_TEST.to_string(),
+                of: DeliveryOf {
+                    id: delivery_id.clone(),
+                    webhook_id: row.id.clone(),
+                    tenant_id: row.tenant_id.clone(),
+                    env: None,
+                    event_id,
+                    event_type: EVENT_TEST.to_string(),
+                    event_created_at: app.now_ms,
+                },
                 url: row.url.clone(),
                 payload,
-                event_created_at: app.now_ms,
             }],
             app.now_ms,
         )?,
@@ -341,14 +343,14 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
         .ok_or_else(|| not_found(id))?;
     let rows =
         store::deliveries_of_webhook(&db, session.tenant_id(), id, DELIVERIES_LISTED_MAX).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
     let attempts = store::attempts_of(&db, &ids).await?;
     let views: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
             attempts: attempts
                 .iter()
-                .filter(|a| a.delivery_id == r.id)
+                .filter(|a| a.delivery_id == r.of.id)
                 .map(|a| AttemptView {
                     attempt: a.attempt,
                     started_at: iso(a.started_at),
@@ -363,10 +365,10 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
                 .payload
                 .as_deref()
                 .and_then(|p| serde_json::from_str(p).ok()),
-            id: r.id,
-            event: r.event_type,
-            event_id: r.event_id,
-            environment: r.env,
+            id: r.of.id,
+            event: r.of.event_type,
+            event_id: r.of.event_id,
+            environment: r.of.env,
             status: r.status,
             last_http_status: r.last_http_status,
             created_at: iso(r.created_at),

@@ -205,16 +205,23 @@ pub const STATUS_FAILED: &str = "failed";
 #[expect(dead_code, reason = "names a delivery state written in SQL")]
 pub const STATUS_CANCELED: &str = "canceled";
 
-pub struct NewDelivery {
+/// What a delivery carries of its event and webhook, as written and read.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeliveryOf {
     pub id: String,
     pub webhook_id: String,
     pub tenant_id: String,
     pub env: Option<String>,
     pub event_id: String,
     pub event_type: String,
+    pub event_created_at: u64,
+}
+
+/// A delivery to insert: its event, and where and what to POST.
+pub struct NewDelivery {
+    pub of: DeliveryOf,
     pub url: String,
     pub payload: String,
-    pub event_created_at: u64,
 }
 
 /// INSERT OR IGNORE: a delivery id is derived from (event, webhook), so a
@@ -226,16 +233,17 @@ pub fn insert_deliveries(
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let now = int(now_ms)?;
     chunked(db, &INSERT_DELIVERIES, &[], deliveries, |d, args| {
+        let of = &d.of;
         args.extend(args![
-            &d.id,
-            &d.webhook_id,
-            &d.tenant_id,
-            d.env.as_deref(),
-            &d.event_id,
-            &d.event_type,
+            &of.id,
+            &of.webhook_id,
+            &of.tenant_id,
+            of.env.as_deref(),
+            &of.event_id,
+            &of.event_type,
             &d.url,
             &d.payload,
-            d.event_created_at,
+            of.event_created_at,
             STATUS_PENDING,
             Arg::Int(0),
             now,
@@ -256,15 +264,11 @@ pub async fn claim(db: &D1Database, id: &str, now_ms: u64, lease_ms: u64) -> Api
 #[expect(dead_code, reason = "a row mirrors its table")]
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliveryRow {
-    pub id: String,
-    pub webhook_id: String,
-    pub tenant_id: String,
-    pub env: Option<String>,
-    pub event_id: String,
-    pub event_type: String,
+    #[serde(flatten)]
+    pub of: DeliveryOf,
+    /// NULL once purged.
     pub url: Option<String>,
     pub payload: Option<String>,
-    pub event_created_at: u64,
     pub status: String,
     pub attempts: u64,
     pub next_attempt_at: Option<u64>,

@@ -203,7 +203,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     let row = store::delivery(&db, delivery_id)
         .await?
         .ok_or_else(|| ApiError::internal(format!("claimed delivery {delivery_id} vanished")))?;
-    let Some(webhook) = store::by_id(&db, &row.webhook_id).await? else {
+    let Some(webhook) = store::by_id(&db, &row.of.webhook_id).await? else {
         store::cancel(&db, delivery_id, "webhook deleted", app.now_ms).await?;
         return Ok(Report::skipped("webhook deleted"));
     };
@@ -223,12 +223,12 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     let data = RawValue::from_string(payload.to_string())
         .map_err(|e| ApiError::internal(format!("stored payload of {delivery_id}: {e}")))?;
     let body = serde_json::to_string(&Body {
-        id: &row.id,
-        event: &row.event_type,
+        id: &row.of.id,
+        event: &row.of.event_type,
         timestamp: iso(started_at),
-        event_id: &row.event_id,
-        created_at: iso(row.event_created_at),
-        environment: row.env.as_deref(),
+        event_id: &row.of.event_id,
+        created_at: iso(row.of.event_created_at),
+        environment: row.of.env.as_deref(),
         data: &data,
     })?;
     let signature = signature_header(&secret_text, body.as_bytes())?;
@@ -336,9 +336,9 @@ async fn post(
     set("content-type", "application/json")?;
     set("user-agent", "bvs-webhooks/1")?;
     set(HEADER_SIGNATURE, signature)?;
-    set(HEADER_DELIVERY_ID, &row.id)?;
+    set(HEADER_DELIVERY_ID, &row.of.id)?;
     set(HEADER_TIMESTAMP, &(started_at / 1000).to_string())?;
-    set(HEADER_EVENT, &row.event_type)?;
+    set(HEADER_EVENT, &row.of.event_type)?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)

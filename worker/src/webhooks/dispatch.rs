@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::secret;
 use crate::error::ApiResult;
 use crate::store::events::{self as outbox, EventRow};
-use crate::store::webhooks::{self as store, NewDelivery};
+use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
 use crate::store::{self as db_store, deltas, submissions};
 use crate::views::iso;
 
@@ -61,15 +61,17 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
                 .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
             {
                 deliveries.push(NewDelivery {
-                    id: delivery_id(&e.id, &h.id),
-                    webhook_id: h.id.clone(),
-                    tenant_id: e.tenant_id.clone(),
-                    env: Some(env.as_str().to_string()),
-                    event_id: e.id.clone(),
-                    event_type: e.kind.clone(),
+                    of: DeliveryOf {
+                        id: delivery_id(&e.id, &h.id),
+                        webhook_id: h.id.clone(),
+                        tenant_id: e.tenant_id.clone(),
+                        env: Some(env.as_str().to_string()),
+                        event_id: e.id.clone(),
+                        event_type: e.kind.clone(),
+                        event_created_at: e.created_at,
+                    },
                     url: h.url.clone(),
                     payload: e.payload.clone(),
-                    event_created_at: e.created_at,
                 });
             }
         }
@@ -82,7 +84,7 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
         }
         let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
         db_store::batch(&ledger, outbox::mark_dispatched(&ledger, &event_ids, now)?).await?;
-        let ids: Vec<String> = deliveries.into_iter().map(|d| d.id).collect();
+        let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
         delivery::ring_all(app, &ids).await;
         total += events.len() as u64;
     }
