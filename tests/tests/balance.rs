@@ -331,6 +331,31 @@ fn every_validation_error_names_its_field() {
 }
 
 #[test]
+fn a_number_beyond_f64_is_a_400_naming_its_field_not_a_malformed_body() {
+    let api = api();
+    let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
+    for (body, field) in [
+        (r#"{"customerId":"c","delta":1e400,"reason":"r"}"#, "delta"),
+        (
+            r#"{"customerId":"c","delta":-1E+999,"reason":"r"}"#,
+            "delta",
+        ),
+        (
+            r#"{"customerId":"c","delta":1,"reason":"r","metadata":{"x":1e400}}"#,
+            "metadata",
+        ),
+    ] {
+        let r = k.post_raw(DELTA, body);
+        assert_eq!(r.status, 400, "{body} → {}", r.text);
+        assert_eq!(r.body["error"], "Bad Request");
+        let msg = r.message();
+        assert!(msg.contains(field), "{body} → {}", r.text);
+        assert!(!msg.contains("Malformed"), "{body} → {}", r.text);
+    }
+}
+
+#[test]
 fn a_batch_queues_the_good_items_and_reports_the_bad_ones() {
     let api = api();
     let t = new_tenant(&api);

@@ -2,9 +2,11 @@
 //! JSON text, so amounts are parsed exactly from their number token.
 //! Problems are collected so that one 400 names every bad field.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use bvs_core::FieldError;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::error::{ApiError, ApiResult, FieldProblem};
@@ -14,11 +16,13 @@ pub struct Fields {
     /// Prefix for field names, e.g. `deltas[3].` for a batch item.
     prefix: String,
     pub problems: Vec<FieldProblem>,
+    /// Fields holding a number out of `f64`'s range (a problem already).
+    out_of_range: BTreeSet<String>,
 }
 
 impl Fields {
-    /// `raw` must be a JSON object; the body was already validated by
-    /// `http::parse_json` (UTF-8, syntax, nesting).
+    /// `raw` must be a JSON object, part of a body read by
+    /// [`Fields::from_bytes`] (which checked its syntax, nesting and numbers).
     pub fn from_raw(raw: &RawValue, prefix: &str) -> ApiResult<Fields> {
         let map: BTreeMap<String, Box<RawValue>> =
             serde_json::from_str(raw.get()).map_err(|_| {
@@ -32,6 +36,7 @@ impl Fields {
             map,
             prefix: prefix.to_string(),
             problems: Vec::new(),
+            out_of_range: BTreeSet::new(),
         })
     }
 
@@ -44,13 +49,51 @@ impl Fields {
         Fields::from_bytes(&bytes)
     }
 
+    /// Reads a JSON object body in one parse: each field's raw text is kept;
+    /// nesting deeper than 128 levels is malformed, and a field holding a
+    /// number beyond `f64`'s range is a problem naming it.
+    ///
+    /// # Errors
+    /// 400 for a body that is not UTF-8, empty, malformed JSON (trailing
+    /// data included), too deeply nested or not a JSON object.
     pub fn from_bytes(bytes: &[u8]) -> ApiResult<Fields> {
-        crate::http::parse_json(bytes)?;
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
-        let raw: Box<RawValue> = serde_json::from_str(text)
-            .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))?;
-        Fields::from_raw(&raw, "")
+        let text = crate::http::body_text(bytes)?;
+        let map: BTreeMap<String, Box<RawValue>> = serde_json::from_str(text).map_err(|e| {
+            if e.is_data() {
+                ApiError::BadRequest("Request body must be a JSON object".to_string())
+            } else {
+                ApiError::BadRequest(format!("Malformed JSON body: {e}"))
+            }
+        })?;
+        let mut fields = Fields {
+            map,
+            prefix: String::new(),
+            problems: Vec::new(),
+            out_of_range: BTreeSet::new(),
+        };
+        let mut out_of_range = BTreeSet::new();
+        for (name, raw) in &fields.map {
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            match (Scan {
+                levels_left: NESTING_MAX - 1,
+            })
+            .deserialize(&mut de)
+            {
+                Ok(()) => {}
+                Err(e) if e.to_string().starts_with(TOO_DEEP) => {
+                    return Err(ApiError::BadRequest(format!("Malformed JSON body: {e}")));
+                }
+                // The syntax was checked above: a number is out of range.
+                Err(_) => {
+                    out_of_range.insert(name.clone());
+                }
+            }
+        }
+        for name in &out_of_range {
+            fields.problem(name, "is a number out of range");
+        }
+        fields.out_of_range = out_of_range;
+        Ok(fields)
     }
 
     pub fn name(&self, field: &str) -> String {
@@ -99,6 +142,9 @@ impl Fields {
     /// A number field's token text. Records a problem when required and
     /// missing, or when not a JSON number.
     pub fn number(&mut self, field: &str, required: bool) -> Option<String> {
+        if self.out_of_range.contains(field) {
+            return None;
+        }
         match self.raw(field).map(str::to_string) {
             None => {
                 if required {
@@ -257,6 +303,81 @@ impl Fields {
     }
 }
 
+/// Containers a body may nest (the object itself included), as
+/// `serde_json`'s own limit.
+const NESTING_MAX: u32 = 127;
+const TOO_DEEP: &str = "nesting deeper than";
+
+/// Walks one JSON value without keeping it: fails on nesting beyond
+/// `levels_left` containers, and (in `serde_json`) on a number out of range.
+#[derive(Clone, Copy)]
+struct Scan {
+    levels_left: u32,
+}
+
+impl Scan {
+    fn inner<E: serde::de::Error>(self) -> Result<Scan, E> {
+        match self.levels_left.checked_sub(1) {
+            Some(levels_left) => Ok(Scan { levels_left }),
+            None => Err(E::custom(format!("{TOO_DEEP} {} levels", NESTING_MAX + 1))),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Scan {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Scan {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.inner()?;
+        while seq.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.inner()?;
+        while map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+            map.next_value_seed(inner)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -305,5 +426,48 @@ mod tests {
         assert_eq!(f.string("days", false), None);
         assert!(f.json("missing").is_none());
         assert!(f.problems.is_empty());
+    }
+
+    #[test]
+    fn malformed_trailing_deep_and_non_object_bodies_are_bad_requests() {
+        for body in [
+            "{\"a\":",
+            "{\"a\": 1} x",
+            "{\"a\": tru}",
+            "[1, 2]",
+            "\"text\"",
+        ] {
+            let e = Fields::from_bytes(body.as_bytes()).err().unwrap();
+            assert_eq!(e.status(), 400, "{body}");
+        }
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
+        let e = Fields::from_bytes(deep.as_bytes()).err().unwrap();
+        assert!(e.body().message.starts_with("Malformed JSON body"));
+        let e = Fields::from_bytes(b"{\"a\":").err().unwrap();
+        assert!(e.body().message.starts_with("Malformed JSON body"));
+    }
+
+    #[test]
+    fn nesting_up_to_serde_jsons_limit_passes_and_one_more_level_does_not() {
+        let nested = |levels: usize| {
+            let body = format!("{{\"a\": {}{}}}", "[".repeat(levels), "]".repeat(levels));
+            Fields::from_bytes(body.as_bytes()).is_ok()
+        };
+        assert!(nested(126));
+        assert!(!nested(127));
+        let as_value = |levels: usize| {
+            let body = format!("{{\"a\": {}{}}}", "[".repeat(levels), "]".repeat(levels));
+            serde_json::from_str::<serde_json::Value>(&body).is_ok()
+        };
+        assert!(as_value(126));
+        assert!(!as_value(127));
+    }
+
+    #[test]
+    fn a_number_out_of_range_is_a_problem_naming_its_field_once() {
+        let mut f = fields(r#"{"delta": 1e400, "note": {"x": [-1e999]}, "ok": 1e300}"#);
+        assert_eq!(f.number("delta", true), None);
+        let named: Vec<&str> = f.problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(named, ["delta", "note"]);
     }
 }
