@@ -2,6 +2,7 @@
 //! the sequencer that appends queued items to it.
 
 pub mod checkpoint;
+pub mod derive;
 pub mod facts;
 pub mod heads;
 pub mod prove;

@@ -4,9 +4,7 @@
 use bvs_core::amount::Amount;
 use bvs_core::derive;
 use bvs_core::hash::Hash32;
-use bvs_core::types::{
-    CustomerId, Page, DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN, DERIVE_HINT_DELTAS_MIN,
-};
+use bvs_core::types::{CustomerId, Page};
 use serde::Serialize;
 use serde_json::{json, Value};
 use worker::{Request, Response};
@@ -17,8 +15,8 @@ use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::ledger;
-use crate::store::{self, ItemStatus};
-use crate::views::{self, DeltaView};
+use crate::store::{self};
+use crate::views::{self};
 
 // ------------------------------------------------------------------ derive
 
@@ -26,7 +24,15 @@ use crate::views::{self, DeltaView};
 pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
-    let q = |name: &str| http::query_param(&req, name);
+    let start = derive_start(&req)?;
+    let db = ledger::db(app, ctx.env)?;
+    let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
+    http::balance(200, &data)
+}
+
+/// The query of a derivation, every problem named at once.
+fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
+    let q = |name: &str| http::query_param(req, name);
     let mut problems = Vec::new();
     let starting_balance = match q("startingBalance")? {
         None => Amount::ZERO,
@@ -62,178 +68,12 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
         return Err(ApiError::Validation(problems));
     }
     let page = page.ok_or_else(|| ApiError::internal("page missing"))?;
-    let db = ledger::db(app, ctx.env)?;
-    let ledger_row = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
-    let balance_now = ledger_row.computed_balance;
-
-    // The starting point: (ledger_seq, balance after it).
-    let (start_seq, start_balance) = match &checkpoint {
-        None => {
-            if ledger_row.verified_count >= DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN {
-                return Err(ApiError::Unprocessable(format!(
-                    "This ledger has {} verified deltas; derivations of {DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN} or more \
-                     require a startingCheckpoint. Use startingCheckpoint={} with startingBalance={} \
-                     (the latestCheckpoint and computedBalance of your last derivation).",
-                    ledger_row.verified_count,
-                    ledger_row.latest_items_root.clone().unwrap_or_default(),
-                    balance_now
-                )));
-            }
-            (0, Amount::ZERO)
-        }
-        Some(c) => {
-            let row = if checkpoint_type == "anchorId" {
-                store::deltas::delta(&db, &ctx.tenant_id, c)
-                    .await?
-                    .filter(|d| {
-                        d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified
-                    })
-            } else {
-                store::deltas::of_ledger_by_items_root(&db, &ctx.tenant_id, customer_id.as_str(), c)
-                    .await?
-            };
-            let row = row.ok_or_else(|| {
-                ApiError::NotFound(format!(
-                    "startingCheckpoint {c} is not a verified {checkpoint_type} of customer {}",
-                    customer_id.as_str()
-                ))
-            })?;
-            let seq = row
-                .ledger_seq
-                .ok_or_else(|| ApiError::internal("verified delta without ledger_seq"))?;
-            let bal = row.balance_after.unwrap_or(Amount::ZERO);
-            (seq, bal)
-        }
-    };
-    let computed = derive::computed_balance(starting_balance, start_balance, balance_now)
-        .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
-    let total = ledger_row.verified_count.saturating_sub(start_seq);
-    let from = start_seq + page.offset() + 1;
-    let to = (start_seq + page.offset() + page.limit()).min(ledger_row.verified_count);
-    let rows = if from <= to {
-        store::deltas::of_ledger(&db, &ctx.tenant_id, customer_id.as_str(), from, to).await?
-    } else {
-        Vec::new()
-    };
-    let deltas: Vec<DeltaView> = rows
-        .iter()
-        .map(DeltaView::from_row)
-        .collect::<ApiResult<_>>()?;
-    let windows = window_summaries(&db, &ctx.tenant_id, customer_id.as_str(), start_seq).await?;
-    let latest = ledger_row.latest_items_root.clone();
-    let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
-        message: format!(
-            "This derivation replays {total} deltas. Store latestCheckpoint and computedBalance, then pass them as \
-             startingCheckpoint and startingBalance next time so only newer deltas are replayed."
-        ),
-        starting_checkpoint: latest.clone(),
-        starting_checkpoint_type: "itemsRoot",
-        starting_balance: computed,
-    });
-    let data = Derivation {
-        customer_id: customer_id.as_str().to_string(),
-        ledger_id: ledger_row.ledger_id.clone(),
+    Ok(ledger::derive::Start {
         starting_balance,
-        starting_checkpoint: checkpoint.clone().unwrap_or_else(|| "genesis".to_string()),
-        starting_checkpoint_type: checkpoint_type,
-        computed_balance: computed,
-        deltas_count: total,
-        latest_checkpoint: latest.clone(),
-        latest_receipt_id: latest.clone(),
-        deltas,
-        window_summaries: windows,
-        verification_proof: json!({
-            "itemsRoot": latest,
-            "message": match &latest {
-                Some(r) => format!("Every delta listed is included in this environment's signed Merkle log; \
-                    check the latest one publicly at /api/v1/verify/{r}, and fetch a receipt for full inclusion proofs."),
-                None => "No verified deltas yet.".to_string(),
-            },
-        }),
-        pagination: json!({ "total": total, "limit": page.limit(), "offset": page.offset() }),
-        hint,
-    };
-    http::balance(200, &data)
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Hint {
-    message: String,
-    starting_checkpoint: Option<String>,
-    starting_checkpoint_type: &'static str,
-    starting_balance: Amount,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Derivation {
-    customer_id: String,
-    ledger_id: String,
-    starting_balance: Amount,
-    starting_checkpoint: String,
-    starting_checkpoint_type: String,
-    computed_balance: Amount,
-    deltas_count: u64,
-    latest_checkpoint: Option<String>,
-    latest_receipt_id: Option<String>,
-    deltas: Vec<DeltaView>,
-    window_summaries: Vec<WindowView>,
-    verification_proof: Value,
-    pagination: Value,
-    #[serde(rename = "_hint", skip_serializing_if = "Option::is_none")]
-    hint: Option<Hint>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WindowView {
-    window: String,
-    deltas_count: u64,
-    net_delta: Amount,
-    first_block_timestamp: String,
-    last_block_timestamp: String,
-}
-
-/// Window summaries of the deltas after ledger_seq `after`, from the
-/// per-window aggregates (O(windows), never O(history)).
-async fn window_summaries(
-    db: &worker::D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    after: u64,
-) -> ApiResult<Vec<WindowView>> {
-    let mut out = Vec::new();
-    for w in store::ledgers::windows_after(db, tenant_id, customer_id, after).await? {
-        let (first_seq, before, first_at) = if w.first_seq > after {
-            (w.first_seq, w.balance_before, w.first_verified_at)
-        } else {
-            // The starting point falls inside this window: count from it.
-            let start = store::deltas::of_ledger_at(db, tenant_id, customer_id, after)
-                .await?
-                .ok_or_else(|| ApiError::internal("checkpoint delta vanished"))?;
-            let next = store::deltas::of_ledger_at(db, tenant_id, customer_id, after + 1)
-                .await?
-                .ok_or_else(|| ApiError::internal("window delta vanished"))?;
-            (
-                after + 1,
-                start.balance_after.unwrap_or(Amount::ZERO),
-                next.verified_at.unwrap_or(w.first_verified_at),
-            )
-        };
-        let net = w
-            .balance_after
-            .checked_sub(before)
-            .map_err(|e| ApiError::internal(format!("window net: {e}")))?;
-        out.push(WindowView {
-            deltas_count: w.last_seq + 1 - first_seq,
-            net_delta: net,
-            first_block_timestamp: views::iso(first_at),
-            last_block_timestamp: views::iso(w.last_verified_at),
-            window: w.window,
-        });
-    }
-    Ok(out)
+        checkpoint_type,
+        checkpoint,
+        page,
+    })
 }
 
 // ------------------------------------------------------------------ compare
