@@ -96,37 +96,77 @@ async fn send_mail(app: &App, m: &mail::Mail) {
 
 /// `POST /dashboard/auth/register`.
 pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
-    let mut f = Fields::read(&mut req).await?;
-    let email_text = f.required("email");
-    let email = if email_text.is_empty() {
-        None
-    } else {
-        f.check(Email::parse(&email_text))
+    let r = Registration::read(Fields::read(&mut req).await?)?;
+    let user_id = create_account(app, &r).await?;
+    let view = RegisteredView {
+        id: user_id,
+        email: r.email.into_string(),
+        name: format!("{} {}", r.first_name, r.last_name),
+        is_verified: false,
     };
-    let password_text = f.required("password");
-    let new_password = if password_text.is_empty() {
-        None
-    } else {
-        f.check(Password::parse("password", &password_text))
-    };
-    let first_name = f.text("firstName", NAME_CHARS_MAX);
-    let last_name = f.text("lastName", NAME_CHARS_MAX);
-    let company = f.text("companyName", NAME_CHARS_MAX);
-    f.finish()?;
-    let (Some(email), Some(new_password)) = (email, new_password) else {
-        return Err(ApiError::internal("validated fields missing"));
-    };
+    http::dashboard(
+        201,
+        &view,
+        Some("Account created: check your e-mail and open the verification link"),
+    )
+}
 
-    let db = app.control_db()?;
-    if accounts::user_by_email(&db, email.as_str())
-        .await?
-        .is_some()
-    {
-        return Err(ApiError::Conflict(
-            "An account with this e-mail already exists: log in, or reset the password".into(),
-        ));
+/// A registration's fields, every problem named at once.
+struct Registration {
+    email: Email,
+    password: Password,
+    first_name: String,
+    last_name: String,
+    company: String,
+}
+
+impl Registration {
+    fn read(mut f: Fields) -> ApiResult<Registration> {
+        let email_text = f.required("email");
+        let email = if email_text.is_empty() {
+            None
+        } else {
+            f.check(Email::parse(&email_text))
+        };
+        let password_text = f.required("password");
+        let password = if password_text.is_empty() {
+            None
+        } else {
+            f.check(Password::parse("password", &password_text))
+        };
+        let first_name = f.text("firstName", NAME_CHARS_MAX);
+        let last_name = f.text("lastName", NAME_CHARS_MAX);
+        let company = f.text("companyName", NAME_CHARS_MAX);
+        f.finish()?;
+        let (Some(email), Some(password)) = (email, password) else {
+            return Err(ApiError::internal("validated fields missing"));
+        };
+        Ok(Registration {
+            email,
+            password,
+            first_name,
+            last_name,
+            company,
+        })
     }
-    let password_hash = password::hash(new_password.expose()).await?;
+}
+
+fn email_taken() -> ApiError {
+    ApiError::Conflict(
+        "An account with this e-mail already exists: log in, or reset the password".into(),
+    )
+}
+
+/// Creates the tenant, its owner (unverified) and its active sandbox
+/// contract atomically, then mails the verification link. Returns the
+/// user's id.
+async fn create_account(app: &App, r: &Registration) -> ApiResult<String> {
+    let email = r.email.as_str();
+    let db = app.control_db()?;
+    if accounts::user_by_email(&db, email).await?.is_some() {
+        return Err(email_taken());
+    }
+    let password_hash = password::hash(r.password.expose()).await?;
     let tenant_id = ids::new_id("ten")?;
     let user_id = ids::new_id("usr")?;
     let contract_id = ids::new_id("ctr")?;
@@ -137,60 +177,38 @@ pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
     // exists before the tenant's contract says `active`.
     ledger::ensure_log(app, Env::Sandbox).await?;
 
+    let user = NewUser {
+        id: &user_id,
+        tenant_id: &tenant_id,
+        email,
+        first_name: &r.first_name,
+        last_name: &r.last_name,
+        password_hash: &password_hash,
+    };
     let mut statements = vec![
-        accounts::insert_tenant(&db, &tenant_id, &company, now)?,
-        accounts::insert_user(
-            &db,
-            &NewUser {
-                id: &user_id,
-                tenant_id: &tenant_id,
-                email: email.as_str(),
-                first_name: &first_name,
-                last_name: &last_name,
-                password_hash: &password_hash,
-            },
-            now,
-        )?,
+        accounts::insert_tenant(&db, &tenant_id, &r.company, now)?,
+        accounts::insert_user(&db, &user, now)?,
         contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox.as_str(), now)?,
     ];
+    let expires = now + VERIFY_TOKEN_LIFETIME_MS;
     statements.extend(accounts::issue_token(
         &db,
         &token_hash,
         &user_id,
         PURPOSE_VERIFY_EMAIL,
-        now + VERIFY_TOKEN_LIFETIME_MS,
+        expires,
         now,
     )?);
     if let Err(e) = store::batch(&db, statements).await {
         // Two registrations of one e-mail at once: the UNIQUE index decides.
-        if accounts::user_by_email(&db, email.as_str())
-            .await?
-            .is_some()
-        {
-            return Err(ApiError::Conflict(
-                "An account with this e-mail already exists: log in, or reset the password".into(),
-            ));
+        if accounts::user_by_email(&db, email).await?.is_some() {
+            return Err(email_taken());
         }
         return Err(e);
     }
-    let _ = limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await;
-    send_mail(
-        app,
-        &mail::verification(app, email.as_str(), &first_name, &token),
-    )
-    .await;
-
-    let view = RegisteredView {
-        id: user_id,
-        email: email.into_string(),
-        name: format!("{first_name} {last_name}"),
-        is_verified: false,
-    };
-    http::dashboard(
-        201,
-        &view,
-        Some("Account created: check your e-mail and open the verification link"),
-    )
+    let _ = limit::try_take(app, &mail_bucket(email), limit::MAILS_PER_ADDRESS).await;
+    send_mail(app, &mail::verification(app, email, &r.first_name, &token)).await;
+    Ok(user_id)
 }
 
 /// `POST /dashboard/auth/login`.
