@@ -62,6 +62,7 @@ function describe(name) {
     parse: ["The document can be read", "This is not a receipt or a verification answer of this service, or it is damaged."],
     proofRoot: ["The answer is about the proof root asked for", "The service answered about another root than the one in the address."],
     pages: ["All pages belong to the same answer", "The pages fetched describe different roots: the data is inconsistent."],
+    hashScheme: ["The log's hashing rule is known", "The data names a way of hashing the log's leaves that this verifier does not know (or none), so its proofs cannot be checked: use a newer verifier."],
     publicKey: ["The log's published key is the one used", "The data names a different signing key than the one the log publishes: it may come from another log."],
     treeHead: ["The tree head is signed by the log", "The log's signature on its tree head is missing or wrong: the head may be forged or altered."],
     treeSize: ["The tree size is the signed one", "The size shown differs from the size the log signed."],
@@ -226,6 +227,7 @@ async function runOnline(root) {
     ["Tree head root", a.root],
     ["Signed by", a.origin],
     ["Log key", key],
+    ["Hash scheme", got.answer.verification?.hashScheme],
     ["Latest tree size", b.size],
   ]);
   renderRecords(got.records, checks);
@@ -274,6 +276,7 @@ function runOffline(text) {
       ["Receipt id", doc.receiptId],
       ["Tree size", Number.isFinite(head.size) ? head.size : ""],
       ["Signed by", head.origin],
+      ["Hash scheme", doc.proof?.hashScheme],
       ["Key", key ? `${key} (pinned)` : doc.proof?.publicKey ? `${doc.proof.publicKey} (named by the receipt, not pinned)` : ""],
     ]);
   } else if (isAnswer) {
@@ -282,6 +285,7 @@ function runOffline(text) {
       ["Items", doc.summary?.itemCount],
       ["Net amount", doc.summary?.netAmount],
       ["Proof root", doc.summary?.proofRoot],
+      ["Hash scheme", doc.verification?.hashScheme],
     ]);
   } else {
     renderSummary($("offline-summary"), []);

@@ -14,6 +14,7 @@ Usage:
   bvs-verify receipt <receipt.json> [--key <verifierKey>] [--json]
   bvs-verify public <answer.json>... [--root <proofRoot>] [--key <verifierKey>] [--json]
   bvs-verify head <head.txt> --key <verifierKey> [--json]
+  bvs-verify inclusion <inclusion.json> --key <verifierKey> [--json]
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
 
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
@@ -22,6 +23,9 @@ Usage:
                inclusion proof, the roots, the counts, the replayed balance
   public       the pages of GET /api/v1/verify/<proofRoot>
   head         a signed tree head saved from GET /api/v1/log/<env>/checkpoint
+  inclusion    an inclusion proof saved from
+               GET /api/v1/log/<env>/proof/inclusion?itemHash=<hex>: the item
+               is a leaf of the signed tree
   consistency  two saved signed tree heads and the consistency proof between
                them (GET /api/v1/log/<env>/proof/consistency?from=&to=, a JSON
                array of hex hashes, or one hex hash per line)
@@ -30,6 +34,11 @@ Usage:
           Optional for receipts and answers, which name their key: pin it to
           be sure the key is the log's published one.
   --json  print the report as JSON: {ok, checks: [{name, ok, detail}]}
+
+Log proofs are checked under the hash scheme the document names
+(hashScheme, e.g. bvs-log-v1: log leaves are SHA-256(0x00 || \"bvs-log-v1\"
+|| itemHash)); a scheme this verifier does not know fails the hashScheme
+check, and no proof is checked under a guessed rule.
 
 Exit status: 0 every check passed, 1 a check failed, 2 usage or I/O error.
 ";
@@ -119,6 +128,11 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             let key = required_key(args)?.trim();
             let [note] = files::<1>(args)?;
             Ok(verify::tree_head_report(&note, key))
+        }
+        "inclusion" => {
+            let key = required_key(args)?.trim();
+            let [text] = files::<1>(args)?;
+            Ok(verify::inclusion_answer_report(&text, key))
         }
         "consistency" => {
             let key = required_key(args)?.trim();

@@ -142,6 +142,52 @@ fn a_public_answer_verifies_and_names_the_root_it_is_about() {
 }
 
 #[test]
+fn log_proofs_are_checked_under_the_scheme_they_name_and_an_unknown_one_is_refused() {
+    let f = Files::new("scheme");
+    let v1 = "\"hashScheme\":\"bvs-log-v1\"";
+    let v2 = "\"hashScheme\":\"bvs-log-v2\"";
+    let receipt = f.write("receipt.json", &f.s.receipt_json.replacen(v1, v2, 1));
+    let o = bvs_verify(&["receipt", &receipt, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAIL  hashScheme") && out.contains("unknown hash scheme \"bvs-log-v2\""),
+        "{out}"
+    );
+    assert!(out.contains("First failure: hashScheme"), "{out}");
+
+    // An answer of the inclusion route, saved whole.
+    let d = &f.s.receipt.proof.items[2];
+    let head = bvs_core::note::verify_tree_head(&f.s.head, &f.s.public_key).unwrap();
+    let answer = serde_json::json!({"success": true, "statusCode": 200, "data": {
+        "hashScheme": "bvs-log-v1", "itemHash": d.item_hash, "leafIndex": d.leaf_index,
+        "treeSize": head.size, "inclusionProof": d.inclusion_proof, "treeHead": f.s.head,
+    }})
+    .to_string();
+    let ok = f.write("inclusion.json", &answer);
+    let o = bvs_verify(&["inclusion", &ok, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("PASS  inclusion"));
+    let other = f.write("inclusion-v2.json", &answer.replacen(v1, v2, 1));
+    let o = bvs_verify(&["inclusion", &other, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL  hashScheme"));
+    assert_eq!(bvs_verify(&["inclusion", &ok]).status.code(), Some(2));
+
+    // A consistency answer naming an unknown scheme is not read.
+    let old = f.write("old.txt", &f.s.old_head);
+    let new = f.write("new.txt", &f.s.head);
+    let cons = format!(
+        r#"{{"hashScheme":"bvs-log-v2","consistencyProof":{}}}"#,
+        serde_json::to_string(&f.s.consistency_proof).unwrap()
+    );
+    let cons = f.write("cons.json", &cons);
+    let o = bvs_verify(&["consistency", &old, &new, &cons, "--key", &f.s.public_key]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown hash scheme"));
+}
+
+#[test]
 fn usage_and_io_errors_exit_with_2() {
     assert_eq!(bvs_verify(&[]).status.code(), Some(2));
     assert_eq!(bvs_verify(&["--help"]).status.code(), Some(0));

@@ -120,6 +120,22 @@ await test("a record tampered in flight fails and the page says what it means", 
   await page.screenshot({ path: join(artifacts, "verify-page-tampered.png"), fullPage: true });
 });
 
+await test("an answer naming an unknown hash scheme is refused by name, never checked under a guess", async (page) => {
+  await page.route("**/api/v1/verify/**", async (route) => {
+    const response = await route.fetch();
+    const text = await response.text();
+    await route.fulfill({ response, body: text.replace('"hashScheme":"bvs-log-v1"', '"hashScheme":"bvs-log-v9"') });
+  });
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  assert(await page.getAttribute("#verdict", "data-ok") === "false", "an unknown scheme was shown as verified");
+  const checks = await checksOf(page, "#checks");
+  const scheme = checks.find((c) => c.name === "hashScheme");
+  assert(scheme && !scheme.ok && scheme.text.includes("bvs-log-v9"), `hashScheme: ${JSON.stringify(scheme)}`);
+  const record = checks.find((c) => c.name === "records[0].inclusion");
+  assert(record && !record.ok, `records[0].inclusion was checked anyway: ${JSON.stringify(record)}`);
+});
+
 if (receiptPath) {
   const receipt = readFileSync(receiptPath, "utf8");
   await test("a pasted receipt verifies offline, and a changed balance fails", async (page) => {

@@ -111,7 +111,8 @@ impl Party {
         for res in d["results"].as_array().unwrap() {
             self.own_roots
                 .insert(res["receiptId"].as_str().unwrap().to_string());
-            self.items.push(res["itemHash"].as_str().unwrap().to_string());
+            self.items
+                .push(res["itemHash"].as_str().unwrap().to_string());
             self.last_anchor = res["anchorId"].as_str().unwrap().to_string();
         }
     }
@@ -141,10 +142,7 @@ impl Party {
         let root = r.body["data"]["merkleRoot"].as_str().unwrap().to_string();
         self.own_roots.insert(root.clone());
         self.items.push(root.clone());
-        r.body["data"]["checkpointId"]
-            .as_str()
-            .unwrap()
-            .to_string()
+        r.body["data"]["checkpointId"].as_str().unwrap().to_string()
     }
 
     fn wait_committed(&self, api: &Api, id: &str) {
@@ -288,11 +286,17 @@ fn no_hash_in_any_proof_a_party_can_obtain_opens_another_partys_proof() {
         assert_eq!(r.status, 200, "{}", r.text);
         p.own_roots
             .insert(r.body["data"]["itemsRoot"].as_str().unwrap().to_string());
+        assert_eq!(r.body["data"]["proof"]["hashScheme"], "bvs-log-v1");
         p.read(&key, "its receipt", &r.body["data"]);
         for root in p.own_roots.clone() {
             let v = public_get(&api, &format!("/api/v1/verify/{root}"));
             assert_eq!(v.status, 200, "{}'s own root {root}: {}", p.name, v.text);
-            p.read(&key, &format!("the public answer for {root}"), &v.body["data"]);
+            assert_eq!(v.body["data"]["verification"]["hashScheme"], "bvs-log-v1");
+            p.read(
+                &key,
+                &format!("the public answer for {root}"),
+                &v.body["data"],
+            );
         }
         for item in p.items.clone() {
             for size in [None, Some(latest)] {
@@ -302,8 +306,21 @@ fn no_hash_in_any_proof_a_party_can_obtain_opens_another_partys_proof() {
                     &format!("/api/v1/log/sandbox/proof/inclusion?itemHash={item}{q}"),
                 );
                 assert_eq!(r.status, 200, "inclusion of {item}: {}", r.text);
-                p.read(&key, &format!("the inclusion proof of {item}"), &r.body["data"]);
+                assert_eq!(r.body["data"]["hashScheme"], "bvs-log-v1");
+                p.read(
+                    &key,
+                    &format!("the inclusion proof of {item}"),
+                    &r.body["data"],
+                );
             }
+        }
+    }
+
+    // Every document with a log proof names the log's hash scheme.
+    assert_eq!(key_answer.body["data"]["hashScheme"], "bvs-log-v1");
+    for (source, doc) in &log_docs {
+        if source.starts_with("consistency") {
+            assert_eq!(doc["hashScheme"], "bvs-log-v1", "{source}");
         }
     }
 

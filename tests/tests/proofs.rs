@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bvs_core::log;
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use bvs_core::note::verify_tree_head;
 use bvs_core::verify::{verify_consistency_between_heads, verify_receipt_json};
@@ -385,7 +386,7 @@ fn check_public(v: &Value, key: &str, root: &str) {
             .iter()
             .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
             .collect();
-        merkle::verify_inclusion(
+        log::verify_inclusion(
             &proof,
             LeafIndex(r["leafIndex"].as_u64().unwrap()),
             head.size,
@@ -407,7 +408,7 @@ fn check_public(v: &Value, key: &str, root: &str) {
             .iter()
             .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
             .collect();
-        merkle::verify_inclusion(
+        log::verify_inclusion(
             &proof,
             LeafIndex(leaf["leafIndex"].as_u64().unwrap()),
             head.size,
@@ -599,7 +600,7 @@ fn an_inclusion_proof_by_item_hash_verifies() {
         .iter()
         .map(|h| Hash32::parse(h.as_str().unwrap()).unwrap())
         .collect();
-    merkle::verify_inclusion(
+    log::verify_inclusion(
         &proof,
         LeafIndex(r.body["data"]["leafIndex"].as_u64().unwrap()),
         head.size,

@@ -5,6 +5,7 @@ use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::{DeltaContent, Hash32};
+use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{CustomerId, Env, Page, Period};
@@ -369,7 +370,8 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
         verification: ReceiptVerification {
             message: format!(
                 "itemsRoot is the RFC 9162 Merkle root of itemHashes in ledger order. Each delta's inclusion \
-                 proof leads to the signed tree head in proof.treeHead; check it with the public key at \
+                 proof (log leaves hashed as proof.hashScheme names) leads to the signed tree head in \
+                 proof.treeHead; check it with the public key at \
                  /api/v1/log/{}/key, or anywhere at {verify_url}.",
                 ctx.env.as_str()
             ),
@@ -378,6 +380,7 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
             verify_url,
         },
         proof: ReceiptProof {
+            hash_scheme: HASH_SCHEME.name().to_string(),
             tree_head: head.note,
             public_key: LogKey::load(app, ctx.env)?.verifier_key()?,
             items,
@@ -442,6 +445,7 @@ struct CheckpointLeaf {
 #[serde(rename_all = "camelCase")]
 struct Verification {
     public_ledger_url: String,
+    hash_scheme: &'static str,
     tree_head: String,
     tree_size: u64,
     public_key: String,
@@ -639,13 +643,14 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
         records,
         verification: Verification {
             public_ledger_url: format!("{base}/api/v1/log/{}/checkpoint", env.as_str()),
+            hash_scheme: HASH_SCHEME.name(),
             tree_head: head.note.clone(),
             tree_size: head.tree_size,
             public_key: LogKey::load(app, env)?.verifier_key()?,
             items_root: merkle::root(&item_hashes).to_hex(),
             checkpoint_leaf,
             message: "Check the tree head's signature with publicKey, each record's inclusion proof against \
-                      the head's root, and that the RFC 9162 root of the records' itemHashes is the proof root \
+                      the head's root (log leaves hashed as hashScheme names), and that the RFC 9162 root of the records' itemHashes is the proof root \
                       (for a checkpoint: checkpointLeaf.itemHash, itself proven into the head)."
                 .to_string(),
         },
@@ -683,7 +688,10 @@ pub async fn log_key(app: &App, env: &str) -> ApiResult<Response> {
     let key = LogKey::load(app, env)?;
     let resp = http::balance(
         200,
-        &json!({ "origin": key.origin, "verifierKey": key.verifier_key()?, "algorithm": "ed25519" }),
+        &json!({
+            "origin": key.origin, "verifierKey": key.verifier_key()?, "algorithm": "ed25519",
+            "hashScheme": HASH_SCHEME.name(),
+        }),
     )?;
     resp.headers()
         .set("cache-control", "public, max-age=3600")?;
@@ -728,7 +736,10 @@ pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response
             })
         })
         .collect();
-    http::balance(200, &json!({ "heads": heads }))
+    http::balance(
+        200,
+        &json!({ "hashScheme": HASH_SCHEME.name(), "heads": heads }),
+    )
 }
 
 /// `GET /api/v1/log/:env/proof/inclusion?itemHash=&treeSize=`.
@@ -758,6 +769,7 @@ pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Resp
     http::balance(
         200,
         &json!({
+            "hashScheme": HASH_SCHEME.name(),
             "itemHash": item,
             "leafIndex": leaf.leaf_index,
             "treeSize": head.tree_size,
@@ -785,6 +797,7 @@ pub async fn log_consistency(app: &App, req: Request, env: &str) -> ApiResult<Re
     http::balance(
         200,
         &json!({
+            "hashScheme": HASH_SCHEME.name(),
             "from": from,
             "to": to,
             "consistencyProof": proof.iter().map(Hash32::to_hex).collect::<Vec<_>>(),
