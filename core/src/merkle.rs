@@ -128,8 +128,8 @@ pub fn node_hash(left: &Hash32, right: &Hash32) -> Hash32 {
 
 /// The leaf-data tag of [`HashScheme::BvsLogV1`]: its name in ASCII.
 const BVS_LOG_V1_TAG: [u8; 10] = *b"bvs-log-v1";
-/// Longest scheme name echoed back in an error, in characters.
-const SCHEME_NAME_ECHO_CHARS_MAX: usize = 64;
+/// Longest scheme name echoed back in an error, in bytes.
+const SCHEME_NAME_ECHO_BYTES_MAX: usize = 64;
 
 /// How an environment log hashes its leaves, named in every document that
 /// carries a log proof (`hashScheme`), so a verifier applies the rule the
@@ -161,7 +161,7 @@ pub enum HashScheme {
 
 /// A document names a hash scheme this verifier does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown hash scheme \"{0}\": this verifier knows only \"bvs-log-v1\"; a newer verifier may know it")]
+#[error("unknown hash scheme \"{0}\" (this verifier knows bvs-log-v1)")]
 pub struct UnknownScheme(pub String);
 
 impl HashScheme {
@@ -175,6 +175,15 @@ impl HashScheme {
         }
     }
 
+    /// The leaf rule in words, for reports.
+    pub const fn rule(self) -> &'static str {
+        match self {
+            HashScheme::BvsLogV1 => {
+                "bvs-log-v1: log leaf = SHA-256(0x00 || \"bvs-log-v1\" || itemHash)"
+            }
+        }
+    }
+
     /// Reads a `hashScheme` value.
     ///
     /// # Errors
@@ -182,9 +191,15 @@ impl HashScheme {
     pub fn parse(name: &str) -> Result<HashScheme, UnknownScheme> {
         match name {
             "bvs-log-v1" => Ok(HashScheme::BvsLogV1),
-            other => Err(UnknownScheme(
-                other.chars().take(SCHEME_NAME_ECHO_CHARS_MAX).collect(),
-            )),
+            // At most the first SCHEME_NAME_ECHO_BYTES_MAX bytes are echoed,
+            // cut at a character boundary.
+            other => {
+                let mut end = other.len().min(SCHEME_NAME_ECHO_BYTES_MAX);
+                while !other.is_char_boundary(end) {
+                    end -= 1;
+                }
+                Err(UnknownScheme(other[..end].to_owned()))
+            }
         }
     }
 
@@ -573,7 +588,13 @@ mod tests {
         }
         let long = "x".repeat(1000);
         let e = HashScheme::parse(&long).unwrap_err();
-        assert_eq!(e.0.len(), SCHEME_NAME_ECHO_CHARS_MAX);
+        assert_eq!(e.0.len(), SCHEME_NAME_ECHO_BYTES_MAX);
+        let wide = "é".repeat(100);
+        assert_eq!(HashScheme::parse(&wide).unwrap_err().0, "é".repeat(32));
+        assert_eq!(
+            HashScheme::parse(&format!("x{wide}")).unwrap_err().0.len(),
+            63
+        );
         assert!(e.to_string().starts_with("unknown hash scheme"));
     }
 

@@ -99,35 +99,24 @@ impl VerificationReport {
 /// log proofs were made with, or `None` (failed, named) when this verifier
 /// does not know it, so no inclusion proof is checked under a guessed rule.
 fn scheme_check(report: &mut VerificationReport, name: String, text: &str) -> Option<HashScheme> {
-    if text.is_empty() {
-        report.push(
-            name,
-            false,
-            "missing: a log proof is checked only under the hash scheme it names (hashScheme, e.g. bvs-log-v1)",
-        );
-        return None;
-    }
-    match HashScheme::parse(text) {
+    let scheme = if text.is_empty() {
+        Err("missing: log proofs are checked only under the scheme they name".to_string())
+    } else {
+        HashScheme::parse(text).map_err(|e| e.to_string())
+    };
+    match scheme {
         Ok(s) => {
-            report.push(
-                name,
-                true,
-                format!(
-                    "{}: log leaves are SHA-256(0x00 || \"{}\" || itemHash)",
-                    s.name(),
-                    s.name()
-                ),
-            );
+            report.push(name, true, s.rule());
             Some(s)
         }
         Err(e) => {
-            report.push(name, false, e.to_string());
+            report.push(name, false, e);
             None
         }
     }
 }
 
-const UNKNOWN_SCHEME: &str = "cannot check: the log's hash scheme is unknown (see hashScheme)";
+const UNKNOWN_SCHEME: &str = "cannot check: unknown hashScheme";
 
 fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
     if got.ct_eq(want) {
