@@ -16,6 +16,7 @@ pub mod json;
 #[cfg(feature = "server")]
 pub mod log;
 pub mod merkle;
+pub mod monitor;
 pub mod note;
 pub mod receipt;
 pub mod time;
