@@ -84,7 +84,7 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
         out.status.success(),
         "browser test failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("4 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 
