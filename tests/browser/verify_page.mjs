@@ -175,6 +175,12 @@ await test("a pinned key that differs from the served one fails, and says which 
     assert(pin && !pin.ok && pin.text.includes(other), `pinnedKey: ${JSON.stringify(pin)}`);
     assert(checks.some((c) => c.name === "treeHead" && !c.ok), "the head verified under the other key");
     assert(await page.getAttribute("#pin", "data-state") === "differs", "the pin box does not say the keys differ");
+    // Pasting the served key back pins it again, from the page itself.
+    await page.fill("#pin-key", served);
+    await Promise.all([page.waitForNavigation(), page.click("#pin-save")]);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(await page.getAttribute("#pin", "data-state") === "pinned", "the pasted key was not pinned");
+    assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedKeys")))[origin] === served, "pin not stored");
   } finally {
     await page.evaluate((v) => localStorage.setItem("bvs.pinnedKeys", v), saved);
   }
