@@ -39,16 +39,25 @@ if [ ! -f .dev.vars ]; then
   } > .dev.vars
 fi
 
-if [ ! -x /usr/bin/chromium ]; then
-  step "apt-get install chromium (headless browser for the verify page's test)"
+missing_debs=""
+[ -x /usr/bin/chromium ] || missing_debs="$missing_debs chromium"
+command -v jq >/dev/null 2>&1 || missing_debs="$missing_debs jq"
+if [ -n "$missing_debs" ]; then
+  # chromium: the headless browser of the page tests; jq: the README's
+  # auditor commands, which a test runs.
+  step "apt-get install$missing_debs"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing_debs >/dev/null
 fi
 
 # The verify page's WebAssembly verifier (public/pkg, git-ignored); skipped
 # when up to date.
 scripts/build-verifier.sh
+
+# The vendor dashboard (public/assets, git-ignored); skipped when up to date.
+scripts/build-dashboard.sh
 
 # Python tooling for the schemathesis pass (.venv, git-ignored).
 scripts/setup-python.sh

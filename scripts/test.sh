@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: formatting and lints, core/worker unit and property tests,
-# verifier-wasm tests under Node (wasm-bindgen-test), then the black-box
-# tests against real `wrangler dev` instances.
+# Runs every test: formatting and lints, the dashboard's type check,
+# core/worker unit and property tests, verifier-wasm tests under Node
+# (wasm-bindgen-test), then the black-box tests against real `wrangler dev`
+# instances (the dashboard's browser journey among them).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -15,6 +16,9 @@ cargo fmt --all -- --check
 step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p bvs-worker -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
+
+step "dashboard type check (tsc --noEmit -p dashboard)"
+tsc --noEmit -p dashboard
 
 step "unit and property tests (core, worker, verifier-wasm natively)"
 cargo test --workspace --exclude bvs-tests --quiet

@@ -1,6 +1,8 @@
-//! A small JSON HTTP client for the black-box tests.
+//! A small JSON HTTP client for the black-box tests: [`Api`] for public and
+//! JWT routes, [`Keyed`] for the routes behind an API key.
 
-use reqwest::blocking::{Client, RequestBuilder};
+use reqwest::blocking::{Body, Client, RequestBuilder};
+use reqwest::Method;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -17,6 +19,38 @@ pub struct Reply {
     pub body: Value,
     pub text: String,
     pub headers: reqwest::header::HeaderMap,
+}
+
+impl Reply {
+    /// The error envelope's `message` ("" when there is none).
+    pub fn message(&self) -> &str {
+        self.body["message"].as_str().unwrap_or_default()
+    }
+
+    /// The element of the `data` list whose `id` is `id`.
+    pub fn item(&self, id: &str) -> Value {
+        self.body["data"]
+            .as_array()
+            .and_then(|items| items.iter().find(|i| i["id"] == id))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id} in {}", self.text))
+    }
+
+    /// The `data` member exactly as the server wrote it, for checks that
+    /// must see the server's bytes (no f64 round trip through `Value`).
+    pub fn raw_data(&self) -> &str {
+        let start = self
+            .text
+            .find("\"data\":")
+            .unwrap_or_else(|| panic!("no data member: {}", self.text))
+            + "\"data\":".len();
+        &self.text[start..self.text.len() - 1]
+    }
+}
+
+/// A client for the test binary's shared `wrangler dev` (see [`crate::shared`]).
+pub fn api() -> Api {
+    Api::new(crate::shared())
 }
 
 impl Api {
@@ -56,9 +90,49 @@ impl Api {
         self.send(self.req(reqwest::Method::POST, path).json(body))
     }
 
-    pub fn post_raw(&self, path: &str, body: impl Into<reqwest::blocking::Body>) -> Reply {
+    pub fn post_raw(&self, path: &str, body: impl Into<Body>) -> Reply {
         self.send(
             self.req(reqwest::Method::POST, path)
+                .header("content-type", "application/json")
+                .body(body),
+        )
+    }
+
+    /// The same client sending `key` as `X-API-Key` with every request.
+    pub fn keyed<'a>(&'a self, key: &'a str) -> Keyed<'a> {
+        Keyed { api: self, key }
+    }
+}
+
+/// Requests authenticated with one API key (`X-API-Key`).
+#[derive(Clone, Copy)]
+pub struct Keyed<'a> {
+    pub api: &'a Api,
+    pub key: &'a str,
+}
+
+impl Keyed<'_> {
+    /// A request carrying the key, for callers that add more headers.
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.api.req(method, path).header("x-api-key", self.key)
+    }
+
+    pub fn send(&self, rb: RequestBuilder) -> Reply {
+        self.api.send(rb)
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.send(self.req(Method::GET, path))
+    }
+
+    pub fn post(&self, path: &str, body: &Value) -> Reply {
+        self.send(self.req(Method::POST, path).json(body))
+    }
+
+    /// POSTs `body` as it is (JSON number tokens stay exactly as written).
+    pub fn post_raw(&self, path: &str, body: impl Into<Body>) -> Reply {
+        self.send(
+            self.req(Method::POST, path)
                 .header("content-type", "application/json")
                 .body(body),
         )

@@ -7,6 +7,15 @@
 //! new process group and blocks reading a pipe whose write end this process
 //! holds. When this process ends (normally, by panic or by signal) the pipe
 //! closes, `read` returns, and bash's EXIT trap sends SIGTERM to the group.
+//!
+//! The test files share one client kit instead of copying helpers:
+//! [`client`] (`Api`, and `Keyed` for `X-API-Key` routes), [`ledger`]
+//! (one helper per balance/facts endpoint, `Delta` bodies with exact
+//! amounts, the waits for anchoring, checkpoints and facts), [`log`]
+//! (verifier key, hash lists, inclusion, consistency and receipt checks
+//! with `core`), [`cron`] (the scheduled route), [`tenant`] (sign-up, keys,
+//! plans, webhooks with a JWT), [`jwt`] (hand-made tokens) and
+//! [`receiver`] (a webhook receiver).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -17,8 +26,15 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod client;
+pub mod cron;
+pub mod docs;
+pub mod jwt;
+pub mod ledger;
+pub mod log;
 pub mod receiver;
 pub mod tenant;
+
+pub use client::api;
 
 /// How long a fresh `wrangler dev` may take to answer `/health`.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
@@ -144,11 +160,17 @@ impl Drop for Wrangler {
     }
 }
 
+/// Where servers keep their state: `$BVS_TEST_STATE`, else
+/// `target/test-state`.
+pub fn state_base() -> PathBuf {
+    std::env::var_os("BVS_TEST_STATE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/test-state"))
+}
+
 /// A fresh, unique directory for one server's state.
 pub fn fresh_state_dir(label: &str) -> PathBuf {
-    let base = std::env::var_os("BVS_TEST_STATE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/test-state"));
+    let base = state_base();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -178,6 +200,37 @@ pub fn dev_var(name: &str) -> String {
         .find_map(|l| l.strip_prefix(&format!("{name}=")))
         .map(|v| v.trim().to_string())
         .unwrap_or_else(|| panic!("{name} missing from .dev.vars"))
+}
+
+/// Runs `cmd` to its end and returns its stdout; panics with `failure`,
+/// the exit status and both outputs unless it succeeds.
+pub fn run_ok(cmd: &mut Command, failure: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{failure}: cannot run {cmd:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{failure} ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
+/// The auditors' CLI `bvs-verify`, built (debug) on first use: its path.
+pub fn bvs_verify_bin() -> PathBuf {
+    let root = repo_root();
+    run_ok(
+        Command::new("cargo")
+            .args(["build", "--quiet", "-p", "bvs-verify"])
+            .current_dir(&root),
+        "cargo build -p bvs-verify",
+    );
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("debug/bvs-verify")
 }
 
 /// Polls `f` until it returns `Some`, or panics after `timeout`.

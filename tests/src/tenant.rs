@@ -1,5 +1,6 @@
 //! Fresh tenants for black-box tests: register, read the dev mailbox,
-//! verify, log in, create keys, change plans, provision production.
+//! verify, log in, create keys, change plans, provision production; and
+//! the dashboard calls tests make with a tenant's JWT (keys, webhooks).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -113,14 +114,29 @@ pub fn new_unverified(api: &Api) -> (String, String) {
     (email, jwt)
 }
 
-/// Creates a key in `env` (`test` or `live`); returns the full key.
-pub fn create_key(api: &Api, jwt: &str, env: &str) -> String {
-    let r = post_jwt(
+/// `POST /dashboard/api-keys` for a key in `env`.
+pub fn request_key(api: &Api, jwt: &str, env: &str) -> Reply {
+    post_jwt(
         api,
         "/dashboard/api-keys",
         jwt,
         &json!({"environment": env}),
-    );
+    )
+}
+
+/// `POST /dashboard/api-keys/:id/toggle`.
+pub fn toggle_key(api: &Api, jwt: &str, key_id: &str) -> Reply {
+    post_jwt(
+        api,
+        &format!("/dashboard/api-keys/{key_id}/toggle"),
+        jwt,
+        &json!({}),
+    )
+}
+
+/// Creates a key in `env` (`test` or `live`); returns the full key.
+pub fn create_key(api: &Api, jwt: &str, env: &str) -> String {
+    let r = request_key(api, jwt, env);
     assert_eq!(r.status, 201, "create key: {}", r.text);
     r.body["data"]["key"]
         .as_str()
@@ -173,15 +189,20 @@ pub fn new_tenant_on_plan(api: &Api, plan: &str) -> Tenant {
     t
 }
 
+/// `POST /dashboard/contracts/provision` for `env` (`testnet`, `mainnet`).
+pub fn provision(api: &Api, jwt: &str, env: &str) -> Reply {
+    post_jwt(
+        api,
+        "/dashboard/contracts/provision",
+        jwt,
+        &json!({"environment": env}),
+    )
+}
+
 /// Provisions mainnet (the plan must allow it), waits until it is active
 /// and returns a live key.
 pub fn provision_production(api: &Api, t: &Tenant) -> String {
-    let r = post_jwt(
-        api,
-        "/dashboard/contracts/provision",
-        &t.jwt,
-        &json!({"environment": "mainnet"}),
-    );
+    let r = provision(api, &t.jwt, "mainnet");
     assert_eq!(r.status, 201, "provision: {}", r.text);
     eventually(Duration::from_secs(60), "mainnet to become active", || {
         let s = get_jwt(
@@ -200,4 +221,60 @@ pub fn provision_production(api: &Api, t: &Tenant) -> String {
         (status == "active").then_some(())
     });
     create_key(api, &t.jwt, "live")
+}
+
+/// The id of a full key `pk_<env>_<id>.<secret>`.
+pub fn key_id(full_key: &str) -> String {
+    full_key
+        .split_once('.')
+        .map(|(p, _)| {
+            p.trim_start_matches("pk_test_")
+                .trim_start_matches("pk_live_")
+        })
+        .unwrap_or_else(|| panic!("not a full key: {full_key}"))
+        .to_string()
+}
+
+/// The secret half of a full key `pk_<env>_<id>.<secret>`.
+pub fn key_secret(full_key: &str) -> String {
+    full_key
+        .split_once('.')
+        .map(|(_, s)| s.to_string())
+        .unwrap_or_else(|| panic!("not a full key: {full_key}"))
+}
+
+/// `POST /dashboard/webhooks/:id/toggle`.
+pub fn toggle_webhook(api: &Api, jwt: &str, id: &str) -> Reply {
+    post_jwt(
+        api,
+        &format!("/dashboard/webhooks/{id}/toggle"),
+        jwt,
+        &json!({}),
+    )
+}
+
+/// `POST /dashboard/webhooks/:id/test`.
+pub fn test_webhook(api: &Api, jwt: &str, id: &str) -> Reply {
+    post_jwt(
+        api,
+        &format!("/dashboard/webhooks/{id}/test"),
+        jwt,
+        &json!({}),
+    )
+}
+
+/// `POST /dashboard/webhooks`.
+pub fn create_webhook(
+    api: &Api,
+    jwt: &str,
+    url: &str,
+    events: &[&str],
+    description: &str,
+) -> Reply {
+    post_jwt(
+        api,
+        "/dashboard/webhooks",
+        jwt,
+        &json!({"url": url, "events": events, "description": description}),
+    )
 }

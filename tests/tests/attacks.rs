@@ -9,18 +9,16 @@
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bvs_tests::client::{Api, Reply};
+use bvs_tests::client::Api;
+use bvs_tests::jwt::{b64url, claims, hs256, now_secs, sign};
+use bvs_tests::ledger::{Delta, BATCH, CHECKPOINT, COMPARE, CUSTOMERS, DELTA, FACTS};
 use bvs_tests::tenant::{
-    delete_jwt, get_jwt, new_tenant, new_tenant_on_plan, patch_jwt, post_jwt, provision_production,
-    Tenant,
+    create_webhook, delete_jwt, get_jwt, key_id, key_secret, new_tenant, new_tenant_on_plan,
+    patch_jwt, post_jwt, provision_production, toggle_key, toggle_webhook, Tenant,
 };
-use bvs_tests::{dev_var, eventually, fresh_state_dir, Wrangler};
-use hmac::{Hmac, Mac};
+use bvs_tests::{dev_var, fresh_state_dir, Wrangler};
 use reqwest::Method;
 use serde_json::{json, Value};
-use sha2::Sha256;
-
-const WAIT: Duration = Duration::from_secs(60);
 
 static SERVER: OnceLock<Wrangler> = OnceLock::new();
 
@@ -32,14 +30,6 @@ fn api() -> Api {
     Api::new(server().base_url.clone())
 }
 
-fn keyed(api: &Api, key: &str, method: Method, path: &str, body: Option<&Value>) -> Reply {
-    let mut rb = api.req(method, path).header("x-api-key", key);
-    if let Some(b) = body {
-        rb = rb.json(b);
-    }
-    api.send(rb)
-}
-
 fn unique(label: &str) -> String {
     let n = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -48,53 +38,18 @@ fn unique(label: &str) -> String {
     format!("{label}_{n}")
 }
 
-fn emit(api: &Api, key: &str, customer: &str, delta: f64) -> Value {
-    let r = keyed(
+fn delta(customer: &str, amount: f64) -> Delta {
+    Delta::new(customer, amount, "attack test")
+}
+
+/// A webhook of `t` with `description`; returns `data`.
+fn webhook(api: &Api, t: &Tenant, description: &str) -> Value {
+    let r = create_webhook(
         api,
-        key,
-        Method::POST,
-        "/api/v1/balance/delta",
-        Some(&json!({"customerId": customer, "delta": delta, "reason": "attack test"})),
-    );
-    assert_eq!(r.status, 202, "{}", r.text);
-    r.body["data"].clone()
-}
-
-fn wait_anchored(api: &Api, key: &str, anchor: &str) {
-    eventually(WAIT, "the delta to be anchored", || {
-        let r = keyed(
-            api,
-            key,
-            Method::GET,
-            &format!("/api/v1/balance/delta/{anchor}"),
-            None,
-        );
-        assert_eq!(r.status, 200, "{}", r.text);
-        (r.body["data"]["status"] == "ANCHORED").then_some(())
-    });
-}
-
-fn key_id(full_key: &str) -> String {
-    full_key
-        .split_once('.')
-        .map(|(p, _)| {
-            p.trim_start_matches("pk_test_")
-                .trim_start_matches("pk_live_")
-        })
-        .unwrap()
-        .to_string()
-}
-
-fn secret_part(full_key: &str) -> String {
-    full_key.split_once('.').unwrap().1.to_string()
-}
-
-fn create_webhook(api: &Api, t: &Tenant, description: &str) -> Value {
-    let r = post_jwt(
-        api,
-        "/dashboard/webhooks",
         &t.jwt,
-        &json!({"url": "https://example.com/hooks/bvs", "events": ["delta.verified"], "description": description}),
+        "https://example.com/hooks/bvs",
+        &["delta.verified"],
+        description,
     );
     assert_eq!(r.status, 201, "{}", r.text);
     r.body["data"].clone()
@@ -108,40 +63,22 @@ fn every_route_that_takes_an_object_id_answers_404_for_another_tenants_id() {
     // Enterprise keys: this test makes many requests back to back, and rate limits are not its subject.
     let a = new_tenant_on_plan(&api, "enterprise");
     let b = new_tenant_on_plan(&api, "enterprise");
+    let (ka, kb) = (api.keyed(&a.test_key), api.keyed(&b.test_key));
     let customer = unique("bola_cust");
-    let d = emit(&api, &a.test_key, &customer, 5.0);
+    let d = ka.emit_anchored(&delta(&customer, 5.0));
     let anchor = d["anchorId"].as_str().unwrap().to_string();
-    wait_anchored(&api, &a.test_key, &anchor);
-    let cp = keyed(
-        &api,
-        &a.test_key,
-        Method::POST,
-        "/api/v1/balance/checkpoint",
-        Some(&json!({"customerId": customer})),
-    );
+    let cp = ka.checkpoint(&json!({"customerId": customer}));
     assert_eq!(cp.status, 202, "{}", cp.text);
-    let fact = keyed(
-        &api,
-        &a.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": unique("a fact of tenant a")})),
-    );
+    let fact = ka.submit_fact(&json!({"content": unique("a fact of tenant a")}));
     assert_eq!(fact.status, 202, "{}", fact.text);
     let hash = fact.body["data"]["contentHash"]
         .as_str()
         .unwrap()
         .to_string();
-    let receipt = keyed(
-        &api,
-        &a.test_key,
-        Method::GET,
-        &format!("/api/v1/balance/receipt/{customer}"),
-        None,
-    );
+    let receipt = ka.receipt(&customer, "");
     assert_eq!(receipt.status, 200, "{}", receipt.text);
     let a_key_id = key_id(&a.test_key);
-    let webhook = create_webhook(&api, &a, "tenant a's hook");
+    let webhook = webhook(&api, &a, "tenant a's hook");
     let hook = webhook["id"].as_str().unwrap().to_string();
 
     // Tenant B, with its own valid credentials, names A's objects.
@@ -154,59 +91,33 @@ fn every_route_that_takes_an_object_id_answers_404_for_another_tenants_id() {
         format!("/api/v1/facts/{hash}/verify"),
     ];
     for path in &balance_gets {
-        let r = keyed(&api, &b.test_key, Method::GET, path, None);
+        let r = kb.get(path);
         assert_eq!(r.status, 404, "GET {path}: {}", r.text);
         assert!(!r.text.contains(&a.tenant_id), "{path} leaks the tenant");
     }
     for (path, body) in [
         (
-            "/api/v1/balance/compare",
+            COMPARE,
             json!({"customerId": customer, "yourBalance": 5, "theirBalance": 5}),
         ),
-        (
-            "/api/v1/balance/checkpoint",
-            json!({"customerId": customer}),
-        ),
+        (CHECKPOINT, json!({"customerId": customer})),
     ] {
-        let r = keyed(&api, &b.test_key, Method::POST, path, Some(&body));
+        let r = kb.post(path, &body);
         assert_eq!(r.status, 404, "POST {path}: {}", r.text);
     }
     // Lists filter by tenant: B sees none of A's.
-    let list = keyed(
-        &api,
-        &b.test_key,
-        Method::GET,
-        &format!("/api/v1/balance/checkpoints?customerId={customer}"),
-        None,
-    );
+    let list = kb.checkpoints(&format!("customerId={customer}"));
     assert_eq!(list.status, 200, "{}", list.text);
     assert_eq!(list.body["data"]["checkpoints"], json!([]), "{}", list.text);
     assert_eq!(list.body["data"]["pagination"]["total"], 0);
-    let all = keyed(
-        &api,
-        &b.test_key,
-        Method::GET,
-        "/api/v1/balance/checkpoints?customerId=all",
-        None,
-    );
+    let all = kb.checkpoints("customerId=all");
     assert!(!all.text.contains(&customer), "{}", all.text);
-    let customers = keyed(
-        &api,
-        &b.test_key,
-        Method::GET,
-        "/api/v1/balance/customers",
-        None,
-    );
+    let customers = kb.get(CUSTOMERS);
     assert_eq!(customers.status, 200);
     assert!(!customers.text.contains(&customer), "{}", customers.text);
 
     // Dashboard routes with B's JWT.
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/api-keys/{a_key_id}/toggle"),
-        &b.jwt,
-        &json!({}),
-    );
+    let r = toggle_key(&api, &b.jwt, &a_key_id);
     assert_eq!(r.status, 404, "toggle A's key: {}", r.text);
     let r = delete_jwt(&api, &format!("/dashboard/api-keys/{a_key_id}"), &b.jwt);
     assert_eq!(r.status, 404, "delete A's key: {}", r.text);
@@ -236,13 +147,7 @@ fn every_route_that_takes_an_object_id_answers_404_for_another_tenants_id() {
     assert!(!hooks.text.contains(&hook), "{}", hooks.text);
 
     // Nothing B tried changed A's objects.
-    let still = keyed(
-        &api,
-        &a.test_key,
-        Method::GET,
-        &format!("/api/v1/balance/derive/{customer}"),
-        None,
-    );
+    let still = ka.derive(&customer, "");
     assert_eq!(still.status, 200, "A's key still works: {}", still.text);
     let hook_now = get_jwt(&api, &format!("/dashboard/webhooks/{hook}"), &a.jwt);
     assert_eq!(hook_now.status, 200, "{}", hook_now.text);
@@ -251,84 +156,22 @@ fn every_route_that_takes_an_object_id_answers_404_for_another_tenants_id() {
 
 // ------------------------------------------------------------------ JWTs
 
-fn b64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
-fn b64url_decode(text: &str) -> Vec<u8> {
-    let value = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => u32::from(c - b'A'),
-            b'a'..=b'z' => u32::from(c - b'a') + 26,
-            b'0'..=b'9' => u32::from(c - b'0') + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => panic!("not base64url: {c}"),
-        }
-    };
-    let mut out = Vec::new();
-    for chunk in text.as_bytes().chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            n |= value(*c) << (18 - 6 * i);
-        }
-        for i in 0..chunk.len().saturating_sub(1) {
-            out.push((n >> (16 - 8 * i)) as u8);
-        }
-    }
-    out
-}
-
-fn hs256(key: &[u8], signing_input: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
-    mac.update(signing_input.as_bytes());
-    b64url(&mac.finalize().into_bytes())
-}
-
-fn token(header: &Value, claims: &Value, key: &[u8]) -> String {
-    let input = format!(
-        "{}.{}",
-        b64url(header.to_string().as_bytes()),
-        b64url(claims.to_string().as_bytes())
-    );
-    let sig = hs256(key, &input);
-    format!("{input}.{sig}")
-}
-
 #[test]
 fn forged_expired_and_unsigned_jwts_are_401() {
     let api = api();
     let t = new_tenant(&api);
-    let claims: Value =
-        serde_json::from_slice(&b64url_decode(t.jwt.split('.').nth(1).unwrap())).unwrap();
+    let claims = claims(&t.jwt);
     assert!(
         claims["sub"].is_string() && claims["exp"].is_u64(),
         "{claims}"
     );
     let secret = dev_var("JWT_SECRET");
     let hs = json!({"alg": "HS256", "typ": "JWT"});
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = now_secs();
 
     // Control: a token crafted here with the real key is accepted, so the
     // rejections below are about what was changed, not how it was built.
-    let genuine = token(&hs, &claims, secret.as_bytes());
+    let genuine = sign(&hs, &claims, secret.as_bytes());
     let r = get_jwt(&api, "/dashboard/auth/profile", &genuine);
     assert_eq!(r.status, 200, "hand-made genuine token: {}", r.text);
 
@@ -360,13 +203,13 @@ fn forged_expired_and_unsigned_jwts_are_401() {
         ("alg none with a signature", none_with_sig),
         (
             "wrong key",
-            token(&hs, &claims, b"not-the-secret-of-this-service"),
+            sign(&hs, &claims, b"not-the-secret-of-this-service"),
         ),
-        ("expired exp", token(&hs, &expired, secret.as_bytes())),
+        ("expired exp", sign(&hs, &expired, secret.as_bytes())),
         ("claims changed after signing", tampered),
         (
             "HS512 header",
-            token(
+            sign(
                 &json!({"alg": "HS512", "typ": "JWT"}),
                 &claims,
                 secret.as_bytes(),
@@ -374,7 +217,7 @@ fn forged_expired_and_unsigned_jwts_are_401() {
         ),
         (
             "tenant swapped under the real key",
-            token(&hs, &other_tenant, secret.as_bytes()),
+            sign(&hs, &other_tenant, secret.as_bytes()),
         ),
         ("garbage", "not.a.jwt".to_string()),
         ("empty", String::new()),
@@ -398,21 +241,27 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
     assert!(live.starts_with("pk_live_"));
     let prod_customer = unique("prod_only");
     let sandbox_customer = unique("sandbox_only");
-    let prod = emit(&api, &live, &prod_customer, 7.0);
-    let sand = emit(&api, &t.test_key, &sandbox_customer, 3.0);
+    let (sandbox, production) = (api.keyed(&t.test_key), api.keyed(&live));
+    let prod = production.emit(&delta(&prod_customer, 7.0));
+    let sand = sandbox.emit(&delta(&sandbox_customer, 3.0));
     let prod_anchor = prod["anchorId"].as_str().unwrap();
     let sand_anchor = sand["anchorId"].as_str().unwrap();
-    wait_anchored(&api, &live, prod_anchor);
-    wait_anchored(&api, &t.test_key, sand_anchor);
+    production.wait_anchored(prod_anchor);
+    sandbox.wait_anchored(sand_anchor);
 
     for (key, anchor, customer, what) in [
         (
-            &t.test_key,
+            sandbox,
             prod_anchor,
             &prod_customer,
             "test key on production",
         ),
-        (&live, sand_anchor, &sandbox_customer, "live key on sandbox"),
+        (
+            production,
+            sand_anchor,
+            &sandbox_customer,
+            "live key on sandbox",
+        ),
     ] {
         for path in [
             format!("/api/v1/balance/delta/{anchor}"),
@@ -420,10 +269,10 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
             format!("/api/v1/balance/customers/{customer}"),
             format!("/api/v1/balance/receipt/{customer}"),
         ] {
-            let r = keyed(&api, key, Method::GET, &path, None);
+            let r = key.get(&path);
             assert_eq!(r.status, 404, "{what}: GET {path}: {}", r.text);
         }
-        let list = keyed(&api, key, Method::GET, "/api/v1/balance/customers", None);
+        let list = key.get(CUSTOMERS);
         assert_eq!(list.status, 200);
         assert!(
             !list.text.contains(customer.as_str()),
@@ -441,9 +290,9 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
         .and_then(|c| c["id"].as_str())
         .unwrap()
         .to_string();
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
+    let r = sandbox.send(
+        sandbox
+            .req(Method::POST, DELTA)
             .header("x-credit-pool-id", &prod_contract)
             .json(&json!({"customerId": prod_customer, "delta": 1, "reason": "cross"})),
     );
@@ -453,32 +302,15 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
         r.text
     );
     // A live key's secret under a test prefix (and the reverse) is not a key.
-    let swapped = live.replacen("pk_live_", "pk_test_", 1);
-    let r = keyed(
-        &api,
-        &swapped,
-        Method::GET,
-        "/api/v1/balance/customers",
-        None,
-    );
-    assert_eq!(r.status, 401, "{}", r.text);
-    let swapped = t.test_key.replacen("pk_test_", "pk_live_", 1);
-    let r = keyed(
-        &api,
-        &swapped,
-        Method::GET,
-        "/api/v1/balance/customers",
-        None,
-    );
-    assert_eq!(r.status, 401, "{}", r.text);
+    for swapped in [
+        live.replacen("pk_live_", "pk_test_", 1),
+        t.test_key.replacen("pk_test_", "pk_live_", 1),
+    ] {
+        let r = api.keyed(&swapped).get(CUSTOMERS);
+        assert_eq!(r.status, 401, "{}", r.text);
+    }
     // The production balance is untouched by the attempts.
-    let d = keyed(
-        &api,
-        &live,
-        Method::GET,
-        &format!("/api/v1/balance/derive/{prod_customer}"),
-        None,
-    );
+    let d = production.derive(&prod_customer, "");
     assert_eq!(d.body["data"]["computedBalance"], json!(7), "{}", d.text);
 }
 
@@ -488,18 +320,16 @@ fn a_test_key_never_reaches_production_data_nor_a_live_key_sandbox_data() {
 fn api_keys_and_webhook_secrets_appear_nowhere_after_creation() {
     let api = api();
     let t = new_tenant(&api);
-    let key_secret = secret_part(&t.test_key);
-    let hook = create_webhook(&api, &t, "secret check");
+    let key_secret = key_secret(&t.test_key);
+    let hook = webhook(&api, &t, "secret check");
     let hook_secret = hook["secret"].as_str().unwrap().to_string();
     assert!(hook_secret.len() >= 16, "{hook}");
     let hook_id = hook["id"].as_str().unwrap();
     // Use the key, fail with it, list everything.
-    emit(&api, &t.test_key, &unique("secret_cust"), 1.0);
+    api.keyed(&t.test_key)
+        .emit(&delta(&unique("secret_cust"), 1.0));
     let wrong = format!("{}x", t.test_key);
-    assert_eq!(
-        keyed(&api, &wrong, Method::GET, "/api/v1/balance/customers", None).status,
-        401
-    );
+    assert_eq!(api.keyed(&wrong).get(CUSTOMERS).status, 401);
     let mut seen = Vec::new();
     for path in [
         "/dashboard/api-keys".to_string(),
@@ -513,19 +343,9 @@ fn api_keys_and_webhook_secrets_appear_nowhere_after_creation() {
         assert_eq!(r.status, 200, "{path}: {}", r.text);
         seen.push((path, r.text));
     }
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/api-keys/{}/toggle", key_id(&t.test_key)),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = toggle_key(&api, &t.jwt, &key_id(&t.test_key));
     seen.push(("toggle".into(), r.text));
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{hook_id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = toggle_webhook(&api, &t.jwt, hook_id);
     seen.push(("webhook toggle".into(), r.text));
     for (path, text) in &seen {
         assert!(!text.contains(&key_secret), "{path} shows the key secret");
@@ -574,23 +394,13 @@ fn api_keys_and_webhook_secrets_appear_nowhere_after_creation() {
 fn oversized_bodies_are_413() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let big = format!(
         r#"{{"customerId":"c1","delta":1,"reason":"{}"}}"#,
         "x".repeat(1024 * 1024 + 10)
     );
-    for path in [
-        "/api/v1/balance/delta",
-        "/api/v1/balance/delta/batch",
-        "/api/v1/balance/compare",
-        "/api/v1/balance/checkpoint",
-        "/api/v1/facts",
-    ] {
-        let r = api.send(
-            api.req(Method::POST, path)
-                .header("x-api-key", &t.test_key)
-                .header("content-type", "application/json")
-                .body(big.clone()),
-        );
+    for path in [DELTA, BATCH, COMPARE, CHECKPOINT, FACTS] {
+        let r = k.post_raw(path, big.clone());
         assert_eq!(r.status, 413, "{path}: {}", r.text);
         assert_eq!(r.body["error"], "Payload Too Large");
     }
@@ -606,13 +416,7 @@ fn oversized_bodies_are_413() {
     );
     assert_eq!(r.status, 413, "api-keys: {}", r.text);
     // A fact whose content alone is over 64 KiB, in a body under the limit.
-    let r = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": "y".repeat(64 * 1024 + 1)})),
-    );
+    let r = k.submit_fact(&json!({"content": "y".repeat(64 * 1024 + 1)}));
     assert_eq!(r.status, 413, "fact content: {}", r.text);
 }
 
@@ -620,6 +424,7 @@ fn oversized_bodies_are_413() {
 fn deep_nesting_and_invalid_utf8_are_400() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let deep = format!(
         r#"{{"customerId":"c1","delta":1,"reason":"r","metadata":{}{}}}"#,
         "[".repeat(5000),
@@ -638,34 +443,20 @@ fn deep_nesting_and_invalid_utf8_are_400() {
         ("40 levels of metadata", moderately_deep.into_bytes()),
         ("invalid UTF-8", bad_utf8.clone()),
     ] {
-        for path in [
-            "/api/v1/balance/delta",
-            "/api/v1/balance/compare",
-            "/api/v1/facts",
-        ] {
-            let r = api.send(
-                api.req(Method::POST, path)
-                    .header("x-api-key", &t.test_key)
-                    .header("content-type", "application/json")
-                    .body(body.clone()),
-            );
+        for path in [DELTA, COMPARE, FACTS] {
+            let r = k.post_raw(path, body.clone());
             assert_eq!(r.status, 400, "{what} on {path}: {}", r.text);
             assert_eq!(r.body["error"], "Bad Request", "{what} on {path}");
         }
     }
     let batch_deep = format!(r#"{{"deltas":[{deep}]}}"#);
     for (path, body) in [
-        ("/api/v1/balance/delta/batch", batch_deep.into_bytes()),
+        (BATCH, batch_deep.into_bytes()),
         ("/dashboard/auth/register", deep.clone().into_bytes()),
         ("/dashboard/auth/register", bad_utf8.clone()),
         ("/dashboard/auth/login", bad_utf8),
     ] {
-        let r = api.send(
-            api.req(Method::POST, path)
-                .header("x-api-key", &t.test_key)
-                .header("content-type", "application/json")
-                .body(body),
-        );
+        let r = k.post_raw(path, body);
         assert_eq!(r.status, 400, "{path}: {}", r.text);
     }
 }
@@ -687,31 +478,23 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
     let api = api();
     // Enterprise: dozens of keyed requests back to back; a sandbox key's 10/s would answer 429 (tested in dashboard.rs), which is not this test's subject.
     let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
     for (i, nasty) in NASTY.iter().enumerate() {
         // Balance: reason, referenceId, metadata keys and values.
         let customer = format!("sql-{i}:x.y_z--{}", unique("c"));
-        let r = keyed(
-            &api,
-            &t.test_key,
-            Method::POST,
-            "/api/v1/balance/delta",
-            Some(&json!({
+        let r = k.post(
+            DELTA,
+            &json!({
                 "customerId": customer,
                 "delta": 1.5,
                 "reason": nasty,
                 "referenceId": nasty,
                 "metadata": {*nasty: nasty, "nested": {"v": [nasty]}},
-            })),
+            }),
         );
         assert_eq!(r.status, 202, "{nasty}: {}", r.text);
         let anchor = r.body["data"]["anchorId"].as_str().unwrap().to_string();
-        let s = keyed(
-            &api,
-            &t.test_key,
-            Method::GET,
-            &format!("/api/v1/balance/delta/{anchor}"),
-            None,
-        );
+        let s = k.delta_status(&anchor);
         assert_eq!(s.status, 200, "{}", s.text);
         let d = &s.body["data"];
         assert_eq!(d["customerId"], json!(customer));
@@ -719,34 +502,16 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
         assert_eq!(d["referenceId"], json!(nasty));
         assert_eq!(d["metadata"][*nasty], json!(nasty));
         assert_eq!(d["metadata"]["nested"]["v"][0], json!(nasty));
-        let c = keyed(
-            &api,
-            &t.test_key,
-            Method::GET,
-            &format!("/api/v1/balance/customers/{customer}"),
-            None,
-        );
+        let c = k.customer(&customer);
         assert_eq!(c.status, 200, "{}", c.text);
         assert_eq!(c.body["data"]["customerId"], json!(customer));
 
         // Facts: content and metadata.
         let content = format!("{nasty} #{i} {}", unique("fact"));
-        let f = keyed(
-            &api,
-            &t.test_key,
-            Method::POST,
-            "/api/v1/facts",
-            Some(&json!({"content": content, "metadata": {"note": nasty}})),
-        );
+        let f = k.submit_fact(&json!({"content": content, "metadata": {"note": nasty}}));
         assert_eq!(f.status, 202, "{}", f.text);
         let hash = f.body["data"]["contentHash"].as_str().unwrap();
-        let g = keyed(
-            &api,
-            &t.test_key,
-            Method::GET,
-            &format!("/api/v1/facts/{hash}"),
-            None,
-        );
+        let g = k.fact(hash);
         assert_eq!(g.body["data"]["content"], json!(content), "{}", g.text);
         assert_eq!(g.body["data"]["metadata"]["note"], json!(nasty));
 
@@ -761,15 +526,9 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
         assert_eq!(k.body["data"]["name"], json!(nasty));
         let id = k.body["data"]["id"].as_str().unwrap().to_string();
         let listed = get_jwt(&api, "/dashboard/api-keys", &t.jwt);
-        let row = listed.body["data"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|k| k["id"] == id.as_str())
-            .cloned()
-            .unwrap();
+        let row = listed.item(&id);
         assert_eq!(row["name"], json!(nasty));
-        let w = create_webhook(&api, &t, nasty);
+        let w = webhook(&api, &t, nasty);
         let got = get_jwt(
             &api,
             &format!("/dashboard/webhooks/{}", w["id"].as_str().unwrap()),
@@ -814,26 +573,14 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
         &json!({"preferredEnvironment": "sandbox' OR '1'='1"}),
     );
     assert_eq!(r.status, 400, "{}", r.text);
-    let r = keyed(
-        &api,
-        &t.test_key,
-        Method::GET,
-        "/api/v1/balance/delta/anc_x'%20OR%20'1'='1",
-        None,
-    );
+    let r = k.delta_status("anc_x'%20OR%20'1'='1");
     assert_eq!(r.status, 404, "{}", r.text);
     for query in [
         "customerId=x'%20OR%20'1'='1",
         "period=2026-11'%20OR%20'1'='1",
         "limit=1;DROP%20TABLE%20checkpoints",
     ] {
-        let r = keyed(
-            &api,
-            &t.test_key,
-            Method::GET,
-            &format!("/api/v1/balance/checkpoints?{query}"),
-            None,
-        );
+        let r = k.checkpoints(query);
         assert_eq!(r.status, 400, "{query}: {}", r.text);
     }
     // An Idempotency-Key full of metacharacters is just a key: the repeat
@@ -841,9 +588,8 @@ fn sql_metacharacters_in_every_string_field_are_stored_and_returned_verbatim() {
     let idem = "k' OR '1'='1; DROP TABLE idempotency; --";
     let body = json!({"customerId": "idem-sql", "delta": 2, "reason": "idem"});
     let send = || {
-        api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &t.test_key)
+        k.send(
+            k.req(Method::POST, DELTA)
                 .header("idempotency-key", idem)
                 .json(&body),
         )
@@ -903,14 +649,7 @@ fn empty_required_strings_are_400_naming_the_field() {
     for (path, body, field) in public {
         let r = api.post(path, &body);
         assert_eq!(r.status, 400, "{path} {body}: {}", r.text);
-        assert!(
-            r.body["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains(field),
-            "{}",
-            r.text
-        );
+        assert!(r.message().contains(field), "{}", r.text);
     }
     for (path, body, field) in [
         (
@@ -926,13 +665,6 @@ fn empty_required_strings_are_400_naming_the_field() {
     ] {
         let r = post_jwt(&api, path, &t.jwt, &body);
         assert_eq!(r.status, 400, "{path} {body}: {}", r.text);
-        assert!(
-            r.body["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains(field),
-            "{}",
-            r.text
-        );
+        assert!(r.message().contains(field), "{}", r.text);
     }
 }

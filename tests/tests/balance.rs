@@ -2,78 +2,26 @@
 //! compare, customers, facts, idempotency, validation and isolation.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::Duration;
-
-use bvs_tests::client::{Api, Reply};
-use bvs_tests::tenant::{create_key, new_tenant, new_tenant_on_plan, Tenant};
-use bvs_tests::{eventually, shared};
+use bvs_tests::client::Reply;
+use bvs_tests::ledger::{Delta, COMPARE, CUSTOMERS, DELTA, FACTS, WAIT};
+use bvs_tests::log::hash;
+use bvs_tests::tenant::{create_key, new_tenant, new_tenant_on_plan, provision_production};
+use bvs_tests::{api, eventually};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-const VERIFY_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn api() -> Api {
-    Api::new(shared())
-}
-
-fn keyed(api: &Api, key: &str, method: Method, path: &str, body: Option<&Value>) -> Reply {
-    let mut rb = api.req(method, path).header("x-api-key", key);
-    if let Some(b) = body {
-        rb = rb.json(b);
-    }
-    api.send(rb)
-}
-
-fn emit(api: &Api, t: &Tenant, body: &Value) -> Reply {
-    keyed(
-        api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/balance/delta",
-        Some(body),
-    )
-}
-
-fn emit_ok(api: &Api, t: &Tenant, customer: &str, delta: &str) -> Value {
-    // `delta` goes in as a raw JSON number token.
-    let body = format!(r#"{{"customerId":"{customer}","delta":{delta},"reason":"test"}}"#);
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .header("content-type", "application/json")
-            .body(body),
-    );
-    assert_eq!(r.status, 202, "{}", r.text);
-    r.body["data"].clone()
-}
-
-fn get(api: &Api, t: &Tenant, path: &str) -> Reply {
-    keyed(api, &t.test_key, Method::GET, path, None)
-}
-
-fn wait_anchored(api: &Api, t: &Tenant, anchor_id: &str) -> Value {
-    eventually(VERIFY_TIMEOUT, "the delta to be anchored", || {
-        let r = get(api, t, &format!("/api/v1/balance/delta/{anchor_id}"));
-        assert_eq!(r.status, 200, "{}", r.text);
-        (r.body["data"]["status"] == "ANCHORED").then(|| r.body["data"].clone())
-    })
-}
-
-fn derive(api: &Api, t: &Tenant, customer: &str, query: &str) -> Reply {
-    get(
-        api,
-        t,
-        &format!("/api/v1/balance/derive/{customer}?{query}"),
-    )
+/// A delta of `amount` (a raw JSON number token) for `customer`.
+fn delta(customer: &str, amount: &str) -> Delta {
+    Delta::new(customer, amount, "test")
 }
 
 #[test]
 fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
     let api = api();
     let t = new_tenant(&api);
-    let r = emit(
-        &api,
-        &t,
+    let k = api.keyed(&t.test_key);
+    let r = k.post(
+        DELTA,
         &json!({"customerId": "cus_1", "delta": 12.5, "reason": "top-up", "referenceId": "inv-7", "metadata": {"plan": "pro"}}),
     );
     assert_eq!(r.status, 202, "{}", r.text);
@@ -89,7 +37,7 @@ fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
     assert!(d["receivedAt"].as_str().unwrap().ends_with('Z'));
     assert!(!d["message"].as_str().unwrap().is_empty());
 
-    let anchored = wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let anchored = k.wait_anchored(d["anchorId"].as_str().unwrap());
     assert_eq!(anchored["customerId"], "cus_1");
     assert_eq!(anchored["receiptId"], d["receiptId"]);
     assert_eq!(anchored["txHash"].as_str().unwrap().len(), 64);
@@ -100,9 +48,8 @@ fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
 fn a_single_delta_items_root_is_the_rfc9162_root_of_its_item_hash() {
     let api = api();
     let t = new_tenant(&api);
-    let d = emit_ok(&api, &t, "cus_root", "1");
-    let item = bvs_core::Hash32::parse(d["itemHashes"][0].as_str().unwrap()).unwrap();
-    let root = bvs_core::merkle::root(&[item]);
+    let d = api.keyed(&t.test_key).emit(&delta("cus_root", "1"));
+    let root = bvs_core::merkle::root(&[hash(&d["itemHashes"][0])]);
     assert_eq!(d["itemsRoot"], root.to_hex());
 }
 
@@ -110,18 +57,17 @@ fn a_single_delta_items_root_is_the_rfc9162_root_of_its_item_hash() {
 fn money_is_exact_end_to_end() {
     let api = api();
     let t = new_tenant(&api);
-    emit_ok(&api, &t, "cus_exact", "0.1");
-    let last = emit_ok(&api, &t, "cus_exact", "0.2");
-    wait_anchored(&api, &t, last["anchorId"].as_str().unwrap());
-    let r = derive(&api, &t, "cus_exact", "");
+    let k = api.keyed(&t.test_key);
+    k.emit(&delta("cus_exact", "0.1"));
+    k.emit_anchored(&delta("cus_exact", "0.2"));
+    let r = k.derive("cus_exact", "");
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["computedBalance"], json!(0.3));
     // The JSON number token itself is the plain shortest form.
     assert!(r.text.contains("\"computedBalance\":0.3"), "{}", r.text);
 
-    let tiny = emit_ok(&api, &t, "cus_tiny", "0.000000000000000001");
-    wait_anchored(&api, &t, tiny["anchorId"].as_str().unwrap());
-    let r = derive(&api, &t, "cus_tiny", "startingBalance=1000000000");
+    k.emit_anchored(&delta("cus_tiny", "0.000000000000000001"));
+    let r = k.derive("cus_tiny", "startingBalance=1000000000");
     assert!(
         r.text
             .contains("\"computedBalance\":1000000000.000000000000000001"),
@@ -134,26 +80,21 @@ fn money_is_exact_end_to_end() {
 fn a_billion_times_a_thousand_deltas_is_exact() {
     let api = api();
     let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
     let mut last = String::new();
     for _ in 0..10 {
         let items: Vec<Value> = (0..100)
             .map(|_| json!({"customerId": "cus_big", "delta": 1_000_000_000, "reason": "big"}))
             .collect();
-        let r = keyed(
-            &api,
-            &t.test_key,
-            Method::POST,
-            "/api/v1/balance/delta/batch",
-            Some(&json!({"deltas": items})),
-        );
+        let r = k.batch(&items);
         assert_eq!(r.status, 202, "{}", r.text);
         last = r.body["data"]["results"][99]["anchorId"]
             .as_str()
             .unwrap()
             .to_string();
     }
-    wait_anchored(&api, &t, &last);
-    let r = derive(&api, &t, "cus_big", "limit=1");
+    k.wait_anchored(&last);
+    let r = k.derive("cus_big", "limit=1");
     assert_eq!(r.status, 200, "{}", r.text);
     assert!(
         r.text.contains("\"computedBalance\":1000000000000"),
@@ -171,13 +112,14 @@ fn a_billion_times_a_thousand_deltas_is_exact() {
 fn derive_paginates_and_resumes_from_either_checkpoint_type() {
     let api = api();
     let t = new_tenant_on_plan(&api, "pilot");
+    let k = api.keyed(&t.test_key);
     let mut anchors = Vec::new();
     for i in 1..=5 {
-        anchors.push(emit_ok(&api, &t, "cus_page", &i.to_string()));
+        anchors.push(k.emit(&delta("cus_page", &i.to_string())));
     }
-    wait_anchored(&api, &t, anchors[4]["anchorId"].as_str().unwrap());
+    k.wait_anchored(anchors[4]["anchorId"].as_str().unwrap());
 
-    let full = derive(&api, &t, "cus_page", "limit=2&offset=1&startingBalance=100");
+    let full = k.derive("cus_page", "limit=2&offset=1&startingBalance=100");
     assert_eq!(full.status, 200, "{}", full.text);
     let d = &full.body["data"];
     assert_eq!(
@@ -207,20 +149,13 @@ fn derive_paginates_and_resumes_from_either_checkpoint_type() {
     }
     assert_eq!(d["latestCheckpoint"], anchors[4]["itemsRoot"]);
     assert_eq!(d["latestReceiptId"], d["latestCheckpoint"]);
-    let windows = d["windowSummaries"].as_array().unwrap();
-    let total: u64 = windows
-        .iter()
-        .map(|w| w["deltasCount"].as_u64().unwrap())
-        .sum();
-    assert_eq!(total, 5);
+    assert_eq!(window_deltas(d), 5);
     assert!(d["verificationProof"]["itemsRoot"].is_string());
     assert!(d.get("_hint").is_none());
 
     // Resume after the 2nd delta, by itemsRoot and by anchorId.
     let root2 = anchors[1]["itemsRoot"].as_str().unwrap();
-    let by_root = derive(
-        &api,
-        &t,
+    let by_root = k.derive(
         "cus_page",
         &format!("startingCheckpoint={root2}&startingBalance=3"),
     );
@@ -229,18 +164,14 @@ fn derive_paginates_and_resumes_from_either_checkpoint_type() {
     assert_eq!(by_root.body["data"]["deltasCount"], 3);
     assert_eq!(by_root.body["data"]["deltas"][0]["delta"], json!(3));
     assert_eq!(by_root.body["data"]["startingCheckpointType"], "itemsRoot");
-    let w: u64 = by_root.body["data"]["windowSummaries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["deltasCount"].as_u64().unwrap())
-        .sum();
-    assert_eq!(w, 3, "window summaries cover only the replayed deltas");
+    assert_eq!(
+        window_deltas(&by_root.body["data"]),
+        3,
+        "window summaries cover only the replayed deltas"
+    );
 
     let anchor2 = anchors[1]["anchorId"].as_str().unwrap();
-    let by_anchor = derive(
-        &api,
-        &t,
+    let by_anchor = k.derive(
         "cus_page",
         &format!("startingCheckpoint={anchor2}&startingCheckpointType=anchorId&startingBalance=3"),
     );
@@ -249,64 +180,53 @@ fn derive_paginates_and_resumes_from_either_checkpoint_type() {
     assert_eq!(by_anchor.body["data"]["startingCheckpointType"], "anchorId");
 }
 
+/// The deltas a derive answer's window summaries count.
+fn window_deltas(d: &Value) -> u64 {
+    d["windowSummaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["deltasCount"].as_u64().unwrap())
+        .sum()
+}
+
 #[test]
 fn derive_rejects_bad_checkpoints_and_parameters() {
     let api = api();
     let t = new_tenant(&api);
-    let d = emit_ok(&api, &t, "cus_bad", "1");
-    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
-    let unknown = derive(
-        &api,
-        &t,
-        "cus_bad",
-        &format!("startingCheckpoint={}", "ab".repeat(32)),
-    );
-    assert_eq!(unknown.status, 404, "{}", unknown.text);
-    assert!(unknown.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("startingCheckpoint"));
-    let wrong_type = derive(
-        &api,
-        &t,
-        "cus_bad",
-        "startingCheckpoint=x&startingCheckpointType=blockHash",
-    );
-    assert_eq!(wrong_type.status, 400);
-    assert!(wrong_type.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("startingCheckpointType"));
-    let bad_limit = derive(&api, &t, "cus_bad", "limit=1001");
-    assert_eq!(bad_limit.status, 400);
-    assert!(bad_limit.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("limit"));
-    let bad_balance = derive(&api, &t, "cus_bad", "startingBalance=abc");
-    assert_eq!(bad_balance.status, 400);
-    assert!(bad_balance.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("startingBalance"));
-    assert_eq!(derive(&api, &t, "nobody", "").status, 404);
+    let k = api.keyed(&t.test_key);
+    k.emit_anchored(&delta("cus_bad", "1"));
+    for (query, status, field) in [
+        (
+            format!("startingCheckpoint={}", "ab".repeat(32)),
+            404,
+            "startingCheckpoint",
+        ),
+        (
+            "startingCheckpoint=x&startingCheckpointType=blockHash".to_string(),
+            400,
+            "startingCheckpointType",
+        ),
+        ("limit=1001".to_string(), 400, "limit"),
+        ("startingBalance=abc".to_string(), 400, "startingBalance"),
+    ] {
+        let r = k.derive("cus_bad", &query);
+        assert_eq!(r.status, status, "{query}: {}", r.text);
+        assert!(r.message().contains(field));
+    }
+    assert_eq!(k.derive("nobody", "").status, 404);
 }
 
 #[test]
 fn compare_reports_all_four_match_combinations() {
     let api = api();
     let t = new_tenant(&api);
-    let d = emit_ok(&api, &t, "cus_cmp", "10");
-    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+    let k = api.keyed(&t.test_key);
+    k.emit_anchored(&delta("cus_cmp", "10"));
     let cmp = |yours: i64, theirs: i64| {
-        keyed(
-            &api,
-            &t.test_key,
-            Method::POST,
-            "/api/v1/balance/compare",
-            Some(
-                &json!({"customerId": "cus_cmp", "yourBalance": yours, "theirBalance": theirs, "startingBalance": 5}),
-            ),
+        k.post(
+            COMPARE,
+            &json!({"customerId": "cus_cmp", "yourBalance": yours, "theirBalance": theirs, "startingBalance": 5}),
         )
     };
     let both = cmp(15, 15);
@@ -338,24 +258,16 @@ fn compare_reports_all_four_match_combinations() {
             > 10
     );
 
-    let missing = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/balance/compare",
-        Some(&json!({"theirBalance": 1})),
-    );
+    let missing = k.post(COMPARE, &json!({"theirBalance": 1}));
     assert_eq!(missing.status, 400);
-    assert!(missing.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("yourBalance"));
+    assert!(missing.message().contains("yourBalance"));
 }
 
 #[test]
 fn every_validation_error_names_its_field() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let cases: Vec<(Value, &str)> = vec![
         (json!({"delta": 1, "reason": "r"}), "customerId"),
         (
@@ -398,49 +310,37 @@ fn every_validation_error_names_its_field() {
         ),
     ];
     for (body, field) in cases {
-        let r = emit(&api, &t, &body);
+        let r = k.post(DELTA, &body);
         assert_eq!(r.status, 400, "{body} → {}", r.text);
         assert_eq!(r.body["error"], "Bad Request");
-        assert!(
-            r.body["message"].as_str().unwrap().contains(field),
-            "{body} → {}",
-            r.text
-        );
+        assert!(r.message().contains(field), "{body} → {}", r.text);
     }
-    let many = emit(&api, &t, &json!({}));
-    let msg = many.body["message"].as_str().unwrap();
+    let many = k.post(DELTA, &json!({}));
+    let msg = many.message();
     assert!(
         msg.contains("customerId") && msg.contains("delta") && msg.contains("reason"),
         "{msg}"
     );
     // 19 fractional digits are too precise.
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .header("content-type", "application/json")
-            .body(r#"{"customerId":"c","delta":0.1234567890123456789,"reason":"r"}"#),
+    let r = k.post_raw(
+        DELTA,
+        r#"{"customerId":"c","delta":0.1234567890123456789,"reason":"r"}"#,
     );
     assert_eq!(r.status, 400);
-    assert!(r.body["message"].as_str().unwrap().contains("delta"));
+    assert!(r.message().contains("delta"));
 }
 
 #[test]
 fn a_batch_queues_the_good_items_and_reports_the_bad_ones() {
     let api = api();
     let t = new_tenant(&api);
-    let body = json!({"deltas": [
-        {"customerId": "cus_a", "delta": 5, "reason": "ok"},
-        {"customerId": "cus_b", "delta": 0, "reason": "zero"},
-        {"customerId": "cus_a", "delta": -2.5, "reason": "ok"},
-        "not an object",
-    ]});
-    let r = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/balance/delta/batch",
-        Some(&body),
-    );
+    let k = api.keyed(&t.test_key);
+    let r = k.batch(&[
+        json!({"customerId": "cus_a", "delta": 5, "reason": "ok"}),
+        json!({"customerId": "cus_b", "delta": 0, "reason": "zero"}),
+        json!({"customerId": "cus_a", "delta": -2.5, "reason": "ok"}),
+        json!("not an object"),
+    ]);
     assert_eq!(r.status, 202, "{}", r.text);
     let d = &r.body["data"];
     assert_eq!(d["totalQueued"], 2);
@@ -464,54 +364,36 @@ fn a_batch_queues_the_good_items_and_reports_the_bad_ones() {
     assert_eq!(d["_efficiency"]["totalDeltas"], 2);
 
     // The items root is the RFC 9162 root of the valid items, in order.
-    let hashes: Vec<bvs_core::Hash32> = [0, 2]
-        .iter()
-        .map(|i| bvs_core::Hash32::parse(results[*i]["itemHash"].as_str().unwrap()).unwrap())
-        .collect();
+    let hashes = [hash(&results[0]["itemHash"]), hash(&results[2]["itemHash"])];
     assert_eq!(
         results[0]["itemsRoot"],
         bvs_core::merkle::root(&hashes).to_hex()
     );
 
-    let status = wait_anchored(&api, &t, results[2]["anchorId"].as_str().unwrap());
+    let status = k.wait_anchored(results[2]["anchorId"].as_str().unwrap());
     assert_eq!(status["deltaCount"], 2);
     assert_eq!(status["deltas"].as_array().unwrap().len(), 2);
 
     let too_many: Vec<Value> = (0..101)
         .map(|_| json!({"customerId": "c", "delta": 1, "reason": "r"}))
         .collect();
-    let r = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/balance/delta/batch",
-        Some(&json!({"deltas": too_many})),
-    );
+    let r = k.batch(&too_many);
     assert_eq!(r.status, 400);
-    assert!(r.body["message"].as_str().unwrap().contains("deltas"));
-    let all_bad = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/balance/delta/batch",
-        Some(&json!({"deltas": [{"delta": 1}]})),
-    );
+    assert!(r.message().contains("deltas"));
+    let all_bad = k.batch(&[json!({"delta": 1})]);
     assert_eq!(all_bad.status, 400);
-    assert!(all_bad.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("deltas[0].customerId"));
+    assert!(all_bad.message().contains("deltas[0].customerId"));
 }
 
 #[test]
 fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let body = json!({"customerId": "cus_idem", "delta": 7, "reason": "once"});
     let send = |key: &str, body: &Value| {
-        api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &t.test_key)
+        k.send(
+            k.req(Method::POST, DELTA)
                 .header("idempotency-key", key)
                 .json(body),
         )
@@ -532,11 +414,12 @@ fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
     // 20 concurrent identical requests: exactly one delta. A fresh key has
     // the whole sandbox burst (20) for them.
     let race_key = create_key(&api, &t.jwt, "test");
+    let racer = api.keyed(&race_key);
     let body2 = json!({"customerId": "cus_conc", "delta": 1, "reason": "race"});
     let race = || {
-        api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &race_key)
+        racer.send(
+            racer
+                .req(Method::POST, DELTA)
                 .header("idempotency-key", "key-race")
                 .json(&body2),
         )
@@ -560,8 +443,8 @@ fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
         1,
         "one anchorId across all replies: {anchors:?}"
     );
-    eventually(VERIFY_TIMEOUT, "the one delta to verify", || {
-        let r = get(&api, &t, "/api/v1/balance/customers/cus_conc");
+    eventually(WAIT, "the one delta to verify", || {
+        let r = k.customer("cus_conc");
         (r.status == 200
             && r.body["data"]["totalDeltas"] == 1
             && r.body["data"]["pendingDeltas"] == 0)
@@ -569,25 +452,22 @@ fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
     });
     let bad = send(&"k".repeat(256), &body);
     assert_eq!(bad.status, 400);
-    assert!(bad.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("Idempotency-Key"));
+    assert!(bad.message().contains("Idempotency-Key"));
 }
 
 #[test]
 fn customer_ledgers_list_and_detail() {
     let api = api();
     let t = new_tenant(&api);
-    emit_ok(&api, &t, "cus_l1", "4");
-    let d = emit_ok(&api, &t, "cus_l2", "-1.5");
-    wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
-    let list = get(&api, &t, "/api/v1/balance/customers");
+    let k = api.keyed(&t.test_key);
+    k.emit(&delta("cus_l1", "4"));
+    k.emit_anchored(&delta("cus_l2", "-1.5"));
+    let list = k.get(CUSTOMERS);
     assert_eq!(list.status, 200, "{}", list.text);
     let customers = list.body["data"]["customers"].as_array().unwrap();
     assert_eq!(customers.len(), 2);
     assert_eq!(list.body["data"]["pagination"]["total"], 2);
-    let one = get(&api, &t, "/api/v1/balance/customers/cus_l2");
+    let one = k.customer("cus_l2");
     assert_eq!(one.status, 200);
     assert_eq!(one.body["data"]["computedBalance"], json!(-1.5));
     assert_eq!(one.body["data"]["totalDeltas"], 1);
@@ -601,38 +481,24 @@ fn customer_ledgers_list_and_detail() {
             .unwrap()["ledgerId"],
         one.body["data"]["ledgerId"]
     );
-    assert_eq!(
-        get(&api, &t, "/api/v1/balance/customers/nobody").status,
-        404
-    );
+    assert_eq!(k.customer("nobody").status, 404);
 }
 
 #[test]
 fn facts_are_queued_then_verified_and_deduplicated() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let content = "The contract was signed on 2026-11-01.";
-    let r = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": content, "metadata": {"doc": 1}})),
-    );
+    let r = k.submit_fact(&json!({"content": content, "metadata": {"doc": 1}}));
     assert_eq!(r.status, 202, "{}", r.text);
     let hash = r.body["data"]["contentHash"].as_str().unwrap().to_string();
     assert_eq!(hash, bvs_core::hash::content_hash(content).to_hex());
     assert_eq!(r.body["data"]["status"], "queued");
-    let again = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": content})),
-    );
+    let again = k.submit_fact(&json!({"content": content}));
     assert_eq!(again.body["data"]["contentHash"], hash.as_str());
-    let verified = eventually(VERIFY_TIMEOUT, "the fact to verify", || {
-        let r = get(&api, &t, &format!("/api/v1/facts/{hash}/verify"));
+    let verified = eventually(WAIT, "the fact to verify", || {
+        let r = k.fact_verification(&hash);
         assert_eq!(r.status, 200);
         if r.body["data"]["verified"] == false {
             assert_eq!(r.body["data"]["status"], "pending");
@@ -640,35 +506,17 @@ fn facts_are_queued_then_verified_and_deduplicated() {
         (r.body["data"]["verified"] == true).then(|| r.body["data"].clone())
     });
     assert!(verified["verificationProof"]["timestamp"].is_string());
-    let q = get(&api, &t, &format!("/api/v1/facts/{hash}"));
+    let q = k.fact(&hash);
     assert_eq!(q.body["data"]["content"], content);
     assert_eq!(q.body["data"]["metadata"], json!({"doc": 1}));
     assert_eq!(q.body["data"]["verified"], true);
-    assert_eq!(
-        get(&api, &t, &format!("/api/v1/facts/{}", "0".repeat(64))).status,
-        404
-    );
-    assert_eq!(get(&api, &t, "/api/v1/facts/nothex").status, 400);
-    let huge = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": "x".repeat(70_000)})),
-    );
+    assert_eq!(k.fact(&"0".repeat(64)).status, 404);
+    assert_eq!(k.fact("nothex").status, 400);
+    let huge = k.submit_fact(&json!({"content": "x".repeat(70_000)}));
     assert_eq!(huge.status, 413);
-    let missing = keyed(
-        &api,
-        &t.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({})),
-    );
+    let missing = k.submit_fact(&json!({}));
     assert_eq!(missing.status, 400);
-    assert!(missing.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("content"));
+    assert!(missing.message().contains("content"));
 }
 
 #[test]
@@ -676,49 +524,31 @@ fn tenants_never_see_each_others_ledgers() {
     let api = api();
     let a = new_tenant(&api);
     let b = new_tenant(&api);
-    let d = emit_ok(&api, &a, "cus_private", "3");
+    let (ka, kb) = (api.keyed(&a.test_key), api.keyed(&b.test_key));
+    let d = ka.emit_anchored(&delta("cus_private", "3"));
     let anchor = d["anchorId"].as_str().unwrap();
-    wait_anchored(&api, &a, anchor);
-    assert_eq!(
-        get(&api, &b, &format!("/api/v1/balance/delta/{anchor}")).status,
-        404
-    );
-    assert_eq!(derive(&api, &b, "cus_private", "").status, 404);
-    assert_eq!(
-        get(&api, &b, "/api/v1/balance/customers/cus_private").status,
-        404
-    );
-    assert_eq!(
-        get(&api, &b, "/api/v1/balance/customers").body["data"]["customers"],
-        json!([])
-    );
-    let fact = keyed(
-        &api,
-        &a.test_key,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": "a's secret"})),
-    );
+    assert_eq!(kb.delta_status(anchor).status, 404);
+    assert_eq!(kb.derive("cus_private", "").status, 404);
+    assert_eq!(kb.customer("cus_private").status, 404);
+    assert_eq!(kb.get(CUSTOMERS).body["data"]["customers"], json!([]));
+    let fact = ka.submit_fact(&json!({"content": "a's secret"}));
     let hash = fact.body["data"]["contentHash"].as_str().unwrap();
-    assert_eq!(get(&api, &b, &format!("/api/v1/facts/{hash}")).status, 404);
+    assert_eq!(kb.fact(hash).status, 404);
 }
 
 #[test]
 fn balance_routes_need_a_valid_key() {
     let api = api();
+    let unknown = api.keyed("pk_test_nope.nope");
     for (method, path) in [
-        (Method::POST, "/api/v1/balance/delta"),
+        (Method::POST, DELTA),
         (Method::GET, "/api/v1/balance/derive/c"),
-        (Method::GET, "/api/v1/balance/customers"),
-        (Method::POST, "/api/v1/facts"),
+        (Method::GET, CUSTOMERS),
+        (Method::POST, FACTS),
     ] {
         let r = api.send(api.req(method.clone(), path).json(&json!({})));
         assert_eq!(r.status, 401, "{path}: {}", r.text);
-        let r = api.send(
-            api.req(method, path)
-                .header("x-api-key", "pk_test_nope.nope")
-                .json(&json!({})),
-        );
+        let r = unknown.send(unknown.req(method, path).json(&json!({})));
         assert_eq!(r.status, 401, "{path}: {}", r.text);
     }
 }
@@ -727,42 +557,25 @@ fn balance_routes_need_a_valid_key() {
 fn test_and_live_keys_only_ever_reach_their_own_environment() {
     let api = api();
     let t = new_tenant_on_plan(&api, "pilot");
-    let live_key = bvs_tests::tenant::provision_production(&api, &t);
-    let live = Tenant {
-        test_key: live_key.clone(),
-        ..t.clone()
-    };
-    let in_sandbox = emit_ok(&api, &t, "cus_env", "1");
-    let in_production = emit_ok(&api, &live, "cus_env", "100");
-    wait_anchored(&api, &t, in_sandbox["anchorId"].as_str().unwrap());
-    wait_anchored(&api, &live, in_production["anchorId"].as_str().unwrap());
+    let live_key = provision_production(&api, &t);
+    let (test, live) = (api.keyed(&t.test_key), api.keyed(&live_key));
+    let in_sandbox = test.emit(&delta("cus_env", "1"));
+    let in_production = live.emit(&delta("cus_env", "100"));
+    test.wait_anchored(in_sandbox["anchorId"].as_str().unwrap());
+    live.wait_anchored(in_production["anchorId"].as_str().unwrap());
 
     // Each key sees only its own environment's ledger and deltas.
     assert_eq!(
-        derive(&api, &t, "cus_env", "").body["data"]["computedBalance"],
+        test.derive("cus_env", "").body["data"]["computedBalance"],
         json!(1)
     );
     assert_eq!(
-        derive(&api, &live, "cus_env", "").body["data"]["computedBalance"],
+        live.derive("cus_env", "").body["data"]["computedBalance"],
         json!(100)
     );
-    let cross = get(
-        &api,
-        &t,
-        &format!(
-            "/api/v1/balance/delta/{}",
-            in_production["anchorId"].as_str().unwrap()
-        ),
-    );
+    let cross = test.delta_status(in_production["anchorId"].as_str().unwrap());
     assert_eq!(cross.status, 404);
-    let cross = get(
-        &api,
-        &live,
-        &format!(
-            "/api/v1/balance/delta/{}",
-            in_sandbox["anchorId"].as_str().unwrap()
-        ),
-    );
+    let cross = live.delta_status(in_sandbox["anchorId"].as_str().unwrap());
     assert_eq!(cross.status, 404);
     // Each environment has its own log: the production proof is in the production log.
     let v = api.get(&format!(

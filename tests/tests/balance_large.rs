@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use bvs_tests::client::Api;
 use bvs_tests::tenant::new_tenant_on_plan;
-use bvs_tests::{eventually, shared};
-use reqwest::Method;
+use bvs_tests::{api, eventually};
 use serde_json::{json, Value};
 
 const DELTAS: usize = 50_000;
@@ -17,7 +16,7 @@ const SEEDERS: usize = 4;
 
 #[test]
 fn derive_over_50000_deltas_requires_a_starting_checkpoint() {
-    let api = Api::new(shared());
+    let api = api();
     let t = new_tenant_on_plan(&api, "enterprise");
     let started = Instant::now();
     let batches = DELTAS / BATCH;
@@ -32,11 +31,7 @@ fn derive_over_50000_deltas_requires_a_starting_checkpoint() {
                         let items: Vec<Value> = (0..BATCH)
                             .map(|i| json!({"customerId": "cus_huge", "delta": 1, "reason": format!("seed {b}/{i}")}))
                             .collect();
-                        let r = api.send(
-                            api.req(Method::POST, "/api/v1/balance/delta/batch")
-                                .header("x-api-key", &key)
-                                .json(&json!({"deltas": items})),
-                        );
+                        let r = api.keyed(&key).batch(&items);
                         assert_eq!(r.status, 202, "{}", r.text);
                         firsts.push(r.body["data"]["results"][0]["anchorId"].as_str().unwrap().to_string());
                     }
@@ -48,11 +43,9 @@ fn derive_over_50000_deltas_requires_a_starting_checkpoint() {
     });
     assert_eq!(anchors.iter().map(Vec::len).sum::<usize>(), batches);
     let seeded = started.elapsed();
+    let k = api.keyed(&t.test_key);
     eventually(Duration::from_secs(900), "50,000 deltas to verify", || {
-        let r = api.send(
-            api.req(Method::GET, "/api/v1/balance/customers/cus_huge")
-                .header("x-api-key", &t.test_key),
-        );
+        let r = k.customer("cus_huge");
         (r.body["data"]["totalDeltas"] == DELTAS as u64).then_some(())
     });
     eprintln!(
@@ -60,19 +53,11 @@ fn derive_over_50000_deltas_requires_a_starting_checkpoint() {
         started.elapsed()
     );
 
-    let derive = |q: &str| {
-        api.send(
-            api.req(Method::GET, &format!("/api/v1/balance/derive/cus_huge?{q}"))
-                .header("x-api-key", &t.test_key),
-        )
-    };
+    let derive = |q: &str| k.derive("cus_huge", q);
     let refused = derive("");
     assert_eq!(refused.status, 422, "{}", refused.text);
-    let message = refused.body["message"].as_str().unwrap();
-    let customer = api.send(
-        api.req(Method::GET, "/api/v1/balance/customers/cus_huge")
-            .header("x-api-key", &t.test_key),
-    );
+    let message = refused.message();
+    let customer = k.customer("cus_huge");
     let latest = customer.body["data"]["latestReceiptId"].as_str().unwrap();
     assert!(
         message.contains("startingCheckpoint") && message.contains(latest),

@@ -5,115 +5,28 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use bvs_core::Hash32;
 use bvs_tests::client::{Api, Reply};
+use bvs_tests::jwt::{b64url, claims, now_secs, sign};
+use bvs_tests::ledger::{CUSTOMERS, DELTA};
 use bvs_tests::tenant::{
-    create_key, delete_jwt, get_jwt, latest_token, login, mailbox, new_tenant, new_tenant_on_plan,
-    new_unverified, patch_jwt, post_jwt, provision_production, register, set_plan, unique_email,
-    TEST_PASSWORD,
+    create_key, delete_jwt, get_jwt, key_id, latest_token, login, mailbox, new_tenant,
+    new_tenant_on_plan, new_unverified, patch_jwt, post_jwt, provision, provision_production,
+    register, request_key, set_plan, toggle_key, unique_email, TEST_PASSWORD,
 };
-use bvs_tests::{dev_var, repo_root, shared};
+use bvs_tests::{api, dev_var, state_base};
 use serde_json::{json, Value};
-
-fn api() -> Api {
-    Api::new(shared())
-}
-
-fn message(r: &Reply) -> String {
-    r.body["message"].as_str().unwrap_or_default().to_string()
-}
 
 fn assert_error(r: &Reply, status: u16) {
     assert_eq!(r.status, status, "{}", r.text);
     assert_eq!(r.body["statusCode"], status, "{}", r.text);
     assert!(r.body["error"].is_string(), "{}", r.text);
-    assert!(!message(r).is_empty(), "{}", r.text);
-}
-
-fn with_key(api: &Api, method: reqwest::Method, path: &str, key: &str) -> Reply {
-    api.send(api.req(method, path).header("x-api-key", key))
+    assert!(!r.message().is_empty(), "{}", r.text);
 }
 
 fn customers(api: &Api, key: &str) -> Reply {
-    with_key(api, reqwest::Method::GET, "/api/v1/balance/customers", key)
-}
-
-// ---------------------------------------------------------------- JWT forging
-
-fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(Hash32::digest(key).as_bytes());
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).collect();
-    inner.extend_from_slice(msg);
-    let ih = Hash32::digest(&inner);
-    let mut outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).collect();
-    outer.extend_from_slice(ih.as_bytes());
-    *Hash32::digest(&outer).as_bytes()
-}
-
-fn b64url(bytes: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.len();
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let v = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=n {
-            out.push(A[((v >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
-fn b64url_decode(text: &str) -> Vec<u8> {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let vals: Vec<u32> = text
-        .bytes()
-        .map(|c| A.iter().position(|a| *a == c).unwrap() as u32)
-        .collect();
-    let mut out = Vec::new();
-    for chunk in vals.chunks(4) {
-        let mut v = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            v |= c << (18 - 6 * i);
-        }
-        for i in 0..chunk.len() - 1 {
-            out.push((v >> (16 - 8 * i)) as u8);
-        }
-    }
-    out
-}
-
-fn forge(header: &Value, claims: &Value, key: &[u8]) -> String {
-    let input = format!(
-        "{}.{}",
-        b64url(header.to_string().as_bytes()),
-        b64url(claims.to_string().as_bytes())
-    );
-    let sig = hmac_sha256(key, input.as_bytes());
-    format!("{input}.{}", b64url(&sig))
-}
-
-fn claims_of(jwt: &str) -> Value {
-    let payload = jwt.split('.').nth(1).unwrap();
-    serde_json::from_slice(&b64url_decode(payload)).unwrap()
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+    api.keyed(key).get(CUSTOMERS)
 }
 
 // ------------------------------------------------------------------- journey
@@ -127,7 +40,7 @@ fn the_journey_from_registration_to_a_balance_call_works() {
     assert_eq!(r.status, 201, "{}", r.text);
     assert!(!r.text.contains(TEST_PASSWORD));
     assert_eq!(r.body["statusCode"], 201);
-    assert!(!message(&r).is_empty());
+    assert!(!r.message().is_empty());
     let data = &r.body["data"];
     assert!(data["id"].is_string());
     assert_eq!(data["email"], email.as_str());
@@ -142,7 +55,7 @@ fn the_journey_from_registration_to_a_balance_call_works() {
 
     let v = api.get(&format!("/dashboard/auth/verify?token={token}"));
     assert_eq!(v.status, 200, "{}", v.text);
-    assert!(!message(&v).is_empty());
+    assert!(!v.message().is_empty());
 
     let l = api.post(
         "/dashboard/auth/login",
@@ -158,7 +71,7 @@ fn the_journey_from_registration_to_a_balance_call_works() {
     assert_eq!(d["name"], "Ada Lovelace");
     assert!(d["id"].is_string());
     let jwt = d["token"].as_str().unwrap().to_string();
-    let c = claims_of(&jwt);
+    let c = claims(&jwt);
     assert!(c["exp"].as_u64().unwrap() > now_secs());
 
     let key = create_key(&api, &jwt, "test");
@@ -196,14 +109,9 @@ fn a_new_account_is_on_the_free_plan_with_sandbox_active() {
     assert_eq!(mainnet["status"], "not_provisioned");
 
     // Free plan: production is refused.
-    let p = post_jwt(
-        &api,
-        "/dashboard/contracts/provision",
-        &t.jwt,
-        &json!({"environment": "mainnet"}),
-    );
+    let p = provision(&api, &t.jwt, "mainnet");
     assert_error(&p, 403);
-    assert!(message(&p).contains("Pilot"), "{}", p.text);
+    assert!(p.message().contains("Pilot"), "{}", p.text);
 }
 
 // -------------------------------------------------------------- registration
@@ -216,7 +124,7 @@ fn registration_names_every_invalid_field() {
         &json!({"email": "not-an-email", "password": "short", "lastName": ""}),
     );
     assert_error(&r, 400);
-    let m = message(&r);
+    let m = r.message();
     for field in ["email", "password", "firstName", "lastName", "companyName"] {
         assert!(m.contains(field), "{field} missing from {m}");
     }
@@ -293,7 +201,7 @@ fn a_verification_token_works_once() {
     );
     let again = api.get(&format!("/dashboard/auth/verify?token={token}"));
     assert_error(&again, 400);
-    assert!(message(&again).contains("token"));
+    assert!(again.message().contains("token"));
     assert_error(&api.get("/dashboard/auth/verify?token=bogus123"), 400);
     assert_error(&api.get("/dashboard/auth/verify"), 400);
 }
@@ -308,26 +216,16 @@ fn an_unverified_account_can_log_in_but_not_create() {
     );
     assert_eq!(l.body["data"]["isVerified"], false);
 
-    let key = post_jwt(
-        &api,
-        "/dashboard/api-keys",
-        &jwt,
-        &json!({"environment": "test"}),
-    );
+    let key = request_key(&api, &jwt, "test");
     assert_error(&key, 403);
     assert!(
-        message(&key).to_lowercase().contains("verify"),
+        key.message().to_lowercase().contains("verify"),
         "{}",
         key.text
     );
-    let prov = post_jwt(
-        &api,
-        "/dashboard/contracts/provision",
-        &jwt,
-        &json!({"environment": "testnet"}),
-    );
+    let prov = provision(&api, &jwt, "testnet");
     assert_error(&prov, 403);
-    assert!(message(&prov).to_lowercase().contains("verify"));
+    assert!(prov.message().to_lowercase().contains("verify"));
 
     let profile = get_jwt(&api, "/dashboard/auth/profile", &jwt);
     assert_eq!(profile.body["data"]["emailVerified"], false);
@@ -370,7 +268,7 @@ fn resending_the_verification_mail_replaces_the_old_link() {
 fn the_dev_mailbox_needs_an_address() {
     let r = api().get("/dev/mail");
     assert_error(&r, 400);
-    assert!(message(&r).contains("to"));
+    assert!(r.message().contains("to"));
 }
 
 // ----------------------------------------------------------------- passwords
@@ -408,7 +306,7 @@ fn a_reset_token_sets_a_new_password_once_and_signs_out_old_sessions() {
         &json!({"token": token, "newPassword": "alllowercase"}),
     );
     assert_error(&weak, 400);
-    assert!(message(&weak).contains("newPassword"));
+    assert!(weak.message().contains("newPassword"));
 
     let ok = api.post(
         "/dashboard/auth/reset-password",
@@ -442,7 +340,7 @@ fn change_password_enforces_the_spec_rules() {
         &json!({"currentPassword": "Not-The-One-1", "newPassword": "Another-Pass-2"}),
     );
     assert_error(&wrong, 400);
-    assert!(message(&wrong).contains("currentPassword"));
+    assert!(wrong.message().contains("currentPassword"));
     let same = post_jwt(
         &api,
         path,
@@ -450,7 +348,7 @@ fn change_password_enforces_the_spec_rules() {
         &json!({"currentPassword": TEST_PASSWORD, "newPassword": TEST_PASSWORD}),
     );
     assert_error(&same, 400);
-    assert!(message(&same).contains("different"));
+    assert!(same.message().contains("different"));
     for weak in [
         "Sh0rt",
         "no-upper-1234",
@@ -465,7 +363,7 @@ fn change_password_enforces_the_spec_rules() {
             &json!({"currentPassword": TEST_PASSWORD, "newPassword": weak}),
         );
         assert_error(&r, 400);
-        assert!(message(&r).contains("newPassword"), "{weak}: {}", r.text);
+        assert!(r.message().contains("newPassword"), "{weak}: {}", r.text);
     }
     let none = api.post(
         path,
@@ -480,7 +378,7 @@ fn change_password_enforces_the_spec_rules() {
         &json!({"currentPassword": TEST_PASSWORD, "newPassword": "Another-Pass-2"}),
     );
     assert_eq!(ok.status, 200, "{}", ok.text);
-    assert!(!message(&ok).is_empty());
+    assert!(!ok.message().is_empty());
     let fresh = login(&api, &t.email, "Another-Pass-2");
     assert_eq!(get_jwt(&api, "/dashboard/auth/profile", &fresh).status, 200);
 }
@@ -497,7 +395,7 @@ fn missing_tampered_foreign_none_and_expired_jwts_are_401() {
     assert_error(&api.get("/dashboard/auth/profile"), 401);
     assert_error(&profile("not-a-jwt"), 401);
 
-    let claims = claims_of(&t.jwt);
+    let claims = claims(&t.jwt);
     let header = json!({"alg": "HS256", "typ": "JWT"});
     let secret = dev_var("JWT_SECRET");
 
@@ -514,10 +412,7 @@ fn missing_tampered_foreign_none_and_expired_jwts_are_401() {
     assert_error(&profile(&tampered), 401);
 
     // Signed with another secret.
-    assert_error(
-        &profile(&forge(&header, &claims, b"some-other-secret")),
-        401,
-    );
+    assert_error(&profile(&sign(&header, &claims, b"some-other-secret")), 401);
 
     // alg none, with and without a signature.
     let none_header = b64url(json!({"alg": "none", "typ": "JWT"}).to_string().as_bytes());
@@ -527,7 +422,7 @@ fn missing_tampered_foreign_none_and_expired_jwts_are_401() {
 
     // HS512 header signed with HS256: refused on the algorithm.
     assert_error(
-        &profile(&forge(
+        &profile(&sign(
             &json!({"alg": "HS512", "typ": "JWT"}),
             &claims,
             secret.as_bytes(),
@@ -539,15 +434,15 @@ fn missing_tampered_foreign_none_and_expired_jwts_are_401() {
     let mut expired = claims.clone();
     expired["iat"] = json!(now_secs() - 7200);
     expired["exp"] = json!(now_secs() - 60);
-    let r = profile(&forge(&header, &expired, secret.as_bytes()));
+    let r = profile(&sign(&header, &expired, secret.as_bytes()));
     assert_error(&r, 401);
-    assert!(message(&r).to_lowercase().contains("expired"), "{}", r.text);
+    assert!(r.message().to_lowercase().contains("expired"), "{}", r.text);
 
     // The forging helper itself is right: a fresh token it signs works.
     let mut fresh = claims;
     fresh["exp"] = json!(now_secs() + 600);
     assert_eq!(
-        profile(&forge(&header, &fresh, secret.as_bytes())).status,
+        profile(&sign(&header, &fresh, secret.as_bytes())).status,
         200
     );
 }
@@ -577,7 +472,7 @@ fn the_profile_and_preferences_round_trip() {
     );
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["preferredEnvironment"], "production");
-    assert!(!message(&r).is_empty());
+    assert!(!r.message().is_empty());
     let bad = patch_jwt(
         &api,
         "/dashboard/auth/preferences",
@@ -585,7 +480,7 @@ fn the_profile_and_preferences_round_trip() {
         &json!({"preferredEnvironment": "mainnet"}),
     );
     assert_error(&bad, 400);
-    assert!(message(&bad).contains("preferredEnvironment"));
+    assert!(bad.message().contains("preferredEnvironment"));
 }
 
 // -------------------------------------------------------- environments, plans
@@ -594,20 +489,10 @@ fn the_profile_and_preferences_round_trip() {
 fn provisioning_validates_and_reprovisions_the_sandbox() {
     let api = api();
     let t = new_tenant(&api);
-    let bad = post_jwt(
-        &api,
-        "/dashboard/contracts/provision",
-        &t.jwt,
-        &json!({"environment": "moon"}),
-    );
+    let bad = provision(&api, &t.jwt, "moon");
     assert_error(&bad, 400);
-    assert!(message(&bad).contains("environment"));
-    let r = post_jwt(
-        &api,
-        "/dashboard/contracts/provision",
-        &t.jwt,
-        &json!({"environment": "testnet"}),
-    );
+    assert!(bad.message().contains("environment"));
+    let r = provision(&api, &t.jwt, "testnet");
     assert_eq!(r.status, 201, "{}", r.text);
     let d = &r.body["data"];
     assert_eq!(d["tenantId"], t.tenant_id.as_str());
@@ -637,7 +522,7 @@ fn the_operator_plan_route_needs_the_admin_token() {
     );
     let bad = set_plan(&api, &t.tenant_id, "platinum");
     assert_error(&bad, 400);
-    assert!(message(&bad).contains("plan"));
+    assert!(bad.message().contains("plan"));
     assert_error(&set_plan(&api, "ten_doesnotexist", "pilot"), 404);
     let ok = set_plan(&api, &t.tenant_id, "pilot");
     assert_eq!(ok.status, 200, "{}", ok.text);
@@ -649,12 +534,7 @@ fn a_pilot_tenant_provisions_production_and_its_live_key_works_there_only() {
     let api = api();
     let t = new_tenant_on_plan(&api, "pilot");
     // Before provisioning, a live key cannot be created.
-    let early = post_jwt(
-        &api,
-        "/dashboard/api-keys",
-        &t.jwt,
-        &json!({"environment": "live"}),
-    );
+    let early = request_key(&api, &t.jwt, "live");
     assert_error(&early, 403);
 
     let live = provision_production(&api, &t);
@@ -679,7 +559,7 @@ fn a_pilot_tenant_provisions_production_and_its_live_key_works_there_only() {
     assert_eq!(set_plan(&api, &t.tenant_id, "free").status, 200);
     let unpaid = customers(&api, &live);
     assert_error(&unpaid, 402);
-    assert!(message(&unpaid).contains("subscription"), "{}", unpaid.text);
+    assert!(unpaid.message().contains("subscription"), "{}", unpaid.text);
     assert_eq!(
         customers(&api, &t.test_key).status,
         200,
@@ -698,22 +578,12 @@ fn a_pilot_tenant_provisions_production_and_its_live_key_works_there_only() {
 fn a_live_key_needs_an_active_production_environment() {
     let api = api();
     let t = new_tenant(&api);
-    let r = post_jwt(
-        &api,
-        "/dashboard/api-keys",
-        &t.jwt,
-        &json!({"environment": "live"}),
-    );
+    let r = request_key(&api, &t.jwt, "live");
     assert_error(&r, 403);
-    assert!(message(&r).contains("Production"), "{}", r.text);
-    let bad = post_jwt(
-        &api,
-        "/dashboard/api-keys",
-        &t.jwt,
-        &json!({"environment": "prod"}),
-    );
+    assert!(r.message().contains("Production"), "{}", r.text);
+    let bad = request_key(&api, &t.jwt, "prod");
     assert_error(&bad, 400);
-    assert!(message(&bad).contains("environment"));
+    assert!(bad.message().contains("environment"));
 }
 
 // ------------------------------------------------------------------ API keys
@@ -739,13 +609,7 @@ fn keys_are_listed_without_their_secret_and_can_be_toggled_and_deleted() {
     let list = get_jwt(&api, "/dashboard/api-keys", &t.jwt);
     assert_eq!(list.status, 200);
     assert!(!list.text.contains(&secret), "the list leaks a secret");
-    let entry = list.body["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["id"] == id.as_str())
-        .unwrap()
-        .clone();
+    let entry = list.item(&id);
     assert_eq!(entry["name"], "ci");
     assert_eq!(entry["environment"], "test");
     assert_eq!(entry["active"], true);
@@ -754,23 +618,13 @@ fn keys_are_listed_without_their_secret_and_can_be_toggled_and_deleted() {
     assert!(entry["lastUsedAt"].is_string(), "{entry}");
     assert!(entry.get("key").is_none());
 
-    let off = post_jwt(
-        &api,
-        &format!("/dashboard/api-keys/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let off = toggle_key(&api, &t.jwt, &id);
     assert_eq!(off.status, 200, "{}", off.text);
     assert_eq!(off.body["data"]["active"], false);
     let disabled = customers(&api, &key);
     assert_error(&disabled, 401);
-    assert!(message(&disabled).contains("disabled"));
-    let on = post_jwt(
-        &api,
-        &format!("/dashboard/api-keys/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    assert!(disabled.message().contains("disabled"));
+    let on = toggle_key(&api, &t.jwt, &id);
     assert_eq!(on.body["data"]["active"], true);
     assert_eq!(customers(&api, &key).status, 200);
 
@@ -791,23 +645,13 @@ fn a_tenant_holds_at_most_100_keys() {
     let t = new_tenant(&api);
     // new_tenant made one; deleted keys do not count.
     let extra = create_key(&api, &t.jwt, "test");
-    let extra_id = extra
-        .trim_start_matches("pk_test_")
-        .split('.')
-        .next()
-        .unwrap()
-        .to_string();
+    let extra_id = key_id(&extra);
     for _ in 2..100 {
         create_key(&api, &t.jwt, "test");
     }
-    let over = post_jwt(
-        &api,
-        "/dashboard/api-keys",
-        &t.jwt,
-        &json!({"environment": "test"}),
-    );
+    let over = request_key(&api, &t.jwt, "test");
     assert_error(&over, 409);
-    assert!(message(&over).contains("100"), "{}", over.text);
+    assert!(over.message().contains("100"), "{}", over.text);
     assert_eq!(
         delete_jwt(&api, &format!("/dashboard/api-keys/{extra_id}"), &t.jwt).status,
         200
@@ -875,23 +719,19 @@ fn the_free_plan_quota_is_402_naming_the_quota_and_its_reset() {
     let items: Vec<Value> = (0..10)
         .map(|i| json!({"customerId": "cus_q", "delta": 1, "reason": format!("item {i}")}))
         .collect();
-    let ok = api.send(
-        api.req(reqwest::Method::POST, "/api/v1/balance/delta/batch")
-            .header("x-api-key", &t.test_key)
-            .json(&json!({"deltas": items})),
-    );
+    let k = api.keyed(&t.test_key);
+    let ok = k.batch(&items);
     assert!(
         ok.status == 200 || ok.status == 201 || ok.status == 202,
         "{}",
         ok.text
     );
-    let over = api.send(
-        api.req(reqwest::Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .json(&json!({"customerId": "cus_q", "delta": 1, "reason": "one too many"})),
+    let over = k.post(
+        DELTA,
+        &json!({"customerId": "cus_q", "delta": 1, "reason": "one too many"}),
     );
     assert_error(&over, 402);
-    let m = message(&over);
+    let m = over.message();
     assert!(m.contains("10"), "{m}");
     assert!(m.contains("Free"), "{m}");
     assert!(m.contains("resets"), "{m}");
@@ -910,9 +750,9 @@ fn a_credit_pool_id_selects_only_my_own_contract() {
     };
     let (a_contract, b_contract) = (contract_of(&a), contract_of(&b));
     let emit = |key: &str, pool: &str| {
-        api.send(
-            api.req(reqwest::Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", key)
+        let k = api.keyed(key);
+        k.send(
+            k.req(reqwest::Method::POST, DELTA)
                 .header("x-credit-pool-id", pool)
                 .json(&json!({"customerId": "cus_pool", "delta": 5, "reason": "pool"})),
         )
@@ -933,10 +773,9 @@ fn concurrent_emits_never_overrun_the_free_quota() {
             let key = t.test_key.clone();
             std::thread::spawn(move || {
                 let api = Api::new(base);
-                api.send(
-                    api.req(reqwest::Method::POST, "/api/v1/balance/delta")
-                        .header("x-api-key", &key)
-                        .json(&json!({"customerId": "cus_race", "delta": 1, "reason": format!("race {i}")})),
+                api.keyed(&key).post(
+                    DELTA,
+                    &json!({"customerId": "cus_race", "delta": 1, "reason": format!("race {i}")}),
                 )
             })
         })
@@ -989,11 +828,11 @@ fn retention_accepts_null_7_30_90_only() {
     for bad in [json!(5), json!("30"), json!(30.5), json!(-7)] {
         let r = patch_jwt(&api, path, &t.jwt, &json!({"dataRetentionDays": bad}));
         assert_error(&r, 400);
-        assert!(message(&r).contains("dataRetentionDays"), "{}", r.text);
+        assert!(r.message().contains("dataRetentionDays"), "{}", r.text);
     }
     let missing = patch_jwt(&api, path, &t.jwt, &json!({}));
     assert_error(&missing, 400);
-    assert!(message(&missing).contains("dataRetentionDays"));
+    assert!(missing.message().contains("dataRetentionDays"));
     assert_error(
         &api.send(
             api.req(reqwest::Method::PATCH, path)
@@ -1015,15 +854,7 @@ fn another_tenant_cannot_see_or_touch_my_keys_or_environments() {
 
     let b_keys = get_jwt(&api, "/dashboard/api-keys", &b.jwt);
     assert!(!b_keys.text.contains(&a_id));
-    assert_error(
-        &post_jwt(
-            &api,
-            &format!("/dashboard/api-keys/{a_id}/toggle"),
-            &b.jwt,
-            &json!({}),
-        ),
-        404,
-    );
+    assert_error(&toggle_key(&api, &b.jwt, &a_id), 404);
     assert_error(
         &delete_jwt(&api, &format!("/dashboard/api-keys/{a_id}"), &b.jwt),
         404,
@@ -1049,9 +880,7 @@ fn another_tenant_cannot_see_or_touch_my_keys_or_environments() {
 // ------------------------------------------------------ no secret in clear
 
 fn shared_state_dir() -> PathBuf {
-    let base = std::env::var_os("BVS_TEST_STATE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/test-state"));
+    let base = state_base();
     let prefix = format!("shared-{}-", std::process::id());
     std::fs::read_dir(&base)
         .unwrap()
@@ -1080,7 +909,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 fn no_table_or_log_holds_a_password_key_secret_or_token_in_clear() {
     let api = api();
     let t = new_tenant(&api);
-    let key_secret = t.test_key.split_once('.').unwrap().1.to_string();
+    let key_secret = bvs_tests::tenant::key_secret(&t.test_key);
     assert_eq!(customers(&api, &t.test_key).status, 200);
     api.post(
         "/dashboard/auth/request-password-reset",

@@ -4,13 +4,8 @@
 
 use std::time::Duration;
 
-use bvs_tests::client::Api;
-use bvs_tests::{eventually, shared};
+use bvs_tests::{api, eventually};
 use serde_json::json;
-
-fn api() -> Api {
-    Api::new(shared())
-}
 
 #[test]
 fn health_answers_ok_in_the_dashboard_envelope() {
@@ -25,10 +20,7 @@ fn an_unknown_route_is_404_in_the_error_envelope() {
     assert_eq!(r.status, 404);
     assert_eq!(r.body["statusCode"], 404);
     assert_eq!(r.body["error"], "Not Found");
-    assert!(r.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("/no/such/route"));
+    assert!(r.message().contains("/no/such/route"));
 }
 
 #[test]
@@ -43,10 +35,7 @@ fn malformed_json_is_400_in_the_error_envelope() {
     let r = api().post_raw("/dev/ping", "{\"note\": ");
     assert_eq!(r.status, 400);
     assert_eq!(r.body["error"], "Bad Request");
-    assert!(r.body["message"]
-        .as_str()
-        .unwrap()
-        .contains("Malformed JSON"));
+    assert!(r.message().contains("Malformed JSON"));
 }
 
 #[test]
@@ -61,7 +50,7 @@ fn an_oversized_body_is_413() {
 fn a_missing_field_is_400_naming_the_field() {
     let r = api().post("/dev/ping", &json!({}));
     assert_eq!(r.status, 400);
-    assert!(r.body["message"].as_str().unwrap().contains("note"));
+    assert!(r.message().contains("note"));
 }
 
 #[test]

@@ -5,29 +5,8 @@
 
 use std::process::Command;
 
-use bvs_tests::{repo_root, shared};
-
-/// The fenced ```sh blocks of a markdown text, in order.
-fn sh_blocks(markdown: &str) -> Vec<String> {
-    let mut blocks = Vec::new();
-    let mut current: Option<String> = None;
-    for line in markdown.lines() {
-        match &mut current {
-            None if line.trim_end() == "```sh" => current = Some(String::new()),
-            Some(block) if line.trim_end() == "```" => {
-                blocks.push(std::mem::take(block));
-                current = None;
-            }
-            Some(block) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            None => {}
-        }
-    }
-    assert!(current.is_none(), "an unclosed ```sh block");
-    blocks
-}
+use bvs_tests::docs::sh_blocks;
+use bvs_tests::{repo_root, run_ok, shared};
 
 #[test]
 fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
@@ -40,18 +19,12 @@ fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
     );
     let script = format!("set -euo pipefail\n{}", blocks.join("\n"));
 
-    let out = Command::new("bash")
-        .arg("-c")
-        .arg(&script)
-        .env("BASE", &base)
-        .output()
-        .expect("run bash");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the quickstart failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
+    let stdout = run_ok(
+        Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .env("BASE", &base),
+        "the quickstart failed",
     );
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
@@ -78,10 +51,4 @@ fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
                 .all(|l| !l.contains("pk_test_") || l.ends_with(".…")),
         "{stdout}"
     );
-}
-
-#[test]
-fn sh_blocks_are_extracted_in_order() {
-    let md = "text\n```sh\necho 1\n```\n```console\n$ no\n```\n```sh\necho 2\n```\n";
-    assert_eq!(sh_blocks(md), vec!["echo 1\n", "echo 2\n"]);
 }

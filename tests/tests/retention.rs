@@ -4,84 +4,31 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bvs_core::verify::verify_receipt_json;
-use bvs_tests::client::{Api, Reply};
+use bvs_tests::client::{Api, Keyed};
+use bvs_tests::cron::{now_ms, run_retention};
+use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::log::{check_receipt, log_key};
 use bvs_tests::receiver::Receiver;
-use bvs_tests::tenant::{get_jwt, new_tenant, patch_jwt, post_jwt, Tenant};
-use bvs_tests::{eventually, shared};
-use reqwest::Method;
+use bvs_tests::tenant::{create_webhook, get_jwt, new_tenant, patch_jwt, Tenant};
+use bvs_tests::{api, eventually};
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(60);
 const DAY_MS: u64 = 86_400_000;
 /// The retention cron moves every tenant's data at once: tests that run it
 /// take turns, so one test's run never lands between another's steps.
 static CRON: Mutex<()> = Mutex::new(());
 
-fn api() -> Api {
-    Api::new(shared())
+/// A delta whose raw context (reason, referenceId, metadata) names
+/// `reason`.
+fn delta(customer: &str, amount: &str, reason: &str) -> Delta {
+    Delta::new(customer, amount, reason)
+        .reference_id(&format!("ref-{reason}"))
+        .metadata(json!({"invoice": format!("inv-{reason}")}))
 }
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-fn keyed(api: &Api, t: &Tenant, method: Method, path: &str, body: Option<&Value>) -> Reply {
-    let mut rb = api.req(method, path).header("x-api-key", &t.test_key);
-    if let Some(b) = body {
-        rb = rb.json(b);
-    }
-    api.send(rb)
-}
-
-fn emit(api: &Api, t: &Tenant, customer: &str, delta: &str, reason: &str) -> Value {
-    let body = format!(
-        r#"{{"customerId":"{customer}","delta":{delta},"reason":"{reason}","referenceId":"ref-{reason}","metadata":{{"invoice":"inv-{reason}"}}}}"#
-    );
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .header("content-type", "application/json")
-            .body(body),
-    );
-    assert_eq!(r.status, 202, "{}", r.text);
-    r.body["data"].clone()
-}
-
-fn status(api: &Api, t: &Tenant, anchor: &str) -> Value {
-    let r = keyed(
-        api,
-        t,
-        Method::GET,
-        &format!("/api/v1/balance/delta/{anchor}"),
-        None,
-    );
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.body["data"].clone()
-}
-
-fn wait_anchored(api: &Api, t: &Tenant, anchor: &str) {
-    eventually(WAIT, "anchored", || {
-        (status(api, t, anchor)["status"] == "ANCHORED").then_some(())
-    });
-}
-
-fn derive(api: &Api, t: &Tenant, customer: &str) -> Value {
-    let r = keyed(
-        api,
-        t,
-        Method::GET,
-        &format!("/api/v1/balance/derive/{customer}"),
-        None,
-    );
+fn derive(k: &Keyed, customer: &str) -> Value {
+    let r = k.derive(customer, "");
     assert_eq!(r.status, 200, "{}", r.text);
     r.body["data"].clone()
 }
@@ -96,38 +43,11 @@ fn set_retention(api: &Api, t: &Tenant, days: Value) {
     assert_eq!(r.status, 200, "{}", r.text);
 }
 
-/// Runs the daily retention cron as if it were `time_ms`.
-fn run_retention(api: &Api, time_ms: u64) {
-    let r = api.get(&format!(
-        "/cdn-cgi/local/scheduled?cron=17+3+*+*+*&time={time_ms}"
-    ));
-    assert_eq!(r.status, 200, "scheduled route: {}", r.text);
-}
-
-fn log_key(api: &Api) -> String {
-    let r = api.get("/api/v1/log/sandbox/key");
+/// The receipt's `data`, checked by core on the server's exact bytes.
+fn receipt_verifies(k: &Keyed, customer: &str) -> Value {
+    let r = k.receipt(customer, "");
     assert_eq!(r.status, 200, "{}", r.text);
-    r.body["data"]["verifierKey"].as_str().unwrap().to_string()
-}
-
-/// The receipt's `data` exactly as the server wrote it, and its check by core.
-fn receipt_verifies(api: &Api, t: &Tenant, customer: &str) -> Value {
-    let r = keyed(
-        api,
-        t,
-        Method::GET,
-        &format!("/api/v1/balance/receipt/{customer}"),
-        None,
-    );
-    assert_eq!(r.status, 200, "{}", r.text);
-    let start = r.text.find("\"data\":").unwrap() + 7;
-    let raw = &r.text[start..r.text.len() - 1];
-    let report = verify_receipt_json(raw, Some(&log_key(api)));
-    assert!(
-        report.ok,
-        "{:#?}",
-        report.checks.iter().filter(|c| !c.ok).collect::<Vec<_>>()
-    );
+    check_receipt(&r, &log_key(k.api));
     r.body["data"].clone()
 }
 
@@ -146,43 +66,25 @@ fn purged(d: &Value) -> bool {
 fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
     let api = api();
     let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
     let rx = Receiver::start(&[]);
-    let hook = post_jwt(
-        &api,
-        "/dashboard/webhooks",
-        &t.jwt,
-        &json!({"url": rx.url("/r"), "events": ["delta.verified"], "description": "r"}),
-    );
+    let hook = create_webhook(&api, &t.jwt, &rx.url("/r"), &["delta.verified"], "r");
     assert_eq!(hook.status, 201, "{}", hook.text);
     let hook_id = hook.body["data"]["id"].as_str().unwrap().to_string();
 
-    let a = emit(&api, &t, "cus_ret", "10.5", "first");
-    let b = emit(&api, &t, "cus_ret", "-2.25", "second");
-    let fact = keyed(
-        &api,
-        &t,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": "retained fact", "metadata": {"secret": "fact-meta"}})),
-    );
+    let a = k.emit(&delta("cus_ret", "10.5", "first"));
+    let b = k.emit(&delta("cus_ret", "-2.25", "second"));
+    let fact =
+        k.submit_fact(&json!({"content": "retained fact", "metadata": {"secret": "fact-meta"}}));
     assert_eq!(fact.status, 202, "{}", fact.text);
     let content_hash = fact.body["data"]["contentHash"]
         .as_str()
         .unwrap()
         .to_string();
     for d in [&a, &b] {
-        wait_anchored(&api, &t, d["anchorId"].as_str().unwrap());
+        k.wait_anchored(d["anchorId"].as_str().unwrap());
     }
-    eventually(WAIT, "the fact to verify", || {
-        let r = keyed(
-            &api,
-            &t,
-            Method::GET,
-            &format!("/api/v1/facts/{content_hash}/verify"),
-            None,
-        );
-        (r.body["data"]["verified"] == true).then_some(())
-    });
+    k.wait_fact_verified(&content_hash);
     eventually(WAIT, "both deliveries to complete", || {
         let r = get_jwt(
             &api,
@@ -192,21 +94,21 @@ fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
         let ds = r.body["data"].as_array()?.clone();
         (ds.len() == 2 && ds.iter().all(|d| d["status"] == "succeeded")).then_some(())
     });
-    let before = derive(&api, &t, "cus_ret");
-    let receipt_before = receipt_verifies(&api, &t, "cus_ret");
+    let before = derive(&k, "cus_ret");
+    let receipt_before = receipt_verifies(&k, "cus_ret");
 
     let _turn = CRON.lock().unwrap_or_else(|p| p.into_inner());
     set_retention(&api, &t, json!(7));
 
     // Inside the window: nothing goes.
     run_retention(&api, now_ms() + 3 * DAY_MS);
-    let d = derive(&api, &t, "cus_ret");
+    let d = derive(&k, "cus_ret");
     assert!(d["deltas"].as_array().unwrap().iter().all(|x| !purged(x)));
     assert_eq!(d["deltas"][0]["reason"], "first");
 
     // Past it: raw context goes, permanent data stays.
     run_retention(&api, now_ms() + 8 * DAY_MS);
-    let after = derive(&api, &t, "cus_ret");
+    let after = derive(&k, "cus_ret");
     assert_eq!(after["computedBalance"], before["computedBalance"]);
     assert_eq!(after["computedBalance"], json!(8.25));
     assert_eq!(after["deltasCount"], 2);
@@ -233,20 +135,16 @@ fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
             assert_eq!(x[field], y[field], "{field} is permanent");
         }
     }
-    let s = status(&api, &t, a["anchorId"].as_str().unwrap());
+    let s = k.delta_status(a["anchorId"].as_str().unwrap());
+    assert_eq!(s.status, 200, "{}", s.text);
+    let s = &s.body["data"];
     assert_eq!(s["status"], "ANCHORED");
     assert!(s["metadata"].is_null() && s["reason"].is_null() && s["referenceId"].is_null());
     assert_eq!(s["dataPurged"], true);
     assert_eq!(s["receiptId"], a["receiptId"]);
     assert_eq!(s["itemHash"], a["itemHash"]);
 
-    let f = keyed(
-        &api,
-        &t,
-        Method::GET,
-        &format!("/api/v1/facts/{content_hash}"),
-        None,
-    );
+    let f = k.fact(&content_hash);
     assert_eq!(f.status, 200, "{}", f.text);
     assert!(f.body["data"]["metadata"].is_null(), "{}", f.text);
     assert_eq!(f.body["data"]["content"], "retained fact");
@@ -266,7 +164,7 @@ fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
     assert!(!r.text.contains("inv-first"));
 
     // Receipts, proofs and public verification still work and verify.
-    let receipt_after = receipt_verifies(&api, &t, "cus_ret");
+    let receipt_after = receipt_verifies(&k, "cus_ret");
     assert_eq!(receipt_after["itemsRoot"], receipt_before["itemsRoot"]);
     assert_eq!(
         receipt_after["finalBalance"],
@@ -278,18 +176,12 @@ fn raw_context_past_the_window_is_purged_and_every_proof_still_verifies() {
     public_verify(&api, receipt_after["itemsRoot"].as_str().unwrap());
     let v = public_verify(&api, a["receiptId"].as_str().unwrap());
     assert!(!serde_json::to_string(&v).unwrap().contains("first\""));
-    let r = keyed(
-        &api,
-        &t,
-        Method::GET,
-        &format!("/api/v1/facts/{content_hash}/verify"),
-        None,
-    );
+    let r = k.fact_verification(&content_hash);
     assert_eq!(r.body["data"]["verified"], true, "{}", r.text);
 
     // A later run finds nothing more to do and changes nothing.
     run_retention(&api, now_ms() + 9 * DAY_MS);
-    assert_eq!(derive(&api, &t, "cus_ret")["deltas"], after["deltas"]);
+    assert_eq!(derive(&k, "cus_ret")["deltas"], after["deltas"]);
 }
 
 #[test]
@@ -298,13 +190,14 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
     let forever = new_tenant(&api);
     let stopped = new_tenant(&api);
     let shortened = new_tenant(&api);
+    let keys = [&forever, &stopped, &shortened].map(|t| api.keyed(&t.test_key));
     let mut anchors = Vec::new();
-    for t in [&forever, &stopped, &shortened] {
-        let d = emit(&api, t, "cus_keep", "1", "kept");
+    for k in &keys {
+        let d = k.emit(&delta("cus_keep", "1", "kept"));
         anchors.push(d["anchorId"].as_str().unwrap().to_string());
     }
-    for (t, a) in [&forever, &stopped, &shortened].iter().zip(&anchors) {
-        wait_anchored(&api, t, a);
+    for (k, a) in keys.iter().zip(&anchors) {
+        k.wait_anchored(a);
     }
 
     let _turn = CRON.lock().unwrap_or_else(|p| p.into_inner());
@@ -313,8 +206,8 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
     set_retention(&api, &stopped, Value::Null);
     set_retention(&api, &shortened, json!(30));
     run_retention(&api, now_ms() + 8 * DAY_MS);
-    for t in [&forever, &stopped, &shortened] {
-        let d = derive(&api, t, "cus_keep");
+    for k in &keys {
+        let d = derive(k, "cus_keep");
         assert!(!purged(&d["deltas"][0]), "{d}");
         assert_eq!(d["deltas"][0]["reason"], "kept");
     }
@@ -322,12 +215,13 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
     // Shortening the window takes effect at the next run.
     set_retention(&api, &shortened, json!(7));
     run_retention(&api, now_ms() + 8 * DAY_MS);
-    let d = derive(&api, &shortened, "cus_keep");
+    let [k_forever, k_stopped, k_shortened] = keys;
+    let d = derive(&k_shortened, "cus_keep");
     assert!(purged(&d["deltas"][0]), "{d}");
     assert!(d["deltas"][0]["reason"].is_null());
-    for t in [&forever, &stopped] {
-        let d = derive(&api, t, "cus_keep");
+    for k in [&k_forever, &k_stopped] {
+        let d = derive(k, "cus_keep");
         assert!(!purged(&d["deltas"][0]), "{d}");
     }
-    receipt_verifies(&api, &shortened, "cus_keep");
+    receipt_verifies(&k_shortened, "cus_keep");
 }

@@ -9,92 +9,45 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
-use std::time::Duration;
 
-use bvs_tests::client::{Api, Reply};
-use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
-use bvs_tests::{dev_var, eventually, repo_root, shared};
-use reqwest::Method;
-use serde_json::{json, Value};
-
-const WAIT: Duration = Duration::from_secs(60);
-
-fn keyed(api: &Api, t: &Tenant, method: Method, path: &str, body: Option<&Value>) -> Reply {
-    let mut rb = api.req(method, path).header("x-api-key", &t.test_key);
-    if let Some(b) = body {
-        rb = rb.json(b);
-    }
-    api.send(rb)
-}
+use bvs_tests::client::Api;
+use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::tenant::{key_id, new_tenant_on_plan, Tenant};
+use bvs_tests::{dev_var, eventually, repo_root, run_ok, shared};
+use serde_json::json;
 
 /// Real objects for the fixed path parameters: a customer with verified
 /// deltas, a committed checkpoint, a receipt and a verified fact. Returns
 /// (customerId, anchorId, contentHash, proofRoot).
 fn seed(api: &Api, t: &Tenant) -> (String, String, String, String) {
+    let k = api.keyed(&t.test_key);
     let customer = "st_customer_1";
     let mut anchor = String::new();
     for (delta, reason) in [("100", "top-up"), ("-4.25", "refund")] {
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &t.test_key)
-                .header("content-type", "application/json")
-                .body(format!(
-                    r#"{{"customerId":"{customer}","delta":{delta},"reason":"{reason}","referenceId":"ref-1","metadata":{{"k":"v"}}}}"#
-                )),
+        let d = k.emit(
+            &Delta::new(customer, delta, reason)
+                .reference_id("ref-1")
+                .metadata(json!({"k": "v"})),
         );
-        assert_eq!(r.status, 202, "{}", r.text);
-        anchor = r.body["data"]["anchorId"].as_str().unwrap().to_string();
+        anchor = d["anchorId"].as_str().unwrap().to_string();
     }
     eventually(WAIT, "the deltas to verify", || {
-        let r = keyed(
-            api,
-            t,
-            Method::GET,
-            &format!("/api/v1/balance/derive/{customer}"),
-            None,
-        );
+        let r = k.derive(customer, "");
         (r.body["data"]["deltasCount"] == 2).then_some(())
     });
-    let r = keyed(
-        api,
-        t,
-        Method::POST,
-        "/api/v1/balance/checkpoint",
-        Some(&json!({"customerId": customer})),
-    );
+    let r = k.checkpoint(&json!({"customerId": customer}));
     assert_eq!(r.status, 202, "{}", r.text);
     eventually(WAIT, "the checkpoint to commit", || {
-        let r = keyed(api, t, Method::GET, "/api/v1/balance/checkpoints", None);
+        let r = k.checkpoints("");
         (r.body["data"]["checkpoints"][0]["status"] == "COMMITTED").then_some(())
     });
-    let r = keyed(
-        api,
-        t,
-        Method::GET,
-        &format!("/api/v1/balance/receipt/{customer}"),
-        None,
-    );
+    let r = k.receipt(customer, "");
     assert_eq!(r.status, 200, "{}", r.text);
     let root = r.body["data"]["itemsRoot"].as_str().unwrap().to_string();
-    let r = keyed(
-        api,
-        t,
-        Method::POST,
-        "/api/v1/facts",
-        Some(&json!({"content": "schemathesis seed fact", "metadata": {"a": 1}})),
-    );
+    let r = k.submit_fact(&json!({"content": "schemathesis seed fact", "metadata": {"a": 1}}));
     assert_eq!(r.status, 202, "{}", r.text);
     let hash = r.body["data"]["contentHash"].as_str().unwrap().to_string();
-    eventually(WAIT, "the fact to verify", || {
-        let r = keyed(
-            api,
-            t,
-            Method::GET,
-            &format!("/api/v1/facts/{hash}/verify"),
-            None,
-        );
-        (r.body["data"]["verified"] == true).then_some(())
-    });
+    k.wait_fact_verified(&hash);
     (customer.to_string(), anchor, hash, root)
 }
 
@@ -112,33 +65,26 @@ fn schema_pass_schemathesis_finds_no_server_error_and_no_mismatch() {
     let t = new_tenant_on_plan(&api, "enterprise");
     let (customer, anchor, hash, proof_root) = seed(&api, &t);
     let report_dir = root.join("target/schemathesis");
-    let key_id = t
-        .test_key
-        .trim_start_matches("pk_test_")
-        .split('.')
-        .next()
-        .unwrap();
-    let out = Command::new("bash")
-        .arg(root.join("scripts/schemathesis.sh"))
-        .current_dir(&root)
-        .env("BASE", &base)
-        .env("JWT", &t.jwt)
-        .env("API_KEY", &t.test_key)
-        .env("ST_REPORT_DIR", &report_dir)
-        .env("ST_CUSTOMER_ID", &customer)
-        .env("ST_ANCHOR_ID", &anchor)
-        .env("ST_CONTENT_HASH", &hash)
-        .env("ST_PROOF_ROOT", &proof_root)
-        .env("ST_TENANT_ID", &t.tenant_id)
-        .env("ST_KEY_ID", key_id)
-        .output()
-        .expect("run scripts/schemathesis.sh");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "schemathesis found failures (reports in {}):\n{stdout}\n{stderr}",
+    let key_id = key_id(&t.test_key);
+    let failure = format!(
+        "schemathesis found failures (reports in {})",
         report_dir.display()
+    );
+    let stdout = run_ok(
+        Command::new("bash")
+            .arg(root.join("scripts/schemathesis.sh"))
+            .current_dir(&root)
+            .env("BASE", &base)
+            .env("JWT", &t.jwt)
+            .env("API_KEY", &t.test_key)
+            .env("ST_REPORT_DIR", &report_dir)
+            .env("ST_CUSTOMER_ID", &customer)
+            .env("ST_ANCHOR_ID", &anchor)
+            .env("ST_CONTENT_HASH", &hash)
+            .env("ST_PROOF_ROOT", &proof_root)
+            .env("ST_TENANT_ID", &t.tenant_id)
+            .env("ST_KEY_ID", &key_id),
+        &failure,
     );
     // The summary lines: how much was exercised.
     for line in stdout.lines().filter(|l| l.contains(" generated")) {
@@ -158,20 +104,15 @@ fn schema_pass_every_success_path_answers_as_documented() {
     let api = Api::new(base.clone());
     // Pilot: Production can be provisioned, so every route has a success path.
     let t = new_tenant_on_plan(&api, "pilot");
-    let out = Command::new(python)
-        .arg(root.join("scripts/openapi_conformance.py"))
-        .current_dir(&root)
-        .env("BASE", &base)
-        .env("JWT", &t.jwt)
-        .env("API_KEY", &t.test_key)
-        .env("ADMIN_TOKEN", dev_var("ADMIN_TOKEN"))
-        .output()
-        .expect("run scripts/openapi_conformance.py");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "answers that do not match worker/src/openapi.json:\n{stdout}\n{stderr}"
+    let stdout = run_ok(
+        Command::new(python)
+            .arg(root.join("scripts/openapi_conformance.py"))
+            .current_dir(&root)
+            .env("BASE", &base)
+            .env("JWT", &t.jwt)
+            .env("API_KEY", &t.test_key)
+            .env("ADMIN_TOKEN", dev_var("ADMIN_TOKEN")),
+        "answers that do not match worker/src/openapi.json",
     );
     if let Some(summary) = stdout.lines().last() {
         println!("conformance: {summary}");

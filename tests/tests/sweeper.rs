@@ -7,47 +7,26 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use bvs_core::merkle::TreeSize;
-use bvs_core::verify::verify_consistency_between_heads;
-use bvs_core::Hash32;
-use bvs_tests::client::Api;
+use bvs_tests::client::{Api, Keyed};
+use bvs_tests::cron::{now_ms, sweep};
+use bvs_tests::ledger::DELTA;
+use bvs_tests::log::{check_consistency, log_key};
 use bvs_tests::receiver::Receiver;
-use bvs_tests::tenant::{new_tenant_on_plan, post_jwt};
+use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
 use bvs_tests::{eventually, fresh_state_dir, Wrangler};
-use reqwest::Method;
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(120);
 const BATCH: usize = 40;
 const SINGLES: usize = 5;
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-fn sweep(api: &Api, time_ms: u64) {
-    let r = api.get(&format!(
-        "/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time={time_ms}"
-    ));
-    assert_eq!(r.status, 200, "scheduled route: {}", r.text);
-}
-
 /// The status route's `data`, waiting out the key's rate limit (sandbox:
 /// 10 requests per second).
-fn status(api: &Api, key: &str, anchor: &str) -> Value {
+fn status(k: &Keyed, anchor: &str) -> Value {
     loop {
-        let r = api.send(
-            api.req(Method::GET, &format!("/api/v1/balance/delta/{anchor}"))
-                .header("x-api-key", key),
-        );
+        let r = k.delta_status(anchor);
         if r.status == 429 {
             std::thread::sleep(Duration::from_secs(1));
             continue;
@@ -66,12 +45,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
     // a sandbox key's 10/s would answer 429 to the test itself.
     let t = new_tenant_on_plan(&api, "enterprise");
     let rx = Receiver::start(&[]);
-    let hook = post_jwt(
-        &api,
-        "/dashboard/webhooks",
-        &t.jwt,
-        &json!({"url": rx.url("/sweep"), "events": ["delta.verified"], "description": "s"}),
-    );
+    let hook = create_webhook(&api, &t.jwt, &rx.url("/sweep"), &["delta.verified"], "s");
     assert_eq!(hook.status, 201, "{}", hook.text);
 
     // Emit, then stop at once: doorbells in flight die with the server.
@@ -79,11 +53,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
     let items: Vec<Value> = (0..BATCH)
         .map(|i| json!({"customerId": format!("cus_s{}", i % 4), "delta": i + 1, "reason": "b"}))
         .collect();
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta/batch")
-            .header("x-api-key", &t.test_key)
-            .json(&json!({ "deltas": items })),
-    );
+    let r = api.keyed(&t.test_key).batch(&items);
     assert_eq!(r.status, 202, "{}", r.text);
     for (i, res) in r.body["data"]["results"]
         .as_array()
@@ -97,10 +67,9 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
         );
     }
     for i in 0..SINGLES {
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &t.test_key)
-                .json(&json!({"customerId": "cus_single", "delta": 100 + i, "reason": "s"})),
+        let r = api.keyed(&t.test_key).post(
+            DELTA,
+            &json!({"customerId": "cus_single", "delta": 100 + i, "reason": "s"}),
         );
         assert_eq!(r.status, 202, "{}", r.text);
         expected.insert(
@@ -112,9 +81,10 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
 
     let server = Wrangler::start(&dir);
     let api = Api::new(server.base_url.clone());
+    let k = api.keyed(&t.test_key);
     let queued = expected
         .keys()
-        .filter(|a| status(&api, &t.test_key, a)["status"] == "QUEUED")
+        .filter(|a| status(&k, a)["status"] == "QUEUED")
         .count();
     eprintln!(
         "after the restart, {queued} of {} deltas were still QUEUED",
@@ -130,7 +100,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
         std::thread::sleep(Duration::from_millis(500));
         let mut all = BTreeMap::new();
         for anchor in expected.keys() {
-            let d = status(&api, &t.test_key, anchor);
+            let d = status(&k, anchor);
             if d["status"] != "ANCHORED" {
                 return None;
             }
@@ -151,13 +121,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
     // Let the key's rate limit refill after the status reads.
     std::thread::sleep(Duration::from_secs(2));
     for customer in ["cus_s0", "cus_s1", "cus_s2", "cus_s3", "cus_single"] {
-        let r = api.send(
-            api.req(
-                Method::GET,
-                &format!("/api/v1/balance/derive/{customer}?limit=1000"),
-            )
-            .header("x-api-key", &t.test_key),
-        );
+        let r = k.derive(customer, "limit=1000");
         assert_eq!(r.status, 200, "{}", r.text);
         let want: i64 = statuses
             .iter()
@@ -171,10 +135,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
 
     // The log holds exactly these items, and every head is consistent with
     // the latest one.
-    let key = api.get("/api/v1/log/sandbox/key").body["data"]["verifierKey"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let key = log_key(&api);
     let heads = api.get("/api/v1/log/sandbox/heads?limit=100");
     assert_eq!(heads.status, 200, "{}", heads.text);
     let heads = heads.body["data"]["heads"].as_array().unwrap().clone();
@@ -189,24 +150,7 @@ fn work_left_by_a_stopped_server_is_finished_by_the_sweep_exactly_once() {
         if m == 0 {
             continue;
         }
-        let r = api.get(&format!(
-            "/api/v1/log/sandbox/proof/consistency?from={m}&to={latest}"
-        ));
-        assert_eq!(r.status, 200, "{}", r.text);
-        let proof: Vec<Hash32> = r.body["data"]["consistencyProof"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| Hash32::parse(x.as_str().unwrap()).unwrap())
-            .collect();
-        let (old, new) = verify_consistency_between_heads(
-            r.body["data"]["fromTreeHead"].as_str().unwrap(),
-            r.body["data"]["toTreeHead"].as_str().unwrap(),
-            &proof,
-            &key,
-        )
-        .unwrap_or_else(|e| panic!("{m}→{latest}: {e:?}"));
-        assert_eq!((old.size, new.size), (TreeSize(m), TreeSize(latest)));
+        check_consistency(&api, &key, m, latest);
     }
 
     // Every delta.verified webhook arrives, once each.

@@ -6,48 +6,29 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
-use std::time::Duration;
 
 use bvs_tests::client::Api;
+use bvs_tests::ledger::Delta;
+use bvs_tests::log::log_key;
 use bvs_tests::tenant::new_tenant;
-use bvs_tests::{eventually, repo_root, shared};
-use reqwest::Method;
-
-const ANCHOR_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn keyed_get(api: &Api, key: &str, path: &str) -> bvs_tests::client::Reply {
-    api.send(api.req(Method::GET, path).header("x-api-key", key))
-}
+use bvs_tests::{api, bvs_verify_bin, repo_root, run_ok};
 
 /// A tenant's customer with two anchored submissions: the first one's root
 /// and the customer's receipt, as the API sends it.
 fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     let t = new_tenant(api);
+    let k = api.keyed(&t.test_key);
     let mut anchors = Vec::new();
     let mut roots = Vec::new();
     for (delta, reason) in [("1250.75", "invoice 17"), ("-0.25", "rounding credit")] {
-        let body = format!(r#"{{"customerId":"{customer}","delta":{delta},"reason":"{reason}"}}"#);
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &t.test_key)
-                .header("content-type", "application/json")
-                .body(body),
-        );
-        assert_eq!(r.status, 202, "{}", r.text);
-        anchors.push(r.body["data"]["anchorId"].as_str().unwrap().to_string());
-        roots.push(r.body["data"]["receiptId"].as_str().unwrap().to_string());
+        let d = k.emit(&Delta::new(customer, delta, reason));
+        anchors.push(d["anchorId"].as_str().unwrap().to_string());
+        roots.push(d["receiptId"].as_str().unwrap().to_string());
     }
     for a in &anchors {
-        eventually(ANCHOR_TIMEOUT, "the delta to be anchored", || {
-            let r = keyed_get(api, &t.test_key, &format!("/api/v1/balance/delta/{a}"));
-            (r.body["data"]["status"] == "ANCHORED").then_some(())
-        });
+        k.wait_anchored(a);
     }
-    let receipt = keyed_get(
-        api,
-        &t.test_key,
-        &format!("/api/v1/balance/receipt/{customer}"),
-    );
+    let receipt = k.receipt(customer, "");
     assert_eq!(receipt.status, 200, "{}", receipt.text);
     (roots.swap_remove(0), receipt.text)
 }
@@ -61,7 +42,7 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
             .exists(),
         "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
     );
-    let api = Api::new(shared());
+    let api = api();
     let (root, receipt) = anchored_receipt(&api, "cus_page");
     let artifacts = root_dir.join("tests/artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
@@ -69,38 +50,23 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
     std::fs::write(&receipt_path, &receipt).unwrap();
 
     let node = root_dir.join("node_modules/.bin/node");
-    let out = Command::new(if node.exists() { node } else { "node".into() })
-        .arg(root_dir.join("tests/browser/verify_page.mjs"))
-        .arg(&api.base)
-        .arg(&root)
-        .arg(&receipt_path)
-        .current_dir(&root_dir)
-        .output()
-        .expect("run node tests/browser/verify_page.mjs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "browser test failed:\n{stdout}\n{stderr}"
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root_dir.join("tests/browser/verify_page.mjs"))
+            .arg(&api.base)
+            .arg(&root)
+            .arg(&receipt_path)
+            .current_dir(&root_dir),
+        "browser test failed",
     );
+    println!("{stdout}");
     assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 
 /// The auditors' CLI, built by `cargo test --workspace` before this runs.
 fn bvs_verify(args: &[&str]) -> std::process::Output {
-    let root_dir = repo_root();
-    let status = Command::new("cargo")
-        .args(["build", "--quiet", "-p", "bvs-verify"])
-        .current_dir(&root_dir)
-        .status()
-        .expect("cargo build -p bvs-verify");
-    assert!(status.success());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root_dir.join("target"));
-    Command::new(target.join("debug/bvs-verify"))
+    Command::new(bvs_verify_bin())
         .args(args)
         .output()
         .expect("run bvs-verify")
@@ -108,12 +74,9 @@ fn bvs_verify(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_receipt_saved_from_the_api_verifies_with_the_cli_and_a_tampered_one_fails() {
-    let api = Api::new(shared());
+    let api = api();
     let (_, receipt) = anchored_receipt(&api, "cus_cli");
-    let key = api.get("/api/v1/log/sandbox/key").body["data"]["verifierKey"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let key = log_key(&api);
     let dir = repo_root().join("tests/artifacts");
     std::fs::create_dir_all(&dir).unwrap();
     let saved = dir.join("cli-receipt.json");

@@ -2,38 +2,22 @@
 //! to a real HTTP receiver on loopback, checked with an independent HMAC.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bvs_tests::client::{Api, Reply};
+use bvs_tests::cron::{now_ms, sweep};
+use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::receiver::{Received, Receiver, HANG};
-use bvs_tests::tenant::{delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, Tenant};
-use bvs_tests::{eventually, shared};
+use bvs_tests::tenant::{
+    create_webhook, delete_jwt, get_jwt, new_tenant, new_unverified, post_jwt, test_webhook,
+    toggle_webhook, Tenant,
+};
+use bvs_tests::{api, eventually};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(60);
-
-fn api() -> Api {
-    Api::new(shared())
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
 fn create(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> Reply {
-    post_jwt(
-        api,
-        "/dashboard/webhooks",
-        &t.jwt,
-        &json!({"url": url, "events": events, "description": "test hook"}),
-    )
+    create_webhook(api, &t.jwt, url, events, "test hook")
 }
 
 /// Creates a webhook; returns (id, secret).
@@ -46,31 +30,17 @@ fn create_ok(api: &Api, t: &Tenant, url: &str, events: &[&str]) -> (String, Stri
     )
 }
 
-fn emit(api: &Api, t: &Tenant, customer: &str, delta: i64) -> Value {
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/delta")
-            .header("x-api-key", &t.test_key)
-            .json(
-                &json!({"customerId": customer, "delta": delta, "reason": "webhook test",
-                          "referenceId": "ref-1", "metadata": {"k": "v"}}),
-            ),
-    );
-    assert_eq!(r.status, 202, "{}", r.text);
-    r.body["data"].clone()
+/// A delta with the raw context a delivery carries.
+fn delta(customer: &str, amount: i64) -> Delta {
+    Delta::new(customer, amount, "webhook test")
+        .reference_id("ref-1")
+        .metadata(json!({"k": "v"}))
 }
 
 fn deliveries(api: &Api, t: &Tenant, id: &str) -> Vec<Value> {
     let r = get_jwt(api, &format!("/dashboard/webhooks/{id}/deliveries"), &t.jwt);
     assert_eq!(r.status, 200, "{}", r.text);
     r.body["data"].as_array().unwrap().clone()
-}
-
-/// Runs the every-minute sweep at `time_ms` through wrangler's scheduled route.
-fn sweep(api: &Api, time_ms: u64) {
-    let r = api.get(&format!(
-        "/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time={time_ms}"
-    ));
-    assert_eq!(r.status, 200, "scheduled route: {}", r.text);
 }
 
 /// Polls the receiver, running the sweep now and then, until it has `n`
@@ -133,22 +103,12 @@ fn a_webhook_is_created_listed_read_toggled_and_deleted() {
     assert!(got.body["data"]["lastTriggeredAt"].is_null());
     assert_eq!(got.body["data"]["events"], d["events"]);
 
-    let off = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let off = toggle_webhook(&api, &t.jwt, id);
     assert_eq!(off.status, 200, "{}", off.text);
     assert_eq!(off.body["data"]["id"], id);
     assert_eq!(off.body["data"]["active"], false);
     assert!(off.body["data"]["message"].is_string());
-    let on = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let on = toggle_webhook(&api, &t.jwt, id);
     assert_eq!(on.body["data"]["active"], true);
 
     let del = delete_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);
@@ -164,7 +124,7 @@ fn unknown_events_unsafe_urls_and_unverified_accounts_are_refused() {
     let t = new_tenant(&api);
     let r = create(&api, &t, "https://hooks.example.com/x", &["delta.exploded"]);
     assert_eq!(r.status, 400, "{}", r.text);
-    assert!(r.body["message"].as_str().unwrap().contains("events"));
+    assert!(r.message().contains("events"));
     let r = create(&api, &t, "https://hooks.example.com/x", &[]);
     assert_eq!(r.status, 400, "{}", r.text);
     for url in [
@@ -179,11 +139,7 @@ fn unknown_events_unsafe_urls_and_unverified_accounts_are_refused() {
     ] {
         let r = create(&api, &t, url, &["delta.verified"]);
         assert_eq!(r.status, 400, "{url}: {}", r.text);
-        assert!(
-            r.body["message"].as_str().unwrap().contains("url"),
-            "{}",
-            r.text
-        );
+        assert!(r.message().contains("url"), "{}", r.text);
     }
     let r = post_jwt(
         &api,
@@ -238,12 +194,7 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
     let rx = Receiver::start(&[200, 400]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/hook"), &["delta.verified"]);
 
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], true, "{}", r.text);
     assert_eq!(r.body["data"]["httpStatus"], 200);
@@ -269,12 +220,7 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
         .starts_with("application/json"));
 
     // The receiver answers 400 next: reported, not retried.
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], false);
     assert_eq!(r.body["data"]["httpStatus"], 400);
@@ -294,24 +240,11 @@ fn the_test_route_is_rate_limited_per_tenant() {
     let rx = Receiver::start(&[]);
     let (id, _) = create_ok(&api, &t, &rx.url("/many"), &["test"]);
     let statuses: Vec<u16> = (0..13)
-        .map(|_| {
-            post_jwt(
-                &api,
-                &format!("/dashboard/webhooks/{id}/test"),
-                &t.jwt,
-                &json!({}),
-            )
-            .status
-        })
+        .map(|_| test_webhook(&api, &t.jwt, &id).status)
         .collect();
     assert!(statuses[..10].iter().all(|s| *s == 200), "{statuses:?}");
     assert!(statuses.contains(&429), "{statuses:?}");
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     if r.status == 429 {
         assert!(r.headers.get("retry-after").is_some());
     }
@@ -334,12 +267,7 @@ fn the_test_route_reports_an_unreachable_receiver() {
         &format!("http://127.0.0.1:{port}/hook"),
         &["test"],
     );
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{id}/test"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = test_webhook(&api, &t.jwt, &id);
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["success"], false);
     assert_eq!(r.body["data"]["httpStatus"], 0);
@@ -356,7 +284,7 @@ fn a_verified_delta_is_delivered_signed_with_its_final_receipt() {
         &rx.url("/events"),
         &["delta.verified", "verification.completed"],
     );
-    let emitted = emit(&api, &t, "cus_wh_1", 42);
+    let emitted = api.keyed(&t.test_key).emit(&delta("cus_wh_1", 42));
     let anchor = emitted["anchorId"].as_str().unwrap();
 
     let got = wait_requests(&api, &rx, 1, event_is("delta.verified"));
@@ -405,7 +333,7 @@ fn a_500_is_retried_until_delivered_and_never_sent_again() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[500]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/flaky"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_retry", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_retry", 5));
 
     let got = wait_requests(&api, &rx, 2, |_| true);
     assert_eq!(got[0].answered, 500);
@@ -446,7 +374,7 @@ fn a_429_and_a_time_out_are_retried() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[429, HANG]);
     let (id, secret) = create_ok(&api, &t, &rx.url("/slow"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_429", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_429", 5));
     let got = wait_requests(&api, &rx, 3, |_| true);
     assert_eq!(
         got.iter().map(|r| r.answered).collect::<Vec<_>>(),
@@ -474,7 +402,7 @@ fn a_400_is_not_retried() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[400, 400, 400]);
     let (id, _) = create_ok(&api, &t, &rx.url("/strict"), &["delta.verified"]);
-    emit(&api, &t, "cus_wh_400", 5);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_400", 5));
     wait_requests(&api, &rx, 1, |_| true);
     let ds = eventually(WAIT, "the delivery to fail", || {
         let ds = deliveries(&api, &t, &id);
@@ -498,12 +426,7 @@ fn only_active_webhooks_subscribed_to_the_event_receive_it() {
     create_ok(&api, &t, &on.url("/on"), &["delta.verified"]);
     let (off_id, _) = create_ok(&api, &t, &off.url("/off"), &["delta.verified"]);
     create_ok(&api, &t, &other_event.url("/cp"), &["checkpoint.verified"]);
-    let r = post_jwt(
-        &api,
-        &format!("/dashboard/webhooks/{off_id}/toggle"),
-        &t.jwt,
-        &json!({}),
-    );
+    let r = toggle_webhook(&api, &t.jwt, &off_id);
     assert_eq!(r.body["data"]["active"], false);
 
     // Another tenant's hook hears nothing of this tenant's events.
@@ -511,7 +434,7 @@ fn only_active_webhooks_subscribed_to_the_event_receive_it() {
     let theirs = Receiver::start(&[]);
     create_ok(&api, &stranger, &theirs.url("/x"), &["delta.verified"]);
 
-    emit(&api, &t, "cus_wh_filter", 7);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_filter", 7));
     wait_requests(&api, &on, 1, event_is("delta.verified"));
     sweep(&api, now_ms() + 120_000);
     std::thread::sleep(Duration::from_secs(3));
@@ -528,20 +451,9 @@ fn a_committed_checkpoint_sends_checkpoint_verified() {
     let t = new_tenant(&api);
     let rx = Receiver::start(&[]);
     let (_, secret) = create_ok(&api, &t, &rx.url("/cp"), &["checkpoint.verified"]);
-    let e = emit(&api, &t, "cus_wh_cp", 3);
-    let anchor = e["anchorId"].as_str().unwrap().to_string();
-    eventually(WAIT, "anchored", || {
-        let r = api.send(
-            api.req(Method::GET, &format!("/api/v1/balance/delta/{anchor}"))
-                .header("x-api-key", &t.test_key),
-        );
-        (r.body["data"]["status"] == "ANCHORED").then_some(())
-    });
-    let r = api.send(
-        api.req(Method::POST, "/api/v1/balance/checkpoint")
-            .header("x-api-key", &t.test_key)
-            .json(&json!({"customerId": "cus_wh_cp"})),
-    );
+    let k = api.keyed(&t.test_key);
+    k.emit_anchored(&delta("cus_wh_cp", 3));
+    let r = k.checkpoint(&json!({"customerId": "cus_wh_cp"}));
     assert!(r.status == 200 || r.status == 202, "{}", r.text);
     let cp = r.body["data"]["checkpointId"].as_str().unwrap().to_string();
     let got = wait_requests(&api, &rx, 1, event_is("checkpoint.verified"));

@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use bvs_tests::client::{Api, Reply};
+use bvs_tests::client::{Api, Keyed, Reply};
+use bvs_tests::ledger::DELTA;
 use bvs_tests::tenant::new_tenant_on_plan;
 use bvs_tests::{eventually, fresh_state_dir, Wrangler};
-use reqwest::Method;
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 4;
@@ -47,7 +47,7 @@ fn timed(f: impl FnOnce() -> Reply) -> (f64, Reply) {
     (start.elapsed().as_secs_f64() * 1000.0, r)
 }
 
-fn seed(api: &Api, key: &str, customer: &str, count: usize) -> Vec<String> {
+fn seed(k: &Keyed, customer: &str, count: usize) -> Vec<String> {
     let batches = count.div_ceil(100);
     let firsts = std::sync::Mutex::new(vec![String::new(); batches]);
     throughput(batches, |b| {
@@ -55,11 +55,7 @@ fn seed(api: &Api, key: &str, customer: &str, count: usize) -> Vec<String> {
         let items: Vec<Value> = (0..n)
             .map(|i| json!({"customerId": customer, "delta": 1, "reason": format!("seed {b}/{i}")}))
             .collect();
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta/batch")
-                .header("x-api-key", key)
-                .json(&json!({"deltas": items})),
-        );
+        let r = k.batch(&items);
         assert_eq!(r.status, 202, "{}", r.text);
         firsts.lock().unwrap()[b] = r.body["data"]["results"][0]["anchorId"]
             .as_str()
@@ -69,15 +65,9 @@ fn seed(api: &Api, key: &str, customer: &str, count: usize) -> Vec<String> {
     firsts.into_inner().unwrap()
 }
 
-fn wait_verified(api: &Api, key: &str, customer: &str, count: usize) {
+fn wait_verified(k: &Keyed, customer: &str, count: usize) {
     eventually(Duration::from_secs(1800), "seeded deltas to verify", || {
-        let r = api.send(
-            api.req(
-                Method::GET,
-                &format!("/api/v1/balance/customers/{customer}"),
-            )
-            .header("x-api-key", key),
-        );
+        let r = k.customer(customer);
         (r.body["data"]["totalDeltas"] == count as u64).then_some(())
     });
 }
@@ -86,7 +76,7 @@ fn main() {
     let server = Wrangler::start(&fresh_state_dir("bench"));
     let api = Api::new(server.base_url.clone());
     let t = new_tenant_on_plan(&api, "enterprise");
-    let key = t.test_key.clone();
+    let k = api.keyed(&t.test_key);
     let mut rows = Rows(Vec::new());
 
     // Throughput against an empty route on the same server.
@@ -94,22 +84,15 @@ fn main() {
         assert_eq!(api.get("/health").status, 200);
     });
     let single = throughput(400, |i| {
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &key)
-                .json(
-                    &json!({"customerId": format!("cus_tp{}", i % 10), "delta": 1, "reason": "tp"}),
-                ),
+        let r = k.post(
+            DELTA,
+            &json!({"customerId": format!("cus_tp{}", i % 10), "delta": 1, "reason": "tp"}),
         );
         assert_eq!(r.status, 202, "{}", r.text);
     });
     let batch = throughput(40, |i| {
         let items: Vec<Value> = (0..100).map(|j| json!({"customerId": format!("cus_b{}", j % 10), "delta": 1, "reason": format!("b{i}")})).collect();
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta/batch")
-                .header("x-api-key", &key)
-                .json(&json!({"deltas": items})),
-        );
+        let r = k.batch(&items);
         assert_eq!(r.status, 202, "{}", r.text);
     });
     rows.push((
@@ -132,17 +115,13 @@ fn main() {
     let mut lags = Vec::new();
     for i in 0..30 {
         let start = Instant::now();
-        let r = api.send(
-            api.req(Method::POST, "/api/v1/balance/delta")
-                .header("x-api-key", &key)
-                .json(&json!({"customerId": "cus_lag", "delta": 1, "reason": format!("lag {i}")})),
+        let r = k.post(
+            DELTA,
+            &json!({"customerId": "cus_lag", "delta": 1, "reason": format!("lag {i}")}),
         );
         let anchor = r.body["data"]["anchorId"].as_str().unwrap().to_string();
         loop {
-            let s = api.send(
-                api.req(Method::GET, &format!("/api/v1/balance/delta/{anchor}"))
-                    .header("x-api-key", &key),
-            );
+            let s = k.delta_status(&anchor);
             if s.body["data"]["status"] == "ANCHORED" {
                 break;
             }
@@ -162,16 +141,18 @@ fn main() {
 
     // Derive latency at 1k vs 100k history (same query shape: resume from
     // the first delta, one page of 100).
-    let small = seed(&api, &key, "cus_1k", 1_000);
-    let large = seed(&api, &key, "cus_100k", 100_000);
-    let ten_k = seed(&api, &key, "cus_10k", 10_000);
-    wait_verified(&api, &key, "cus_1k", 1_000);
-    wait_verified(&api, &key, "cus_100k", 100_000);
-    wait_verified(&api, &key, "cus_10k", 10_000);
+    let small = seed(&k, "cus_1k", 1_000);
+    let large = seed(&k, "cus_100k", 100_000);
+    let ten_k = seed(&k, "cus_10k", 10_000);
+    wait_verified(&k, "cus_1k", 1_000);
+    wait_verified(&k, "cus_100k", 100_000);
+    wait_verified(&k, "cus_10k", 10_000);
     let derive_ms = |customer: &str, anchor: &str| {
-        let mut v: Vec<f64> = (0..40).map(|_| timed(|| api.send(api.req(Method::GET,
-            &format!("/api/v1/balance/derive/{customer}?startingCheckpoint={anchor}&startingCheckpointType=anchorId&limit=100"))
-            .header("x-api-key", &key))).0).collect();
+        let query =
+            format!("startingCheckpoint={anchor}&startingCheckpointType=anchorId&limit=100");
+        let mut v: Vec<f64> = (0..40)
+            .map(|_| timed(|| k.derive(customer, &query)).0)
+            .collect();
         median(&mut v)
     };
     let d1k = derive_ms("cus_1k", &small[0]);
@@ -192,13 +173,7 @@ fn main() {
     for (customer, n) in [("cus_10k", 10_000u64), ("cus_100k", 100_000)] {
         let mut ck: Vec<f64> = (0..3)
             .map(|_| {
-                let (ms, r) = timed(|| {
-                    api.send(
-                        api.req(Method::POST, "/api/v1/balance/checkpoint")
-                            .header("x-api-key", &key)
-                            .json(&json!({"customerId": customer})),
-                    )
-                });
+                let (ms, r) = timed(|| k.checkpoint(&json!({"customerId": customer})));
                 assert_eq!(r.status, 202, "{}", r.text);
                 ms
             })

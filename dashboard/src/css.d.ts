@@ -1,0 +1,2 @@
+// esbuild bundles imported stylesheets into dashboard.css.
+declare module "*.css";

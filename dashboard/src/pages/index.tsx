@@ -1,0 +1,28 @@
+// The signed-in pages under /app.
+import { match } from "../router";
+import { Environments, Overview, Settings, Shell } from "./app";
+import { CustomerPage, Customers } from "./customers";
+import { Keys } from "./keys";
+import { WebhookDetail, Webhooks } from "./webhooks";
+import { PageTitle } from "../ui";
+
+export function AppPages({ path }: { path: string }) {
+  let page;
+  let m: Record<string, string> | null;
+  if (path === "/app") page = <Overview />;
+  else if (path === "/app/environments") page = <Environments />;
+  else if (path === "/app/keys") page = <Keys />;
+  else if (path === "/app/webhooks") page = <Webhooks />;
+  else if ((m = match("/app/webhooks/:id", path))) page = <WebhookDetail id={m.id ?? ""} key={m.id} />;
+  else if (path === "/app/customers") page = <Customers />;
+  else if ((m = match("/app/customers/:id", path))) page = <CustomerPage id={m.id ?? ""} key={m.id} />;
+  else if (path === "/app/settings") page = <Settings />;
+  else
+    page = (
+      <section>
+        <PageTitle title="Page not found">Page not found</PageTitle>
+        <p>There is no dashboard page at {path}.</p>
+      </section>
+    );
+  return <Shell path={path}>{page}</Shell>;
+}

@@ -1,0 +1,306 @@
+// Shared pieces: form fields with labels, error and status boxes, loading
+// and empty states, a secret shown once with a copy button, an inline
+// confirmation.
+import type { ButtonHTMLAttributes, ComponentChildren, InputHTMLAttributes, PartialInputHTMLAttributes } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { ApiError } from "./api";
+
+let nextId = 0;
+function useId(prefix: string): string {
+  const ref = useRef<string | null>(null);
+  if (ref.current === null) ref.current = `${prefix}-${++nextId}`;
+  return ref.current;
+}
+
+type InputProps = Omit<PartialInputHTMLAttributes<HTMLInputElement>, "onInput" | "value" | "label" | "type" | "name" | "role"> & {
+  label: string;
+  value: string;
+  onValue: (v: string) => void;
+  hint?: ComponentChildren;
+  name: string;
+  type?: "text" | "email" | "password" | "url";
+};
+
+export function Field({ label, value, onValue, hint, name, type = "text", ...rest }: InputProps) {
+  const id = useId(name);
+  // Preact's input types tie `role` to `type`; the union is one cast here.
+  const attrs = {
+    ...rest,
+    id,
+    name,
+    type,
+    value,
+    "aria-describedby": hint ? `${id}-hint` : undefined,
+    onInput: (e: Event) => onValue((e.currentTarget as HTMLInputElement).value),
+  } as InputHTMLAttributes<HTMLInputElement>;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input {...attrs} />
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
+type SelectProps = {
+  label: string;
+  name: string;
+  value: string;
+  onValue: (v: string) => void;
+  options: [string, string][];
+  hint?: ComponentChildren;
+  disabled?: boolean;
+};
+
+export function Select({ label, name, value, onValue, options, hint, disabled }: SelectProps) {
+  const id = useId(name);
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select
+        id={id}
+        name={name}
+        value={value}
+        disabled={disabled}
+        aria-describedby={hint ? `${id}-hint` : undefined}
+        onChange={(e) => onValue((e.currentTarget as HTMLSelectElement).value)}
+      >
+        {options.map(([v, text]) => (
+          <option value={v} key={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The API's own words for an error; moves focus to itself when shown. */
+export function ErrorBox({ error, children }: { error: unknown; children?: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (error) ref.current?.focus();
+  }, [error]);
+  if (!error) return null;
+  const message = error instanceof Error ? error.message : String(error);
+  const status = error instanceof ApiError && error.status ? ` (HTTP ${error.status})` : "";
+  return (
+    <div class="box error" role="alert" tabIndex={-1} ref={ref} data-status={error instanceof ApiError ? error.status : ""}>
+      <strong>Error{status}:</strong> {message}
+      {error instanceof ApiError && error.retryAfter ? <> Try again in {error.retryAfter} s.</> : null}
+      {children}
+    </div>
+  );
+}
+
+export function Notice({ children, kind = "ok" }: { children: ComponentChildren; kind?: "ok" | "info" | "warn" }) {
+  return (
+    <div class={`box ${kind}`} role="status">
+      {children}
+    </div>
+  );
+}
+
+export function Loading({ what = "Loading" }: { what?: string }) {
+  return (
+    <p class="loading" role="status">
+      <span class="spinner" aria-hidden="true" /> {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+type ButtonProps = Omit<ButtonHTMLAttributes<HTMLButtonElement>, "type" | "disabled"> & {
+  busy?: boolean;
+  kind?: "primary" | "secondary" | "danger" | "link";
+  type?: "button" | "submit";
+  disabled?: boolean;
+};
+
+export function Button({ busy, kind = "secondary", children, disabled, type = "button", ...rest }: ButtonProps) {
+  return (
+    <button {...rest} type={type} class={`btn ${kind}`} disabled={disabled || busy} aria-busy={busy ? "true" : undefined}>
+      {children}
+      {busy ? "…" : ""}
+    </button>
+  );
+}
+
+/** A secret the API shows once: copy button and a warning. */
+export function SecretOnce({ label, value, children }: { label: string; value: string; children?: ComponentChildren }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const ref = useRef<HTMLElement>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied("Copied to the clipboard.");
+    } catch {
+      const range = document.createRange();
+      if (ref.current) range.selectNodeContents(ref.current);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      setCopied("Selected: press Ctrl+C (or ⌘C) to copy.");
+    }
+  };
+  return (
+    <div class="box secret" role="region" aria-label={label}>
+      <p>
+        <strong>{label}</strong>
+      </p>
+      <p class="warn-text">
+        Copy it now and store it somewhere safe: it is shown <strong>only this once</strong>. The service keeps only a
+        hash of it and cannot show it again.
+      </p>
+      <div class="secret-row">
+        <code class="secret-value" ref={ref} data-secret>
+          {value}
+        </code>
+        <Button kind="primary" onClick={copy}>
+          Copy
+        </Button>
+      </div>
+      <p class="hint" role="status">
+        {copied ?? ""}
+      </p>
+      {children}
+    </div>
+  );
+}
+
+/** A button that asks once more, inline, before a destructive action. */
+export function ConfirmButton({
+  label,
+  question,
+  confirmLabel,
+  onConfirm,
+}: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+}) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <Button kind="danger" onClick={() => setAsking(true)}>
+        {label}
+      </Button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        ref={yes}
+        type="button"
+        class="btn danger"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          try {
+            await onConfirm();
+          } finally {
+            setBusy(false);
+            setAsking(false);
+          }
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <Button onClick={() => setAsking(false)}>Cancel</Button>
+    </span>
+  );
+}
+
+export interface Async<T> {
+  data: T | null;
+  error: unknown;
+  loading: boolean;
+  reload: () => Promise<void>;
+}
+
+/** Runs `load` now and whenever `deps` change; `reload` runs it again. */
+export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(true);
+  const seq = useRef(0);
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const run = useCallback(async () => {
+    const mine = ++seq.current;
+    setLoading(true);
+    try {
+      const d = await load();
+      if (mine === seq.current) {
+        setData(d);
+        setError(null);
+      }
+    } catch (e) {
+      if (mine === seq.current) setError(e);
+    } finally {
+      if (mine === seq.current) setLoading(false);
+    }
+  }, deps);
+  useEffect(() => {
+    void run();
+  }, [run]);
+  return { data, error, loading, reload: run };
+}
+
+/** Calls `tick` every `ms` while `on`, at most `maxTicks` times. */
+export function usePoll(on: boolean, ms: number, maxTicks: number, tick: () => void): void {
+  const fn = useRef(tick);
+  fn.current = tick;
+  useEffect(() => {
+    if (!on) return;
+    let n = 0;
+    const t = setInterval(() => {
+      n += 1;
+      if (n > maxTicks) clearInterval(t);
+      else fn.current();
+    }, ms);
+    return () => clearInterval(t);
+  }, [on, ms, maxTicks]);
+}
+
+/** `2026-11-23 11:05 UTC`: one unambiguous form everywhere. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+export function short(hash: string, n = 12): string {
+  return hash.length > n ? `${hash.slice(0, n)}…` : hash;
+}
+
+/** The page's title and its <h1>, which takes focus on navigation. */
+export function PageTitle({ children, title }: { children: ComponentChildren; title: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · Balance verification`;
+    ref.current?.focus({ preventScroll: true });
+  }, [title]);
+  return (
+    <h1 tabIndex={-1} ref={ref}>
+      {children}
+    </h1>
+  );
+}

@@ -1,0 +1,430 @@
+// Browser test of the vendor dashboard, in headless Chromium (Debian's
+// /usr/bin/chromium) driven by playwright-core, against a running
+// `wrangler dev` (DEV_MODE, so mail is read from the dev mailbox page).
+//
+//   node tests/browser/dashboard.mjs <baseUrl> <webhookReceiverUrl>
+//
+// One journey, mouse and keyboard only: sign up (a weak password and a
+// reused e-mail refused), open the verification link from the dev mailbox,
+// log in (a wrong password refused), Production refused on the Free plan in
+// words, a Sandbox key (secret shown once), a webhook to the receiver with a
+// test delivery, two deltas recorded and verified, a checkpoint committed,
+// the receipt downloaded and its verify page passing every check, the
+// environment switch, the password reset by e-mail and changed. Each page
+// is saved at desktop (1280 px) and phone (390 px) width into
+// tests/artifacts/dashboard-*.png; no page may scroll sideways on a phone.
+// Exit status 0 only if every step passed.
+import { chromium } from "playwright-core";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [base, hookUrl] = process.argv.slice(2);
+if (!base || !hookUrl) {
+  console.error("usage: node tests/browser/dashboard.mjs <baseUrl> <webhookReceiverUrl>");
+  process.exit(2);
+}
+const CHROMIUM = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
+/** Verification, commits and deliveries take seconds; allow a minute. */
+const ASYNC_TIMEOUT_MS = 60_000;
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const artifacts = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
+mkdirSync(artifacts, { recursive: true });
+const profile = mkdtempSync(join(tmpdir(), "bvs-chromium-"));
+
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: CHROMIUM,
+  headless: true,
+  viewport: DESKTOP,
+  acceptDownloads: true,
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
+  ],
+});
+context.setDefaultTimeout(15_000);
+const page = context.pages()[0] ?? (await context.newPage());
+const pageErrors = [];
+page.on("pageerror", (e) => pageErrors.push(String(e)));
+
+const email = `dash-${process.pid}-${Date.now()}@example.com`;
+const PASSWORD = "Correct-Horse-9";
+const NEW_PASSWORD = "Battery-Staple-7";
+const CUSTOMER = "cus_dash";
+let passed = 0;
+let failed = 0;
+let broken = false;
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function step(name, body) {
+  if (broken) {
+    failed += 1;
+    console.log(`not ok - ${name} (skipped: an earlier step failed)`);
+    return;
+  }
+  try {
+    await body();
+    if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
+    passed += 1;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed += 1;
+    broken = true;
+    console.log(`not ok - ${name}\n  ${String(e?.stack ?? e).replaceAll("\n", "\n  ")}`);
+    await page.screenshot({ path: join(artifacts, `failed-dashboard-${name.replace(/\W+/g, "-")}.png`), fullPage: true }).catch(() => {});
+  }
+}
+
+/** Saves the page at desktop and phone width; fails if the phone layout scrolls sideways. */
+async function shot(name, p = page) {
+  await p.setViewportSize(DESKTOP);
+  await p.screenshot({ path: join(artifacts, `dashboard-${name}.png`), fullPage: true });
+  await p.setViewportSize(PHONE);
+  const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  // What sticks out, if anything: the outermost elements wider than the screen.
+  const wide = overflow > 1 ? await p.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .filter((e) => {
+      for (let a = e.parentElement; a; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== "visible") return false;
+      }
+      return true;
+    })
+    .slice(0, 5)
+    .map((e) => `${e.tagName.toLowerCase()}.${e.className}`)) : [];
+  await p.screenshot({ path: join(artifacts, `dashboard-${name}-phone.png`), fullPage: true });
+  await p.setViewportSize(DESKTOP);
+  assert(overflow <= 1, `${name}: the page scrolls sideways on a phone by ${overflow}px (${wide.join(", ")})`);
+}
+
+async function heading(text) {
+  await page.getByRole("heading", { level: 1, name: text }).waitFor();
+}
+
+async function errorText() {
+  const box = page.locator(".box.error").first();
+  await box.waitFor();
+  return { text: await box.innerText(), status: await box.getAttribute("data-status") };
+}
+
+async function fillSignup(password) {
+  await page.getByLabel("First name", { exact: true }).fill("Grace");
+  await page.getByLabel("Last name", { exact: true }).fill("Hopper");
+  await page.getByLabel("Company", { exact: true }).fill("Compilers Ltd");
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByRole("button", { name: "Create account" }).click();
+}
+
+async function nav(name, title) {
+  await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name, exact: true }).click();
+  await heading(title ?? name);
+}
+
+await step("the start page leads to sign-up", async () => {
+  await page.goto(`${base}/`);
+  await heading("Balance verification service");
+  await shot("home");
+  await page.getByRole("link", { name: "Create an account" }).click();
+  await heading("Create an account");
+});
+
+await step("a weak password is refused in the API's words", async () => {
+  await fillSignup("weakpass");
+  const { text, status } = await errorText();
+  assert(status === "400", `status ${status}: ${text}`);
+  assert(/password/i.test(text), `the error does not name the password: ${text}`);
+  await shot("signup-weak-password");
+});
+
+await step("sign-up sends a verification e-mail", async () => {
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Create account" }).click();
+  await heading("Check your e-mail");
+  assert((await page.innerText("main")).includes(email), "the page does not name the address");
+  await shot("signup-done");
+});
+
+await step("a reused e-mail is refused", async () => {
+  await page.goto(`${base}/signup`);
+  await heading("Create an account");
+  await fillSignup(PASSWORD);
+  const { text, status } = await errorText();
+  assert(status === "409", `status ${status}: ${text}`);
+  assert(/already exists/.test(text), text);
+  await shot("signup-reused-email");
+});
+
+await step("the verification link from the dev mailbox activates the account", async () => {
+  await page.getByRole("link", { name: "Dev mailbox" }).first().click();
+  await heading("Dev mailbox");
+  await page.getByLabel("Address", { exact: true }).fill(email);
+  await page.getByRole("button", { name: "Show mail" }).click();
+  const mail = page.locator(".mail[data-kind=verify_email]");
+  await mail.waitFor();
+  await shot("mailbox");
+  // The mail links to the API route (JSON in a browser); the mailbox
+  // offers the dashboard's landing for the same token.
+  assert((await mail.locator("a[href*='/dashboard/auth/verify?token=']").count()) === 1, "no link in the mail");
+  await mail.getByRole("link", { name: "Verify in the dashboard" }).click();
+  await page.locator("[data-verified=true]").waitFor();
+  assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
+  assert(/verified/i.test(await page.innerText("main")), await page.innerText("main"));
+  await shot("verify-email");
+});
+
+await step("a wrong password is refused", async () => {
+  await page.getByRole("link", { name: "Log in" }).first().click();
+  await heading("Log in");
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByLabel("Password", { exact: true }).fill("Wrong-Password-1");
+  await page.getByRole("button", { name: "Log in" }).click();
+  const { text, status } = await errorText();
+  assert(status === "401", `status ${status}: ${text}`);
+  await shot("login-wrong-password");
+});
+
+await step("logging in opens the overview", async () => {
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL(`${base}/app`);
+  await heading(/Welcome, Grace/);
+  const stored = await page.evaluate(() => JSON.stringify(sessionStorage));
+  assert(stored.includes("token"), "the JWT is not in session storage");
+  assert(!page.url().includes("ey"), "a token in the URL");
+  await shot("overview");
+});
+
+await step("a deep link works on reload", async () => {
+  await page.goto(`${base}/app/settings`);
+  await heading("Settings");
+  await page.locator("dl.facts", { hasText: email }).waitFor();
+  await shot("settings");
+});
+
+await step("provisioning Production on the Free plan is explained in words", async () => {
+  await nav("Environments");
+  await page.getByRole("button", { name: "Provision Production" }).click();
+  const { text, status } = await errorText();
+  assert(status === "403", `status ${status}: ${text}`);
+  assert(/Free plan/.test(text) && /Pilot/.test(text), text);
+  await shot("environments");
+});
+
+let sandboxKey = "";
+await step("a Sandbox key is created and its secret shown once", async () => {
+  await nav("API keys");
+  await page.getByLabel("Name (optional)", { exact: true }).fill("dashboard test");
+  await page.getByLabel("Environment of the key", { exact: true }).selectOption("sandbox");
+  await page.getByRole("button", { name: "Create key" }).click();
+  sandboxKey = (await page.locator("[data-secret]").innerText()).trim();
+  assert(/^pk_test_[A-Za-z0-9]+\.[A-Za-z0-9]+$/.test(sandboxKey), `key: ${sandboxKey}`);
+  assert(/only this once/.test(await page.innerText(".box.secret")), "no shown-once warning");
+  await page.getByRole("button", { name: "Copy" }).click();
+  await shot("keys-created");
+  await page.reload();
+  await heading("API keys");
+  await page.locator(`tr td code:text("${sandboxKey.split(".")[0]}")`).waitFor();
+  assert((await page.locator("[data-secret]").count()) === 0, "the secret is shown again after a reload");
+  assert(!(await page.innerText("main")).includes(sandboxKey.split(".")[1]), "the secret is on the page again");
+});
+
+await step("a key is disabled, enabled and deleted with a confirmation", async () => {
+  await page.getByLabel("Name (optional)", { exact: true }).fill("temporary");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const temp = (await page.locator("[data-secret]").innerText()).trim();
+  const row = page.locator("tr", { has: page.locator(`code:text("${temp.split(".")[0]}")`) });
+  await row.getByRole("button", { name: "Disable" }).click();
+  await row.locator("td[data-active=false]").waitFor();
+  await row.getByRole("button", { name: "Enable" }).click();
+  await row.locator("td[data-active=true]").waitFor();
+  await row.getByRole("button", { name: "Delete" }).click();
+  await row.getByRole("button", { name: "Delete key" }).waitFor();
+  await shot("keys");
+  await row.getByRole("button", { name: "Delete key" }).click();
+  await row.waitFor({ state: "detached" });
+});
+
+await step("a webhook to the receiver is created and its test event delivered", async () => {
+  await nav("Webhooks");
+  await page.getByLabel("URL", { exact: true }).fill(hookUrl);
+  await page.getByLabel("Description (optional)", { exact: true }).fill("dashboard test receiver");
+  await page.getByRole("button", { name: "Add webhook" }).click();
+  const secret = (await page.locator("[data-secret]").innerText()).trim();
+  assert(secret.startsWith("whsec_"), `secret: ${secret}`);
+  console.log(`webhook secret: ${secret}`);
+  await page.getByRole("button", { name: "Send a test event" }).click();
+  await page.locator("[data-test-status='200']").waitFor();
+  await shot("webhooks");
+  await page.getByRole("link", { name: "Deliveries" }).click();
+  await heading("Deliveries");
+  await page.locator(".delivery[data-event=test] td[data-http-status='200']").waitFor();
+  await shot("webhook-deliveries");
+});
+
+await step("deltas recorded in Sandbox turn verified", async () => {
+  await nav("Customers");
+  await page.locator(".empty").waitFor();
+  await shot("customers-empty");
+  await page.getByLabel("Customer id", { exact: true }).fill(CUSTOMER);
+  await page.getByLabel("Amount", { exact: true }).fill("1250.75");
+  await page.getByLabel("Reason", { exact: true }).fill("invoice 17");
+  await page.getByRole("button", { name: "Record delta" }).click();
+  await heading(`Customer ${CUSTOMER}`);
+  await page.getByLabel("Amount", { exact: true }).fill("-0.25");
+  await page.getByLabel("Reason", { exact: true }).fill("rounding credit");
+  await page.getByRole("button", { name: "Record delta" }).click();
+  await page.locator(".box.ok", { hasText: "Recorded -0.25" }).waitFor();
+  await page.waitForFunction(
+    () => document.querySelectorAll("#deltas tbody tr[data-verified=true]").length === 2,
+    null,
+    { timeout: ASYNC_TIMEOUT_MS },
+  );
+  await page.locator("[data-balance='1250.5']").waitFor({ timeout: ASYNC_TIMEOUT_MS });
+  const links = await page.$$eval("#deltas a[href^='/verify/']", (as) => as.map((a) => a.getAttribute("href")));
+  assert(links.length === 2, `verify links: ${links}`);
+  await shot("customer");
+});
+
+await step("a checkpoint is committed", async () => {
+  await page.getByRole("button", { name: "Commit checkpoint" }).click();
+  await page.locator("#checkpoints tr[data-status=COMMITTED]").waitFor({ timeout: ASYNC_TIMEOUT_MS });
+});
+
+let receiptId = "";
+await step("the receipt downloads as the API's JSON", async () => {
+  await page.getByRole("button", { name: "Get receipt" }).click();
+  const box = page.locator("[data-receipt]");
+  await box.waitFor();
+  receiptId = await box.getAttribute("data-receipt");
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: "Download JSON" }).click(),
+  ]);
+  const saved = join(artifacts, "dashboard-receipt.json");
+  await download.saveAs(saved);
+  const text = readFileSync(saved, "utf8");
+  const receipt = JSON.parse(text);
+  assert(receipt.data.receiptId === receiptId, `downloaded ${receipt.data.receiptId}, shown ${receiptId}`);
+  assert(receipt.data.deltasCount === 2, `deltasCount ${receipt.data.deltasCount}`);
+  assert(text.includes('"finalBalance":1250.5'), "the final balance is not the exact 1250.5");
+  await shot("customer-receipt");
+});
+
+await step("the receipt's verify page passes every check", async () => {
+  const [verify] = await Promise.all([
+    context.waitForEvent("page"),
+    page.getByRole("link", { name: "Open the verify page" }).click(),
+  ]);
+  await verify.waitForSelector("body[data-state=done]", { timeout: ASYNC_TIMEOUT_MS });
+  assert(verify.url().endsWith(`/verify/${receiptId}`), verify.url());
+  assert((await verify.getAttribute("#verdict", "data-ok")) === "true", await verify.innerText("#verdict"));
+  const failedChecks = await verify.$$eval("#checks li.check[data-ok=false]", (l) => l.length);
+  assert(failedChecks === 0, `${failedChecks} checks failed`);
+  await shot("verify-page", verify);
+  await verify.close();
+});
+
+await step("the customer list shows the ledger", async () => {
+  await nav("Customers");
+  const row = page.locator(`tr[data-customer=${CUSTOMER}]`);
+  await row.waitFor();
+  assert((await row.innerText()).includes("1250.5"), await row.innerText());
+  await shot("customers");
+});
+
+await step("the webhook received delta.verified", async () => {
+  await nav("Webhooks");
+  await page.getByRole("link", { name: "Deliveries" }).click();
+  await heading("Deliveries");
+  const deadline = Date.now() + ASYNC_TIMEOUT_MS;
+  for (let i = 1; ; i++) {
+    if ((await page.locator(".delivery[data-event='delta.verified'] td[data-http-status='200']").count()) > 0) break;
+    assert(Date.now() < deadline, "no delivered delta.verified event");
+    // The every-minute sweep re-rings lost deliveries; run it now and then.
+    if (i % 5 === 0) await fetch(`${base}/cdn-cgi/local/scheduled?cron=*+*+*+*+*`).catch(() => {});
+    await page.waitForTimeout(2000);
+    await page.getByRole("button", { name: "Refresh" }).click();
+  }
+  await shot("webhook-deliveries-verified");
+});
+
+await step("the environment switch shows Production and is remembered", async () => {
+  await nav("Customers");
+  await page.getByLabel("Environment", { exact: true }).selectOption("production");
+  await page.locator(".env-banner").waitFor();
+  await page.locator("[data-needs-key]", { hasText: "Production API key" }).waitFor();
+  await shot("customers-production");
+  await page.reload();
+  await heading("Customers");
+  assert((await page.getByLabel("Environment", { exact: true }).inputValue()) === "production", "not remembered");
+  await page.getByLabel("Environment", { exact: true }).selectOption("sandbox");
+  await page.locator(`tr[data-customer=${CUSTOMER}]`).waitFor();
+});
+
+await step("a webhook is paused and resumed", async () => {
+  await nav("Webhooks");
+  await page.getByRole("button", { name: "Pause" }).click();
+  await page.locator("[data-active=false]").waitFor();
+  await page.getByRole("button", { name: "Resume" }).click();
+  await page.locator("[data-active=true]").waitFor();
+});
+
+await step("logging out ends the session", async () => {
+  await page.getByRole("button", { name: "Log out" }).click();
+  await heading("Log in");
+  assert((await page.innerText("main")).includes("logged out"), await page.innerText("main"));
+  await page.goto(`${base}/app/keys`);
+  await heading("Log in");
+  await shot("login");
+});
+
+await step("a forgotten password is reset through the e-mailed link", async () => {
+  await page.getByRole("link", { name: "Forgot your password?" }).click();
+  await heading("Forgot your password?");
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByRole("button", { name: "Send the link" }).click();
+  await page.locator(".box.ok").waitFor();
+  await shot("forgot-password");
+  await page.goto(`${base}/mailbox?to=${encodeURIComponent(email)}`);
+  await page.locator(".mail[data-kind=reset_password] a[href*='/reset-password?token=']").click();
+  await heading("Choose a new password");
+  assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
+  await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole("button", { name: "Save the new password" }).click();
+  await page.locator(".box.ok").waitFor();
+  await shot("reset-password");
+  await page.getByRole("link", { name: "Log in" }).last().click();
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await heading(/Welcome, Grace/);
+});
+
+await step("changing the password checks the current one, then logs out", async () => {
+  await nav("Settings");
+  await page.getByLabel("Current password", { exact: true }).fill("Not-The-One-1");
+  await page.getByLabel("New password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Change password" }).click();
+  const { text, status } = await errorText();
+  assert(status === "400" && /currentPassword/.test(text), `status ${status}: ${text}`);
+  await shot("settings-wrong-password");
+  await page.getByLabel("Current password", { exact: true }).fill(NEW_PASSWORD);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await heading("Log in");
+  assert(/Password changed/.test(await page.innerText("main")), await page.innerText("main"));
+  await page.getByLabel("E-mail", { exact: true }).fill(email);
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await heading(/Welcome, Grace/);
+});
+
+await context.close();
+rmSync(profile, { recursive: true, force: true });
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
