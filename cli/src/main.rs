@@ -23,6 +23,7 @@ Usage:
   bvs-verify inclusion <inclusion.json> --key <verifierKey> [--json]
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
   bvs-verify monitor <head.txt> [<proof>] --key <verifierKey> --state <heads.json> [--json]
+  bvs-verify statement <statement.txt> --key <counterpartyKey> [--root <merkleRoot>] [--json]
 
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
                (the whole answer or its data): signed tree head, every
@@ -42,11 +43,16 @@ Usage:
                root, any other needs the consistency proof the command asks
                for (second file). A fork (two histories) fails loudly and is
                not recorded; a consistent head is added to the state.
+  statement    a customer's signed statement (co-signed balance, dispute or
+               key binding; docs/agreement.md), checked against the
+               customer's key; --root pins the checkpoint's merkleRoot
+               (alias: cosigned)
 
   --key   the log's verifier key, from GET /api/v1/log/<env>/key (verifierKey),
           kept from before (pinned). Receipts and answers name a key
           themselves, which proves nothing: without --key they are not
-          reported VERIFIED.
+          reported VERIFIED. For statement: the customer's key,
+          <name>+<key id>+<base64 key>.
   --allow-unpinned
           check a receipt or answer against the key it names, reported as
           VERIFIED WITH AN UNPINNED KEY.
@@ -165,6 +171,20 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             let proof = verify::parse_proof_document(&proof)
                 .map_err(|e| format!("{}: {e}", args.files[2]))?;
             Ok(verify::consistency_report(&old, &new, &proof, key))
+        }
+        "statement" | "cosigned" => {
+            let key = required_key(args)?.trim();
+            let [text] = files::<1>(args)?;
+            let root = args
+                .root
+                .as_deref()
+                .map(|r| bvs_core::Hash32::parse(r.trim()).map_err(|e| format!("--root {e}")))
+                .transpose()?;
+            Ok(bvs_core::agreement::statement_report(
+                &text,
+                key,
+                root.as_ref(),
+            ))
         }
         other => Err(format!("unknown command {other:?}")),
     }

@@ -7,6 +7,7 @@
 //! Invariant: nothing here panics on input, however hostile. Every parser
 //! and verifier returns a `Result` whose error names what was wrong.
 
+pub mod agreement;
 pub mod amount;
 pub mod derive;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod log;
 pub mod merkle;
 pub mod monitor;
 pub mod note;
+pub mod pinpoint;
 pub mod receipt;
 pub mod time;
 pub mod types;

@@ -77,7 +77,7 @@ fn verifier_key_bytes(signing: &SigningKey) -> Vec<u8> {
 
 /// A key name (and a log origin) per C2SP signed-note: non-empty, no
 /// white space, no `+`.
-fn key_name_valid(name: &str) -> bool {
+pub(crate) fn key_name_valid(name: &str) -> bool {
     !(name.is_empty() || name.chars().any(char::is_whitespace) || name.contains('+'))
 }
 
@@ -206,14 +206,14 @@ pub fn verify_tree_head(note_text: &str, verifier_key: &str) -> Result<TreeHead,
 }
 
 /// A parsed verifier key `<name>+<8 hex digit id>+<base64(0x01 || key)>`.
-struct VerifierKey<'a> {
-    name: &'a str,
-    id: u32,
-    key: ed25519_dalek::VerifyingKey,
+pub(crate) struct VerifierKey<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) id: u32,
+    pub(crate) key: ed25519_dalek::VerifyingKey,
 }
 
 impl<'a> VerifierKey<'a> {
-    fn parse(text: &'a str) -> Result<Self, NoteError> {
+    pub(crate) fn parse(text: &'a str) -> Result<Self, NoteError> {
         let format = || NoteError::MalformedKey("malformed verifier key".into());
         let (name, rest) = text.split_once('+').ok_or_else(format)?;
         let (id_hex, key_b64) = rest.split_once('+').ok_or_else(format)?;
@@ -251,14 +251,14 @@ fn key_id(name: &str, key: &[u8]) -> u32 {
 }
 
 /// A signature line: key name, key id, signature bytes.
-type NoteSignature<'a> = (&'a str, u32, Vec<u8>);
+pub(crate) type NoteSignature<'a> = (&'a str, u32, Vec<u8>);
 
 /// Splits a signed note into its signed text (ending in a newline) and its
 /// signature lines `— <name> <base64(key id || signature)>`, by the rules
 /// `signed_note` applies: no control characters but newlines, a blank line
 /// before the signatures, every line ending in a newline, at most
 /// [`NOTE_SIGNATURES_MAX`] signatures. `None` if the note is malformed.
-fn split_note(note: &str) -> Option<(String, Vec<NoteSignature<'_>>)> {
+pub(crate) fn split_note(note: &str) -> Option<(String, Vec<NoteSignature<'_>>)> {
     if note.chars().any(|c| c < ' ' && c != '\n') {
         return None;
     }
@@ -288,7 +288,7 @@ fn split_note(note: &str) -> Option<(String, Vec<NoteSignature<'_>>)> {
 /// end, unused trailing bits zero; anything else is `None`. Hand-written
 /// because the crate's engine was ~3 KB of the browser verifier; a test
 /// holds the two to the same answers.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     fn sextet(c: u8) -> Option<u32> {
         Some(u32::from(match c {
             b'A'..=b'Z' => c - b'A',

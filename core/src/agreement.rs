@@ -1,0 +1,853 @@
+//! Counterparty statements: what a customer signs about its own ledger.
+//!
+//! Three statements, each a C2SP signed note (like the log's tree heads,
+//! and in the spirit of `tlog-cosignature`): a text of `name value` lines
+//! in a fixed order, a blank line, and a signature line by the
+//! counterparty's Ed25519 key. docs/agreement.md has worked examples.
+//!
+//! ```text
+//! bvs-agreement/v1 key            bvs-agreement/v1 balance       bvs-agreement/v1 dispute
+//! origin <log origin>             origin <log origin>            origin <log origin>
+//! ledger <ledger id, 64 hex>      ledger <ledger id>             ledger <ledger id>
+//! key <verifier key>              period <YYYY-MM>               period <YYYY-MM>
+//!                                 root <merkleRoot, 64 hex>      root <merkleRoot>
+//!                                 deltas <deltaCount>            deltas <deltaCount>
+//!                                 balance <final balance>        divergence <missing|extra|changed|reordered>
+//!                                                                after <deltas agreed before it>
+//!                                                                delta <itemHash|anchorId|referenceId> <id>
+//!                                                                agreed <balance agreed before it>
+//!
+//! — <key name> <base64(key id || Ed25519 signature of the text above the blank line)>
+//! ```
+//!
+//! - **key** binds "ledger L has counterparty key K". It is signed by K
+//!   itself (proof of possession) and appended to the log as an item whose
+//!   hash is [`item_hash`]; a later key for L is another, visible item.
+//! - **balance** says the customer agrees with the committed checkpoint of
+//!   `period` (its `merkleRoot` over `deltas` deltas, ending at `balance`).
+//! - **dispute** says it does not, from the first divergent delta found by
+//!   [`crate::pinpoint`]: its kind, the deltas and balance agreed before it
+//!   and the id naming it.
+//!
+//! Keys are given in the signed-note verifier-key form
+//! `<name>+<8 hex key id>+<base64(0x01 || 32-byte public key)>`, the form
+//! the log's own key has: it carries its algorithm and a key id that the
+//! signature line must repeat, so a signature by another key is told
+//! apart from a bad signature.
+//!
+//! Reading is strict: every line is required, in this order, once, with
+//! one space between name and value, canonical values (lowercase hex,
+//! plain decimal amounts as the API prints them, counts without leading
+//! zeros), nothing after. Each refusal has its own [`StatementError`].
+
+use crate::amount::Amount;
+use crate::hash::Hash32;
+use crate::note::{key_name_valid, split_note, VerifierKey};
+use crate::pinpoint::{Divergence, DivergenceKind, EntryId};
+use crate::types::{Period, ReferenceId};
+use crate::verify::{Check, VerificationReport};
+
+/// First word of every statement: the format and its version.
+pub const STATEMENT_FORMAT: &str = "bvs-agreement/v1";
+/// Largest signed statement read, in bytes. Ours are under 600 bytes (a
+/// dispute naming a 128-character referenceId); the rest is room for a
+/// witness cosignature or two. // spec: silent; bounds work on hostile input
+pub const STATEMENT_BYTES_MAX: usize = 4 * 1024;
+/// Longest anchorId or referenceId a dispute names, in characters.
+/// // spec: Limits, as types::REFERENCE_ID_CHARS_MAX
+pub const STATEMENT_ID_CHARS_MAX: usize = crate::types::REFERENCE_ID_CHARS_MAX;
+
+/// A log origin as a statement names it: a signed-note key name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin(String);
+
+impl Origin {
+    /// # Errors
+    /// [`StatementError::BadValue`] unless non-empty, without white space,
+    /// control characters or `+`.
+    pub fn parse(text: &str) -> Result<Self, StatementError> {
+        if key_name_valid(text) && !text.chars().any(char::is_control) {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(StatementError::BadValue {
+                field: "origin",
+                reason: "must be a log origin: no spaces, '+' or control characters",
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// "Ledger `ledger` of log `origin` has counterparty key `key`."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyBinding {
+    pub origin: Origin,
+    pub ledger: Hash32,
+    /// The verifier key, as given (it parsed as one).
+    key: String,
+}
+
+impl KeyBinding {
+    /// # Errors
+    /// [`StatementError::MalformedKey`] if `key` is not a verifier key.
+    pub fn new(origin: Origin, ledger: Hash32, key: &str) -> Result<Self, StatementError> {
+        VerifierKey::parse(key).map_err(|e| StatementError::MalformedKey(e.to_string()))?;
+        Ok(Self {
+            origin,
+            ledger,
+            key: key.to_owned(),
+        })
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+}
+
+/// What a committed checkpoint of a ledger says; the customer's balance
+/// statement repeats it, a dispute names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRef {
+    pub origin: Origin,
+    pub ledger: Hash32,
+    pub period: Period,
+    pub root: Hash32,
+    pub deltas: u64,
+}
+
+/// "I agree: checkpoint `checkpoint` ends at `balance`."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceStatement {
+    pub checkpoint: CheckpointRef,
+    pub balance: Amount,
+}
+
+/// "I disagree with `checkpoint`, from this delta on."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dispute {
+    pub checkpoint: CheckpointRef,
+    pub kind: DivergenceKind,
+    /// Deltas both agree on before the divergent one.
+    pub after: u64,
+    pub delta: EntryId,
+    /// Balance both agree on before the divergent delta.
+    pub agreed: Amount,
+}
+
+impl Dispute {
+    /// The dispute of `checkpoint` from a pinpointed divergence. The
+    /// delta is named by the service's itemHash when the service has it
+    /// (missing, changed, reordered), else by the caller's own id (extra).
+    pub fn from_divergence(checkpoint: CheckpointRef, divergence: &Divergence) -> Option<Dispute> {
+        let delta = match (&divergence.service, &divergence.caller_id) {
+            (Some(s), _) => EntryId::ItemHash(s.item_hash),
+            (None, Some(id)) => id.clone(),
+            (None, None) => return None,
+        };
+        Some(Dispute {
+            checkpoint,
+            kind: divergence.kind,
+            after: divergence.agreed_deltas,
+            delta,
+            agreed: divergence.agreed_balance,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    Key(KeyBinding),
+    Balance(BalanceStatement),
+    Dispute(Dispute),
+}
+
+/// Why a statement was refused. Each reason is its own variant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StatementError {
+    #[error("statement is larger than {max} bytes")]
+    TooLarge { max: usize },
+    #[error("counterparty key is malformed: {0}")]
+    MalformedKey(String),
+    #[error("not a signed note: text, a blank line, then signature lines")]
+    NotASignedNote,
+    #[error("first line is not \"{STATEMENT_FORMAT} key|balance|dispute\"")]
+    UnknownFormat,
+    #[error(
+        "line {line} has extra white space (leading, trailing, doubled, tab or carriage return)"
+    )]
+    ExtraWhitespace { line: usize },
+    #[error("statement ends after line {line}; expected \"{expected}\" next")]
+    Truncated { line: usize, expected: &'static str },
+    #[error("line {line} is \"{got}\" where \"{expected}\" belongs: lines are in a fixed order")]
+    WrongOrder {
+        line: usize,
+        expected: &'static str,
+        got: String,
+    },
+    #[error("line {line} is unknown to this statement (\"{got}\")")]
+    UnknownLine { line: usize, got: String },
+    #[error("{field}: {reason}")]
+    BadValue {
+        field: &'static str,
+        reason: &'static str,
+    },
+    #[error("{field}: not in canonical form (write it as {canonical})")]
+    NonCanonical {
+        field: &'static str,
+        canonical: String,
+    },
+    #[error("no signature by the counterparty key {key_name}+{key_id:08x}")]
+    NoSignatureByKey { key_name: String, key_id: u32 },
+    #[error("the signature by the counterparty key does not match the statement text")]
+    InvalidSignature,
+    #[error("the key binding names another key than the one that signed it")]
+    KeyNotSelfSigned,
+    #[error("statement is a {got} statement, not a {expected} one")]
+    WrongKind {
+        expected: &'static str,
+        got: &'static str,
+    },
+    #[error("statement is for log {got}, not {expected}")]
+    OriginMismatch { expected: String, got: String },
+    #[error("statement is for ledger {got}, not {expected}")]
+    LedgerMismatch { expected: Hash32, got: Hash32 },
+    #[error("statement is for period {got}, not {expected}")]
+    PeriodMismatch { expected: Period, got: Period },
+    #[error("statement is for merkleRoot {got}, not {expected}")]
+    RootMismatch { expected: Hash32, got: Hash32 },
+    #[error("statement counts {got} deltas, the checkpoint {expected}")]
+    DeltasMismatch { expected: u64, got: u64 },
+    #[error("statement agrees to balance {got}, the checkpoint says {expected}")]
+    BalanceMismatch { expected: Amount, got: Amount },
+    #[cfg(feature = "server")]
+    #[error("could not sign: {0}")]
+    Signing(String),
+}
+
+/// Line names in order, per kind (after the first line).
+const KEY_LINES: [&str; 3] = ["origin", "ledger", "key"];
+const BALANCE_LINES: [&str; 6] = ["origin", "ledger", "period", "root", "deltas", "balance"];
+const DISPUTE_LINES: [&str; 9] = [
+    "origin",
+    "ledger",
+    "period",
+    "root",
+    "deltas",
+    "divergence",
+    "after",
+    "delta",
+    "agreed",
+];
+
+impl Statement {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Statement::Key(_) => "key",
+            Statement::Balance(_) => "balance",
+            Statement::Dispute(_) => "dispute",
+        }
+    }
+
+    /// The statement text that gets signed (ends in a newline).
+    pub fn to_text(&self) -> String {
+        let mut lines: Vec<(&str, String)> = Vec::with_capacity(9);
+        let checkpoint = |lines: &mut Vec<(&str, String)>, c: &CheckpointRef| {
+            lines.push(("origin", c.origin.0.clone()));
+            lines.push(("ledger", c.ledger.to_hex()));
+            lines.push(("period", c.period.to_string()));
+            lines.push(("root", c.root.to_hex()));
+            lines.push(("deltas", c.deltas.to_string()));
+        };
+        match self {
+            Statement::Key(k) => {
+                lines.push(("origin", k.origin.0.clone()));
+                lines.push(("ledger", k.ledger.to_hex()));
+                lines.push(("key", k.key.clone()));
+            }
+            Statement::Balance(b) => {
+                checkpoint(&mut lines, &b.checkpoint);
+                lines.push(("balance", b.balance.to_string()));
+            }
+            Statement::Dispute(d) => {
+                checkpoint(&mut lines, &d.checkpoint);
+                lines.push(("divergence", d.kind.as_str().to_owned()));
+                lines.push(("after", d.after.to_string()));
+                let id = match &d.delta {
+                    EntryId::ItemHash(h) => h.to_hex(),
+                    EntryId::AnchorId(s) | EntryId::ReferenceId(s) => s.clone(),
+                };
+                lines.push(("delta", format!("{} {id}", d.delta.field())));
+                lines.push(("agreed", d.agreed.to_string()));
+            }
+        }
+        let mut text = format!("{STATEMENT_FORMAT} {}\n", self.kind());
+        for (name, value) in lines {
+            text.push_str(name);
+            text.push(' ');
+            text.push_str(&value);
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Reads a statement text (the part above the blank line) strictly.
+    ///
+    /// # Errors
+    /// A [`StatementError`] naming the first thing wrong.
+    pub fn parse(text: &str) -> Result<Statement, StatementError> {
+        if text.len() > STATEMENT_BYTES_MAX {
+            return Err(StatementError::TooLarge {
+                max: STATEMENT_BYTES_MAX,
+            });
+        }
+        let body = text
+            .strip_suffix('\n')
+            .ok_or(StatementError::NotASignedNote)?;
+        let lines: Vec<&str> = body.split('\n').collect();
+        for (n, line) in lines.iter().enumerate() {
+            let spaced = line.starts_with(' ')
+                || line.ends_with(' ')
+                || line.contains("  ")
+                || line.contains(['\t', '\r']);
+            if spaced {
+                return Err(StatementError::ExtraWhitespace { line: n + 1 });
+            }
+        }
+        let kind = lines
+            .first()
+            .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
+            .and_then(|l| l.strip_prefix(' '))
+            .ok_or(StatementError::UnknownFormat)?;
+        let names: &[&'static str] = match kind {
+            "key" => &KEY_LINES,
+            "balance" => &BALANCE_LINES,
+            "dispute" => &DISPUTE_LINES,
+            _ => return Err(StatementError::UnknownFormat),
+        };
+        let values = read_lines(&lines[1..], names)?;
+        let v = |name: &str| {
+            names
+                .iter()
+                .position(|n| *n == name)
+                .and_then(|i| values.get(i).copied())
+                .unwrap_or("")
+        };
+        let origin = Origin::parse(v("origin"))?;
+        let ledger = hash_value("ledger", v("ledger"))?;
+        if kind == "key" {
+            return Ok(Statement::Key(KeyBinding::new(origin, ledger, v("key"))?));
+        }
+        let checkpoint = CheckpointRef {
+            origin,
+            ledger,
+            period: Period::parse(v("period")).map_err(|_| StatementError::BadValue {
+                field: "period",
+                reason: "must be YYYY-MM with a month from 01 to 12",
+            })?,
+            root: hash_value("root", v("root"))?,
+            deltas: count_value("deltas", v("deltas"))?,
+        };
+        if kind == "balance" {
+            return Ok(Statement::Balance(BalanceStatement {
+                checkpoint,
+                balance: amount_value("balance", v("balance"))?,
+            }));
+        }
+        let kind = DivergenceKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == v("divergence"))
+            .ok_or(StatementError::BadValue {
+                field: "divergence",
+                reason: "must be missing, extra, changed or reordered",
+            })?;
+        Ok(Statement::Dispute(Dispute {
+            checkpoint,
+            kind,
+            after: count_value("after", v("after"))?,
+            delta: delta_value(v("delta"))?,
+            agreed: amount_value("agreed", v("agreed"))?,
+        }))
+    }
+}
+
+/// The values of `lines`, which must be exactly `names` in order.
+fn read_lines<'a>(
+    lines: &[&'a str],
+    names: &[&'static str],
+) -> Result<Vec<&'a str>, StatementError> {
+    let mut values = Vec::with_capacity(names.len());
+    for (i, expected) in names.iter().enumerate() {
+        let line_no = i + 2;
+        let Some(line) = lines.get(i) else {
+            return Err(StatementError::Truncated {
+                line: line_no - 1,
+                expected,
+            });
+        };
+        let (name, value) = line.split_once(' ').unwrap_or((line, ""));
+        if name != *expected {
+            return Err(if names.contains(&name) {
+                StatementError::WrongOrder {
+                    line: line_no,
+                    expected,
+                    got: name.to_owned(),
+                }
+            } else {
+                StatementError::UnknownLine {
+                    line: line_no,
+                    got: name.to_owned(),
+                }
+            });
+        }
+        if value.is_empty() {
+            return Err(StatementError::BadValue {
+                field: expected,
+                reason: "is empty",
+            });
+        }
+        values.push(value);
+    }
+    if let Some(extra) = lines.get(names.len()) {
+        let got = extra.split(' ').next().unwrap_or("").to_owned();
+        return Err(StatementError::UnknownLine {
+            line: names.len() + 2,
+            got,
+        });
+    }
+    Ok(values)
+}
+
+fn hash_value(field: &'static str, text: &str) -> Result<Hash32, StatementError> {
+    let hash = Hash32::parse(text).map_err(|_| StatementError::BadValue {
+        field,
+        reason: "must be 64 lowercase hex digits",
+    })?;
+    canonical(field, text, hash.to_hex())?;
+    Ok(hash)
+}
+
+fn count_value(field: &'static str, text: &str) -> Result<u64, StatementError> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(StatementError::BadValue {
+            field,
+            reason: "must be a whole number",
+        });
+    }
+    let n: u64 = text.parse().map_err(|_| StatementError::BadValue {
+        field,
+        reason: "must be a whole number below 2^64",
+    })?;
+    canonical(field, text, n.to_string())?;
+    Ok(n)
+}
+
+fn amount_value(field: &'static str, text: &str) -> Result<Amount, StatementError> {
+    let amount = Amount::parse(text).map_err(|_| StatementError::BadValue {
+        field,
+        reason: "must be a decimal amount with at most 18 decimal places",
+    })?;
+    canonical(field, text, amount.to_string())?;
+    Ok(amount)
+}
+
+fn canonical(field: &'static str, text: &str, canonical: String) -> Result<(), StatementError> {
+    if text == canonical {
+        Ok(())
+    } else {
+        Err(StatementError::NonCanonical { field, canonical })
+    }
+}
+
+fn delta_value(text: &str) -> Result<EntryId, StatementError> {
+    let bad = |reason| StatementError::BadValue {
+        field: "delta",
+        reason,
+    };
+    let (by, id) = text.split_once(' ').ok_or(bad(
+        "must be itemHash, anchorId or referenceId, a space and the id",
+    ))?;
+    match by {
+        "itemHash" => Ok(EntryId::ItemHash(hash_value("delta", id)?)),
+        "anchorId" | "referenceId" => {
+            let id = ReferenceId::parse(id)
+                .map_err(|_| bad("the id must be 1 to 128 characters without control characters"))?
+                .into_string();
+            Ok(if by == "anchorId" {
+                EntryId::AnchorId(id)
+            } else {
+                EntryId::ReferenceId(id)
+            })
+        }
+        _ => Err(bad(
+            "must be itemHash, anchorId or referenceId, a space and the id",
+        )),
+    }
+}
+
+/// The log item of a signed statement: SHA-256 of the whole signed note
+/// (text, blank line, signature lines), so the log commits to the
+/// signature as well as to what was signed. Statement texts begin with
+/// `bvs-agreement/v1`, delta items (RFC 8785 JSON) with `{`: the two can
+/// never be the same bytes.
+pub fn item_hash(signed: &str) -> Hash32 {
+    Hash32::digest(signed.as_bytes())
+}
+
+/// Checks a signed statement against the counterparty's verifier key and
+/// returns what it says. Signatures by other keys (witnesses) are ignored;
+/// a key binding must be signed by the key it binds.
+///
+/// # Errors
+/// One [`StatementError`] per reason: size, key form, note form, statement
+/// form (as [`Statement::parse`]), no signature by the key, a bad one.
+pub fn verify(signed: &str, verifier_key: &str) -> Result<Statement, StatementError> {
+    if signed.len() > STATEMENT_BYTES_MAX {
+        return Err(StatementError::TooLarge {
+            max: STATEMENT_BYTES_MAX,
+        });
+    }
+    let key = VerifierKey::parse(verifier_key)
+        .map_err(|e| StatementError::MalformedKey(e.to_string()))?;
+    let (text, signatures) = split_note(signed).ok_or(StatementError::NotASignedNote)?;
+    // The statement's own form first: a truncated or re-spaced statement
+    // is told as such, not only as a signature that fails.
+    let statement = Statement::parse(&text)?;
+    let signature = signatures
+        .iter()
+        .find(|(name, id, _)| *name == key.name && *id == key.id)
+        .ok_or_else(|| StatementError::NoSignatureByKey {
+            key_name: key.name.to_owned(),
+            key_id: key.id,
+        })?;
+    let signature = <[u8; 64]>::try_from(signature.2.as_slice())
+        .map_err(|_| StatementError::InvalidSignature)?;
+    ed25519_dalek::Verifier::verify(
+        &key.key,
+        text.as_bytes(),
+        &ed25519_dalek::Signature::from_bytes(&signature),
+    )
+    .map_err(|_| StatementError::InvalidSignature)?;
+    if let Statement::Key(binding) = &statement {
+        if binding.key != verifier_key {
+            return Err(StatementError::KeyNotSelfSigned);
+        }
+    }
+    Ok(statement)
+}
+
+/// Checks a signed key binding: it must be signed by the key it names.
+///
+/// # Errors
+/// As [`verify`], and [`StatementError::WrongKind`] for another statement.
+pub fn verify_key_binding(signed: &str) -> Result<KeyBinding, StatementError> {
+    let (text, _) = split_note(signed).ok_or(StatementError::NotASignedNote)?;
+    let key = match Statement::parse(&text)? {
+        Statement::Key(binding) => binding.key,
+        other => {
+            return Err(StatementError::WrongKind {
+                expected: "key",
+                got: other.kind(),
+            })
+        }
+    };
+    match verify(signed, &key)? {
+        Statement::Key(binding) => Ok(binding),
+        other => Err(StatementError::WrongKind {
+            expected: "key",
+            got: other.kind(),
+        }),
+    }
+}
+
+impl CheckpointRef {
+    /// Checks that a statement names this checkpoint (the one a receipt or
+    /// the log shows), field by field.
+    ///
+    /// # Errors
+    /// `OriginMismatch`, `LedgerMismatch`, `PeriodMismatch`,
+    /// `RootMismatch` or `DeltasMismatch`.
+    pub fn check(&self, named: &CheckpointRef) -> Result<(), StatementError> {
+        if self.origin != named.origin {
+            return Err(StatementError::OriginMismatch {
+                expected: self.origin.0.clone(),
+                got: named.origin.0.clone(),
+            });
+        }
+        if !self.ledger.ct_eq(&named.ledger) {
+            return Err(StatementError::LedgerMismatch {
+                expected: self.ledger,
+                got: named.ledger,
+            });
+        }
+        if self.period != named.period {
+            return Err(StatementError::PeriodMismatch {
+                expected: self.period,
+                got: named.period,
+            });
+        }
+        if !self.root.ct_eq(&named.root) {
+            return Err(StatementError::RootMismatch {
+                expected: self.root,
+                got: named.root,
+            });
+        }
+        if self.deltas != named.deltas {
+            return Err(StatementError::DeltasMismatch {
+                expected: self.deltas,
+                got: named.deltas,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Checks a signed balance statement against the key and the checkpoint
+/// it should agree with (as the receipt or the log shows it).
+///
+/// # Errors
+/// As [`verify`], `WrongKind` for a dispute or key binding, a mismatch
+/// per field, [`StatementError::BalanceMismatch`] for another balance.
+pub fn verify_cosigned_balance(
+    signed: &str,
+    verifier_key: &str,
+    checkpoint: &CheckpointRef,
+    balance: Amount,
+) -> Result<BalanceStatement, StatementError> {
+    let statement = match verify(signed, verifier_key)? {
+        Statement::Balance(b) => b,
+        other => {
+            return Err(StatementError::WrongKind {
+                expected: "balance",
+                got: other.kind(),
+            })
+        }
+    };
+    checkpoint.check(&statement.checkpoint)?;
+    if statement.balance != balance {
+        return Err(StatementError::BalanceMismatch {
+            expected: balance,
+            got: statement.balance,
+        });
+    }
+    Ok(statement)
+}
+
+/// The checks `bvs-verify statement` prints: the key, the signature and
+/// form, what the statement says, and the root when one is pinned.
+pub fn statement_report(
+    signed: &str,
+    verifier_key: &str,
+    pinned_root: Option<&Hash32>,
+) -> VerificationReport {
+    let mut checks = Vec::new();
+    let mut push = |name: &str, ok: bool, detail: String| {
+        checks.push(Check {
+            name: name.to_owned(),
+            ok,
+            detail,
+        });
+    };
+    match VerifierKey::parse(verifier_key) {
+        Ok(k) => push(
+            "counterpartyKey",
+            true,
+            format!("Ed25519 key {}+{:08x}", k.name, k.id),
+        ),
+        Err(e) => push("counterpartyKey", false, e.to_string()),
+    }
+    match verify(signed, verifier_key) {
+        Err(e) => push("signature", false, e.to_string()),
+        Ok(statement) => {
+            push(
+                "signature",
+                true,
+                format!(
+                    "the {} statement is signed by the counterparty key; log item {}",
+                    statement.kind(),
+                    item_hash(signed)
+                ),
+            );
+            let checkpoint = match &statement {
+                Statement::Key(b) => {
+                    push(
+                        "keyBinding",
+                        true,
+                        format!(
+                            "ledger {} of log {} has this key (self-signed)",
+                            b.ledger,
+                            b.origin.as_str()
+                        ),
+                    );
+                    None
+                }
+                Statement::Balance(b) => {
+                    push(
+                        "agreed",
+                        true,
+                        format!(
+                            "the customer agrees: period {} ends at balance {} after {} deltas",
+                            b.checkpoint.period, b.balance, b.checkpoint.deltas
+                        ),
+                    );
+                    Some(&b.checkpoint)
+                }
+                Statement::Dispute(d) => {
+                    push(
+                        "disputed",
+                        true,
+                        format!(
+                            "the customer disputes period {}: first divergent delta {} ({} {}) after {} agreed deltas at balance {}",
+                            d.checkpoint.period,
+                            d.kind.as_str(),
+                            d.delta.field(),
+                            match &d.delta {
+                                EntryId::ItemHash(h) => h.to_hex(),
+                                EntryId::AnchorId(s) | EntryId::ReferenceId(s) => s.clone(),
+                            },
+                            d.after,
+                            d.agreed
+                        ),
+                    );
+                    Some(&d.checkpoint)
+                }
+            };
+            if let Some(c) = checkpoint {
+                push(
+                    "checkpoint",
+                    true,
+                    format!(
+                        "log {}, ledger {}, merkleRoot {}",
+                        c.origin.as_str(),
+                        c.ledger,
+                        c.root
+                    ),
+                );
+                if let Some(root) = pinned_root {
+                    let ok = root.ct_eq(&c.root);
+                    push(
+                        "pinnedRoot",
+                        ok,
+                        if ok {
+                            "the statement names the pinned merkleRoot".to_owned()
+                        } else {
+                            format!("the statement names {}, not the pinned {root}", c.root)
+                        },
+                    );
+                }
+            }
+        }
+    }
+    VerificationReport {
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    }
+}
+
+/// Decodes the signature bytes of a signed statement by the given key, for
+/// tools that check it with a standard Ed25519 implementation.
+pub fn signature_bytes(signed: &str, verifier_key: &str) -> Option<[u8; 64]> {
+    let key = VerifierKey::parse(verifier_key).ok()?;
+    let (_, signatures) = split_note(signed)?;
+    let (_, _, sig) = signatures
+        .into_iter()
+        .find(|(name, id, _)| *name == key.name && *id == key.id)?;
+    <[u8; 64]>::try_from(sig.as_slice()).ok()
+}
+
+/// The raw 32-byte Ed25519 public key inside a verifier key (for tools
+/// that want it without the signed-note framing).
+pub fn public_key_bytes(verifier_key: &str) -> Option<[u8; 32]> {
+    VerifierKey::parse(verifier_key)
+        .ok()
+        .map(|k| k.key.to_bytes())
+}
+
+#[cfg(feature = "server")]
+mod sign {
+    use super::{Statement, StatementError};
+    use ed25519_dalek::{Signer as _, SigningKey};
+
+    struct SeedSigner {
+        name: String,
+        id: u32,
+        key: SigningKey,
+    }
+
+    impl signed_note::Signer for SeedSigner {
+        fn name(&self) -> &str {
+            &self.name
+        }
+        fn key_id(&self) -> u32 {
+            self.id
+        }
+        fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, ed25519_dalek::SignatureError> {
+            Ok(self.key.sign(msg).to_bytes().to_vec())
+        }
+    }
+
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used)]
+    pub(super) fn test_signer(name: &str, seed: &[u8; 32]) -> impl signed_note::Signer {
+        signer(name, seed).unwrap()
+    }
+
+    fn signer(name: &str, seed: &[u8; 32]) -> Result<SeedSigner, StatementError> {
+        if !super::key_name_valid(name) {
+            return Err(StatementError::MalformedKey(
+                "key name must be non-empty, without spaces or '+'".into(),
+            ));
+        }
+        let key = SigningKey::from_bytes(seed);
+        let mut bytes = vec![0x01];
+        bytes.extend_from_slice(key.verifying_key().as_bytes());
+        Ok(SeedSigner {
+            name: name.to_owned(),
+            id: signed_note::key_id(name, &bytes),
+            key,
+        })
+    }
+
+    /// The counterparty's verifier key `<name>+<key id>+<base64(0x01 || key)>`.
+    /// The service never holds a customer's seed: this is for tests and
+    /// tools (the browser makes its own keys).
+    ///
+    /// # Errors
+    /// [`StatementError::MalformedKey`] for a bad name.
+    pub fn counterparty_key(name: &str, seed: &[u8; 32]) -> Result<String, StatementError> {
+        let s = signer(name, seed)?;
+        Ok(signed_note::new_ed25519_verifier_key(
+            name,
+            &s.key.verifying_key(),
+        ))
+    }
+
+    /// Signs a statement with the counterparty key `name` from `seed`,
+    /// returning the signed note (ends in a newline). Deterministic.
+    ///
+    /// # Errors
+    /// [`StatementError::MalformedKey`] for a bad name,
+    /// [`StatementError::Signing`] if the note cannot be built.
+    pub fn sign(
+        statement: &Statement,
+        name: &str,
+        seed: &[u8; 32],
+    ) -> Result<String, StatementError> {
+        let s = signer(name, seed)?;
+        let mut note = signed_note::Note::new(statement.to_text().as_bytes(), &[])
+            .map_err(|e| StatementError::Signing(e.to_string()))?;
+        note.add_sigs(&[&s])
+            .map_err(|e| StatementError::Signing(e.to_string()))?;
+        String::from_utf8(note.to_bytes()).map_err(|e| StatementError::Signing(e.to_string()))
+    }
+}
+
+#[cfg(feature = "server")]
+pub use sign::{counterparty_key, sign};
+
+// The vectors are signed here, so they need the signing half.
+#[cfg(all(test, feature = "server"))]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;
