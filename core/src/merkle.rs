@@ -161,7 +161,7 @@ pub enum HashScheme {
 
 /// A document names a hash scheme this verifier does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown hash scheme \"{0}\" (this verifier knows bvs-log-v1)")]
+#[error("unknown hash scheme \"{0}\"")]
 pub struct UnknownScheme(pub String);
 
 impl HashScheme {
@@ -178,9 +178,7 @@ impl HashScheme {
     /// The leaf rule in words, for reports.
     pub const fn rule(self) -> &'static str {
         match self {
-            HashScheme::BvsLogV1 => {
-                "bvs-log-v1: log leaf = SHA-256(0x00 || \"bvs-log-v1\" || itemHash)"
-            }
+            HashScheme::BvsLogV1 => "bvs-log-v1 (docs/hashes.md)",
         }
     }
 
@@ -191,15 +189,11 @@ impl HashScheme {
     pub fn parse(name: &str) -> Result<HashScheme, UnknownScheme> {
         match name {
             "bvs-log-v1" => Ok(HashScheme::BvsLogV1),
-            // At most the first SCHEME_NAME_ECHO_BYTES_MAX bytes are echoed,
-            // cut at a character boundary.
-            other => {
-                let mut end = other.len().min(SCHEME_NAME_ECHO_BYTES_MAX);
-                while !other.is_char_boundary(end) {
-                    end -= 1;
-                }
-                Err(UnknownScheme(other[..end].to_owned()))
+            // A name is echoed only up to SCHEME_NAME_ECHO_BYTES_MAX bytes.
+            other if other.len() > SCHEME_NAME_ECHO_BYTES_MAX => {
+                Err(UnknownScheme("(a name of over 64 bytes)".to_owned()))
             }
+            other => Err(UnknownScheme(other.to_owned())),
         }
     }
 
@@ -211,8 +205,10 @@ impl HashScheme {
         data
     }
 
-    /// The log's leaf hash of `item`: SHA-256(0x00 || leaf data).
-    #[inline]
+    /// The log's leaf hash of `item`: SHA-256(0x00 || leaf data). Not
+    /// `#[inline]`: one leaf hash per proof, against ~log2(n) node hashes,
+    /// so one shared copy costs no measurable speed and keeps the browser
+    /// verifier inside its size budget.
     pub fn leaf_hash(self, item: &Hash32) -> Hash32 {
         // 0x00 || tag || item (43 bytes) || 0x80 || zeros || bit length:
         // one block, as cheap as a plain leaf.
@@ -235,7 +231,6 @@ impl HashScheme {
     ///
     /// # Errors
     /// As [`verify_inclusion_of_leaf_hash`].
-    #[inline]
     pub fn verify_inclusion(
         self,
         proof: &[Hash32],
@@ -588,13 +583,7 @@ mod tests {
         }
         let long = "x".repeat(1000);
         let e = HashScheme::parse(&long).unwrap_err();
-        assert_eq!(e.0.len(), SCHEME_NAME_ECHO_BYTES_MAX);
-        let wide = "é".repeat(100);
-        assert_eq!(HashScheme::parse(&wide).unwrap_err().0, "é".repeat(32));
-        assert_eq!(
-            HashScheme::parse(&format!("x{wide}")).unwrap_err().0.len(),
-            63
-        );
+        assert_eq!(e.0, "(a name of over 64 bytes)");
         assert!(e.to_string().starts_with("unknown hash scheme"));
     }
 

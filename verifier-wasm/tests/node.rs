@@ -133,96 +133,37 @@ fn tree_heads_inclusion_consistency_and_submissions() {
     let short = serde_json::to_string(&hex[1..]).unwrap();
     let (hash, root) = (item.item_hash.to_hex(), head.root.to_hex());
     let (i, n) = (item.leaf_index.0 as f64, head.size.0 as f64);
-    assert!(
-        report(&v::verify_inclusion(
-            &hash,
-            i,
-            n,
-            &root,
-            &proof,
-            Some(V1.into())
-        ))
-        .ok
-    );
+    assert!(report(&v::verify_inclusion(&hash, i, n, &root, &proof, V1)).ok);
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i + 1.0,
-            n,
-            &root,
-            &proof,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, i + 1.0, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            -1.0,
-            n,
-            &root,
-            &proof,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, -1.0, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            0.5,
-            n,
-            &root,
-            &proof,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, 0.5, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            f64::NAN,
-            &root,
-            &proof,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, i, f64::NAN, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            n,
-            &root,
-            &short,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, i, n, &root, &short, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            n,
-            &root,
-            r#"["zz"]"#,
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, i, n, &root, r#"["zz"]"#, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(
-            &hash,
-            i,
-            n,
-            &root,
-            "not json",
-            Some(V1.into())
-        )),
+        failed(&v::verify_inclusion(&hash, i, n, &root, "not json", V1)),
         ["inclusion"]
     );
     // An unknown or missing scheme is refused by name, never guessed.
-    for other in [Some("bvs-log-v2".to_string()), None] {
+    for other in ["bvs-log-v2", ""] {
         assert_eq!(
             failed(&v::verify_inclusion(&hash, i, n, &root, &proof, other)),
             ["hashScheme", "inclusion"]
