@@ -13,6 +13,9 @@ scripts/setup.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "architecture invariants (scripts/check-architecture.sh)"
+scripts/check-architecture.sh
+
 step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p bvs-worker -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet -- -D warnings

@@ -16,9 +16,17 @@ pub struct App {
     tenant_id: RefCell<Option<String>>,
 }
 
+/// The clock: the one place the service reads the time (`Date::now()`).
+/// `App::now_ms` is its reading at the start of a request or event; work
+/// that runs on (a sequencer round, a delivery attempt's duration, the
+/// request log's elapsed time, the rate limiter's refill) reads it here again.
+pub fn clock_ms() -> u64 {
+    Date::now().as_millis()
+}
+
 impl App {
     pub fn new(env: Env) -> Self {
-        Self::with_now(env, Date::now().as_millis())
+        Self::with_now(env, clock_ms())
     }
 
     pub fn with_now(env: Env, now_ms: u64) -> Self {

@@ -31,42 +31,7 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             }
         };
         let result = match &job {
-            Job::Sequence { env } => match parse_env(env) {
-                Ok(env) => {
-                    // One sequencer run per environment per batch.
-                    let ok = match sequenced.iter().find(|(e, _)| *e == env) {
-                        Some((_, ok)) => *ok,
-                        None => {
-                            let ok = match ledger::sequencer::run(app, env).await {
-                                Ok(_) => {
-                                    // Events the run wrote become webhook
-                                    // deliveries; the sweep catches up
-                                    // if this fails.
-                                    if let Err(e) = webhooks::dispatch::run(app, env).await {
-                                        worker::console_error!(
-                                            "webhook dispatch {}: {e:?}",
-                                            env.as_str()
-                                        );
-                                    }
-                                    true
-                                }
-                                Err(e) => {
-                                    worker::console_error!("sequencer {}: {e:?}", env.as_str());
-                                    false
-                                }
-                            };
-                            sequenced.push((env, ok));
-                            ok
-                        }
-                    };
-                    if ok {
-                        Ok(())
-                    } else {
-                        Err(ApiError::internal("sequencer failed"))
-                    }
-                }
-                Err(e) => Err(e),
-            },
+            Job::Sequence { env } => sequence_once(app, *env, &mut sequenced).await,
             other => run(app, other).await,
         };
         match result {
@@ -79,11 +44,34 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
     }
 }
 
-fn parse_env(text: &str) -> ApiResult<Env> {
-    match text {
-        "sandbox" => Ok(Env::Sandbox),
-        "production" => Ok(Env::Production),
-        other => Err(ApiError::internal(format!("unknown environment {other}"))),
+/// One sequencer run per environment per batch: a second doorbell for the
+/// same environment shares the first one's outcome.
+async fn sequence_once(app: &App, env: Env, sequenced: &mut Vec<(Env, bool)>) -> ApiResult<()> {
+    let ok = match sequenced.iter().find(|(e, _)| *e == env) {
+        Some((_, ok)) => *ok,
+        None => {
+            let ok = match ledger::sequencer::run(app, env).await {
+                Ok(_) => {
+                    // Events the run wrote become webhook deliveries; the
+                    // sweep catches up if this fails.
+                    if let Err(e) = webhooks::dispatch::run(app, env).await {
+                        worker::console_error!("webhook dispatch {}: {e:?}", env.as_str());
+                    }
+                    true
+                }
+                Err(e) => {
+                    worker::console_error!("sequencer {}: {e:?}", env.as_str());
+                    false
+                }
+            };
+            sequenced.push((env, ok));
+            ok
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::internal("sequencer failed"))
     }
 }
 

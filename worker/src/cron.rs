@@ -52,13 +52,13 @@ pub async fn run(app: &App, cron: &str) {
 /// twice is harmless: the sequencer appends each item once.
 async fn sweep_queued(app: &App, env: Env) -> ApiResult<()> {
     let db = crate::ledger::db(app, env)?;
-    if let Some(at) = store::ledger::oldest_queued_at(&db).await? {
+    if let Some(at) = store::deltas::oldest_queued_at(&db).await? {
         if at + QUEUED_STALE_MS <= app.now_ms {
             worker::console_log!(
                 "sweep {}: re-ringing for items queued since {at}",
                 env.as_str()
             );
-            crate::routes::balance::ring(app, env).await;
+            crate::ledger::submit::ring(app, env).await;
         }
     }
     Ok(())

@@ -35,6 +35,15 @@ impl Fields {
         })
     }
 
+    /// Reads a request's JSON object body (at most `http::BODY_BYTES_MAX`).
+    ///
+    /// # Errors
+    /// 413 over the limit; 400 for a body that is not a JSON object.
+    pub async fn read(req: &mut worker::Request) -> ApiResult<Fields> {
+        let bytes = crate::http::body_bytes(req, crate::http::BODY_BYTES_MAX).await?;
+        Fields::from_bytes(&bytes)
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> ApiResult<Fields> {
         crate::http::parse_json(bytes)?;
         let text = std::str::from_utf8(bytes)
@@ -48,7 +57,8 @@ impl Fields {
         format!("{}{field}", self.prefix)
     }
 
-    fn problem(&mut self, field: &str, reason: impl Into<String>) {
+    /// Records a problem with `field` (named with the prefix).
+    pub fn problem(&mut self, field: &str, reason: impl Into<String>) {
         let name = self.name(field);
         self.problems.push(FieldProblem::new(name, reason));
     }
@@ -108,7 +118,70 @@ impl Fields {
         }
     }
 
-    /// Any JSON value.
+    /// A required, non-empty string field: missing, `null`, not a string and
+    /// empty are each a problem naming the field, and give "". (An empty
+    /// string is as absent as a missing field: handlers treat "" as "not
+    /// given", so it must never pass as valid.)
+    pub fn required(&mut self, field: &str) -> String {
+        let Some(text) = self.map.get(field).map(|r| r.get().to_string()) else {
+            self.problem(field, "is required");
+            return String::new();
+        };
+        match serde_json::from_str::<String>(&text) {
+            Ok(s) if s.is_empty() => {
+                self.problem(field, "is required and must not be empty");
+                s
+            }
+            Ok(s) => s,
+            Err(_) => {
+                self.problem(field, "must be a string");
+                String::new()
+            }
+        }
+    }
+
+    /// A required display text of 1 to `max` characters, not only spaces;
+    /// trimmed.
+    pub fn text(&mut self, field: &str, max: usize) -> String {
+        let s = self.required(field);
+        let name = self.name(field);
+        if self.problems.iter().any(|p| p.field == name) {
+            return s;
+        }
+        let n = s.chars().take(max + 1).count();
+        if s.trim().is_empty() || n > max || s.chars().any(char::is_control) {
+            self.problem(
+                field,
+                format!("must be 1 to {max} characters, not only spaces"),
+            );
+        }
+        s.trim().to_string()
+    }
+
+    /// A field as a JSON value, `null` included (`None` when missing).
+    pub fn json(&mut self, field: &str) -> Option<serde_json::Value> {
+        let text = self.map.get(field)?.get().to_string();
+        match serde_json::from_str(&text) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.problem(field, "is not valid JSON");
+                None
+            }
+        }
+    }
+
+    /// Keeps `r`'s value, or records its error (named with the prefix).
+    pub fn check<T>(&mut self, r: Result<T, FieldError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.push(e);
+                None
+            }
+        }
+    }
+
+    /// Any JSON value (`null` counts as absent).
     pub fn value(&mut self, field: &str) -> Option<serde_json::Value> {
         let text = self.raw(field)?.to_string();
         match serde_json::from_str(&text) {
@@ -172,11 +245,65 @@ impl Fields {
     }
 
     /// 400 naming every problem, if any.
+    ///
+    /// # Errors
+    /// `ApiError::Validation` when a problem was recorded.
     pub fn finish(self) -> ApiResult<()> {
         if self.problems.is_empty() {
             Ok(())
         } else {
             Err(ApiError::Validation(self.problems))
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn fields(body: &str) -> Fields {
+        Fields::from_bytes(body.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn missing_null_empty_and_non_string_required_fields_are_each_named() {
+        let mut f = fields(r#"{"b": null, "c": "", "d": 5, "e": "x"}"#);
+        for name in ["a", "b", "c", "d"] {
+            assert_eq!(f.required(name), "");
+        }
+        assert_eq!(f.required("e"), "x");
+        let named: Vec<(&str, &str)> = f
+            .problems
+            .iter()
+            .map(|p| (p.field.as_str(), p.reason.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("a", "is required"),
+                ("b", "must be a string"),
+                ("c", "is required and must not be empty"),
+                ("d", "must be a string"),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_amount_keeps_its_number_token_exactly() {
+        let mut f = fields(r#"{"delta": 0.100000000000000000000001}"#);
+        assert_eq!(
+            f.number("delta", true).as_deref(),
+            Some("0.100000000000000000000001")
+        );
+    }
+
+    #[test]
+    fn null_is_a_value_for_json_and_absent_for_optional_strings() {
+        let mut f = fields(r#"{"days": null}"#);
+        assert_eq!(f.json("days"), Some(serde_json::Value::Null));
+        assert_eq!(f.string("days", false), None);
+        assert!(f.json("missing").is_none());
+        assert!(f.problems.is_empty());
     }
 }

@@ -10,14 +10,6 @@ use crate::error::{ApiError, ApiResult};
 /// reasons and metadata fits well below this.
 pub const BODY_BYTES_MAX: usize = 1024 * 1024;
 
-/// Reads the body as JSON, refusing oversized, non-UTF-8 and malformed input
-/// with a clear 4xx. Nesting deeper than serde_json's recursion limit (128)
-/// is malformed.
-pub async fn json_body(req: &mut Request) -> ApiResult<Value> {
-    let bytes = body_bytes(req, BODY_BYTES_MAX).await?;
-    parse_json(&bytes)
-}
-
 /// Reads the raw body, refusing anything over `max` bytes with 413.
 pub async fn body_bytes(req: &mut Request, max: usize) -> ApiResult<Vec<u8>> {
     if let Some(len) = req
@@ -47,6 +39,9 @@ fn too_large(max: usize) -> ApiError {
     ))
 }
 
+/// Checks a body is JSON, refusing non-UTF-8, empty and malformed input with
+/// a clear 400. Nesting deeper than serde_json's recursion limit (128) is
+/// malformed. Bodies are read field by field with `crate::fields::Fields`.
 pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
@@ -58,12 +53,6 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     }
     serde_json::from_str(text)
         .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))
-}
-
-/// The body must be a JSON object.
-pub fn as_object(v: &Value) -> ApiResult<&serde_json::Map<String, Value>> {
-    v.as_object()
-        .ok_or_else(|| ApiError::BadRequest("Request body must be a JSON object".to_string()))
 }
 
 #[derive(Serialize)]

@@ -1,5 +1,6 @@
 //! Typed queue messages. Every consumer is idempotent: redelivery is harmless.
 
+use bvs_core::types::Env;
 use serde::{Deserialize, Serialize};
 
 /// Queue bindings (producers) by role.
@@ -14,8 +15,9 @@ pub enum Job {
     /// the consumer runs.
     Ping { id: String },
     /// The sequencer's doorbell: append whatever is QUEUED in `env`
-    /// ("sandbox" or "production"). Carries no data; D1 is the truth.
-    Sequence { env: String },
+    /// (`"sandbox"` or `"production"` on the wire). Carries no data; D1 is
+    /// the truth.
+    Sequence { env: Env },
     /// One attempt at a webhook delivery (when due). Carries only the id;
     /// the delivery row is the truth, and a second ring is a no-op.
     Deliver { delivery_id: String },

@@ -8,10 +8,12 @@ mod cron;
 mod error;
 mod fields;
 mod http;
+mod idempotency;
 mod ids;
 mod ledger;
 mod limiter;
 mod mail;
+mod plan;
 mod quota;
 mod retention;
 mod router;
@@ -60,7 +62,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
         response.headers().set("access-control-allow-origin", "*")?;
     }
     // One structured line per request; never secrets, never bodies.
-    let elapsed = worker::Date::now().as_millis().saturating_sub(app.now_ms);
+    let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
     worker::console_log!(
         "{}",
         serde_json::json!({

@@ -17,6 +17,13 @@ use worker::{durable_object, DurableObject, Env, Request, Response, State};
 /// Storage key of the bucket inside its object.
 const BUCKET_KEY: &str = "bucket";
 
+/// A token bucket: `rate_per_sec` tokens come back each second, up to `burst`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub rate_per_sec: f64,
+    pub burst: f64,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Bucket {
     pub tokens: f64,
@@ -104,7 +111,7 @@ impl DurableObject for RateLimiter {
             return Response::error("rate and burst are required", 400);
         };
         let cost = query_f64(&url, "cost").unwrap_or(1.0);
-        let now_ms = worker::Date::now().as_millis() as f64;
+        let now_ms = crate::app::clock_ms() as f64;
 
         if self.bucket.borrow().is_none() {
             // Storage reads hold the input gate: no other request for this

@@ -1,106 +1,19 @@
-//! Plans, their monthly delta quotas and rate limits, and the atomic quota
-//! check that emits call. Figures and reasons: docs/dashboard.md.
+//! The atomic quota check that emits call, against the tenant's plan
+//! (`crate::plan`, re-exported here). Figures and reasons: docs/dashboard.md.
 
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
 
 use crate::app::App;
-use crate::auth::limit::Rate;
-use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
+pub use crate::plan::Plan;
 use crate::store;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Plan {
-    Free,
-    Pilot,
-    Growth,
-    Enterprise,
-}
-
-/// Free: 10 verified deltas a month. // spec: Limits, "Free plan quota"
-pub const FREE_DELTAS_PER_MONTH: u64 = 10;
-/// Pilot: a first production integration. // spec: silent; docs/dashboard.md
-pub const PILOT_DELTAS_PER_MONTH: u64 = 10_000;
-/// Growth: a business in production. // spec: silent; docs/dashboard.md
-pub const GROWTH_DELTAS_PER_MONTH: u64 = 1_000_000;
-/// Enterprise: "custom" in the spec; a generous default an operator
-/// contract would raise. // spec: silent; docs/dashboard.md
-pub const ENTERPRISE_DELTAS_PER_MONTH: u64 = 100_000_000;
-
-/// Per-key rate, Sandbox. // spec: Limits, "Rate, Sandbox"
-pub const RATE_SANDBOX: Rate = Rate {
-    rate_per_sec: 10.0,
-    burst: 20.0,
-};
-/// Per-key rate, Production. // spec: Limits, "Rate, Production"
-pub const RATE_PRODUCTION: Rate = Rate {
-    rate_per_sec: 100.0,
-    burst: 200.0,
-};
-/// Per-key rate, Enterprise, both environments ("custom" in the spec):
-/// ten times Production. // spec: Limits, "Rate, Enterprise"
-pub const RATE_ENTERPRISE: Rate = Rate {
-    rate_per_sec: 1000.0,
-    burst: 2000.0,
-};
-
-impl Plan {
-    pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pilot, Plan::Growth, Plan::Enterprise];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Plan::Free => "free",
-            Plan::Pilot => "pilot",
-            Plan::Growth => "growth",
-            Plan::Enterprise => "enterprise",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Plan::Free => "Free",
-            Plan::Pilot => "Pilot",
-            Plan::Growth => "Growth",
-            Plan::Enterprise => "Enterprise",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Plan> {
-        Plan::ALL.into_iter().find(|p| p.as_str() == text)
-    }
-
-    /// A stored plan name; an unknown one is a bug, answered as Free.
-    pub fn from_stored(text: &str) -> Plan {
-        Plan::parse(text).unwrap_or(Plan::Free)
-    }
-
-    /// Production is for Pilot and above. // spec: Limits, "Production availability"
-    pub fn allows_production(self) -> bool {
-        self != Plan::Free
-    }
-
-    /// Verified deltas a tenant may record per calendar month (UTC) in
-    /// `env`. Each environment counts on its own: sandbox traffic never eats
-    /// the production quota.
-    pub fn deltas_per_month(self, env: Env) -> u64 {
-        match (self, env) {
-            (Plan::Free, Env::Sandbox) => FREE_DELTAS_PER_MONTH,
-            (Plan::Free, Env::Production) => 0,
-            (Plan::Pilot, _) => PILOT_DELTAS_PER_MONTH,
-            (Plan::Growth, _) => GROWTH_DELTAS_PER_MONTH,
-            (Plan::Enterprise, _) => ENTERPRISE_DELTAS_PER_MONTH,
-        }
-    }
-
-    /// The per-key token bucket.
-    pub fn rate(self, env: Env) -> Rate {
-        match (self, env) {
-            (Plan::Enterprise, _) => RATE_ENTERPRISE,
-            (_, Env::Sandbox) => RATE_SANDBOX,
-            (_, Env::Production) => RATE_PRODUCTION,
-        }
-    }
+/// Whose quota: a tenant's, in one environment, on its plan.
+pub struct Account<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+    pub plan: Plan,
 }
 
 /// Counts `count` deltas against the tenant's monthly quota for the key's
@@ -109,18 +22,18 @@ impl Plan {
 /// # Errors
 /// 402 naming the quota and when it resets (the first day of next month,
 /// UTC) if the deltas do not fit; internal error on storage failure.
-pub async fn consume(app: &App, ctx: &KeyContext, count: u64) -> ApiResult<()> {
+pub async fn consume(app: &App, ctx: &Account<'_>, count: u64) -> ApiResult<()> {
     if count == 0 {
         return Ok(());
     }
-    let plan = Plan::from_stored(&ctx.plan);
+    let plan = ctx.plan;
     let limit = plan.deltas_per_month(ctx.env);
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let db = app.control_db()?;
     let ok = store::accounts::consume_usage(
         &db,
-        &ctx.tenant_id,
+        ctx.tenant_id,
         ctx.env.as_str(),
         &period.to_string(),
         count,
@@ -131,7 +44,7 @@ pub async fn consume(app: &App, ctx: &KeyContext, count: u64) -> ApiResult<()> {
         return Ok(());
     }
     let used =
-        store::accounts::usage(&db, &ctx.tenant_id, ctx.env.as_str(), &period.to_string()).await?;
+        store::accounts::usage(&db, ctx.tenant_id, ctx.env.as_str(), &period.to_string()).await?;
     let resets = format_iso_ms(period.end_ms());
     let env_name = match ctx.env {
         Env::Sandbox => "Sandbox",
@@ -150,24 +63,4 @@ pub async fn consume(app: &App, ctx: &KeyContext, count: u64) -> ApiResult<()> {
         )
     };
     Err(ApiError::PaymentRequired(message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_paid_plans_reach_production() {
-        assert!(!Plan::Free.allows_production());
-        assert!(Plan::Pilot.allows_production());
-        assert_eq!(Plan::Free.deltas_per_month(Env::Sandbox), 10);
-        assert_eq!(Plan::Free.deltas_per_month(Env::Production), 0);
-    }
-
-    #[test]
-    fn enterprise_has_a_higher_rate_than_the_spec_defaults() {
-        assert_eq!(Plan::Growth.rate(Env::Sandbox), RATE_SANDBOX);
-        assert_eq!(Plan::Growth.rate(Env::Production), RATE_PRODUCTION);
-        assert!(Plan::Enterprise.rate(Env::Sandbox).rate_per_sec > RATE_PRODUCTION.rate_per_sec);
-    }
 }

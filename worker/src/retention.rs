@@ -114,19 +114,19 @@ async fn drain(
     let mut total = 0;
     while *budget > 0 {
         let limit = ROWS_PER_STATEMENT_MAX.min(*budget);
+        let p = store::retention::Purge {
+            tenant_id,
+            cutoff_ms,
+            now_ms,
+            limit,
+        };
         let n = match table {
-            Table::Deltas => {
-                store::retention::purge_deltas(db, tenant_id, cutoff_ms, now_ms, limit).await?
-            }
-            Table::Facts => {
-                store::retention::purge_facts(db, tenant_id, cutoff_ms, now_ms, limit).await?
-            }
+            Table::Deltas => store::retention::purge_deltas(db, &p).await?,
+            Table::Facts => store::retention::purge_facts(db, &p).await?,
             Table::Events => {
                 store::retention::purge_events(db, tenant_id, cutoff_ms, limit).await?
             }
-            Table::Deliveries => {
-                store::retention::purge_deliveries(db, tenant_id, cutoff_ms, now_ms, limit).await?
-            }
+            Table::Deliveries => store::retention::purge_deliveries(db, &p).await?,
         };
         *budget = budget.saturating_sub(n);
         total += n;

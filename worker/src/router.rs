@@ -446,12 +446,12 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::BalanceBatch => routes::balance::emit_batch(app, req).await,
         RouteId::BalanceStatus => routes::balance::status(app, req, params.get("anchorId")?).await,
         RouteId::BalanceDerive => {
-            routes::balance::derive(app, req, params.get("customerId")?).await
+            routes::ledgers::derive(app, req, params.get("customerId")?).await
         }
-        RouteId::BalanceCompare => routes::balance::compare(app, req).await,
-        RouteId::BalanceCustomers => routes::balance::customers(app, req).await,
+        RouteId::BalanceCompare => routes::ledgers::compare(app, req).await,
+        RouteId::BalanceCustomers => routes::ledgers::customers(app, req).await,
         RouteId::BalanceCustomer => {
-            routes::balance::customer(app, req, params.get("customerId")?).await
+            routes::ledgers::customer(app, req, params.get("customerId")?).await
         }
         RouteId::FactCreate => routes::facts::create(app, req).await,
         RouteId::FactGet => routes::facts::get(app, req, params.get("contentHash")?).await,

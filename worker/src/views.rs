@@ -7,15 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::store::ledger::{CheckpointRow, DeltaRow, FactRow};
+use crate::store::checkpoints::CheckpointRow;
+use crate::store::deltas::DeltaRow;
+use crate::store::facts::FactRow;
+use crate::store::ItemStatus;
 
 pub fn iso(ms: u64) -> String {
     format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX))
-}
-
-pub fn amount(text: &str) -> ApiResult<Amount> {
-    Amount::from_db_text(text)
-        .map_err(|e| ApiError::internal(format!("stored amount {text:?}: {e}")))
 }
 
 fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
@@ -50,10 +48,10 @@ impl DeltaView {
     pub fn from_row(row: &DeltaRow) -> ApiResult<DeltaView> {
         Ok(DeltaView {
             anchor_id: row.anchor_id.clone(),
-            item_hash: row.item_hash.clone(),
-            items_root: row.items_root.clone(),
-            receipt_id: row.items_root.clone(),
-            delta: amount(&row.delta)?,
+            item_hash: row.item_hash.to_hex(),
+            items_root: row.items_root.to_hex(),
+            receipt_id: row.items_root.to_hex(),
+            delta: row.delta,
             reason: row.reason.clone(),
             reference_id: row.reference_id.clone(),
             window: row
@@ -62,7 +60,7 @@ impl DeltaView {
             declared_timestamp: iso(row.declared_at),
             block_timestamp: row.verified_at.map(iso),
             data_purged: row.data_purged != 0,
-            verified: row.status == "VERIFIED",
+            verified: row.status == ItemStatus::Verified,
             ledger_seq: row.ledger_seq,
             leaf_index: row.leaf_index,
         })
@@ -114,11 +112,11 @@ pub struct BatchMember {
 /// Status vocabulary of the status route and events: QUEUED until the
 /// sequencer's atomic round commits, then ANCHORED (included in a signed
 /// tree head). ANCHORING is never observable: sequencing is one transaction.
-pub fn anchor_status(row_status: &str) -> &'static str {
+pub fn anchor_status(row_status: ItemStatus) -> &'static str {
     match row_status {
-        "VERIFIED" => "ANCHORED",
-        "FAILED" => "FAILED",
-        _ => "QUEUED",
+        ItemStatus::Verified => "ANCHORED",
+        ItemStatus::Failed => "FAILED",
+        ItemStatus::Queued => "QUEUED",
     }
 }
 
@@ -127,25 +125,21 @@ impl DeltaRecord {
         Ok(DeltaRecord {
             anchor_id: row.anchor_id.clone(),
             customer_id: row.customer_id.clone(),
-            delta: amount(&row.delta)?,
+            delta: row.delta,
             reason: row.reason.clone(),
             reference_id: row.reference_id.clone(),
             metadata: metadata(row.metadata.as_deref())?,
-            item_hash: row.item_hash.clone(),
-            items_root: row.items_root.clone(),
-            receipt_id: row.items_root.clone(),
-            status: match row.status.as_str() {
-                "VERIFIED" => "VERIFIED",
-                "FAILED" => "FAILED",
-                _ => "QUEUED",
-            },
+            item_hash: row.item_hash.to_hex(),
+            items_root: row.items_root.to_hex(),
+            receipt_id: row.items_root.to_hex(),
+            status: row.status.as_str(),
             declared_timestamp: iso(row.declared_at),
             received_at: iso(row.received_at),
             block_timestamp: row.verified_at.map(iso),
             leaf_index: row.leaf_index,
             tree_size: row.tree_size,
             ledger_seq: row.ledger_seq,
-            balance_after: row.balance_after.as_deref().map(amount).transpose()?,
+            balance_after: row.balance_after,
             tx_hash,
             data_purged: row.data_purged != 0,
             batch_id: None,
@@ -180,7 +174,7 @@ impl FactView {
             content_hash: row.content_hash.clone(),
             content: row.content.clone(),
             metadata: metadata(row.metadata.as_deref())?,
-            verified: row.status == "VERIFIED",
+            verified: row.status == ItemStatus::Verified,
             verified_at: row.verified_at.map(iso),
             created_at: iso(row.created_at),
             data_purged: row.data_purged != 0,
@@ -214,11 +208,11 @@ impl CheckpointView {
             checkpoint_id: row.id.clone(),
             customer_id: row.customer_id.clone(),
             period: row.period.clone(),
-            merkle_root: row.merkle_root.clone(),
+            merkle_root: row.merkle_root.to_hex(),
             delta_count: row.delta_count,
             from_index: row.from_index,
             to_index: row.to_index,
-            status: row.status.clone(),
+            status: row.status.as_str().to_string(),
             created_at: iso(row.created_at),
             committed_at: row.committed_at.map(iso),
             leaf_index: row.leaf_index,

@@ -4,17 +4,11 @@ use worker::{Method, Request, RequestInit};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+pub use crate::limiter::Rate;
 use crate::limiter::Verdict;
 
 /// Binding of the `RateLimiter` Durable Object namespace (wrangler.toml).
 pub const LIMITER_BINDING: &str = "LIMITER";
-
-/// A token bucket: `rate_per_sec` tokens come back each second, up to `burst`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rate {
-    pub rate_per_sec: f64,
-    pub burst: f64,
-}
 
 /// Failed logins per e-mail: 10 at once, then one every 30 seconds (120 an
 /// hour at most, which makes online guessing of a real password hopeless).

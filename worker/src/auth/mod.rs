@@ -11,10 +11,10 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::quota::Plan;
+use crate::quota::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
-use crate::store::contracts::{ContractRow, STATUS_ACTIVE};
+use crate::store::contracts::STATUS_ACTIVE;
 
 #[expect(
     dead_code,
@@ -27,8 +27,19 @@ pub struct KeyContext {
     /// The key's environment: the only one this request may touch.
     pub env: Env,
     pub key_id: String,
-    /// The tenant's plan (`free`, `pilot`, `growth`, `enterprise`).
-    pub plan: String,
+    /// The tenant's plan.
+    pub plan: Plan,
+}
+
+impl KeyContext {
+    /// The tenant's quota in the key's environment.
+    pub fn account(&self) -> quota::Account<'_> {
+        quota::Account {
+            tenant_id: &self.tenant_id,
+            env: self.env,
+            plan: self.plan,
+        }
+    }
 }
 
 #[expect(
@@ -68,9 +79,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
     // The secret is checked before anything about the key is revealed.
     let presented = secret::sha256_hex(key.secret());
-    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes())
-        || row.env != key.env().as_str()
-    {
+    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) || row.env != key.env() {
         return Err(ApiError::Unauthorized(INVALID_KEY.into()));
     }
     if row.deleted_at.is_some() {
@@ -93,7 +102,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             env.contract_name()
         )));
     }
-    let plan = Plan::from_stored(&row.plan);
+    let plan = row.plan;
     if env == Env::Production && !plan.allows_production() {
         // A tenant moved back to Free keeps its production contract and
         // keys, but they stop working until the plan is paid again.
@@ -115,7 +124,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         tenant_id: row.tenant_id,
         env,
         key_id: row.id,
-        plan: plan.as_str().to_string(),
+        plan,
     })
 }
 
@@ -134,7 +143,7 @@ pub async fn resolve_contract(
     let row = match pool_id.map(str::trim).filter(|p| !p.is_empty()) {
         Some(id) => store::contracts::by_id(&db, &ctx.tenant_id, id)
             .await?
-            .filter(|c| c.env == ctx.env.as_str())
+            .filter(|c| c.env == ctx.env)
             .ok_or_else(|| {
                 ApiError::NotFound(format!(
                     "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
@@ -162,10 +171,6 @@ pub async fn resolve_contract(
         env: ctx.env,
         status: row.status,
     })
-}
-
-pub fn contract_env(row: &ContractRow) -> ApiResult<Env> {
-    Env::parse("env", &row.env).map_err(|_| ApiError::internal("contract with an unknown env"))
 }
 
 pub fn env_label(env: Env) -> &'static str {

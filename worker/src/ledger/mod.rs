@@ -1,18 +1,23 @@
 //! The ledger side: one signed, append-only Merkle log per environment, and
 //! the sequencer that appends queued items to it.
 
+pub mod checkpoint;
+pub mod facts;
+pub mod heads;
+pub mod prove;
 pub mod sequencer;
+pub mod submit;
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::TreeSize;
 use bvs_core::note;
 use bvs_core::types::Env;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::store::ledger as store;
+use crate::store;
 
 /// The ledger database binding of an environment. A `pk_test_` key's request
 /// only ever gets `LEDGER_SANDBOX`, a `pk_live_` key's only `LEDGER_PRODUCTION`.
@@ -75,17 +80,17 @@ pub async fn ensure_log(app: &App, env: Env) -> ApiResult<()> {
 }
 
 /// The latest signed tree head, creating the log's first one if needed.
-pub async fn head_or_init(app: &App, env: Env) -> ApiResult<store::HeadRow> {
+pub async fn head_or_init(app: &App, env: Env) -> ApiResult<store::log::HeadRow> {
     let db = db(app, env)?;
-    if let Some(head) = store::latest_head(&db).await? {
+    if let Some(head) = store::log::latest_head(&db).await? {
         return Ok(head);
     }
     let key = LogKey::load(app, env)?;
     let root = log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
     let note_text = key.sign(0, &root)?;
     let note_hash = note::tree_head_hash(&note_text).to_hex();
-    store::insert_first_head(&db, &root.to_hex(), &note_text, &note_hash, app.now_ms).await?;
-    store::latest_head(&db)
+    store::log::insert_first_head(&db, &root.to_hex(), &note_text, &note_hash, app.now_ms).await?;
+    store::log::latest_head(&db)
         .await?
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
 }
@@ -104,7 +109,7 @@ pub async fn fetch_missing(
     if missing.is_empty() {
         return Ok(());
     }
-    let fetched = store::stored_hashes(db, &missing).await?;
+    let fetched = store::log::stored_hashes(db, &missing).await?;
     for (i, h) in fetched.0 {
         have.insert(i, h);
     }
@@ -158,8 +163,8 @@ pub async fn require_ledger(
     db: &D1Database,
     tenant_id: &str,
     customer_id: &bvs_core::types::CustomerId,
-) -> ApiResult<store::LedgerRow> {
-    store::ledger(db, tenant_id, customer_id.as_str())
+) -> ApiResult<store::ledgers::LedgerRow> {
+    store::ledgers::ledger(db, tenant_id, customer_id.as_str())
         .await?
         .ok_or_else(|| {
             ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
@@ -177,6 +182,55 @@ pub fn env_from_path(text: &str) -> ApiResult<Env> {
     }
 }
 
+/// What one append writes: the new stored hashes and leaves (statements,
+/// in order), and the new signed head, which the caller inserts last.
+pub struct Appended {
+    pub statements: Vec<D1PreparedStatement>,
+    pub head: store::log::HeadRow,
+}
+
+/// Appends `leaves` (numbered from `old_size`) to the log of size
+/// `old_size`: reads the stored hashes the append and the new root need,
+/// computes the new ones with `bvs_core::log::append`, and signs the new
+/// tree head. Writes nothing: the caller puts the statements, its own, and
+/// the head into one batch. The sequencer and the benchmark fixture both
+/// write the log through here.
+///
+/// # Errors
+/// A stored hash that is missing, or the signing key.
+pub async fn append_and_sign(
+    db: &D1Database,
+    key: &LogKey,
+    old_size: u64,
+    leaves: &[store::log::NewLeaf],
+    now_ms: u64,
+) -> ApiResult<Appended> {
+    let count = leaves.len() as u64;
+    let new_size = old_size + count;
+    let mut hashes = StoredHashes::new();
+    let need = log::indexes_for_append(TreeSize(old_size), count).map_err(ApiError::internal)?;
+    fetch_missing(db, &mut hashes, &need).await?;
+    let items: Vec<Hash32> = leaves.iter().map(|l| l.item_hash).collect();
+    let written = log::append(TreeSize(old_size), &items, &hashes).map_err(ApiError::internal)?;
+    for (i, h) in &written {
+        hashes.insert(*i, *h);
+    }
+    let need_root = log::indexes_for_root(TreeSize(new_size)).map_err(ApiError::internal)?;
+    fetch_missing(db, &mut hashes, &need_root).await?;
+    let root = log::tree_root(TreeSize(new_size), &hashes).map_err(ApiError::internal)?;
+    let note_text = key.sign(new_size, &root)?;
+    let mut statements = store::log::insert_stored_hashes(db, &written)?;
+    statements.extend(store::log::insert_leaves(db, leaves, now_ms)?);
+    let head = store::log::HeadRow {
+        tree_size: new_size,
+        root: root.to_hex(),
+        note_hash: note::tree_head_hash(&note_text).to_hex(),
+        note: note_text,
+        created_at: now_ms,
+    };
+    Ok(Appended { statements, head })
+}
+
 /// Benchmark fixture (DEV_MODE only, see routes::dev): appends `count`
 /// synthetic leaves through the same append, signing and storage code as
 /// the sequencer, so proof latency can be measured on a large log.
@@ -186,46 +240,20 @@ pub async fn grow_synthetic(app: &App, env: Env, count: u64, seed: &str) -> ApiR
     let mut done = 0;
     while done < count {
         let n = (count - done).min(log::APPEND_LEAVES_MAX);
-        let head = head_or_init(app, env).await?;
-        let old = head.tree_size;
-        let items: Vec<Hash32> = (0..n)
-            .map(|i| Hash32::digest(format!("{seed}:{}", old + i).as_bytes()))
-            .collect();
-        let mut hashes = StoredHashes::new();
-        let need = log::indexes_for_append(TreeSize(old), n).map_err(ApiError::internal)?;
-        fetch_missing(&db, &mut hashes, &need).await?;
-        let written = log::append(TreeSize(old), &items, &hashes).map_err(ApiError::internal)?;
-        for (i, h) in &written {
-            hashes.insert(*i, *h);
-        }
-        let need_root = log::indexes_for_root(TreeSize(old + n)).map_err(ApiError::internal)?;
-        fetch_missing(&db, &mut hashes, &need_root).await?;
-        let root = log::tree_root(TreeSize(old + n), &hashes).map_err(ApiError::internal)?;
-        let note_text = key.sign(old + n, &root)?;
-        let leaves: Vec<store::NewLeaf> = items
-            .iter()
-            .enumerate()
-            .map(|(i, h)| store::NewLeaf {
-                leaf_index: old + i as u64,
-                item_hash: h.to_hex(),
+        let old = head_or_init(app, env).await?.tree_size;
+        let leaves: Vec<store::log::NewLeaf> = (old..old + n)
+            .map(|i| store::log::NewLeaf {
+                leaf_index: i,
+                item_hash: Hash32::digest(format!("{seed}:{i}").as_bytes()),
                 kind: "fact",
                 ref_id: format!("bench:{seed}"),
                 tenant_id: "bench".to_string(),
             })
             .collect();
-        let mut statements = store::insert_stored_hashes(&db, &written)?;
-        statements.extend(store::insert_leaves(&db, &leaves, app.now_ms)?);
-        statements.push(store::insert_head(
-            &db,
-            &store::HeadRow {
-                tree_size: old + n,
-                root: root.to_hex(),
-                note_hash: note::tree_head_hash(&note_text).to_hex(),
-                note: note_text,
-                created_at: app.now_ms,
-            },
-        )?);
-        crate::store::batch(&db, statements).await?;
+        let appended = append_and_sign(&db, &key, old, &leaves, app.now_ms).await?;
+        let mut statements = appended.statements;
+        statements.push(store::log::insert_head(&db, &appended.head)?);
+        store::batch(&db, statements).await?;
         done += n;
     }
     Ok(done)

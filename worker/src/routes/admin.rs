@@ -2,20 +2,19 @@
 
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::quota::Plan;
 use crate::{http, store};
 
 /// `POST /admin/tenants/:tenantId/plan` `{plan: free|pilot|growth|enterprise}`.
 pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult<Response> {
     auth::require_admin(app, &req)?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let text = f.string("plan");
-    let plan = Plan::parse(text);
+    let mut f = Fields::read(&mut req).await?;
+    let text = f.required("plan");
+    let plan = Plan::parse(&text);
     if f.problems.is_empty() && plan.is_none() {
         f.problem("plan", "must be free, pilot, growth or enterprise");
     }

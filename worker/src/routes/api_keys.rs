@@ -6,10 +6,10 @@ use bvs_core::types::{ApiKey, Env};
 use serde::Serialize;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth::{self, secret};
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::store::contracts::STATUS_ACTIVE;
 use crate::store::keys::{self, KeyRow, NewKey};
 use crate::{http, ids, store};
@@ -46,8 +46,7 @@ struct CreatedKeyView {
 
 #[allow(clippy::cast_possible_wrap)]
 fn view(row: KeyRow) -> ApiResult<KeyView> {
-    let env =
-        Env::parse("env", &row.env).map_err(|_| ApiError::internal("key with unknown env"))?;
+    let env = row.env;
     Ok(KeyView {
         prefix: format!("pk_{}_{}", env.key_prefix(), row.id),
         id: row.id,
@@ -62,15 +61,15 @@ fn view(row: KeyRow) -> ApiResult<KeyView> {
 /// `POST /dashboard/api-keys` `{environment: test|live, name?}`.
 pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let text = f.string("environment");
+    let mut f = Fields::read(&mut req).await?;
+    let text = f.required("environment");
     let env = if f.problems.is_empty() {
-        f.check(Env::parse_key_prefix("environment", text))
+        f.check(Env::parse_key_prefix("environment", &text))
     } else {
         None
     };
-    let name = f.optional_string("name").map(str::trim);
+    let name_text = f.string("name", false);
+    let name = name_text.as_deref().map(str::trim);
     if let Some(n) = name {
         if n.is_empty() || n.chars().count() > KEY_NAME_CHARS_MAX || n.chars().any(char::is_control)
         {

@@ -5,10 +5,10 @@ use bvs_core::types::{Email, Env, Password};
 use serde::Serialize;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth::{self, limit, password, secret};
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::store::accounts::{
     self as accounts, NewUser, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL,
 };
@@ -96,19 +96,18 @@ async fn send_mail(app: &App, m: &mail::Mail) {
 
 /// `POST /dashboard/auth/register`.
 pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let email_text = f.string("email");
+    let mut f = Fields::read(&mut req).await?;
+    let email_text = f.required("email");
     let email = if email_text.is_empty() {
         None
     } else {
-        f.check(Email::parse(email_text))
+        f.check(Email::parse(&email_text))
     };
-    let password_text = f.string("password");
+    let password_text = f.required("password");
     let new_password = if password_text.is_empty() {
         None
     } else {
-        f.check(Password::parse("password", password_text))
+        f.check(Password::parse("password", &password_text))
     };
     let first_name = f.text("firstName", NAME_CHARS_MAX);
     let last_name = f.text("lastName", NAME_CHARS_MAX);
@@ -139,15 +138,15 @@ pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
     ledger::ensure_log(app, Env::Sandbox).await?;
 
     let mut statements = vec![
-        accounts::insert_tenant(&db, &tenant_id, company, now)?,
+        accounts::insert_tenant(&db, &tenant_id, &company, now)?,
         accounts::insert_user(
             &db,
             &NewUser {
                 id: &user_id,
                 tenant_id: &tenant_id,
                 email: email.as_str(),
-                first_name,
-                last_name,
+                first_name: &first_name,
+                last_name: &last_name,
                 password_hash: &password_hash,
             },
             now,
@@ -177,7 +176,7 @@ pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
     let _ = limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await;
     send_mail(
         app,
-        &mail::verification(app, email.as_str(), first_name, &token),
+        &mail::verification(app, email.as_str(), &first_name, &token),
     )
     .await;
 
@@ -196,12 +195,11 @@ pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
 
 /// `POST /dashboard/auth/login`.
 pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let email_text = f.string("email");
-    let password_text = f.string("password");
+    let mut f = Fields::read(&mut req).await?;
+    let email_text = f.required("email");
+    let password_text = f.required("password");
     f.finish()?;
-    let Ok(email) = Email::parse(email_text) else {
+    let Ok(email) = Email::parse(&email_text) else {
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     };
     // Every attempt spends a token; success refills the bucket. Concurrent
@@ -211,8 +209,8 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     let db = app.control_db()?;
     let user = accounts::user_by_email(&db, email.as_str()).await?;
     let ok = match &user {
-        Some(u) => password::verify(password_text, &u.password_hash).await?,
-        None => password::verify_dummy(password_text).await?,
+        Some(u) => password::verify(&password_text, &u.password_hash).await?,
+        None => password::verify_dummy(&password_text).await?,
     };
     let (true, Some(user)) = (ok, user) else {
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
@@ -265,13 +263,13 @@ pub async fn verify(app: &App, req: Request) -> ApiResult<Response> {
     )
 }
 
-fn email_field(body: &serde_json::Value) -> ApiResult<Email> {
-    let mut f = Fields::new(http::as_object(body)?);
-    let text = f.string("email");
+async fn email_field(req: &mut Request) -> ApiResult<Email> {
+    let mut f = Fields::read(req).await?;
+    let text = f.required("email");
     let email = if text.is_empty() {
         None
     } else {
-        f.check(Email::parse(text))
+        f.check(Email::parse(&text))
     };
     f.finish()?;
     email.ok_or_else(|| ApiError::internal("validated e-mail missing"))
@@ -280,8 +278,7 @@ fn email_field(body: &serde_json::Value) -> ApiResult<Email> {
 /// `POST /dashboard/auth/resend-verification-email`: the same reply
 /// whether or not the address has an unverified account.
 pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Response> {
-    let body = http::json_body(&mut req).await?;
-    let email = email_field(&body)?;
+    let email = email_field(&mut req).await?;
     let db = app.control_db()?;
     // The limiter is asked for known and unknown addresses alike, so both
     // paths cost about the same.
@@ -315,8 +312,7 @@ pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Respo
 /// `POST /dashboard/auth/request-password-reset`: the reply is identical
 /// whether or not the e-mail exists.
 pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Response> {
-    let body = http::json_body(&mut req).await?;
-    let email = email_field(&body)?;
+    let email = email_field(&mut req).await?;
     let db = app.control_db()?;
     // Asked for known and unknown addresses alike, so both paths cost about
     // the same. Over the mail limit the request is dropped silently: a 429
@@ -346,14 +342,13 @@ pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Re
 
 /// `POST /dashboard/auth/reset-password` `{token, newPassword}`.
 pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> {
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let token = f.string("token");
-    let new_text = f.string("newPassword");
+    let mut f = Fields::read(&mut req).await?;
+    let token = f.required("token");
+    let new_text = f.required("newPassword");
     let new_password = if new_text.is_empty() {
         None
     } else {
-        f.check(Password::parse("newPassword", new_text))
+        f.check(Password::parse("newPassword", &new_text))
     };
     f.finish()?;
     let token = token_param(Some(token.to_string()), "token")?;
@@ -384,14 +379,13 @@ pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> 
 /// `POST /dashboard/auth/change-password` `{currentPassword, newPassword}`.
 pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let current = f.string("currentPassword");
-    let new_text = f.string("newPassword");
+    let mut f = Fields::read(&mut req).await?;
+    let current = f.required("currentPassword");
+    let new_text = f.required("newPassword");
     let new_password = if new_text.is_empty() {
         None
     } else {
-        f.check(Password::parse("newPassword", new_text))
+        f.check(Password::parse("newPassword", &new_text))
     };
     if !current.is_empty() && current == new_text {
         f.problem("newPassword", "must be different from the current password");
@@ -403,7 +397,7 @@ pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response>
     // same failed-login bucket as /login.
     let bucket = login_bucket(&session.user.email);
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
-    if !password::verify(current, &session.user.password_hash).await? {
+    if !password::verify(&current, &session.user.password_hash).await? {
         return Err(ApiError::field("currentPassword", "is incorrect"));
     }
     limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
@@ -438,13 +432,12 @@ pub async fn profile(app: &App, req: Request) -> ApiResult<Response> {
 /// `PATCH /dashboard/auth/preferences` `{preferredEnvironment}`.
 pub async fn preferences(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let text = f.string("preferredEnvironment");
+    let mut f = Fields::read(&mut req).await?;
+    let text = f.required("preferredEnvironment");
     let env = if text.is_empty() && !f.problems.is_empty() {
         None
     } else {
-        f.check(Env::parse("preferredEnvironment", text))
+        f.check(Env::parse("preferredEnvironment", &text))
     };
     f.finish()?;
     let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;

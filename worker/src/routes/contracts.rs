@@ -5,14 +5,11 @@ use bvs_core::types::Env;
 use serde::Serialize;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
-use crate::quota::Plan;
-use crate::store::contracts::{
-    self, ContractRow, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED,
-};
+use crate::fields::Fields;
+use crate::store::contracts::{self, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED};
 use crate::{http, ids, ledger, store};
 
 #[derive(Serialize)]
@@ -62,11 +59,10 @@ fn iso(ms: Option<u64>) -> Option<String> {
 /// or `error`).
 pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let text = f.string("environment");
+    let mut f = Fields::read(&mut req).await?;
+    let text = f.required("environment");
     let env = if f.problems.is_empty() {
-        f.check(Env::parse_contract_name("environment", text))
+        f.check(Env::parse_contract_name("environment", &text))
     } else {
         None
     };
@@ -78,7 +74,7 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     let tenant = store::accounts::tenant(&db, &tenant_id)
         .await?
         .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
-    let plan = Plan::from_stored(&tenant.plan);
+    let plan = tenant.plan;
     if env == Env::Production && !plan.allows_production() {
         return Err(ApiError::Forbidden(format!(
             "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",
@@ -127,10 +123,6 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     http::dashboard(201, &view, Some("Provisioning started"))
 }
 
-fn env_of(row: &ContractRow) -> ApiResult<Env> {
-    auth::contract_env(row)
-}
-
 /// `GET /dashboard/contracts/:tenantId/status`: only the caller's tenant;
 /// any other id is 404.
 pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Response> {
@@ -141,7 +133,7 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
     let rows = contracts::of_tenant(&app.control_db()?, tenant_id).await?;
     let mut environments = Vec::with_capacity(Env::ALL.len());
     for env in Env::ALL {
-        let row = rows.iter().find(|r| r.env == env.as_str());
+        let row = rows.iter().find(|r| r.env == env);
         environments.push(EnvironmentStatus {
             environment: env.contract_name(),
             status: row.map_or_else(|| STATUS_NOT_PROVISIONED.to_string(), |r| r.status.clone()),
@@ -164,7 +156,7 @@ pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
     let rows = contracts::of_tenant(&app.control_db()?, session.tenant_id()).await?;
     let mut views = Vec::with_capacity(rows.len());
     for r in rows {
-        let env = env_of(&r)?;
+        let env = r.env;
         views.push(ContractView {
             id: r.id,
             tenant_id: r.tenant_id,

@@ -5,6 +5,7 @@ use worker::Response;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::jobs::{Job, QUEUE_VERIFY_SANDBOX};
 use crate::{http, ids, store};
 
@@ -21,12 +22,10 @@ struct PingView {
 /// the consumer stamps `consumedAt`.
 pub async fn ping_create(app: &App, mut req: worker::Request) -> ApiResult<Response> {
     app.require_dev_mode()?;
-    let body = http::json_body(&mut req).await?;
-    let note = http::as_object(&body)?
-        .get("note")
-        .and_then(|v| v.as_str())
-        .ok_or_else(|| ApiError::field("note", "is required and must be a string"))?
-        .to_string();
+    let mut f = Fields::read(&mut req).await?;
+    let note = f
+        .string("note", false)
+        .ok_or_else(|| ApiError::field("note", "is required and must be a string"))?;
     let id = ids::new_id("png")?;
     store::dev::insert_ping(&app.control_db()?, &id, &note, app.now_ms).await?;
     app.env
@@ -79,20 +78,10 @@ pub async fn bench_hash(app: &App, mut req: worker::Request) -> ApiResult<Respon
 /// leaves to a log (benchmark fixture for proof latency on large logs).
 pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response> {
     app.require_dev_mode()?;
-    let body = http::json_body(&mut req).await?;
-    let obj = http::as_object(&body)?;
-    let n = obj
-        .get("n")
-        .and_then(serde_json::Value::as_u64)
-        .filter(|n| (1..=BENCH_N_MAX).contains(n))
-        .ok_or_else(|| {
-            ApiError::field(
-                "n",
-                format!("must be a whole number from 1 to {BENCH_N_MAX}"),
-            )
-        })?;
-    let env =
-        crate::ledger::env_from_path(obj.get("env").and_then(|v| v.as_str()).unwrap_or("sandbox"))?;
+    let mut f = Fields::read(&mut req).await?;
+    let n = n_field(&f)?;
+    let env_text = f.string("env", false);
+    let env = crate::ledger::env_from_path(env_text.as_deref().unwrap_or("sandbox"))?;
     let seed = ids::random_token(8)?;
     let added = crate::ledger::grow_synthetic(app, env, n, &seed).await?;
     http::dashboard(200, &serde_json::json!({ "added": added }), None)
@@ -102,10 +91,13 @@ pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response
 pub const BENCH_N_MAX: u64 = 2_000_000;
 
 async fn bench_n(req: &mut worker::Request) -> ApiResult<u64> {
-    let body = http::json_body(req).await?;
-    http::as_object(&body)?
-        .get("n")
-        .and_then(serde_json::Value::as_u64)
+    n_field(&Fields::read(req).await?)
+}
+
+/// The benchmark routes' `n`: a whole number from 1 to `BENCH_N_MAX`.
+fn n_field(f: &Fields) -> ApiResult<u64> {
+    f.raw("n")
+        .and_then(|t| t.parse::<u64>().ok())
         .filter(|n| (1..=BENCH_N_MAX).contains(n))
         .ok_or_else(|| {
             ApiError::field(
@@ -124,7 +116,7 @@ pub async fn log_leaf(app: &App, req: worker::Request) -> ApiResult<Response> {
     let index = http::query_param(&req, "index")?
         .and_then(|v| v.parse::<u64>().ok())
         .ok_or_else(|| ApiError::field("index", "must be a whole number"))?;
-    let leaf = store::ledger::leaf_at(&crate::ledger::db(app, env)?, index)
+    let leaf = store::log::leaf_at(&crate::ledger::db(app, env)?, index)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("No leaf {index}")))?;
     http::dashboard(

@@ -1,7 +1,7 @@
 //! Facts: arbitrary content identified by its SHA-256, verified by inclusion
 //! in the environment's log.
 
-use bvs_core::hash::{content_hash, Hash32};
+use bvs_core::hash::Hash32;
 use serde_json::json;
 use worker::{Request, Response};
 
@@ -11,8 +11,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::ledger;
-use crate::routes::balance::ring;
-use crate::store::ledger as store;
+use crate::store::facts::FactRow;
+use crate::store::ItemStatus;
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
@@ -35,25 +35,16 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
             content.len()
         )));
     }
-    let hash = content_hash(&content).to_hex();
-    let db = ledger::db(app, ctx.env)?;
     let metadata_text = metadata.map(|m| m.to_value().to_string());
-    let created = store::insert_fact(
-        &db,
+    let (row, created) = ledger::facts::record(
+        app,
         &ctx.tenant_id,
-        &hash,
+        ctx.env,
         &content,
         metadata_text.as_deref(),
-        app.now_ms,
     )
     .await?;
-    let row = store::fact(&db, &ctx.tenant_id, &hash)
-        .await?
-        .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
-    if created {
-        ring(app, ctx.env).await;
-    }
-    let status = if row.status == "VERIFIED" {
+    let status = if row.status == ItemStatus::Verified {
         "verified"
     } else {
         "queued"
@@ -61,7 +52,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     http::dashboard(
         202,
         &json!({
-            "contentHash": hash,
+            "contentHash": row.content_hash,
             "status": status,
             "message": if created {
                 "Fact queued for verification; check GET /api/v1/facts/{contentHash}/verify".to_string()
@@ -74,8 +65,8 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     )
 }
 
-fn parse_hash(text: &str) -> ApiResult<String> {
-    Hash32::parse(text).map(|h| h.to_hex()).map_err(|_| {
+fn parse_hash(text: &str) -> ApiResult<Hash32> {
+    Hash32::parse(text).map_err(|_| {
         ApiError::field(
             "contentHash",
             "must be 64 lowercase hex characters (a SHA-256)",
@@ -83,14 +74,10 @@ fn parse_hash(text: &str) -> ApiResult<String> {
     })
 }
 
-async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<store::FactRow> {
+async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<FactRow> {
     let ctx = auth::authenticate_api_key(app, req).await?;
     let hash = parse_hash(hash)?;
-    store::fact(&ledger::db(app, ctx.env)?, &ctx.tenant_id, &hash)
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("Fact not found: no fact with contentHash {hash}"))
-        })
+    ledger::facts::fact(app, &ctx.tenant_id, ctx.env, &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.
@@ -102,8 +89,8 @@ pub async fn get(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
 /// `GET /api/v1/facts/:contentHash/verify`.
 pub async fn verify(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
     let row = load(app, &req, hash).await?;
-    let data = match (row.status.as_str(), row.verified_at) {
-        ("VERIFIED", Some(at)) => json!({
+    let data = match (row.status, row.verified_at) {
+        (ItemStatus::Verified, Some(at)) => json!({
             "contentHash": row.content_hash,
             "verified": true,
             "verifiedAt": views::iso(at),

@@ -3,23 +3,22 @@
 use bvs_core::types::RetentionDays;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::{http, store};
 
 /// `PATCH /dashboard/tenant/retention` `{dataRetentionDays: null|7|30|90}`.
 pub async fn retention(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let days = match f.raw(RetentionDays::FIELD) {
+    let mut f = Fields::read(&mut req).await?;
+    let days = match f.json(RetentionDays::FIELD) {
         None => {
             f.problem(RetentionDays::FIELD, "is required: null, 7, 30 or 90");
             None
         }
-        Some(v) => f.check(RetentionDays::parse(v)),
+        Some(v) => f.check(RetentionDays::parse(&v)),
     };
     f.finish()?;
     let days = days.ok_or_else(|| ApiError::internal("validated retention missing"))?;

@@ -5,11 +5,11 @@
 use serde::Serialize;
 use worker::{Request, Response};
 
-use super::fields::Fields;
 use crate::app::App;
 use crate::auth::limit::Rate;
 use crate::auth::{self, secret};
 use crate::error::{ApiError, ApiResult};
+use crate::fields::Fields;
 use crate::store::webhooks::{self as store, NewDelivery, NewWebhook, WebhookRow};
 use crate::views::iso;
 use crate::webhooks::delivery::{self, Mode};
@@ -79,22 +79,21 @@ fn not_found(id: &str) -> ApiError {
 /// `POST /dashboard/webhooks` `{url, events[], description}`.
 pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let body = http::json_body(&mut req).await?;
-    let mut f = Fields::new(http::as_object(&body)?);
-    let url_text = f.string("url");
+    let mut f = Fields::read(&mut req).await?;
+    let url_text = f.required("url");
     let url = if url_text.is_empty() {
         None
     } else {
-        match url_safety::check(url_text, app.dev_mode()) {
+        match url_safety::check(&url_text, app.dev_mode()) {
             Ok(u) => Some(u),
             Err(reason) => {
-                f.problem("url", &reason);
+                f.problem("url", reason);
                 None
             }
         }
     };
     let events = parse_events(&mut f);
-    let description = match f.optional_string("description") {
+    let description = match f.string("description", false) {
         None => String::new(),
         Some(d) => {
             let d = d.trim();
@@ -144,8 +143,8 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
 }
 
 /// A non-empty array of known event names, without duplicates.
-fn parse_events(f: &mut Fields<'_>) -> Vec<String> {
-    let Some(raw) = f.raw("events") else {
+fn parse_events(f: &mut Fields) -> Vec<String> {
+    let Some(raw) = f.json("events") else {
         f.problem("events", "is required: an array of event names");
         return Vec::new();
     };
@@ -169,7 +168,7 @@ fn parse_events(f: &mut Fields<'_>) -> Vec<String> {
                 let shown: String = name.chars().take(64).collect();
                 f.problem(
                     "events",
-                    &format!(
+                    format!(
                         "unknown event {shown:?}; known events: {}",
                         EVENT_NAMES.join(", ")
                     ),

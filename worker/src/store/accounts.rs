@@ -4,8 +4,9 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, batch, changes, first, run, stmt, Arg};
+use super::{all, batch, changes, first, int, run, stmt, Arg};
 use crate::error::{ApiError, ApiResult};
+use crate::plan::Plan;
 
 // ---- tenants ----
 
@@ -28,7 +29,8 @@ const SELECT_TENANTS_WITH_RETENTION: &str = "SELECT id, data_retention_days FROM
 pub struct TenantRow {
     pub id: String,
     pub name: String,
-    pub plan: String,
+    #[serde(deserialize_with = "crate::plan::stored")]
+    pub plan: Plan,
     pub data_retention_days: Option<u32>,
     pub created_at: u64,
 }
@@ -48,7 +50,7 @@ pub fn insert_tenant(
     stmt(
         db,
         INSERT_TENANT,
-        &[Arg::Text(id), Arg::Text(name), Arg::Int(ms(now_ms))],
+        &[Arg::Text(id), Arg::Text(name), int(now_ms)?],
     )
 }
 
@@ -61,7 +63,7 @@ pub async fn set_tenant_plan(db: &D1Database, id: &str, plan: &str, now_ms: u64)
     run(
         db,
         UPDATE_TENANT_PLAN,
-        &[Arg::Text(id), Arg::Text(plan), Arg::Int(ms(now_ms))],
+        &[Arg::Text(id), Arg::Text(plan), int(now_ms)?],
     )
     .await
 }
@@ -76,7 +78,7 @@ pub async fn set_tenant_retention(
     run(
         db,
         UPDATE_TENANT_RETENTION,
-        &[Arg::Text(id), days, Arg::Int(ms(now_ms))],
+        &[Arg::Text(id), days, int(now_ms)?],
     )
     .await
 }
@@ -102,8 +104,17 @@ const INSERT_USER: &str =
     "INSERT INTO users (id, tenant_id, email, first_name, last_name, role, password_hash, \
      email_verified, preferred_environment, session_version, created_at, updated_at) \
      VALUES (?1, ?2, ?3, ?4, ?5, 'owner', ?6, 0, 'sandbox', 0, ?7, ?7)";
-const USER_COLUMNS: &str = "id, tenant_id, email, first_name, last_name, role, password_hash, \
-     email_verified, preferred_environment, session_version, created_at";
+macro_rules! select_users {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, tenant_id, email, first_name, last_name, role, password_hash, \
+             email_verified, preferred_environment, session_version, created_at FROM users ",
+            $tail
+        )
+    };
+}
+const SELECT_USER_BY_EMAIL: &str = select_users!("WHERE email = ?1");
+const SELECT_USER_BY_ID: &str = select_users!("WHERE id = ?1");
 const UPDATE_USER_PREFERENCE: &str =
     "UPDATE users SET preferred_environment = ?2, updated_at = ?3 WHERE id = ?1";
 const UPDATE_USER_PASSWORD: &str = "UPDATE users SET password_hash = ?2, \
@@ -158,19 +169,17 @@ pub fn insert_user(
             Arg::Text(u.first_name),
             Arg::Text(u.last_name),
             Arg::Text(u.password_hash),
-            Arg::Int(ms(now_ms)),
+            int(now_ms)?,
         ],
     )
 }
 
 pub async fn user_by_email(db: &D1Database, email: &str) -> ApiResult<Option<UserRow>> {
-    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1");
-    first(db, &sql, &[Arg::Text(email)]).await
+    first(db, SELECT_USER_BY_EMAIL, &[Arg::Text(email)]).await
 }
 
 pub async fn user_by_id(db: &D1Database, id: &str) -> ApiResult<Option<UserRow>> {
-    let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1");
-    first(db, &sql, &[Arg::Text(id)]).await
+    first(db, SELECT_USER_BY_ID, &[Arg::Text(id)]).await
 }
 
 pub async fn set_preferred_environment(
@@ -182,7 +191,7 @@ pub async fn set_preferred_environment(
     run(
         db,
         UPDATE_USER_PREFERENCE,
-        &[Arg::Text(user_id), Arg::Text(env), Arg::Int(ms(now_ms))],
+        &[Arg::Text(user_id), Arg::Text(env), int(now_ms)?],
     )
     .await?;
     Ok(())
@@ -198,11 +207,7 @@ pub async fn set_password(
     run(
         db,
         UPDATE_USER_PASSWORD,
-        &[
-            Arg::Text(user_id),
-            Arg::Text(password_hash),
-            Arg::Int(ms(now_ms)),
-        ],
+        &[Arg::Text(user_id), Arg::Text(password_hash), int(now_ms)?],
     )
     .await?;
     Ok(())
@@ -241,7 +246,7 @@ pub fn issue_token(
         stmt(
             db,
             EXPIRE_OPEN_TOKENS,
-            &[Arg::Text(user_id), Arg::Text(purpose), Arg::Int(ms(now_ms))],
+            &[Arg::Text(user_id), Arg::Text(purpose), int(now_ms)?],
         )?,
         stmt(
             db,
@@ -250,8 +255,8 @@ pub fn issue_token(
                 Arg::Text(token_hash),
                 Arg::Text(user_id),
                 Arg::Text(purpose),
-                Arg::Int(ms(expires_at_ms)),
-                Arg::Int(ms(now_ms)),
+                int(expires_at_ms)?,
+                int(now_ms)?,
             ],
         )?,
     ])
@@ -260,28 +265,9 @@ pub fn issue_token(
 /// Spends a verification token and marks its user verified, atomically.
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
-    let now = Arg::Int(ms(now_ms));
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                SPEND_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    Arg::Text(PURPOSE_VERIFY_EMAIL),
-                    Arg::Int(ms(now_ms)),
-                ],
-            )?,
-            stmt(
-                db,
-                VERIFY_USER_BY_SPENT_TOKEN,
-                &[Arg::Text(token_hash), now],
-            )?,
-        ],
-    )
-    .await?;
-    spent(&results)
+    let args = [Arg::Text(token_hash), int(now_ms)?];
+    let then = stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?;
+    spend_token(db, token_hash, PURPOSE_VERIFY_EMAIL, now_ms, then).await
 }
 
 /// Spends a reset token and sets the new password hash, atomically.
@@ -292,30 +278,26 @@ pub async fn spend_reset_token(
     password_hash: &str,
     now_ms: u64,
 ) -> ApiResult<bool> {
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                SPEND_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    Arg::Text(PURPOSE_RESET_PASSWORD),
-                    Arg::Int(ms(now_ms)),
-                ],
-            )?,
-            stmt(
-                db,
-                RESET_PASSWORD_BY_SPENT_TOKEN,
-                &[
-                    Arg::Text(token_hash),
-                    Arg::Int(ms(now_ms)),
-                    Arg::Text(password_hash),
-                ],
-            )?,
-        ],
-    )
-    .await?;
+    let args = [
+        Arg::Text(token_hash),
+        int(now_ms)?,
+        Arg::Text(password_hash),
+    ];
+    let then = stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?;
+    spend_token(db, token_hash, PURPOSE_RESET_PASSWORD, now_ms, then).await
+}
+
+/// Spends the token of `purpose` and runs `then` (which acts only on a
+/// token spent at `now_ms`) in one batch; whether the token was spent.
+async fn spend_token(
+    db: &D1Database,
+    token_hash: &str,
+    purpose: &str,
+    now_ms: u64,
+    then: D1PreparedStatement,
+) -> ApiResult<bool> {
+    let args = [Arg::Text(token_hash), Arg::Text(purpose), int(now_ms)?];
+    let results = batch(db, vec![stmt(db, SPEND_TOKEN, &args)?, then]).await?;
     spent(&results)
 }
 
@@ -365,8 +347,8 @@ pub async fn consume_usage(
                     Arg::Text(tenant_id),
                     Arg::Text(env),
                     Arg::Text(period),
-                    Arg::Int(int(count)),
-                    Arg::Int(int(limit)),
+                    int(count)?,
+                    int(limit)?,
                 ],
             )?,
         ],
@@ -425,7 +407,7 @@ pub async fn insert_mail(db: &D1Database, m: &NewMail<'_>, now_ms: u64) -> ApiRe
             Arg::Text(m.subject),
             Arg::Text(m.kind),
             Arg::Text(m.sealed),
-            Arg::Int(ms(now_ms)),
+            int(now_ms)?,
         ],
     )
     .await?;
@@ -440,16 +422,4 @@ pub async fn mails_to(db: &D1Database, to: &str, limit: u32) -> ApiResult<Vec<Ma
         &[Arg::Text(to), Arg::Int(i64::from(limit))],
     )
     .await
-}
-
-/// Milliseconds since the epoch fit an i64 (and a JS number) until year
-/// 285,000.
-#[allow(clippy::cast_possible_wrap)]
-pub(crate) fn ms(now_ms: u64) -> i64 {
-    now_ms as i64
-}
-
-/// Counts and limits are far below 2^53.
-pub(crate) fn int(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }

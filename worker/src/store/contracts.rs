@@ -1,10 +1,10 @@
 //! Environments (contracts): one row per tenant and environment.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::accounts::ms;
-use super::{all, first, run, stmt, Arg};
+use super::{all, first, int, run, stmt, Arg};
 use crate::error::ApiResult;
 
 #[expect(
@@ -16,7 +16,17 @@ pub const STATUS_ACTIVE: &str = "active";
 pub const STATUS_ERROR: &str = "error";
 pub const STATUS_NOT_PROVISIONED: &str = "not_provisioned";
 
-const CONTRACT_COLUMNS: &str = "id, tenant_id, env, status, provisioned_at, error";
+macro_rules! select_contracts {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, tenant_id, env, status, provisioned_at, error FROM contracts ",
+            $tail
+        )
+    };
+}
+const SELECT_OF_TENANT: &str = select_contracts!("WHERE tenant_id = ?1 ORDER BY created_at, env");
+const SELECT_FOR_ENV: &str = select_contracts!("WHERE tenant_id = ?1 AND env = ?2");
+const SELECT_BY_ID: &str = select_contracts!("WHERE id = ?1 AND tenant_id = ?2");
 const INSERT_CONTRACT: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
      updated_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6)";
@@ -45,7 +55,7 @@ const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4,
 pub struct ContractRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub status: String,
     pub provisioned_at: Option<u64>,
     pub error: Option<String>,
@@ -67,8 +77,8 @@ pub fn insert_active(
             Arg::Text(tenant_id),
             Arg::Text(env),
             Arg::Text(STATUS_ACTIVE),
-            Arg::Int(ms(now_ms)),
-            Arg::Int(ms(now_ms)),
+            int(now_ms)?,
+            int(now_ms)?,
         ],
     )
 }
@@ -87,8 +97,8 @@ pub async fn begin_provisioning(
             Arg::Text(new_id),
             Arg::Text(tenant_id),
             Arg::Text(env),
-            Arg::Int(ms(now_ms)),
-            Arg::Int(ms(now_ms.saturating_sub(PROVISIONING_STALE_MS))),
+            int(now_ms)?,
+            int(now_ms.saturating_sub(PROVISIONING_STALE_MS))?,
         ],
     )
     .await
@@ -111,17 +121,14 @@ pub async fn finish_provisioning(
             Arg::Text(env),
             Arg::Text(status),
             error.map_or(Arg::Null, Arg::Text),
-            Arg::Int(ms(now_ms)),
+            int(now_ms)?,
         ],
     )
     .await
 }
 
 pub async fn of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<ContractRow>> {
-    let sql = format!(
-        "SELECT {CONTRACT_COLUMNS} FROM contracts WHERE tenant_id = ?1 ORDER BY created_at, env"
-    );
-    all(db, &sql, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_OF_TENANT, &[Arg::Text(tenant_id)]).await
 }
 
 pub async fn for_env(
@@ -129,11 +136,9 @@ pub async fn for_env(
     tenant_id: &str,
     env: &str,
 ) -> ApiResult<Option<ContractRow>> {
-    let sql = format!("SELECT {CONTRACT_COLUMNS} FROM contracts WHERE tenant_id = ?1 AND env = ?2");
-    first(db, &sql, &[Arg::Text(tenant_id), Arg::Text(env)]).await
+    first(db, SELECT_FOR_ENV, &[Arg::Text(tenant_id), Arg::Text(env)]).await
 }
 
 pub async fn by_id(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<ContractRow>> {
-    let sql = format!("SELECT {CONTRACT_COLUMNS} FROM contracts WHERE id = ?1 AND tenant_id = ?2");
-    first(db, &sql, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_BY_ID, &[Arg::Text(id), Arg::Text(tenant_id)]).await
 }

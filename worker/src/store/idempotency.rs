@@ -3,9 +3,8 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{first, run, Arg};
+use super::{first, int, run, Arg};
 use crate::error::ApiResult;
-use crate::store::ledger::int;
 
 const DELETE_EXPIRED_ONE: &str =
     "DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";

@@ -1,14 +1,26 @@
 //! API keys. Only the SHA-256 of a key's secret is stored.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::accounts::ms;
-use super::{all, first, run, Arg};
+use super::{all, count, first, int, run, Arg};
 use crate::error::ApiResult;
+use crate::plan::Plan;
 
-const KEY_COLUMNS: &str =
-    "id, tenant_id, env, name, secret_hash, active, created_at, last_used_at, deleted_at";
+macro_rules! select_keys {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, tenant_id, env, name, secret_hash, active, created_at, last_used_at, \
+             deleted_at FROM api_keys ",
+            $tail
+        )
+    };
+}
+const SELECT_OF_TENANT: &str =
+    select_keys!("WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL");
+const SELECT_LIST: &str =
+    select_keys!("WHERE tenant_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id");
 const INSERT_KEY: &str =
     "INSERT INTO api_keys (id, tenant_id, env, name, secret_hash, active, created_by, created_at, \
      last_used_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL)";
@@ -31,7 +43,7 @@ const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
 pub struct KeyRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub name: Option<String>,
     pub secret_hash: String,
     pub active: i64,
@@ -53,23 +65,19 @@ const SELECT_AUTH: &str =
 pub struct AuthRow {
     pub id: String,
     pub tenant_id: String,
-    pub env: String,
+    pub env: Env,
     pub secret_hash: String,
     pub active: i64,
     pub last_used_at: Option<u64>,
     pub deleted_at: Option<u64>,
-    pub plan: String,
+    #[serde(deserialize_with = "crate::plan::stored")]
+    pub plan: Plan,
     pub contract_status: Option<String>,
 }
 
 /// The key `id` with its tenant's plan and environment status.
 pub async fn for_auth(db: &D1Database, id: &str) -> ApiResult<Option<AuthRow>> {
     first(db, SELECT_AUTH, &[Arg::Text(id)]).await
-}
-
-#[derive(Debug, Deserialize)]
-struct CountRow {
-    n: u64,
 }
 
 pub struct NewKey<'a> {
@@ -92,7 +100,7 @@ pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<(
             k.name.map_or(Arg::Null, Arg::Text),
             Arg::Text(k.secret_hash),
             Arg::Text(k.created_by),
-            Arg::Int(ms(now_ms)),
+            int(now_ms)?,
         ],
     )
     .await?;
@@ -101,24 +109,16 @@ pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<(
 
 /// A tenant's key that is not deleted.
 pub async fn of_tenant(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<KeyRow>> {
-    let sql = format!(
-        "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL"
-    );
-    first(db, &sql, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_OF_TENANT, &[Arg::Text(id), Arg::Text(tenant_id)]).await
 }
 
 /// A tenant's keys that are not deleted, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
-    let sql = format!(
-        "SELECT {KEY_COLUMNS} FROM api_keys WHERE tenant_id = ?1 AND deleted_at IS NULL \
-         ORDER BY created_at, id"
-    );
-    all(db, &sql, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_LIST, &[Arg::Text(tenant_id)]).await
 }
 
 pub async fn count_live(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    let row: Option<CountRow> = first(db, COUNT_LIVE_KEYS, &[Arg::Text(tenant_id)]).await?;
-    Ok(row.map_or(0, |r| r.n))
+    count(db, COUNT_LIVE_KEYS, &[Arg::Text(tenant_id)]).await
 }
 
 /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
@@ -131,7 +131,7 @@ pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> 
     run(
         db,
         DELETE_KEY,
-        &[Arg::Text(id), Arg::Text(tenant_id), Arg::Int(ms(now_ms))],
+        &[Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?],
     )
     .await
 }
@@ -140,6 +140,6 @@ pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> 
 pub const LAST_USED_RESOLUTION_MS: u64 = 60_000;
 
 pub async fn touch(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<()> {
-    run(db, TOUCH_KEY, &[Arg::Text(id), Arg::Int(ms(now_ms))]).await?;
+    run(db, TOUCH_KEY, &[Arg::Text(id), int(now_ms)?]).await?;
     Ok(())
 }

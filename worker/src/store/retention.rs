@@ -4,56 +4,54 @@
 
 use worker::D1Database;
 
-use super::ledger::int;
-use super::{run, Arg};
+use super::{int, run, Arg};
 use crate::error::ApiResult;
+
+const PURGE_DELTAS: &str =
+    "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
+     purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
+     AND data_purged = 0 AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)";
+const PURGE_FACTS: &str = "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
+     AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)";
+const PURGE_EVENTS: &str =
+    "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
+     AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)";
+const PURGE_DELIVERIES: &str =
+    "UPDATE webhook_deliveries SET payload = NULL, url = NULL, data_purged = 1, purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE tenant_id = ?1 \
+     AND data_purged = 0 AND completed_at IS NOT NULL AND completed_at < ?2 LIMIT ?4)";
+
+/// One purge: a tenant's rows completed before `cutoff_ms`, at most
+/// `limit` of them, stamped `now_ms`.
+pub struct Purge<'a> {
+    pub tenant_id: &'a str,
+    pub cutoff_ms: u64,
+    pub now_ms: u64,
+    pub limit: u64,
+}
+
+/// Runs one purge statement (`?1` tenant, `?2` cutoff, `?3` now, `?4` limit).
+async fn purge(db: &D1Database, sql: &str, p: &Purge<'_>) -> ApiResult<u64> {
+    let args = [
+        Arg::Text(p.tenant_id),
+        int(p.cutoff_ms)?,
+        int(p.now_ms)?,
+        int(p.limit)?,
+    ];
+    run(db, sql, &args).await
+}
 
 /// Deltas verified before `cutoff_ms` lose reason, referenceId and metadata.
 /// Returns rows purged.
-pub async fn purge_deltas(
-    ledger: &D1Database,
-    tenant_id: &str,
-    cutoff_ms: u64,
-    now_ms: u64,
-    limit: u64,
-) -> ApiResult<u64> {
-    run(
-        ledger,
-        "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
-         purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
-         AND data_purged = 0 AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
-        &[
-            Arg::Text(tenant_id),
-            int(cutoff_ms)?,
-            int(now_ms)?,
-            int(limit)?,
-        ],
-    )
-    .await
+pub async fn purge_deltas(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
+    purge(ledger, PURGE_DELTAS, p).await
 }
 
 /// Facts verified before `cutoff_ms` lose their optional metadata (the
 /// content is what the fact is, and stays). Returns rows purged.
-pub async fn purge_facts(
-    ledger: &D1Database,
-    tenant_id: &str,
-    cutoff_ms: u64,
-    now_ms: u64,
-    limit: u64,
-) -> ApiResult<u64> {
-    run(
-        ledger,
-        "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
-         WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
-         AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)",
-        &[
-            Arg::Text(tenant_id),
-            int(cutoff_ms)?,
-            int(now_ms)?,
-            int(limit)?,
-        ],
-    )
-    .await
+pub async fn purge_facts(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
+    purge(ledger, PURGE_FACTS, p).await
 }
 
 /// Dispatched outbox events created before `cutoff_ms` are deleted: their
@@ -67,8 +65,7 @@ pub async fn purge_events(
 ) -> ApiResult<u64> {
     run(
         ledger,
-        "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
-         AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)",
+        PURGE_EVENTS,
         &[Arg::Text(tenant_id), int(cutoff_ms)?, int(limit)?],
     )
     .await
@@ -76,24 +73,6 @@ pub async fn purge_events(
 
 /// Completed webhook deliveries older than `cutoff_ms` lose payload and url.
 /// Returns rows purged.
-pub async fn purge_deliveries(
-    control: &D1Database,
-    tenant_id: &str,
-    cutoff_ms: u64,
-    now_ms: u64,
-    limit: u64,
-) -> ApiResult<u64> {
-    run(
-        control,
-        "UPDATE webhook_deliveries SET payload = NULL, url = NULL, data_purged = 1, purged_at = ?3 \
-         WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE tenant_id = ?1 \
-         AND data_purged = 0 AND completed_at IS NOT NULL AND completed_at < ?2 LIMIT ?4)",
-        &[
-            Arg::Text(tenant_id),
-            int(cutoff_ms)?,
-            int(now_ms)?,
-            int(limit)?,
-        ],
-    )
-    .await
+pub async fn purge_deliveries(control: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
+    purge(control, PURGE_DELIVERIES, p).await
 }

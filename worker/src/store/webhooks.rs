@@ -1,18 +1,89 @@
-//! Webhooks, deliveries and attempts (control database), and the ledger
-//! databases' event outbox as the dispatcher reads it.
+//! Webhooks, deliveries and attempts (control database). The ledger
+//! databases' event outbox the dispatcher reads is `store::events`.
 
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::accounts::ms;
-use super::ledger::{int, numbered};
-use super::{all, batch, changes, first, run, stmt, Arg, D1_BOUND_PARAMS_MAX};
+use super::{all, batch, batch_rows, changes, chunked, count as count_rows, first, int, opt_text};
+use super::{run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
-// ---------------------------------------------------------------- webhooks
+macro_rules! select_webhooks {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, tenant_id, url, events, description, secret_sealed, active, created_at, \
+             updated_at, last_triggered_at FROM webhooks ",
+            $tail
+        )
+    };
+}
+macro_rules! select_deliveries {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, webhook_id, tenant_id, env, event_id, event_type, url, payload, \
+             event_created_at, status, attempts, next_attempt_at, last_http_status, last_error, \
+             created_at, completed_at, data_purged, purged_at FROM webhook_deliveries ",
+            $tail
+        )
+    };
+}
 
-const WEBHOOK_COLUMNS: &str = "id, tenant_id, url, events, description, secret_sealed, active, \
-     created_at, updated_at, last_triggered_at";
+const INSERT_WEBHOOK: &str =
+    "INSERT INTO webhooks (id, tenant_id, url, events, description, secret_sealed, active, \
+     created_at, updated_at, last_triggered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL)";
+const SELECT_OF_TENANT: &str = select_webhooks!("WHERE id = ?1 AND tenant_id = ?2");
+const SELECT_BY_ID: &str = select_webhooks!("WHERE id = ?1");
+const SELECT_LIST: &str = select_webhooks!("WHERE tenant_id = ?1 ORDER BY created_at, id");
+const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?1";
+const TOGGLE: &str =
+    "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2";
+const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2";
+const CANCEL_OF_WEBHOOK: &str =
+    "UPDATE webhook_deliveries SET status = 'canceled', completed_at = ?3, \
+     next_attempt_at = NULL, last_error = 'webhook deleted' \
+     WHERE webhook_id = ?1 AND tenant_id = ?2 AND status IN ('pending', 'delivering')";
+const SELECT_ACTIVE_FOR_TENANTS: ListSql = ListSql {
+    sql: select_webhooks!("WHERE active = 1 AND tenant_id IN ({list})"),
+    cols: 1,
+};
+/// `status` and `attempts` are bound per row ('pending', 0) so that every
+/// column of a row is a placeholder.
+const INSERT_DELIVERIES: ListSql = ListSql {
+    sql: "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant_id, env, event_id, \
+          event_type, url, payload, event_created_at, status, attempts, next_attempt_at, created_at) \
+          VALUES {list}",
+    cols: 13,
+};
+const CLAIM: &str =
+    "UPDATE webhook_deliveries SET status = 'delivering', attempts = attempts + 1, \
+     next_attempt_at = ?3 \
+     WHERE id = ?1 AND status IN ('pending', 'delivering') AND next_attempt_at <= ?2";
+const SELECT_DELIVERY: &str = select_deliveries!("WHERE id = ?1");
+const SELECT_DELIVERIES_OF_WEBHOOK: &str = select_deliveries!(
+    "WHERE webhook_id = ?1 AND tenant_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
+);
+const SELECT_ATTEMPTS_OF: ListSql = ListSql {
+    sql: "SELECT delivery_id, attempt, started_at, duration_ms, http_status, outcome, error \
+          FROM webhook_attempts WHERE delivery_id IN ({list}) ORDER BY delivery_id, attempt",
+    cols: 1,
+};
+const INSERT_ATTEMPT: &str =
+    "INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, \
+     http_status, outcome, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+/// Only the attempt that owns the delivery moves it on.
+const FINISH_ATTEMPT: &str =
+    "UPDATE webhook_deliveries SET status = ?2, next_attempt_at = ?3, last_http_status = ?4, \
+     last_error = ?5, completed_at = ?6 WHERE id = ?1 AND status = 'delivering'";
+const STAMP_TRIGGERED: &str =
+    "UPDATE webhooks SET last_triggered_at = MAX(COALESCE(last_triggered_at, 0), ?2) WHERE id = ?1";
+const CANCEL: &str =
+    "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL, last_error = ?2, \
+     completed_at = ?3 WHERE id = ?1 AND status IN ('pending', 'delivering')";
+const SELECT_DUE: &str =
+    "SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'delivering') \
+     AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2";
+
+// ---------------------------------------------------------------- webhooks
 
 #[expect(
     dead_code,
@@ -54,21 +125,16 @@ pub struct NewWebhook<'a> {
 }
 
 pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResult<()> {
-    run(
-        db,
-        "INSERT INTO webhooks (id, tenant_id, url, events, description, secret_sealed, active, \
-         created_at, updated_at, last_triggered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL)",
-        &[
-            Arg::Text(w.id),
-            Arg::Text(w.tenant_id),
-            Arg::Text(w.url),
-            Arg::Text(w.events),
-            Arg::Text(w.description),
-            Arg::Text(w.secret_sealed),
-            Arg::Int(ms(now_ms)),
-        ],
-    )
-    .await?;
+    let args = [
+        Arg::Text(w.id),
+        Arg::Text(w.tenant_id),
+        Arg::Text(w.url),
+        Arg::Text(w.events),
+        Arg::Text(w.description),
+        Arg::Text(w.secret_sealed),
+        int(now_ms)?,
+    ];
+    run(db, INSERT_WEBHOOK, &args).await?;
     Ok(())
 }
 
@@ -77,68 +143,38 @@ pub async fn of_tenant(
     tenant_id: &str,
     id: &str,
 ) -> ApiResult<Option<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?1 AND tenant_id = ?2");
-    first(db, &sql, &[Arg::Text(id), Arg::Text(tenant_id)]).await
+    first(db, SELECT_OF_TENANT, &[Arg::Text(id), Arg::Text(tenant_id)]).await
 }
 
 pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?1");
-    first(db, &sql, &[Arg::Text(id)]).await
+    first(db, SELECT_BY_ID, &[Arg::Text(id)]).await
 }
 
 /// A tenant's webhooks, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
-    let sql = format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE tenant_id = ?1 ORDER BY created_at, id"
-    );
-    all(db, &sql, &[Arg::Text(tenant_id)]).await
+    all(db, SELECT_LIST, &[Arg::Text(tenant_id)]).await
 }
 
 pub async fn count(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    #[derive(Deserialize)]
-    struct N {
-        n: u64,
-    }
-    let row: Option<N> = first(
-        db,
-        "SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?1",
-        &[Arg::Text(tenant_id)],
-    )
-    .await?;
-    Ok(row.map_or(0, |r| r.n))
+    count_rows(db, COUNT_OF_TENANT, &[Arg::Text(tenant_id)]).await
 }
 
 /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
 pub async fn toggle(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    run(
-        db,
-        "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2",
-        &[Arg::Text(id), Arg::Text(tenant_id), Arg::Int(ms(now_ms))],
-    )
-    .await
+    let args = [Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?];
+    run(db, TOGGLE, &args).await
 }
 
 /// Deletes the webhook (and with it its sealed secret) and cancels its
 /// deliveries still waiting, atomically. Returns webhooks deleted.
 pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    let results = batch(
-        db,
-        vec![
-            stmt(
-                db,
-                "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2",
-                &[Arg::Text(id), Arg::Text(tenant_id)],
-            )?,
-            stmt(
-                db,
-                "UPDATE webhook_deliveries SET status = 'canceled', completed_at = ?3, \
-                 next_attempt_at = NULL, last_error = 'webhook deleted' \
-                 WHERE webhook_id = ?1 AND tenant_id = ?2 AND status IN ('pending', 'delivering')",
-                &[Arg::Text(id), Arg::Text(tenant_id), Arg::Int(ms(now_ms))],
-            )?,
-        ],
-    )
-    .await?;
+    let of_tenant = [Arg::Text(id), Arg::Text(tenant_id)];
+    let cancel = [Arg::Text(id), Arg::Text(tenant_id), int(now_ms)?];
+    let statements = vec![
+        stmt(db, DELETE_WEBHOOK, &of_tenant)?,
+        stmt(db, CANCEL_OF_WEBHOOK, &cancel)?,
+    ];
+    let results = batch(db, statements).await?;
     results.first().map_or(Ok(0), changes)
 }
 
@@ -147,16 +183,17 @@ pub async fn active_for_tenants(
     db: &D1Database,
     tenant_ids: &[String],
 ) -> ApiResult<Vec<WebhookRow>> {
-    let mut out = Vec::new();
-    for chunk in tenant_ids.chunks(D1_BOUND_PARAMS_MAX) {
-        let sql = format!(
-            "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE active = 1 AND tenant_id IN ({})",
-            numbered(1, chunk.len())
-        );
-        let args: Vec<Arg<'_>> = chunk.iter().map(|t| Arg::Text(t)).collect();
-        out.extend(all::<WebhookRow>(db, &sql, &args).await?);
-    }
-    Ok(out)
+    let statements = chunked(
+        db,
+        &SELECT_ACTIVE_FOR_TENANTS,
+        &[],
+        tenant_ids,
+        |t, args| {
+            args.push(Arg::Text(t));
+            Ok(())
+        },
+    )?;
+    batch_rows(db, statements).await
 }
 
 // ---------------------------------------------------------------- deliveries
@@ -188,74 +225,38 @@ pub fn insert_deliveries(
     deliveries: &[NewDelivery],
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    const COLS: usize = 10;
-    let mut out = Vec::new();
-    for chunk in deliveries.chunks(D1_BOUND_PARAMS_MAX / COLS) {
-        let values: Vec<String> = (0..chunk.len())
-            .map(|r| {
-                let b = r * COLS;
-                format!(
-                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, 'pending', 0, ?{}, ?{})",
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6,
-                    b + 7,
-                    b + 8,
-                    b + 9,
-                    b + 10,
-                    b + 10
-                )
-            })
-            .collect();
-        let sql = format!(
-            "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant_id, env, event_id, \
-             event_type, url, payload, event_created_at, status, attempts, next_attempt_at, created_at) \
-             VALUES {}",
-            values.join(", ")
-        );
-        let mut args = Vec::with_capacity(chunk.len() * COLS);
-        for d in chunk {
-            args.push(Arg::Text(&d.id));
-            args.push(Arg::Text(&d.webhook_id));
-            args.push(Arg::Text(&d.tenant_id));
-            args.push(d.env.as_deref().map_or(Arg::Null, Arg::Text));
-            args.push(Arg::Text(&d.event_id));
-            args.push(Arg::Text(&d.event_type));
-            args.push(Arg::Text(&d.url));
-            args.push(Arg::Text(&d.payload));
-            args.push(int(d.event_created_at)?);
-            args.push(int(now_ms)?);
-        }
-        out.push(stmt(db, &sql, &args)?);
-    }
-    Ok(out)
+    let now = int(now_ms)?;
+    chunked(db, &INSERT_DELIVERIES, &[], deliveries, |d, args| {
+        args.extend([
+            Arg::Text(&d.id),
+            Arg::Text(&d.webhook_id),
+            Arg::Text(&d.tenant_id),
+            opt_text(d.env.as_deref()),
+            Arg::Text(&d.event_id),
+            Arg::Text(&d.event_type),
+            Arg::Text(&d.url),
+            Arg::Text(&d.payload),
+            int(d.event_created_at)?,
+            Arg::Text(STATUS_PENDING),
+            Arg::Int(0),
+            now,
+            now,
+        ]);
+        Ok(())
+    })
 }
 
 /// Takes the delivery for one attempt when it is due: pending and due, or
 /// delivering with an expired lease. Returns whether this caller owns it;
 /// at most one caller does at a time.
 pub async fn claim(db: &D1Database, id: &str, now_ms: u64, lease_ms: u64) -> ApiResult<bool> {
-    let changed = run(
-        db,
-        "UPDATE webhook_deliveries SET status = 'delivering', attempts = attempts + 1, \
-         next_attempt_at = ?3 \
-         WHERE id = ?1 AND status IN ('pending', 'delivering') AND next_attempt_at <= ?2",
-        &[
-            Arg::Text(id),
-            int(now_ms)?,
-            int(now_ms.saturating_add(lease_ms))?,
-        ],
-    )
-    .await?;
-    Ok(changed == 1)
+    let args = [
+        Arg::Text(id),
+        int(now_ms)?,
+        int(now_ms.saturating_add(lease_ms))?,
+    ];
+    Ok(run(db, CLAIM, &args).await? == 1)
 }
-
-const DELIVERY_COLUMNS: &str = "id, webhook_id, tenant_id, env, event_id, event_type, url, payload, \
-     event_created_at, status, attempts, next_attempt_at, last_http_status, last_error, created_at, \
-     completed_at, data_purged, purged_at";
 
 #[expect(
     dead_code,
@@ -284,8 +285,7 @@ pub struct DeliveryRow {
 }
 
 pub async fn delivery(db: &D1Database, id: &str) -> ApiResult<Option<DeliveryRow>> {
-    let sql = format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?1");
-    first(db, &sql, &[Arg::Text(id)]).await
+    first(db, SELECT_DELIVERY, &[Arg::Text(id)]).await
 }
 
 /// A webhook's most recent deliveries, newest first.
@@ -295,16 +295,8 @@ pub async fn deliveries_of_webhook(
     webhook_id: &str,
     limit: u64,
 ) -> ApiResult<Vec<DeliveryRow>> {
-    let sql = format!(
-        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ?1 AND tenant_id = ?2 \
-         ORDER BY created_at DESC, id DESC LIMIT ?3"
-    );
-    all(
-        db,
-        &sql,
-        &[Arg::Text(webhook_id), Arg::Text(tenant_id), int(limit)?],
-    )
-    .await
+    let args = [Arg::Text(webhook_id), Arg::Text(tenant_id), int(limit)?];
+    all(db, SELECT_DELIVERIES_OF_WEBHOOK, &args).await
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -320,17 +312,11 @@ pub struct AttemptRow {
 
 /// Attempts of these deliveries, in order.
 pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<Vec<AttemptRow>> {
-    let mut out = Vec::new();
-    for chunk in delivery_ids.chunks(D1_BOUND_PARAMS_MAX) {
-        let sql = format!(
-            "SELECT delivery_id, attempt, started_at, duration_ms, http_status, outcome, error \
-             FROM webhook_attempts WHERE delivery_id IN ({}) ORDER BY delivery_id, attempt",
-            numbered(1, chunk.len())
-        );
-        let args: Vec<Arg<'_>> = chunk.iter().map(|t| Arg::Text(t)).collect();
-        out.extend(all::<AttemptRow>(db, &sql, &args).await?);
-    }
-    Ok(out)
+    let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, |id, args| {
+        args.push(Arg::Text(id));
+        Ok(())
+    })?;
+    batch_rows(db, statements).await
 }
 
 /// What one attempt ended with.
@@ -360,46 +346,31 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
         Arg::Null
     };
     let http = a.http_status.map_or(Arg::Null, |s| Arg::Int(i64::from(s)));
-    batch(
-        db,
-        vec![
-            stmt(
-                db,
-                "INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, \
-                 http_status, outcome, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                &[
-                    Arg::Text(a.delivery_id),
-                    int(a.attempt)?,
-                    int(a.started_at)?,
-                    int(a.duration_ms)?,
-                    a.http_status.map_or(Arg::Null, |s| Arg::Int(i64::from(s))),
-                    Arg::Text(a.outcome),
-                    a.error.map_or(Arg::Null, Arg::Text),
-                ],
-            )?,
-            // Only the attempt that owns the delivery moves it on.
-            stmt(
-                db,
-                "UPDATE webhook_deliveries SET status = ?2, next_attempt_at = ?3, last_http_status = ?4, \
-                 last_error = ?5, completed_at = ?6 WHERE id = ?1 AND status = 'delivering'",
-                &[
-                    Arg::Text(a.delivery_id),
-                    Arg::Text(a.status),
-                    a.next_attempt_at.map_or(Ok(Arg::Null), int)?,
-                    http,
-                    a.error.map_or(Arg::Null, Arg::Text),
-                    completed_at,
-                ],
-            )?,
-            stmt(
-                db,
-                "UPDATE webhooks SET last_triggered_at = MAX(COALESCE(last_triggered_at, 0), ?2) \
-                 WHERE id = ?1",
-                &[Arg::Text(a.webhook_id), int(a.started_at)?],
-            )?,
-        ],
-    )
-    .await?;
+    let error = opt_text(a.error);
+    let attempt = [
+        Arg::Text(a.delivery_id),
+        int(a.attempt)?,
+        int(a.started_at)?,
+        int(a.duration_ms)?,
+        http,
+        Arg::Text(a.outcome),
+        error,
+    ];
+    let finish = [
+        Arg::Text(a.delivery_id),
+        Arg::Text(a.status),
+        a.next_attempt_at.map_or(Ok(Arg::Null), int)?,
+        http,
+        error,
+        completed_at,
+    ];
+    let stamp = [Arg::Text(a.webhook_id), int(a.started_at)?];
+    let statements = vec![
+        stmt(db, INSERT_ATTEMPT, &attempt)?,
+        stmt(db, FINISH_ATTEMPT, &finish)?,
+        stmt(db, STAMP_TRIGGERED, &stamp)?,
+    ];
+    batch(db, statements).await?;
     Ok(())
 }
 
@@ -407,8 +378,7 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
 pub async fn cancel(db: &D1Database, id: &str, reason: &str, now_ms: u64) -> ApiResult<()> {
     run(
         db,
-        "UPDATE webhook_deliveries SET status = 'canceled', next_attempt_at = NULL, last_error = ?2, \
-         completed_at = ?3 WHERE id = ?1 AND status IN ('pending', 'delivering')",
+        CANCEL,
         &[Arg::Text(id), Arg::Text(reason), int(now_ms)?],
     )
     .await?;
@@ -422,108 +392,5 @@ pub struct DueRow {
 
 /// Deliveries whose next attempt (or expired lease) is due, oldest first.
 pub async fn due(db: &D1Database, now_ms: u64, limit: u64) -> ApiResult<Vec<DueRow>> {
-    all(
-        db,
-        "SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'delivering') \
-         AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2",
-        &[int(now_ms)?, int(limit)?],
-    )
-    .await
-}
-
-// ---------------------------------------------------------------- ledger events
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct EventRow {
-    pub id: String,
-    pub tenant_id: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub payload: String,
-    pub created_at: u64,
-}
-
-/// Events not yet moved to deliveries, oldest first.
-pub async fn pending_events(ledger: &D1Database, limit: u64) -> ApiResult<Vec<EventRow>> {
-    all(
-        ledger,
-        "SELECT id, tenant_id, type, payload, created_at FROM events WHERE dispatched_at IS NULL \
-         ORDER BY created_at, id LIMIT ?1",
-        &[int(limit)?],
-    )
-    .await
-}
-
-pub fn mark_dispatched(
-    ledger: &D1Database,
-    ids: &[String],
-    now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let mut out = Vec::new();
-    for chunk in ids.chunks(D1_BOUND_PARAMS_MAX - 1) {
-        let sql = format!(
-            "UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL AND id IN ({})",
-            numbered(2, chunk.len())
-        );
-        let mut args = vec![int(now_ms)?];
-        args.extend(chunk.iter().map(|i| Arg::Text(i)));
-        out.push(stmt(ledger, &sql, &args)?);
-    }
-    Ok(out)
-}
-
-/// Adds an event once (its id is deterministic).
-pub async fn insert_event_once(
-    ledger: &D1Database,
-    id: &str,
-    tenant_id: &str,
-    kind: &str,
-    payload: &str,
-    now_ms: u64,
-) -> ApiResult<()> {
-    run(
-        ledger,
-        "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        &[
-            Arg::Text(id),
-            Arg::Text(tenant_id),
-            Arg::Text(kind),
-            Arg::Text(payload),
-            int(now_ms)?,
-        ],
-    )
-    .await?;
-    Ok(())
-}
-
-/// A submission with how many of its deltas are verified.
-#[derive(Debug, Clone, Deserialize)]
-pub struct SubmissionProgress {
-    pub id: String,
-    pub tenant_id: String,
-    pub kind: String,
-    pub items_root: String,
-    pub item_count: u64,
-    pub received_at: u64,
-    pub verified: u64,
-    pub verified_at: Option<u64>,
-}
-
-/// The tenant's submissions with this items root, with their progress.
-pub async fn submission_progress(
-    ledger: &D1Database,
-    tenant_id: &str,
-    items_root: &str,
-) -> ApiResult<Vec<SubmissionProgress>> {
-    all(
-        ledger,
-        "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
-         SUM(CASE WHEN d.status = 'VERIFIED' THEN 1 ELSE 0 END) AS verified, \
-         MAX(d.verified_at) AS verified_at \
-         FROM submissions s JOIN deltas d ON d.submission_id = s.id \
-         WHERE s.tenant_id = ?1 AND s.items_root = ?2 GROUP BY s.id",
-        &[Arg::Text(tenant_id), Arg::Text(items_root)],
-    )
-    .await
+    all(db, SELECT_DUE, &[int(now_ms)?, int(limit)?]).await
 }

@@ -15,7 +15,7 @@ use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use worker::{
-    AbortController, Date, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
+    AbortController, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect,
 };
 
 use super::signing::{
@@ -219,7 +219,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(|| ApiError::internal(format!("webhook {} secret unreadable", webhook.id)))?;
 
-    let started_at = Date::now().as_millis();
+    let started_at = crate::app::clock_ms();
     let data = RawValue::from_string(payload.to_string())
         .map_err(|e| ApiError::internal(format!("stored payload of {delivery_id}: {e}")))?;
     let body = serde_json::to_string(&Body {
@@ -233,7 +233,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     })?;
     let signature = signature_header(&secret_text, body.as_bytes())?;
     let sent = post(app, url, &body, &signature, &row, started_at).await;
-    let duration_ms = Date::now().as_millis().saturating_sub(started_at);
+    let duration_ms = crate::app::clock_ms().saturating_sub(started_at);
 
     let (http_status, error) = match &sent {
         Ok(status) => (Some(*status), None),

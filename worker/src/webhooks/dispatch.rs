@@ -14,8 +14,9 @@ use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
 use crate::app::App;
 use crate::auth::secret;
 use crate::error::ApiResult;
-use crate::store::webhooks::{self as store, EventRow, NewDelivery};
-use crate::store::{self as db_store};
+use crate::store::events::{self as outbox, EventRow};
+use crate::store::webhooks::{self as store, NewDelivery};
+use crate::store::{self as db_store, deltas, submissions};
 use crate::views::iso;
 
 /// Events read per round.
@@ -41,10 +42,10 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
     let control = app.control_db()?;
     // A new delivery is due at once: never later than the real clock,
     // whatever time a test gave the cron event that runs this.
-    let now = app.now_ms.min(worker::Date::now().as_millis());
+    let now = app.now_ms.min(crate::app::clock_ms());
     let mut total = 0;
     for _ in 0..ROUNDS_MAX {
-        let events = store::pending_events(&ledger, EVENTS_PER_ROUND).await?;
+        let events = outbox::pending(&ledger, EVENTS_PER_ROUND).await?;
         if events.is_empty() {
             break;
         }
@@ -80,7 +81,7 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
             .await?;
         }
         let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-        db_store::batch(&ledger, store::mark_dispatched(&ledger, &event_ids, now)?).await?;
+        db_store::batch(&ledger, outbox::mark_dispatched(&ledger, &event_ids, now)?).await?;
         let ids: Vec<String> = deliveries.into_iter().map(|d| d.id).collect();
         delivery::ring_all(app, &ids).await;
         total += events.len() as u64;
@@ -120,11 +121,11 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
     roots.sort();
     roots.dedup();
     for (tenant_id, root) in roots {
-        for s in store::submission_progress(ledger, &tenant_id, &root).await? {
+        for s in submissions::progress(ledger, &tenant_id, &root).await? {
             if s.verified < s.item_count {
                 continue;
             }
-            let anchor_ids = db_store::ledger::deltas_of_submission(ledger, &s.id)
+            let anchor_ids = deltas::of_submission(ledger, &s.id)
                 .await?
                 .into_iter()
                 .map(|d| d.anchor_id)
@@ -140,7 +141,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
                 verified_at: s.verified_at.map(iso),
                 verify_url: format!("/api/v1/verify/{}", s.items_root),
             })?;
-            store::insert_event_once(
+            outbox::insert_once(
                 ledger,
                 &format!("evt_done_{}", s.id),
                 &s.tenant_id,

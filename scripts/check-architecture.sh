@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Checks the invariants of ARCHITECTURE.md that grep can see:
+#   - no SQL outside worker/src/store/;
+#   - inside it, SQL text is built at run time only by store::chunked (the
+#     one documented helper): no format! around SQL;
+#   - the clock: Date::now() is read only in worker/src/app.rs;
+#   - inside it, every statement is a named constant;
+#   - the log's tables are written only from worker/src/ledger/;
+#   - no file in worker/src over FILE_LINES_MAX lines.
+# Exits non-zero naming every breach.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+FILE_LINES_MAX=600
+failed=0
+breach() { printf 'architecture: %s\n' "$*" >&2; failed=1; }
+
+# SQL keywords as they open a statement in a Rust string literal.
+SQL='"(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|REPLACE) '
+
+hits=$(grep -rnE "$SQL" worker/src --include='*.rs' | grep -v '^worker/src/store/' || true)
+[ -z "$hits" ] || breach "SQL outside worker/src/store/:"$'\n'"$hits"
+
+hits=$(grep -rnE 'format!\(\s*"[^"]*(SELECT|INSERT|UPDATE|DELETE) ' worker/src --include='*.rs' || true)
+[ -z "$hits" ] || breach "SQL built with format! (use a constant, or store::ListSql + store::chunked):"$'\n'"$hits"
+hits=$(grep -rnE 'let sql = format!' worker/src --include='*.rs' || true)
+[ -z "$hits" ] || breach "SQL built with format!:"$'\n'"$hits"
+
+# Inside the store, every statement is a named constant: a SQL literal
+# opens a `const` (on its line or the one before), a `ListSql`'s `sql:`, or
+# a column-list macro's `concat!(`.
+hits=$(awk -v sql="$SQL" '
+  FNR == 1 { prev = "" }
+  $0 ~ sql && $0 !~ /const [A-Z_]+: / && $0 !~ /sql: / && prev !~ /(=|concat!\()[[:space:]]*$/ \
+    { print FILENAME ":" FNR ": " $0 }
+  { prev = $0 }' worker/src/store/*.rs)
+[ -z "$hits" ] || breach "SQL literal that is not a named constant:"$'\n'"$hits"
+
+hits=$(grep -rn 'Date::now' worker/src --include='*.rs' | grep -v '^worker/src/app.rs:' || true)
+[ -z "$hits" ] || breach "Date::now() outside the clock (app::clock_ms):"$'\n'"$hits"
+
+# The log's tables are written only from worker/src/ledger/.
+hits=$(grep -rnE 'store::log::insert_|log_store::insert_' worker/src --include='*.rs' \
+  | grep -v '^worker/src/ledger/' || true)
+[ -z "$hits" ] || breach "log tables written outside worker/src/ledger/:"$'\n'"$hits"
+
+while IFS= read -r f; do
+  n=$(wc -l <"$f")
+  [ "$n" -le "$FILE_LINES_MAX" ] || breach "$f has $n lines (at most $FILE_LINES_MAX)"
+done < <(find worker/src -name '*.rs' | sort)
+
+[ "$failed" -eq 0 ] && echo "architecture invariants hold"
+exit "$failed"

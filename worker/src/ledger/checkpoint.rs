@@ -1,0 +1,160 @@
+//! Checkpoints: a period's Merkle root over a ledger's (or all of a
+//! tenant's) verified deltas, fixed when asked for and committed to the log
+//! by the sequencer.
+
+use bvs_core::amount::Amount;
+use bvs_core::frontier::Frontier;
+use bvs_core::types::{CustomerId, Env, Page, Period};
+use worker::D1Database;
+
+use super::{db, heads, require_ledger, submit};
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::ids;
+use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::{ledgers, CheckpointStatus};
+
+/// A listed checkpoint: its `txHash` once committed, and the same
+/// ledger's previous committed checkpoint.
+pub struct Listed {
+    pub row: CheckpointRow,
+    pub tx_hash: Option<String>,
+    pub previous: Option<CheckpointRow>,
+}
+
+/// A tenant's checkpoints, newest first, optionally of one customer (or
+/// `all`) and one period; and how many match.
+///
+/// # Errors
+/// D1 errors.
+pub async fn list(
+    app: &App,
+    tenant_id: &str,
+    env: Env,
+    customer: Option<&str>,
+    period: Option<&str>,
+    page: &Page,
+) -> ApiResult<(Vec<Listed>, u64)> {
+    let db = db(app, env)?;
+    let (limit, offset) = (page.limit(), page.offset());
+    let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let tx_hash = heads::tx_hash(&db, row.tree_size).await?;
+        let previous = match row.tree_size {
+            Some(_) => {
+                checkpoints::previous_committed(&db, tenant_id, &row.customer_id, row.created_at)
+                    .await?
+            }
+            None => None,
+        };
+        out.push(Listed {
+            row,
+            tx_hash,
+            previous,
+        });
+    }
+    Ok((out, total))
+}
+
+/// What a checkpoint covers: the window's frontier, delta count, net
+/// amount and log span.
+struct Window {
+    frontier: String,
+    count: u64,
+    net: Amount,
+    first_leaf: u64,
+    last_leaf: u64,
+}
+
+/// Fixes the covered deltas and their root now (QUEUED) and rings the
+/// sequencer, which commits the root to the log.
+///
+/// # Errors
+/// 404 for an unknown customer; 422 when the period has no verified deltas.
+pub async fn create(
+    app: &App,
+    tenant_id: &str,
+    env: Env,
+    customer: Option<&CustomerId>,
+    period: Period,
+) -> ApiResult<CheckpointRow> {
+    let db = db(app, env)?;
+    if let Some(c) = customer {
+        require_ledger(&db, tenant_id, c).await?;
+    }
+    let who = customer.map_or("all", CustomerId::as_str).to_string();
+    let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
+        return Err(ApiError::Unprocessable(format!(
+            "No verified deltas to checkpoint for customer {who} in period {period} (deltas belong to the \
+             period in which they were verified)"
+        )));
+    };
+    let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
+    if frontier.size() != w.count {
+        return Err(ApiError::internal(format!(
+            "window frontier covers {} deltas, aggregates say {}",
+            frontier.size(),
+            w.count
+        )));
+    }
+    let row = CheckpointRow {
+        id: ids::new_id("chk")?,
+        tenant_id: tenant_id.to_string(),
+        customer_id: who,
+        period: period.to_string(),
+        merkle_root: frontier.root(),
+        delta_count: w.count,
+        net_delta: w.net,
+        from_index: w.first_leaf,
+        to_index: w.last_leaf,
+        status: CheckpointStatus::Queued,
+        created_at: app.now_ms,
+        committed_at: None,
+        leaf_index: None,
+        tree_size: None,
+    };
+    checkpoints::insert(&db, &row).await?;
+    submit::ring(app, env).await;
+    Ok(row)
+}
+
+/// The covered deltas' root, count and span, kept up to date by the
+/// sequencer (`bvs_core::frontier`): O(log n) here, at any history size.
+async fn window(
+    db: &D1Database,
+    tenant_id: &str,
+    customer: Option<&CustomerId>,
+    period: &str,
+) -> ApiResult<Option<Window>> {
+    match customer {
+        Some(c) => {
+            let Some(w) = ledgers::window(db, tenant_id, c.as_str(), period).await? else {
+                return Ok(None);
+            };
+            let net = w
+                .balance_after
+                .checked_sub(w.balance_before)
+                .map_err(|e| ApiError::internal(format!("net delta: {e}")))?;
+            Ok(Some(Window {
+                frontier: w.frontier,
+                count: w.last_seq + 1 - w.first_seq,
+                net,
+                first_leaf: w.first_leaf,
+                last_leaf: w.last_leaf,
+            }))
+        }
+        None => {
+            let Some(w) = ledgers::tenant_window(db, tenant_id, period).await? else {
+                return Ok(None);
+            };
+            Ok(Some(Window {
+                frontier: w.frontier,
+                count: w.deltas_count,
+                net: w.net_delta,
+                first_leaf: w.first_leaf,
+                last_leaf: w.last_leaf,
+            }))
+        }
+    }
+}

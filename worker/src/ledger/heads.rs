@@ -1,0 +1,52 @@
+//! The log as clients read it: signed tree heads by size, and leaves by
+//! item hash.
+
+use bvs_core::types::Env;
+use worker::D1Database;
+
+use crate::error::{ApiError, ApiResult};
+use crate::store::log::{self, HeadRow, LeafRow};
+
+/// The signed tree head of `size`.
+///
+/// # Errors
+/// 404 naming `field` when no head of that size was recorded.
+pub async fn head_sized(db: &D1Database, size: u64, field: &str) -> ApiResult<HeadRow> {
+    log::head_at(db, size).await?.ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "{field}: no signed tree head of size {size}; see /api/v1/log/.../heads"
+        ))
+    })
+}
+
+/// Up to `limit` signed tree heads from size `from` on, oldest first.
+///
+/// # Errors
+/// D1 errors.
+pub async fn heads_from(db: &D1Database, from: u64, limit: u64) -> ApiResult<Vec<HeadRow>> {
+    log::heads_from(db, from, limit).await
+}
+
+/// The first leaf holding `item` (lowercase hex).
+///
+/// # Errors
+/// 404 when the item is not in `env`'s log.
+pub async fn leaf_of_item(db: &D1Database, env: Env, item: &str) -> ApiResult<LeafRow> {
+    log::leaf_by_item(db, item).await?.ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "itemHash {item} is not in the {} log",
+            env.as_str()
+        ))
+    })
+}
+
+/// `txHash`: the hash of the signed tree head of `tree_size`, if any.
+///
+/// # Errors
+/// D1 errors.
+pub async fn tx_hash(db: &D1Database, tree_size: Option<u64>) -> ApiResult<Option<String>> {
+    match tree_size {
+        Some(size) => Ok(log::head_at(db, size).await?.map(|h| h.note_hash)),
+        None => Ok(None),
+    }
+}

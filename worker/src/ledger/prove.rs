@@ -1,0 +1,525 @@
+//! Prove: what a client needs to check a claim without trusting the
+//! service. A customer's receipt (core's `Receipt`: the deltas in ledger
+//! order, each with its inclusion proof into the latest signed tree head),
+//! and the public answer for a proof root.
+
+use bvs_core::amount::Amount;
+use bvs_core::derive::{self, DerivedDelta};
+use bvs_core::hash::{DeltaContent, Hash32};
+use bvs_core::log::HASH_SCHEME;
+use bvs_core::merkle;
+use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
+use bvs_core::types::{CustomerId, Env, Period};
+use bvs_core::LeafIndex;
+use serde::Serialize;
+use serde_json::{json, Value};
+use worker::D1Database;
+
+use super::{db, inclusion_proofs, require_ledger, LogKey};
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::deltas::{self, DeltaRow};
+use crate::store::receipts::{self, ReceiptRow};
+use crate::store::submissions::{self, SubmissionRow};
+use crate::store::{ledgers, log as log_store, CheckpointStatus, ItemStatus};
+use crate::views;
+
+/// A receipt lists at most this many deltas; beyond, ask per period.
+pub const RECEIPT_DELTAS_MAX: u64 = 5_000;
+
+/// Whose receipt, and where its verify link points.
+pub struct ReceiptRequest<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+    pub customer_id: &'a CustomerId,
+    pub period: Option<Period>,
+    /// The service's origin, for `verification.verifyUrl`.
+    pub origin: &'a str,
+}
+
+/// The ledger positions a receipt covers: `first..=last`, and the balance
+/// before `first`.
+struct Span {
+    first_seq: u64,
+    last_seq: u64,
+    balance_before: Amount,
+}
+
+impl Span {
+    fn count(&self) -> u64 {
+        self.last_seq + 1 - self.first_seq
+    }
+}
+
+/// A customer's receipt (whole history, or one period), recorded so that
+/// its root resolves on the public verify route.
+///
+/// # Errors
+/// 404 for an unknown customer or no verified deltas; 422 above
+/// `RECEIPT_DELTAS_MAX` deltas.
+pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
+    let db = db(app, r.env)?;
+    let span = span(&db, r).await?;
+    let rows = deltas::of_ledger(
+        &db,
+        r.tenant_id,
+        r.customer_id.as_str(),
+        span.first_seq,
+        span.last_seq,
+    )
+    .await?;
+    let head = log_store::latest_head(&db)
+        .await?
+        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+    let (deltas, items) = proven(&db, &rows, head.tree_size).await?;
+    let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
+    let root = merkle::root(&item_hashes);
+    let starting = span.balance_before;
+    let final_balance = match rows.last() {
+        Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
+        None => starting,
+    };
+    let window_summaries = derive::window_summaries(&deltas)
+        .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
+    let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
+    let receipt = Receipt {
+        customer_id: r.customer_id.as_str().to_string(),
+        period: r.period.map(|p| p.to_string()),
+        generated_at: views::iso(app.now_ms),
+        deltas_count: deltas.len() as u64,
+        starting_balance: starting,
+        final_balance,
+        items_root: root,
+        receipt_id: root,
+        proof_root: root,
+        latest_checkpoint: rows.last().map(|row| row.items_root.to_hex()),
+        deltas,
+        window_summaries,
+        verification: ReceiptVerification {
+            message: format!(
+                "itemsRoot is the RFC 9162 Merkle root of itemHashes in ledger order. Each delta's inclusion \
+                 proof (log leaves hashed as proof.hashScheme names) leads to the signed tree head in \
+                 proof.treeHead; check it with the public key at \
+                 /api/v1/log/{}/key, or anywhere at {verify_url}.",
+                r.env.as_str()
+            ),
+            item_hashes,
+            proof_root: root,
+            verify_url,
+        },
+        proof: ReceiptProof {
+            hash_scheme: HASH_SCHEME.name().to_string(),
+            tree_head: head.note,
+            public_key: LogKey::load(app, r.env)?.verifier_key()?,
+            items,
+        },
+    };
+    let record = ReceiptRow {
+        items_root: root.to_hex(),
+        tenant_id: r.tenant_id.to_string(),
+        customer_id: r.customer_id.as_str().to_string(),
+        period: receipt.period.clone(),
+        from_seq: span.first_seq,
+        to_seq: span.last_seq,
+        delta_count: span.count(),
+        generated_at: app.now_ms,
+    };
+    receipts::record(&db, &record).await?;
+    Ok(receipt)
+}
+
+/// The ledger positions the receipt covers: the period's window, or the
+/// whole ledger.
+async fn span(db: &D1Database, r: &ReceiptRequest<'_>) -> ApiResult<Span> {
+    let l = require_ledger(db, r.tenant_id, r.customer_id).await?;
+    let span = match &r.period {
+        Some(p) => ledgers::window(db, r.tenant_id, r.customer_id.as_str(), &p.to_string())
+            .await?
+            .map(|w| Span {
+                first_seq: w.first_seq,
+                last_seq: w.last_seq,
+                balance_before: w.balance_before,
+            }),
+        None => (l.verified_count > 0).then_some(Span {
+            first_seq: 1,
+            last_seq: l.verified_count,
+            balance_before: Amount::ZERO,
+        }),
+    };
+    let Some(span) = span else {
+        return Err(ApiError::NotFound(format!(
+            "No verified deltas for customer {}{}",
+            r.customer_id.as_str(),
+            r.period
+                .map(|p| format!(" in period {p}"))
+                .unwrap_or_default()
+        )));
+    };
+    let count = span.count();
+    if count > RECEIPT_DELTAS_MAX {
+        return Err(ApiError::Unprocessable(format!(
+            "This receipt would list {count} deltas; receipts list at most {RECEIPT_DELTAS_MAX}. \
+             Ask for one period at a time with ?period=YYYY-MM"
+        )));
+    }
+    Ok(span)
+}
+
+/// Each verified row as the spec's Delta, and as a proven item with its
+/// inclusion proof into the tree of `size`.
+async fn proven(
+    db: &D1Database,
+    rows: &[DeltaRow],
+    size: u64,
+) -> ApiResult<(Vec<DerivedDelta>, Vec<ProvenItem>)> {
+    let leaves: Vec<u64> = rows
+        .iter()
+        .map(|r| {
+            r.leaf_index
+                .ok_or_else(|| ApiError::internal("verified delta without leaf"))
+        })
+        .collect::<ApiResult<_>>()?;
+    let proofs = inclusion_proofs(db, &leaves, size).await?;
+    let mut deltas = Vec::with_capacity(rows.len());
+    let mut items = Vec::with_capacity(rows.len());
+    for ((row, proof), leaf) in rows.iter().zip(proofs).zip(&leaves) {
+        let d = derived(row)?;
+        items.push(ProvenItem {
+            anchor_id: row.anchor_id.clone(),
+            item_hash: d.item_hash,
+            leaf_index: LeafIndex(*leaf),
+            inclusion_proof: proof,
+            delta: d.delta,
+            raw: raw_content(row)?,
+        });
+        deltas.push(d);
+    }
+    Ok((deltas, items))
+}
+
+fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
+    let verified_at = row
+        .verified_at
+        .ok_or_else(|| ApiError::internal("receipt delta is not verified"))?;
+    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    Ok(DerivedDelta {
+        anchor_id: row.anchor_id.clone(),
+        item_hash: row.item_hash,
+        items_root: row.items_root,
+        receipt_id: row.items_root,
+        delta: row.delta,
+        reason: row.reason.clone(),
+        reference_id: row.reference_id.clone(),
+        window: Period::containing(ms(verified_at)),
+        declared_timestamp: ms(row.declared_at),
+        block_timestamp: ms(verified_at),
+        data_purged: row.data_purged != 0,
+        verified: true,
+        seq: row.ledger_seq.unwrap_or(0),
+        balance_after: row.balance_after.unwrap_or(Amount::ZERO),
+    })
+}
+
+/// The delta's content as hashed, while retention has not purged it.
+fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
+    if row.data_purged != 0 {
+        return Ok(None);
+    }
+    let Some(reason) = row.reason.clone() else {
+        return Ok(None);
+    };
+    Ok(Some(DeltaContent {
+        anchor_id: row.anchor_id.clone(),
+        customer_id: row.customer_id.clone(),
+        delta: row.delta,
+        reason,
+        reference_id: row.reference_id.clone(),
+        metadata: row
+            .metadata
+            .as_deref()
+            .map(bvs_core::json::parse)
+            .transpose()
+            .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
+        declared_timestamp: views::iso(row.declared_at),
+    }))
+}
+
+/// The net of `rows`' deltas.
+pub fn sum(rows: &[DeltaRow]) -> ApiResult<Amount> {
+    rows.iter().try_fold(Amount::ZERO, |acc, r| {
+        acc.checked_add(r.delta)
+            .map_err(|e| ApiError::internal(format!("net amount: {e}")))
+    })
+}
+
+// ------------------------------------------------------------------ public answers
+
+/// One page of a public answer's records.
+pub struct RecordsPage {
+    pub limit: u64,
+    pub offset: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    anchor_id: String,
+    item_hash: String,
+    ledger_id: String,
+    delta: Amount,
+    leaf_index: Option<u64>,
+    inclusion_proof: Vec<String>,
+    block_timestamp: Option<String>,
+    declared_timestamp: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    kind: &'static str,
+    environment: &'static str,
+    proof_root: String,
+    item_count: u64,
+    net_amount: Amount,
+    period: Option<String>,
+    ledger_id: Option<String>,
+    first_verified_at: Option<String>,
+    last_verified_at: Option<String>,
+    status: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CheckpointLeaf {
+    item_hash: String,
+    leaf_index: u64,
+    inclusion_proof: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Verification {
+    public_ledger_url: String,
+    hash_scheme: &'static str,
+    tree_head: String,
+    tree_size: u64,
+    public_key: String,
+    items_root: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint_leaf: Option<CheckpointLeaf>,
+    message: String,
+}
+
+/// The answer of `GET /api/v1/verify/:proofRoot` (docs/proofs-api.md);
+/// `bvs_core::verify::PublicAnswer` reads it.
+#[derive(Serialize)]
+pub struct PublicVerification {
+    verified: bool,
+    summary: Summary,
+    records: Vec<Record>,
+    verification: Verification,
+    pagination: Value,
+}
+
+/// What a proof root was issued for.
+enum Found {
+    Submission(SubmissionRow),
+    Checkpoint(CheckpointRow),
+    Receipt(ReceiptRow),
+}
+
+/// The rows a proof root covers, and how the answer sums them up.
+struct Covered {
+    kind: &'static str,
+    rows: Vec<DeltaRow>,
+    period: Option<String>,
+    status: String,
+    total: u64,
+    net: Amount,
+    checkpoint: Option<CheckpointRow>,
+}
+
+const PUBLIC_MESSAGE: &str =
+    "Check the tree head's signature with publicKey, each record's inclusion proof against \
+     the head's root (log leaves hashed as hashScheme names), and that the RFC 9162 root of the records' itemHashes is the proof root \
+     (for a checkpoint: checkpointLeaf.itemHash, itself proven into the head).";
+
+/// The public answer for `root`, from whichever environment issued it.
+///
+/// # Errors
+/// 404 when no environment issued `root`.
+pub async fn public_answer(
+    app: &App,
+    root: &str,
+    page: &RecordsPage,
+    origin: &str,
+) -> ApiResult<PublicVerification> {
+    let (env, db, found) = resolve(app, root).await?;
+    let head = super::head_or_init(app, env).await?;
+    let covered = covered(&db, &found, page).await?;
+    let records = records(&db, &covered.rows, head.tree_size).await?;
+    let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
+    let checkpoint_leaf = match covered
+        .checkpoint
+        .as_ref()
+        .and_then(|c| c.leaf_index.map(|l| (c, l)))
+    {
+        Some((c, leaf)) => {
+            let proof = inclusion_proofs(&db, &[leaf], head.tree_size).await?;
+            Some(CheckpointLeaf {
+                item_hash: c.merkle_root.to_hex(),
+                leaf_index: leaf,
+                inclusion_proof: proof.first().map(|p| hexes(p)).unwrap_or_default(),
+            })
+        }
+        None => None,
+    };
+    let verified = match &covered.checkpoint {
+        Some(c) => c.status == CheckpointStatus::Committed && checkpoint_leaf.is_some(),
+        None => !records.is_empty() && records.iter().all(|r| r.leaf_index.is_some()),
+    };
+    let summary = summary(env, root, &covered, &records);
+    Ok(PublicVerification {
+        verified,
+        summary,
+        records,
+        verification: Verification {
+            public_ledger_url: format!("{origin}/api/v1/log/{}/checkpoint", env.as_str()),
+            hash_scheme: HASH_SCHEME.name(),
+            tree_head: head.note.clone(),
+            tree_size: head.tree_size,
+            public_key: LogKey::load(app, env)?.verifier_key()?,
+            items_root: merkle::root(&item_hashes).to_hex(),
+            checkpoint_leaf,
+            message: PUBLIC_MESSAGE.to_string(),
+        },
+        pagination: json!({ "total": covered.total, "limit": page.limit, "offset": page.offset }),
+    })
+}
+
+fn hexes(hashes: &[Hash32]) -> Vec<String> {
+    hashes.iter().map(Hash32::to_hex).collect()
+}
+
+/// The environment (sandbox first) that issued `root`, and for what.
+async fn resolve(app: &App, root: &str) -> ApiResult<(Env, D1Database, Found)> {
+    for env in [Env::Sandbox, Env::Production] {
+        let db = db(app, env)?;
+        if let Some(found) = find_root(&db, root).await? {
+            return Ok((env, db, found));
+        }
+    }
+    Err(ApiError::NotFound(format!(
+        "No proof root {root} was issued by this service"
+    )))
+}
+
+async fn find_root(db: &D1Database, root: &str) -> ApiResult<Option<Found>> {
+    if let Some(s) = submissions::by_root(db, root).await?.into_iter().next() {
+        return Ok(Some(Found::Submission(s)));
+    }
+    if let Some(c) = checkpoints::by_root(db, root).await?.into_iter().next() {
+        return Ok(Some(Found::Checkpoint(c)));
+    }
+    if let Some(r) = receipts::by_root(db, root).await?.into_iter().next() {
+        return Ok(Some(Found::Receipt(r)));
+    }
+    Ok(None)
+}
+
+async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResult<Covered> {
+    Ok(match found {
+        Found::Submission(s) => {
+            let rows = deltas::of_submission(db, &s.id).await?;
+            let all_verified = rows.iter().all(|r| r.status == ItemStatus::Verified);
+            let status = if all_verified { "VERIFIED" } else { "QUEUED" };
+            Covered {
+                kind: "submission",
+                net: sum(&rows)?,
+                total: rows.len() as u64,
+                rows,
+                period: None,
+                status: status.to_string(),
+                checkpoint: None,
+            }
+        }
+        Found::Receipt(r) => {
+            let rows =
+                deltas::of_ledger(db, &r.tenant_id, &r.customer_id, r.from_seq, r.to_seq).await?;
+            Covered {
+                kind: "receipt",
+                net: sum(&rows)?,
+                rows,
+                period: r.period.clone(),
+                status: "VERIFIED".to_string(),
+                total: r.delta_count,
+                checkpoint: None,
+            }
+        }
+        Found::Checkpoint(c) => {
+            let p = Period::parse(&c.period)?;
+            let range = deltas::LeafRange {
+                tenant_id: &c.tenant_id,
+                customer: (c.customer_id != "all").then_some(c.customer_id.as_str()),
+                from_ms: u64::try_from(p.start_ms()).unwrap_or(0),
+                to_ms: u64::try_from(p.end_ms()).unwrap_or(u64::MAX),
+                from_leaf: c.from_index,
+                to_leaf: c.to_index,
+            };
+            Covered {
+                kind: "checkpoint",
+                rows: deltas::in_leaf_range(db, &range, page.offset, page.limit).await?,
+                period: Some(c.period.clone()),
+                status: c.status.as_str().to_string(),
+                total: c.delta_count,
+                net: c.net_delta,
+                checkpoint: Some(c.clone()),
+            }
+        }
+    })
+}
+
+/// The records with their inclusion proofs into the tree of `size` (none
+/// for a delta not yet in the log).
+async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec<Record>> {
+    let leaves: Vec<u64> = rows.iter().filter_map(|r| r.leaf_index).collect();
+    let mut proofs = inclusion_proofs(db, &leaves, size).await?.into_iter();
+    let mut records = Vec::with_capacity(rows.len());
+    for r in rows {
+        let proof = match r.leaf_index {
+            Some(_) => proofs.next().unwrap_or_default(),
+            None => Vec::new(),
+        };
+        records.push(Record {
+            anchor_id: r.anchor_id.clone(),
+            item_hash: r.item_hash.to_hex(),
+            ledger_id: super::submit::ledger_id(&r.tenant_id, &r.customer_id),
+            delta: r.delta,
+            leaf_index: r.leaf_index,
+            inclusion_proof: hexes(&proof),
+            block_timestamp: r.verified_at.map(views::iso),
+            declared_timestamp: views::iso(r.declared_at),
+        });
+    }
+    Ok(records)
+}
+
+fn summary(env: Env, root: &str, covered: &Covered, records: &[Record]) -> Summary {
+    let mut ledger_ids: Vec<&str> = records.iter().map(|r| r.ledger_id.as_str()).collect();
+    ledger_ids.sort_unstable();
+    ledger_ids.dedup();
+    let verified_at = || covered.rows.iter().filter_map(|r| r.verified_at);
+    Summary {
+        kind: covered.kind,
+        environment: env.as_str(),
+        proof_root: root.to_string(),
+        item_count: covered.total,
+        net_amount: covered.net,
+        period: covered.period.clone(),
+        ledger_id: (ledger_ids.len() == 1).then(|| ledger_ids[0].to_string()),
+        first_verified_at: verified_at().min().map(views::iso),
+        last_verified_at: verified_at().max().map(views::iso),
+        status: covered.status.clone(),
+    }
+}

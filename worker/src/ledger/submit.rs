@@ -1,0 +1,210 @@
+//! Submit: how a delta enters its ledger. It is prepared (anchor id, item
+//! hash), written with its submission as QUEUED in one D1 batch, and the
+//! environment's sequencer is rung. D1 is written before the doorbell.
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::{item_hash, DeltaContent, Hash32};
+use bvs_core::merkle;
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::{CustomerId, Env, Metadata, Reason, ReferenceId};
+use worker::D1Database;
+
+use super::db;
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::ids;
+use crate::jobs::Job;
+use crate::store::submissions::{self, NewDelta, NewSubmission};
+use crate::store::{deltas, ledgers};
+use crate::views::{anchor_status, BatchMember, DeltaRecord};
+
+/// The deterministic ledger identifier of a customer: the service keeps no
+/// notion of who the customer is (docs/balance.md).
+pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
+    Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes()).to_hex()
+}
+
+/// One validated delta of an emit or batch request.
+pub struct DeltaInput {
+    pub customer_id: CustomerId,
+    pub delta: Amount,
+    pub reason: Reason,
+    pub reference_id: Option<ReferenceId>,
+    pub metadata: Option<Metadata>,
+    pub declared_at: Option<u64>,
+}
+
+/// A delta ready to store: ids and hashes computed.
+pub struct Prepared {
+    pub row: NewDelta,
+    pub item: Hash32,
+    pub delta: Amount,
+}
+
+/// Gives the delta its anchor id and computes its item hash (RFC 8785 form
+/// of its content, docs/hashes.md).
+///
+/// # Errors
+/// No randomness for the id, or content that cannot be canonicalized.
+pub fn prepare(
+    tenant_id: &str,
+    input: DeltaInput,
+    position: u64,
+    now_ms: u64,
+) -> ApiResult<Prepared> {
+    let anchor_id = ids::new_id("anc")?;
+    let declared_at = input.declared_at.unwrap_or(now_ms);
+    let metadata = input.metadata.as_ref().map(Metadata::to_value);
+    let content = DeltaContent {
+        anchor_id: anchor_id.clone(),
+        customer_id: input.customer_id.as_str().to_string(),
+        delta: input.delta,
+        reason: input.reason.as_str().to_string(),
+        reference_id: input.reference_id.as_ref().map(|r| r.as_str().to_string()),
+        metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
+        declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
+    };
+    let item = item_hash(&content).map_err(ApiError::internal)?;
+    Ok(Prepared {
+        row: NewDelta {
+            anchor_id,
+            customer_id: content.customer_id.clone(),
+            ledger_id: ledger_id(tenant_id, &content.customer_id),
+            position,
+            item_hash: item.to_hex(),
+            delta: input.delta.to_string(),
+            reason: content.reason,
+            reference_id: content.reference_id,
+            metadata: metadata.map(|m| m.to_string()),
+            declared_at,
+        },
+        item,
+        delta: input.delta,
+    })
+}
+
+/// A submission's kind: one emit, or one emit-batch.
+#[derive(Clone, Copy)]
+pub enum SubmissionKind {
+    Single,
+    Batch,
+}
+
+impl SubmissionKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            SubmissionKind::Single => "single",
+            SubmissionKind::Batch => "batch",
+        }
+    }
+
+    fn id_prefix(self) -> &'static str {
+        match self {
+            SubmissionKind::Single => "sub",
+            SubmissionKind::Batch => "bat",
+        }
+    }
+}
+
+/// Who submits: the API key's tenant, environment and contract.
+pub struct Submitter<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+    pub contract_id: &'a str,
+}
+
+/// Writes the submission and its deltas (QUEUED), then rings the
+/// sequencer's doorbell. A lost ring only delays verification: the sweeper
+/// re-rings for QUEUED items. Returns the submission id and its items root.
+///
+/// # Errors
+/// D1 errors; nothing is queued then.
+pub async fn submit(
+    app: &App,
+    by: &Submitter<'_>,
+    kind: SubmissionKind,
+    prepared: &[Prepared],
+) -> ApiResult<(String, Hash32)> {
+    let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
+    let root = merkle::root(&items);
+    let submission_id = ids::new_id(kind.id_prefix())?;
+    let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
+    let submission = NewSubmission {
+        id: &submission_id,
+        tenant_id: by.tenant_id,
+        contract_id: by.contract_id,
+        kind: kind.as_str(),
+        items_root: &root.to_hex(),
+        item_count: prepared.len() as u64,
+        received_at: app.now_ms,
+    };
+    submissions::insert_submission(&db(app, by.env)?, &submission, &rows).await?;
+    ring(app, by.env).await;
+    Ok((submission_id, root))
+}
+
+/// How many verified deltas the customer's ledger will hold once what is
+/// queued now is verified (at least one: the delta just emitted).
+///
+/// # Errors
+/// D1 errors.
+pub async fn estimated_verified(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+) -> ApiResult<u64> {
+    let verified = ledgers::ledger(db, tenant_id, customer_id)
+        .await?
+        .map_or(0, |l| l.verified_count);
+    let queued = deltas::queued_count(db, tenant_id, customer_id).await?;
+    Ok(verified + queued.max(1))
+}
+
+/// Rings the environment's verification queue; failures are logged only.
+pub async fn ring(app: &App, env: Env) {
+    let sent = match app.env.queue(super::queue_binding(env)) {
+        Ok(q) => q.send(Job::Sequence { env }).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = sent {
+        worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
+    }
+}
+
+/// A delta as the status route shows it: its record, the hash of the
+/// signed tree head that first includes it (`txHash`), and, for a batch,
+/// its siblings.
+///
+/// # Errors
+/// 404 for an anchor id this tenant does not have.
+pub async fn status(
+    app: &App,
+    tenant_id: &str,
+    env: Env,
+    anchor_id: &str,
+) -> ApiResult<DeltaRecord> {
+    let db = db(app, env)?;
+    let row = deltas::delta(&db, tenant_id, anchor_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
+    let tx_hash = super::heads::tx_hash(&db, row.tree_size).await?;
+    let siblings = deltas::of_submission_in_tenant(&db, tenant_id, &row.submission_id).await?;
+    let batch = (siblings.len() > 1).then(|| {
+        siblings
+            .iter()
+            .map(|d| BatchMember {
+                anchor_id: d.anchor_id.clone(),
+                customer_id: d.customer_id.clone(),
+                delta: d.delta,
+                item_hash: d.item_hash.to_hex(),
+                status: anchor_status(d.status),
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut data = DeltaRecord::from_row(&row, tx_hash)?;
+    data.status = anchor_status(row.status);
+    data.batch_id = batch.as_ref().map(|_| row.submission_id.clone());
+    data.delta_count = batch.as_ref().map(Vec::len);
+    data.deltas = batch;
+    Ok(data)
+}

@@ -1,0 +1,129 @@
+//! Plans, their monthly delta quotas and per-key rates. Figures and
+//! reasons: docs/dashboard.md. Below the store: a stored plan is read into
+//! a `Plan` at the store edge.
+
+use bvs_core::types::Env;
+use serde::{Deserialize, Deserializer};
+
+use crate::limiter::Rate;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    Free,
+    Pilot,
+    Growth,
+    Enterprise,
+}
+
+/// Free: 10 verified deltas a month. // spec: Limits, "Free plan quota"
+pub const FREE_DELTAS_PER_MONTH: u64 = 10;
+/// Pilot: a first production integration. // spec: silent; docs/dashboard.md
+pub const PILOT_DELTAS_PER_MONTH: u64 = 10_000;
+/// Growth: a business in production. // spec: silent; docs/dashboard.md
+pub const GROWTH_DELTAS_PER_MONTH: u64 = 1_000_000;
+/// Enterprise: "custom" in the spec; a generous default an operator
+/// contract would raise. // spec: silent; docs/dashboard.md
+pub const ENTERPRISE_DELTAS_PER_MONTH: u64 = 100_000_000;
+
+/// Per-key rate, Sandbox. // spec: Limits, "Rate, Sandbox"
+pub const RATE_SANDBOX: Rate = Rate {
+    rate_per_sec: 10.0,
+    burst: 20.0,
+};
+/// Per-key rate, Production. // spec: Limits, "Rate, Production"
+pub const RATE_PRODUCTION: Rate = Rate {
+    rate_per_sec: 100.0,
+    burst: 200.0,
+};
+/// Per-key rate, Enterprise, both environments ("custom" in the spec):
+/// ten times Production. // spec: Limits, "Rate, Enterprise"
+pub const RATE_ENTERPRISE: Rate = Rate {
+    rate_per_sec: 1000.0,
+    burst: 2000.0,
+};
+
+impl Plan {
+    pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pilot, Plan::Growth, Plan::Enterprise];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pilot => "pilot",
+            Plan::Growth => "growth",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Plan::Free => "Free",
+            Plan::Pilot => "Pilot",
+            Plan::Growth => "Growth",
+            Plan::Enterprise => "Enterprise",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Plan> {
+        Plan::ALL.into_iter().find(|p| p.as_str() == text)
+    }
+
+    /// A stored plan name; an unknown one is a bug, answered as Free.
+    pub fn from_stored(text: &str) -> Plan {
+        Plan::parse(text).unwrap_or(Plan::Free)
+    }
+
+    /// Production is for Pilot and above. // spec: Limits, "Production availability"
+    pub fn allows_production(self) -> bool {
+        self != Plan::Free
+    }
+
+    /// Verified deltas a tenant may record per calendar month (UTC) in
+    /// `env`. Each environment counts on its own: sandbox traffic never eats
+    /// the production quota.
+    pub fn deltas_per_month(self, env: Env) -> u64 {
+        match (self, env) {
+            (Plan::Free, Env::Sandbox) => FREE_DELTAS_PER_MONTH,
+            (Plan::Free, Env::Production) => 0,
+            (Plan::Pilot, _) => PILOT_DELTAS_PER_MONTH,
+            (Plan::Growth, _) => GROWTH_DELTAS_PER_MONTH,
+            (Plan::Enterprise, _) => ENTERPRISE_DELTAS_PER_MONTH,
+        }
+    }
+
+    /// The per-key token bucket.
+    pub fn rate(self, env: Env) -> Rate {
+        match (self, env) {
+            (Plan::Enterprise, _) => RATE_ENTERPRISE,
+            (_, Env::Sandbox) => RATE_SANDBOX,
+            (_, Env::Production) => RATE_PRODUCTION,
+        }
+    }
+}
+
+/// A stored plan column, read into its type (see `Plan::from_stored`).
+///
+/// # Errors
+/// Only when the column is not text.
+pub fn stored<'de, D: Deserializer<'de>>(d: D) -> Result<Plan, D::Error> {
+    Ok(Plan::from_stored(&String::deserialize(d)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paid_plans_reach_production() {
+        assert!(!Plan::Free.allows_production());
+        assert!(Plan::Pilot.allows_production());
+        assert_eq!(Plan::Free.deltas_per_month(Env::Sandbox), 10);
+        assert_eq!(Plan::Free.deltas_per_month(Env::Production), 0);
+    }
+
+    #[test]
+    fn enterprise_has_a_higher_rate_than_the_spec_defaults() {
+        assert_eq!(Plan::Growth.rate(Env::Sandbox), RATE_SANDBOX);
+        assert_eq!(Plan::Growth.rate(Env::Production), RATE_PRODUCTION);
+        assert!(Plan::Enterprise.rate(Env::Sandbox).rate_per_sec > RATE_PRODUCTION.rate_per_sec);
+    }
+}

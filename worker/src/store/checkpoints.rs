@@ -1,0 +1,147 @@
+//! Checkpoints: a period's Merkle root over a ledger's (or a tenant's)
+//! verified deltas, itself appended to the log.
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{all, count, first, int, opt_text, run, stmt, Arg, CheckpointStatus};
+use crate::error::ApiResult;
+
+macro_rules! select_checkpoints {
+    ($tail:expr) => {
+        concat!(
+            "SELECT id, tenant_id, customer_id, period, merkle_root, delta_count, net_delta, \
+             from_index, to_index, status, created_at, committed_at, leaf_index, tree_size \
+             FROM checkpoints ",
+            $tail
+        )
+    };
+}
+/// The optional filters of a tenant's checkpoint list.
+macro_rules! page_filter {
+    () => {
+        "WHERE tenant_id = ?1 AND (?2 IS NULL OR customer_id = ?2) AND (?3 IS NULL OR period = ?3) "
+    };
+}
+
+const INSERT: &str =
+    "INSERT INTO checkpoints (id, tenant_id, customer_id, period, merkle_root, delta_count, \
+     net_delta, from_index, to_index, status, created_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9)";
+const SELECT_QUEUED: &str =
+    select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
+const MARK_COMMITTED: &str =
+    "UPDATE checkpoints SET status = 'COMMITTED', leaf_index = ?2, tree_size = ?3, \
+     committed_at = ?4 WHERE id = ?1 AND status = 'QUEUED'";
+const SELECT_PAGE: &str = select_checkpoints!(concat!(
+    page_filter!(),
+    "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5"
+));
+const COUNT_PAGE: &str = concat!("SELECT COUNT(*) AS n FROM checkpoints ", page_filter!());
+const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND created_at < ?3 \
+     ORDER BY created_at DESC, rowid DESC LIMIT 1"
+);
+const SELECT_BY_ROOT: &str =
+    select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC LIMIT 10");
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckpointRow {
+    pub id: String,
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub period: String,
+    pub merkle_root: Hash32,
+    pub delta_count: u64,
+    #[serde(deserialize_with = "super::amount")]
+    pub net_delta: Amount,
+    pub from_index: u64,
+    pub to_index: u64,
+    pub status: CheckpointStatus,
+    pub created_at: u64,
+    pub committed_at: Option<u64>,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+}
+
+pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
+    let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
+    let args = [
+        Arg::Text(&c.id),
+        Arg::Text(&c.tenant_id),
+        Arg::Text(&c.customer_id),
+        Arg::Text(&c.period),
+        Arg::Text(&merkle_root),
+        int(c.delta_count)?,
+        int(c.from_index)?,
+        int(c.to_index)?,
+        int(c.created_at)?,
+        Arg::Text(&net_delta),
+    ];
+    run(db, INSERT, &args).await?;
+    Ok(())
+}
+
+pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<CheckpointRow>> {
+    all(db, SELECT_QUEUED, &[int(limit as u64)?]).await
+}
+
+pub fn mark_committed(
+    db: &D1Database,
+    id: &str,
+    leaf_index: u64,
+    tree_size: u64,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = [
+        Arg::Text(id),
+        int(leaf_index)?,
+        int(tree_size)?,
+        int(now_ms)?,
+    ];
+    stmt(db, MARK_COMMITTED, &args)
+}
+
+/// Checkpoints of a tenant, newest first, optionally filtered.
+pub async fn page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: Option<&str>,
+    period: Option<&str>,
+    limit: u64,
+    offset: u64,
+) -> ApiResult<(Vec<CheckpointRow>, u64)> {
+    let filter = [
+        Arg::Text(tenant_id),
+        opt_text(customer_id),
+        opt_text(period),
+    ];
+    let mut args = filter.to_vec();
+    args.extend([int(limit)?, int(offset)?]);
+    let rows = all(db, SELECT_PAGE, &args).await?;
+    let total = count(db, COUNT_PAGE, &filter).await?;
+    Ok((rows, total))
+}
+
+/// The committed checkpoint of the same ledger (customer or 'all') and the
+/// latest period before `period`, if any: the link of consecutive checkpoints.
+pub async fn previous_committed(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    before_created_at: u64,
+) -> ApiResult<Option<CheckpointRow>> {
+    let args = [
+        Arg::Text(tenant_id),
+        Arg::Text(customer_id),
+        int(before_created_at)?,
+    ];
+    first(db, SELECT_PREVIOUS_COMMITTED, &args).await
+}
+
+/// Checkpoints (any tenant) whose merkle_root is `root`.
+pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<CheckpointRow>> {
+    all(db, SELECT_BY_ROOT, &[Arg::Text(root)]).await
+}

@@ -1,0 +1,223 @@
+//! Deltas: read by the routes and the sequencer, marked VERIFIED by the
+//! sequencer (they are inserted with their submission, see `submissions`).
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{all, count, first, int, opt_text, stmt, Arg, ItemStatus};
+use crate::error::ApiResult;
+
+macro_rules! select_deltas {
+    ($tail:literal) => {
+        concat!(
+            "SELECT anchor_id, tenant_id, customer_id, submission_id, position, item_hash, \
+             items_root, delta, reason, reference_id, metadata, declared_at, received_at, status, \
+             leaf_index, tree_size, ledger_seq, balance_after, verified_at, data_purged, purged_at \
+             FROM deltas ",
+            $tail
+        )
+    };
+}
+
+const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
+const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
+const SELECT_OF_SUBMISSION_IN_TENANT: &str =
+    select_deltas!("WHERE tenant_id = ?1 AND submission_id = ?2 ORDER BY position ASC");
+const SELECT_OF_SUBMISSION: &str = select_deltas!("WHERE submission_id = ?1 ORDER BY position ASC");
+const SELECT_LEDGER_RANGE: &str = select_deltas!(
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
+     ORDER BY ledger_seq ASC"
+);
+const SELECT_LEDGER_AT: &str =
+    select_deltas!("WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ?3");
+const SELECT_LEDGER_BY_ITEMS_ROOT: &str = select_deltas!(
+    "WHERE items_root = ?3 AND tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
+     ORDER BY ledger_seq DESC LIMIT 1"
+);
+const SELECT_IN_LEAF_RANGE: &str = select_deltas!(
+    "WHERE tenant_id = ?1 AND (?2 IS NULL OR customer_id = ?2) AND status = 'VERIFIED' \
+     AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index >= ?5 AND leaf_index <= ?6 \
+     ORDER BY leaf_index ASC LIMIT ?7 OFFSET ?8"
+);
+const COUNT_QUEUED_OF_LEDGER: &str =
+    "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
+const MARK_VERIFIED: &str =
+    "UPDATE deltas SET status = 'VERIFIED', leaf_index = ?2, tree_size = ?3, ledger_seq = ?4, \
+     balance_after = ?5, verified_at = ?6 WHERE anchor_id = ?1 AND status = 'QUEUED'";
+const SELECT_OLDEST_QUEUED: &str =
+    "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
+     UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
+
+#[expect(
+    dead_code,
+    reason = "rows mirror their table; not every reader uses every column"
+)]
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeltaRow {
+    pub anchor_id: String,
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub submission_id: String,
+    pub position: u64,
+    pub item_hash: Hash32,
+    pub items_root: Hash32,
+    #[serde(deserialize_with = "super::amount")]
+    pub delta: Amount,
+    pub reason: Option<String>,
+    pub reference_id: Option<String>,
+    pub metadata: Option<String>,
+    pub declared_at: u64,
+    pub received_at: u64,
+    pub status: ItemStatus,
+    pub leaf_index: Option<u64>,
+    pub tree_size: Option<u64>,
+    pub ledger_seq: Option<u64>,
+    #[serde(deserialize_with = "super::opt_amount")]
+    pub balance_after: Option<Amount>,
+    pub verified_at: Option<u64>,
+    pub data_purged: u64,
+    pub purged_at: Option<u64>,
+}
+
+pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<DeltaRow>> {
+    all(db, SELECT_QUEUED, &[int(limit as u64)?]).await
+}
+
+pub async fn delta(
+    db: &D1Database,
+    tenant_id: &str,
+    anchor_id: &str,
+) -> ApiResult<Option<DeltaRow>> {
+    first(
+        db,
+        SELECT_ONE,
+        &[Arg::Text(tenant_id), Arg::Text(anchor_id)],
+    )
+    .await
+}
+
+pub async fn of_submission_in_tenant(
+    db: &D1Database,
+    tenant_id: &str,
+    submission_id: &str,
+) -> ApiResult<Vec<DeltaRow>> {
+    let args = [Arg::Text(tenant_id), Arg::Text(submission_id)];
+    all(db, SELECT_OF_SUBMISSION_IN_TENANT, &args).await
+}
+
+/// All deltas of a submission, any tenant (public verify resolves by root).
+pub async fn of_submission(db: &D1Database, submission_id: &str) -> ApiResult<Vec<DeltaRow>> {
+    all(db, SELECT_OF_SUBMISSION, &[Arg::Text(submission_id)]).await
+}
+
+/// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
+pub async fn of_ledger(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    from_seq: u64,
+    to_seq: u64,
+) -> ApiResult<Vec<DeltaRow>> {
+    let args = [
+        Arg::Text(tenant_id),
+        Arg::Text(customer_id),
+        int(from_seq)?,
+        int(to_seq)?,
+    ];
+    all(db, SELECT_LEDGER_RANGE, &args).await
+}
+
+pub async fn of_ledger_at(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    seq: u64,
+) -> ApiResult<Option<DeltaRow>> {
+    let args = [Arg::Text(tenant_id), Arg::Text(customer_id), int(seq)?];
+    first(db, SELECT_LEDGER_AT, &args).await
+}
+
+/// The latest verified delta of this ledger whose itemsRoot is `items_root`.
+pub async fn of_ledger_by_items_root(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    items_root: &str,
+) -> ApiResult<Option<DeltaRow>> {
+    let args = [
+        Arg::Text(tenant_id),
+        Arg::Text(customer_id),
+        Arg::Text(items_root),
+    ];
+    first(db, SELECT_LEDGER_BY_ITEMS_ROOT, &args).await
+}
+
+/// Verified deltas of a tenant (or of one customer: `customer` is `Some`)
+/// verified in `[from_ms, to_ms)` at log positions `from_leaf..=to_leaf`,
+/// by log position (paged).
+pub struct LeafRange<'a> {
+    pub tenant_id: &'a str,
+    pub customer: Option<&'a str>,
+    pub from_ms: u64,
+    pub to_ms: u64,
+    pub from_leaf: u64,
+    pub to_leaf: u64,
+}
+
+pub async fn in_leaf_range(
+    db: &D1Database,
+    r: &LeafRange<'_>,
+    offset: u64,
+    limit: u64,
+) -> ApiResult<Vec<DeltaRow>> {
+    let args = [
+        Arg::Text(r.tenant_id),
+        opt_text(r.customer),
+        int(r.from_ms)?,
+        int(r.to_ms)?,
+        int(r.from_leaf)?,
+        int(r.to_leaf)?,
+        int(limit)?,
+        int(offset)?,
+    ];
+    all(db, SELECT_IN_LEAF_RANGE, &args).await
+}
+
+pub async fn queued_count(db: &D1Database, tenant_id: &str, customer_id: &str) -> ApiResult<u64> {
+    let args = [Arg::Text(tenant_id), Arg::Text(customer_id)];
+    count(db, COUNT_QUEUED_OF_LEDGER, &args).await
+}
+
+pub struct VerifiedDelta<'a> {
+    pub anchor_id: &'a str,
+    pub leaf_index: u64,
+    pub tree_size: u64,
+    pub ledger_seq: u64,
+    pub balance_after: Amount,
+    pub verified_at: u64,
+}
+
+pub fn mark_verified(db: &D1Database, v: &VerifiedDelta<'_>) -> ApiResult<D1PreparedStatement> {
+    let balance_after = v.balance_after.to_string();
+    let args = [
+        Arg::Text(v.anchor_id),
+        int(v.leaf_index)?,
+        int(v.tree_size)?,
+        int(v.ledger_seq)?,
+        Arg::Text(&balance_after),
+        int(v.verified_at)?,
+    ];
+    stmt(db, MARK_VERIFIED, &args)
+}
+
+/// The receive time of the oldest QUEUED delta or fact, if any.
+pub async fn oldest_queued_at(db: &D1Database) -> ApiResult<Option<u64>> {
+    #[derive(Deserialize)]
+    struct Oldest {
+        at: Option<u64>,
+    }
+    let row: Option<Oldest> = first(db, SELECT_OLDEST_QUEUED, &[]).await?;
+    Ok(row.and_then(|r| r.at))
+}

@@ -1,0 +1,301 @@
+//! Ledgers (one per tenant and customer) with their running aggregates, and
+//! the monthly windows kept per ledger (`ledger_windows`) and per tenant
+//! (`tenant_windows`) by the sequencer.
+
+use bvs_core::amount::Amount;
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{all, batch_rows, chunked, count, first, int, stmt, Arg, ListSql};
+use crate::error::ApiResult;
+
+macro_rules! select_ledgers {
+    ($tail:literal) => {
+        concat!(
+            "SELECT tenant_id, customer_id, ledger_id, verified_count, computed_balance, \
+             first_activity_at, last_activity_at, latest_items_root, created_at FROM ledgers ",
+            $tail
+        )
+    };
+}
+macro_rules! select_windows {
+    ($tail:literal) => {
+        concat!(
+            "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, \
+             last_verified_at, frontier, first_leaf, last_leaf FROM ledger_windows ",
+            $tail
+        )
+    };
+}
+macro_rules! select_tenant_windows {
+    ($tail:literal) => {
+        concat!(
+            "SELECT tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, frontier \
+             FROM tenant_windows ",
+            $tail
+        )
+    };
+}
+
+const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2");
+const SELECT_PAGE: &str =
+    select_ledgers!("WHERE tenant_id = ?1 ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3");
+const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1";
+const SELECT_FOR_KEYS: ListSql = ListSql {
+    sql: select_ledgers!("WHERE (tenant_id, customer_id) IN (VALUES {list})"),
+    cols: 2,
+};
+const UPDATE_AGGREGATES: &str = "UPDATE ledgers SET verified_count = ?3, computed_balance = ?4, \
+     first_activity_at = COALESCE(first_activity_at, ?5), last_activity_at = ?5, \
+     latest_items_root = ?6 WHERE tenant_id = ?1 AND customer_id = ?2";
+const UPSERT_WINDOW: &str =
+    "INSERT INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, balance_before, \
+     balance_after, first_verified_at, last_verified_at, frontier, first_leaf, last_leaf) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11) \
+     ON CONFLICT (tenant_id, customer_id, window) DO UPDATE SET last_seq = excluded.last_seq, \
+     balance_after = excluded.balance_after, last_verified_at = excluded.last_verified_at, \
+     frontier = excluded.frontier, last_leaf = excluded.last_leaf";
+const SELECT_WINDOW_FRONTIERS: ListSql = ListSql {
+    sql: "SELECT tenant_id, customer_id, frontier FROM ledger_windows WHERE window = ?1 \
+          AND (tenant_id, customer_id) IN (VALUES {list})",
+    cols: 2,
+};
+const SELECT_WINDOWS_AFTER: &str = select_windows!(
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ?3 ORDER BY first_seq ASC"
+);
+const SELECT_WINDOW: &str =
+    select_windows!("WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3");
+const SELECT_TENANT_WINDOW: &str = select_tenant_windows!("WHERE tenant_id = ?1 AND window = ?2");
+const SELECT_TENANT_WINDOWS_FOR: ListSql = ListSql {
+    sql: select_tenant_windows!("WHERE window = ?1 AND tenant_id IN ({list})"),
+    cols: 1,
+};
+const UPSERT_TENANT_WINDOW: &str =
+    "INSERT INTO tenant_windows (tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, \
+     frontier) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (tenant_id, window) DO UPDATE SET \
+     deltas_count = excluded.deltas_count, net_delta = excluded.net_delta, \
+     last_leaf = excluded.last_leaf, frontier = excluded.frontier";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct LedgerRow {
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub ledger_id: String,
+    pub verified_count: u64,
+    #[serde(deserialize_with = "super::amount")]
+    pub computed_balance: Amount,
+    pub first_activity_at: Option<u64>,
+    pub last_activity_at: Option<u64>,
+    pub latest_items_root: Option<String>,
+    pub created_at: u64,
+}
+
+pub async fn ledger(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+) -> ApiResult<Option<LedgerRow>> {
+    first(
+        db,
+        SELECT_ONE,
+        &[Arg::Text(tenant_id), Arg::Text(customer_id)],
+    )
+    .await
+}
+
+pub async fn page(
+    db: &D1Database,
+    tenant_id: &str,
+    limit: u64,
+    offset: u64,
+) -> ApiResult<Vec<LedgerRow>> {
+    let args = [Arg::Text(tenant_id), int(limit)?, int(offset)?];
+    all(db, SELECT_PAGE, &args).await
+}
+
+pub async fn count_of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
+    count(db, COUNT_OF_TENANT, &[Arg::Text(tenant_id)]).await
+}
+
+/// The ledgers of `(tenant_id, customer_id)` pairs.
+pub async fn for_keys(db: &D1Database, keys: &[(String, String)]) -> ApiResult<Vec<LedgerRow>> {
+    let statements = chunked(db, &SELECT_FOR_KEYS, &[], keys, bind_key)?;
+    batch_rows(db, statements).await
+}
+
+fn bind_key<'a>((t, c): &'a (String, String), args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
+    args.push(Arg::Text(t));
+    args.push(Arg::Text(c));
+    Ok(())
+}
+
+pub struct LedgerUpdate<'a> {
+    pub tenant_id: &'a str,
+    pub customer_id: &'a str,
+    pub old_count: u64,
+    pub new_count: u64,
+    pub old_balance: Amount,
+    pub new_balance: Amount,
+    pub verified_at: u64,
+    pub latest_items_root: &'a str,
+    pub window: String,
+    /// The window's frontier after this round, and the log positions of
+    /// the round's first and last delta of this ledger.
+    pub frontier: String,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
+}
+
+/// The ledger's aggregates and its current window, for one sequencer round.
+pub fn update(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1PreparedStatement>> {
+    let (old_balance, new_balance) = (u.old_balance.to_string(), u.new_balance.to_string());
+    let aggregates = [
+        Arg::Text(u.tenant_id),
+        Arg::Text(u.customer_id),
+        int(u.new_count)?,
+        Arg::Text(&new_balance),
+        int(u.verified_at)?,
+        Arg::Text(u.latest_items_root),
+    ];
+    let window = [
+        Arg::Text(u.tenant_id),
+        Arg::Text(u.customer_id),
+        Arg::Text(&u.window),
+        int(u.old_count + 1)?,
+        int(u.new_count)?,
+        Arg::Text(&old_balance),
+        Arg::Text(&new_balance),
+        int(u.verified_at)?,
+        Arg::Text(&u.frontier),
+        int(u.first_leaf)?,
+        int(u.last_leaf)?,
+    ];
+    Ok(vec![
+        stmt(db, UPDATE_AGGREGATES, &aggregates)?,
+        stmt(db, UPSERT_WINDOW, &window)?,
+    ])
+}
+
+/// The frontiers of ledger windows `(tenant, customer)` in `window`.
+pub async fn window_frontiers(
+    db: &D1Database,
+    keys: &[(String, String)],
+    window: &str,
+) -> ApiResult<Vec<(String, String, String)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        tenant_id: String,
+        customer_id: String,
+        frontier: String,
+    }
+    let fixed = [Arg::Text(window)];
+    let statements = chunked(db, &SELECT_WINDOW_FRONTIERS, &fixed, keys, bind_key)?;
+    let rows = batch_rows::<Row>(db, statements).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.tenant_id, r.customer_id, r.frontier))
+        .collect())
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct WindowRow {
+    pub window: String,
+    pub first_seq: u64,
+    pub last_seq: u64,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_before: Amount,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_after: Amount,
+    pub first_verified_at: u64,
+    pub last_verified_at: u64,
+    pub frontier: String,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
+}
+
+/// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
+pub async fn windows_after(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    after_seq: u64,
+) -> ApiResult<Vec<WindowRow>> {
+    let args = [
+        Arg::Text(tenant_id),
+        Arg::Text(customer_id),
+        int(after_seq)?,
+    ];
+    all(db, SELECT_WINDOWS_AFTER, &args).await
+}
+
+/// The window row of one period of a ledger.
+pub async fn window(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    period: &str,
+) -> ApiResult<Option<WindowRow>> {
+    let args = [
+        Arg::Text(tenant_id),
+        Arg::Text(customer_id),
+        Arg::Text(period),
+    ];
+    first(db, SELECT_WINDOW, &args).await
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TenantWindowRow {
+    pub tenant_id: String,
+    pub window: String,
+    pub deltas_count: u64,
+    #[serde(deserialize_with = "super::amount")]
+    pub net_delta: Amount,
+    pub first_leaf: u64,
+    pub last_leaf: u64,
+    pub frontier: String,
+}
+
+pub async fn tenant_window(
+    db: &D1Database,
+    tenant_id: &str,
+    window: &str,
+) -> ApiResult<Option<TenantWindowRow>> {
+    let args = [Arg::Text(tenant_id), Arg::Text(window)];
+    first(db, SELECT_TENANT_WINDOW, &args).await
+}
+
+pub async fn tenant_windows_for(
+    db: &D1Database,
+    tenants: &[String],
+    window: &str,
+) -> ApiResult<Vec<TenantWindowRow>> {
+    let fixed = [Arg::Text(window)];
+    let statements = chunked(
+        db,
+        &SELECT_TENANT_WINDOWS_FOR,
+        &fixed,
+        tenants,
+        |t, args| {
+            args.push(Arg::Text(t));
+            Ok(())
+        },
+    )?;
+    batch_rows(db, statements).await
+}
+
+pub fn upsert_tenant_window(
+    db: &D1Database,
+    w: &TenantWindowRow,
+) -> ApiResult<D1PreparedStatement> {
+    let net_delta = w.net_delta.to_string();
+    let args = [
+        Arg::Text(&w.tenant_id),
+        Arg::Text(&w.window),
+        int(w.deltas_count)?,
+        Arg::Text(&net_delta),
+        int(w.first_leaf)?,
+        int(w.last_leaf)?,
+        Arg::Text(&w.frontier),
+    ];
+    stmt(db, UPSERT_TENANT_WINDOW, &args)
+}
