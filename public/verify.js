@@ -12,6 +12,27 @@ const AMOUNT_KEYS = new Set(["delta", "netAmount", "startingBalance", "finalBala
 
 const $ = (id) => document.getElementById(id);
 
+// ---------------------------------------------------------------- what this browser remembers
+
+/** localStorage: pinned log keys, by log origin. */
+const PINS = "bvs.pinnedKeys";
+/** localStorage: signed tree heads this browser has checked, by log origin. */
+const HEADS = "bvs.seenHeads";
+/** Most tree heads remembered per log (oldest dropped first). */
+const HEADS_PER_LOG_MAX = 1000;
+
+function loadJson(name) {
+  try {
+    const v = JSON.parse(localStorage.getItem(name) ?? "{}");
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch { return {}; }
+}
+function saveJson(name, value) {
+  try { localStorage.setItem(name, JSON.stringify(value)); } catch { /* storage full or off: nothing remembered */ }
+}
+/** The log origin a signed-note verifier key names (`origin+keyid+key`). */
+const originOfKey = (key) => String(key ?? "").split("+")[0];
+
 /** JSON.parse that keeps amounts as their exact source text (never a float). */
 function parseExact(text) {
   return JSON.parse(text, function (key, value, context) {
@@ -60,8 +81,11 @@ function describe(name) {
   }
   const known = {
     parse: ["The document can be read", "This is not a receipt or a verification answer of this service, or it is damaged."],
+    pinnedKey: ["The log's key is the one pinned in this browser", "The service now publishes a different key for this log than the one this browser pinned. Everything was checked against the pinned key; if the log really changed its key, pin the new one only after checking it with a source you trust."],
+    history: ["The log shows this browser one history", "A tree head this browser saw before and the one shown now do not belong to the same append-only log: the log has shown different histories (a fork), or rewrote its past."],
     proofRoot: ["The answer is about the proof root asked for", "The service answered about another root than the one in the address."],
     pages: ["All pages belong to the same answer", "The pages fetched describe different roots: the data is inconsistent."],
+    hashScheme: ["The log's hashing rule is known", "The data names a way of hashing the log's leaves that this verifier does not know (or none), so its proofs cannot be checked: use a newer verifier."],
     publicKey: ["The log's published key is the one used", "The data names a different signing key than the one the log publishes: it may come from another log."],
     treeHead: ["The tree head is signed by the log", "The log's signature on its tree head is missing or wrong: the head may be forged or altered."],
     treeSize: ["The tree size is the signed one", "The size shown differs from the size the log signed."],
@@ -176,7 +200,7 @@ async function runOnline(root) {
     done([{ name: "parse", ok: false, detail: `"${root}" is not a proof root: a proof root is 64 hexadecimal characters.` }], "");
     return;
   }
-  let got, key, latest;
+  let got, key, latest, served;
   try {
     got = await fetchPages(root);
     if (got.status !== 200) {
@@ -186,17 +210,35 @@ async function runOnline(root) {
     }
     const env = got.answer.summary?.environment === "production" ? "production" : "sandbox";
     const [k, h] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`)]);
-    key = dataOf(JSON.parse(k.text))?.verifierKey;
+    served = dataOf(JSON.parse(k.text))?.verifierKey;
     latest = h.text;
-    if (!key || h.status !== 200) throw new Error(`the log's key or latest head could not be fetched (HTTP ${k.status}, ${h.status})`);
+    if (!served || h.status !== 200) throw new Error(`the log's key or latest head could not be fetched (HTTP ${k.status}, ${h.status})`);
   } catch (e) {
     done([{ name: "network", ok: false, detail: String(e?.message ?? e) }], "");
     return;
   }
 
+  // Which key: the one pinned in this browser, else the served one, which
+  // is then remembered (trust on first use) and said to be so.
+  const origin = originOfKey(served);
+  const pins = loadJson(PINS);
+  const pinned = typeof pins[origin] === "string" ? pins[origin] : null;
+  key = pinned ?? served;
+  let pinCheck;
+  if (!pinned) {
+    pins[origin] = served;
+    saveJson(PINS, pins);
+    pinCheck = { name: "pinnedKey", ok: true, detail: `Not pinned before this visit: the key ${served} was taken from the service itself and is now remembered in this browser (trust on first use). Compare it with a copy you trust, or pin another below.` };
+  } else if (pinned === served) {
+    pinCheck = { name: "pinnedKey", ok: true, detail: `Pinned in this browser: ${pinned}` };
+  } else {
+    pinCheck = { name: "pinnedKey", ok: false, detail: `The service publishes ${served} for ${origin}, but this browser pinned ${pinned}; every check below used the pinned key.` };
+  }
+  showPin(pinned ? (pinned === served ? "pinned" : "differs") : "first-use", key);
+
   // Every check, locally.
   const report = JSON.parse(verifier.verifyPublicAnswer(JSON.stringify(got.pages), root, key));
-  const checks = [...report.checks];
+  const checks = [pinCheck, ...report.checks];
   const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key));
   checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
   const proofHead = got.answer.verification?.treeHead ?? "";
@@ -211,6 +253,7 @@ async function runOnline(root) {
     }
     const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key));
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
+    if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, got.answer.summary.environment, [proofHead, latest]));
   }
 
   const s = got.answer.summary ?? {};
@@ -226,10 +269,102 @@ async function runOnline(root) {
     ["Tree head root", a.root],
     ["Signed by", a.origin],
     ["Log key", key],
+    ["Hash scheme", got.answer.verification?.hashScheme],
     ["Latest tree size", b.size],
   ]);
   renderRecords(got.records, checks);
   done(checks, `The ${s.kind ?? "proof"} of ${s.itemCount ?? 0} item(s)`);
+}
+
+/** The consistency proof between two recorded sizes, from the log. */
+async function consistencyProof(env, from, to) {
+  if (from === 0 || from === to) return [];
+  const c = await fetchText(`/api/v1/log/${env}/proof/consistency?from=${from}&to=${to}`);
+  if (c.status !== 200) throw new Error(`no consistency proof from ${from} to ${to} (HTTP ${c.status})`);
+  return dataOf(JSON.parse(c.text))?.consistencyProof ?? [];
+}
+
+/**
+ * Each new head against every head this browser saw of the log before (as
+ * the Go checksum database client does): a size seen before must have the
+ * same root; any other head must be a prefix of the nearest seen head above
+ * it, or extend the largest one, by a consistency proof checked here. Heads
+ * that pass are remembered; nothing is remembered from a failed check.
+ */
+async function checkHistory(origin, key, env, notes) {
+  const all = loadJson(HEADS);
+  const seen = Array.isArray(all[origin]) ? all[origin].filter((h) => Number.isSafeInteger(h?.size)) : [];
+  const before = seen.length;
+  try {
+    for (const note of notes) {
+      const h = noteBody(note);
+      const same = seen.find((s) => s.size === h.size);
+      if (same) {
+        if (same.root !== h.root) {
+          return { name: "history", ok: false, detail: `FORK: this browser saw a tree of size ${h.size} with root ${same.root}; the log now signs root ${h.root} for that size.` };
+        }
+        continue;
+      }
+      const above = seen.filter((s) => s.size > h.size).sort((x, y) => x.size - y.size)[0];
+      const below = seen.filter((s) => s.size < h.size).sort((x, y) => y.size - x.size)[0];
+      const pair = above ? [note, above] : below ? [below, note] : null;
+      if (pair) {
+        const remembered = above ?? below;
+        // The root this browser remembers is the authority for that size.
+        if (noteBody(remembered.note).root !== remembered.root) {
+          return { name: "history", ok: false, detail: `FORK: this browser saw a tree of size ${remembered.size} with root ${remembered.root}, which is not the head it kept for that size.` };
+        }
+        const [older, newer] = pair.map((x) => (typeof x === "string" ? x : x.note));
+        const [m, n] = [noteBody(older).size, noteBody(newer).size];
+        const r = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(await consistencyProof(env, m, n)), key));
+        if (!r.ok) {
+          const why = r.checks.find((c) => !c.ok);
+          return { name: "history", ok: false, detail: `FORK: the tree head of size ${h.size} is not consistent with the head of size ${above ? above.size : below.size} this browser saw before (${why?.name}: ${why?.detail}).` };
+        }
+      }
+      seen.push({ size: h.size, root: h.root, note });
+      seen.sort((x, y) => x.size - y.size);
+    }
+  } catch (e) {
+    return { name: "history", ok: false, detail: `The history this browser keeps could not be checked: ${e?.message ?? e}` };
+  }
+  all[origin] = seen.slice(-HEADS_PER_LOG_MAX);
+  saveJson(HEADS, all);
+  return { name: "history", ok: true, detail: before === 0
+    ? `First visit for this log: its tree heads are now remembered in this browser, and every later head is checked against them.`
+    : `Consistent with the ${before} tree head(s) of this log that this browser saw before.` };
+}
+
+/** Says plainly whether the log's key is pinned, and offers to pin one. */
+function showPin(state, key) {
+  const box = $("pin");
+  if (!box) return;
+  box.hidden = false;
+  box.dataset.state = state;
+  $("pin-status").textContent = {
+    "first-use": `This log's key was not pinned in this browser: it was taken from the service on this visit and is remembered from now on (trust on first use). To be sure, compare it with a copy from a source you trust, or paste that key below.`,
+    pinned: `This log's key is pinned in this browser.`,
+    differs: `The service now publishes a different key for this log than the one pinned in this browser. The proof was checked against the pinned key.`,
+  }[state];
+  $("pin-key").value = key;
+}
+
+function wirePin() {
+  const form = $("pin-form");
+  if (!form) return;
+  // Not a submit button: the page's one submit button is the offline form's.
+  form.addEventListener("submit", (e) => e.preventDefault());
+  $("pin-save").addEventListener("click", () => {
+    const key = $("pin-key").value.trim();
+    if (!/^[^+\s]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/.test(key)) {
+      $("pin-status").textContent = "That is not a signed-note verifier key (origin+keyid+key).";
+      return;
+    }
+    const pins = loadJson(PINS);
+    pins[originOfKey(key)] = key;
+    saveJson(PINS, pins);
+    location.reload();
+  });
 }
 
 function renderRecords(records, checks) {
@@ -254,9 +389,14 @@ function renderRecords(records, checks) {
 // ---------------------------------------------------------------- offline: a pasted receipt
 
 function runOffline(text) {
-  const key = $("receipt-key").value.trim() || undefined;
   let doc = null;
   try { doc = dataOf(parseExact(text)); } catch { /* the verifier reports it */ }
+  // A pasted key wins; else the key this browser pinned for the log the
+  // document names; else none (the verifier says it is not pinned).
+  const named = doc?.proof?.publicKey ?? doc?.verification?.publicKey;
+  const remembered = named ? loadJson(PINS)[originOfKey(named)] : undefined;
+  const pasted = $("receipt-key").value.trim();
+  const key = pasted || (typeof remembered === "string" ? remembered : undefined);
   const isAnswer = doc && typeof doc === "object" && "summary" in doc && "records" in doc;
   const report = JSON.parse(isAnswer
     ? verifier.verifyPublicAnswer(JSON.stringify([text]), undefined, key)
@@ -274,7 +414,8 @@ function runOffline(text) {
       ["Receipt id", doc.receiptId],
       ["Tree size", Number.isFinite(head.size) ? head.size : ""],
       ["Signed by", head.origin],
-      ["Key", key ? `${key} (pinned)` : doc.proof?.publicKey ? `${doc.proof.publicKey} (named by the receipt, not pinned)` : ""],
+      ["Hash scheme", doc.proof?.hashScheme],
+      ["Key", key ? `${key} (${pasted ? "pinned here" : "pinned in this browser"})` : doc.proof?.publicKey ? `${doc.proof.publicKey} (named by the receipt, NOT pinned: paste the log's key to be sure)` : ""],
     ]);
   } else if (isAnswer) {
     renderSummary($("offline-summary"), [
@@ -282,6 +423,7 @@ function runOffline(text) {
       ["Items", doc.summary?.itemCount],
       ["Net amount", doc.summary?.netAmount],
       ["Proof root", doc.summary?.proofRoot],
+      ["Hash scheme", doc.verification?.hashScheme],
     ]);
   } else {
     renderSummary($("offline-summary"), []);
@@ -319,6 +461,7 @@ async function main() {
   await init();
   $("version").textContent = `bvs-verifier-wasm ${verifier.version()}`;
   wireOffline();
+  wirePin();
   const m = location.pathname.match(/^\/verify\/([^/]+)\/?$/);
   if (m) await runOnline(decodeURIComponent(m[1]));
   else document.body.dataset.state = "done";

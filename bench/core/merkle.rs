@@ -117,7 +117,7 @@ fn main() {
         });
         assert_eq!(
             log::tree_root(TreeSize(n as u64), &store).unwrap(),
-            merkle::root(&it)
+            log::HASH_SCHEME.log_root(&it)
         );
         println!(
             "| {n} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} |",
@@ -136,7 +136,7 @@ fn main() {
     for (n, it, store) in &stores {
         let n = *n;
         let size = TreeSize(n as u64);
-        let root = merkle::root(it);
+        let root = log::HASH_SCHEME.log_root(it);
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let leaves: Vec<u64> = (0..1000)
             .map(|_| {
@@ -161,20 +161,14 @@ fn main() {
         });
         let verify = time(7, || {
             for (l, p) in leaves.iter().zip(&proofs) {
-                merkle::verify_inclusion(
-                    black_box(p),
-                    LeafIndex(*l),
-                    size,
-                    &root,
-                    &it[*l as usize],
-                )
-                .unwrap();
+                log::verify_inclusion(black_box(p), LeafIndex(*l), size, &root, &it[*l as usize])
+                    .unwrap();
             }
         });
         let total_path: usize = proofs.iter().map(Vec::len).sum();
         let limit = time(7, || {
             for (l, p) in leaves.iter().zip(&proofs) {
-                let mut r = merkle::leaf_hash(black_box(&it[*l as usize]));
+                let mut r = log::HASH_SCHEME.leaf_hash(black_box(&it[*l as usize]));
                 for h in p {
                     r = merkle::node_hash(h, &r);
                 }

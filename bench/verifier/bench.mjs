@@ -24,10 +24,14 @@ const sha256 = (...parts) => {
 };
 const LEAF = Buffer.from([0x00]);
 const NODE = Buffer.from([0x01]);
+// The log's hash scheme (docs/hashes.md): leaf data is this tag || item.
+const SCHEME = "bvs-log-v1";
+const TAG = Buffer.from(SCHEME, "ascii");
 
-// RFC 9162: leaf = H(0x00 || item), node = H(0x01 || left || right). merkletreejs
-// gets the leaf hashes as its leaves and the node rule as its hash function;
-// it promotes an odd last node unchanged, which is RFC 9162's tree.
+// RFC 9162 over the log's leaf data: leaf = H(0x00 || "bvs-log-v1" || item),
+// node = H(0x01 || left || right). merkletreejs gets the leaf hashes as its
+// leaves and the node rule as its hash function; it promotes an odd last
+// node unchanged, which is RFC 9162's tree.
 const items = [];
 const leaves = [];
 for (let i = 0; i < LEAVES; i++) {
@@ -35,7 +39,7 @@ for (let i = 0; i < LEAVES; i++) {
   n.writeBigUInt64BE(BigInt(i));
   const item = sha256(n);
   items.push(item);
-  leaves.push(sha256(LEAF, item));
+  leaves.push(sha256(LEAF, TAG, item));
 }
 let t = performance.now();
 const tree = new MerkleTree(leaves, (buf) => sha256(NODE, buf));
@@ -80,13 +84,13 @@ const runMerkletreejs = () => {
 };
 const runWasm = () => {
   for (let k = 0; k < PROOFS; k++) {
-    const r = full.mod.verifyInclusion(itemHex[k], picks[k], LEAVES, rootHex, jsonProofs[k]);
+    const r = full.mod.verifyInclusion(itemHex[k], picks[k], LEAVES, rootHex, jsonProofs[k], SCHEME);
     if (!r.startsWith('{"ok":true')) throw new Error(`wasm rejected proof ${k}: ${r}`);
   }
 };
 const runWasmBytes = () => {
   for (let k = 0; k < PROOFS; k++) {
-    if (!full.mod.verifyInclusionBytes(picks[k], LEAVES, rootBytes, itemBytes[k], bytesProofs[k])) throw new Error(`wasm (bytes) rejected proof ${k}`);
+    if (!full.mod.verifyInclusionBytes(picks[k], LEAVES, rootBytes, itemBytes[k], bytesProofs[k], SCHEME)) throw new Error(`wasm (bytes) rejected proof ${k}`);
   }
 };
 // Rounds alternate between the two, so a busy machine slows both alike;
@@ -107,11 +111,11 @@ const bytesRatios = ms.mt.map((m, i) => m / ms.bytes[i]);
 // A tampered proof must fail in both (one flipped hash).
 const bad = [...hexProofs[0]];
 bad[0] = (bad[0][0] === "0" ? "1" : "0") + bad[0].slice(1);
-if (full.mod.verifyInclusion(itemHex[0], picks[0], LEAVES, rootHex, JSON.stringify(bad)).startsWith('{"ok":true')) throw new Error("wasm accepted a tampered proof");
+if (full.mod.verifyInclusion(itemHex[0], picks[0], LEAVES, rootHex, JSON.stringify(bad), SCHEME).startsWith('{"ok":true')) throw new Error("wasm accepted a tampered proof");
 const badBytes = new Uint8Array(bytesProofs[0]);
 badBytes[0] ^= 1;
-if (full.mod.verifyInclusionBytes(picks[0], LEAVES, rootBytes, itemBytes[0], badBytes)) throw new Error("wasm (bytes) accepted a tampered proof");
-if (full.mod.verifyInclusionBytes(picks[0] ^ 1, LEAVES, rootBytes, itemBytes[0], bytesProofs[0])) throw new Error("wasm (bytes) accepted a proof at the wrong index");
+if (full.mod.verifyInclusionBytes(picks[0], LEAVES, rootBytes, itemBytes[0], badBytes, SCHEME)) throw new Error("wasm (bytes) accepted a tampered proof");
+if (full.mod.verifyInclusionBytes(picks[0] ^ 1, LEAVES, rootBytes, itemBytes[0], bytesProofs[0], SCHEME)) throw new Error("wasm (bytes) accepted a proof at the wrong index");
 
 const gz = (b) => gzipSync(b, { level: 9 }).length;
 const kb = (n) => (n / 1024).toFixed(1);

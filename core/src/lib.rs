@@ -17,6 +17,7 @@ pub mod json;
 #[cfg(feature = "server")]
 pub mod log;
 pub mod merkle;
+pub mod monitor;
 pub mod note;
 pub mod pinpoint;
 pub mod receipt;

@@ -1,8 +1,9 @@
 //! The append-only log: one RFC 9162 Merkle tree per environment whose
 //! nodes are kept as "stored hashes" (Go `tlog` layout, via `tlog_tiles`).
 //!
-//! Leaf data is the 32-byte itemHash, so a leaf hash is
-//! SHA-256(0x00 || itemHash). The stored hash at index
+//! Leaf data is the scheme's tag and the 32-byte itemHash ([`HASH_SCHEME`],
+//! `bvs-log-v1`), so a leaf hash is SHA-256(0x00 || "bvs-log-v1" ||
+//! itemHash): never a proof root (see [`HashScheme`]). The stored hash at index
 //! `tlog_tiles::stored_hash_index(level, n)` is the root of the complete
 //! subtree of 2^level leaves starting at leaf n·2^level.
 //!
@@ -20,7 +21,26 @@ use crate::merkle::{LeafIndex, TreeSize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-pub use crate::merkle::{verify_consistency, verify_inclusion, ProofError};
+pub use crate::merkle::{verify_consistency, HashScheme, ProofError};
+
+/// The hash scheme of every log this service keeps; documents that carry
+/// log proofs name it (`hashScheme`).
+pub const HASH_SCHEME: HashScheme = HashScheme::CURRENT;
+
+/// Checks that `item` is leaf `index` of the log of `size` with `root`,
+/// under [`HASH_SCHEME`].
+///
+/// # Errors
+/// As [`HashScheme::verify_inclusion`].
+pub fn verify_inclusion(
+    proof: &[Hash32],
+    index: LeafIndex,
+    size: TreeSize,
+    root: &Hash32,
+    item: &Hash32,
+) -> Result<(), ProofError> {
+    HASH_SCHEME.verify_inclusion(proof, index, size, root, item)
+}
 
 /// Largest tree the log may grow to, in leaves. Stored indexes are below
 /// 2·size + log2(size), so 2^50 leaves keep them below 2^53. // DESIGN: D1 integers pass through JS numbers
@@ -145,9 +165,10 @@ pub fn leaf_stored_index(index: LeafIndex) -> u64 {
     tlog_tiles::stored_hash_index(0, index.0)
 }
 
-/// RFC 9162 leaf hash of an item (`tlog_tiles::record_hash`).
+/// The log's leaf hash of an item: `tlog_tiles::record_hash` of the
+/// scheme's leaf data, SHA-256(0x00 || "bvs-log-v1" || itemHash).
 pub fn record_hash(item: &Hash32) -> Hash32 {
-    tlog_tiles::record_hash(&item.0).into()
+    tlog_tiles::record_hash(&HASH_SCHEME.leaf_data(item)).into()
 }
 
 /// Stored indexes [`append`] reads when appending `count` leaves to a tree
@@ -401,7 +422,7 @@ mod tests {
         for n in 1..=all.len() as u64 {
             let size = TreeSize(n);
             let root = tree_root(size, &fetch(&store, &indexes_for_root(size).unwrap())).unwrap();
-            assert_eq!(root, crate::merkle::root(&all[..n as usize]));
+            assert_eq!(root, HASH_SCHEME.log_root(&all[..n as usize]));
             for i in 0..n {
                 let plan = indexes_for_inclusion(LeafIndex(i), size).unwrap();
                 let proof = inclusion_proof(LeafIndex(i), size, &fetch(&store, &plan)).unwrap();
@@ -413,12 +434,22 @@ mod tests {
             for m in 0..=n {
                 let plan = indexes_for_consistency(TreeSize(m), size).unwrap();
                 let proof = consistency_proof(TreeSize(m), size, &fetch(&store, &plan)).unwrap();
-                let old_root = crate::merkle::root(&all[..m as usize]);
+                let old_root = HASH_SCHEME.log_root(&all[..m as usize]);
                 assert_eq!(
                     verify_consistency(&proof, TreeSize(m), &old_root, size, &root),
                     Ok(())
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_log_leaf_is_the_tagged_leaf_and_never_the_plain_one() {
+        for item in items(50) {
+            let leaf = record_hash(&item);
+            assert_eq!(leaf, HASH_SCHEME.leaf_hash(&item));
+            assert_ne!(leaf, crate::merkle::leaf_hash(&item));
+            assert_ne!(leaf, crate::merkle::root(&[item]));
         }
     }
 

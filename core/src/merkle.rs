@@ -3,6 +3,11 @@
 //! leaf = SHA-256(0x00 || itemHash), node = SHA-256(0x01 || left || right),
 //! split at the largest power of two below n, no duplicated last leaf. The
 //! root of the empty tree is SHA-256 of the empty string (RFC 9162 §2.1.1).
+//! These are the proof roots (submission, receipt, checkpoint).
+//!
+//! The environment logs are RFC 9162 trees too, but over tagged leaf data
+//! ([`HashScheme`]): what a log commits to is domain-separated from every
+//! proof root, so no hash a log proof shows is ever an access key.
 //!
 //! The two verification algorithms are written from the RFC's text
 //! (§2.1.3.2 and §2.1.4.2): iterative, allocation-free, bounded by the
@@ -117,6 +122,125 @@ pub fn node_hash(left: &Hash32, right: &Hash32) -> Hash32 {
     blocks[1][1] = 0x80;
     blocks[1][56..].copy_from_slice(&bit_length(65));
     compress(&blocks)
+}
+
+// ------------------------------------------------------------------ what the logs commit to
+
+/// The leaf-data tag of [`HashScheme::BvsLogV1`]: its name in ASCII.
+const BVS_LOG_V1_TAG: [u8; 10] = *b"bvs-log-v1";
+/// Longest scheme name echoed back in an error, in bytes.
+const SCHEME_NAME_ECHO_BYTES_MAX: usize = 64;
+
+/// How an environment log hashes its leaves, named in every document that
+/// carries a log proof (`hashScheme`), so a verifier applies the rule the
+/// proof was made with and refuses one it does not know: a later scheme
+/// never breaks a proof made under an earlier one.
+///
+/// Why not plain RFC 9162 leaves over itemHashes: a proof root (a
+/// submission's `itemsRoot`, a receipt's `itemsRoot`, a checkpoint's
+/// `merkleRoot`) is the access key of the public verify route, and it *is*
+/// a plain RFC 9162 root over itemHashes. Were the log's leaves
+/// SHA-256(0x00 || itemHash), a one-item submission's root would be its
+/// leaf in the log, and an aligned 2^k-item submission's root an interior
+/// node, both printed in other parties' inclusion proofs.
+///
+/// Invariant: no leaf or interior node of a log equals any proof root.
+/// A log leaf hashes 43 bytes (0x00 || 10-byte tag || itemHash), a proof
+/// tree's leaf 33 bytes and any node 65 bytes starting 0x01, so a log leaf
+/// equals no proof-tree hash; a log node equals a proof-tree node only if
+/// their children are equal, so by induction down to the log's leaves, no
+/// log node does either (short of a SHA-256 collision). Checked by a
+/// property test over random item sets (`core/tests/domain_separation.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashScheme {
+    /// RFC 9162 leaves over the 42-byte leaf data `"bvs-log-v1" || itemHash`:
+    /// leaf = SHA-256(0x00 || "bvs-log-v1" || itemHash), node =
+    /// SHA-256(0x01 || left || right).
+    BvsLogV1,
+}
+
+/// A document names a hash scheme this verifier does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown hash scheme \"{0}\"")]
+pub struct UnknownScheme(pub String);
+
+impl HashScheme {
+    /// The scheme the service's logs use now.
+    pub const CURRENT: HashScheme = HashScheme::BvsLogV1;
+
+    /// The name documents carry in `hashScheme`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HashScheme::BvsLogV1 => "bvs-log-v1",
+        }
+    }
+
+    /// The leaf rule in words, for reports.
+    pub const fn rule(self) -> &'static str {
+        match self {
+            HashScheme::BvsLogV1 => "bvs-log-v1 (docs/hashes.md)",
+        }
+    }
+
+    /// Reads a `hashScheme` value.
+    ///
+    /// # Errors
+    /// [`UnknownScheme`] naming the value, for any name but a known one.
+    pub fn parse(name: &str) -> Result<HashScheme, UnknownScheme> {
+        match name {
+            "bvs-log-v1" => Ok(HashScheme::BvsLogV1),
+            // A name is echoed only up to SCHEME_NAME_ECHO_BYTES_MAX bytes.
+            other if other.len() > SCHEME_NAME_ECHO_BYTES_MAX => {
+                Err(UnknownScheme("(a name of over 64 bytes)".to_owned()))
+            }
+            other => Err(UnknownScheme(other.to_owned())),
+        }
+    }
+
+    /// The RFC 9162 leaf data of `item` in a log: the tag, then the item.
+    pub fn leaf_data(self, item: &Hash32) -> [u8; 42] {
+        let mut data = [0u8; 42];
+        data[..10].copy_from_slice(&BVS_LOG_V1_TAG);
+        data[10..].copy_from_slice(&item.0);
+        data
+    }
+
+    /// The log's leaf hash of `item`: SHA-256(0x00 || leaf data). Not
+    /// `#[inline]`: one leaf hash per proof, against ~log2(n) node hashes,
+    /// so one shared copy costs no measurable speed and keeps the browser
+    /// verifier inside its size budget.
+    pub fn leaf_hash(self, item: &Hash32) -> Hash32 {
+        // 0x00 || tag || item (43 bytes) || 0x80 || zeros || bit length:
+        // one block, as cheap as a plain leaf.
+        let mut block = [0u8; BLOCK_BYTES];
+        block[1..11].copy_from_slice(&BVS_LOG_V1_TAG);
+        block[11..43].copy_from_slice(&item.0);
+        block[43] = 0x80;
+        block[56..].copy_from_slice(&bit_length(43));
+        compress(&[block])
+    }
+
+    /// The root of a log holding `items` in order.
+    pub fn log_root(self, items: &[Hash32]) -> Hash32 {
+        let mut level: Vec<Hash32> = items.iter().map(|i| self.leaf_hash(i)).collect();
+        root_of_leaf_hashes_in_place(&mut level)
+    }
+
+    /// Checks that `item` is leaf `index` of the log of `size` with `root`
+    /// (RFC 9162 §2.1.3.2 over this scheme's leaf). Never panics.
+    ///
+    /// # Errors
+    /// As [`verify_inclusion_of_leaf_hash`].
+    pub fn verify_inclusion(
+        self,
+        proof: &[Hash32],
+        index: LeafIndex,
+        size: TreeSize,
+        root: &Hash32,
+        item: &Hash32,
+    ) -> Result<(), ProofError> {
+        verify_inclusion_of_leaf_hash(proof, index, size, root, &self.leaf_hash(item))
+    }
 }
 
 /// Root over item hashes in order (a submission's `itemsRoot`, a
@@ -239,8 +363,10 @@ pub fn consistency_path_len(old: TreeSize, new: TreeSize) -> Option<usize> {
     }
 }
 
-/// Checks that `item` is leaf `index` of the tree of `size` with `root`
-/// (RFC 9162 §2.1.3.2). Never panics.
+/// Checks that `item` is leaf `index` of the plain RFC 9162 tree of `size`
+/// with `root` (a proof root's own tree, whose leaves are
+/// SHA-256(0x00 || item)). Never panics. Not for the logs: their leaves
+/// are tagged, see [`HashScheme::verify_inclusion`].
 ///
 /// # Errors
 /// [`ProofError::IndexOutOfRange`], [`ProofError::WrongPathLength`] (before
@@ -429,7 +555,36 @@ mod tests {
                 .chain_update([0x01]).chain_update(a.0).chain_update(b.0).finalize().into();
             prop_assert_eq!(leaf_hash(&a), Hash32(leaf));
             prop_assert_eq!(node_hash(&a, &b), Hash32(node));
+            let log_leaf: [u8; 32] = Sha256::new()
+                .chain_update([0x00]).chain_update(b"bvs-log-v1").chain_update(a.0).finalize().into();
+            prop_assert_eq!(HashScheme::BvsLogV1.leaf_hash(&a), Hash32(log_leaf));
+            let mut data = vec![0x00];
+            data.extend_from_slice(&HashScheme::BvsLogV1.leaf_data(&a));
+            prop_assert_eq!(Hash32::digest(&data), Hash32(log_leaf));
         }
+    }
+
+    #[test]
+    fn the_log_leaf_hash_matches_known_answers() {
+        // printf '00%s%064d' $(printf %s bvs-log-v1 | xxd -p) 0 | xxd -r -p | sha256sum
+        let zero = Hash32([0; 32]);
+        assert_eq!(
+            HashScheme::BvsLogV1.leaf_hash(&zero).to_hex(),
+            "51142f233b5c22a1a3a3276b8f991246967944628852ff8bb4220bd6001f4dcc"
+        );
+    }
+
+    #[test]
+    fn only_the_known_scheme_is_accepted_by_name() {
+        assert_eq!(HashScheme::parse("bvs-log-v1"), Ok(HashScheme::BvsLogV1));
+        assert_eq!(HashScheme::CURRENT.name(), "bvs-log-v1");
+        for bad in ["", "bvs-log-v2", "BVS-LOG-V1", "bvs-log-v1 ", "rfc9162"] {
+            assert_eq!(HashScheme::parse(bad), Err(UnknownScheme(bad.to_string())));
+        }
+        let long = "x".repeat(1000);
+        let e = HashScheme::parse(&long).unwrap_err();
+        assert_eq!(e.0, "(a name of over 64 bytes)");
+        assert!(e.to_string().starts_with("unknown hash scheme"));
     }
 
     #[test]

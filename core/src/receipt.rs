@@ -48,6 +48,10 @@ pub struct ReceiptVerification {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReceiptProof {
+    /// How the log hashes its leaves (`bvs-log-v1`, see
+    /// [`crate::merkle::HashScheme`]); a verifier refuses a name it does
+    /// not know.
+    pub hash_scheme: String,
     /// Signed tree head (C2SP signed note text) that includes every item.
     pub tree_head: String,
     /// The log's verifier key string (`<origin>+<id>+<key>`).
@@ -106,6 +110,7 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
     let message = v.string("message")?;
     let verification_root = v.hash("proofRoot")?;
     let verify_url = v.string("verifyUrl")?;
+    let hash_scheme = p.string("hashScheme")?;
     let tree_head = p.string("treeHead")?;
     let public_key = p.string("publicKey")?;
     Ok(Receipt {
@@ -119,6 +124,7 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
         },
         proof: ReceiptProof {
             items: p.each("items", true, read_proven_item)?,
+            hash_scheme: hash_scheme.to_owned(),
             tree_head: tree_head.to_owned(),
             public_key: public_key.to_owned(),
         },

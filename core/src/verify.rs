@@ -4,7 +4,7 @@
 use crate::amount::Amount;
 use crate::hash::{item_hash, Hash32};
 use crate::json;
-use crate::merkle::{self, ProofError};
+use crate::merkle::{self, HashScheme, ProofError};
 use crate::note::{self, NoteError, TreeHead};
 use crate::receipt::Receipt;
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,25 @@ impl VerificationReport {
     }
 }
 
+/// Reads a document's `hashScheme` as a check named `name`: the rule its
+/// log proofs were made with, or `None` (failed, named) when this verifier
+/// does not know it, so no inclusion proof is checked under a guessed rule.
+fn scheme_check(report: &mut VerificationReport, name: String, text: &str) -> Option<HashScheme> {
+    // A missing name reads as "" and is refused like any unknown one.
+    match HashScheme::parse(text) {
+        Ok(s) => {
+            report.push(name, true, s.rule());
+            Some(s)
+        }
+        Err(e) => {
+            report.push(name, false, e.to_string());
+            None
+        }
+    }
+}
+
+const UNKNOWN_SCHEME: &str = "cannot check: unknown hashScheme";
+
 fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
     if got.ct_eq(want) {
         Ok(format!("{name} is {want}"))
@@ -147,7 +166,8 @@ fn read_document<T>(
 }
 
 /// Verifies everything a receipt claims:
-/// the key (pinned or not), the signed tree head, each delta's itemHash
+/// the key (pinned or not), the signed tree head, the log's hash scheme
+/// (refused when unknown), each delta's itemHash
 /// (recomputed from raw content where present), each inclusion proof into
 /// the signed head, the receipt's itemsRoot/receiptId/proofRoot over the
 /// listed itemHashes, the count, and the balance replayed from
@@ -210,6 +230,7 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             None
         }
     };
+    let scheme = scheme_check(&mut report, "hashScheme".into(), &receipt.proof.hash_scheme);
 
     // 3. Roots over the listed itemHashes.
     let hashes: Vec<Hash32> = receipt.deltas.iter().map(|d| d.item_hash).collect();
@@ -288,22 +309,24 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             }
         };
         report.result(format!("deltas[{i}].itemHash"), recomputed);
-        let inclusion = match &head {
-            None => Err("cannot check: the tree head did not verify".to_string()),
-            Some(h) => merkle::verify_inclusion(
-                &item.inclusion_proof,
-                item.leaf_index,
-                h.size,
-                &h.root,
-                &d.item_hash,
-            )
-            .map(|()| {
-                format!(
-                    "leaf {} of the signed tree of size {}",
-                    item.leaf_index, h.size
+        let inclusion = match (&head, scheme) {
+            (None, _) => Err("cannot check: the tree head did not verify".to_string()),
+            (_, None) => Err(UNKNOWN_SCHEME.to_string()),
+            (Some(h), Some(scheme)) => scheme
+                .verify_inclusion(
+                    &item.inclusion_proof,
+                    item.leaf_index,
+                    h.size,
+                    &h.root,
+                    &d.item_hash,
                 )
-            })
-            .map_err(|e| e.to_string()),
+                .map(|()| {
+                    format!(
+                        "leaf {} of the signed tree of size {}",
+                        item.leaf_index, h.size
+                    )
+                })
+                .map_err(|e| e.to_string()),
         };
         report.result(format!("deltas[{i}].inclusion"), inclusion);
     }
@@ -458,6 +481,8 @@ pub struct PublicRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicProof {
+    /// How the log hashes its leaves (see [`HashScheme`]).
+    pub hash_scheme: String,
     pub tree_head: String,
     pub tree_size: merkle::TreeSize,
     pub public_key: String,
@@ -500,6 +525,7 @@ impl PublicAnswer {
         let status = s.optional_string("status")?;
         let first_verified_at = s.optional_string("firstVerifiedAt")?;
         let last_verified_at = s.optional_string("lastVerifiedAt")?;
+        let hash_scheme = v.string("hashScheme")?;
         let tree_head = v.string("treeHead")?;
         let tree_size = merkle::TreeSize(v.u64("treeSize")?);
         let public_key = v.string("publicKey")?;
@@ -552,6 +578,7 @@ impl PublicAnswer {
                 last_verified_at: owned(last_verified_at),
             },
             verification: PublicProof {
+                hash_scheme: hash_scheme.to_owned(),
                 tree_head: tree_head.to_owned(),
                 tree_size,
                 public_key: public_key.to_owned(),
@@ -566,12 +593,17 @@ fn inclusion_detail(
     proof: &[Hash32],
     index: merkle::LeafIndex,
     head: Option<&TreeHead>,
+    scheme: Option<HashScheme>,
     item: &Hash32,
 ) -> Result<String, String> {
     let Some(h) = head else {
         return Err("cannot check: the tree head did not verify".into());
     };
-    merkle::verify_inclusion(proof, index, h.size, &h.root, item)
+    let Some(scheme) = scheme else {
+        return Err(UNKNOWN_SCHEME.into());
+    };
+    scheme
+        .verify_inclusion(proof, index, h.size, &h.root, item)
         .map(|()| {
             format!(
                 "{item} is leaf {index} of the signed tree of size {}",
@@ -585,6 +617,7 @@ fn inclusion_detail(
 /// (`?offset=` pages of one root, or just one), each either the whole
 /// answer or its `data`: each page's signed tree head (against
 /// `trusted_public_key`, or the key the page names when none is pinned),
+/// each page's hash scheme (refused when unknown),
 /// every record's inclusion proof into its page's head, the checkpoint's
 /// own leaf, and, once every record is there, the RFC 9162 root over the
 /// records' itemHashes against the proof root, the item count and the net
@@ -726,6 +759,11 @@ pub fn verify_public_answer(
                 None
             }
         };
+        let scheme = scheme_check(
+            &mut report,
+            format!("{prefix}hashScheme"),
+            &a.verification.hash_scheme,
+        );
         let page_hashes: Vec<Hash32> = a.records.iter().map(|r| r.item_hash).collect();
         report.result(
             format!("{prefix}verification.itemsRoot"),
@@ -741,9 +779,13 @@ pub fn verify_public_answer(
                     "{} is not in the log yet (queued): nothing to check until it is",
                     r.anchor_id
                 )),
-                Some(leaf) => {
-                    inclusion_detail(&r.inclusion_proof, leaf, head.as_ref(), &r.item_hash)
-                }
+                Some(leaf) => inclusion_detail(
+                    &r.inclusion_proof,
+                    leaf,
+                    head.as_ref(),
+                    scheme,
+                    &r.item_hash,
+                ),
             };
             report.result(format!("records[{index}].inclusion"), check);
             index += 1;
@@ -755,6 +797,7 @@ pub fn verify_public_answer(
                     &c.inclusion_proof,
                     c.leaf_index,
                     head.as_ref(),
+                    scheme,
                     &c.item_hash,
                 ),
             );
@@ -851,15 +894,22 @@ pub fn tree_head_report(note_text: &str, verifier_key: &str) -> VerificationRepo
     report
 }
 
-/// `item_hash` is leaf `leaf_index` of the tree of `tree_size` with `root`.
+/// `item_hash` is leaf `leaf_index` of the log of `tree_size` with `root`,
+/// whose leaves are hashed by `hash_scheme` (the inclusion answer's
+/// `hashScheme`; refused when unknown).
 pub fn inclusion_report(
     item_hash: &str,
     leaf_index: u64,
     tree_size: u64,
     root: &str,
     proof: &[String],
+    hash_scheme: &str,
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
+    let Some(scheme) = scheme_check(&mut report, "hashScheme".into(), hash_scheme) else {
+        report.push("inclusion", false, UNKNOWN_SCHEME);
+        return report;
+    };
     let parsed = Hash32::parse(item_hash)
         .map_err(|e| format!("itemHash {e}"))
         .and_then(|item| Ok((item, Hash32::parse(root).map_err(|e| format!("root {e}"))?)))
@@ -867,20 +917,89 @@ pub fn inclusion_report(
     report.result(
         "inclusion",
         parsed.and_then(|(item, root, proof)| {
-            merkle::verify_inclusion(
-                &proof,
-                merkle::LeafIndex(leaf_index),
-                merkle::TreeSize(tree_size),
-                &root,
-                &item,
-            )
-            .map(|()| {
-                format!(
+            scheme
+                .verify_inclusion(
+                    &proof,
+                    merkle::LeafIndex(leaf_index),
+                    merkle::TreeSize(tree_size),
+                    &root,
+                    &item,
+                )
+                .map(|()| {
+                    format!(
                     "{item} is leaf {leaf_index} of the tree of size {tree_size} with root {root}"
                 )
-            })
-            .map_err(|e| e.to_string())
+                })
+                .map_err(|e| e.to_string())
         }),
+    );
+    report
+}
+
+/// One answer of `GET /api/v1/log/{env}/proof/inclusion` (enveloped or
+/// not), as a report: its hash scheme (refused when unknown), its signed
+/// tree head against `verifier_key`, `treeSize` against the signed size,
+/// and the item's inclusion proof into the signed root.
+pub fn inclusion_answer_report(text: &str, verifier_key: &str) -> VerificationReport {
+    struct Answer {
+        hash_scheme: String,
+        item_hash: Hash32,
+        leaf_index: u64,
+        tree_size: u64,
+        proof: Vec<Hash32>,
+        tree_head: String,
+    }
+    let read = |v: &json::Value| -> Result<Answer, crate::FieldError> {
+        let f = json::Fields::of(v, String::new()).map_err(|e| *e)?;
+        Ok(Answer {
+            hash_scheme: f.string("hashScheme").map_err(|e| *e)?.to_owned(),
+            item_hash: f.hash("itemHash").map_err(|e| *e)?,
+            leaf_index: f.u64("leafIndex").map_err(|e| *e)?,
+            tree_size: f.u64("treeSize").map_err(|e| *e)?,
+            proof: f.hashes("inclusionProof", true).map_err(|e| *e)?,
+            tree_head: f.string("treeHead").map_err(|e| *e)?.to_owned(),
+        })
+    };
+    let a = match read_document(text, true, "an inclusion proof answer", read) {
+        Ok(a) => a,
+        Err(e) => return VerificationReport::failure("parse", e),
+    };
+    let mut report = VerificationReport::new();
+    let scheme = scheme_check(&mut report, "hashScheme".into(), &a.hash_scheme);
+    let head = match note::verify_tree_head(&a.tree_head, verifier_key) {
+        Ok(h) => {
+            report.push(
+                "treeHead",
+                true,
+                format!("signed by {}: size {}, root {}", h.origin, h.size, h.root),
+            );
+            report.result(
+                "treeSize",
+                if h.size.0 == a.tree_size {
+                    Ok(format!("treeSize {} is the signed size", h.size))
+                } else {
+                    Err(format!(
+                        "treeSize says {}, the signed head says {}",
+                        a.tree_size, h.size
+                    ))
+                },
+            );
+            Some(h)
+        }
+        Err(e) => {
+            report.push("treeHead", false, e.to_string());
+            None
+        }
+    };
+    report.result(
+        "inclusion",
+        inclusion_detail(
+            &a.proof,
+            merkle::LeafIndex(a.leaf_index),
+            head.as_ref(),
+            scheme,
+            &a.item_hash,
+        ),
     );
     report
 }
@@ -944,8 +1063,8 @@ pub fn submission_report(item_hashes: &[String], items_root: &str) -> Verificati
 }
 
 /// Reads a consistency proof as saved: the consistency route's answer
-/// (enveloped or not), a JSON array of hex hashes, or hex hashes separated
-/// by white space.
+/// (enveloped or not; a `hashScheme` it names must be known), a JSON array
+/// of hex hashes, or hex hashes separated by white space.
 ///
 /// # Errors
 /// Names what could not be read.
@@ -963,6 +1082,12 @@ pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
         inner => {
             let f = json::Fields::of(inner, String::new())
                 .map_err(|e| format!("not a consistency proof answer: {e}"))?;
+            if let Some(name) = f
+                .optional_string("hashScheme")
+                .map_err(|e| format!("not a consistency proof answer: {e}"))?
+            {
+                HashScheme::parse(name).map_err(|e| e.to_string())?;
+            }
             let items = f
                 .array("consistencyProof", true)
                 .map_err(|e| format!("not a consistency proof answer: {e}"))?;
@@ -1141,6 +1266,7 @@ pub mod sample {
                 verify_url: format!("/verify/{items_root}"),
             },
             proof: ReceiptProof {
+                hash_scheme: log::HASH_SCHEME.name().into(),
                 tree_head: head.clone(),
                 public_key: public_key.clone(),
                 items,
@@ -1162,6 +1288,7 @@ pub mod sample {
             },
             records,
             verification: PublicProof {
+                hash_scheme: log::HASH_SCHEME.name().into(),
                 tree_head: head.clone(),
                 tree_size: size,
                 public_key: public_key.clone(),
@@ -1352,9 +1479,22 @@ mod tests {
         let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
         let root = head.root.to_hex();
         let item = d.item_hash.to_hex();
-        assert!(inclusion_report(&item, d.leaf_index.0, head.size.0, &root, &proof).ok);
-        assert!(!inclusion_report(&item, d.leaf_index.0 + 1, head.size.0, &root, &proof).ok);
-        assert!(!inclusion_report("zz", 0, 1, &root, &proof).ok);
+        let v1 = "bvs-log-v1";
+        assert!(inclusion_report(&item, d.leaf_index.0, head.size.0, &root, &proof, v1).ok);
+        assert!(!inclusion_report(&item, d.leaf_index.0 + 1, head.size.0, &root, &proof, v1).ok);
+        assert!(!inclusion_report("zz", 0, 1, &root, &proof, v1).ok);
+        let r = inclusion_report(
+            &item,
+            d.leaf_index.0,
+            head.size.0,
+            &root,
+            &proof,
+            "bvs-log-v9",
+        );
+        assert_eq!(failed(&r), ["hashScheme", "inclusion"]);
+        assert!(r.checks[0]
+            .detail
+            .contains("unknown hash scheme \"bvs-log-v9\""));
         let hashes: Vec<String> = s
             .receipt
             .verification
@@ -1364,6 +1504,98 @@ mod tests {
             .collect();
         assert!(submission_report(&hashes, &s.proof_root.to_hex()).ok);
         assert!(!submission_report(&hashes[1..], &s.proof_root.to_hex()).ok);
+    }
+
+    #[test]
+    fn an_unknown_hash_scheme_is_refused_by_name_and_no_proof_is_checked_under_a_guess() {
+        let s = sample();
+        let root = s.proof_root.to_hex();
+        let scheme = "\"hashScheme\":\"bvs-log-v1\"";
+        for other in ["bvs-log-v2", ""] {
+            let renamed = format!("\"hashScheme\":\"{other}\"");
+            let r = verify_receipt_document(
+                &s.receipt_json.replacen(scheme, &renamed, 1),
+                Some(&s.public_key),
+            );
+            let f = failed(&r);
+            assert_eq!(f[0], "hashScheme", "{f:?}");
+            assert_eq!(
+                f.iter().filter(|n| n.ends_with(".inclusion")).count(),
+                s.receipt.deltas.len()
+            );
+            let detail = &r.first_failure().unwrap().detail;
+            let why = format!("unknown hash scheme \"{other}\"");
+            assert!(detail.contains(&why), "{detail}");
+            let r = verify_public_answer(
+                &[&s.public_json.replacen(scheme, &renamed, 1)],
+                Some(&root),
+                Some(&s.public_key),
+            );
+            let f = failed(&r);
+            assert_eq!(f[0], "hashScheme", "{f:?}");
+            assert!(f.contains(&"records[0].inclusion".to_string()), "{f:?}");
+        }
+        // A document without one is not read at all.
+        let r = verify_receipt_document(&s.receipt_json.replacen(scheme, "\"x\":1", 1), None);
+        assert_eq!(
+            r.checks[0].detail,
+            "not a receipt: proof.hashScheme: is required"
+        );
+    }
+
+    #[test]
+    fn a_plain_rfc_9162_leaf_does_not_pass_as_a_log_leaf() {
+        // The log's proofs are over tagged leaves: the same proof does not
+        // verify the item as a plain leaf, so a proof made before the
+        // scheme (or under another) cannot pass as this one.
+        let s = sample();
+        let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
+        let d = &s.receipt.proof.items[0];
+        assert_eq!(
+            HashScheme::BvsLogV1.verify_inclusion(
+                &d.inclusion_proof,
+                d.leaf_index,
+                head.size,
+                &head.root,
+                &d.item_hash
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            merkle::verify_inclusion(
+                &d.inclusion_proof,
+                d.leaf_index,
+                head.size,
+                &head.root,
+                &d.item_hash
+            ),
+            Err(ProofError::RootMismatch)
+        );
+    }
+
+    #[test]
+    fn an_inclusion_answer_verifies_and_an_unknown_scheme_or_a_forgery_fails_by_name() {
+        let s = sample();
+        let d = &s.receipt.proof.items[1];
+        let head = note::verify_tree_head(&s.head, &s.public_key).unwrap();
+        let answer = |scheme: &str, item: &Hash32| {
+            serde_json::json!({"success": true, "statusCode": 200, "data": {
+                "hashScheme": scheme, "itemHash": item, "leafIndex": d.leaf_index,
+                "treeSize": head.size, "inclusionProof": d.inclusion_proof, "treeHead": s.head,
+            }})
+            .to_string()
+        };
+        let r = inclusion_answer_report(&answer("bvs-log-v1", &d.item_hash), &s.public_key);
+        assert!(r.ok, "{r:#?}");
+        let r = inclusion_answer_report(&answer("bvs-log-v2", &d.item_hash), &s.public_key);
+        assert_eq!(failed(&r), ["hashScheme", "inclusion"]);
+        let r = inclusion_answer_report(
+            &answer("bvs-log-v1", &Hash32::digest(b"forged")),
+            &s.public_key,
+        );
+        assert_eq!(failed(&r), ["inclusion"]);
+        let r = inclusion_answer_report("{}", &s.public_key);
+        assert_eq!(failed(&r), ["parse"]);
     }
 
     #[test]
@@ -1382,5 +1614,12 @@ mod tests {
             assert_eq!(parse_proof_document(&text).unwrap(), want, "{text}");
         }
         assert!(parse_proof_document("{").is_err());
+        let named = |scheme: &str| {
+            format!(r#"{{"hashScheme":"{scheme}","consistencyProof":["{a}","{b}"]}}"#)
+        };
+        assert_eq!(parse_proof_document(&named("bvs-log-v1")).unwrap(), want);
+        assert!(parse_proof_document(&named("bvs-log-v7"))
+            .unwrap_err()
+            .contains("unknown hash scheme"));
     }
 }

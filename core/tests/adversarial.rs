@@ -244,6 +244,11 @@ struct ConsistencyCase {
     want: ProofError,
 }
 
+/// The root of the log holding `items` (its leaves are tagged: `bvs-log-v1`).
+fn log_root(items: &[Hash32]) -> Hash32 {
+    bvs_core::log::HASH_SCHEME.log_root(items)
+}
+
 fn consistency_proof(all: &[Hash32], m: usize) -> Vec<Hash32> {
     let mut store = bvs_core::log::StoredHashes::new();
     let plan = bvs_core::log::indexes_for_append(TreeSize(0), all.len() as u64).unwrap();
@@ -258,7 +263,7 @@ fn consistency_proof(all: &[Hash32], m: usize) -> Vec<Hash32> {
 #[test]
 fn every_bad_consistency_proof_fails_for_its_reason() {
     let it = items(13);
-    let (r6, r13) = (merkle::root(&it[..6]), merkle::root(&it));
+    let (r6, r13) = (log_root(&it[..6]), log_root(&it));
     let good = consistency_proof(&it, 6);
     assert_eq!(
         merkle::verify_consistency(&good, TreeSize(6), &r6, TreeSize(13), &r13),
@@ -320,7 +325,7 @@ fn every_bad_consistency_proof_fails_for_its_reason() {
         },
         ConsistencyCase {
             old: 5,
-            old_root: merkle::root(&it[..5]),
+            old_root: log_root(&it[..5]),
             ..base(
                 "wrong old size",
                 good.clone(),
@@ -331,7 +336,7 @@ fn every_bad_consistency_proof_fails_for_its_reason() {
             )
         },
         ConsistencyCase {
-            new_root: merkle::root(&forged),
+            new_root: log_root(&forged),
             ..base(
                 "new tree rewrote an old item",
                 good.clone(),
@@ -339,7 +344,7 @@ fn every_bad_consistency_proof_fails_for_its_reason() {
             )
         },
         ConsistencyCase {
-            old_root: merkle::root(&forged[..6]),
+            old_root: log_root(&forged[..6]),
             ..base(
                 "old root of another history",
                 good.clone(),
@@ -349,7 +354,7 @@ fn every_bad_consistency_proof_fails_for_its_reason() {
         ConsistencyCase {
             old: 13,
             old_root: r13,
-            new_root: merkle::root(&forged),
+            new_root: log_root(&forged),
             ..base(
                 "equal sizes, different roots",
                 vec![],
@@ -536,14 +541,14 @@ fn every_bad_tree_head_fails_for_its_reason() {
 fn heads_that_rewrite_history_are_caught() {
     let key = note::public_key_string(ORIGIN, &SEED).unwrap();
     let it = items(20);
-    let old = signed(9, &merkle::root(&it[..9]));
-    let new = signed(20, &merkle::root(&it));
+    let old = signed(9, &log_root(&it[..9]));
+    let new = signed(20, &log_root(&it));
     let proof = consistency_proof(&it, 9);
     assert!(verify::verify_consistency_between_heads(&old, &new, &proof, &key).is_ok());
 
     let mut forged = it.clone();
     forged[3].0[5] ^= 1;
-    let forged_new = signed(20, &merkle::root(&forged));
+    let forged_new = signed(20, &log_root(&forged));
     assert_eq!(
         verify::verify_consistency_between_heads(&old, &forged_new, &proof, &key),
         Err(HeadsError::Proof(ProofError::NewRootMismatch))
@@ -560,8 +565,7 @@ fn heads_that_rewrite_history_are_caught() {
             new: 9
         }))
     );
-    let other =
-        note::sign_tree_head(ORIGIN, TreeSize(20), &merkle::root(&it), &OTHER_SEED).unwrap();
+    let other = note::sign_tree_head(ORIGIN, TreeSize(20), &log_root(&it), &OTHER_SEED).unwrap();
     assert!(matches!(
         verify::verify_consistency_between_heads(&old, &other, &proof, &key),
         Err(HeadsError::NewHead(NoteError::NoTrustedSignature { .. }))

@@ -1,9 +1,11 @@
 //! Roots and proofs cross-checked against two independent implementations:
-//! ct-merkle (rozbb) and tlog_tiles' own verifiers (Go tlog port).
+//! ct-merkle (rozbb) and tlog_tiles' own verifiers (Go tlog port). Both
+//! are handed the log's leaf data ("bvs-log-v1" || itemHash) as their
+//! records, as any RFC 9162 tool would be.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::hash::Hash32;
-use bvs_core::log::{self, StoredHashes};
+use bvs_core::log::{self, StoredHashes, HASH_SCHEME};
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use ct_merkle::mem_backed_tree::MemoryBackedTree;
 use proptest::prelude::*;
@@ -30,10 +32,10 @@ fn build(items: &[Hash32], batch: usize) -> StoredHashes {
     store
 }
 
-fn ct_tree(items: &[Hash32]) -> MemoryBackedTree<Sha256v11, [u8; 32]> {
+fn ct_tree(items: &[Hash32]) -> MemoryBackedTree<Sha256v11, [u8; 42]> {
     let mut t = MemoryBackedTree::new();
     for i in items {
-        t.push(i.0);
+        t.push(HASH_SCHEME.leaf_data(i));
     }
     t
 }
@@ -53,20 +55,21 @@ proptest! {
         let size = TreeSize(n as u64);
 
         let root = log::tree_root(size, &store).unwrap();
-        prop_assert_eq!(root, merkle::root(&it));
+        prop_assert_eq!(root, HASH_SCHEME.log_root(&it));
         let ct_root = ct.root();
         prop_assert_eq!(root.0.to_vec(), ct_root.as_bytes().to_vec());
 
         let i = pick.index(n);
         let proof = log::inclusion_proof(LeafIndex(i as u64), size, &store).unwrap();
-        prop_assert_eq!(&proof, &merkle::inclusion_proof(&it, LeafIndex(i as u64)).unwrap());
+        let leaves: Vec<Hash32> = it.iter().map(log::record_hash).collect();
+        prop_assert_eq!(merkle::root_of_leaf_hashes(&leaves), root);
         prop_assert_eq!(concat(&proof), ct.prove_inclusion(i).as_bytes().to_vec());
-        prop_assert_eq!(merkle::verify_inclusion(&proof, LeafIndex(i as u64), size, &root, &it[i]), Ok(()));
+        prop_assert_eq!(log::verify_inclusion(&proof, LeafIndex(i as u64), size, &root, &it[i]), Ok(()));
         let tl: Vec<tlog_tiles::Hash> = proof.iter().map(|h| (*h).into()).collect();
         prop_assert!(tlog_tiles::check_record(&tl, n as u64, root.into(), i as u64, log::record_hash(&it[i]).into()).is_ok());
 
         let m = pick_old.index(n) + 1;
-        let old_root = merkle::root(&it[..m]);
+        let old_root = HASH_SCHEME.log_root(&it[..m]);
         let cproof = log::consistency_proof(TreeSize(m as u64), size, &store).unwrap();
         prop_assert_eq!(concat(&cproof), ct.prove_consistency(n - m).as_bytes().to_vec());
         prop_assert_eq!(merkle::verify_consistency(&cproof, TreeSize(m as u64), &old_root, size, &root), Ok(()));
@@ -121,7 +124,7 @@ proptest! {
         let it = items(n, 1);
         let store = build(&it, 17);
         let m = pick_old.index(n - 1) + 1; // 1..n-1
-        let (old_root, root) = (merkle::root(&it[..m]), merkle::root(&it));
+        let (old_root, root) = (HASH_SCHEME.log_root(&it[..m]), HASH_SCHEME.log_root(&it));
         let (old, new) = (TreeSize(m as u64), TreeSize(n as u64));
         let proof = log::consistency_proof(old, new, &store).unwrap();
         prop_assert_eq!(merkle::verify_consistency(&proof, old, &old_root, new, &root), Ok(()));
@@ -132,7 +135,7 @@ proptest! {
         }
         let mut forged = it.clone();
         forged[m - 1].0[byte] ^= 1 << bit;
-        prop_assert!(merkle::verify_consistency(&proof, old, &merkle::root(&forged[..m]), new, &root).is_err());
-        prop_assert!(merkle::verify_consistency(&proof, old, &old_root, new, &merkle::root(&forged)).is_err());
+        prop_assert!(merkle::verify_consistency(&proof, old, &HASH_SCHEME.log_root(&forged[..m]), new, &root).is_err());
+        prop_assert!(merkle::verify_consistency(&proof, old, &old_root, new, &HASH_SCHEME.log_root(&forged)).is_err());
     }
 }

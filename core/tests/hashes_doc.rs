@@ -90,4 +90,41 @@ fn worked_examples_of_docs_hashes_md() {
         merkle::root(&[]),
         h("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     );
+
+    // The log over the same three items: tagged leaves (bvs-log-v1).
+    let scheme = merkle::HashScheme::BvsLogV1;
+    assert_eq!(scheme.name(), "bvs-log-v1");
+    let (g1, g2, g3) = (
+        scheme.leaf_hash(&i1),
+        scheme.leaf_hash(&i2),
+        scheme.leaf_hash(&i3),
+    );
+    assert_eq!(
+        g1,
+        h("c89815d11e5a279372d154c738541342d97a91c44354c5e0c000f90134616ad4")
+    );
+    assert_eq!(
+        g2,
+        h("1a8ba6aba3ff6adb49f6e32b2fd89437fbf50b73c65ea5892d256cc290e0ecb5")
+    );
+    assert_eq!(
+        g3,
+        h("9f440a49c71dc73e7bc3d2996425f4ef2cdcc2407d2e991ae0feef36aaa114f0")
+    );
+    let m12 = merkle::node_hash(&g1, &g2);
+    assert_eq!(
+        m12,
+        h("f2d49b1b4fff913e0cd8255686305e3f514f0a15f76c5632d9fd592878afd18b")
+    );
+    assert_eq!(
+        scheme.log_root(&[i1, i2, i3]),
+        h("f8fc952ba700827bc0ce59f5167e4fd2dc5db9edfd0754855ab0c9d7d1ac29ff")
+    );
+    // The one-item submission [I1] has root L1, which the log never shows.
+    assert_eq!(merkle::root(&[i1]), l1);
+    for shown in [g1, g2, g3, m12, scheme.log_root(&[i1, i2, i3])] {
+        for root in [l1, l2, l3, n12, merkle::root(&[i1, i2, i3])] {
+            assert_ne!(shown, root);
+        }
+    }
 }

@@ -103,6 +103,7 @@ fn build_receipt(purge_first: bool) -> Receipt {
             verify_url: format!("/api/v1/verify/{items_root}"),
         },
         proof: ReceiptProof {
+            hash_scheme: log::HASH_SCHEME.name().into(),
             tree_head,
             public_key: note::public_key_string(ORIGIN, &SEED).unwrap(),
             items,

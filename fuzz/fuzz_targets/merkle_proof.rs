@@ -1,9 +1,11 @@
 //! Inclusion and consistency verification decode proofs from arbitrary
 //! bytes and never panic; a proof the verifier accepts for a small real
-//! tree is the genuine one.
+//! tree is the genuine one, for plain trees (proof roots) and for the
+//! log's tagged leaves (`bvs-log-v1`) alike.
 #![no_main]
 
 use bvs_core::hash::Hash32;
+use bvs_core::log::{self, StoredHashes, HASH_SCHEME};
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use libfuzzer_sys::fuzz_target;
 
@@ -42,7 +44,27 @@ fuzz_target!(|data: &[u8]| {
     let items: Vec<Hash32> = (0..b.min(64))
         .map(|i| Hash32::digest(&i.to_be_bytes()))
         .collect();
-    if mode & 1 == 0 {
+    if mode & 3 == 2 {
+        // The log: an accepted proof is the log's own, and it never
+        // passes as a plain-leaf proof of the same item.
+        let root = HASH_SCHEME.log_root(&items);
+        let item = items.get(a as usize).copied().unwrap_or(Hash32::EMPTY);
+        if HASH_SCHEME
+            .verify_inclusion(&proof, LeafIndex(a), TreeSize(b), &root, &item)
+            .is_ok()
+        {
+            let mut store = StoredHashes::new();
+            for (k, v) in log::append(TreeSize(0), &items, &StoredHashes::new()).expect("append") {
+                store.insert(k, v);
+            }
+            let genuine = log::inclusion_proof(LeafIndex(a), TreeSize(b), &store).expect("in range");
+            assert_eq!(proof, genuine, "a forged log inclusion proof was accepted");
+            assert!(
+                merkle::verify_inclusion(&proof, LeafIndex(a), TreeSize(b), &root, &item).is_err(),
+                "a log proof passed as a plain-leaf proof"
+            );
+        }
+    } else if mode & 1 == 0 {
         let root = merkle::root(&items);
         let item = items.get(a as usize).copied().unwrap_or(Hash32::EMPTY);
         if merkle::verify_inclusion(&proof, LeafIndex(a), TreeSize(b), &root, &item).is_ok() {

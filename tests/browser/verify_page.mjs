@@ -6,8 +6,15 @@
 // 1. /verify/<root> as served: every check passes, and says so in words.
 // 2. The same page with the verify answer tampered in flight (a record's
 //    itemHash changed): the page says "Not verified" and names the record.
-// 3. The receipt (if given) pasted into the offline form verifies; the same
+// 3. An answer naming an unknown hash scheme is refused by name.
+// 4. A key pinned in this browser that differs from the served one fails;
+//    a tree head this browser remembers that the log contradicts (a fork)
+//    fails the history check.
+// 5. The receipt (if given) pasted into the offline form verifies; the same
 //    receipt with its final balance changed fails, naming finalBalance.
+// The browser profile persists across cases, as a user's browser does: the
+// first visit pins the log's key (trust on first use) and starts the
+// history of tree heads that later visits are checked against.
 // Screenshots go to tests/artifacts/. Exit status 0 only if all passed.
 import { chromium } from "playwright-core";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -77,10 +84,23 @@ await test("every check of a real proof root passes and says so", async (page) =
   const bad = checks.filter((c) => !c.ok);
   assert(bad.length === 0, `failed checks: ${JSON.stringify(bad, null, 1)}`);
   assert(checks.length >= 8, `only ${checks.length} checks shown`);
-  for (const name of ["treeHead", "records[0].inclusion", "itemsRoot", "latestHead", "consistency"]) {
+  for (const name of ["pinnedKey", "treeHead", "records[0].inclusion", "itemsRoot", "latestHead", "consistency", "history"]) {
     assert(checks.some((c) => c.name === name), `no ${name} check among ${checks.map((c) => c.name)}`);
   }
   assert(checks.every((c) => c.text.includes("✔ Passed")), "each check says Passed in words");
+  // First visit: the key was not pinned, and the page says so plainly.
+  const pin = checks.find((c) => c.name === "pinnedKey");
+  assert(pin.text.includes("Not pinned before this visit") && pin.text.includes("trust on first use"), pin.text);
+  assert((await page.innerText("#pin-status")).includes("was not pinned"), await page.innerText("#pin-status"));
+  const stored = await page.evaluate(() => [localStorage.getItem("bvs.pinnedKeys"), localStorage.getItem("bvs.seenHeads")]);
+  assert(stored[0] && stored[1] && JSON.parse(stored[1]) && Object.values(JSON.parse(stored[1]))[0].length >= 1, `nothing remembered: ${stored}`);
+  // The next visit finds the key pinned and the heads consistent.
+  await page.reload();
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  const again = await checksOf(page, "#checks");
+  assert(again.every((c) => c.ok), `second visit: ${JSON.stringify(again.filter((c) => !c.ok))}`);
+  assert(again.find((c) => c.name === "pinnedKey").text.includes("Pinned in this browser"), "second visit: not pinned");
+  assert(again.find((c) => c.name === "history").text.includes("saw before"), "second visit: history not checked");
   assert(await page.getAttribute("#verdict", "data-ok") === "true", "verdict is not ok");
   const verdict = await page.innerText("#verdict");
   assert(/Verified: all \d+ checks passed/.test(verdict), `verdict reads: ${verdict}`);
@@ -118,6 +138,75 @@ await test("a record tampered in flight fails and the page says what it means", 
   assert(record.text.includes("✘ Failed") && record.text.includes("What this means"), record.text);
   assert((await page.innerText("#records tbody tr:first-child")).includes("No"), "the record row does not say No");
   await page.screenshot({ path: join(artifacts, "verify-page-tampered.png"), fullPage: true });
+});
+
+await test("an answer naming an unknown hash scheme is refused by name, never checked under a guess", async (page) => {
+  await page.route("**/api/v1/verify/**", async (route) => {
+    const response = await route.fetch();
+    const text = await response.text();
+    await route.fulfill({ response, body: text.replace('"hashScheme":"bvs-log-v1"', '"hashScheme":"bvs-log-v9"') });
+  });
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  assert(await page.getAttribute("#verdict", "data-ok") === "false", "an unknown scheme was shown as verified");
+  const checks = await checksOf(page, "#checks");
+  const scheme = checks.find((c) => c.name === "hashScheme");
+  assert(scheme && !scheme.ok && scheme.text.includes("bvs-log-v9"), `hashScheme: ${JSON.stringify(scheme)}`);
+  const record = checks.find((c) => c.name === "records[0].inclusion");
+  assert(record && !record.ok, `records[0].inclusion was checked anyway: ${JSON.stringify(record)}`);
+});
+
+await test("a pinned key that differs from the served one fails, and says which was used", async (page) => {
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  const saved = await page.evaluate(() => localStorage.getItem("bvs.pinnedKeys"));
+  const pins = JSON.parse(saved);
+  const [origin, served] = Object.entries(pins)[0];
+  // Another key for the same log: same origin, other key bytes.
+  const [name, id, b64] = served.split("+");
+  const other = `${name}+${id}+${b64.slice(0, 8)}${b64[8] === "A" ? "B" : "A"}${b64.slice(9)}`;
+  await page.evaluate(([o, k]) => localStorage.setItem("bvs.pinnedKeys", JSON.stringify({ [o]: k })), [origin, other]);
+  try {
+    await page.reload();
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(await page.getAttribute("#verdict", "data-ok") === "false", "verified against a key other than the pinned one");
+    const checks = await checksOf(page, "#checks");
+    const pin = checks.find((c) => c.name === "pinnedKey");
+    assert(pin && !pin.ok && pin.text.includes(other), `pinnedKey: ${JSON.stringify(pin)}`);
+    assert(checks.some((c) => c.name === "treeHead" && !c.ok), "the head verified under the other key");
+    assert(await page.getAttribute("#pin", "data-state") === "differs", "the pin box does not say the keys differ");
+    // Pasting the served key back pins it again, from the page itself.
+    await page.fill("#pin-key", served);
+    await Promise.all([page.waitForNavigation(), page.click("#pin-save")]);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(await page.getAttribute("#pin", "data-state") === "pinned", "the pasted key was not pinned");
+    assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedKeys")))[origin] === served, "pin not stored");
+  } finally {
+    await page.evaluate((v) => localStorage.setItem("bvs.pinnedKeys", v), saved);
+  }
+});
+
+await test("a tree head this browser saw that the log now contradicts is a fork", async (page) => {
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  const saved = await page.evaluate(() => localStorage.getItem("bvs.seenHeads"));
+  const heads = JSON.parse(saved);
+  const origin = Object.keys(heads)[0];
+  // The browser remembers another root for the latest size.
+  const latest = heads[origin][heads[origin].length - 1];
+  heads[origin][heads[origin].length - 1] = { ...latest, root: "00".repeat(32) };
+  await page.evaluate((v) => localStorage.setItem("bvs.seenHeads", v), JSON.stringify(heads));
+  try {
+    await page.reload();
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(await page.getAttribute("#verdict", "data-ok") === "false", "a fork was shown as verified");
+    const history = (await checksOf(page, "#checks")).find((c) => c.name === "history");
+    assert(history && !history.ok && history.text.includes("FORK") && history.text.includes("What this means"), `history: ${JSON.stringify(history)}`);
+    const kept = JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.seenHeads")));
+    assert(kept[origin].some((h) => h.root === "00".repeat(32)), "the history was overwritten after a failed check");
+  } finally {
+    await page.evaluate((v) => localStorage.setItem("bvs.seenHeads", v), saved);
+  }
 });
 
 if (receiptPath) {

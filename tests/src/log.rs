@@ -1,7 +1,8 @@
 //! The public log, checked with `core` the way an auditor would: the
 //! verifier key, hash lists, inclusion and consistency proofs, receipts.
 
-use bvs_core::merkle::{self, LeafIndex, TreeSize};
+use bvs_core::log;
+use bvs_core::merkle::{LeafIndex, TreeSize};
 use bvs_core::note::TreeHead;
 use bvs_core::verify::{verify_consistency_between_heads, verify_receipt_json};
 use bvs_core::Hash32;
@@ -36,12 +37,12 @@ pub fn hashes(v: &Value) -> Vec<Hash32> {
 }
 
 /// Checks that `item` is at `leaf_index` under `head`, by the JSON
-/// `inclusionProof` list.
+/// `inclusionProof` list, over the log's tagged leaves (`bvs-log-v1`).
 pub fn check_inclusion(proof: &Value, leaf_index: &Value, head: &TreeHead, item: &Hash32) {
     let index = leaf_index
         .as_u64()
         .unwrap_or_else(|| panic!("not a leaf index: {leaf_index}"));
-    merkle::verify_inclusion(
+    log::verify_inclusion(
         &hashes(proof),
         LeafIndex(index),
         head.size,

@@ -74,10 +74,21 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
         serde_json::from_str(&stdout[json_start..json_start + json_len]).unwrap();
     assert_eq!(report["ok"], true, "{report}");
     assert!(!stdout.contains("FAIL"), "{stdout}");
-    // head, receipt, public answer, new head, consistency: each in words.
+    // head, monitor (first head), receipt, public answer, new head,
+    // consistency, monitor (new head against the kept one), inclusion:
+    // each in words.
     let verified = stdout
         .lines()
         .filter(|l| l.starts_with("VERIFIED: "))
         .count();
-    assert_eq!(verified, 5, "{stdout}");
+    assert_eq!(verified, 8, "{stdout}");
+    assert!(stdout.contains("first head seen of"), "{stdout}");
+    assert!(
+        stdout.contains("consistent with the head of size"),
+        "{stdout}"
+    );
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("heads.json")).unwrap()).unwrap();
+    let kept = state["logs"].as_object().unwrap().values().next().unwrap();
+    assert_eq!(kept["heads"].as_array().unwrap().len(), 2, "{state}");
 }

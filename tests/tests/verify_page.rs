@@ -60,7 +60,7 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
         "browser test failed",
     );
     println!("{stdout}");
-    assert!(stdout.contains("3 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 

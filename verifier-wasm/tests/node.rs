@@ -13,6 +13,8 @@ use wasm_bindgen_test::wasm_bindgen_test;
 const ORIGIN: &str = "bvs.example/log/sandbox";
 const SEED: [u8; 32] = [3; 32];
 const T0: i64 = 1_795_323_400_123; // 2026-11-22T04:56:40.123Z
+/// The log's hash scheme, as the API names it (`hashScheme`).
+const V1: &str = "bvs-log-v1";
 
 fn fixture() -> sample::Sample {
     sample::build(
@@ -66,6 +68,14 @@ fn a_receipt_verifies_pinned_or_not_and_a_tampered_one_names_the_failure() {
         f.contains(&"publicKey".to_string()) && f.contains(&"treeHead".to_string()),
         "{f:?}"
     );
+    let renamed = s.receipt_json.replacen(
+        "\"hashScheme\":\"bvs-log-v1\"",
+        "\"hashScheme\":\"bvs-log-v2\"",
+        1,
+    );
+    let f = failed(&v::verify_receipt(&renamed, Some(s.public_key.clone())));
+    assert_eq!(f[0], "hashScheme", "{f:?}");
+    assert!(f.contains(&"deltas[0].inclusion".to_string()), "{f:?}");
     assert_eq!(failed(&v::verify_receipt("not json", None)), ["parse"]);
     assert_eq!(failed(&v::verify_receipt("", None)), ["parse"]);
 }
@@ -123,35 +133,42 @@ fn tree_heads_inclusion_consistency_and_submissions() {
     let short = serde_json::to_string(&hex[1..]).unwrap();
     let (hash, root) = (item.item_hash.to_hex(), head.root.to_hex());
     let (i, n) = (item.leaf_index.0 as f64, head.size.0 as f64);
-    assert!(report(&v::verify_inclusion(&hash, i, n, &root, &proof)).ok);
+    assert!(report(&v::verify_inclusion(&hash, i, n, &root, &proof, V1)).ok);
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i + 1.0, n, &root, &proof)),
+        failed(&v::verify_inclusion(&hash, i + 1.0, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, -1.0, n, &root, &proof)),
+        failed(&v::verify_inclusion(&hash, -1.0, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, 0.5, n, &root, &proof)),
+        failed(&v::verify_inclusion(&hash, 0.5, n, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i, f64::NAN, &root, &proof)),
+        failed(&v::verify_inclusion(&hash, i, f64::NAN, &root, &proof, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i, n, &root, &short)),
+        failed(&v::verify_inclusion(&hash, i, n, &root, &short, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i, n, &root, r#"["zz"]"#)),
+        failed(&v::verify_inclusion(&hash, i, n, &root, r#"["zz"]"#, V1)),
         ["inclusion"]
     );
     assert_eq!(
-        failed(&v::verify_inclusion(&hash, i, n, &root, "not json")),
+        failed(&v::verify_inclusion(&hash, i, n, &root, "not json", V1)),
         ["inclusion"]
     );
+    // An unknown or missing scheme is refused by name, never guessed.
+    for other in ["bvs-log-v2", ""] {
+        assert_eq!(
+            failed(&v::verify_inclusion(&hash, i, n, &root, &proof, other)),
+            ["hashScheme", "inclusion"]
+        );
+    }
 
     let js = |v: &Vec<String>| serde_json::to_string(v).unwrap();
     let c = js(&s.consistency_proof);
@@ -224,48 +241,84 @@ fn the_bytes_fast_path_agrees_with_the_report_and_rejects_any_flip() {
     for item in &s.receipt.proof.items {
         let path: Vec<u8> = item.inclusion_proof.iter().flat_map(|h| h.0).collect();
         let (i, hash) = (item.leaf_index.0 as f64, item.item_hash.0);
-        assert!(v::verify_inclusion_bytes(i, n, &root, &hash, &path));
+        assert!(v::verify_inclusion_bytes(i, n, &root, &hash, &path, V1));
 
         for byte in 0..path.len() {
             let mut bad = path.clone();
             bad[byte] ^= 0x01;
-            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &bad));
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &bad, V1));
         }
         for byte in 0..32 {
             let (mut bad_root, mut bad_item) = (root, hash);
             bad_root[byte] ^= 0x80;
             bad_item[byte] ^= 0x80;
-            assert!(!v::verify_inclusion_bytes(i, n, &bad_root, &hash, &path));
-            assert!(!v::verify_inclusion_bytes(i, n, &root, &bad_item, &path));
-        }
-        assert!(!v::verify_inclusion_bytes(i + 1.0, n, &root, &hash, &path));
-        // (A larger size can reuse the same path for leaves in a complete
-        // left subtree: the signed head, not the path, binds the size.)
-        assert!(!v::verify_inclusion_bytes(i, 1.0, &root, &hash, &path));
-        for bad_number in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
             assert!(!v::verify_inclusion_bytes(
-                bad_number, n, &root, &hash, &path
+                i, n, &bad_root, &hash, &path, V1
             ));
             assert!(!v::verify_inclusion_bytes(
-                i, bad_number, &root, &hash, &path
+                i, n, &root, &bad_item, &path, V1
+            ));
+        }
+        assert!(!v::verify_inclusion_bytes(
+            i + 1.0,
+            n,
+            &root,
+            &hash,
+            &path,
+            V1
+        ));
+        for other in ["bvs-log-v2", ""] {
+            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &path, other));
+        }
+        // (A larger size can reuse the same path for leaves in a complete
+        // left subtree: the signed head, not the path, binds the size.)
+        assert!(!v::verify_inclusion_bytes(i, 1.0, &root, &hash, &path, V1));
+        for bad_number in [-1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+            assert!(!v::verify_inclusion_bytes(
+                bad_number, n, &root, &hash, &path, V1
+            ));
+            assert!(!v::verify_inclusion_bytes(
+                i, bad_number, &root, &hash, &path, V1
             ));
         }
         // Wrong lengths are false, not a panic.
-        assert!(!v::verify_inclusion_bytes(i, n, &root[..31], &hash, &path));
-        assert!(!v::verify_inclusion_bytes(i, n, &root, &[], &path));
+        assert!(!v::verify_inclusion_bytes(
+            i,
+            n,
+            &root[..31],
+            &hash,
+            &path,
+            V1
+        ));
+        assert!(!v::verify_inclusion_bytes(i, n, &root, &[], &path, V1));
         if !path.is_empty() {
-            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &path[1..]));
-            assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &path[32..]));
+            assert!(!v::verify_inclusion_bytes(
+                i,
+                n,
+                &root,
+                &hash,
+                &path[1..],
+                V1
+            ));
+            assert!(!v::verify_inclusion_bytes(
+                i,
+                n,
+                &root,
+                &hash,
+                &path[32..],
+                V1
+            ));
         }
         let mut long = path.clone();
         long.extend_from_slice(&[0; 32]);
-        assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &long));
+        assert!(!v::verify_inclusion_bytes(i, n, &root, &hash, &long, V1));
         assert!(!v::verify_inclusion_bytes(
             i,
             n,
             &root,
             &hash,
-            &vec![0; 32 * 65]
+            &vec![0; 32 * 65],
+            V1
         ));
     }
 }

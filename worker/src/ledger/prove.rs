@@ -6,6 +6,7 @@
 use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
 use bvs_core::hash::{DeltaContent, Hash32};
+use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{CustomerId, Env, Period};
@@ -98,7 +99,8 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         verification: ReceiptVerification {
             message: format!(
                 "itemsRoot is the RFC 9162 Merkle root of itemHashes in ledger order. Each delta's inclusion \
-                 proof leads to the signed tree head in proof.treeHead; check it with the public key at \
+                 proof (log leaves hashed as proof.hashScheme names) leads to the signed tree head in \
+                 proof.treeHead; check it with the public key at \
                  /api/v1/log/{}/key, or anywhere at {verify_url}.",
                 r.env.as_str()
             ),
@@ -107,6 +109,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             verify_url,
         },
         proof: ReceiptProof {
+            hash_scheme: HASH_SCHEME.name().to_string(),
             tree_head: head.note,
             public_key: LogKey::load(app, r.env)?.verifier_key()?,
             items,
@@ -298,6 +301,7 @@ struct CheckpointLeaf {
 #[serde(rename_all = "camelCase")]
 struct Verification {
     public_ledger_url: String,
+    hash_scheme: &'static str,
     tree_head: String,
     tree_size: u64,
     public_key: String,
@@ -338,7 +342,7 @@ struct Covered {
 
 const PUBLIC_MESSAGE: &str =
     "Check the tree head's signature with publicKey, each record's inclusion proof against \
-     the head's root, and that the RFC 9162 root of the records' itemHashes is the proof root \
+     the head's root (log leaves hashed as hashScheme names), and that the RFC 9162 root of the records' itemHashes is the proof root \
      (for a checkpoint: checkpointLeaf.itemHash, itself proven into the head).";
 
 /// The public answer for `root`, from whichever environment issued it.
@@ -382,6 +386,7 @@ pub async fn public_answer(
         records,
         verification: Verification {
             public_ledger_url: format!("{origin}/api/v1/log/{}/checkpoint", env.as_str()),
+            hash_scheme: HASH_SCHEME.name(),
             tree_head: head.note.clone(),
             tree_size: head.tree_size,
             public_key: LogKey::load(app, env)?.verifier_key()?,

@@ -2,6 +2,7 @@
 //! the log's public face (docs/proofs-api.md).
 
 use bvs_core::hash::Hash32;
+use bvs_core::log::HASH_SCHEME;
 use bvs_core::types::{CustomerId, Page, Period};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -220,7 +221,10 @@ pub async fn log_key(app: &App, env: &str) -> ApiResult<Response> {
     let key = LogKey::load(app, env)?;
     let resp = http::balance(
         200,
-        &json!({ "origin": key.origin, "verifierKey": key.verifier_key()?, "algorithm": "ed25519" }),
+        &json!({
+            "origin": key.origin, "verifierKey": key.verifier_key()?, "algorithm": "ed25519",
+            "hashScheme": HASH_SCHEME.name(),
+        }),
     )?;
     resp.headers()
         .set("cache-control", "public, max-age=3600")?;
@@ -257,7 +261,10 @@ pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response
             })
         })
         .collect();
-    http::balance(200, &json!({ "heads": heads }))
+    http::balance(
+        200,
+        &json!({ "hashScheme": HASH_SCHEME.name(), "heads": heads }),
+    )
 }
 
 /// `GET /api/v1/log/:env/proof/inclusion?itemHash=&treeSize=`.
@@ -282,6 +289,7 @@ pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Resp
     http::balance(
         200,
         &json!({
+            "hashScheme": HASH_SCHEME.name(),
             "itemHash": item,
             "leafIndex": leaf.leaf_index,
             "treeSize": head.tree_size,
@@ -309,6 +317,7 @@ pub async fn log_consistency(app: &App, req: Request, env: &str) -> ApiResult<Re
     http::balance(
         200,
         &json!({
+            "hashScheme": HASH_SCHEME.name(),
             "from": from,
             "to": to,
             "consistencyProof": proof.iter().map(Hash32::to_hex).collect::<Vec<_>>(),
