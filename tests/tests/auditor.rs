@@ -48,20 +48,12 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
     let cli = bvs_verify_bin();
     let stdout = run_bash(&script, &base, &dir, cli.parent());
 
-    let old: u64 = std::fs::read_to_string(dir.join("head-old.txt"))
-        .unwrap()
-        .lines()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let new: u64 = std::fs::read_to_string(dir.join("head-new.txt"))
-        .unwrap()
-        .lines()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    // A head's second line is its tree size.
+    let size = |file: &str| -> u64 {
+        let head = std::fs::read_to_string(dir.join(file)).unwrap();
+        head.lines().nth(1).unwrap().parse().unwrap()
+    };
+    let (old, new) = (size("head-old.txt"), size("head-new.txt"));
     assert!(
         old < new,
         "the log grew between the two heads: {old} -> {new}"
