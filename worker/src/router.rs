@@ -4,7 +4,9 @@
 use worker::{Method, Request, Response};
 
 use crate::app::App;
+use crate::auth::limit;
 use crate::error::{ApiError, ApiResult};
+use crate::http;
 use crate::routes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,7 +414,29 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
     }
 }
 
+impl RouteId {
+    /// Routes anyone can call without a key or a session: limited per
+    /// client network (`auth::limit::PUBLIC_RATE`).
+    pub fn is_public_read(self) -> bool {
+        matches!(
+            self,
+            RouteId::PublicVerify
+                | RouteId::LogCheckpoint
+                | RouteId::LogKey
+                | RouteId::LogHeads
+                | RouteId::LogInclusion
+                | RouteId::LogConsistency
+                | RouteId::VerifyPage
+        )
+    }
+}
+
 pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> ApiResult<Response> {
+    if id.is_public_read() {
+        let address = http::header(&req, "cf-connecting-ip");
+        let bucket = limit::client_network(address.as_deref());
+        limit::take(app, &bucket, limit::PUBLIC_RATE).await?;
+    }
     match id {
         RouteId::Health => routes::health::get(),
         RouteId::OpenApi => routes::openapi::get(),

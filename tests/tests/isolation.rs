@@ -1,0 +1,219 @@
+//! Tenants cannot read or starve each other (issue 14): public routes are
+//! limited per client network and cheap per request, every numeric query
+//! parameter is bounded.
+//!
+//! This binary runs its own `wrangler dev`, so its rate-limit buckets and
+//! its tenants are its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::ledger::Delta;
+use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
+use bvs_tests::{fresh_state_dir, Wrangler};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+static SERVER: OnceLock<Wrangler> = OnceLock::new();
+
+fn server() -> &'static Wrangler {
+    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("isolation")))
+}
+
+fn api() -> Api {
+    Api::new(server().base_url.clone())
+}
+
+fn nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn unique(label: &str) -> String {
+    format!("{label}_{}", nanos())
+}
+
+/// A /64 no other test uses: `2001:db8:<a>:<b>::/64`.
+fn fresh_64() -> String {
+    let n = nanos();
+    format!("2001:db8:{:x}:{:x}", (n >> 16) & 0xffff, n & 0xffff)
+}
+
+/// `GET path` as a client at `address`.
+fn get_from(api: &Api, path: &str, address: &str) -> Reply {
+    api.send(
+        api.req(Method::GET, path)
+            .header("cf-connecting-ip", address),
+    )
+}
+
+fn enterprise(api: &Api) -> Tenant {
+    // Enterprise: many keyed requests back to back.
+    new_tenant_on_plan(api, "enterprise")
+}
+
+fn assert_400_naming(r: &Reply, field: &str) {
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.body["statusCode"], 400, "{}", r.text);
+    assert!(r.message().contains(field), "{}", r.text);
+}
+
+/// Sends `n` requests at once (8 at a time) from addresses of one network
+/// (`address(i)`) and returns their statuses.
+fn burst(api: &Api, path: &str, n: usize, address: impl Fn(usize) -> String + Sync) -> Vec<u16> {
+    let lanes = 8;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|lane| {
+                let address = &address;
+                s.spawn(move || {
+                    (lane..n)
+                        .step_by(lanes)
+                        .map(|i| get_from(api, path, &address(i)).status)
+                        .collect::<Vec<u16>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+// ------------------------------------------------------------------ limits per network
+
+#[test]
+fn the_log_routes_are_limited_per_client_network() {
+    let api = api();
+    let net = fresh_64();
+    let statuses = burst(&api, "/api/v1/log/sandbox/key", 200, |i| {
+        format!("{net}::{:x}", i + 1)
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // Another network is not affected.
+    let other = get_from(
+        &api,
+        "/api/v1/log/sandbox/key",
+        &format!("{}::1", fresh_64()),
+    );
+    assert_eq!(other.status, 200, "{}", other.text);
+}
+
+#[test]
+fn the_public_verify_route_counts_an_ipv6_64_as_one_client() {
+    let api = api();
+    let net = fresh_64();
+    let root = "ab".repeat(32);
+    let statuses = burst(&api, &format!("/api/v1/verify/{root}"), 200, |i| {
+        format!("{net}:{:x}::{:x}", i + 1, i + 7)
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 404 || *s == 429),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn the_verify_page_is_limited_per_client_network() {
+    let api = api();
+    let address = format!("198.51.{}.{}", nanos() % 250, (nanos() >> 8) % 250);
+    let root = "cd".repeat(32);
+    let statuses = burst(&api, &format!("/verify/{root}"), 200, |_| address.clone());
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+// ------------------------------------------------------------------ bounded, paged answers
+
+#[test]
+fn a_huge_offset_on_a_public_root_is_400_naming_offset() {
+    let api = api();
+    let t = enterprise(&api);
+    let k = api.keyed(&t.test_key);
+    let customer = unique("cus_off");
+    // Two deltas: a one-delta checkpoint's root is that delta's submission root.
+    k.emit_anchored(&Delta::new(&customer, 5, "offset"));
+    k.emit_anchored(&Delta::new(&customer, 6, "offset"));
+    let cp = k.checkpoint(&json!({ "customerId": customer }));
+    assert_eq!(cp.status, 202, "{}", cp.text);
+    let root = cp.body["data"]["merkleRoot"].as_str().unwrap().to_string();
+    let address = format!("{}::1", fresh_64());
+    let r = get_from(&api, &format!("/api/v1/verify/{root}"), &address);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.body["data"]["summary"]["kind"], "checkpoint",
+        "{}",
+        r.text
+    );
+    for query in [
+        "offset=18446744073709551615",
+        "offset=9223372036854775808",
+        "offset=-1",
+        "offset=1000000001",
+    ] {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{query}"), &address);
+        assert_400_naming(&r, "offset");
+    }
+    for query in ["limit=0", "limit=18446744073709551616", "limit=1001"] {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{query}"), &address);
+        assert_400_naming(&r, "limit");
+    }
+    for (path, field) in [
+        (
+            "/api/v1/log/sandbox/heads?from=18446744073709551615",
+            "from",
+        ),
+        (
+            "/api/v1/log/sandbox/heads?limit=18446744073709551615",
+            "limit",
+        ),
+        (
+            "/api/v1/log/sandbox/proof/consistency?from=18446744073709551615",
+            "from",
+        ),
+        (
+            "/api/v1/log/sandbox/proof/consistency?from=0&to=18446744073709551615",
+            "to",
+        ),
+    ] {
+        let r = get_from(&api, path, &address);
+        assert_400_naming(&r, field);
+    }
+}
+
+#[test]
+fn a_receipt_root_answers_one_page_at_a_time() {
+    let api = api();
+    let t = enterprise(&api);
+    let k = api.keyed(&t.test_key);
+    let customer = unique("cus_page");
+    for amount in [1, 2, 3] {
+        k.emit_anchored(&Delta::new(&customer, amount, "page"));
+    }
+    let receipt = k.receipt(&customer, "");
+    assert_eq!(receipt.status, 200, "{}", receipt.text);
+    let root = receipt.body["data"]["receiptId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let address = format!("{}::1", fresh_64());
+    let page = |q: &str| -> Value {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{q}"), &address);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"].clone()
+    };
+    let first = page("limit=2");
+    assert_eq!(first["records"].as_array().unwrap().len(), 2, "{first}");
+    assert_eq!(first["pagination"]["total"], 3, "{first}");
+    assert_eq!(first["summary"]["itemCount"], 3, "{first}");
+    assert_eq!(first["summary"]["netAmount"], json!(6), "{first}");
+    let second = page("limit=2&offset=2");
+    assert_eq!(second["records"].as_array().unwrap().len(), 1, "{second}");
+    let beyond = page("offset=3");
+    assert_eq!(beyond["records"].as_array().unwrap().len(), 0, "{beyond}");
+}
