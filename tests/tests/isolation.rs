@@ -217,3 +217,105 @@ fn a_receipt_root_answers_one_page_at_a_time() {
     let beyond = page("offset=3");
     assert_eq!(beyond["records"].as_array().unwrap().len(), 0, "{beyond}");
 }
+
+// ------------------------------------------------------------------ logins and resets
+
+fn post_from(api: &Api, path: &str, address: &str, body: &Value) -> Reply {
+    api.send(
+        api.req(Method::POST, path)
+            .header("cf-connecting-ip", address)
+            .json(body),
+    )
+}
+
+#[test]
+fn failed_logins_are_limited_per_client_network_across_e_mails() {
+    let api = api();
+    let net = fresh_64();
+    let run = nanos();
+    let lanes = 6;
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|lane| {
+                let (api, net) = (&api, &net);
+                s.spawn(move || {
+                    (lane..60)
+                        .step_by(lanes)
+                        .map(|i| {
+                            // A different address of the /64 and a different
+                            // e-mail each time: only the network is shared.
+                            let body = json!({
+                                "email": format!("spray{i}_{run}@example.com"),
+                                "password": "Winter2026!x",
+                            });
+                            post_from(
+                                api,
+                                "/dashboard/auth/login",
+                                &format!("{net}::{:x}", i + 1),
+                                &body,
+                            )
+                            .status
+                        })
+                        .collect::<Vec<u16>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 401 || *s == 429),
+        "{statuses:?}"
+    );
+    // A tenant logging in from another network is not affected.
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let ok = post_from(
+        &api,
+        "/dashboard/auth/login",
+        &format!("{}::1", fresh_64()),
+        &json!({ "email": t.email, "password": t.password }),
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn timed_ms(f: impl FnOnce()) -> f64 {
+    let start = std::time::Instant::now();
+    f();
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+#[test]
+fn a_made_up_reset_token_is_refused_before_any_key_derivation() {
+    let api = api();
+    let run = nanos();
+    let made_up = |i: usize| json!({ "token": format!("madeup{i}x{run}"), "newPassword": "Another-Pass-2026!" });
+    let _ = api.post("/dashboard/auth/reset-password", &made_up(0));
+    // Interleaved, so a busy machine slows both alike. A login with an
+    // unknown e-mail runs exactly one PBKDF2 (against a dummy hash).
+    let (mut resets, mut logins) = (Vec::new(), Vec::new());
+    for i in 1..=15 {
+        resets.push(timed_ms(|| {
+            let r = api.post("/dashboard/auth/reset-password", &made_up(i));
+            assert_eq!(r.status, 400, "{}", r.text);
+            assert!(r.message().contains("token"), "{}", r.text);
+        }));
+        logins.push(timed_ms(|| {
+            let body = json!({ "email": format!("nobody{i}_{run}@example.com"), "password": "Another-Pass-2026!" });
+            let r = post_from(&api, "/dashboard/auth/login", &format!("{}::1", fresh_64()), &body);
+            assert_eq!(r.status, 401, "{}", r.text);
+        }));
+    }
+    let (reset, login) = (median(resets), median(logins));
+    assert!(
+        reset * 2.0 < login,
+        "a made-up token took {reset:.1} ms (median), a login with one PBKDF2 {login:.1} ms"
+    );
+}

@@ -18,6 +18,15 @@ pub const LOGIN_FAILURES: Rate = Rate {
     burst: 10.0,
 };
 
+/// Failed logins per client network (`client_network`), whatever the
+/// e-mail: 30 at once, then one every 2 seconds, so one network cannot try
+/// a common password against many accounts (password spraying). Every
+/// attempt takes a token and a successful one gives it back.
+pub const LOGIN_FAILURES_PER_NETWORK: Rate = Rate {
+    rate_per_sec: 0.5,
+    burst: 30.0,
+};
+
 /// Mails (verification and reset) per e-mail address: 5 at once, then one
 /// every 2 minutes, so the service cannot be used to flood a mailbox.
 pub const MAILS_PER_ADDRESS: Rate = Rate {
@@ -73,6 +82,14 @@ pub async fn take(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
 /// Internal error when the limiter cannot be reached.
 pub async fn try_take(app: &App, name: &str, rate: Rate) -> ApiResult<bool> {
     Ok(call(app, "take", name, rate).await?.allowed)
+}
+
+/// Gives one token back to bucket `name` (an attempt that succeeded).
+///
+/// # Errors
+/// Internal error when the limiter cannot be reached.
+pub async fn refund(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
+    call(app, "refund", name, rate).await.map(|_| ())
 }
 
 /// Refills bucket `name` (a successful login forgives earlier failures).
