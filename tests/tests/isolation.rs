@@ -319,3 +319,53 @@ fn a_made_up_reset_token_is_refused_before_any_key_derivation() {
         "a made-up token took {reset:.1} ms (median), a login with one PBKDF2 {login:.1} ms"
     );
 }
+
+// ------------------------------------------------------------------ dev routes
+
+#[test]
+fn the_dev_routes_answer_only_on_a_loopback_host() {
+    let api = api();
+    let local = api.get("/dev/mail?to=someone@example.com");
+    assert_eq!(local.status, 200, "{}", local.text);
+    for host in ["bvs.example.com", "balance-verification.acme.workers.dev"] {
+        for path in ["/dev/mail?to=someone@example.com", "/dev/log/leaf?index=0"] {
+            let r = api.send(api.req(Method::GET, path).header("host", host));
+            assert_eq!(r.status, 404, "{host}{path}: {}", r.text);
+        }
+    }
+}
+
+#[test]
+fn a_bare_deploy_cannot_publish_dev_mode_under_a_deployed_name() {
+    let toml = std::fs::read_to_string(bvs_tests::repo_root().join("wrangler.toml")).unwrap();
+    // The Worker name of the top level (local, DEV_MODE) and of each
+    // [env.*] table (deployed).
+    let mut section = String::from("top");
+    let mut names: Vec<(String, String)> = Vec::new();
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if let Some(v) = line.strip_prefix("name = ") {
+            if section == "top"
+                || (section.starts_with("env.") && section.matches('.').count() == 1)
+            {
+                names.push((section.clone(), v.trim_matches('"').to_string()));
+            }
+        }
+    }
+    let top = names
+        .iter()
+        .find(|(s, _)| s == "top")
+        .map(|(_, n)| n.clone())
+        .unwrap();
+    let deployed: Vec<&String> = names
+        .iter()
+        .filter(|(s, _)| s != "top")
+        .map(|(_, n)| n)
+        .collect();
+    assert!(deployed.len() >= 2, "{names:?}");
+    assert!(
+        !deployed.contains(&&top),
+        "the local name {top} is a deployed Worker's: {names:?}"
+    );
+}
