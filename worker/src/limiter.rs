@@ -82,6 +82,29 @@ pub fn take(
     }
 }
 
+/// Gives `cost` tokens back (after refilling to `now_ms`), never beyond
+/// `burst`: an attempt that turned out fine does not count.
+pub fn refund(
+    bucket: Bucket,
+    now_ms: f64,
+    rate_per_sec: f64,
+    burst: f64,
+    cost: f64,
+) -> (Bucket, Verdict) {
+    let elapsed_secs = ((now_ms - bucket.updated_ms) / 1000.0).max(0.0);
+    let tokens = (bucket.tokens + elapsed_secs * rate_per_sec + cost).min(burst);
+    (
+        Bucket {
+            tokens,
+            updated_ms: now_ms,
+        },
+        Verdict {
+            allowed: true,
+            retry_after_secs: 0,
+        },
+    )
+}
+
 #[durable_object(fetch)]
 pub struct RateLimiter {
     state: State,
@@ -104,6 +127,7 @@ impl DurableObject for RateLimiter {
     }
 
     /// `POST /take?rate=<per sec>&burst=<n>&cost=<n>` → `Verdict`;
+    /// `POST /refund?rate=<per sec>&burst=<n>&cost=<n>` gives tokens back;
     /// `POST /reset?burst=<n>` refills the bucket.
     async fn fetch(&self, req: Request) -> worker::Result<Response> {
         let url = req.url()?;
@@ -133,7 +157,9 @@ impl DurableObject for RateLimiter {
                 tokens: burst,
                 updated_ms: now_ms,
             });
-            let (next, verdict) = if url.path() == "/reset" {
+            let (next, verdict) = if url.path() == "/refund" {
+                refund(current, now_ms, rate, burst, cost)
+            } else if url.path() == "/reset" {
                 (
                     Bucket {
                         tokens: burst,
@@ -186,6 +212,18 @@ mod tests {
         assert!((b.tokens - 4.0).abs() < 1e-9);
         let (b, _) = take(empty, 1_000_000.0, 10.0, 20.0, 1.0);
         assert!((b.tokens - 19.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_refund_gives_tokens_back_up_to_the_burst() {
+        let empty = Bucket {
+            tokens: 0.0,
+            updated_ms: 0.0,
+        };
+        let (b, _) = refund(empty, 0.0, 1.0, 3.0, 1.0);
+        assert!((b.tokens - 1.0).abs() < 1e-9);
+        let (b, _) = refund(b, 10_000.0, 1.0, 3.0, 1.0);
+        assert!((b.tokens - 3.0).abs() < 1e-9);
     }
 
     #[test]

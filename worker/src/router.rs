@@ -4,7 +4,9 @@
 use worker::{Method, Request, Response};
 
 use crate::app::App;
+use crate::auth::limit;
 use crate::error::{ApiError, ApiResult};
+use crate::http;
 use crate::routes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,7 +414,62 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
     }
 }
 
+impl RouteId {
+    /// Routes anyone can call without a key or a session: limited per
+    /// client network (`auth::limit::PUBLIC_RATE`).
+    pub fn is_public_read(self) -> bool {
+        matches!(
+            self,
+            RouteId::PublicVerify
+                | RouteId::LogCheckpoint
+                | RouteId::LogKey
+                | RouteId::LogHeads
+                | RouteId::LogInclusion
+                | RouteId::LogConsistency
+                | RouteId::VerifyPage
+        )
+    }
+
+    /// The `/dev/*` routes: DEV_MODE only, and only when the request came
+    /// to a loopback host.
+    pub fn is_dev(self) -> bool {
+        matches!(
+            self,
+            RouteId::DevPingCreate
+                | RouteId::DevPingGet
+                | RouteId::DevMail
+                | RouteId::DevBenchHash
+                | RouteId::DevLogGrow
+                | RouteId::DevLogLeaf
+        )
+    }
+}
+
+/// Whether `host` is this machine: `wrangler dev` is reached so, a deployed
+/// Worker never is (Cloudflare routes by the public host name). The second
+/// guard of the `/dev/*` routes, after `DEV_MODE`: a DEV_MODE build
+/// published by mistake still does not open the dev mailbox.
+pub fn is_loopback_host(host: Option<&str>) -> bool {
+    match host {
+        Some("localhost") => true,
+        Some(h) => h
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    }
+}
+
 pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> ApiResult<Response> {
+    if id.is_dev() && !is_loopback_host(req.url()?.host_str()) {
+        return Err(ApiError::NotFound("Not found".to_string()));
+    }
+    if id.is_public_read() {
+        let address = http::header(&req, "cf-connecting-ip");
+        let bucket = limit::client_network(address.as_deref());
+        limit::take(app, &bucket, limit::PUBLIC_RATE).await?;
+    }
     match id {
         RouteId::Health => routes::health::get(),
         RouteId::OpenApi => routes::openapi::get(),
@@ -495,6 +552,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.get("customerId").unwrap(), "cus:1");
+    }
+
+    #[test]
+    fn only_loopback_hosts_are_local() {
+        for h in ["localhost", "127.0.0.1", "[::1]", "127.0.0.2"] {
+            assert!(is_loopback_host(Some(h)), "{h}");
+        }
+        for h in [
+            "bvs.example.com",
+            "balance-verification.acme.workers.dev",
+            "10.0.0.1",
+            "[2001:db8::1]",
+        ] {
+            assert!(!is_loopback_host(Some(h)), "{h}");
+        }
+        assert!(!is_loopback_host(None));
     }
 
     #[test]

@@ -18,12 +18,46 @@ pub const LOGIN_FAILURES: Rate = Rate {
     burst: 10.0,
 };
 
+/// Failed logins per client network (`client_network`), whatever the
+/// e-mail: 30 at once, then one every 2 seconds, so one network cannot try
+/// a common password against many accounts (password spraying). Every
+/// attempt takes a token and a successful one gives it back.
+pub const LOGIN_FAILURES_PER_NETWORK: Rate = Rate {
+    rate_per_sec: 0.5,
+    burst: 30.0,
+};
+
 /// Mails (verification and reset) per e-mail address: 5 at once, then one
 /// every 2 minutes, so the service cannot be used to flood a mailbox.
 pub const MAILS_PER_ADDRESS: Rate = Rate {
     rate_per_sec: 1.0 / 120.0,
     burst: 5.0,
 };
+
+/// Public routes (`/api/v1/verify/*`, `/api/v1/log/*`, `/verify/*`): per
+/// client network, 20 requests/s with a burst of 60.
+pub const PUBLIC_RATE: Rate = Rate {
+    rate_per_sec: 20.0,
+    burst: 60.0,
+};
+
+/// The network a client address belongs to, as a bucket name: an IPv4
+/// address is its own network, an IPv6 address counts as its /64 (one
+/// subscriber usually holds a whole /64, so per-address limits would not
+/// bind). Anything unreadable shares one bucket.
+pub fn client_network(address: Option<&str>) -> String {
+    match address.map(str::trim).map(str::parse::<std::net::IpAddr>) {
+        Some(Ok(std::net::IpAddr::V4(v4))) => format!("net:{v4}"),
+        Some(Ok(std::net::IpAddr::V6(v6))) => match v6.to_ipv4_mapped() {
+            Some(v4) => format!("net:{v4}"),
+            None => {
+                let s = v6.segments();
+                format!("net:{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+        _ => "net:unknown".to_string(),
+    }
+}
 
 /// Takes one token from bucket `name`; 429 with the whole seconds to wait
 /// when there is none.
@@ -48,6 +82,14 @@ pub async fn take(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
 /// Internal error when the limiter cannot be reached.
 pub async fn try_take(app: &App, name: &str, rate: Rate) -> ApiResult<bool> {
     Ok(call(app, "take", name, rate).await?.allowed)
+}
+
+/// Gives one token back to bucket `name` (an attempt that succeeded).
+///
+/// # Errors
+/// Internal error when the limiter cannot be reached.
+pub async fn refund(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
+    call(app, "refund", name, rate).await.map(|_| ())
 }
 
 /// Refills bucket `name` (a successful login forgives earlier failures).
@@ -79,4 +121,28 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate) -> ApiResult<Verdict>
         )));
     }
     Ok(resp.json::<Verdict>().await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_network;
+
+    #[test]
+    fn an_ipv6_client_counts_as_its_64_and_an_ipv4_client_as_its_address() {
+        assert_eq!(
+            client_network(Some("2001:db8:1:2:aaaa::1")),
+            client_network(Some("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        );
+        assert_ne!(
+            client_network(Some("2001:db8:1:2::1")),
+            client_network(Some("2001:db8:1:3::1"))
+        );
+        assert_eq!(client_network(Some("192.0.2.7")), "net:192.0.2.7");
+        assert_eq!(client_network(Some("::ffff:192.0.2.7")), "net:192.0.2.7");
+        assert_ne!(
+            client_network(Some("192.0.2.7")),
+            client_network(Some("192.0.2.8"))
+        );
+        assert_eq!(client_network(None), client_network(Some("junk")));
+    }
 }

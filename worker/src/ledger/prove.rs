@@ -438,7 +438,7 @@ async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResul
                 kind: "submission",
                 net: sum(&rows)?,
                 total: rows.len() as u64,
-                rows,
+                rows: one_page(rows, page),
                 period: None,
                 status: status.to_string(),
                 checkpoint: None,
@@ -450,7 +450,7 @@ async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResul
             Covered {
                 kind: "receipt",
                 net: sum(&rows)?,
-                rows,
+                rows: one_page(rows, page),
                 period: r.period.clone(),
                 status: "VERIFIED".to_string(),
                 total: r.delta_count,
@@ -478,6 +478,15 @@ async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResul
             }
         }
     })
+}
+
+/// The rows of one page: a receipt or a submission is read whole (its net
+/// amount is over every row, at most `RECEIPT_DELTAS_MAX`), but only one
+/// page of it gets inclusion proofs, like a checkpoint's.
+fn one_page(rows: Vec<DeltaRow>, page: &RecordsPage) -> Vec<DeltaRow> {
+    let offset = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let limit = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    rows.into_iter().skip(offset).take(limit).collect()
 }
 
 /// The records with their inclusion proofs into the tree of `size` (none

@@ -222,6 +222,9 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     // Every attempt spends a token; success refills the bucket. Concurrent
     // guesses cannot slip past the limit.
+    let network = limit::client_network(http::header(&req, "cf-connecting-ip").as_deref());
+    let network = format!("login-{network}");
+    limit::take(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
     let bucket = login_bucket(email.as_str());
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
     let db = app.control_db()?;
@@ -234,6 +237,7 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
         return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
     };
     limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
+    limit::refund(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
     let token = auth::issue_jwt(app, &user)?;
     let view = LoginView {
         name: user.name(),
@@ -372,20 +376,23 @@ pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> 
     let token = token_param(Some(token.to_string()), "token")?;
     let new_password =
         new_password.ok_or_else(|| ApiError::internal("validated password missing"))?;
-    let hash = password::hash(new_password.expose()).await?;
-    let spent = accounts::spend_reset_token(
-        &app.control_db()?,
-        &secret::sha256_hex(&token),
-        &hash,
-        app.now_ms,
-    )
-    .await?;
-    if !spent {
-        return Err(ApiError::field(
+    let bad_token = || {
+        ApiError::field(
             "token",
             "is invalid, expired or already used; ask for a new one with \
              POST /dashboard/auth/request-password-reset",
-        ));
+        )
+    };
+    let db = app.control_db()?;
+    let token_hash = secret::sha256_hex(&token);
+    // The token first: a made-up one must not cost a PBKDF2 run.
+    if !accounts::reset_token_is_live(&db, &token_hash, app.now_ms).await? {
+        return Err(bad_token());
+    }
+    let hash = password::hash(new_password.expose()).await?;
+    let spent = accounts::spend_reset_token(&db, &token_hash, &hash, app.now_ms).await?;
+    if !spent {
+        return Err(bad_token());
     }
     http::dashboard(
         200,

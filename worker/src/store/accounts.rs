@@ -206,6 +206,24 @@ const RESET_PASSWORD_BY_SPENT_TOKEN: &str = "UPDATE users SET password_hash = ?3
      session_version = session_version + 1, updated_at = ?2 \
      WHERE id = (SELECT user_id FROM auth_tokens WHERE token_hash = ?1 AND used_at = ?2)";
 
+const COUNT_LIVE_TOKEN: &str = "SELECT COUNT(*) AS n FROM auth_tokens \
+     WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3";
+
+/// Whether an unused, unexpired password-reset token has this hash: asked
+/// before the new password is hashed, so a made-up token costs no KDF.
+pub async fn reset_token_is_live(
+    db: &D1Database,
+    token_hash: &str,
+    now_ms: u64,
+) -> ApiResult<bool> {
+    let args = [
+        Arg::Text(token_hash),
+        Arg::Text(PURPOSE_RESET_PASSWORD),
+        int(now_ms)?,
+    ];
+    Ok(super::count(db, COUNT_LIVE_TOKEN, &args).await? > 0)
+}
+
 /// Statements that retire open tokens of `purpose` and store a new one.
 pub fn issue_token(
     db: &D1Database,

@@ -1,0 +1,371 @@
+//! Tenants cannot read or starve each other (issue 14): public routes are
+//! limited per client network and cheap per request, every numeric query
+//! parameter is bounded.
+//!
+//! This binary runs its own `wrangler dev`, so its rate-limit buckets and
+//! its tenants are its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::ledger::Delta;
+use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
+use bvs_tests::{fresh_state_dir, Wrangler};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+static SERVER: OnceLock<Wrangler> = OnceLock::new();
+
+fn server() -> &'static Wrangler {
+    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("isolation")))
+}
+
+fn api() -> Api {
+    Api::new(server().base_url.clone())
+}
+
+fn nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+}
+
+fn unique(label: &str) -> String {
+    format!("{label}_{}", nanos())
+}
+
+/// A /64 no other test uses: `2001:db8:<a>:<b>::/64`.
+fn fresh_64() -> String {
+    let n = nanos();
+    format!("2001:db8:{:x}:{:x}", (n >> 16) & 0xffff, n & 0xffff)
+}
+
+/// `GET path` as a client at `address`.
+fn get_from(api: &Api, path: &str, address: &str) -> Reply {
+    api.send(
+        api.req(Method::GET, path)
+            .header("cf-connecting-ip", address),
+    )
+}
+
+fn enterprise(api: &Api) -> Tenant {
+    // Enterprise: many keyed requests back to back.
+    new_tenant_on_plan(api, "enterprise")
+}
+
+fn assert_400_naming(r: &Reply, field: &str) {
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.body["statusCode"], 400, "{}", r.text);
+    assert!(r.message().contains(field), "{}", r.text);
+}
+
+/// Sends `n` requests at once (24 at a time) from addresses of one network
+/// (`address(i)`) and returns their statuses.
+fn burst(api: &Api, path: &str, n: usize, address: impl Fn(usize) -> String + Sync) -> Vec<u16> {
+    let lanes = 24;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|lane| {
+                let address = &address;
+                s.spawn(move || {
+                    (lane..n)
+                        .step_by(lanes)
+                        .map(|i| get_from(api, path, &address(i)).status)
+                        .collect::<Vec<u16>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+// ------------------------------------------------------------------ limits per network
+
+#[test]
+fn the_log_routes_are_limited_per_client_network() {
+    let api = api();
+    let net = fresh_64();
+    let statuses = burst(&api, "/api/v1/log/sandbox/key", 400, |i| {
+        format!("{net}::{:x}", i + 1)
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // Another network is not affected.
+    let other = get_from(
+        &api,
+        "/api/v1/log/sandbox/key",
+        &format!("{}::1", fresh_64()),
+    );
+    assert_eq!(other.status, 200, "{}", other.text);
+}
+
+#[test]
+fn the_public_verify_route_counts_an_ipv6_64_as_one_client() {
+    let api = api();
+    let net = fresh_64();
+    let root = "ab".repeat(32);
+    let statuses = burst(&api, &format!("/api/v1/verify/{root}"), 400, |i| {
+        format!("{net}:{:x}::{:x}", i + 1, i + 7)
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 404 || *s == 429),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn the_verify_page_is_limited_per_client_network() {
+    let api = api();
+    let address = format!("198.51.{}.{}", nanos() % 250, (nanos() >> 8) % 250);
+    let root = "cd".repeat(32);
+    let statuses = burst(&api, &format!("/verify/{root}"), 400, |_| address.clone());
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+// ------------------------------------------------------------------ bounded, paged answers
+
+#[test]
+fn a_huge_offset_on_a_public_root_is_400_naming_offset() {
+    let api = api();
+    let t = enterprise(&api);
+    let k = api.keyed(&t.test_key);
+    let customer = unique("cus_off");
+    // Two deltas: a one-delta checkpoint's root is that delta's submission root.
+    k.emit_anchored(&Delta::new(&customer, 5, "offset"));
+    k.emit_anchored(&Delta::new(&customer, 6, "offset"));
+    let cp = k.checkpoint(&json!({ "customerId": customer }));
+    assert_eq!(cp.status, 202, "{}", cp.text);
+    let root = cp.body["data"]["merkleRoot"].as_str().unwrap().to_string();
+    let address = format!("{}::1", fresh_64());
+    let r = get_from(&api, &format!("/api/v1/verify/{root}"), &address);
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.body["data"]["summary"]["kind"], "checkpoint",
+        "{}",
+        r.text
+    );
+    for query in [
+        "offset=18446744073709551615",
+        "offset=9223372036854775808",
+        "offset=-1",
+        "offset=1000000001",
+    ] {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{query}"), &address);
+        assert_400_naming(&r, "offset");
+    }
+    for query in ["limit=0", "limit=18446744073709551616", "limit=1001"] {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{query}"), &address);
+        assert_400_naming(&r, "limit");
+    }
+    for (path, field) in [
+        (
+            "/api/v1/log/sandbox/heads?from=18446744073709551615",
+            "from",
+        ),
+        (
+            "/api/v1/log/sandbox/heads?limit=18446744073709551615",
+            "limit",
+        ),
+        (
+            "/api/v1/log/sandbox/proof/consistency?from=18446744073709551615",
+            "from",
+        ),
+        (
+            "/api/v1/log/sandbox/proof/consistency?from=0&to=18446744073709551615",
+            "to",
+        ),
+    ] {
+        let r = get_from(&api, path, &address);
+        assert_400_naming(&r, field);
+    }
+}
+
+#[test]
+fn a_receipt_root_answers_one_page_at_a_time() {
+    let api = api();
+    let t = enterprise(&api);
+    let k = api.keyed(&t.test_key);
+    let customer = unique("cus_page");
+    for amount in [1, 2, 3] {
+        k.emit_anchored(&Delta::new(&customer, amount, "page"));
+    }
+    let receipt = k.receipt(&customer, "");
+    assert_eq!(receipt.status, 200, "{}", receipt.text);
+    let root = receipt.body["data"]["receiptId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let address = format!("{}::1", fresh_64());
+    let page = |q: &str| -> Value {
+        let r = get_from(&api, &format!("/api/v1/verify/{root}?{q}"), &address);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"].clone()
+    };
+    let first = page("limit=2");
+    assert_eq!(first["records"].as_array().unwrap().len(), 2, "{first}");
+    assert_eq!(first["pagination"]["total"], 3, "{first}");
+    assert_eq!(first["summary"]["itemCount"], 3, "{first}");
+    assert_eq!(first["summary"]["netAmount"], json!(6), "{first}");
+    let second = page("limit=2&offset=2");
+    assert_eq!(second["records"].as_array().unwrap().len(), 1, "{second}");
+    let beyond = page("offset=3");
+    assert_eq!(beyond["records"].as_array().unwrap().len(), 0, "{beyond}");
+}
+
+// ------------------------------------------------------------------ logins and resets
+
+fn post_from(api: &Api, path: &str, address: &str, body: &Value) -> Reply {
+    api.send(
+        api.req(Method::POST, path)
+            .header("cf-connecting-ip", address)
+            .json(body),
+    )
+}
+
+#[test]
+fn failed_logins_are_limited_per_client_network_across_e_mails() {
+    let api = api();
+    let net = fresh_64();
+    let run = nanos();
+    let lanes = 6;
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..lanes)
+            .map(|lane| {
+                let (api, net) = (&api, &net);
+                s.spawn(move || {
+                    (lane..60)
+                        .step_by(lanes)
+                        .map(|i| {
+                            // A different address of the /64 and a different
+                            // e-mail each time: only the network is shared.
+                            let body = json!({
+                                "email": format!("spray{i}_{run}@example.com"),
+                                "password": "Winter2026!x",
+                            });
+                            post_from(
+                                api,
+                                "/dashboard/auth/login",
+                                &format!("{net}::{:x}", i + 1),
+                                &body,
+                            )
+                            .status
+                        })
+                        .collect::<Vec<u16>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(statuses.contains(&429), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| *s == 401 || *s == 429),
+        "{statuses:?}"
+    );
+    // A tenant logging in from another network is not affected.
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let ok = post_from(
+        &api,
+        "/dashboard/auth/login",
+        &format!("{}::1", fresh_64()),
+        &json!({ "email": t.email, "password": t.password }),
+    );
+    assert_eq!(ok.status, 200, "{}", ok.text);
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+fn timed_ms(f: impl FnOnce()) -> f64 {
+    let start = std::time::Instant::now();
+    f();
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+#[test]
+fn a_made_up_reset_token_is_refused_before_any_key_derivation() {
+    let api = api();
+    let run = nanos();
+    let made_up = |i: usize| json!({ "token": format!("madeup{i}x{run}"), "newPassword": "Another-Pass-2026!" });
+    let _ = api.post("/dashboard/auth/reset-password", &made_up(0));
+    // Interleaved, so a busy machine slows both alike. A login with an
+    // unknown e-mail runs exactly one PBKDF2 (against a dummy hash).
+    let (mut resets, mut logins) = (Vec::new(), Vec::new());
+    for i in 1..=15 {
+        resets.push(timed_ms(|| {
+            let r = api.post("/dashboard/auth/reset-password", &made_up(i));
+            assert_eq!(r.status, 400, "{}", r.text);
+            assert!(r.message().contains("token"), "{}", r.text);
+        }));
+        logins.push(timed_ms(|| {
+            let body = json!({ "email": format!("nobody{i}_{run}@example.com"), "password": "Another-Pass-2026!" });
+            let r = post_from(&api, "/dashboard/auth/login", &format!("{}::1", fresh_64()), &body);
+            assert_eq!(r.status, 401, "{}", r.text);
+        }));
+    }
+    let (reset, login) = (median(resets), median(logins));
+    assert!(
+        reset * 2.0 < login,
+        "a made-up token took {reset:.1} ms (median), a login with one PBKDF2 {login:.1} ms"
+    );
+}
+
+// ------------------------------------------------------------------ dev routes
+
+#[test]
+fn the_dev_routes_answer_only_on_a_loopback_host() {
+    let api = api();
+    let local = api.get("/dev/mail?to=someone@example.com");
+    assert_eq!(local.status, 200, "{}", local.text);
+    for host in ["bvs.example.com", "balance-verification.acme.workers.dev"] {
+        for path in ["/dev/mail?to=someone@example.com", "/dev/log/leaf?index=0"] {
+            let r = api.send(api.req(Method::GET, path).header("host", host));
+            assert_eq!(r.status, 404, "{host}{path}: {}", r.text);
+        }
+    }
+}
+
+#[test]
+fn a_bare_deploy_cannot_publish_dev_mode_under_a_deployed_name() {
+    let toml = std::fs::read_to_string(bvs_tests::repo_root().join("wrangler.toml")).unwrap();
+    // The Worker name of the top level (local, DEV_MODE) and of each
+    // [env.*] table (deployed).
+    let mut section = String::from("top");
+    let mut names: Vec<(String, String)> = Vec::new();
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+        } else if let Some(v) = line.strip_prefix("name = ") {
+            if section == "top"
+                || (section.starts_with("env.") && section.matches('.').count() == 1)
+            {
+                names.push((section.clone(), v.trim_matches('"').to_string()));
+            }
+        }
+    }
+    let top = names
+        .iter()
+        .find(|(s, _)| s == "top")
+        .map(|(_, n)| n.clone())
+        .unwrap();
+    let deployed: Vec<&String> = names
+        .iter()
+        .filter(|(s, _)| s != "top")
+        .map(|(_, n)| n)
+        .collect();
+    assert!(deployed.len() >= 2, "{names:?}");
+    assert!(
+        !deployed.contains(&&top),
+        "the local name {top} is a deployed Worker's: {names:?}"
+    );
+}
