@@ -216,11 +216,7 @@ pub async fn reset_token_is_live(
     token_hash: &str,
     now_ms: u64,
 ) -> ApiResult<bool> {
-    let args = [
-        Arg::Text(token_hash),
-        Arg::Text(PURPOSE_RESET_PASSWORD),
-        int(now_ms)?,
-    ];
+    let args = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
     Ok(super::count(db, COUNT_LIVE_TOKEN, &args).await? > 0)
 }
 
