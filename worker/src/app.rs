@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use worker::{Date, Env};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 pub struct App {
     pub env: Env,
@@ -72,7 +72,7 @@ impl App {
         if self.dev_mode() {
             Ok(())
         } else {
-            Err(ApiError::NotFound("Not found".to_string()))
+            Err(ApiError::coded(ErrorCode::RouteNotFound, "Not found"))
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use bvs_core::FieldError;
 use serde_json::value::RawValue;
 
-use crate::error::{ApiError, ApiResult, FieldProblem};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldProblem};
 
 pub struct Fields {
     map: BTreeMap<String, Box<RawValue>>,
@@ -23,7 +23,10 @@ impl Fields {
         let map: BTreeMap<String, Box<RawValue>> =
             serde_json::from_str(raw.get()).map_err(|_| {
                 if prefix.is_empty() {
-                    ApiError::BadRequest("Request body must be a JSON object".to_string())
+                    ApiError::coded(
+                        ErrorCode::MalformedJson,
+                        "Request body must be a JSON object",
+                    )
                 } else {
                     ApiError::field(prefix.trim_end_matches('.'), "must be a JSON object")
                 }
@@ -46,10 +49,15 @@ impl Fields {
 
     pub fn from_bytes(bytes: &[u8]) -> ApiResult<Fields> {
         crate::http::parse_json(bytes)?;
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
-        let raw: Box<RawValue> = serde_json::from_str(text)
-            .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))?;
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            ApiError::coded(ErrorCode::MalformedJson, "Request body is not valid UTF-8")
+        })?;
+        let raw: Box<RawValue> = serde_json::from_str(text).map_err(|e| {
+            ApiError::coded(
+                ErrorCode::MalformedJson,
+                format!("Malformed JSON body: {e}"),
+            )
+        })?;
         Fields::from_raw(&raw, "")
     }
 

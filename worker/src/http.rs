@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use worker::{Headers, Request, Response};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 /// Largest JSON body any route accepts. A full batch of 100 deltas with
 /// reasons and metadata fits well below this.
@@ -43,16 +43,21 @@ fn too_large(max: usize) -> ApiError {
 /// a clear 400. Nesting deeper than serde_json's recursion limit (128) is
 /// malformed. Bodies are read field by field with `crate::fields::Fields`.
 pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        ApiError::coded(ErrorCode::MalformedJson, "Request body is not valid UTF-8")
+    })?;
     if text.trim().is_empty() {
-        return Err(ApiError::BadRequest(
-            "Request body is empty; send a JSON object with Content-Type: application/json"
-                .to_string(),
+        return Err(ApiError::coded(
+            ErrorCode::MalformedJson,
+            "Request body is empty; send a JSON object with Content-Type: application/json",
         ));
     }
-    serde_json::from_str(text)
-        .map_err(|e| ApiError::BadRequest(format!("Malformed JSON body: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        ApiError::coded(
+            ErrorCode::MalformedJson,
+            format!("Malformed JSON body: {e}"),
+        )
+    })
 }
 
 #[derive(Serialize)]
@@ -124,9 +129,11 @@ pub fn raw_json(status: u16, text: String) -> ApiResult<Response> {
         .with_headers(headers))
 }
 
-/// The error envelope, with `Retry-After` on 429.
-pub fn error_response(err: &ApiError) -> worker::Result<Response> {
-    let body = err.body();
+/// The error envelope, with `Retry-After` on 429 and the request's id as
+/// `requestId`.
+pub fn error_response(err: &ApiError, request_id: Option<&str>) -> worker::Result<Response> {
+    let mut body = err.body();
+    body.request_id = request_id.map(str::to_string);
     let text = serde_json::to_string(&body).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
     headers.set("content-type", "application/json; charset=utf-8")?;

@@ -15,6 +15,7 @@ mod limiter;
 mod mail;
 mod plan;
 mod quota;
+mod request_id;
 mod retention;
 mod router;
 mod routes;
@@ -40,6 +41,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     let app = App::new(env);
     let method = req.method();
     let path = req.path();
+    let request_id = request_id::for_request(&req);
     let (pattern, result) = match router::resolve(&method, &path) {
         Ok((route, params)) => (
             route.pattern,
@@ -53,13 +55,19 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             if let error::ApiError::Internal(cause) = &e {
                 worker::console_error!("internal error on {method} {pattern}: {cause}");
             }
-            http::error_response(&e)?
+            http::error_response(&e, Some(&request_id))?
         }
     };
+    // Every response, asset pass-throughs included, names its request.
+    let response = request_id::stamp(response, &request_id)?;
     // The public proof routes are readable from any origin (the verify
     // page, auditors' tools); nothing else is.
     if pattern.starts_with("/api/v1/verify/") || pattern.starts_with("/api/v1/log/") {
         response.headers().set("access-control-allow-origin", "*")?;
+        response.headers().set(
+            "access-control-expose-headers",
+            "Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset",
+        )?;
     }
     // One structured line per request; never secrets, never bodies.
     let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
@@ -71,6 +79,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             "status": response.status_code(),
             "durationMs": elapsed,
             "tenantId": app.tenant(),
+            "requestId": request_id,
         })
     );
     Ok(response)

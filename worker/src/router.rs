@@ -4,7 +4,7 @@
 use worker::{Method, Request, Response};
 
 use crate::app::App;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::routes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -408,7 +408,10 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
             "{method} is not supported on {path}"
         )))
     } else {
-        Err(ApiError::NotFound(format!("No route for {method} {path}")))
+        Err(ApiError::coded(
+            ErrorCode::RouteNotFound,
+            format!("No route for {method} {path}"),
+        ))
     }
 }
 
