@@ -1,0 +1,212 @@
+//! Issue 18, API ergonomics: every error has a stable `code` (and `field` /
+//! `errors` for validation), every response a `Request-Id` that error bodies
+//! echo and the request log line records.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::OnceLock;
+
+use bvs_tests::client::{Api, Reply};
+use bvs_tests::jwt;
+use bvs_tests::tenant::{self, new_tenant};
+use bvs_tests::{dev_var, fresh_state_dir, Wrangler};
+use serde_json::json;
+
+/// This file's own server, so the request log (wrangler's output) is ours to read.
+fn server() -> &'static Wrangler {
+    static SERVER: OnceLock<Wrangler> = OnceLock::new();
+    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("ergonomics")))
+}
+
+fn api() -> Api {
+    Api::new(server().base_url.clone())
+}
+
+fn request_id(r: &Reply) -> String {
+    r.headers
+        .get("request-id")
+        .unwrap_or_else(|| panic!("no Request-Id header: {}", r.text))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The error envelope keeps the spec's fields and adds `code` and the
+/// response's `requestId`.
+fn assert_error(r: &Reply, status: u16, code: &str) {
+    assert_eq!(r.status, status, "{}", r.text);
+    assert_eq!(r.body["statusCode"], status, "{}", r.text);
+    assert!(r.body["error"].is_string(), "{}", r.text);
+    assert!(r.body["message"].is_string(), "{}", r.text);
+    assert_eq!(r.body["code"], code, "{}", r.text);
+    assert_eq!(r.body["requestId"], request_id(r), "{}", r.text);
+}
+
+#[test]
+fn a_success_carries_a_request_id_that_the_log_line_records() {
+    let r = api().get("/health");
+    assert_eq!(r.status, 200);
+    let id = request_id(&r);
+    assert!(id.starts_with("req_") && id.len() == 24, "{id}");
+    let log_path = server().log_path.clone();
+    bvs_tests::eventually(std::time::Duration::from_secs(10), "log line", || {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        log.lines()
+            .any(|l| l.contains(&format!("\"requestId\":\"{id}\"")) && l.contains("/health"))
+            .then_some(())
+    });
+}
+
+#[test]
+fn a_well_formed_incoming_request_id_is_honoured_and_a_bad_one_replaced() {
+    let a = api();
+    let r = a.send(
+        a.req(reqwest::Method::GET, "/health")
+            .header("Request-Id", "abc-123.x_y"),
+    );
+    assert_eq!(request_id(&r), "abc-123.x_y");
+    let r = a.send(
+        a.req(reqwest::Method::GET, "/health")
+            .header("X-Request-Id", "trace:42"),
+    );
+    assert_eq!(request_id(&r), "trace:42");
+    let r = a.send(
+        a.req(reqwest::Method::GET, "/health")
+            .header("Request-Id", "bad id!"),
+    );
+    assert!(request_id(&r).starts_with("req_"));
+}
+
+#[test]
+fn route_method_and_body_errors_have_codes() {
+    let a = api();
+    assert_error(&a.get("/no/such/route"), 404, "route_not_found");
+    assert_error(
+        &a.send(a.req(reqwest::Method::DELETE, "/health")),
+        405,
+        "method_not_allowed",
+    );
+    assert_error(
+        &a.post_raw("/dashboard/auth/login", "{\"email\": "),
+        400,
+        "malformed_json",
+    );
+}
+
+#[test]
+fn a_static_page_passed_through_carries_a_request_id() {
+    let r = api().get("/verify/00");
+    assert!(r.headers.get("request-id").is_some(), "{:?}", r.headers);
+}
+
+#[test]
+fn validation_names_one_field_in_field_and_several_in_errors() {
+    let a = api();
+    let one = tenant::register(&a, "not-an-email", tenant::TEST_PASSWORD);
+    assert_error(&one, 400, "validation_failed");
+    assert_eq!(one.body["field"], "email", "{}", one.text);
+    assert!(one.body.get("errors").is_none());
+
+    let several = a.post("/dashboard/auth/register", &json!({}));
+    assert_error(&several, 400, "validation_failed");
+    let errors = several.body["errors"].as_array().expect("errors[]");
+    assert!(errors.len() >= 2, "{}", several.text);
+    assert!(errors
+        .iter()
+        .all(|e| e["field"].is_string() && e["reason"].is_string()));
+    assert!(several.body.get("field").is_none());
+}
+
+#[test]
+fn the_named_key_and_plan_cases_have_their_codes() {
+    let a = api();
+    let t = new_tenant(&a);
+    assert_error(
+        &a.keyed("bvs_test_nope").get("/api/v1/balance/customers"),
+        401,
+        "invalid_api_key",
+    );
+    assert_error(
+        &a.keyed(&t.test_key)
+            .get("/api/v1/balance/delta/anc_missing"),
+        404,
+        "record_not_found",
+    );
+    assert_error(
+        &a.keyed(&t.test_key)
+            .get(&format!("/api/v1/facts/{}", "ab".repeat(32))),
+        404,
+        "fact_not_found",
+    );
+    // Free plan: no Production.
+    assert_error(
+        &tenant::provision(&a, &t.jwt, "mainnet"),
+        403,
+        "production_requires_plan",
+    );
+    assert_error(
+        &tenant::request_key(&a, &t.jwt, "live"),
+        403,
+        "environment_not_provisioned",
+    );
+    let key_id = tenant::key_id(&t.test_key);
+    assert_eq!(tenant::toggle_key(&a, &t.jwt, &key_id).status, 200);
+    assert_error(
+        &a.keyed(&t.test_key).get("/api/v1/balance/customers"),
+        401,
+        "api_key_disabled",
+    );
+}
+
+#[test]
+fn jwt_cases_have_their_codes() {
+    let a = api();
+    let t = new_tenant(&a);
+    let mut claims = jwt::claims(&t.jwt);
+    claims["exp"] = json!(jwt::now_secs() - 60);
+    let expired = jwt::sign(
+        &json!({"alg": "HS256", "typ": "JWT"}),
+        &claims,
+        dev_var("JWT_SECRET").as_bytes(),
+    );
+    assert_error(
+        &tenant::get_jwt(&a, "/dashboard/auth/profile", &expired),
+        401,
+        "jwt_expired",
+    );
+    assert_error(
+        &tenant::get_jwt(&a, "/dashboard/auth/profile", "x.y.z"),
+        401,
+        "invalid_jwt",
+    );
+    assert_error(
+        &a.get("/dashboard/auth/profile"),
+        401,
+        "authentication_required",
+    );
+}
+
+#[test]
+fn a_spent_rate_limit_is_rate_limited_with_retry_after() {
+    let a = api();
+    let t = new_tenant(&a);
+    // Concurrent, so the 10/s refill cannot keep up with the burst of 20.
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let base = a.base.clone();
+            let key = t.test_key.clone();
+            std::thread::spawn(move || {
+                let api = Api::new(base);
+                (0..12)
+                    .map(|_| api.keyed(&key).get("/api/v1/balance/customers"))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let limited = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .find(|r| r.status == 429)
+        .expect("a sandbox key (10/s, burst 20) is limited within 48 concurrent requests");
+    assert_error(&limited, 429, "rate_limited");
+    assert!(limited.headers.get("retry-after").is_some());
+}
