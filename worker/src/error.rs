@@ -158,7 +158,9 @@ pub enum ApiError {
     Unauthorized(String),
     /// 402 `plan_limit_exceeded`: a plan quota is exhausted.
     PaymentRequired(String),
-    /// 403 `forbidden`: authenticated but not allowed.
+    /// 403 `forbidden`: authenticated but not allowed. (Every current 403
+    /// is a named case; kept for generic ones.)
+    #[allow(dead_code)]
     Forbidden(String),
     /// 404 `record_not_found`: the resource does not exist (or is someone else's).
     NotFound(String),
