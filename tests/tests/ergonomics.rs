@@ -210,3 +210,70 @@ fn a_spent_rate_limit_is_rate_limited_with_retry_after() {
     assert_error(&limited, 429, "rate_limited");
     assert!(limited.headers.get("retry-after").is_some());
 }
+
+fn header_u64(r: &Reply, name: &str) -> u64 {
+    r.headers
+        .get(name)
+        .unwrap_or_else(|| panic!("no {name}: {:?}", r.headers))
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn keyed_responses_carry_rate_limit_headers_that_count_down_and_reset() {
+    let a = api();
+    let t = new_tenant(&a);
+    let k = a.keyed(&t.test_key);
+    let first = k.get("/api/v1/balance/customers");
+    assert_eq!(first.status, 200, "{}", first.text);
+    // Sandbox: 10/s, burst 20 (draft-07 fields: limit = burst).
+    assert_eq!(header_u64(&first, "ratelimit-limit"), 20);
+    let r1 = header_u64(&first, "ratelimit-remaining");
+    assert!(r1 <= 19, "{r1}");
+    assert!(header_u64(&first, "ratelimit-reset") >= 1);
+    let second = k.get("/api/v1/balance/customers");
+    let r2 = header_u64(&second, "ratelimit-remaining");
+    // One token spent; at most a few refilled in between on a slow machine.
+    assert!(r2 < 20, "{r2}");
+    // Refilled to the full burst after the reset time.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let later = k.get("/api/v1/balance/customers");
+    assert_eq!(
+        header_u64(&later, "ratelimit-remaining"),
+        19,
+        "{:?}",
+        later.headers
+    );
+    // Unkeyed responses have none.
+    assert!(a.get("/health").headers.get("ratelimit-limit").is_none());
+}
+
+#[test]
+fn a_public_route_answers_a_cors_preflight() {
+    let a = api();
+    let r = a.send(
+        a.req(reqwest::Method::OPTIONS, "/api/v1/log/sandbox/checkpoint")
+            .header("Origin", "https://auditor.example")
+            .header("Access-Control-Request-Method", "GET"),
+    );
+    assert_eq!(r.status, 204, "{}", r.text);
+    let h = |n: &str| {
+        r.headers
+            .get(n)
+            .unwrap_or_else(|| panic!("no {n}"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(h("access-control-allow-origin"), "*");
+    assert!(h("access-control-allow-methods").contains("GET"));
+    assert!(h("access-control-allow-headers").contains("Request-Id"));
+    assert_eq!(h("access-control-max-age"), "86400");
+    let expose = h("access-control-expose-headers");
+    for name in ["Retry-After", "Request-Id", "RateLimit-Remaining"] {
+        assert!(expose.contains(name), "{expose}");
+    }
+    assert!(r.headers.get("request-id").is_some());
+}

@@ -116,7 +116,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             plan.label()
         )));
     }
-    limit::take(app, &format!("key:{}", row.id), plan.rate(env)).await?;
+    limit::take_reported(app, &format!("key:{}", row.id), plan.rate(env)).await?;
     let stale = row
         .last_used_at
         .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
