@@ -277,3 +277,40 @@ fn a_public_route_answers_a_cors_preflight() {
     }
     assert!(r.headers.get("request-id").is_some());
 }
+
+#[test]
+fn the_usage_route_counts_what_emits_consumed() {
+    use bvs_tests::ledger::Delta;
+    let a = api();
+    let t = new_tenant(&a);
+    let before = tenant::get_jwt(&a, "/dashboard/usage", &t.jwt);
+    assert_eq!(before.status, 200, "{}", before.text);
+    let sandbox = |r: &Reply| {
+        r.body["data"]["environments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["environment"] == "sandbox")
+            .cloned()
+            .unwrap()
+    };
+    let s = sandbox(&before);
+    assert_eq!(s["plan"], "free");
+    assert_eq!(s["quota"], 10);
+    assert_eq!(s["used"], 0);
+    assert_eq!(s["remaining"], 10);
+    let resets = s["resetsAt"].as_str().unwrap();
+    assert!(
+        resets.ends_with("-01T00:00:00.000Z") || resets.ends_with("-01T00:00:00Z"),
+        "{resets}"
+    );
+
+    let k = a.keyed(&t.test_key);
+    for i in 0..3 {
+        k.emit(&Delta::new(&format!("cust_{i}"), 5, "usage test"));
+    }
+    let after = sandbox(&tenant::get_jwt(&a, "/dashboard/usage", &t.jwt));
+    assert_eq!(after["used"], 3, "{after}");
+    assert_eq!(after["remaining"], 7, "{after}");
+    assert_error(&a.get("/dashboard/usage"), 401, "authentication_required");
+}

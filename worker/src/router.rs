@@ -21,6 +21,7 @@ pub enum RouteId {
     AuthResetPassword,
     AuthChangePassword,
     AuthProfile,
+    Usage,
     AuthPreferences,
     ContractsProvision,
     ContractsStatus,
@@ -131,6 +132,11 @@ pub const ROUTES: &[Route] = &[
         method: Method::Get,
         pattern: "/dashboard/auth/profile",
         id: RouteId::AuthProfile,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/usage",
+        id: RouteId::Usage,
     },
     Route {
         method: Method::Patch,
@@ -432,6 +438,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::AuthResetPassword => routes::auth::reset_password(app, req).await,
         RouteId::AuthChangePassword => routes::auth::change_password(app, req).await,
         RouteId::AuthProfile => routes::auth::profile(app, req).await,
+        RouteId::Usage => routes::usage::get(app, req).await,
         RouteId::AuthPreferences => routes::auth::preferences(app, req).await,
         RouteId::ContractsProvision => routes::contracts::provision(app, req).await,
         RouteId::ContractsStatus => {
