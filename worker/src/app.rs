@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use worker::{Date, Env};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 pub struct App {
     pub env: Env,
@@ -14,6 +14,17 @@ pub struct App {
     /// The tenant of the authenticated caller, once known; only for the
     /// request log line.
     tenant_id: RefCell<Option<String>>,
+    /// The API key's rate-limit bucket after this request, for the
+    /// `RateLimit-*` headers.
+    rate_limit: RefCell<Option<RateLimitState>>,
+}
+
+/// What `RateLimit-Limit`, `-Remaining` and `-Reset` report.
+#[derive(Debug, Clone, Copy)]
+pub struct RateLimitState {
+    pub limit: u64,
+    pub remaining: u64,
+    pub reset_secs: u64,
 }
 
 /// The clock: the one place the service reads the time (`Date::now()`).
@@ -34,12 +45,21 @@ impl App {
             env,
             now_ms,
             tenant_id: RefCell::new(None),
+            rate_limit: RefCell::new(None),
         }
     }
 
     /// Records who is calling, for the request log line.
     pub fn set_tenant(&self, tenant_id: &str) {
         *self.tenant_id.borrow_mut() = Some(tenant_id.to_string());
+    }
+
+    pub fn set_rate_limit(&self, state: RateLimitState) {
+        *self.rate_limit.borrow_mut() = Some(state);
+    }
+
+    pub fn rate_limit(&self) -> Option<RateLimitState> {
+        *self.rate_limit.borrow()
     }
 
     /// The authenticated tenant, if any.
@@ -72,7 +92,7 @@ impl App {
         if self.dev_mode() {
             Ok(())
         } else {
-            Err(ApiError::NotFound("Not found".to_string()))
+            Err(ApiError::coded(ErrorCode::RouteNotFound, "Not found"))
         }
     }
 }

@@ -9,7 +9,7 @@ use bvs_core::FieldError;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::error::{ApiError, ApiResult, FieldProblem};
+use crate::error::{ApiError, ApiResult, ErrorCode, FieldProblem};
 
 pub struct Fields {
     map: BTreeMap<String, Box<RawValue>>,
@@ -27,7 +27,10 @@ impl Fields {
         let map: BTreeMap<String, Box<RawValue>> =
             serde_json::from_str(raw.get()).map_err(|_| {
                 if prefix.is_empty() {
-                    ApiError::BadRequest("Request body must be a JSON object".to_string())
+                    ApiError::coded(
+                        ErrorCode::MalformedJson,
+                        "Request body must be a JSON object",
+                    )
                 } else {
                     ApiError::field(prefix.trim_end_matches('.'), "must be a JSON object")
                 }
@@ -60,9 +63,15 @@ impl Fields {
         let text = crate::http::body_text(bytes)?;
         let map: BTreeMap<String, Box<RawValue>> = serde_json::from_str(text).map_err(|e| {
             if e.is_data() {
-                ApiError::BadRequest("Request body must be a JSON object".to_string())
+                ApiError::coded(
+                    ErrorCode::MalformedJson,
+                    "Request body must be a JSON object",
+                )
             } else {
-                ApiError::BadRequest(format!("Malformed JSON body: {e}"))
+                ApiError::coded(
+                    ErrorCode::MalformedJson,
+                    format!("Malformed JSON body: {e}"),
+                )
             }
         })?;
         let mut fields = Fields {
@@ -81,7 +90,10 @@ impl Fields {
             {
                 Ok(()) => {}
                 Err(e) if e.to_string().starts_with(TOO_DEEP) => {
-                    return Err(ApiError::BadRequest(format!("Malformed JSON body: {e}")));
+                    return Err(ApiError::coded(
+                        ErrorCode::MalformedJson,
+                        format!("Malformed JSON body: {e}"),
+                    ));
                 }
                 // The syntax was checked above: a number is out of range.
                 Err(_) => {

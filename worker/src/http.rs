@@ -3,7 +3,7 @@
 use serde::Serialize;
 use worker::{Headers, Request, Response};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 /// Largest JSON body any route accepts. A full batch of 100 deltas with
 /// reasons and metadata fits well below this.
@@ -44,12 +44,13 @@ fn too_large(max: usize) -> ApiError {
 /// # Errors
 /// 400 for a body that is not UTF-8, or only whitespace.
 pub fn body_text(bytes: &[u8]) -> ApiResult<&str> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| ApiError::BadRequest("Request body is not valid UTF-8".to_string()))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        ApiError::coded(ErrorCode::MalformedJson, "Request body is not valid UTF-8")
+    })?;
     if text.trim().is_empty() {
-        return Err(ApiError::BadRequest(
-            "Request body is empty; send a JSON object with Content-Type: application/json"
-                .to_string(),
+        return Err(ApiError::coded(
+            ErrorCode::MalformedJson,
+            "Request body is empty; send a JSON object with Content-Type: application/json",
         ));
     }
     Ok(text)
@@ -124,9 +125,11 @@ pub fn raw_json(status: u16, text: String) -> ApiResult<Response> {
         .with_headers(headers))
 }
 
-/// The error envelope, with `Retry-After` on 429.
-pub fn error_response(err: &ApiError) -> worker::Result<Response> {
-    let body = err.body();
+/// The error envelope, with `Retry-After` on 429 and the request's id as
+/// `requestId`.
+pub fn error_response(err: &ApiError, request_id: Option<&str>) -> worker::Result<Response> {
+    let mut body = err.body();
+    body.request_id = request_id.map(str::to_string);
     let text = serde_json::to_string(&body).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
     headers.set("content-type", "application/json; charset=utf-8")?;

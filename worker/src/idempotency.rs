@@ -8,7 +8,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::KeyContext;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::store::idempotency as idem_store;
 
@@ -69,9 +69,9 @@ where
     .await?;
     if let Some(record) = existing {
         if record.request_hash != request_hash {
-            return Err(ApiError::Conflict(
-                "Idempotency-Key was already used with a different request body; use a new key for a new request"
-                    .to_string(),
+            return Err(ApiError::coded(
+                ErrorCode::IdempotencyKeyReused,
+                "Idempotency-Key was already used with a different request body; use a new key for a new request",
             ));
         }
         return match (

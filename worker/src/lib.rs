@@ -15,6 +15,7 @@ mod limiter;
 mod mail;
 mod plan;
 mod quota;
+mod request_id;
 mod retention;
 mod router;
 mod routes;
@@ -40,12 +41,19 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     let app = App::new(env);
     let method = req.method();
     let path = req.path();
-    let (pattern, result) = match router::resolve(&method, &path) {
-        Ok((route, params)) => (
-            route.pattern,
-            router::dispatch(&app, req, route.id, params).await,
-        ),
-        Err(e) => ("(none)", Err(e)),
+    let request_id = request_id::for_request(&req);
+    let public = path.starts_with("/api/v1/verify/") || path.starts_with("/api/v1/log/");
+    let (pattern, result) = if public && method == worker::Method::Options {
+        // CORS preflight for the public proof routes.
+        ("(preflight)", preflight())
+    } else {
+        match router::resolve(&method, &path) {
+            Ok((route, params)) => (
+                route.pattern,
+                router::dispatch(&app, req, route.id, params).await,
+            ),
+            Err(e) => ("(none)", Err(e)),
+        }
     };
     let response = match result {
         Ok(r) => r,
@@ -53,13 +61,32 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             if let error::ApiError::Internal(cause) = &e {
                 worker::console_error!("internal error on {method} {pattern}: {cause}");
             }
-            http::error_response(&e)?
+            http::error_response(&e, Some(&request_id))?
         }
     };
+    // Every response, asset pass-throughs included, names its request.
+    let response = request_id::stamp(response, &request_id)?;
+    // Keyed requests report their bucket (draft-ietf-httpapi-ratelimit-headers-07
+    // fields: quota units, whole tokens left, delta-seconds until full).
+    if let Some(rl) = app.rate_limit() {
+        response
+            .headers()
+            .set("ratelimit-limit", &rl.limit.to_string())?;
+        response
+            .headers()
+            .set("ratelimit-remaining", &rl.remaining.to_string())?;
+        response
+            .headers()
+            .set("ratelimit-reset", &rl.reset_secs.to_string())?;
+    }
     // The public proof routes are readable from any origin (the verify
     // page, auditors' tools); nothing else is.
-    if pattern.starts_with("/api/v1/verify/") || pattern.starts_with("/api/v1/log/") {
+    if public {
         response.headers().set("access-control-allow-origin", "*")?;
+        response.headers().set(
+            "access-control-expose-headers",
+            "Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset",
+        )?;
     }
     // One structured line per request; never secrets, never bodies.
     let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
@@ -71,9 +98,22 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
             "status": response.status_code(),
             "durationMs": elapsed,
             "tenantId": app.tenant(),
+            "requestId": request_id,
         })
     );
     Ok(response)
+}
+
+/// `OPTIONS` on a public route: 204 with the CORS grant.
+fn preflight() -> error::ApiResult<Response> {
+    let headers = worker::Headers::new();
+    headers.set("access-control-allow-methods", "GET, OPTIONS")?;
+    headers.set(
+        "access-control-allow-headers",
+        "Content-Type, Request-Id, X-Request-Id",
+    )?;
+    headers.set("access-control-max-age", "86400")?;
+    Ok(Response::empty()?.with_status(204).with_headers(headers))
 }
 
 #[event(queue)]

@@ -39,6 +39,37 @@ pub struct Verdict {
     pub retry_after_secs: u64,
 }
 
+/// What the object answers: the verdict and, for the `RateLimit-*` response
+/// headers, the whole tokens left and the seconds until the bucket is full.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    pub allowed: bool,
+    pub retry_after_secs: u64,
+    #[serde(default)]
+    pub remaining: u64,
+    #[serde(default)]
+    pub reset_secs: u64,
+}
+
+impl Answer {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    pub fn new(verdict: &Verdict, after: Bucket, rate_per_sec: f64, burst: f64) -> Self {
+        let missing = (burst - after.tokens).max(0.0);
+        let reset_secs = if rate_per_sec > 0.0 {
+            (missing / rate_per_sec).ceil() as u64
+        } else {
+            0
+        };
+        Self {
+            allowed: verdict.allowed,
+            retry_after_secs: verdict.retry_after_secs,
+            remaining: after.tokens.max(0.0).floor() as u64,
+            reset_secs,
+        }
+    }
+}
+
 /// Refills `bucket` to `now_ms` at `rate_per_sec` up to `burst`, then takes
 /// `cost` tokens if there are enough. Pure, so it is unit-tested natively.
 pub fn take(
@@ -177,13 +208,26 @@ impl DurableObject for RateLimiter {
             (next, verdict)
         };
         self.state.storage().put(BUCKET_KEY, next).await?;
-        Response::from_json(&verdict)
+        Response::from_json(&Answer::new(&verdict, next, rate, burst))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_counts_whole_tokens_left_and_seconds_to_full() {
+        let start = Bucket {
+            tokens: 20.0,
+            updated_ms: 0.0,
+        };
+        let (after, verdict) = take(start, 0.0, 10.0, 20.0, 1.0);
+        let a = Answer::new(&verdict, after, 10.0, 20.0);
+        assert!(a.allowed);
+        assert_eq!(a.remaining, 19);
+        assert_eq!(a.reset_secs, 1);
+    }
 
     #[test]
     fn a_full_bucket_allows_its_burst_then_refuses_with_a_retry_delay() {

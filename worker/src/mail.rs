@@ -114,10 +114,7 @@ async fn send_http(app: &App, mail: &Mail) -> ApiResult<()> {
 
 /// The verification e-mail.
 pub fn verification(app: &App, to: &str, first_name: &str, token: &str) -> Mail {
-    let link = format!(
-        "{}/dashboard/auth/verify?token={token}",
-        public_base_url(app)
-    );
+    let link = format!("{}/verify-email?token={token}", public_base_url(app));
     Mail {
         to: to.to_string(),
         subject: "Verify your e-mail address".to_string(),

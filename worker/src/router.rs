@@ -5,7 +5,7 @@ use worker::{Method, Request, Response};
 
 use crate::app::App;
 use crate::auth::limit;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::routes;
 
@@ -23,6 +23,7 @@ pub enum RouteId {
     AuthResetPassword,
     AuthChangePassword,
     AuthProfile,
+    Usage,
     AuthPreferences,
     ContractsProvision,
     ContractsStatus,
@@ -133,6 +134,11 @@ pub const ROUTES: &[Route] = &[
         method: Method::Get,
         pattern: "/dashboard/auth/profile",
         id: RouteId::AuthProfile,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/usage",
+        id: RouteId::Usage,
     },
     Route {
         method: Method::Patch,
@@ -410,7 +416,10 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
             "{method} is not supported on {path}"
         )))
     } else {
-        Err(ApiError::NotFound(format!("No route for {method} {path}")))
+        Err(ApiError::coded(
+            ErrorCode::RouteNotFound,
+            format!("No route for {method} {path}"),
+        ))
     }
 }
 
@@ -486,6 +495,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::AuthResetPassword => routes::auth::reset_password(app, req).await,
         RouteId::AuthChangePassword => routes::auth::change_password(app, req).await,
         RouteId::AuthProfile => routes::auth::profile(app, req).await,
+        RouteId::Usage => routes::usage::get(app, req).await,
         RouteId::AuthPreferences => routes::auth::preferences(app, req).await,
         RouteId::ContractsProvision => routes::contracts::provision(app, req).await,
         RouteId::ContractsStatus => {

@@ -150,8 +150,7 @@ export function Signup() {
 /**
  * The e-mail verification landing, /verify-email?token=...: spends the
  * token through GET /dashboard/auth/verify and says what happened. The
- * verification mail links to that API route itself today (JSON in a
- * browser); the dev mailbox links here.
+ * verification mail and the dev mailbox link here.
  */
 export function VerifyEmail({ token }: { token: string | null }) {
   const [state, setState] = useState<{ ok: boolean; text: string } | null>(null);

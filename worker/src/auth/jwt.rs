@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::secret;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 
 /// How long a dashboard JWT is valid: 8 hours, one working day. There is no
 /// refresh token; after that the user logs in again. A password change or
@@ -66,11 +66,13 @@ pub enum JwtError {
 impl JwtError {
     pub fn into_api(self) -> ApiError {
         match self {
-            JwtError::Expired => {
-                ApiError::Unauthorized("JWT expired: log in again to get a new token".to_string())
-            }
-            _ => ApiError::Unauthorized(
-                "Invalid JWT: send the token returned by /dashboard/auth/login".to_string(),
+            JwtError::Expired => ApiError::coded(
+                ErrorCode::JwtExpired,
+                "JWT expired: log in again to get a new token",
+            ),
+            _ => ApiError::coded(
+                ErrorCode::InvalidJwt,
+                "Invalid JWT: send the token returned by /dashboard/auth/login",
             ),
         }
     }

@@ -4,8 +4,8 @@ use worker::{Method, Request, RequestInit};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::limiter::Answer;
 pub use crate::limiter::Rate;
-use crate::limiter::Verdict;
 
 /// Binding of the `RateLimiter` Durable Object namespace (wrangler.toml).
 pub const LIMITER_BINDING: &str = "LIMITER";
@@ -76,6 +76,33 @@ pub async fn take(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
     }
 }
 
+/// Like `take`, and records the bucket's state on `app` so the response
+/// carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`
+/// (for API-key requests: success and 429 alike).
+///
+/// # Errors
+/// As `take`.
+pub async fn take_reported(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
+    let answer = call(app, "take", name, rate).await?;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    app.set_rate_limit(crate::app::RateLimitState {
+        limit: rate.burst.max(0.0).floor() as u64,
+        remaining: answer.remaining,
+        reset_secs: if answer.allowed {
+            answer.reset_secs
+        } else {
+            answer.retry_after_secs
+        },
+    });
+    if answer.allowed {
+        Ok(())
+    } else {
+        Err(ApiError::RateLimited {
+            retry_after_secs: answer.retry_after_secs,
+        })
+    }
+}
+
 /// Like `take`, but answers whether a token was taken instead of failing.
 ///
 /// # Errors
@@ -100,7 +127,7 @@ pub async fn reset(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
     call(app, "reset", name, rate).await.map(|_| ())
 }
 
-async fn call(app: &App, op: &str, name: &str, rate: Rate) -> ApiResult<Verdict> {
+async fn call(app: &App, op: &str, name: &str, rate: Rate) -> ApiResult<Answer> {
     let stub = app
         .env
         .durable_object(LIMITER_BINDING)?
@@ -120,7 +147,7 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate) -> ApiResult<Verdict>
             resp.status_code()
         )));
     }
-    Ok(resp.json::<Verdict>().await?)
+    Ok(resp.json::<Answer>().await?)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use bvs_core::types::{ApiKey, Env};
 use worker::Request;
 
 use crate::app::App;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::quota::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
@@ -83,24 +83,28 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         return Err(ApiError::Unauthorized(INVALID_KEY.into()));
     }
     if row.deleted_at.is_some() {
-        return Err(ApiError::Unauthorized(
-            "API key deleted: create a new key in the dashboard".into(),
+        return Err(ApiError::coded(
+            ErrorCode::ApiKeyDeleted,
+            "API key deleted: create a new key in the dashboard",
         ));
     }
     if row.active == 0 {
-        return Err(ApiError::Unauthorized(
-            "API key disabled: enable it again with POST /dashboard/api-keys/:id/toggle or use another key"
-                .into(),
+        return Err(ApiError::coded(
+            ErrorCode::ApiKeyDisabled,
+            "API key disabled: enable it again with POST /dashboard/api-keys/:id/toggle or use another key",
         ));
     }
     let env = key.env();
     if row.contract_status.as_deref() != Some(STATUS_ACTIVE) {
-        return Err(ApiError::Forbidden(format!(
+        return Err(ApiError::coded(
+            ErrorCode::EnvironmentNotProvisioned,
+            format!(
             "Environment not provisioned: {} ({}) is not active for this tenant; provision it with \
              POST /dashboard/contracts/provision",
             env_label(env),
             env.contract_name()
-        )));
+        ),
+        ));
     }
     let plan = row.plan;
     if env == Env::Production && !plan.allows_production() {
@@ -112,7 +116,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             plan.label()
         )));
     }
-    limit::take(app, &format!("key:{}", row.id), plan.rate(env)).await?;
+    limit::take_reported(app, &format!("key:{}", row.id), plan.rate(env)).await?;
     let stale = row
         .last_used_at
         .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
@@ -153,17 +157,23 @@ pub async fn resolve_contract(
         None => store::contracts::for_env(&db, &ctx.tenant_id, ctx.env.as_str())
             .await?
             .ok_or_else(|| {
-                ApiError::Forbidden(format!(
-                    "Environment not provisioned: {} is not active for this tenant",
-                    env_label(ctx.env)
-                ))
+                ApiError::coded(
+                    ErrorCode::EnvironmentNotProvisioned,
+                    format!(
+                        "Environment not provisioned: {} is not active for this tenant",
+                        env_label(ctx.env)
+                    ),
+                )
             })?,
     };
     if row.status != STATUS_ACTIVE {
-        return Err(ApiError::Forbidden(format!(
-            "Environment not provisioned: contract {} is {}",
-            row.id, row.status
-        )));
+        return Err(ApiError::coded(
+            ErrorCode::EnvironmentNotProvisioned,
+            format!(
+                "Environment not provisioned: contract {} is {}",
+                row.id, row.status
+            ),
+        ));
     }
     Ok(Contract {
         id: row.id,
@@ -198,10 +208,10 @@ impl Session {
         if self.user.is_verified() {
             Ok(())
         } else {
-            Err(ApiError::Forbidden(
+            Err(ApiError::coded(
+                ErrorCode::EmailNotVerified,
                 "Verify your e-mail address first: open the link we sent you, or ask for a new one with \
-                 POST /dashboard/auth/resend-verification-email"
-                    .into(),
+                 POST /dashboard/auth/resend-verification-email",
             ))
         }
     }
@@ -236,8 +246,9 @@ pub fn issue_jwt(app: &App, user: &UserRow) -> ApiResult<String> {
 /// key or algorithm, expired, or revoked by a password change.
 pub async fn session(app: &App, req: &Request) -> ApiResult<Session> {
     let token = bearer(req)?.ok_or_else(|| {
-        ApiError::Unauthorized(
-            "Missing JWT: send Authorization: Bearer <token from /dashboard/auth/login>".into(),
+        ApiError::coded(
+            ErrorCode::AuthenticationRequired,
+            "Missing JWT: send Authorization: Bearer <token from /dashboard/auth/login>",
         )
     })?;
     let claims =
@@ -246,7 +257,10 @@ pub async fn session(app: &App, req: &Request) -> ApiResult<Session> {
         .await?
         .filter(|u| u.tenant_id == claims.tid && u.session_version == claims.ver)
         .ok_or_else(|| {
-            ApiError::Unauthorized("JWT revoked: the password changed; log in again".into())
+            ApiError::coded(
+                ErrorCode::JwtRevoked,
+                "JWT revoked: the password changed; log in again",
+            )
         })?;
     app.set_tenant(&user.tenant_id);
     Ok(Session { user })
@@ -275,8 +289,9 @@ pub fn require_admin(app: &App, req: &Request) -> ApiResult<()> {
     let expected = app.secret("ADMIN_TOKEN")?;
     match bearer(req)? {
         Some(token) if !expected.is_empty() && secret::ct_eq_secret(&token, &expected) => Ok(()),
-        _ => Err(ApiError::Unauthorized(
-            "Operator authentication required: Authorization: Bearer <ADMIN_TOKEN>".into(),
+        _ => Err(ApiError::coded(
+            ErrorCode::AuthenticationRequired,
+            "Operator authentication required: Authorization: Bearer <ADMIN_TOKEN>",
         )),
     }
 }

@@ -6,7 +6,7 @@ use bvs_core::types::Env;
 
 use super::{db, submit};
 use crate::app::App;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::facts::{self, FactRow};
 
 /// Records `content` for the tenant unless it already has it, and rings
@@ -42,6 +42,9 @@ pub async fn fact(app: &App, tenant_id: &str, env: Env, hash: &Hash32) -> ApiRes
     facts::fact(&db(app, env)?, tenant_id, &hash)
         .await?
         .ok_or_else(|| {
-            ApiError::NotFound(format!("Fact not found: no fact with contentHash {hash}"))
+            ApiError::coded(
+                ErrorCode::FactNotFound,
+                format!("Fact not found: no fact with contentHash {hash}"),
+            )
         })
 }

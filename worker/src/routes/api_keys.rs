@@ -8,7 +8,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::{self, secret};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::store::contracts::STATUS_ACTIVE;
 use crate::store::keys::{self, KeyRow, NewKey};
@@ -83,7 +83,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let tenant_id = session.tenant_id().to_string();
     let contract = store::contracts::for_env(&db, &tenant_id, env.as_str()).await?;
     if contract.as_ref().map(|c| c.status.as_str()) != Some(STATUS_ACTIVE) {
-        return Err(ApiError::Forbidden(format!(
+        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
             "Environment not provisioned: {} keys need an active {} environment; provision {} first",
             env.key_prefix(),
             auth::env_label(env),

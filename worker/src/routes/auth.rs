@@ -7,7 +7,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::{self, limit, password, secret};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::store::accounts::{
     self as accounts, NewUser, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL,
@@ -218,7 +218,7 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     let password_text = f.required("password");
     f.finish()?;
     let Ok(email) = Email::parse(&email_text) else {
-        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+        return Err(ApiError::coded(ErrorCode::InvalidCredentials, BAD_LOGIN));
     };
     // Every attempt spends a token; success refills the bucket. Concurrent
     // guesses cannot slip past the limit.
@@ -234,7 +234,7 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
         None => password::verify_dummy(&password_text).await?,
     };
     let (true, Some(user)) = (ok, user) else {
-        return Err(ApiError::Unauthorized(BAD_LOGIN.into()));
+        return Err(ApiError::coded(ErrorCode::InvalidCredentials, BAD_LOGIN));
     };
     limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
     limit::refund(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;

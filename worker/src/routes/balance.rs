@@ -320,14 +320,12 @@ struct BatchData {
 }
 
 fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> BatchResult {
-    let body = err.body();
     BatchResult {
         index,
         customer_id,
         status: "FAILED",
-        error: Some(
-            json!({ "statusCode": body.status_code, "error": body.error, "message": body.message }),
-        ),
+        // The error envelope with its code (and field/errors), no requestId.
+        error: serde_json::to_value(err.body()).ok(),
         ..BatchResult::default()
     }
 }

@@ -7,7 +7,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::store::contracts::{self, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED};
 use crate::{http, ids, ledger, store};
@@ -76,10 +76,13 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
         .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
     let plan = tenant.plan;
     if env == Env::Production && !plan.allows_production() {
-        return Err(ApiError::Forbidden(format!(
-            "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",
-            plan.label()
-        )));
+        return Err(ApiError::coded(
+            ErrorCode::ProductionRequiresPlan,
+            format!(
+                "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",
+                plan.label()
+            ),
+        ));
     }
     let new_id = ids::new_id("ctr")?;
     let won =

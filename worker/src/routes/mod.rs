@@ -12,4 +12,5 @@ pub mod openapi;
 pub mod page;
 pub mod proofs;
 pub mod tenant;
+pub mod usage;
 pub mod webhooks;
