@@ -287,3 +287,21 @@ export interface Mail {
   token: string | null;
   createdAt: string;
 }
+
+/** `GET /dashboard/usage`: this month's verified deltas against the plan. */
+export interface EnvUsage {
+  environment: EnvName;
+  plan: string;
+  /** Deltas per month; null means unlimited. */
+  quota: number | null;
+  used: number;
+  remaining: number | null;
+  resetsAt: string;
+}
+
+export interface Usage {
+  plan: string;
+  period: string;
+  resetsAt: string;
+  environments: EnvUsage[];
+}

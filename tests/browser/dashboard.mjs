@@ -198,6 +198,8 @@ await step("logging in opens the overview", async () => {
   const stored = await page.evaluate(() => JSON.stringify(sessionStorage));
   assert(stored.includes("token"), "the JWT is not in session storage");
   assert(!page.url().includes("ey"), "a token in the URL");
+  await page.locator("[data-usage-env=sandbox] [data-used]", { hasText: /^0$/ }).waitFor();
+  assert((await page.locator("[data-plan]").innerText()) === "free", "the plan is shown");
   await shot("overview");
 });
 
@@ -337,6 +339,14 @@ await step("the customer list shows the ledger", async () => {
   await row.waitFor();
   assert((await row.innerText()).includes("1250.5"), await row.innerText());
   await shot("customers");
+});
+
+await step("the overview counts this month's usage against the plan", async () => {
+  await nav("Overview", /Welcome, Grace/);
+  await page.locator("[data-usage-env=sandbox] [data-used]", { hasText: /^2$/ }).waitFor();
+  const row = await page.locator("[data-usage-env=sandbox]").innerText();
+  assert(/\b2\b[\s\S]*\b10\b[\s\S]*\b8\b/.test(row), `sandbox usage row: ${row}`);
+  await shot("overview-usage");
 });
 
 await step("the webhook received delta.verified", async () => {

@@ -292,7 +292,12 @@ fn timed_ms(f: impl FnOnce()) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// Timing-based, so not part of the default run (a loaded CI machine slows
+/// requests unevenly): `cargo test -p bvs-tests --test isolation -- --ignored`
+/// on an idle machine. The order itself (token, then KDF) is in
+/// `routes/auth.rs`.
 #[test]
+#[ignore = "timing-based: run with --ignored on an idle machine"]
 fn a_made_up_reset_token_is_refused_before_any_key_derivation() {
     let api = api();
     let run = nanos();

@@ -11,6 +11,7 @@ import {
   ENV_LABEL,
   ENV_OF_CONTRACT,
   type Profile,
+  type Usage as UsageReply,
 } from "../api";
 import { Link, navigate } from "../router";
 import { getState, signOut, update, useSession } from "../session";
@@ -219,51 +220,44 @@ export function Overview() {
   );
 }
 
-/**
- * Usage this month. The API has no usage route yet (issue 18), so this
- * shows the plan quotas of docs/dashboard.md; a 402 from the balance API
- * (quota spent) is shown where it happens, in the API's words.
- */
+/** Usage this month, live from `GET /dashboard/usage`, per environment. */
 function Usage() {
+  const usage = useAsync(async () => (await call<UsageReply>("GET", "/dashboard/usage", { jwt: jwt() })).data, []);
+  const count = (n: number | null) => (n === null ? "unlimited" : n.toLocaleString("en-US"));
   return (
     <div class="card" data-usage>
       <h2>Usage this month</h2>
-      <p>
-        Quotas count verified deltas per environment per calendar month (UTC). The live count is not available in the
-        dashboard yet; when a month's quota is spent, recording a delta answers with the plan, the usage and the reset
-        date.
-      </p>
-      <table class="compact">
-        <caption class="sr-only">Verified deltas per month, by plan</caption>
-        <thead>
-          <tr>
-            <th scope="col">Plan</th>
-            <th scope="col">Sandbox</th>
-            <th scope="col">Production</th>
-          </tr>
-        </thead>
-        <tbody>
-          <tr>
-            <th scope="row">Free (new accounts)</th>
-            <td>10</td>
-            <td>not included</td>
-          </tr>
-          <tr>
-            <th scope="row">Pilot</th>
-            <td>10,000</td>
-            <td>10,000</td>
-          </tr>
-          <tr>
-            <th scope="row">Growth</th>
-            <td>1,000,000</td>
-            <td>1,000,000</td>
-          </tr>
-          <tr>
-            <th scope="row">Enterprise</th>
-            <td colSpan={2}>custom (default 100,000,000)</td>
-          </tr>
-        </tbody>
-      </table>
+      {usage.loading && <Loading />}
+      <ErrorBox error={usage.error} />
+      {usage.data && (
+        <>
+          <p>
+            Plan <strong data-plan>{usage.data.plan}</strong>. Quotas count verified deltas per environment per calendar
+            month (UTC); the count starts again on {usage.data.resetsAt.slice(0, 10)}.
+          </p>
+          <table class="compact">
+            <caption class="sr-only">Verified deltas this month, by environment</caption>
+            <thead>
+              <tr>
+                <th scope="col">Environment</th>
+                <th scope="col">Used</th>
+                <th scope="col">Quota</th>
+                <th scope="col">Left</th>
+              </tr>
+            </thead>
+            <tbody>
+              {usage.data.environments.map((e) => (
+                <tr key={e.environment} data-usage-env={e.environment}>
+                  <th scope="row">{ENV_LABEL[e.environment]}</th>
+                  <td data-used>{count(e.used)}</td>
+                  <td>{e.quota === 0 ? "not included" : count(e.quota)}</td>
+                  <td>{e.quota === 0 ? "—" : count(e.remaining)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
     </div>
   );
 }
