@@ -645,9 +645,10 @@ fn keys_are_listed_without_their_secret_and_can_be_toggled_and_deleted() {
 }
 
 #[test]
-fn a_tenant_holds_at_most_100_keys() {
+fn a_pilot_tenant_holds_at_most_100_keys() {
     let api = api();
-    let t = new_tenant(&api);
+    // Keys per tenant are per plan (docs/security.md): Pilot holds 100.
+    let t = new_tenant_on_plan(&api, "pilot");
     // new_tenant made one; deleted keys do not count.
     let extra = create_key(&api, &t.jwt, "test");
     let extra_id = key_id(&extra);
@@ -655,7 +656,8 @@ fn a_tenant_holds_at_most_100_keys() {
         create_key(&api, &t.jwt, "test");
     }
     let over = request_key(&api, &t.jwt, "test");
-    assert_error(&over, 409);
+    assert_error(&over, 402);
+    assert_eq!(over.body["code"], "plan_limit_exceeded", "{}", over.text);
     assert!(over.message().contains("100"), "{}", over.text);
     assert_eq!(
         delete_jwt(&api, &format!("/dashboard/api-keys/{extra_id}"), &t.jwt).status,

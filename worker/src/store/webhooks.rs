@@ -4,9 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{
-    all, args, batch, batch_rows, changes, chunked, count as count_rows, first, int, opt_text,
-};
+use super::{all, args, batch, batch_rows, changes, chunked, first, int, opt_text};
 use super::{run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
@@ -30,13 +28,16 @@ macro_rules! select_deliveries {
     };
 }
 
-const INSERT_WEBHOOK: &str =
+/// Inserts the webhook only while the tenant holds fewer than `?8`: the
+/// count and the insert are one statement, so concurrent creations never
+/// pass the limit together.
+const INSERT_WEBHOOK_WITHIN: &str =
     "INSERT INTO webhooks (id, tenant_id, url, events, description, secret_sealed, active, \
-     created_at, updated_at, last_triggered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL)";
+     created_at, updated_at, last_triggered_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL \
+     WHERE (SELECT COUNT(*) FROM webhooks WHERE tenant_id = ?2) < ?8";
 const SELECT_OF_TENANT: &str = select_webhooks!("WHERE id = ?1 AND tenant_id = ?2");
 const SELECT_BY_ID: &str = select_webhooks!("WHERE id = ?1");
 const SELECT_LIST: &str = select_webhooks!("WHERE tenant_id = ?1 ORDER BY created_at, id");
-const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?1";
 const TOGGLE: &str =
     "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2";
 const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2";
@@ -123,7 +124,14 @@ pub struct NewWebhook<'a> {
     pub secret_sealed: &'a str,
 }
 
-pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResult<()> {
+/// Inserts the webhook if the tenant holds fewer than `max`; returns
+/// whether it did.
+pub async fn insert_within(
+    db: &D1Database,
+    w: &NewWebhook<'_>,
+    now_ms: u64,
+    max: u64,
+) -> ApiResult<bool> {
     let args = args![
         w.id,
         w.tenant_id,
@@ -131,10 +139,10 @@ pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResu
         w.events,
         w.description,
         w.secret_sealed,
-        now_ms
+        now_ms,
+        max
     ];
-    run(db, INSERT_WEBHOOK, &args).await?;
-    Ok(())
+    Ok(run(db, INSERT_WEBHOOK_WITHIN, &args).await? > 0)
 }
 
 pub async fn of_tenant(
@@ -152,10 +160,6 @@ pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<WebhookRow>> {
 /// A tenant's webhooks, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
     all(db, SELECT_LIST, &args![tenant_id]).await
-}
-
-pub async fn count(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count_rows(db, COUNT_OF_TENANT, &args![tenant_id]).await
 }
 
 /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
