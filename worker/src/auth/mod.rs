@@ -3,6 +3,7 @@
 
 pub mod jwt;
 pub mod limit;
+pub mod mailer;
 pub mod password;
 pub mod secret;
 

@@ -21,6 +21,7 @@ pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
 pub mod log;
+pub mod mail;
 pub mod meters;
 pub mod receipts;
 pub mod retention;
