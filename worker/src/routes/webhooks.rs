@@ -332,6 +332,8 @@ struct DeliveryView {
     attempts: Vec<AttemptView>,
     next_attempt_at: Option<String>,
     last_http_status: Option<u16>,
+    /// Why the delivery ended without success, or the last attempt's error.
+    last_error: Option<String>,
     created_at: String,
     completed_at: Option<String>,
     url: Option<String>,
@@ -378,6 +380,7 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
             environment: r.of.env,
             status: r.status,
             last_http_status: r.last_http_status,
+            last_error: r.last_error,
             created_at: iso(r.created_at),
             completed_at: r.completed_at.map(iso),
             url: r.url,
