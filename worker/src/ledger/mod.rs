@@ -5,6 +5,7 @@ pub mod checkpoint;
 pub mod derive;
 pub mod facts;
 pub mod heads;
+pub mod pinpoint;
 pub mod prove;
 pub mod sequencer;
 pub mod submit;
