@@ -6,6 +6,8 @@
 // Opens the vendor's invitation, creates and registers a key in the
 // browser, loads the period's checkpoint, agrees, and writes what the page
 // shows (the registered key and the signed statement's answer) to out.json.
+// Then the verify page of that checkpoint shows "Agreed by the customer's
+// key … at …" as a passing check of its own, beside the key binding check.
 // Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -56,8 +58,24 @@ try {
   await page.waitForFunction(() => document.querySelectorAll("#statements li").length === 1, null, { timeout: STEP_TIMEOUT_MS });
   const shown = await page.textContent("#statements li");
   await page.screenshot({ path: join(artifacts, "agree-page.png"), fullPage: true });
+
+  // The verify page shows the agreement as checks of its own.
+  await page.goto(`${new URL(invitationUrl).origin}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: 60_000 });
+  const checks = await page.$$eval("#checks li.check", (items) => items.map((li) => ({
+    name: li.dataset.name, ok: li.dataset.ok === "true", text: li.innerText,
+  })));
+  const key = checks.find((c) => c.name === "agreement.key");
+  const agreedCheck = checks.find((c) => c.name === "agreement.statements[0]");
+  if (!key?.ok) throw new Error(`agreement.key: ${JSON.stringify(key)}`);
+  if (!agreedCheck?.ok || !agreedCheck.text.includes("Agreed by the customer's key")) {
+    throw new Error(`agreement.statements[0]: ${JSON.stringify(agreedCheck)}`);
+  }
+  const bad = checks.filter((c) => !c.ok);
+  if (bad.length) throw new Error(`failed checks on the verify page: ${JSON.stringify(bad)}`);
+  await page.screenshot({ path: join(artifacts, "agree-verify-page.png"), fullPage: true });
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
-  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown }, null, 2));
+  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown, verifyCheck: agreedCheck.text }, null, 2));
   ok = true;
   console.log("ok - the customer registered a key and agreed in the browser");
 } catch (e) {
