@@ -11,6 +11,7 @@
 //! `events` (the outbox). `retention` purges both.
 
 pub mod accounts;
+pub mod agreements;
 pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
