@@ -53,6 +53,8 @@ pub enum ErrorCode {
     PayloadTooLarge,
     Unprocessable,
     InternalError,
+    InvitationInvalid,
+    StatementRejected,
 }
 
 impl ErrorCode {
@@ -86,6 +88,8 @@ impl ErrorCode {
         Self::PayloadTooLarge,
         Self::Unprocessable,
         Self::InternalError,
+        Self::InvitationInvalid,
+        Self::StatementRejected,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -117,6 +121,8 @@ impl ErrorCode {
             Self::PayloadTooLarge => "payload_too_large",
             Self::Unprocessable => "unprocessable",
             Self::InternalError => "internal_error",
+            Self::InvitationInvalid => "invitation_invalid",
+            Self::StatementRejected => "statement_rejected",
         }
     }
 
@@ -141,7 +147,8 @@ impl ErrorCode {
             Self::MethodNotAllowed => 405,
             Self::IdempotencyKeyReused | Self::Conflict => 409,
             Self::PayloadTooLarge => 413,
-            Self::Unprocessable => 422,
+            Self::InvitationInvalid => 410,
+            Self::Unprocessable | Self::StatementRejected => 422,
             Self::RateLimited => 429,
             Self::InternalError => 500,
         }

@@ -66,6 +66,10 @@ pub enum RouteId {
     DevLogGrow,
     DevLogLeaf,
     DevRetention,
+    AgreementInvite,
+    AgreementOpen,
+    AgreementKey,
+    AgreementStatement,
 }
 
 pub struct Route {
@@ -76,6 +80,26 @@ pub struct Route {
 }
 
 pub const ROUTES: &[Route] = &[
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/customers/:customerId/invitations",
+        id: RouteId::AgreementInvite,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/invitation",
+        id: RouteId::AgreementOpen,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/keys",
+        id: RouteId::AgreementKey,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/statements",
+        id: RouteId::AgreementStatement,
+    },
     Route {
         method: Method::Get,
         pattern: "/health",
@@ -442,6 +466,9 @@ impl RouteId {
                 | RouteId::LogInclusion
                 | RouteId::LogConsistency
                 | RouteId::VerifyPage
+                | RouteId::AgreementOpen
+                | RouteId::AgreementKey
+                | RouteId::AgreementStatement
         )
     }
 
@@ -524,6 +551,12 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
             routes::ledgers::derive(app, req, params.get("customerId")?).await
         }
         RouteId::BalanceCompare => routes::ledgers::compare(app, req).await,
+        RouteId::AgreementInvite => {
+            routes::agreement::invite(app, req, params.get("customerId")?).await
+        }
+        RouteId::AgreementOpen => routes::agreement::open(app, req).await,
+        RouteId::AgreementKey => routes::agreement::register_key(app, req).await,
+        RouteId::AgreementStatement => routes::agreement::statement(app, req).await,
         RouteId::BalanceCustomers => routes::ledgers::customers(app, req).await,
         RouteId::BalanceCustomer => {
             routes::ledgers::customer(app, req, params.get("customerId")?).await
@@ -558,42 +591,5 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pattern_captures_its_parameters() {
-        let p = match_pattern(
-            "/api/v1/balance/derive/:customerId",
-            "/api/v1/balance/derive/cus%3A1",
-        )
-        .unwrap();
-        assert_eq!(p.get("customerId").unwrap(), "cus:1");
-    }
-
-    #[test]
-    fn only_loopback_hosts_are_local() {
-        for h in ["localhost", "127.0.0.1", "[::1]", "127.0.0.2"] {
-            assert!(is_loopback_host(Some(h)), "{h}");
-        }
-        for h in [
-            "bvs.example.com",
-            "balance-verification.acme.workers.dev",
-            "10.0.0.1",
-            "[2001:db8::1]",
-        ] {
-            assert!(!is_loopback_host(Some(h)), "{h}");
-        }
-        assert!(!is_loopback_host(None));
-    }
-
-    #[test]
-    fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
-        assert_eq!(resolve(&Method::Get, "/nope").err().unwrap().status(), 404);
-        assert_eq!(
-            resolve(&Method::Delete, "/health").err().unwrap().status(),
-            405
-        );
-    }
-}
+#[path = "router_tests.rs"]
+mod tests;

@@ -202,7 +202,27 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
     };
     let page = prove::RecordsPage { limit, offset };
     let answer = prove::public_answer(app, &root, &page, &origin(&req)?).await?;
-    http::balance(200, &answer)
+    // A committed checkpoint of one customer also shows its agreement side:
+    // what the customer signs, its key, and what it signed (issue 19).
+    match ledger::agreement::of_root(app, &root).await? {
+        None => http::balance(200, &answer),
+        Some(agreement) => http::balance(
+            200,
+            &WithAgreement {
+                answer: &answer,
+                agreement,
+            },
+        ),
+    }
+}
+
+/// A public answer with its checkpoint's agreement side (fields flattened
+/// at serialisation, so amounts keep their exact text).
+#[derive(Serialize)]
+struct WithAgreement<'a, T: Serialize> {
+    #[serde(flatten)]
+    answer: &'a T,
+    agreement: ledger::agreement::CheckpointAgreement,
 }
 
 // ------------------------------------------------------------------ the log

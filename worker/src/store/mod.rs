@@ -12,6 +12,7 @@
 //! counters). `retention` purges both and keeps its cursor.
 
 pub mod accounts;
+pub mod agreements;
 pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
