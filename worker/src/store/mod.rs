@@ -5,10 +5,11 @@
 //! `D1Database::batch`, which is atomic.
 //!
 //! Control database: `accounts`, `contracts`, `keys`, `idempotency`,
-//! `webhooks`, `dev`. Ledger databases (one per environment): `log`
-//! (stored hashes, leaves, tree heads), `submissions`, `deltas`, `ledgers`
-//! (ledgers and their windows), `facts`, `checkpoints`, `receipts`,
-//! `events` (the outbox). `retention` purges both.
+//! `webhooks`, `mail` (mail requests), `dev`. Ledger databases (one per
+//! environment): `log` (stored hashes, leaves, tree heads), `submissions`,
+//! `deltas`, `ledgers` (ledgers and their windows), `facts`,
+//! `checkpoints`, `receipts`, `events` (the outbox), `meters` (per-plan
+//! counters). `retention` purges both and keeps its cursor.
 
 pub mod accounts;
 pub mod agreements;
