@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, chunked, int, run, Arg, ListSql};
+use super::{all, args, chunked, int, run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
 const INSERT: ListSql = ListSql {
@@ -79,4 +79,29 @@ pub fn mark_dispatched(
         args.push(Arg::Text(id));
         Ok(())
     })
+}
+
+const INSERT_IF_DELTA_FAILED: &str =
+    "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
+     (SELECT 1 FROM deltas WHERE anchor_id = ?6 AND status = 'FAILED')";
+
+/// Adds an event (once: its id is deterministic) only if the delta
+/// `anchor_id` is FAILED when the statement runs: put it after
+/// `deltas::mark_failed` in the same batch.
+pub fn insert_if_delta_failed(
+    db: &D1Database,
+    event: &NewEvent,
+    anchor_id: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = args![
+        &event.id,
+        &event.tenant_id,
+        event.kind,
+        &event.payload,
+        now_ms,
+        anchor_id
+    ];
+    stmt(db, INSERT_IF_DELTA_FAILED, &args)
 }
