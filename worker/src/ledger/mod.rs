@@ -1,6 +1,7 @@
 //! The ledger side: one signed, append-only Merkle log per environment, and
 //! the sequencer that appends queued items to it.
 
+pub mod balances;
 pub mod budget;
 pub mod checkpoint;
 pub mod derive;
