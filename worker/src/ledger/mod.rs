@@ -1,12 +1,15 @@
 //! The ledger side: one signed, append-only Merkle log per environment, and
 //! the sequencer that appends queued items to it.
 
+pub mod agreement;
 pub mod balances;
 pub mod budget;
 pub mod checkpoint;
 pub mod derive;
 pub mod facts;
 pub mod heads;
+pub mod meter;
+pub mod pinpoint;
 pub mod prove;
 pub mod sequencer;
 pub mod submit;
