@@ -221,3 +221,19 @@ impl CheckpointView {
         }
     }
 }
+
+/// `verification.failed`: the delta as it reads once FAILED, and why it
+/// could never be appended (`failure.code`, `failure.message`).
+pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<String> {
+    let mut failed = row.clone();
+    failed.status = ItemStatus::Failed;
+    let record = DeltaRecord::from_row(&failed, None)?;
+    let mut value = serde_json::to_value(&record)?;
+    if let Value::Object(map) = &mut value {
+        map.insert(
+            "failure".to_string(),
+            serde_json::json!({ "code": "APPEND_FAILED", "message": message }),
+        );
+    }
+    Ok(serde_json::to_string(&value)?)
+}

@@ -2,6 +2,8 @@
 //! the sequencer that appends queued items to it.
 
 pub mod agreement;
+pub mod balances;
+pub mod budget;
 pub mod checkpoint;
 pub mod derive;
 pub mod facts;

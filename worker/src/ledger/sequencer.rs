@@ -1,21 +1,30 @@
 //! The sequencer: appends every QUEUED item of an environment to its log,
 //! signs the new tree head, and marks the items VERIFIED, all in one atomic
-//! D1 batch per round. A round is planned (what is queued, in rowid order)
-//! then applied (the append, and what each item's verification changes).
+//! D1 batch per round. A round is planned (what is queued, in rowid order,
+//! as much as fits D1's limits: see `budget`) then applied (the append, and
+//! what each item's verification changes).
 //!
 //! Safe under redelivery and races: a round reads the tree size before the
 //! queued items, and writes leaves, stored hashes and the head under primary
 //! keys, so two rounds starting from the same size cannot both commit, and
 //! an item already VERIFIED is never read again.
+//!
+//! A failing round cannot block the log: its items are split in halves,
+//! each applied on its own, until the failing item is alone. A delta that
+//! fails alone ends FAILED with a `verification.failed` event (once some
+//! other round of the run committed, so an outage of the database does not
+//! fail everything); a fact or checkpoint that fails alone stays QUEUED and
+//! is skipped for the rest of the run. A round that failed because another
+//! run moved the log meanwhile (a race) is not split: it stops.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
-use bvs_core::amount::Amount;
-use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{Env, Period};
 use worker::{D1Database, D1PreparedStatement};
 
+use super::balances::Balances;
+use super::budget::{self, ItemCost, EVENTS_PER_STATEMENT};
 use super::{append_and_sign, db, head_or_init, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
@@ -23,47 +32,315 @@ use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
-use crate::store::ledgers::{self, LedgerUpdate, TenantWindowRow};
 use crate::store::log::{self as log_store, HeadRow, NewLeaf};
 use crate::store::{self, parse_hash, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
 
-/// Items appended per round: keeps one D1 batch well within its limits.
-pub const ROUND_ITEMS_MAX: usize = 400;
+pub use super::budget::ROUND_ITEMS_MAX;
 /// Rounds per invocation; the next doorbell or sweep continues.
 pub const ROUNDS_MAX: usize = 25;
+/// DEV_MODE fault injection: a delta with this `reason` makes every round
+/// that holds it fail, as an item that can never be appended would. Has no
+/// effect unless `DEV_MODE` is on.
+pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
+/// Queries a run keeps for marking isolated items FAILED.
+const FAIL_QUERIES: usize = 3;
 
-/// Runs rounds until nothing is queued (or `ROUNDS_MAX`). Returns the number
-/// of items appended.
+/// Runs rounds until nothing is queued, `ROUNDS_MAX` rounds, or the run's
+/// query budget is spent (then it rings the doorbell again). Returns the
+/// number of items appended.
 pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
-    let mut total = 0;
+    let db = db(app, env)?;
+    let mut run = Run {
+        queries_left: budget::RUN_QUERIES_MAX,
+        appended: 0,
+        committed: false,
+        isolated: Vec::new(),
+        skip: BTreeSet::new(),
+        more: false,
+    };
+    let mut result = Ok(());
     for _ in 0..ROUNDS_MAX {
-        let n = round(app, env).await?;
-        if n == 0 {
-            break;
+        match round(app, env, &db, &mut run).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
         }
-        total += n;
     }
-    Ok(total)
+    let failed = fail_isolated(&db, &mut run).await;
+    if run.more {
+        super::submit::ring(app, env).await;
+    }
+    result?;
+    failed?;
+    Ok(run.appended)
 }
 
-async fn round(app: &App, env: Env) -> ApiResult<u64> {
-    let db = db(app, env)?;
+/// A run's state across its rounds.
+struct Run {
+    queries_left: usize,
+    appended: u64,
+    /// Some round of this run committed: the database takes writes.
+    committed: bool,
+    /// Items that failed alone, with why, and whether the failure is the
+    /// item's for certain (too large) rather than judged by the run.
+    isolated: Vec<(Item, String, bool)>,
+    /// Keys of items not to read again in this run.
+    skip: BTreeSet<String>,
+    /// Items are left that the budget did not reach.
+    more: bool,
+}
+
+impl Run {
+    fn spend(&mut self, queries: usize) -> bool {
+        if queries + FAIL_QUERIES > self.queries_left {
+            self.more = true;
+            return false;
+        }
+        self.queries_left -= queries;
+        true
+    }
+}
+
+/// One queued item.
+#[derive(Clone)]
+enum Item {
+    Delta(DeltaRow),
+    Fact(FactRow),
+    Checkpoint(CheckpointRow),
+}
+
+impl Item {
+    fn key(&self) -> String {
+        match self {
+            Item::Delta(d) => format!("delta:{}", d.anchor_id),
+            Item::Fact(f) => format!("fact:{}:{}", f.tenant_id, f.content_hash),
+            Item::Checkpoint(c) => format!("checkpoint:{}", c.id),
+        }
+    }
+
+    fn cost(&self) -> ItemCost {
+        match self {
+            Item::Delta(d) => {
+                let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+                let free = text(&d.metadata)
+                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.len());
+                ItemCost {
+                    ledger: Some((d.tenant_id.clone(), d.customer_id.clone())),
+                    tenant: Some(d.tenant_id.clone()),
+                    event_bytes: Some(budget::EVENT_FIXED_BYTES + free),
+                }
+            }
+            Item::Fact(_) => ItemCost {
+                ledger: None,
+                tenant: None,
+                event_bytes: None,
+            },
+            Item::Checkpoint(c) => ItemCost {
+                ledger: None,
+                tenant: None,
+                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.len()),
+            },
+        }
+    }
+}
+
+fn costs(items: &[Item]) -> Vec<ItemCost> {
+    items.iter().map(Item::cost).collect()
+}
+
+/// The queued items in append order: deltas, then facts, then checkpoints,
+/// each in rowid order, skipping those this run set aside.
+async fn read_queued(db: &D1Database, skip: &BTreeSet<String>) -> ApiResult<Vec<Item>> {
+    let limit = ROUND_ITEMS_MAX + skip.len();
+    let deltas = deltas::queued(db, limit).await?;
+    let facts = facts::queued(db, limit.saturating_sub(deltas.len()).max(skip.len())).await?;
+    let left = limit
+        .saturating_sub(deltas.len() + facts.len())
+        .max(skip.len());
+    let checkpoints = checkpoints::queued(db, left).await?;
+    let items = deltas
+        .into_iter()
+        .map(Item::Delta)
+        .chain(facts.into_iter().map(Item::Fact))
+        .chain(checkpoints.into_iter().map(Item::Checkpoint))
+        .filter(|i| !skip.contains(&i.key()))
+        .take(ROUND_ITEMS_MAX)
+        .collect();
+    Ok(items)
+}
+
+/// One round: plans what fits, applies it, and splits what fails. Returns
+/// whether the run should go on.
+async fn round(app: &App, env: Env, db: &D1Database, run: &mut Run) -> ApiResult<bool> {
+    if !run.spend(3) {
+        return Ok(false);
+    }
+    let mut items = read_queued(db, &run.skip).await?;
+    if items.is_empty() {
+        return Ok(false);
+    }
+    match budget::plan(
+        &costs(&items),
+        run.queries_left.saturating_sub(FAIL_QUERIES),
+    ) {
+        budget::Take::Items(n) => items.truncate(n),
+        budget::Take::TooLarge => {
+            // It can never be appended: set it aside to be FAILED, and go on.
+            items.truncate(1);
+            for item in items {
+                run.skip.insert(item.key());
+                let message = "the item is larger than one D1 statement allows".to_string();
+                run.isolated.push((item, message, true));
+            }
+            return Ok(true);
+        }
+        budget::Take::Nothing => {
+            run.more = true;
+            return Ok(false);
+        }
+    }
+    let mut stack = vec![items];
+    while let Some(mut group) = stack.pop() {
+        // An attempt's queries, and one more to tell a race from a failure.
+        if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
+            return Ok(false);
+        }
+        match attempt(app, env, db, &group).await? {
+            Outcome::Appended => {
+                run.appended += group.len() as u64;
+                run.committed = true;
+            }
+            Outcome::Raced => return Ok(false),
+            Outcome::Failed(e) if group.len() == 1 => {
+                worker::console_error!("sequencer {}: item failed alone: {e:?}", env.as_str());
+                let message = match &e {
+                    ApiError::Internal(text) => text.clone(),
+                    other => format!("{other:?}"),
+                };
+                for item in group {
+                    run.skip.insert(item.key());
+                    run.isolated.push((item, message.clone(), false));
+                }
+            }
+            Outcome::Failed(e) => {
+                worker::console_warn!(
+                    "sequencer {}: a round of {} failed, splitting it: {e:?}",
+                    env.as_str(),
+                    group.len()
+                );
+                let second = group.split_off(group.len() / 2);
+                stack.push(second);
+                stack.push(group);
+            }
+        }
+    }
+    Ok(true)
+}
+
+enum Outcome {
+    Appended,
+    /// Another run moved the log meanwhile.
+    Raced,
+    Failed(ApiError),
+}
+
+/// Appends `items` in one atomic batch. A failure of the batch (or of
+/// building it) is `Failed` unless the log moved meanwhile (`Raced`);
+/// failing to read the log at all is an error of the run.
+async fn attempt(app: &App, env: Env, db: &D1Database, items: &[Item]) -> ApiResult<Outcome> {
     // The size first, then the items: see the module docs.
     let head = head_or_init(app, env).await?;
-    let Some(plan) = Plan::read(&db, head.tree_size).await? else {
-        return Ok(0);
-    };
+    let plan = Plan::of(head.tree_size, items);
+    match apply_plan(app, env, db, &plan).await {
+        Ok(()) => Ok(Outcome::Appended),
+        Err(e) => {
+            let now = log_store::latest_head(db).await?;
+            if now.map(|h| h.tree_size) == Some(plan.old_size) {
+                Ok(Outcome::Failed(e))
+            } else {
+                Ok(Outcome::Raced)
+            }
+        }
+    }
+}
+
+async fn apply_plan(app: &App, env: Env, db: &D1Database, plan: &Plan) -> ApiResult<()> {
+    if app.dev_mode()
+        && plan
+            .deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_FAULT_REASON))
+    {
+        return Err(ApiError::internal(
+            "DEV_MODE fault injection: this item cannot be appended",
+        ));
+    }
     let key = LogKey::load(app, env)?;
     let now = app::clock_ms();
-    let appended = append_and_sign(&db, &key, plan.old_size, &plan.leaves()?, now).await?;
+    let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, now).await?;
     let mut statements = appended.statements;
     let mut outbox = Vec::new();
-    statements.extend(apply(&db, &plan, &appended.head, now, &mut outbox).await?);
-    statements.extend(events::insert(&db, &outbox, now)?);
-    statements.push(log_store::insert_head(&db, &appended.head)?);
-    store::batch(&db, statements).await?;
-    Ok(plan.count())
+    statements.extend(apply(db, plan, &appended.head, now, &mut outbox).await?);
+    // Events packed so that no statement passes D1's size limit.
+    let sizes: Vec<usize> = outbox
+        .iter()
+        .map(|e| e.payload.len() + e.id.len() + e.tenant_id.len() + e.kind.len() + 32)
+        .collect();
+    for (a, b) in budget::pack_by_bytes(&sizes, EVENTS_PER_STATEMENT) {
+        statements.extend(events::insert(db, &outbox[a..b], now)?);
+    }
+    statements.push(log_store::insert_head(db, &appended.head)?);
+    store::batch(db, statements).await?;
+    Ok(())
+}
+
+/// Marks the deltas that failed alone FAILED, each with its
+/// `verification.failed` event, if some round of the run committed (the
+/// database takes writes, so the failure is the item's). Otherwise they
+/// stay QUEUED for the next run, and the run reports the failure.
+async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
+    let isolated = std::mem::take(&mut run.isolated);
+    if isolated.is_empty() {
+        return Ok(());
+    }
+    let (isolated, unsure): (Vec<_>, Vec<_>) = isolated
+        .into_iter()
+        .partition(|(_, _, certain)| *certain || run.committed);
+    let now = app::clock_ms();
+    let mut statements = Vec::new();
+    for (item, message, _) in &isolated {
+        let Item::Delta(d) = item else {
+            worker::console_error!("sequencer: {} failed alone, left QUEUED", item.key());
+            continue;
+        };
+        let event = NewEvent {
+            id: format!("evt_failed_{}", d.anchor_id),
+            tenant_id: d.tenant_id.clone(),
+            kind: crate::webhooks::EVENT_VERIFICATION_FAILED,
+            payload: views::delta_failed_event_payload(d, message)?,
+        };
+        statements.push(deltas::mark_failed(db, &d.anchor_id)?);
+        statements.push(events::insert_if_delta_failed(
+            db,
+            &event,
+            &d.anchor_id,
+            now,
+        )?);
+    }
+    if !statements.is_empty() {
+        store::batch(db, statements).await?;
+    }
+    if !unsure.is_empty() {
+        return Err(ApiError::internal(format!(
+            "{} item(s) failed alone and nothing committed: left QUEUED",
+            unsure.len()
+        )));
+    }
+    Ok(())
 }
 
 /// A leaf's item hash, kind, reference and tenant.
@@ -79,25 +356,21 @@ struct Plan {
 }
 
 impl Plan {
-    /// `None` when nothing is queued.
-    async fn read(db: &D1Database, old_size: u64) -> ApiResult<Option<Plan>> {
-        let deltas = deltas::queued(db, ROUND_ITEMS_MAX).await?;
-        let facts = facts::queued(db, ROUND_ITEMS_MAX - deltas.len()).await?;
-        let left = ROUND_ITEMS_MAX - deltas.len() - facts.len();
-        let checkpoints = checkpoints::queued(db, left).await?;
-        if deltas.is_empty() && facts.is_empty() && checkpoints.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(Plan {
+    fn of(old_size: u64, items: &[Item]) -> Plan {
+        let mut plan = Plan {
             old_size,
-            deltas,
-            facts,
-            checkpoints,
-        }))
-    }
-
-    fn count(&self) -> u64 {
-        (self.deltas.len() + self.facts.len() + self.checkpoints.len()) as u64
+            deltas: Vec::new(),
+            facts: Vec::new(),
+            checkpoints: Vec::new(),
+        };
+        for item in items {
+            match item {
+                Item::Delta(d) => plan.deltas.push(d.clone()),
+                Item::Fact(f) => plan.facts.push(f.clone()),
+                Item::Checkpoint(c) => plan.checkpoints.push(c.clone()),
+            }
+        }
+        plan
     }
 
     /// The log position of the `i`-th fact and checkpoint.
@@ -235,158 +508,4 @@ fn checkpoint_verified_event(
         kind: "checkpoint.verified",
         payload: serde_json::to_string(&view)?,
     })
-}
-
-/// One ledger's state through a round.
-struct LedgerRound {
-    old_count: u64,
-    old_balance: Amount,
-    count: u64,
-    balance: Amount,
-    latest_items_root: Option<Hash32>,
-    frontier: Frontier,
-    first_leaf: Option<u64>,
-    last_leaf: u64,
-}
-
-/// One tenant's current window through a round.
-struct TenantRound {
-    row: TenantWindowRow,
-    frontier: Frontier,
-    net: Amount,
-}
-
-/// The running counts, balances and window frontiers of every ledger and
-/// tenant the round's deltas touch.
-struct Balances {
-    ledgers: BTreeMap<(String, String), LedgerRound>,
-    tenants: BTreeMap<String, TenantRound>,
-}
-
-impl Balances {
-    async fn load(db: &D1Database, deltas: &[DeltaRow], window: &str) -> ApiResult<Balances> {
-        let mut keys: Vec<(String, String)> = deltas
-            .iter()
-            .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        let mut ledgers = BTreeMap::new();
-        for l in ledgers::for_keys(db, &keys).await? {
-            let balance = l.computed_balance;
-            let round = LedgerRound {
-                old_count: l.verified_count,
-                old_balance: balance,
-                count: l.verified_count,
-                balance,
-                latest_items_root: None,
-                frontier: Frontier::new(),
-                first_leaf: None,
-                last_leaf: 0,
-            };
-            ledgers.insert((l.tenant_id, l.customer_id), round);
-        }
-        // The current window's frontiers, per ledger and per tenant.
-        for (t, c, text) in ledgers::window_frontiers(db, &keys, window).await? {
-            if let Some(l) = ledgers.get_mut(&(t, c)) {
-                l.frontier = Frontier::from_text(&text).map_err(ApiError::internal)?;
-            }
-        }
-        let mut tenant_ids: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
-        tenant_ids.dedup();
-        let mut tenants = BTreeMap::new();
-        for w in ledgers::tenant_windows_for(db, &tenant_ids, window).await? {
-            let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
-            let net = w.net_delta;
-            tenants.insert(
-                w.tenant_id.clone(),
-                TenantRound {
-                    row: w,
-                    frontier,
-                    net,
-                },
-            );
-        }
-        Ok(Balances { ledgers, tenants })
-    }
-
-    /// Adds one delta at `leaf_index`; returns its ledger sequence number
-    /// and the balance after it.
-    fn add(&mut self, d: &DeltaRow, leaf_index: u64, window: &str) -> ApiResult<(u64, Amount)> {
-        let (item, delta) = (d.item_hash, d.delta);
-        let entry = self
-            .ledgers
-            .get_mut(&(d.tenant_id.clone(), d.customer_id.clone()))
-            .ok_or_else(|| ApiError::internal(format!("no ledger for delta {}", d.anchor_id)))?;
-        entry.count += 1;
-        entry.balance = entry
-            .balance
-            .checked_add(delta)
-            .map_err(|e| ApiError::internal(format!("balance overflow: {e}")))?;
-        entry.latest_items_root = Some(d.items_root);
-        entry.frontier.push(&item);
-        entry.first_leaf.get_or_insert(leaf_index);
-        entry.last_leaf = leaf_index;
-        let tenant = self
-            .tenants
-            .entry(d.tenant_id.clone())
-            .or_insert_with(|| TenantRound {
-                row: TenantWindowRow {
-                    tenant_id: d.tenant_id.clone(),
-                    window: window.to_string(),
-                    deltas_count: 0,
-                    net_delta: Amount::ZERO,
-                    first_leaf: leaf_index,
-                    last_leaf: leaf_index,
-                    frontier: String::new(),
-                },
-                frontier: Frontier::new(),
-                net: Amount::ZERO,
-            });
-        tenant.row.deltas_count += 1;
-        tenant.row.last_leaf = leaf_index;
-        tenant.frontier.push(&item);
-        tenant.net = tenant
-            .net
-            .checked_add(delta)
-            .map_err(|e| ApiError::internal(format!("net overflow: {e}")))?;
-        Ok((entry.count, entry.balance))
-    }
-
-    /// The ledger aggregates and windows, and the tenant windows, as they
-    /// stand after the round.
-    fn statements(
-        self,
-        db: &D1Database,
-        now: u64,
-        window: &str,
-    ) -> ApiResult<Vec<D1PreparedStatement>> {
-        let mut out = Vec::new();
-        for ((tenant_id, customer_id), l) in &self.ledgers {
-            let latest_items_root = l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default();
-            out.extend(ledgers::update(
-                db,
-                &LedgerUpdate {
-                    tenant_id,
-                    customer_id,
-                    old_count: l.old_count,
-                    new_count: l.count,
-                    old_balance: l.old_balance,
-                    new_balance: l.balance,
-                    verified_at: now,
-                    latest_items_root: &latest_items_root,
-                    window: window.to_string(),
-                    frontier: l.frontier.to_text(),
-                    first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
-                    last_leaf: l.last_leaf,
-                },
-            )?);
-        }
-        for mut t in self.tenants.into_values() {
-            t.row.frontier = t.frontier.to_text();
-            t.row.net_delta = t.net;
-            out.push(ledgers::upsert_tenant_window(db, &t.row)?);
-        }
-        Ok(out)
-    }
 }

@@ -162,3 +162,12 @@ pub async fn oldest_queued_at(db: &D1Database) -> ApiResult<Option<u64>> {
     let row: Option<Oldest> = first(db, SELECT_OLDEST_QUEUED, &[]).await?;
     Ok(row.and_then(|r| r.at))
 }
+
+const MARK_FAILED: &str =
+    "UPDATE deltas SET status = 'FAILED' WHERE anchor_id = ?1 AND status = 'QUEUED'";
+
+/// Marks a QUEUED delta FAILED (it can never be appended); a no-op for one
+/// that is not QUEUED any more.
+pub fn mark_failed(db: &D1Database, anchor_id: &str) -> ApiResult<D1PreparedStatement> {
+    stmt(db, MARK_FAILED, &args![anchor_id])
+}

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, bind_text, chunked, int, queries, ListSql, Statements};
+use super::{args, bind_text, chunked, int, queries, stmt, ListSql, Statements};
 use crate::error::ApiResult;
 
 const INSERT: ListSql = ListSql {
@@ -64,4 +64,29 @@ pub fn mark_dispatched(
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     chunked(ledger, &MARK_DISPATCHED, &args![now_ms], ids, bind_text)
+}
+
+const INSERT_IF_DELTA_FAILED: &str =
+    "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
+     (SELECT 1 FROM deltas WHERE anchor_id = ?6 AND status = 'FAILED')";
+
+/// Adds an event (once: its id is deterministic) only if the delta
+/// `anchor_id` is FAILED when the statement runs: put it after
+/// `deltas::mark_failed` in the same batch.
+pub fn insert_if_delta_failed(
+    db: &D1Database,
+    event: &NewEvent,
+    anchor_id: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = args![
+        &event.id,
+        &event.tenant_id,
+        event.kind,
+        &event.payload,
+        now_ms,
+        anchor_id
+    ];
+    stmt(db, INSERT_IF_DELTA_FAILED, &args)
 }

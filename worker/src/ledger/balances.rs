@@ -1,0 +1,167 @@
+//! The running counts, balances and window frontiers of the ledgers and
+//! tenants a sequencer round touches (see `sequencer`).
+
+use std::collections::BTreeMap;
+
+use bvs_core::amount::Amount;
+use bvs_core::frontier::Frontier;
+use bvs_core::hash::Hash32;
+use worker::{D1Database, D1PreparedStatement};
+
+use crate::error::{ApiError, ApiResult};
+use crate::store::deltas::DeltaRow;
+use crate::store::ledgers::{self, LedgerUpdate, TenantWindowRow};
+
+/// One ledger's state through a round.
+struct LedgerRound {
+    old_count: u64,
+    old_balance: Amount,
+    count: u64,
+    balance: Amount,
+    latest_items_root: Option<Hash32>,
+    frontier: Frontier,
+    first_leaf: Option<u64>,
+    last_leaf: u64,
+}
+
+/// One tenant's current window through a round.
+struct TenantRound {
+    row: TenantWindowRow,
+    frontier: Frontier,
+    net: Amount,
+}
+
+/// The running counts, balances and window frontiers of every ledger and
+/// tenant the round's deltas touch.
+pub struct Balances {
+    ledgers: BTreeMap<(String, String), LedgerRound>,
+    tenants: BTreeMap<String, TenantRound>,
+}
+
+impl Balances {
+    pub async fn load(db: &D1Database, deltas: &[DeltaRow], window: &str) -> ApiResult<Balances> {
+        let mut keys: Vec<(String, String)> = deltas
+            .iter()
+            .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let mut ledgers = BTreeMap::new();
+        for l in ledgers::for_keys(db, &keys).await? {
+            let balance = l.computed_balance;
+            let round = LedgerRound {
+                old_count: l.verified_count,
+                old_balance: balance,
+                count: l.verified_count,
+                balance,
+                latest_items_root: None,
+                frontier: Frontier::new(),
+                first_leaf: None,
+                last_leaf: 0,
+            };
+            ledgers.insert((l.tenant_id, l.customer_id), round);
+        }
+        // The current window's frontiers, per ledger and per tenant.
+        for (t, c, text) in ledgers::window_frontiers(db, &keys, window).await? {
+            if let Some(l) = ledgers.get_mut(&(t, c)) {
+                l.frontier = Frontier::from_text(&text).map_err(ApiError::internal)?;
+            }
+        }
+        let mut tenant_ids: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
+        tenant_ids.dedup();
+        let mut tenants = BTreeMap::new();
+        for w in ledgers::tenant_windows_for(db, &tenant_ids, window).await? {
+            let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
+            let net = w.net_delta;
+            tenants.insert(
+                w.tenant_id.clone(),
+                TenantRound {
+                    row: w,
+                    frontier,
+                    net,
+                },
+            );
+        }
+        Ok(Balances { ledgers, tenants })
+    }
+
+    /// Adds one delta at `leaf_index`; returns its ledger sequence number
+    /// and the balance after it.
+    pub fn add(&mut self, d: &DeltaRow, leaf_index: u64, window: &str) -> ApiResult<(u64, Amount)> {
+        let (item, delta) = (d.item_hash, d.delta);
+        let entry = self
+            .ledgers
+            .get_mut(&(d.tenant_id.clone(), d.customer_id.clone()))
+            .ok_or_else(|| ApiError::internal(format!("no ledger for delta {}", d.anchor_id)))?;
+        entry.count += 1;
+        entry.balance = entry
+            .balance
+            .checked_add(delta)
+            .map_err(|e| ApiError::internal(format!("balance overflow: {e}")))?;
+        entry.latest_items_root = Some(d.items_root);
+        entry.frontier.push(&item);
+        entry.first_leaf.get_or_insert(leaf_index);
+        entry.last_leaf = leaf_index;
+        let tenant = self
+            .tenants
+            .entry(d.tenant_id.clone())
+            .or_insert_with(|| TenantRound {
+                row: TenantWindowRow {
+                    tenant_id: d.tenant_id.clone(),
+                    window: window.to_string(),
+                    deltas_count: 0,
+                    net_delta: Amount::ZERO,
+                    first_leaf: leaf_index,
+                    last_leaf: leaf_index,
+                    frontier: String::new(),
+                },
+                frontier: Frontier::new(),
+                net: Amount::ZERO,
+            });
+        tenant.row.deltas_count += 1;
+        tenant.row.last_leaf = leaf_index;
+        tenant.frontier.push(&item);
+        tenant.net = tenant
+            .net
+            .checked_add(delta)
+            .map_err(|e| ApiError::internal(format!("net overflow: {e}")))?;
+        Ok((entry.count, entry.balance))
+    }
+
+    /// The ledger aggregates and windows, and the tenant windows, as they
+    /// stand after the round.
+    pub fn statements(
+        self,
+        db: &D1Database,
+        now: u64,
+        window: &str,
+    ) -> ApiResult<Vec<D1PreparedStatement>> {
+        let mut out = Vec::new();
+        for ((tenant_id, customer_id), l) in &self.ledgers {
+            let latest_items_root = l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default();
+            out.extend(ledgers::update(
+                db,
+                &LedgerUpdate {
+                    tenant_id,
+                    customer_id,
+                    old_count: l.old_count,
+                    new_count: l.count,
+                    old_balance: l.old_balance,
+                    new_balance: l.balance,
+                    verified_at: now,
+                    latest_items_root: &latest_items_root,
+                    window: window.to_string(),
+                    frontier: l.frontier.to_text(),
+                    first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
+                    last_leaf: l.last_leaf,
+                },
+            )?);
+        }
+        for mut t in self.tenants.into_values() {
+            t.row.frontier = t.frontier.to_text();
+            t.row.net_delta = t.net;
+            out.push(ledgers::upsert_tenant_window(db, &t.row)?);
+        }
+        Ok(out)
+    }
+}
