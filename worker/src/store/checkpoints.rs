@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, queries, row, run, stmt, CheckpointStatus};
+use super::{all, args, count, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 row! {
@@ -49,7 +49,8 @@ const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
 const SELECT_BY_ROOT: &str =
     select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC LIMIT 10");
 
-pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
+/// The checkpoint's insert, for a metered batch.
+pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedStatement> {
     let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
     let args = args![
         &c.id,
@@ -63,23 +64,15 @@ pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
         c.created_at,
         &net_delta
     ];
-    run(db, INSERT, &args).await?;
-    Ok(())
+    stmt(db, INSERT, &args)
 }
 
 queries! {
     pub fn queued(limit: usize) -> Vec<CheckpointRow> = all(SELECT_QUEUED; limit as u64);
 }
 
-pub fn mark_committed(
-    db: &D1Database,
-    id: &str,
-    leaf_index: u64,
-    tree_size: u64,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    let args = args![id, leaf_index, tree_size, now_ms];
-    stmt(db, MARK_COMMITTED, &args)
+statements! {
+    pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
 }
 
 /// Checkpoints of a tenant, newest first, optionally filtered.

@@ -47,6 +47,9 @@ const SELECT_IN_LEAF_RANGE: &str = select_deltas!(
      AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index >= ?5 AND leaf_index <= ?6 \
      ORDER BY leaf_index ASC LIMIT ?7 OFFSET ?8"
 );
+const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, delta FROM deltas \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
+     ORDER BY ledger_seq ASC";
 const COUNT_QUEUED_OF_LEDGER: &str =
     "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
 const MARK_VERIFIED: &str =
@@ -66,6 +69,23 @@ queries! {
     /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
     pub fn of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64) -> Vec<DeltaRow>
         = all(SELECT_LEDGER_RANGE);
+}
+
+row! {
+    /// What a pinpointing compare needs of a verified delta: its ids and amount.
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct LedgerLine {
+        item_hash: Hash32, anchor_id: String, reference_id: Option<String>,
+        #[serde(deserialize_with = "super::amount")]
+        delta: Amount,
+    }
+}
+
+queries! {
+    /// The ids and amounts of a ledger's verified deltas with
+    /// `from_seq <= ledger_seq <= to_seq`, in ledger order.
+    pub fn lines_of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64)
+        -> Vec<LedgerLine> = all(SELECT_LEDGER_LINES);
     pub fn of_ledger_at(tenant_id: &str, customer_id: &str, seq: u64) -> Option<DeltaRow>
         = first(SELECT_LEDGER_AT);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.

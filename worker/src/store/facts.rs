@@ -26,11 +26,21 @@ const MARK_VERIFIED: &str =
     "UPDATE facts SET status = 'VERIFIED', leaf_index = ?3, tree_size = ?4, verified_at = ?5 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
 
+/// The fact's insert (ignored when this tenant already has it), for a
+/// metered batch: the raises after it count only a new fact.
+pub fn insert_stmt(
+    db: &D1Database,
+    tenant_id: &str,
+    content_hash: &str,
+    content: &str,
+    metadata: Option<&str>,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = args![tenant_id, content_hash, content, metadata, now_ms];
+    stmt(db, INSERT, &args)
+}
+
 queries! {
-    /// Inserts the fact unless this tenant already has it; returns whether it was new.
-    pub fn insert(
-        tenant_id: &str, content_hash: &str, content: &str, metadata: Option<&str>, now_ms: u64,
-    ) -> bool = changed(INSERT);
     pub fn fact(tenant_id: &str, content_hash: &str) -> Option<FactRow> = first(SELECT_ONE);
     pub fn queued(limit: usize) -> Vec<FactRow> = all(SELECT_QUEUED; limit as u64);
 }

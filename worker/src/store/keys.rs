@@ -19,11 +19,13 @@ const SELECT_OF_TENANT: &str =
     select_keys!("WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL");
 const SELECT_LIST: &str =
     select_keys!("WHERE tenant_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id");
-const INSERT_KEY: &str =
+/// Inserts the key only while the tenant holds fewer than `?8` live keys:
+/// the count and the insert are one statement, so concurrent creations
+/// never pass the limit together.
+const INSERT_KEY_WITHIN: &str =
     "INSERT INTO api_keys (id, tenant_id, env, name, secret_hash, active, created_by, created_at, \
-     last_used_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL)";
-const COUNT_LIVE_KEYS: &str =
-    "SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?1 AND deleted_at IS NULL";
+     last_used_at, deleted_at) SELECT ?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL \
+     WHERE (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ?2 AND deleted_at IS NULL) < ?8";
 const TOGGLE_KEY: &str = "UPDATE api_keys SET active = 1 - active \
      WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
 const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
@@ -60,7 +62,6 @@ queries! {
     pub fn of_tenant(tenant_id: &str, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
     /// A tenant's keys that are not deleted, oldest first.
     pub fn list(tenant_id: &str) -> Vec<KeyRow> = all(SELECT_LIST);
-    pub fn count_live(tenant_id: &str) -> u64 = count(COUNT_LIVE_KEYS);
 }
 
 row! {
@@ -71,8 +72,10 @@ row! {
 }
 
 queries! {
-    pub fn insert(k: &NewKey<'_>, now_ms: u64) -> () = exec(
-        INSERT_KEY; k.id, k.tenant_id, k.env, k.name, k.secret_hash, k.created_by, now_ms
+    /// Inserts the key if the tenant holds fewer than `max` live keys;
+    /// returns whether it did.
+    pub fn insert_within(k: &NewKey<'_>, now_ms: u64, max: u64) -> bool = changed(
+        INSERT_KEY_WITHIN; k.id, k.tenant_id, k.env, k.name, k.secret_hash, k.created_by, now_ms, max
     );
     /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
     pub fn toggle(tenant_id: &str, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);

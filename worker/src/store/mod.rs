@@ -11,6 +11,7 @@
 //! `events` (the outbox). `retention` purges both.
 
 pub mod accounts;
+pub mod agreements;
 pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
@@ -21,6 +22,8 @@ pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
 pub mod log;
+pub mod mail;
+pub mod meters;
 pub mod receipts;
 pub mod retention;
 pub mod submissions;
@@ -153,6 +156,26 @@ macro_rules! queries {
     )*};
 }
 pub(crate) use queries;
+
+/// Like [`queries!`], for statements a caller puts in its own batch: each
+/// becomes `pub fn name(db: &D1Database, params...) ->
+/// ApiResult<D1PreparedStatement>`.
+macro_rules! statements {
+    ($(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(; $($arg:expr),+)?;
+    )*) => {$(
+        $(#[$meta])*
+        $vis fn $name(
+            db: &worker::D1Database,
+            $($param: $ty),*
+        ) -> $crate::error::ApiResult<worker::D1PreparedStatement> {
+            let args = $crate::store::queries!(@args [$($($arg),+)?] [$($param),*]);
+            $crate::store::stmt(db, $sql, &args)
+        }
+    )*};
+}
+pub(crate) use statements;
 
 /// Declares a row struct (public fields, listed compactly) and, with
 /// `$ select_x from "table";` in front, the macro `select_x!("WHERE ...")`:
