@@ -69,29 +69,35 @@ queries! {
     /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
     pub fn of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64) -> Vec<DeltaRow>
         = all(SELECT_LEDGER_RANGE);
-}
-
-row! {
-    /// What a pinpointing compare needs of a verified delta: its ids and amount.
-    #[derive(Debug, Clone, Deserialize)]
-    pub struct LedgerLine {
-        item_hash: Hash32, anchor_id: String, reference_id: Option<String>,
-        #[serde(deserialize_with = "super::amount")]
-        delta: Amount,
-    }
-}
-
-queries! {
-    /// The ids and amounts of a ledger's verified deltas with
-    /// `from_seq <= ledger_seq <= to_seq`, in ledger order.
-    pub fn lines_of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64)
-        -> Vec<LedgerLine> = all(SELECT_LEDGER_LINES);
     pub fn of_ledger_at(tenant_id: &str, customer_id: &str, seq: u64) -> Option<DeltaRow>
         = first(SELECT_LEDGER_AT);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
     pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
     pub fn queued_count(tenant_id: &str, customer_id: &str) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
+}
+
+/// What a pinpointing compare needs of a verified delta: its ids and amount.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LedgerLine {
+    pub item_hash: Hash32,
+    pub anchor_id: String,
+    pub reference_id: Option<String>,
+    #[serde(deserialize_with = "super::amount")]
+    pub delta: Amount,
+}
+
+/// The ids and amounts of a ledger's verified deltas with
+/// `from_seq <= ledger_seq <= to_seq`, in ledger order.
+pub async fn lines_of_ledger(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    from_seq: u64,
+    to_seq: u64,
+) -> ApiResult<Vec<LedgerLine>> {
+    let args = args![tenant_id, customer_id, from_seq, to_seq];
+    all(db, SELECT_LEDGER_LINES, &args).await
 }
 
 /// Verified deltas of a tenant (or of one customer: `customer` is `Some`)

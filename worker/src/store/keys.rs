@@ -72,11 +72,14 @@ row! {
 }
 
 queries! {
-    /// Inserts the key if the tenant holds fewer than `max` live keys;
-    /// returns whether it did.
+    /// Inserts the key if the tenant holds fewer than `max` live keys; returns
+    /// whether it did.
     pub fn insert_within(k: &NewKey<'_>, now_ms: u64, max: u64) -> bool = changed(
         INSERT_KEY_WITHIN; k.id, k.tenant_id, k.env, k.name, k.secret_hash, k.created_by, now_ms, max
     );
+}
+
+queries! {
     /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
     pub fn toggle(tenant_id: &str, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);
     /// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).

@@ -133,9 +133,11 @@ queries! {
     /// Inserts the webhook if the tenant holds fewer than `max`; returns
     /// whether it did.
     pub fn insert_within(w: &NewWebhook<'_>, now_ms: u64, max: u64) -> bool = changed(
-        INSERT_WEBHOOK_WITHIN;
-        w.id, w.tenant_id, w.url, w.events, w.description, w.secret_sealed, now_ms, max
+        INSERT_WEBHOOK_WITHIN; w.id, w.tenant_id, w.url, w.events, w.description, w.secret_sealed, now_ms, max
     );
+}
+
+queries! {
     pub fn of_tenant(tenant_id: &str, id: &str) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
     pub fn by_id(id: &str) -> Option<WebhookRow> = first(SELECT_BY_ID);
     /// A tenant's webhooks, oldest first.
