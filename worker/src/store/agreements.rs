@@ -5,7 +5,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, args, first, run};
+use super::{all, args, first, queries, run};
 use crate::error::ApiResult;
 
 const INSERT_INVITATION: &str =
@@ -70,17 +70,11 @@ pub struct AgreementRow {
     pub created_at: u64,
 }
 
-pub async fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<()> {
-    let args = args![
-        &r.token_hash,
-        &r.tenant_id,
-        &r.customer_id,
-        &r.ledger_id,
-        r.created_at,
-        r.expires_at
-    ];
-    run(db, INSERT_INVITATION, &args).await?;
-    Ok(())
+queries! {
+    pub fn insert_invitation(r: &InvitationRow) -> () = exec(
+        INSERT_INVITATION;
+        &r.token_hash, &r.tenant_id, &r.customer_id, &r.ledger_id, r.created_at, r.expires_at
+    );
 }
 
 pub async fn invitation(db: &D1Database, token_hash: &str) -> ApiResult<Option<InvitationRow>> {

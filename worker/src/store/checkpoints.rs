@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, queries, row, stmt, CheckpointStatus};
+use super::{all, args, count, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 row! {
@@ -71,15 +71,8 @@ queries! {
     pub fn queued(limit: usize) -> Vec<CheckpointRow> = all(SELECT_QUEUED; limit as u64);
 }
 
-pub fn mark_committed(
-    db: &D1Database,
-    id: &str,
-    leaf_index: u64,
-    tree_size: u64,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    let args = args![id, leaf_index, tree_size, now_ms];
-    stmt(db, MARK_COMMITTED, &args)
+statements! {
+    pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
 }
 
 /// Checkpoints of a tenant, newest first, optionally filtered.

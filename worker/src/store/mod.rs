@@ -158,6 +158,26 @@ macro_rules! queries {
 }
 pub(crate) use queries;
 
+/// Like [`queries!`], for statements a caller puts in its own batch: each
+/// becomes `pub fn name(db: &D1Database, params...) ->
+/// ApiResult<D1PreparedStatement>`.
+macro_rules! statements {
+    ($(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(; $($arg:expr),+)?;
+    )*) => {$(
+        $(#[$meta])*
+        $vis fn $name(
+            db: &worker::D1Database,
+            $($param: $ty),*
+        ) -> $crate::error::ApiResult<worker::D1PreparedStatement> {
+            let args = $crate::store::queries!(@args [$($($arg),+)?] [$($param),*]);
+            $crate::store::stmt(db, $sql, &args)
+        }
+    )*};
+}
+pub(crate) use statements;
+
 /// Declares a row struct (public fields, listed compactly) and, with
 /// `$ select_x from "table";` in front, the macro `select_x!("WHERE ...")`:
 /// a SELECT of exactly the struct's columns, in its order, so a table's

@@ -1,11 +1,8 @@
 //! Receipts handed out: what a receipt's itemsRoot covers, so public
 //! verify can resolve it.
 
+use super::queries;
 use serde::Deserialize;
-use worker::D1Database;
-
-use super::{all, args, run};
-use crate::error::ApiResult;
 
 const INSERT: &str =
     "INSERT OR IGNORE INTO receipts (items_root, tenant_id, customer_id, period, from_seq, to_seq, \
@@ -26,21 +23,11 @@ pub struct ReceiptRow {
     pub generated_at: u64,
 }
 
-pub async fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<()> {
-    let args = args![
-        &r.items_root,
-        &r.tenant_id,
-        &r.customer_id,
-        r.period.as_deref(),
-        r.from_seq,
-        r.to_seq,
-        r.delta_count,
-        r.generated_at
-    ];
-    run(db, INSERT, &args).await?;
-    Ok(())
-}
-
-pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<ReceiptRow>> {
-    all(db, SELECT_BY_ROOT, &args![root]).await
+queries! {
+    pub fn record(r: &ReceiptRow) -> () = exec(
+        INSERT;
+        &r.items_root, &r.tenant_id, &r.customer_id, r.period.as_deref(), r.from_seq, r.to_seq,
+        r.delta_count, r.generated_at
+    );
+    pub fn by_root(root: &str) -> Vec<ReceiptRow> = all(SELECT_BY_ROOT);
 }
