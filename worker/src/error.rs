@@ -36,6 +36,7 @@ pub enum ErrorCode {
     RateLimited,
     FactNotFound,
     // Our own.
+    StorageLimitReached,
     ApiKeyDeleted,
     InvalidJwt,
     JwtRevoked,
@@ -70,6 +71,7 @@ impl ErrorCode {
         Self::ProductionRequiresPlan,
         Self::RateLimited,
         Self::FactNotFound,
+        Self::StorageLimitReached,
         Self::ApiKeyDeleted,
         Self::InvalidJwt,
         Self::JwtRevoked,
@@ -102,6 +104,7 @@ impl ErrorCode {
             Self::ProductionRequiresPlan => "production_requires_plan",
             Self::RateLimited => "rate_limited",
             Self::FactNotFound => "fact_not_found",
+            Self::StorageLimitReached => "storage_limit_reached",
             Self::ApiKeyDeleted => "api_key_deleted",
             Self::InvalidJwt => "invalid_jwt",
             Self::JwtRevoked => "jwt_revoked",
@@ -135,7 +138,7 @@ impl ErrorCode {
             | Self::JwtRevoked
             | Self::AuthenticationRequired
             | Self::InvalidCredentials => 401,
-            Self::PlanLimitExceeded => 402,
+            Self::PlanLimitExceeded | Self::StorageLimitReached => 402,
             Self::EnvironmentNotProvisioned
             | Self::ProductionRequiresPlan
             | Self::EmailNotVerified

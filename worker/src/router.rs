@@ -65,6 +65,7 @@ pub enum RouteId {
     DevBenchHash,
     DevLogGrow,
     DevLogLeaf,
+    DevRetention,
     AgreementInvite,
     AgreementOpen,
     AgreementKey,
@@ -369,6 +370,11 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/log/leaf",
         id: RouteId::DevLogLeaf,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/retention",
+        id: RouteId::DevRetention,
+    },
 ];
 
 /// Path parameters captured by a pattern, in order.
@@ -477,6 +483,7 @@ impl RouteId {
                 | RouteId::DevBenchHash
                 | RouteId::DevLogGrow
                 | RouteId::DevLogLeaf
+                | RouteId::DevRetention
         )
     }
 }
@@ -514,6 +521,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::DevBenchHash => routes::dev::bench_hash(app, req).await,
         RouteId::DevLogGrow => routes::dev::log_grow(app, req).await,
         RouteId::DevLogLeaf => routes::dev::log_leaf(app, req).await,
+        RouteId::DevRetention => routes::dev::retention(app, req).await,
         RouteId::AuthRegister => routes::auth::register(app, req).await,
         RouteId::AuthLogin => routes::auth::login(app, req).await,
         RouteId::AuthVerify => routes::auth::verify(app, req).await,

@@ -6,6 +6,7 @@ pub mod checkpoint;
 pub mod derive;
 pub mod facts;
 pub mod heads;
+pub mod meter;
 pub mod pinpoint;
 pub mod prove;
 pub mod sequencer;

@@ -44,7 +44,15 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let period = f.parse("period", period_t, |t| Period::parse_not_in_future(t, now));
     f.finish()?;
     let period = period.unwrap_or_else(|| Period::containing(now));
-    let row = checkpoint::create(app, &ctx.tenant_id, ctx.env, customer.as_ref(), period).await?;
+    let row = checkpoint::create(
+        app,
+        &ctx.tenant_id,
+        ctx.env,
+        ctx.plan,
+        customer.as_ref(),
+        period,
+    )
+    .await?;
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Created {

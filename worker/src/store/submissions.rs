@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, args, batch, int, stmt};
+use super::meters::{self, Meter, Raise};
+use super::{args, int, queries, row, stmt};
 use crate::error::ApiResult;
 
 const INSERT_SUBMISSION: &str =
@@ -20,35 +21,48 @@ const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
      WHERE items_root = ?1 LIMIT 10";
 
-pub struct NewSubmission<'a> {
-    pub id: &'a str,
-    pub tenant_id: &'a str,
-    pub contract_id: &'a str,
-    pub kind: &'static str,
-    pub items_root: &'a str,
-    pub item_count: u64,
-    pub received_at: u64,
+row! {
+    pub struct NewSubmission<'a> {
+        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: &'static str,
+        items_root: &'a str, item_count: u64, received_at: u64,
+    }
 }
 
-pub struct NewDelta {
-    pub anchor_id: String,
-    pub customer_id: String,
-    pub ledger_id: String,
-    pub position: u64,
-    pub item_hash: String,
-    pub delta: String,
-    pub reason: String,
-    pub reference_id: Option<String>,
-    pub metadata: Option<String>,
-    pub declared_at: u64,
+row! {
+    pub struct NewDelta {
+        anchor_id: String, customer_id: String, ledger_id: String, position: u64,
+        item_hash: String, delta: String, reason: String, reference_id: Option<String>,
+        metadata: Option<String>, declared_at: u64,
+    }
 }
 
-/// One atomic batch: the submission, its deltas (QUEUED) and any new ledgers.
+impl NewDelta {
+    /// The bytes of the row's text columns: what it adds to the tenant's
+    /// storage meter.
+    pub fn stored_bytes(&self) -> u64 {
+        let texts = [
+            self.anchor_id.len(),
+            self.customer_id.len(),
+            self.ledger_id.len(),
+            self.item_hash.len(),
+            self.delta.len(),
+            self.reason.len(),
+            self.reference_id.as_ref().map_or(0, String::len),
+            self.metadata.as_ref().map_or(0, String::len),
+        ];
+        texts.iter().sum::<usize>() as u64
+    }
+}
+
+/// One atomic batch: the storage raise, the submission, its deltas
+/// (QUEUED) and any new ledgers. `Ok(Err(meter))` when the raise does not
+/// fit: nothing was written.
 pub async fn insert_submission(
     db: &D1Database,
     sub: &NewSubmission<'_>,
     deltas: &[&NewDelta],
-) -> ApiResult<()> {
+    storage: &Raise<'_>,
+) -> ApiResult<Result<(), Meter>> {
     let submission = args![
         sub.id,
         sub.tenant_id,
@@ -59,7 +73,10 @@ pub async fn insert_submission(
         sub.received_at
     ];
     let received_at = int(sub.received_at)?;
-    let mut statements = vec![stmt(db, INSERT_SUBMISSION, &submission)?];
+    let mut statements = vec![
+        meters::raise(db, storage)?,
+        stmt(db, INSERT_SUBMISSION, &submission)?,
+    ];
     for d in deltas {
         let ledger = args![sub.tenant_id, &d.customer_id, &d.ledger_id, received_at];
         statements.push(stmt(db, INSERT_LEDGER, &ledger)?);
@@ -80,8 +97,9 @@ pub async fn insert_submission(
         ];
         statements.push(stmt(db, INSERT_DELTA, &delta)?);
     }
-    batch(db, statements).await?;
-    Ok(())
+    Ok(meters::batch(db, statements, std::slice::from_ref(storage))
+        .await?
+        .map(|_| ()))
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -94,9 +112,9 @@ pub struct SubmissionRow {
     pub received_at: u64,
 }
 
-/// Submissions (any tenant) whose items_root is `root`.
-pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<SubmissionRow>> {
-    all(db, SELECT_BY_ROOT, &args![root]).await
+queries! {
+    /// Submissions (any tenant) whose items_root is `root`.
+    pub fn by_root(root: &str) -> Vec<SubmissionRow> = all(SELECT_BY_ROOT);
 }
 
 const SELECT_PROGRESS: &str =
@@ -115,12 +133,8 @@ pub struct SubmissionProgress {
     pub verified_at: Option<u64>,
 }
 
-/// The tenant's submissions with this items root, with their progress.
-pub async fn progress(
-    ledger: &D1Database,
-    tenant_id: &str,
-    items_root: &str,
-) -> ApiResult<Vec<SubmissionProgress>> {
-    let args = args![tenant_id, items_root];
-    all(ledger, SELECT_PROGRESS, &args).await
+queries! {
+    /// The tenant's submissions with this items root, with their progress.
+    pub fn progress(tenant_id: &str, items_root: &str) -> Vec<SubmissionProgress>
+        = all(SELECT_PROGRESS);
 }
