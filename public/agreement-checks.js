@@ -31,9 +31,12 @@ function fields(text) {
 
 /** Whether `note` carries a valid Ed25519 signature by verifier key `key`. */
 async function signedBy(note, key) {
-  const parts = String(key ?? "").split("+");
-  if (parts.length !== 3) return "the counterparty key is malformed";
-  const [name, idHex, material64] = parts;
+  // <name>+<key id>+<base64>: the base64 part may itself contain '+'.
+  const text = String(key ?? "");
+  const a = text.indexOf("+");
+  const b = a < 0 ? -1 : text.indexOf("+", a + 1);
+  if (a <= 0 || b < 0) return "the counterparty key is malformed";
+  const [name, idHex, material64] = [text.slice(0, a), text.slice(a + 1, b), text.slice(b + 1)];
   const material = unb64(material64);
   if (material.length !== 33 || material[0] !== 0x01) return "the counterparty key is not an Ed25519 key";
   const split = splitNote(note);

@@ -29,7 +29,11 @@ Usage:
                (the whole answer or its data): signed tree head, every
                itemHash recomputed from the raw data it carries, every
                inclusion proof, the roots, the counts, the replayed balance
-  public       the pages of GET /api/v1/verify/<proofRoot>
+  public       the pages of GET /api/v1/verify/<proofRoot>; for a checkpoint
+               the customer co-signed, also its agreement side: the
+               customer's key binding (agreement.key) and every balance or
+               dispute statement (agreement.statements[i]) against this
+               answer's log, ledger, period, root and count
   head         a signed tree head saved from GET /api/v1/log/<env>/checkpoint
   inclusion    an inclusion proof saved from
                GET /api/v1/log/<env>/proof/inclusion?itemHash=<hex>: the item
@@ -148,11 +152,14 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
                 .map(|f| read(f))
                 .collect::<Result<Vec<_>, _>>()?;
             let pages: Vec<&str> = texts.iter().map(String::as_str).collect();
-            Ok(verify::verify_public_answer(
-                &pages,
-                args.root.as_deref(),
-                key,
-            ))
+            let mut report = verify::verify_public_answer(&pages, args.root.as_deref(), key);
+            if let Some(first) = texts.first() {
+                report
+                    .checks
+                    .extend(agreement_checks(first, key, args.root.as_deref()));
+                report.ok = report.checks.iter().all(|c| c.ok);
+            }
+            Ok(report)
         }
         "head" => {
             let key = required_key(args)?.trim();
@@ -188,6 +195,67 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
         }
         other => Err(format!("unknown command {other:?}")),
     }
+}
+
+/// The agreement side of a public answer for a co-signed checkpoint
+/// (issue 19): the customer's key binding and every statement, checked by
+/// `bvs_core::agreement` against this answer's log, ledger, period, root
+/// and count. None when the answer has no registered customer key.
+fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<verify::Check> {
+    let Ok(doc) = serde_json::from_str::<Value>(page) else {
+        return Vec::new();
+    };
+    let data = if doc.get("success").is_some() {
+        &doc["data"]
+    } else {
+        &doc
+    };
+    let a = &data["agreement"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let counterparty_key = text(&a["counterpartyKey"]);
+    if counterparty_key.is_empty() {
+        return Vec::new();
+    }
+    let log_origin = match key {
+        Some(k) => k.split('+').next().unwrap_or_default().to_string(),
+        None => text(&a["origin"]),
+    };
+    let root_text = root.map_or_else(|| text(&a["merkleRoot"]), str::to_string);
+    let Ok(root) = Hash32::parse(root_text.trim()) else {
+        return vec![verify::Check {
+            name: "agreement.key".into(),
+            ok: false,
+            detail: "no merkleRoot to check the agreement against".into(),
+        }];
+    };
+    let statements: Vec<(String, String)> = a["statements"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .map(|s| (text(&s["statement"]), text(&s["recordedAt"])))
+                .collect()
+        })
+        .unwrap_or_default();
+    let (period, key_statement, balance_statement, ledger_id) = (
+        text(&data["summary"]["period"]),
+        text(&a["keyStatement"]),
+        text(&a["balanceStatement"]),
+        text(&a["ledgerId"]),
+    );
+    bvs_core::agreement::answer_agreement_checks(&bvs_core::agreement::AnswerAgreement {
+        log_origin: &log_origin,
+        root: &root,
+        period: &period,
+        item_count: data["summary"]["itemCount"].as_u64().unwrap_or(u64::MAX),
+        ledger_id: &ledger_id,
+        counterparty_key: &counterparty_key,
+        key_statement: &key_statement,
+        balance_statement: &balance_statement,
+        statements: statements
+            .iter()
+            .map(|(s, at)| (s.as_str(), at.as_str()))
+            .collect(),
+    })
 }
 
 /// A receipt or answer names its own key, which proves nothing: without a

@@ -681,6 +681,130 @@ pub fn verify_cosigned_balance(
     Ok(statement)
 }
 
+/// What a public verify answer says about a checkpoint's agreement side
+/// (its `agreement` field) and the checkpoint itself, as read by a client.
+pub struct AnswerAgreement<'a> {
+    /// The log's origin: the name of the log key the client pinned.
+    pub log_origin: &'a str,
+    /// The proof root asked for (the checkpoint's merkleRoot).
+    pub root: &'a Hash32,
+    /// The answer's `summary.period` and `summary.itemCount`.
+    pub period: &'a str,
+    pub item_count: u64,
+    pub ledger_id: &'a str,
+    pub counterparty_key: &'a str,
+    pub key_statement: &'a str,
+    /// The service's `balanceStatement` (unsigned text): its balance is
+    /// what a `balance` statement must agree to.
+    pub balance_statement: &'a str,
+    /// Each statement's signed note and `recordedAt`.
+    pub statements: Vec<(&'a str, &'a str)>,
+}
+
+/// The checks of a public answer's agreement side: `agreement.key` (the
+/// key binding is self-signed and names this log and ledger) and one
+/// `agreement.statements[i]` per statement (signed by that key, naming
+/// this log, ledger, period, merkleRoot and delta count; a balance
+/// statement agrees to the checkpoint's balance).
+pub fn answer_agreement_checks(a: &AnswerAgreement<'_>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let check = |name: String, r: Result<String, String>| match r {
+        Ok(detail) => Check {
+            name,
+            ok: true,
+            detail,
+        },
+        Err(detail) => Check {
+            name,
+            ok: false,
+            detail,
+        },
+    };
+    let named = |e: StatementError| format!("{}: {e}", e.reason());
+    let reference = (|| -> Result<(CheckpointRef, Amount), String> {
+        let origin = Origin::parse(a.log_origin).map_err(named)?;
+        let ledger = Hash32::parse(a.ledger_id).map_err(|e| format!("ledgerId: {e}"))?;
+        let period = Period::parse(a.period).map_err(|e| format!("period: {}", e.reason))?;
+        let balance = match Statement::parse(a.balance_statement).map_err(named)? {
+            Statement::Balance(b) => b.balance,
+            other => return Err(format!("balanceStatement is a {} statement", other.kind())),
+        };
+        Ok((
+            CheckpointRef {
+                origin,
+                ledger,
+                period,
+                root: *a.root,
+                deltas: a.item_count,
+            },
+            balance,
+        ))
+    })();
+    let binding = verify_key_binding(a.key_statement)
+        .map_err(named)
+        .and_then(|b| {
+            let r = reference.as_ref().map_err(Clone::clone)?;
+            if b.key() != a.counterparty_key {
+                return Err(
+                    "the key binding names another key than the counterpartyKey shown".into(),
+                );
+            }
+            r.0.check(&CheckpointRef {
+                origin: b.origin.clone(),
+                ledger: b.ledger,
+                ..r.0.clone()
+            })
+            .map_err(named)?;
+            Ok(format!(
+                "ledger {} has the customer's key {} (self-signed)",
+                a.ledger_id, a.counterparty_key
+            ))
+        });
+    let key_ok = binding.is_ok();
+    checks.push(check("agreement.key".into(), binding));
+    for (i, (signed, at)) in a.statements.iter().enumerate() {
+        let r = (|| -> Result<String, String> {
+            if !key_ok {
+                return Err("the customer's key binding failed".into());
+            }
+            let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
+            Ok(match verify(signed, a.counterparty_key).map_err(named)? {
+                Statement::Balance(b) => {
+                    r.check(&b.checkpoint).map_err(named)?;
+                    if b.balance != *balance {
+                        return Err(named(StatementError::BalanceMismatch {
+                            expected: *balance,
+                            got: b.balance,
+                        }));
+                    }
+                    format!(
+                        "agreed by the customer's key {} at {at}: period {} ends at balance {} after {} deltas",
+                        a.counterparty_key, b.checkpoint.period, b.balance, b.checkpoint.deltas
+                    )
+                }
+                Statement::Dispute(d) => {
+                    r.check(&d.checkpoint).map_err(named)?;
+                    format!(
+                        "disputed by the customer's key {} at {at}: {} delta after {} agreed deltas (balance {})",
+                        a.counterparty_key,
+                        d.kind.as_str(),
+                        d.after,
+                        d.agreed
+                    )
+                }
+                Statement::Key(_) => {
+                    return Err(named(StatementError::WrongKind {
+                        expected: "balance or dispute",
+                        got: "key",
+                    }))
+                }
+            })
+        })();
+        checks.push(check(format!("agreement.statements[{i}]"), r));
+    }
+    checks
+}
+
 /// The checks `bvs-verify statement` prints: the key, the signature and
 /// form, what the statement says, and the root when one is pinned.
 pub fn statement_report(

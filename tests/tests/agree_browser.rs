@@ -2,14 +2,16 @@
 //! tests/browser/agree_page.mjs opens the vendor's invitation, makes an
 //! Ed25519 key in the browser, registers it, opens the period's checkpoint
 //! and agrees. Then the vendor's `checkpoint.cosigned` webhook and the
-//! public verify answer show it, and `bvs-verify statement` checks the
-//! saved co-signed statement offline (no service involved).
+//! public verify answer show it, and `bvs-verify` checks the saved
+//! co-signed answer and statement offline (files only; it has no network
+//! code).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::log::log_key;
 use bvs_tests::receiver::Receiver;
 use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
 use bvs_tests::{api, bvs_verify_bin, eventually, repo_root, run_ok};
@@ -108,6 +110,50 @@ fn a_customer_agrees_in_the_browser_and_the_vendor_and_the_public_see_it() {
     let text = String::from_utf8_lossy(&checked.stdout);
     assert!(checked.status.success(), "{text}");
     assert!(text.contains("VERIFIED"), "{text}");
+    // Offline: the saved public answer, agreement side included.
+    let saved_answer = artifacts.join("agree-answer.json");
+    std::fs::write(&saved_answer, &answer.text).unwrap();
+    let log = log_key(&api);
+    let cli = |file: &std::path::Path| {
+        let out = Command::new(bvs_verify_bin())
+            .args([
+                "public",
+                file.to_str().unwrap(),
+                "--key",
+                &log,
+                "--root",
+                &root,
+            ])
+            .output()
+            .expect("run bvs-verify");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (ok, text) = cli(&saved_answer);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("agreement.key") && text.contains("agreement.statements[0]"),
+        "{text}"
+    );
+    assert!(text.contains("agreed by the customer's key"), "{text}");
+    let tampered = artifacts.join("agree-answer-tampered.json");
+    assert!(answer.text.contains("balance 1250.5\\n\\n"));
+    std::fs::write(
+        &tampered,
+        answer
+            .text
+            .replace("balance 1250.5\\n\\n", "balance 1250.6\\n\\n"),
+    )
+    .unwrap();
+    let (ok, text) = cli(&tampered);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("FAIL  agreement.statements[0]") && text.contains("invalid_signature"),
+        "{text}"
+    );
+
     let forged = artifacts.join("agree-statement-forged.txt");
     std::fs::write(
         &forged,
