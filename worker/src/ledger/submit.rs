@@ -12,6 +12,7 @@ use worker::D1Database;
 use super::db;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::{Claim, Fault};
 use crate::ids;
 use crate::jobs::Job;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
@@ -115,19 +116,27 @@ pub struct Submitter<'a> {
 
 /// Writes the submission and its deltas (QUEUED), then rings the
 /// sequencer's doorbell. A lost ring only delays verification: the sweeper
-/// re-rings for QUEUED items. Returns the submission id and its items root.
+/// re-rings for QUEUED items. `respond` builds the answer from the
+/// submission id and items root before the write, so that under an
+/// Idempotency-Key claim the answer is stored in the write's own batch.
 ///
 /// # Errors
 /// D1 errors; nothing is queued then.
-pub async fn submit(
+pub async fn submit<R>(
     app: &App,
     by: &Submitter<'_>,
     kind: SubmissionKind,
     prepared: &[Prepared],
-) -> ApiResult<(String, Hash32)> {
+    claim: Option<&Claim>,
+    respond: R,
+) -> ApiResult<(u16, String)>
+where
+    R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
+{
     let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
     let root = merkle::root(&items);
     let submission_id = ids::new_id(kind.id_prefix())?;
+    let (status, text) = respond(&submission_id, &root)?;
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
     let submission = NewSubmission {
         id: &submission_id,
@@ -138,13 +147,21 @@ pub async fn submit(
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
-    submissions::insert_submission(&db(app, by.env)?, &submission, &rows).await?;
+    let ledger = db(app, by.env)?;
+    let answer = match claim {
+        Some(c) => c.answer_statements(&ledger, status, &text)?,
+        None => Vec::new(),
+    };
+    submissions::insert_submission_and(&ledger, &submission, &rows, answer).await?;
+    if let Some(c) = claim {
+        c.fault_point(Fault::AfterWrite).await?;
+    }
     ring(app, by.env).await;
-    Ok((submission_id, root))
+    Ok((status, text))
 }
 
 /// How many verified deltas the customer's ledger will hold once what is
-/// queued now is verified (at least one: the delta just emitted).
+/// queued now and the delta about to be written are verified.
 ///
 /// # Errors
 /// D1 errors.
@@ -157,7 +174,7 @@ pub async fn estimated_verified(
         .await?
         .map_or(0, |l| l.verified_count);
     let queued = deltas::queued_count(db, tenant_id, customer_id).await?;
-    Ok(verified + queued.max(1))
+    Ok(verified + queued + 1)
 }
 
 /// Rings the environment's verification queue; failures are logged only.

@@ -300,27 +300,28 @@ struct UsageRow {
 
 /// Adds `count` to the month's usage if it stays within `limit`. `false`
 /// (and nothing changed) otherwise.
-pub async fn consume_usage(
+/// Counts `count` deltas if they fit under `limit`, with `then` run in the
+/// same batch right after the conditional count (it may test `changes()` to act only on success).
+pub async fn consume_usage_and(
     db: &D1Database,
     tenant_id: &str,
     env: &str,
     period: &str,
     count: u64,
     limit: u64,
+    then: Option<D1PreparedStatement>,
 ) -> ApiResult<bool> {
     let key = args![tenant_id, env, period];
-    let results = batch(
-        db,
-        vec![
-            stmt(db, ENSURE_USAGE, &key)?,
-            stmt(
-                db,
-                CONSUME_USAGE,
-                &args![tenant_id, env, period, count, limit],
-            )?,
-        ],
-    )
-    .await?;
+    let mut statements = vec![
+        stmt(db, ENSURE_USAGE, &key)?,
+        stmt(
+            db,
+            CONSUME_USAGE,
+            &args![tenant_id, env, period, count, limit],
+        )?,
+    ];
+    statements.extend(then);
+    let results = batch(db, statements).await?;
     let update = results
         .get(1)
         .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?;

@@ -1,7 +1,7 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
 use serde::Deserialize;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, batch, int, stmt};
 use crate::error::ApiResult;
@@ -43,11 +43,13 @@ pub struct NewDelta {
     pub declared_at: u64,
 }
 
-/// One atomic batch: the submission, its deltas (QUEUED) and any new ledgers.
-pub async fn insert_submission(
+/// One atomic batch: the submission, its deltas (QUEUED), any new ledgers
+/// and `extra` statements (the idempotency answer): all commit or none.
+pub async fn insert_submission_and(
     db: &D1Database,
     sub: &NewSubmission<'_>,
     deltas: &[&NewDelta],
+    extra: Vec<D1PreparedStatement>,
 ) -> ApiResult<()> {
     let submission = args![
         sub.id,
@@ -80,6 +82,7 @@ pub async fn insert_submission(
         ];
         statements.push(stmt(db, INSERT_DELTA, &delta)?);
     }
+    statements.extend(extra);
     batch(db, statements).await?;
     Ok(())
 }
