@@ -38,8 +38,8 @@ fn start() {
 }
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    let app = App::new(env);
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    let app = App::for_request(env, ctx);
     let trips = roundtrips::mark();
     let method = req.method();
     let path = req.path();

@@ -170,22 +170,25 @@ pub async fn estimated_verified(
     tenant_id: &str,
     customer_id: &str,
 ) -> ApiResult<u64> {
-    let verified = ledgers::ledger(db, tenant_id, customer_id)
-        .await?
-        .map_or(0, |l| l.verified_count);
-    let queued = deltas::queued_count(db, tenant_id, customer_id).await?;
-    Ok(verified + queued + 1)
+    let n = ledgers::verified_and_queued(db, tenant_id, customer_id).await?;
+    Ok(n.verified + n.queued + 1)
 }
 
-/// Rings the environment's verification queue; failures are logged only.
+/// Rings the environment's verification queue after the response (a
+/// request's doorbell never delays its answer; the sweeper re-rings what a
+/// lost ring leaves QUEUED); failures are logged only.
 pub async fn ring(app: &App, env: Env) {
-    let sent = match app.env.queue(super::queue_binding(env)) {
-        Ok(q) => q.send(Job::Sequence { env }).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = sent {
-        worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
-    }
+    let queue = app.env.queue(super::queue_binding(env));
+    app.after_response(async move {
+        let sent = match queue {
+            Ok(q) => q.send(Job::Sequence { env }).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
+            worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
+        }
+    })
+    .await;
 }
 
 /// A delta as the status route shows it: its record, the hash of the

@@ -5,8 +5,8 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, first, run, stmt};
-use crate::error::ApiResult;
+use super::{args, batch, changes, first, run, stmt};
+use crate::error::{ApiError, ApiResult};
 
 const DELETE_EXPIRED_ONE: &str =
     "DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
@@ -65,8 +65,9 @@ pub struct Scope<'a> {
     pub key: &'a str,
 }
 
-/// Claims the key for a new request. Returns `None` when claimed, or the
-/// existing record.
+/// Claims the key for a new request, in one round trip (one batch: drop
+/// an expired record, insert the claim if the key is free, read the
+/// record). Returns `None` when claimed, or the existing record.
 pub async fn claim(
     db: &D1Database,
     s: &Scope<'_>,
@@ -75,30 +76,43 @@ pub async fn claim(
     expires_at: u64,
     lease_until: u64,
 ) -> ApiResult<Option<Record>> {
-    run(
+    let key = args![s.tenant_id, s.env, s.key];
+    let results = batch(
         db,
-        DELETE_EXPIRED_ONE,
-        &args![s.tenant_id, s.env, s.key, now_ms],
-    )
-    .await?;
-    let inserted = run(
-        db,
-        INSERT_IN_FLIGHT,
-        &args![
-            s.tenant_id,
-            s.env,
-            s.key,
-            request_hash,
-            now_ms,
-            expires_at,
-            lease_until
+        vec![
+            stmt(
+                db,
+                DELETE_EXPIRED_ONE,
+                &args![s.tenant_id, s.env, s.key, now_ms],
+            )?,
+            stmt(
+                db,
+                INSERT_IN_FLIGHT,
+                &args![
+                    s.tenant_id,
+                    s.env,
+                    s.key,
+                    request_hash,
+                    now_ms,
+                    expires_at,
+                    lease_until
+                ],
+            )?,
+            stmt(db, SELECT_ONE, &key)?,
         ],
     )
     .await?;
-    if inserted > 0 {
+    let (Some(inserted), Some(read)) = (results.get(1), results.get(2)) else {
+        return Err(ApiError::internal("d1 batch returned too few results"));
+    };
+    if changes(inserted)? > 0 {
         return Ok(None);
     }
-    first(db, SELECT_ONE, &args![s.tenant_id, s.env, s.key]).await
+    Ok(read
+        .results::<Record>()
+        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?
+        .into_iter()
+        .next())
 }
 
 pub async fn complete(db: &D1Database, s: &Scope<'_>, status: u16, body: &str) -> ApiResult<()> {
