@@ -115,6 +115,12 @@ impl Claim {
         )
     }
 
+    /// The write was refused whole (nothing committed): a failure may
+    /// release the key again.
+    pub fn not_written(&self) {
+        self.wrote.set(false);
+    }
+
     /// Stops here and hangs when the request asked for this fault point.
     ///
     /// # Errors

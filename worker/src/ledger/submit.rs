@@ -15,6 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Fault};
 use crate::ids;
 use crate::jobs::Job;
+use crate::plan::Plan;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
 use crate::store::{deltas, ledgers};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
@@ -112,6 +113,8 @@ pub struct Submitter<'a> {
     pub tenant_id: &'a str,
     pub env: Env,
     pub contract_id: &'a str,
+    /// Whose storage ceiling the deltas count against.
+    pub plan: Plan,
 }
 
 /// Writes the submission and its deltas (QUEUED), then rings the
@@ -121,7 +124,8 @@ pub struct Submitter<'a> {
 /// Idempotency-Key claim the answer is stored in the write's own batch.
 ///
 /// # Errors
-/// D1 errors; nothing is queued then.
+/// 402 `storage_limit_reached` past the plan's storage ceiling, or D1
+/// errors; nothing is queued then.
 pub async fn submit<R>(
     app: &App,
     by: &Submitter<'_>,
@@ -147,12 +151,23 @@ where
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
+    // The deltas' bytes count against the storage ceiling in the same batch.
+    let stored = rows.iter().map(|d| d.stored_bytes()).sum();
+    let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
     let ledger = db(app, by.env)?;
     let answer = match claim {
         Some(c) => c.answer_statements(&ledger, status, &text)?,
         None => Vec::new(),
     };
-    submissions::insert_submission_and(&ledger, &submission, &rows, answer).await?;
+    let written =
+        submissions::insert_submission(&ledger, &submission, &rows, &raise, answer).await?;
+    if let Err(m) = written {
+        // Refused whole: nothing was written, so the key may be released.
+        if let Some(c) = claim {
+            c.not_written();
+        }
+        return Err(super::meter::over(m, by.plan, by.env, app.now_ms));
+    }
     if let Some(c) = claim {
         c.fault_point(Fault::AfterWrite).await?;
     }
