@@ -250,7 +250,13 @@ async fn record_in_log(
     kind: &str,
 ) -> ApiResult<()> {
     let metadata = json!({ "agreement": kind }).to_string();
-    let (_, created) = facts::record(app, tenant_id, env, signed, Some(&metadata)).await?;
+    // A statement is a fact of the vendor's tenant: it counts against the
+    // vendor's plan like any fact, so no party can fill the shared database.
+    let plan = crate::store::accounts::tenant(&app.control_db()?, tenant_id)
+        .await?
+        .map(|t| t.plan)
+        .ok_or_else(|| ApiError::internal("ledger's tenant not found"))?;
+    let (_, created) = facts::record(app, tenant_id, env, plan, signed, Some(&metadata)).await?;
     if !created {
         submit::ring(app, env).await;
     }
