@@ -149,6 +149,18 @@ read -r _ || true"#,
         self.shutdown();
     }
 
+    /// Kills the whole process group at once (SIGKILL): a crash, with no
+    /// chance to finish in-flight requests. `setsid` made the top bash the
+    /// group leader, so its pid is the group id.
+    pub fn kill(mut self) {
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .arg("--")
+            .arg(format!("-{}", self.child.id()))
+            .status();
+        self.shutdown();
+    }
+
     fn shutdown(&mut self) {
         if let Some(mut stdin) = self.stdin.take() {
             let _ = stdin.write_all(b"stop\n");

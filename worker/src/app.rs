@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 
-use worker::{Date, Env};
+use worker::{Context, Date, Env};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 
@@ -17,6 +17,9 @@ pub struct App {
     /// The API key's rate-limit bucket after this request, for the
     /// `RateLimit-*` headers.
     rate_limit: RefCell<Option<RateLimitState>>,
+    /// The fetch event's context, for work that may finish after the
+    /// response (`after_response`).
+    ctx: Option<Context>,
 }
 
 /// What `RateLimit-Limit`, `-Remaining` and `-Reset` report.
@@ -46,6 +49,24 @@ impl App {
             now_ms,
             tenant_id: RefCell::new(None),
             rate_limit: RefCell::new(None),
+            ctx: None,
+        }
+    }
+
+    /// A request's App: work handed to `after_response` does not delay the
+    /// response.
+    pub fn for_request(env: Env, ctx: Context) -> Self {
+        let mut app = Self::new(env);
+        app.ctx = Some(ctx);
+        app
+    }
+
+    /// Runs `work` after the response has been sent (`waitUntil`) when
+    /// serving a request, else now.
+    pub async fn after_response(&self, work: impl std::future::Future<Output = ()> + 'static) {
+        match &self.ctx {
+            Some(ctx) => ctx.wait_until(work),
+            None => work.await,
         }
     }
 

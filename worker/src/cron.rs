@@ -81,5 +81,9 @@ async fn sweep_deliveries(app: &App) -> ApiResult<()> {
 
 async fn sweep_idempotency(app: &App) -> ApiResult<()> {
     store::idempotency::delete_expired(&app.control_db()?, app.now_ms).await?;
+    for env in [Env::Sandbox, Env::Production] {
+        let ledger = crate::ledger::db(app, env)?;
+        store::idempotency::delete_expired_results(&ledger, app.now_ms).await?;
+    }
     Ok(())
 }

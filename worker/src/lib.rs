@@ -17,6 +17,7 @@ mod plan;
 mod quota;
 mod request_id;
 mod retention;
+mod roundtrips;
 mod router;
 mod routes;
 mod store;
@@ -37,8 +38,9 @@ fn start() {
 }
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
-    let app = App::new(env);
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    let app = App::for_request(env, ctx);
+    let trips = roundtrips::mark();
     let method = req.method();
     let path = req.path();
     let request_id = request_id::for_request(&req);
@@ -90,17 +92,21 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response
     }
     // One structured line per request; never secrets, never bodies.
     let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
-    worker::console_log!(
-        "{}",
-        serde_json::json!({
-            "method": method.to_string(),
-            "route": pattern,
-            "status": response.status_code(),
-            "durationMs": elapsed,
-            "tenantId": app.tenant(),
-            "requestId": request_id,
-        })
-    );
+    let mut line = serde_json::json!({
+        "method": method.to_string(),
+        "route": pattern,
+        "status": response.status_code(),
+        "durationMs": elapsed,
+        "tenantId": app.tenant(),
+        "requestId": request_id,
+    });
+    // DEV_MODE: the storage round trips this request made (issue 16).
+    if app.dev_mode() {
+        let (d1, durable_object) = trips.since();
+        line["d1Calls"] = d1.into();
+        line["doCalls"] = durable_object.into();
+    }
+    worker::console_log!("{line}");
     Ok(response)
 }
 

@@ -6,6 +6,7 @@ use bvs_core::types::{Env, Period};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::Claim;
 pub use crate::plan::Plan;
 use crate::store;
 
@@ -17,13 +18,20 @@ pub struct Account<'a> {
 }
 
 /// Counts `count` deltas against the tenant's monthly quota for the key's
-/// environment, all or nothing.
+/// environment, all or nothing. Under an Idempotency-Key claim the count
+/// is recorded on the claim in the same batch, and a claim that already
+/// counted (its holder crashed before the write) is not counted again.
 ///
 /// # Errors
 /// 402 naming the quota and when it resets (the first day of next month,
 /// UTC) if the deltas do not fit; internal error on storage failure.
-pub async fn consume(app: &App, ctx: &Account<'_>, count: u64) -> ApiResult<()> {
-    if count == 0 {
+pub async fn consume_claimed(
+    app: &App,
+    ctx: &Account<'_>,
+    count: u64,
+    claim: Option<&Claim>,
+) -> ApiResult<()> {
+    if count == 0 || claim.is_some_and(|c| c.charged >= count) {
         return Ok(());
     }
     let plan = ctx.plan;
@@ -31,13 +39,17 @@ pub async fn consume(app: &App, ctx: &Account<'_>, count: u64) -> ApiResult<()> 
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let db = app.control_db()?;
-    let ok = store::accounts::consume_usage(
+    let mark = claim
+        .map(|c| store::idempotency::mark_charged_statement(&db, &c.scope(), count))
+        .transpose()?;
+    let ok = store::accounts::consume_usage_and(
         &db,
         ctx.tenant_id,
         ctx.env.as_str(),
         &period.to_string(),
         count,
         limit,
+        mark,
     )
     .await?;
     if ok {

@@ -140,6 +140,7 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate) -> ApiResult<Answer> 
     let mut init = RequestInit::new();
     init.with_method(Method::Post);
     let req = Request::new_with_init(&url, &init)?;
+    crate::roundtrips::durable_object();
     let mut resp = stub.fetch_with_request(req).await?;
     if resp.status_code() != 200 {
         return Err(ApiError::internal(format!(

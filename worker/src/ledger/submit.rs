@@ -12,6 +12,7 @@ use worker::D1Database;
 use super::db;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::{Claim, Fault};
 use crate::ids;
 use crate::jobs::Job;
 use crate::plan::Plan;
@@ -118,20 +119,28 @@ pub struct Submitter<'a> {
 
 /// Writes the submission and its deltas (QUEUED), then rings the
 /// sequencer's doorbell. A lost ring only delays verification: the sweeper
-/// re-rings for QUEUED items. Returns the submission id and its items root.
+/// re-rings for QUEUED items. `respond` builds the answer from the
+/// submission id and items root before the write, so that under an
+/// Idempotency-Key claim the answer is stored in the write's own batch.
 ///
 /// # Errors
 /// 402 `storage_limit_reached` past the plan's storage ceiling, or D1
 /// errors; nothing is queued then.
-pub async fn submit(
+pub async fn submit<R>(
     app: &App,
     by: &Submitter<'_>,
     kind: SubmissionKind,
     prepared: &[Prepared],
-) -> ApiResult<(String, Hash32)> {
+    claim: Option<&Claim>,
+    respond: R,
+) -> ApiResult<(u16, String)>
+where
+    R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
+{
     let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
     let root = merkle::root(&items);
     let submission_id = ids::new_id(kind.id_prefix())?;
+    let (status, text) = respond(&submission_id, &root)?;
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
     let submission = NewSubmission {
         id: &submission_id,
@@ -145,15 +154,29 @@ pub async fn submit(
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
     let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
-    submissions::insert_submission(&db(app, by.env)?, &submission, &rows, &raise)
-        .await?
-        .map_err(|m| super::meter::over(m, by.plan, by.env, app.now_ms))?;
+    let ledger = db(app, by.env)?;
+    let answer = match claim {
+        Some(c) => c.answer_statements(&ledger, status, &text)?,
+        None => Vec::new(),
+    };
+    let written =
+        submissions::insert_submission(&ledger, &submission, &rows, &raise, answer).await?;
+    if let Err(m) = written {
+        // Refused whole: nothing was written, so the key may be released.
+        if let Some(c) = claim {
+            c.not_written();
+        }
+        return Err(super::meter::over(m, by.plan, by.env, app.now_ms));
+    }
+    if let Some(c) = claim {
+        c.fault_point(Fault::AfterWrite).await?;
+    }
     ring(app, by.env).await;
-    Ok((submission_id, root))
+    Ok((status, text))
 }
 
 /// How many verified deltas the customer's ledger will hold once what is
-/// queued now is verified (at least one: the delta just emitted).
+/// queued now and the delta about to be written are verified.
 ///
 /// # Errors
 /// D1 errors.
@@ -162,22 +185,25 @@ pub async fn estimated_verified(
     tenant_id: &str,
     customer_id: &str,
 ) -> ApiResult<u64> {
-    let verified = ledgers::ledger(db, tenant_id, customer_id)
-        .await?
-        .map_or(0, |l| l.verified_count);
-    let queued = deltas::queued_count(db, tenant_id, customer_id).await?;
-    Ok(verified + queued.max(1))
+    let n = ledgers::verified_and_queued(db, tenant_id, customer_id).await?;
+    Ok(n.verified + n.queued + 1)
 }
 
-/// Rings the environment's verification queue; failures are logged only.
+/// Rings the environment's verification queue after the response (a
+/// request's doorbell never delays its answer; the sweeper re-rings what a
+/// lost ring leaves QUEUED); failures are logged only.
 pub async fn ring(app: &App, env: Env) {
-    let sent = match app.env.queue(super::queue_binding(env)) {
-        Ok(q) => q.send(Job::Sequence { env }).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = sent {
-        worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
-    }
+    let queue = app.env.queue(super::queue_binding(env));
+    app.after_response(async move {
+        let sent = match queue {
+            Ok(q) => q.send(Job::Sequence { env }).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
+            worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
+        }
+    })
+    .await;
 }
 
 /// A delta as the status route shows it: its record, the hash of the

@@ -15,7 +15,7 @@ use crate::auth::{self, KeyContext};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency;
+use crate::idempotency::{self, Fault};
 use crate::ledger;
 use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
 use crate::quota;
@@ -89,46 +89,62 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let pool = http::header(&req, "x-credit-pool-id");
     let idem = idempotency::key(&req)?;
+    let fault = idempotency::fault(app, &req);
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
+    let (ctx, bytes, pool) = (&ctx, &bytes, &pool);
     idempotency::once(
         app,
-        &ctx,
+        ctx,
         idem,
+        fault,
         "POST /api/v1/balance/delta",
-        &bytes,
-        || async {
-            let mut f = Fields::from_bytes(&bytes)?;
+        bytes,
+        |claim| async move {
+            let claim = claim.as_deref();
+            let mut f = Fields::from_bytes(bytes)?;
             let input = read_delta(&mut f);
             f.finish()?;
             let input = input.ok_or_else(|| ApiError::internal("validated delta missing"))?;
-            let contract = auth::resolve_contract(app, &ctx, pool.as_deref()).await?;
-            quota::consume(app, &ctx.account(), 1).await?;
+            let contract = auth::resolve_contract(app, ctx, pool.as_deref()).await?;
+            quota::consume_claimed(app, &ctx.account(), 1, claim).await?;
+            if let Some(c) = claim {
+                c.fault_point(Fault::AfterQuota).await?;
+            }
             let prepared = submit::prepare(&ctx.tenant_id, input, 0, app.now_ms)?;
-            let by = submitter(&ctx, &contract.id);
-            let single = std::slice::from_ref(&prepared);
-            let (_, root) = submit::submit(app, &by, SubmissionKind::Single, single).await?;
+            let by = submitter(ctx, &contract.id);
             let db = ledger::db(app, ctx.env)?;
             let customer = prepared.row.customer_id.clone();
             let estimated = submit::estimated_verified(&db, &ctx.tenant_id, &customer).await?;
-            let record = EmitRecord {
-                anchor_id: prepared.row.anchor_id.clone(),
-                customer_id: customer,
-                delta: prepared.delta,
-                status: "QUEUED",
-                receipt_id: root.to_hex(),
-                items_root: root.to_hex(),
-                item_hash: prepared.item.to_hex(),
-                item_hashes: vec![prepared.item.to_hex()],
-                estimated_verified_deltas: estimated,
-                declared_timestamp: views::iso(prepared.row.declared_at),
-                received_at: views::iso(app.now_ms),
-                message: format!(
-                    "Delta queued for verification; it is typically verified within seconds. \
+            let single = std::slice::from_ref(&prepared);
+            submit::submit(
+                app,
+                &by,
+                SubmissionKind::Single,
+                single,
+                claim,
+                |_, root| {
+                    let record = EmitRecord {
+                        anchor_id: prepared.row.anchor_id.clone(),
+                        customer_id: customer.clone(),
+                        delta: prepared.delta,
+                        status: "QUEUED",
+                        receipt_id: root.to_hex(),
+                        items_root: root.to_hex(),
+                        item_hash: prepared.item.to_hex(),
+                        item_hashes: vec![prepared.item.to_hex()],
+                        estimated_verified_deltas: estimated,
+                        declared_timestamp: views::iso(prepared.row.declared_at),
+                        received_at: views::iso(app.now_ms),
+                        message: format!(
+                        "Delta queued for verification; it is typically verified within seconds. \
                  Poll GET /api/v1/balance/delta/{} or subscribe to the delta.verified webhook.",
-                    prepared.row.anchor_id
-                ),
-            };
-            Ok((202, http::balance_text(202, &record)?))
+                        prepared.row.anchor_id
+                    ),
+                    };
+                    Ok((202, http::balance_text(202, &record)?))
+                },
+            )
+            .await
         },
     )
     .await
@@ -139,15 +155,19 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let pool = http::header(&req, "x-credit-pool-id");
     let idem = idempotency::key(&req)?;
+    let fault = idempotency::fault(app, &req);
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
+    let (ctx, bytes, pool) = (&ctx, &bytes, &pool);
     idempotency::once(
         app,
-        &ctx,
+        ctx,
         idem,
+        fault,
         "POST /api/v1/balance/delta/batch",
-        &bytes,
-        || async {
-            let mut f = Fields::from_bytes(&bytes)?;
+        bytes,
+        |claim| async move {
+            let claim = claim.as_deref();
+            let mut f = Fields::from_bytes(bytes)?;
             let items = f.array("deltas", true);
             f.finish()?;
             let items = items.unwrap_or_default();
@@ -163,7 +183,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                     ),
                 ));
             }
-            let contract = auth::resolve_contract(app, &ctx, pool.as_deref()).await?;
+            let contract = auth::resolve_contract(app, ctx, pool.as_deref()).await?;
             let ReadBatch {
                 mut results,
                 valid,
@@ -172,7 +192,10 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             if valid.is_empty() {
                 return Err(ApiError::Validation(problems));
             }
-            quota::consume(app, &ctx.account(), valid.len() as u64).await?;
+            quota::consume_claimed(app, &ctx.account(), valid.len() as u64, claim).await?;
+            if let Some(c) = claim {
+                c.fault_point(Fault::AfterQuota).await?;
+            }
             let mut prepared = Vec::with_capacity(valid.len());
             let mut indexes = Vec::with_capacity(valid.len());
             for (position, (i, input)) in valid.into_iter().enumerate() {
@@ -184,14 +207,15 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 )?);
                 indexes.push(i);
             }
-            let by = submitter(&ctx, &contract.id);
-            let (batch_id, root) =
-                submit::submit(app, &by, SubmissionKind::Batch, &prepared).await?;
-            for (p, i) in prepared.iter().zip(&indexes) {
-                results[*i] = queued_item(*i, p, &root);
-            }
-            let data = batch_data(batch_id, &root, &prepared, results);
-            Ok((202, http::balance_text(202, &data)?))
+            let by = submitter(ctx, &contract.id);
+            let respond = |batch_id: &str, root: &Hash32| {
+                for (p, i) in prepared.iter().zip(&indexes) {
+                    results[*i] = queued_item(*i, p, root);
+                }
+                let data = batch_data(batch_id.to_string(), root, &prepared, results);
+                Ok((202, http::balance_text(202, &data)?))
+            };
+            submit::submit(app, &by, SubmissionKind::Batch, &prepared, claim, respond).await
         },
     )
     .await

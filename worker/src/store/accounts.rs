@@ -226,21 +226,25 @@ struct UsageRow {
 }
 
 /// Adds `count` to the month's usage if it stays within `limit`. `false`
-/// (and nothing changed) otherwise.
-pub async fn consume_usage(
+/// (and nothing changed) otherwise. `then` runs in the same batch right
+/// after the conditional count (it may test `changes()` to act only on
+/// success).
+pub async fn consume_usage_and(
     db: &D1Database,
     tenant_id: &str,
     env: &str,
     period: &str,
     count: u64,
     limit: u64,
+    then: Option<D1PreparedStatement>,
 ) -> ApiResult<bool> {
     let ensure = args![tenant_id, env, period];
     let consume = args![tenant_id, env, period, count, limit];
-    let statements = vec![
+    let mut statements = vec![
         stmt(db, ENSURE_USAGE, &ensure)?,
         stmt(db, CONSUME_USAGE, &consume)?,
     ];
+    statements.extend(then);
     batch_changed_one(db, statements, 1).await
 }
 

@@ -1,7 +1,7 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
 use serde::Deserialize;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 use super::meters::{self, Meter, Raise};
 use super::{args, int, queries, row, stmt};
@@ -55,13 +55,15 @@ impl NewDelta {
 }
 
 /// One atomic batch: the storage raise, the submission, its deltas
-/// (QUEUED) and any new ledgers. `Ok(Err(meter))` when the raise does not
-/// fit: nothing was written.
+/// (QUEUED), any new ledgers and `extra` statements (the idempotency
+/// answer). `Ok(Err(meter))` when the raise does not fit: nothing was
+/// written.
 pub async fn insert_submission(
     db: &D1Database,
     sub: &NewSubmission<'_>,
     deltas: &[&NewDelta],
     storage: &Raise<'_>,
+    extra: Vec<D1PreparedStatement>,
 ) -> ApiResult<Result<(), Meter>> {
     let submission = args![
         sub.id,
@@ -97,6 +99,7 @@ pub async fn insert_submission(
         ];
         statements.push(stmt(db, INSERT_DELTA, &delta)?);
     }
+    statements.extend(extra);
     Ok(meters::batch(db, statements, std::slice::from_ref(storage))
         .await?
         .map(|_| ()))
