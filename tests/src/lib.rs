@@ -65,6 +65,12 @@ pub struct Wrangler {
 impl Wrangler {
     /// Starts on `persist_dir`, applying migrations first (idempotent).
     pub fn start(persist_dir: &Path) -> Wrangler {
+        Wrangler::start_with_vars(persist_dir, &[])
+    }
+
+    /// Starts like [`Wrangler::start`] with extra vars (`--var NAME:VALUE`),
+    /// for a test binary that needs a DEV_MODE knob of its own.
+    pub fn start_with_vars(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
         let root = repo_root();
         std::fs::create_dir_all(persist_dir).unwrap();
         let status = Command::new("bash")
@@ -83,11 +89,15 @@ impl Wrangler {
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
 wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
-  --persist-to '{persist}' --show-interactive-dev-session=false --log-level log \
+  --persist-to '{persist}' --show-interactive-dev-session=false --log-level log{vars} \
   > '{log}' 2>&1 &
 read -r _ || true"#,
             persist = persist_dir.display(),
             log = log_path.display(),
+            vars = vars
+                .iter()
+                .map(|(k, v)| format!(" --var '{k}:{v}'"))
+                .collect::<String>(),
         );
         let mut child = Command::new("setsid")
             .arg("bash")

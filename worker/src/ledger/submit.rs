@@ -14,6 +14,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::jobs::Job;
+use crate::plan::Plan;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
 use crate::store::{deltas, ledgers};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
@@ -111,6 +112,8 @@ pub struct Submitter<'a> {
     pub tenant_id: &'a str,
     pub env: Env,
     pub contract_id: &'a str,
+    /// Whose storage ceiling the deltas count against.
+    pub plan: Plan,
 }
 
 /// Writes the submission and its deltas (QUEUED), then rings the
@@ -118,7 +121,8 @@ pub struct Submitter<'a> {
 /// re-rings for QUEUED items. Returns the submission id and its items root.
 ///
 /// # Errors
-/// D1 errors; nothing is queued then.
+/// 402 `storage_limit_reached` past the plan's storage ceiling, or D1
+/// errors; nothing is queued then.
 pub async fn submit(
     app: &App,
     by: &Submitter<'_>,
@@ -138,7 +142,12 @@ pub async fn submit(
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
-    submissions::insert_submission(&db(app, by.env)?, &submission, &rows).await?;
+    // The deltas' bytes count against the storage ceiling in the same batch.
+    let stored = rows.iter().map(|d| d.stored_bytes()).sum();
+    let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
+    submissions::insert_submission(&db(app, by.env)?, &submission, &rows, &raise)
+        .await?
+        .map_err(|m| super::meter::over(m, by.plan, by.env, app.now_ms))?;
     ring(app, by.env).await;
     Ok((submission_id, root))
 }

@@ -7,8 +7,8 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 
 use super::{
-    EVENT_CHECKPOINT_VERIFIED, EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED,
-    EVENT_VERIFICATION_FAILED,
+    EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, EVENT_CHECKPOINT_VERIFIED,
+    EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED, EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::CheckpointRow;
@@ -72,6 +72,30 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
                 "verifyUrl": format!("/api/v1/verify/{root}"),
             }))?
         }
+        EVENT_CHECKPOINT_COSIGNED | EVENT_CHECKPOINT_DISPUTED => {
+            // The fields of `ledger::agreement`'s event payload
+            // (docs/webhooks.md); a sample statement is not a signed note.
+            let c = checkpoint(now_ms);
+            let kind = if event == EVENT_CHECKPOINT_COSIGNED {
+                "balance"
+            } else {
+                "dispute"
+            };
+            serde_json::to_string(&serde_json::json!({
+                "checkpointId": c.id,
+                "customerId": c.customer_id,
+                "period": c.period,
+                "merkleRoot": c.merkle_root.to_hex(),
+                "deltaCount": c.delta_count,
+                "balance": amount("1000.25")?,
+                "kind": kind,
+                "ledgerId": hash("ledger").to_hex(),
+                "counterpartyKey": "sample-customer-key+00000000+AAAAsampleAAAA",
+                "itemHash": hash("statement item").to_hex(),
+                "statement": format!("sample {kind} statement: not a signed note"),
+                "recordedAt": iso(now_ms),
+            }))?
+        }
         _ => return Ok(None),
     };
     Ok(Some(text))
@@ -132,5 +156,23 @@ fn checkpoint(now_ms: u64) -> CheckpointRow {
         committed_at: Some(now_ms),
         leaf_index: Some(42),
         tree_size: Some(43),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::data;
+    use crate::webhooks::EVENT_NAMES;
+
+    #[test]
+    fn every_subscribable_event_has_a_sample() {
+        for name in EVENT_NAMES {
+            let text = data(name, "wh_x", 1_764_000_000_000).unwrap();
+            let text = text.unwrap_or_else(|| panic!("no sample for {name}"));
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(v.is_object(), "{name}: {text}");
+        }
+        assert!(data("delta.exploded", "wh_x", 0).unwrap().is_none());
     }
 }
