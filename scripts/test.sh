@@ -46,6 +46,14 @@ rm -rf "$BVS_TEST_STATE"
 cargo test -p bvs-tests --quiet --no-fail-fast -- --test-threads="${TEST_THREADS:-4}" \
   --skip schema_pass_
 
+step "generated reference is up to date (docs/reference.md from /openapi.json and the examples tests/tests/reference.rs captured)"
+# reference.rs (run above) rewrote docs/reference-examples.json from a real
+# run; normalised, so it changes only when an answer's shape does.
+git diff --exit-code -- docs/reference-examples.json \
+  || { echo "docs/reference-examples.json changed: commit the captured examples"; exit 1; }
+.venv/bin/python scripts/gen-reference.py --check
+echo "ok"
+
 step "schema pass: schemathesis and every success path against /openapi.json (bounded, ~3 min)"
 cargo test -p bvs-tests --quiet --test schemathesis -- --nocapture
 

@@ -395,6 +395,16 @@ impl Env {
         }
     }
 
+    /// Any of the environment's three names: `sandbox`/`production` (log
+    /// paths, profiles), `test`/`live` (API keys), `testnet`/`mainnet`
+    /// (contracts). For places where the choice of vocabulary is ours, such
+    /// as log paths: see docs/glossary.md.
+    pub fn from_any_name(text: &str) -> Option<Env> {
+        Env::ALL
+            .into_iter()
+            .find(|e| e.as_str() == text || e.key_prefix() == text || e.contract_name() == text)
+    }
+
     /// # Errors
     /// `preferredEnvironment: must be sandbox or production`
     pub fn parse(field: &str, text: &str) -> Result<Env, FieldError> {
@@ -836,6 +846,23 @@ mod tests {
         );
         assert!(Env::parse("preferredEnvironment", "prod").is_err());
         assert_eq!(serde_json::to_string(&Env::Sandbox).unwrap(), "\"sandbox\"");
+    }
+
+    #[test]
+    fn env_any_name_accepts_the_three_vocabularies() {
+        for (name, env) in [
+            ("sandbox", Env::Sandbox),
+            ("test", Env::Sandbox),
+            ("testnet", Env::Sandbox),
+            ("production", Env::Production),
+            ("live", Env::Production),
+            ("mainnet", Env::Production),
+        ] {
+            assert_eq!(Env::from_any_name(name), Some(env), "{name}");
+        }
+        for bad in ["", "prod", "Sandbox", "LIVE", "main"] {
+            assert_eq!(Env::from_any_name(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -314,3 +314,61 @@ fn the_usage_route_counts_what_emits_consumed() {
     assert_eq!(after["remaining"], 7, "{after}");
     assert_error(&a.get("/dashboard/usage"), 401, "authentication_required");
 }
+
+#[test]
+fn the_plan_limit_case_has_its_code() {
+    let a = api();
+    let t = new_tenant(&a);
+    let k = a.keyed(&t.test_key);
+    let items: Vec<serde_json::Value> = (0..10)
+        .map(|i| json!({"customerId": "cus_quota", "delta": 1, "reason": format!("item {i}")}))
+        .collect();
+    let ok = k.batch(&items);
+    assert!((200..300).contains(&ok.status), "{}", ok.text);
+    let over = k.post(
+        "/api/v1/balance/delta",
+        &json!({"customerId": "cus_quota", "delta": 1, "reason": "one too many"}),
+    );
+    assert_error(&over, 402, "plan_limit_exceeded");
+}
+
+#[test]
+fn a_balance_validation_error_names_its_field() {
+    let a = api();
+    let t = new_tenant(&a);
+    let bad = a.keyed(&t.test_key).post(
+        "/api/v1/balance/delta",
+        &json!({"customerId": "cus_v", "delta": 0, "reason": "zero"}),
+    );
+    assert_error(&bad, 400, "validation_failed");
+    assert_eq!(bad.body["field"], "delta", "{}", bad.text);
+}
+
+/// Log paths take the environment's other names as aliases
+/// (docs/glossary.md): `test`/`testnet` read the sandbox log,
+/// `live`/`mainnet` the production one; anything else is 404.
+#[test]
+fn log_paths_accept_the_other_environment_names_as_aliases() {
+    let a = api();
+    for (canonical, aliases) in [
+        ("sandbox", ["test", "testnet"]),
+        ("production", ["live", "mainnet"]),
+    ] {
+        let key = a.get(&format!("/api/v1/log/{canonical}/key"));
+        assert_eq!(key.status, 200, "{}", key.text);
+        for alias in aliases {
+            let same = a.get(&format!("/api/v1/log/{alias}/key"));
+            assert_eq!(same.status, 200, "{alias}: {}", same.text);
+            assert_eq!(same.body["data"], key.body["data"], "{alias}");
+            let head = a.get(&format!("/api/v1/log/{alias}/checkpoint"));
+            assert_eq!(head.status, 200, "{alias}: {}", head.text);
+        }
+    }
+    let unknown = a.get("/api/v1/log/staging/key");
+    assert_error(&unknown, 404, "record_not_found");
+    assert!(
+        unknown.body["message"].as_str().unwrap().contains("live"),
+        "{}",
+        unknown.text
+    );
+}

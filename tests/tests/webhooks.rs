@@ -233,6 +233,183 @@ fn the_test_route_sends_a_signed_test_event_and_reports_the_answer() {
     );
 }
 
+/// The check docs/webhooks.md ("Verifying a delivery") tells receivers to
+/// run, written here from the doc alone: HMAC-SHA256 of the raw body keyed
+/// with the secret, lowercase hex after `sha256=`, compared in constant
+/// time; then the body's signed `timestamp` within 5 minutes of our clock.
+fn documented_check(secret: &str, body: &[u8], signature_header: &str) -> Result<Value, String> {
+    use hmac::{Hmac, Mac};
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    let expected = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));
+    let (a, b) = (expected.as_bytes(), signature_header.as_bytes());
+    let same = a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0;
+    if !same {
+        return Err("bad signature".into());
+    }
+    let event: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let sent_ms = iso_to_ms(event["timestamp"].as_str().ok_or("no timestamp")?);
+    if sent_ms.abs_diff(now_ms()) > 300_000 {
+        return Err("stale delivery".into());
+    }
+    Ok(event)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` → unix ms (days from civil, H. Hinnant).
+fn iso_to_ms(text: &str) -> u64 {
+    let n = |r: std::ops::Range<usize>| -> i64 { text[r].parse().unwrap() };
+    let (y, m, d) = (n(0..4), n(5..7), n(8..10));
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + n(11..13) * 3600 + n(14..16) * 60 + n(17..19);
+    let ms = text.get(20..23).map_or(0, |t| t.parse::<i64>().unwrap());
+    u64::try_from(secs * 1000 + ms).unwrap()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn test_with_type(api: &Api, t: &Tenant, id: &str, body: &Value) -> Reply {
+    post_jwt(api, &format!("/dashboard/webhooks/{id}/test"), &t.jwt, body)
+}
+
+#[test]
+fn the_test_route_sends_a_signed_sample_of_any_event() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[]);
+    // Subscribed to checkpoints only: a sample is a rehearsal, sent
+    // whatever the webhook subscribes to.
+    let (id, secret) = create_ok(&api, &t, &rx.url("/samples"), &["checkpoint.verified"]);
+
+    let r = test_with_type(&api, &t, &id, &json!({"type": "delta.verified"}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["success"], true, "{}", r.text);
+    let got = rx.received();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let req = &got[0];
+    let sig = req.header("x-service-signature").unwrap();
+    let event = documented_check(&secret, &req.body, sig).expect("documented check passes");
+    assert!(documented_check("whsec_wrong", &req.body, sig).is_err());
+    assert_eq!(event["event"], "delta.verified");
+    assert_eq!(req.header("x-service-event").unwrap(), "delta.verified");
+    assert_eq!(req.header("x-service-delivery-id").unwrap(), event["id"]);
+    assert_eq!(r.body["data"]["deliveryId"], event["id"]);
+    assert_eq!(event["environment"], "sandbox");
+    let data = &event["data"];
+    // Clearly sample data, in the documented shape.
+    assert_eq!(data["status"], "VERIFIED");
+    assert!(data["anchorId"].as_str().unwrap().starts_with("sample_"));
+    assert!(data["customerId"].as_str().unwrap().starts_with("sample_"));
+    assert!(data["reason"].as_str().unwrap().contains("Sample"));
+    assert_eq!(data["receiptId"], data["itemsRoot"]);
+    assert_eq!(data["txHash"].as_str().unwrap().len(), 64);
+    let documented = [
+        "anchorId",
+        "customerId",
+        "delta",
+        "reason",
+        "referenceId",
+        "metadata",
+        "itemHash",
+        "itemsRoot",
+        "receiptId",
+        "status",
+        "declaredTimestamp",
+        "receivedAt",
+        "blockTimestamp",
+        "leafIndex",
+        "treeSize",
+        "ledgerSeq",
+        "balanceAfter",
+        "txHash",
+        "dataPurged",
+    ];
+    let mut documented: Vec<String> = documented.iter().map(|s| s.to_string()).collect();
+    documented.sort();
+    assert_eq!(keys(data), documented, "delta.verified sample: {data}");
+
+    // The same envelope and data fields as a real delta.verified delivery.
+    let real_rx = Receiver::start(&[]);
+    let (real_id, real_secret) = create_ok(&api, &t, &real_rx.url("/real"), &["delta.verified"]);
+    api.keyed(&t.test_key).emit(&delta("cus_wh_sample", 5));
+    let real = wait_requests(&api, &real_rx, 1, event_is("delta.verified"));
+    let real_event = real[0].json();
+    assert!(real[0].signature_is_valid(&real_secret));
+    assert_eq!(keys(&real_event), keys(&event));
+    assert_eq!(
+        keys(&real_event["data"]),
+        keys(data),
+        "sample and real data fields"
+    );
+    let _ = real_id;
+
+    // Every other subscribable event has a sample too.
+    for (name, fields) in [
+        (
+            "checkpoint.verified",
+            &[
+                "checkpointId",
+                "merkleRoot",
+                "period",
+                "status",
+                "treeSize",
+                "txHash",
+            ][..],
+        ),
+        (
+            "verification.completed",
+            &[
+                "submissionId",
+                "kind",
+                "itemsRoot",
+                "receiptId",
+                "anchorIds",
+                "verifyUrl",
+            ][..],
+        ),
+        (
+            "verification.failed",
+            &["anchorId", "status", "failureReason", "failedAt"][..],
+        ),
+        ("test", &["message", "webhookId"][..]),
+    ] {
+        let r = test_with_type(&api, &t, &id, &json!({ "type": name }));
+        assert_eq!(r.status, 200, "{name}: {}", r.text);
+        assert_eq!(r.body["data"]["success"], true, "{name}: {}", r.text);
+        let last = rx.received().pop().unwrap();
+        let sig = last.header("x-service-signature").unwrap();
+        let event = documented_check(&secret, &last.body, sig).expect(name);
+        assert_eq!(event["event"], name);
+        for f in fields {
+            assert!(
+                !event["data"][f].is_null(),
+                "{name} sample lacks {f}: {event}"
+            );
+        }
+    }
+    assert_eq!(rx.received().len(), 5);
+
+    // An unknown type is a 400 naming `type`; nothing is sent.
+    let r = test_with_type(&api, &t, &id, &json!({"type": "delta.exploded"}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.body["field"], "type", "{}", r.text);
+    assert_eq!(r.body["code"], "validation_failed", "{}", r.text);
+    assert!(r.body["message"]
+        .as_str()
+        .unwrap()
+        .contains("delta.exploded"));
+    assert_eq!(rx.received().len(), 5);
+}
+
 #[test]
 fn the_test_route_is_rate_limited_per_tenant() {
     let api = api();

@@ -177,15 +177,15 @@ pub async fn require_ledger(
         })
 }
 
-/// `"sandbox"` / `"production"` in a path → the environment; else 404.
+/// `"sandbox"` / `"production"` in a path → the environment, with the
+/// other vocabularies as aliases (`test`/`live`, `testnet`/`mainnet`);
+/// else 404.
 pub fn env_from_path(text: &str) -> ApiResult<Env> {
-    match text {
-        "sandbox" => Ok(Env::Sandbox),
-        "production" => Ok(Env::Production),
-        other => Err(ApiError::NotFound(format!(
-            "No log named {other}: use sandbox or production"
-        ))),
-    }
+    Env::from_any_name(text).ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "No log named {text}: use sandbox or production (aliases: test or live, testnet or mainnet)"
+        ))
+    })
 }
 
 /// What one append writes: the new stored hashes and leaves (statements,

@@ -2,6 +2,7 @@
 //! toggle, test, delete, and a webhook's recent deliveries. Another
 //! tenant's webhook id is 404.
 
+use bvs_core::types::Env;
 use serde::Serialize;
 use worker::{Request, Response};
 
@@ -13,7 +14,7 @@ use crate::fields::Fields;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook, WebhookRow};
 use crate::views::iso;
 use crate::webhooks::delivery::{self, Mode};
-use crate::webhooks::{dispatch, url_safety, EVENT_NAMES, EVENT_TEST};
+use crate::webhooks::{dispatch, samples, url_safety, EVENT_NAMES, EVENT_TEST};
 use crate::{http, ids};
 
 /// Longest description, in characters. // spec: silent
@@ -239,10 +240,14 @@ pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     )
 }
 
-/// `POST /dashboard/webhooks/:id/test`: sends a real, signed `test` event
-/// now (once, no retries) and reports what the receiver answered.
-pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
+/// `POST /dashboard/webhooks/:id/test` with an optional body
+/// `{"type": "<event>"}`: sends a real, signed event now (once, no
+/// retries) and reports what the receiver answered. Without a type it is
+/// the `test` event; any other subscribable event is sent as a sample with
+/// that event's documented payload (`webhooks::samples`).
+pub async fn test(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
+    let event_type = test_event_type(&mut req).await?;
     let db = app.control_db()?;
     let row = store::of_tenant(&db, session.tenant_id(), id)
         .await?
@@ -254,13 +259,11 @@ pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
         TEST_EVENTS_PER_TENANT,
     )
     .await?;
-    let event_id = ids::new_id("evt_test")?;
+    let is_test = event_type == EVENT_TEST;
+    let event_id = ids::new_id(if is_test { "evt_test" } else { "evt_sample" })?;
     let delivery_id = dispatch::delivery_id(&event_id, &row.id);
-    let payload = serde_json::to_string(&serde_json::json!({
-        "message": "Test event from the balance verification service: your endpoint is reachable \
-                    and can check the X-Service-Signature header",
-        "webhookId": row.id,
-    }))?;
+    let payload = samples::data(&event_type, &row.id, app.now_ms)?
+        .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
     crate::store::batch(
         &db,
         store::insert_deliveries(
@@ -270,9 +273,11 @@ pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
                     id: delivery_id.clone(),
                     webhook_id: row.id.clone(),
                     tenant_id: row.tenant_id.clone(),
-                    env: None,
+                    // Samples read like real sandbox deliveries; `test` has
+                    // no environment.
+                    env: (!is_test).then(|| Env::Sandbox.as_str().to_string()),
                     event_id,
-                    event_type: EVENT_TEST.to_string(),
+                    event_type,
                     event_created_at: app.now_ms,
                 },
                 url: row.url.clone(),
@@ -294,6 +299,33 @@ pub async fn test(app: &App, req: Request, id: &str) -> ApiResult<Response> {
         }),
         None,
     )
+}
+
+/// The event the test route sends: the body's optional `type` (any
+/// subscribable event), `test` when the body is empty or has no type.
+async fn test_event_type(req: &mut Request) -> ApiResult<String> {
+    let bytes = http::body_bytes(req, http::BODY_BYTES_MAX).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(EVENT_TEST.to_string());
+    }
+    let mut f = Fields::from_bytes(&bytes)?;
+    let event_type = match f.string("type", false) {
+        None => EVENT_TEST.to_string(),
+        Some(t) if EVENT_NAMES.contains(&t.as_str()) => t,
+        Some(t) => {
+            let shown: String = t.chars().take(64).collect();
+            f.problem(
+                "type",
+                format!(
+                    "unknown event {shown:?}; known events: {}",
+                    EVENT_NAMES.join(", ")
+                ),
+            );
+            String::new()
+        }
+    };
+    f.finish()?;
+    Ok(event_type)
 }
 
 /// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending

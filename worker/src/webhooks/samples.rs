@@ -1,0 +1,178 @@
+//! Sample payloads for the webhook test route: each subscribable event's
+//! documented `data`, built with the same views real events use, filled
+//! with clearly fake values (ids and texts say `sample`), so an integrator
+//! can rehearse a receiver before real traffic. See docs/webhooks.md.
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
+
+use super::{
+    EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, EVENT_CHECKPOINT_VERIFIED,
+    EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED, EVENT_VERIFICATION_FAILED,
+};
+use crate::error::{ApiError, ApiResult};
+use crate::store::checkpoints::CheckpointRow;
+use crate::store::deltas::DeltaRow;
+use crate::store::{CheckpointStatus, ItemStatus};
+use crate::views::{iso, CheckpointView, DeltaRecord};
+
+/// Prefix of every sample id, so a receiver can tell samples apart.
+pub const SAMPLE_PREFIX: &str = "sample_";
+/// The `customerId` of every sample.
+pub const SAMPLE_CUSTOMER_ID: &str = "sample_customer";
+/// The `reason` of a sample delta.
+pub const SAMPLE_REASON: &str = "Sample event from the webhook test route: not a real delta";
+/// `failureReason` of the sample `verification.failed`.
+pub const SAMPLE_FAILURE_REASON: &str = "sample: not a real failure";
+
+/// A sample event's `data` as JSON text, or `None` for an unknown name.
+///
+/// # Errors
+/// Internal error if a sample cannot be serialised.
+pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<String>> {
+    let text = match event {
+        EVENT_TEST => serde_json::to_string(&serde_json::json!({
+            "message": "Test event from the balance verification service: your endpoint is \
+                        reachable and can check the X-Service-Signature header",
+            "webhookId": webhook_id,
+        }))?,
+        EVENT_DELTA_VERIFIED => {
+            serde_json::to_string(&DeltaRecord::from_row(&delta(now_ms)?, Some(tx_hash()))?)?
+        }
+        EVENT_VERIFICATION_FAILED => {
+            let mut row = delta(now_ms)?;
+            row.status = ItemStatus::Failed;
+            row.leaf_index = None;
+            row.tree_size = None;
+            row.ledger_seq = None;
+            row.balance_after = None;
+            row.verified_at = None;
+            let mut value = serde_json::to_value(DeltaRecord::from_row(&row, None)?)?;
+            if let Some(map) = value.as_object_mut() {
+                map.insert("failureReason".into(), SAMPLE_FAILURE_REASON.into());
+                map.insert("failedAt".into(), iso(now_ms).into());
+            }
+            serde_json::to_string(&value)?
+        }
+        EVENT_CHECKPOINT_VERIFIED => serde_json::to_string(&CheckpointView::from_row(
+            &checkpoint(now_ms),
+            Some(&tx_hash()),
+        ))?,
+        EVENT_VERIFICATION_COMPLETED => {
+            let root = hash("items root").to_hex();
+            serde_json::to_string(&serde_json::json!({
+                "submissionId": format!("{SAMPLE_PREFIX}submission"),
+                "kind": "single",
+                "itemsRoot": root,
+                "receiptId": root,
+                "deltaCount": 1,
+                "anchorIds": [format!("{SAMPLE_PREFIX}anchor")],
+                "receivedAt": iso(now_ms.saturating_sub(2_000)),
+                "verifiedAt": iso(now_ms),
+                "verifyUrl": format!("/api/v1/verify/{root}"),
+            }))?
+        }
+        EVENT_CHECKPOINT_COSIGNED | EVENT_CHECKPOINT_DISPUTED => {
+            // The fields of `ledger::agreement`'s event payload
+            // (docs/webhooks.md); a sample statement is not a signed note.
+            let c = checkpoint(now_ms);
+            let kind = if event == EVENT_CHECKPOINT_COSIGNED {
+                "balance"
+            } else {
+                "dispute"
+            };
+            serde_json::to_string(&serde_json::json!({
+                "checkpointId": c.id,
+                "customerId": c.customer_id,
+                "period": c.period,
+                "merkleRoot": c.merkle_root.to_hex(),
+                "deltaCount": c.delta_count,
+                "balance": amount("1000.25")?,
+                "kind": kind,
+                "ledgerId": hash("ledger").to_hex(),
+                "counterpartyKey": "sample-customer-key+00000000+AAAAsampleAAAA",
+                "itemHash": hash("statement item").to_hex(),
+                "statement": format!("sample {kind} statement: not a signed note"),
+                "recordedAt": iso(now_ms),
+            }))?
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(text))
+}
+
+/// A fixed, recognisably fake hash: SHA-256 of `sample <what>`.
+fn hash(what: &str) -> Hash32 {
+    Hash32::digest(format!("sample {what}").as_bytes())
+}
+
+fn tx_hash() -> String {
+    hash("signed tree head").to_hex()
+}
+
+fn amount(text: &str) -> ApiResult<Amount> {
+    Amount::parse(text).map_err(|e| ApiError::internal(format!("sample amount {text}: {e}")))
+}
+
+fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
+    Ok(DeltaRow {
+        anchor_id: format!("{SAMPLE_PREFIX}anchor"),
+        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
+        customer_id: SAMPLE_CUSTOMER_ID.to_string(),
+        submission_id: format!("{SAMPLE_PREFIX}submission"),
+        position: 0,
+        item_hash: hash("item"),
+        items_root: hash("items root"),
+        delta: amount("125.50")?,
+        reason: Some(SAMPLE_REASON.to_string()),
+        reference_id: Some(format!("{SAMPLE_PREFIX}reference")),
+        metadata: Some(r#"{"sample":true}"#.to_string()),
+        declared_at: now_ms.saturating_sub(3_000),
+        received_at: now_ms.saturating_sub(2_000),
+        status: ItemStatus::Verified,
+        leaf_index: Some(41),
+        tree_size: Some(42),
+        ledger_seq: Some(7),
+        balance_after: Some(amount("1000.25")?),
+        verified_at: Some(now_ms),
+        data_purged: 0,
+        purged_at: None,
+    })
+}
+
+fn checkpoint(now_ms: u64) -> CheckpointRow {
+    CheckpointRow {
+        id: format!("{SAMPLE_PREFIX}checkpoint"),
+        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
+        customer_id: SAMPLE_CUSTOMER_ID.to_string(),
+        period: iso(now_ms).chars().take(7).collect(),
+        merkle_root: hash("checkpoint root"),
+        delta_count: 7,
+        net_delta: Amount::ZERO,
+        from_index: 0,
+        to_index: 6,
+        status: CheckpointStatus::Committed,
+        created_at: now_ms.saturating_sub(60_000),
+        committed_at: Some(now_ms),
+        leaf_index: Some(42),
+        tree_size: Some(43),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::data;
+    use crate::webhooks::EVENT_NAMES;
+
+    #[test]
+    fn every_subscribable_event_has_a_sample() {
+        for name in EVENT_NAMES {
+            let text = data(name, "wh_x", 1_764_000_000_000).unwrap();
+            let text = text.unwrap_or_else(|| panic!("no sample for {name}"));
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(v.is_object(), "{name}: {text}");
+        }
+        assert!(data("delta.exploded", "wh_x", 0).unwrap().is_none());
+    }
+}
