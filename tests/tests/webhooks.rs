@@ -378,7 +378,7 @@ fn the_test_route_sends_a_signed_sample_of_any_event() {
         ),
         (
             "verification.failed",
-            &["anchorId", "status", "failureReason", "failedAt"][..],
+            &["anchorId", "status", "failure"][..],
         ),
         ("test", &["message", "webhookId"][..]),
     ] {

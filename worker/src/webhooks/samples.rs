@@ -22,7 +22,7 @@ pub const SAMPLE_PREFIX: &str = "sample_";
 pub const SAMPLE_CUSTOMER_ID: &str = "sample_customer";
 /// The `reason` of a sample delta.
 pub const SAMPLE_REASON: &str = "Sample event from the webhook test route: not a real delta";
-/// `failureReason` of the sample `verification.failed`.
+/// `failure.message` of the sample `verification.failed`.
 pub const SAMPLE_FAILURE_REASON: &str = "sample: not a real failure";
 
 /// A sample event's `data` as JSON text, or `None` for an unknown name.
@@ -47,12 +47,7 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
             row.ledger_seq = None;
             row.balance_after = None;
             row.verified_at = None;
-            let mut value = serde_json::to_value(DeltaRecord::from_row(&row, None)?)?;
-            if let Some(map) = value.as_object_mut() {
-                map.insert("failureReason".into(), SAMPLE_FAILURE_REASON.into());
-                map.insert("failedAt".into(), iso(now_ms).into());
-            }
-            serde_json::to_string(&value)?
+            crate::views::delta_failed_event_payload(&row, SAMPLE_FAILURE_REASON)?
         }
         EVENT_CHECKPOINT_VERIFIED => serde_json::to_string(&CheckpointView::from_row(
             &checkpoint(now_ms),
