@@ -63,8 +63,29 @@ pub struct Wrangler {
 }
 
 impl Wrangler {
-    /// Starts on `persist_dir`, applying migrations first (idempotent).
+    /// Starts on `persist_dir`, applying migrations first (idempotent),
+    /// with one ledger shard per environment: every tenant on shard 0, the
+    /// layout the tests written before sharding address by the log names
+    /// `sandbox` and `production` (their logs are shard 0's). Every shard
+    /// database is still migrated.
     pub fn start(persist_dir: &Path) -> Wrangler {
+        Self::start_with(
+            persist_dir,
+            &[
+                ("LEDGER_SHARDS_SANDBOX", "1"),
+                ("LEDGER_SHARDS_PRODUCTION", "1"),
+            ],
+        )
+    }
+
+    /// Starts with wrangler.toml's shards (2 per environment): tenants are
+    /// placed on the emptiest shard (tests/tests/shards.rs).
+    pub fn start_sharded(persist_dir: &Path) -> Wrangler {
+        Self::start_with(persist_dir, &[])
+    }
+
+    /// Starts with `vars` (`--var NAME:VALUE`) over wrangler.toml's.
+    pub fn start_with(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
         let root = repo_root();
         std::fs::create_dir_all(persist_dir).unwrap();
         let status = Command::new("bash")
@@ -79,11 +100,15 @@ impl Wrangler {
         let port = free_port();
         let inspector = free_port();
         let log_path = persist_dir.join(format!("wrangler-{port}.log"));
+        let vars: String = vars
+            .iter()
+            .map(|(k, v)| format!(" --var '{k}:{v}'"))
+            .collect();
         let script = format!(
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
 wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
-  --persist-to '{persist}' --show-interactive-dev-session=false --log-level log \
+  --persist-to '{persist}' --show-interactive-dev-session=false --log-level log{vars} \
   > '{log}' 2>&1 &
 read -r _ || true"#,
             persist = persist_dir.display(),

@@ -11,7 +11,6 @@
 //! at once, so a run stopped anywhere leaves no row half-purged, and the
 //! next run continues with what is left.
 
-use bvs_core::types::Env;
 use worker::D1Database;
 
 use crate::app::App;
@@ -52,10 +51,12 @@ enum Table {
 /// Internal error on storage failure (whatever was purged stays purged).
 pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
     let control = app.control_db()?;
-    let ledgers = [
-        crate::ledger::db(app, Env::Sandbox)?,
-        crate::ledger::db(app, Env::Production)?,
-    ];
+    // Every shard: a tenant has data on one shard per environment, and
+    // the purge statements are scoped to the tenant.
+    let ledgers = crate::ledger::shard::all(app)
+        .into_iter()
+        .map(|log| crate::ledger::db(app, log))
+        .collect::<ApiResult<Vec<_>>>()?;
     let mut report = Report::default();
     let mut budget = rows_max;
     let mut after = String::new();

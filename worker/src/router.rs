@@ -49,6 +49,7 @@ pub enum RouteId {
     CheckpointList,
     Receipt,
     PublicVerify,
+    LogList,
     LogCheckpoint,
     LogKey,
     LogHeads,
@@ -267,6 +268,11 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        pattern: "/api/v1/logs",
+        id: RouteId::LogList,
+    },
+    Route {
+        method: Method::Get,
         pattern: "/api/v1/log/:env/checkpoint",
         id: RouteId::LogCheckpoint,
     },
@@ -430,6 +436,7 @@ impl RouteId {
         matches!(
             self,
             RouteId::PublicVerify
+                | RouteId::LogList
                 | RouteId::LogCheckpoint
                 | RouteId::LogKey
                 | RouteId::LogHeads
@@ -529,6 +536,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::PublicVerify => {
             routes::proofs::public_verify(app, req, params.get("proofRoot")?).await
         }
+        RouteId::LogList => routes::proofs::log_list(app, &req).await,
         RouteId::LogCheckpoint => routes::proofs::log_checkpoint(app, params.get("env")?).await,
         RouteId::LogKey => routes::proofs::log_key(app, params.get("env")?).await,
         RouteId::LogHeads => routes::proofs::log_heads(app, req, params.get("env")?).await,

@@ -4,10 +4,10 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
-use bvs_core::types::{CustomerId, Env, Page, Period};
+use bvs_core::types::{CustomerId, Page, Period};
 use worker::D1Database;
 
-use super::{db, heads, require_ledger, submit};
+use super::{db, heads, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
@@ -30,12 +30,12 @@ pub struct Listed {
 pub async fn list(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     customer: Option<&str>,
     period: Option<&str>,
     page: &Page,
 ) -> ApiResult<(Vec<Listed>, u64)> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
     let mut out = Vec::with_capacity(rows.len());
@@ -75,11 +75,11 @@ struct Window {
 pub async fn create(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     customer: Option<&CustomerId>,
     period: Period,
 ) -> ApiResult<CheckpointRow> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
@@ -115,7 +115,15 @@ pub async fn create(
         tree_size: None,
     };
     checkpoints::insert(&db, &row).await?;
-    submit::ring(app, env).await;
+    crate::store::roots::insert(
+        &app.control_db()?,
+        &row.merkle_root.to_hex(),
+        log.env,
+        log.shard,
+        app.now_ms,
+    )
+    .await?;
+    submit::ring(app, log).await;
     Ok(row)
 }
 

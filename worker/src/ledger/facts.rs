@@ -2,9 +2,8 @@
 //! to the environment's log by the sequencer like deltas.
 
 use bvs_core::hash::{content_hash, Hash32};
-use bvs_core::types::Env;
 
-use super::{db, submit};
+use super::{db, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::facts::{self, FactRow};
@@ -17,18 +16,18 @@ use crate::store::facts::{self, FactRow};
 pub async fn record(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     content: &str,
     metadata: Option<&str>,
 ) -> ApiResult<(FactRow, bool)> {
     let hash = content_hash(content).to_hex();
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let created = facts::insert(&db, tenant_id, &hash, content, metadata, app.now_ms).await?;
     let row = facts::fact(&db, tenant_id, &hash)
         .await?
         .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
     if created {
-        submit::ring(app, env).await;
+        submit::ring(app, log).await;
     }
     Ok((row, created))
 }
@@ -37,9 +36,9 @@ pub async fn record(
 ///
 /// # Errors
 /// 404 when the tenant has no such fact.
-pub async fn fact(app: &App, tenant_id: &str, env: Env, hash: &Hash32) -> ApiResult<FactRow> {
+pub async fn fact(app: &App, tenant_id: &str, log: LogId, hash: &Hash32) -> ApiResult<FactRow> {
     let hash = hash.to_hex();
-    facts::fact(&db(app, env)?, tenant_id, &hash)
+    facts::fact(&db(app, log)?, tenant_id, &hash)
         .await?
         .ok_or_else(|| {
             ApiError::coded(

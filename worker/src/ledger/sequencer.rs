@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
-use bvs_core::types::{Env, Period};
+use bvs_core::types::Period;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{append_and_sign, db, head_or_init, LogKey};
+use super::{append_and_sign, db, head_or_init, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
@@ -35,10 +35,10 @@ pub const ROUNDS_MAX: usize = 25;
 
 /// Runs rounds until nothing is queued (or `ROUNDS_MAX`). Returns the number
 /// of items appended.
-pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
+pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let mut total = 0;
     for _ in 0..ROUNDS_MAX {
-        let n = round(app, env).await?;
+        let n = round(app, log).await?;
         if n == 0 {
             break;
         }
@@ -47,14 +47,14 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
     Ok(total)
 }
 
-async fn round(app: &App, env: Env) -> ApiResult<u64> {
-    let db = db(app, env)?;
+async fn round(app: &App, log: LogId) -> ApiResult<u64> {
+    let db = db(app, log)?;
     // The size first, then the items: see the module docs.
-    let head = head_or_init(app, env).await?;
+    let head = head_or_init(app, log).await?;
     let Some(plan) = Plan::read(&db, head.tree_size).await? else {
         return Ok(0);
     };
-    let key = LogKey::load(app, env)?;
+    let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
     let appended = append_and_sign(&db, &key, plan.old_size, &plan.leaves()?, now).await?;
     let mut statements = appended.statements;

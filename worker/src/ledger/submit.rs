@@ -6,10 +6,10 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::{item_hash, DeltaContent, Hash32};
 use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
-use bvs_core::types::{CustomerId, Env, Metadata, Reason, ReferenceId};
+use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
 use worker::D1Database;
 
-use super::db;
+use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
@@ -106,10 +106,11 @@ impl SubmissionKind {
     }
 }
 
-/// Who submits: the API key's tenant, environment and contract.
+/// Who submits: the API key's tenant, its shard of the key's environment,
+/// and its contract.
 pub struct Submitter<'a> {
     pub tenant_id: &'a str,
-    pub env: Env,
+    pub log: LogId,
     pub contract_id: &'a str,
 }
 
@@ -138,8 +139,18 @@ pub async fn submit(
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
-    submissions::insert_submission(&db(app, by.env)?, &submission, &rows).await?;
-    ring(app, by.env).await;
+    // The root's shard first: a row whose submission then fails to be
+    // written points at nothing (404), never the other way round.
+    crate::store::roots::insert(
+        &app.control_db()?,
+        submission.items_root,
+        by.log.env,
+        by.log.shard,
+        app.now_ms,
+    )
+    .await?;
+    submissions::insert_submission(&db(app, by.log)?, &submission, &rows).await?;
+    ring(app, by.log).await;
     Ok((submission_id, root))
 }
 
@@ -160,14 +171,22 @@ pub async fn estimated_verified(
     Ok(verified + queued.max(1))
 }
 
-/// Rings the environment's verification queue; failures are logged only.
-pub async fn ring(app: &App, env: Env) {
-    let sent = match app.env.queue(super::queue_binding(env)) {
-        Ok(q) => q.send(Job::Sequence { env }).await,
+/// Rings the environment's verification queue for the shard `log`;
+/// failures are logged only.
+pub async fn ring(app: &App, log: LogId) {
+    let job = Job::Sequence {
+        env: log.env,
+        shard: log.shard,
+    };
+    let sent = match app.env.queue(super::queue_binding(log.env)) {
+        Ok(q) => q.send(job).await,
         Err(e) => Err(e),
     };
     if let Err(e) = sent {
-        worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
+        worker::console_warn!(
+            "verification doorbell for {} not rung: {e}",
+            log.path_name()
+        );
     }
 }
 
@@ -180,10 +199,10 @@ pub async fn ring(app: &App, env: Env) {
 pub async fn status(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     anchor_id: &str,
 ) -> ApiResult<DeltaRecord> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let row = deltas::delta(&db, tenant_id, anchor_id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;

@@ -53,7 +53,7 @@ pub struct KeyRow {
 /// tenant's plan and the status of the key's environment for that tenant.
 const SELECT_AUTH: &str =
     "SELECT k.id, k.tenant_id, k.env, k.secret_hash, k.active, k.last_used_at, \
-     k.deleted_at, t.plan, c.status AS contract_status \
+     k.deleted_at, t.plan, c.status AS contract_status, c.shard \
      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id \
      LEFT JOIN contracts c ON c.tenant_id = k.tenant_id AND c.env = k.env \
      WHERE k.id = ?1";
@@ -70,6 +70,8 @@ pub struct AuthRow {
     #[serde(deserialize_with = "crate::plan::stored")]
     pub plan: Plan,
     pub contract_status: Option<String>,
+    /// The shard of the key's environment (`None` without a contract).
+    pub shard: Option<u32>,
 }
 
 /// The key `id` with its tenant's plan and environment status.

@@ -23,6 +23,7 @@ pub mod ledgers;
 pub mod log;
 pub mod receipts;
 pub mod retention;
+pub mod roots;
 pub mod submissions;
 pub mod webhooks;
 

@@ -6,7 +6,7 @@
 //! inserted with INSERT OR IGNORE before the event is marked dispatched, so
 //! a run that dies half way, or two runs at once, create each delivery once.
 
-use bvs_core::types::Env;
+use crate::ledger::LogId;
 use serde::Serialize;
 use worker::D1Database;
 
@@ -31,14 +31,14 @@ pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
     format!("dlv_{}", &h[..32])
 }
 
-/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of `env`.
+/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of the shard `log`.
 /// Returns the number of events dispatched.
 ///
 /// # Errors
 /// Internal error on storage failure; nothing is lost, the next run
 /// continues.
-pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
-    let ledger = crate::ledger::db(app, env)?;
+pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
+    let ledger = crate::ledger::db(app, log)?;
     let control = app.control_db()?;
     // A new delivery is due at once: never later than the real clock,
     // whatever time a test gave the cron event that runs this.
@@ -65,7 +65,7 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
                         id: delivery_id(&e.id, &h.id),
                         webhook_id: h.id.clone(),
                         tenant_id: e.tenant_id.clone(),
-                        env: Some(env.as_str().to_string()),
+                        env: Some(log.env.as_str().to_string()),
                         event_id: e.id.clone(),
                         event_type: e.kind.clone(),
                         event_created_at: e.created_at,
