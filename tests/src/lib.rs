@@ -96,6 +96,30 @@ impl Wrangler {
             .status()
             .expect("run scripts/migrate.sh");
         assert!(status.success(), "migrations failed");
+        Self::launch(persist_dir, vars)
+    }
+
+    /// Starts again, with wrangler.toml's shards, on a state directory
+    /// already migrated (after [`Wrangler::kill_hard`]).
+    pub fn restart_sharded(persist_dir: &Path) -> Wrangler {
+        Self::launch(persist_dir, &[])
+    }
+
+    /// Kills the whole process group with SIGKILL, as a crash would: no
+    /// shutdown, nothing flushed. The state directory stays for a restart.
+    pub fn kill_hard(mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        self.stdin = None;
+        self.shutdown();
+    }
+
+    fn launch(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+        let root = repo_root();
 
         let port = free_port();
         let inspector = free_port();
