@@ -140,6 +140,11 @@ fn a_tenant_on_each_shard_emits_derives_checkpoints_and_its_receipt_verifies_aga
         let out = cli(&["receipt", file.to_str().unwrap(), "--key", key], &dir);
         assert!(out.contains("VERIFIED"), "{out}");
         assert!(!out.contains("FAIL"), "{out}");
+        // The CLI names the log the receipt is proven in.
+        assert!(
+            out.contains(&format!("Log: {}", log["origin"].as_str().unwrap())),
+            "{out}"
+        );
 
         // The public answers (receipt root and checkpoint root) come from
         // the same shard and verify against the same listed key.
