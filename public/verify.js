@@ -3,6 +3,7 @@
 // (verifier-wasm). Nothing in this file decides whether a proof holds: it
 // fetches, hands text to the verifier, and shows the verifier's report.
 import init, * as verifier from "/pkg/bvs_verifier_wasm.js";
+import { agreementChecks } from "/agreement-checks.js";
 
 const ROOT_PATTERN = /^[0-9a-fA-F]{64}$/;
 /** Most answer pages fetched for one root (the API pages its records). */
@@ -79,6 +80,12 @@ function describe(name) {
     }[d[2]];
     if (what) return { title: what[0], meaning: what[1] };
   }
+  if (/^agreement\.statements\[\d+\]$/.test(n)) {
+    return {
+      title: "The customer's statement",
+      meaning: "The customer's statement is not signed by the customer's registered key, or names another checkpoint than this one: it may have been forged or altered.",
+    };
+  }
   const known = {
     parse: ["The document can be read", "This is not a receipt or a verification answer of this service, or it is damaged."],
     pinnedKey: ["The log's key is the one pinned in this browser", "The service now publishes a different key for this log than the one this browser pinned. Everything was checked against the pinned key; if the log really changed its key, pin the new one only after checking it with a source you trust."],
@@ -105,6 +112,7 @@ function describe(name) {
     consistency: ["The log only grew since your proof", "The head your proof is into is not part of the log's latest history: the log was rewritten."],
     oldTreeHead: ["The older tree head is signed", "The older tree head's signature does not verify."],
     newTreeHead: ["The newer tree head is signed", "The newer tree head's signature does not verify."],
+    "agreement.key": ["The customer's key is bound to this ledger", "The customer's key binding is not signed by the key it names, or names another ledger or log: the key shown may have been swapped."],
     network: ["The data could be fetched", "The page could not fetch what it needs to check, so nothing was verified."],
   }[n];
   return known ? { title: known[0], meaning: known[1] } : { title: n, meaning: "This check failed." };
@@ -113,7 +121,8 @@ function describe(name) {
 function renderChecks(list, checks) {
   list.replaceChildren();
   for (const c of checks) {
-    const { title, meaning } = describe(c.name);
+    const { title: named, meaning } = describe(c.name);
+    const title = c.title ?? named;
     const li = el("li", { class: `check ${c.ok ? "pass" : "fail"}`, "data-name": c.name, "data-ok": String(c.ok) },
       el("div", { class: "head" },
         el("span", { class: "state" }, c.ok ? "✔ Passed" : "✘ Failed"),
@@ -256,6 +265,10 @@ async function runOnline(root) {
     const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key));
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
     if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, env, [proofHead, latest]));
+  }
+
+  if (got.answer.agreement) {
+    checks.push(...await agreementChecks(got.answer.agreement, root, origin, got.answer.summary ?? {}));
   }
 
   const s = got.answer.summary ?? {};

@@ -538,6 +538,52 @@ pub fn verify(signed: &str, verifier_key: &str) -> Result<Statement, StatementEr
     Ok(statement)
 }
 
+/// What a signed statement says, read strictly but **not verified**: the
+/// service reads it to find the ledger (and so the key) it must be checked
+/// against, then checks it with [`verify`].
+///
+/// # Errors
+/// As [`verify`] before the signature: size, note form, statement form.
+pub fn read_unverified(signed: &str) -> Result<Statement, StatementError> {
+    if signed.len() > STATEMENT_BYTES_MAX {
+        return Err(StatementError::TooLarge {
+            max: STATEMENT_BYTES_MAX,
+        });
+    }
+    let (text, _) = split_note(signed).ok_or(StatementError::NotASignedNote)?;
+    Statement::parse(&text)
+}
+
+impl StatementError {
+    /// The reason's stable name (snake_case), as the API and tools report it.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StatementError::TooLarge { .. } => "too_large",
+            StatementError::MalformedKey(_) => "malformed_key",
+            StatementError::NotASignedNote => "not_a_signed_note",
+            StatementError::UnknownFormat => "unknown_format",
+            StatementError::ExtraWhitespace { .. } => "extra_whitespace",
+            StatementError::Truncated { .. } => "truncated",
+            StatementError::WrongOrder { .. } => "wrong_order",
+            StatementError::UnknownLine { .. } => "unknown_line",
+            StatementError::BadValue { .. } => "bad_value",
+            StatementError::NonCanonical { .. } => "non_canonical",
+            StatementError::NoSignatureByKey { .. } => "no_signature_by_key",
+            StatementError::InvalidSignature => "invalid_signature",
+            StatementError::KeyNotSelfSigned => "key_not_self_signed",
+            StatementError::WrongKind { .. } => "wrong_kind",
+            StatementError::OriginMismatch { .. } => "origin_mismatch",
+            StatementError::LedgerMismatch { .. } => "ledger_mismatch",
+            StatementError::PeriodMismatch { .. } => "period_mismatch",
+            StatementError::RootMismatch { .. } => "root_mismatch",
+            StatementError::DeltasMismatch { .. } => "deltas_mismatch",
+            StatementError::BalanceMismatch { .. } => "balance_mismatch",
+            #[cfg(feature = "server")]
+            StatementError::Signing(_) => "signing",
+        }
+    }
+}
+
 /// Checks a signed key binding: it must be signed by the key it names.
 ///
 /// # Errors

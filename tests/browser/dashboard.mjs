@@ -402,8 +402,15 @@ await step("a forgotten password is reset through the e-mailed link", async () =
   await page.getByRole("button", { name: "Send the link" }).click();
   await page.locator(".box.ok").waitFor();
   await shot("forgot-password");
-  await page.goto(`${base}/mailbox?to=${encodeURIComponent(email)}`);
-  await page.locator(".mail[data-kind=reset_password] a[href*='/reset-password?token=']").click();
+  // The reset mail is sent by the queue consumer: reload the mailbox until it is there.
+  const resetLink = page.locator(".mail[data-kind=reset_password] a[href*='/reset-password?token=']");
+  for (let i = 0; i < 40; i++) {
+    await page.goto(`${base}/mailbox?to=${encodeURIComponent(email)}`);
+    await page.waitForLoadState("networkidle");
+    if ((await resetLink.count()) > 0) break;
+    await page.waitForTimeout(500);
+  }
+  await resetLink.first().click();
   await heading("Choose a new password");
   assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
   await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);

@@ -62,6 +62,12 @@ pub struct Wrangler {
     stdin: Option<ChildStdin>,
 }
 
+/// One ledger shard per environment: see [`Wrangler::start`].
+const ONE_SHARD: &[(&str, &str)] = &[
+    ("LEDGER_SHARDS_SANDBOX", "1"),
+    ("LEDGER_SHARDS_PRODUCTION", "1"),
+];
+
 impl Wrangler {
     /// Starts on `persist_dir`, applying migrations first (idempotent),
     /// with one ledger shard per environment: every tenant on shard 0, the
@@ -69,13 +75,16 @@ impl Wrangler {
     /// `sandbox` and `production` (their logs are shard 0's). Every shard
     /// database is still migrated.
     pub fn start(persist_dir: &Path) -> Wrangler {
-        Self::start_with(
-            persist_dir,
-            &[
-                ("LEDGER_SHARDS_SANDBOX", "1"),
-                ("LEDGER_SHARDS_PRODUCTION", "1"),
-            ],
-        )
+        Self::start_with(persist_dir, ONE_SHARD)
+    }
+
+    /// Starts like [`Wrangler::start`] (one shard per environment) with
+    /// extra vars (`--var NAME:VALUE`), for a test binary that needs a
+    /// DEV_MODE knob of its own.
+    pub fn start_with_vars(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+        let mut all = ONE_SHARD.to_vec();
+        all.extend_from_slice(vars);
+        Self::start_with(persist_dir, &all)
     }
 
     /// Starts with wrangler.toml's shards (2 per environment): tenants are
@@ -124,10 +133,6 @@ impl Wrangler {
         let port = free_port();
         let inspector = free_port();
         let log_path = persist_dir.join(format!("wrangler-{port}.log"));
-        let vars: String = vars
-            .iter()
-            .map(|(k, v)| format!(" --var '{k}:{v}'"))
-            .collect();
         let script = format!(
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
@@ -137,6 +142,10 @@ wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
 read -r _ || true"#,
             persist = persist_dir.display(),
             log = log_path.display(),
+            vars = vars
+                .iter()
+                .map(|(k, v)| format!(" --var '{k}:{v}'"))
+                .collect::<String>(),
         );
         let mut child = Command::new("setsid")
             .arg("bash")

@@ -82,14 +82,33 @@ pub fn mailbox(api: &Api, to: &str) -> Vec<Value> {
     r.body["data"].as_array().cloned().unwrap_or_default()
 }
 
-/// The token of the newest mail of `kind` (`verify_email`, `reset_password`).
+/// How long a mail may take through the queue (resend-verification and
+/// request-password-reset send from the queue consumer).
+pub const MAIL_WAIT: Duration = Duration::from_secs(20);
+
+/// The token of the newest mail of `kind` (`verify_email`, `reset_password`),
+/// once there is one (queued mails arrive a moment after their request).
 pub fn latest_token(api: &Api, to: &str, kind: &str) -> String {
+    eventually(MAIL_WAIT, &format!("a {kind} mail for {to}"), || {
+        newest_token(api, to, kind)
+    })
+}
+
+/// The token of the newest mail of `kind`, if any, now.
+pub fn newest_token(api: &Api, to: &str, kind: &str) -> Option<String> {
     mailbox(api, to)
         .iter()
         .find(|m| m["kind"] == kind)
         .and_then(|m| m["token"].as_str())
         .map(str::to_string)
-        .unwrap_or_else(|| panic!("no {kind} mail for {to}"))
+}
+
+/// The token of a mail of `kind` newer than the one carrying `previous`,
+/// once it arrives.
+pub fn next_token(api: &Api, to: &str, kind: &str, previous: &str) -> String {
+    eventually(MAIL_WAIT, &format!("a new {kind} mail for {to}"), || {
+        newest_token(api, to, kind).filter(|t| t != previous)
+    })
 }
 
 /// `POST /dashboard/auth/login`; returns the JWT.

@@ -92,6 +92,7 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
             Ok(())
         }
         Job::Sequence { .. } => Ok(()),
+        Job::Mail { id } => crate::auth::mailer::process(app, id).await,
         Job::Deliver { delivery_id } => {
             webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
                 .await?;

@@ -36,6 +36,11 @@ pub async fn run(app: &App, cron: &str) {
             if let Err(e) = sweep_deliveries(app).await {
                 worker::console_error!("sweep webhook deliveries: {e:?}");
             }
+            if let Err(e) =
+                crate::auth::mailer::sweep(app, QUEUED_STALE_MS, SWEEP_DELIVERIES_MAX).await
+            {
+                worker::console_error!("sweep mail requests: {e:?}");
+            }
         }
         CRON_RETENTION => {
             match crate::retention::purge(app, app.now_ms, crate::retention::ROWS_PER_RUN_MAX).await

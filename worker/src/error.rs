@@ -36,6 +36,7 @@ pub enum ErrorCode {
     RateLimited,
     FactNotFound,
     // Our own.
+    StorageLimitReached,
     ApiKeyDeleted,
     InvalidJwt,
     JwtRevoked,
@@ -52,6 +53,8 @@ pub enum ErrorCode {
     PayloadTooLarge,
     Unprocessable,
     InternalError,
+    InvitationInvalid,
+    StatementRejected,
 }
 
 impl ErrorCode {
@@ -68,6 +71,7 @@ impl ErrorCode {
         Self::ProductionRequiresPlan,
         Self::RateLimited,
         Self::FactNotFound,
+        Self::StorageLimitReached,
         Self::ApiKeyDeleted,
         Self::InvalidJwt,
         Self::JwtRevoked,
@@ -84,6 +88,8 @@ impl ErrorCode {
         Self::PayloadTooLarge,
         Self::Unprocessable,
         Self::InternalError,
+        Self::InvitationInvalid,
+        Self::StatementRejected,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -98,6 +104,7 @@ impl ErrorCode {
             Self::ProductionRequiresPlan => "production_requires_plan",
             Self::RateLimited => "rate_limited",
             Self::FactNotFound => "fact_not_found",
+            Self::StorageLimitReached => "storage_limit_reached",
             Self::ApiKeyDeleted => "api_key_deleted",
             Self::InvalidJwt => "invalid_jwt",
             Self::JwtRevoked => "jwt_revoked",
@@ -114,6 +121,8 @@ impl ErrorCode {
             Self::PayloadTooLarge => "payload_too_large",
             Self::Unprocessable => "unprocessable",
             Self::InternalError => "internal_error",
+            Self::InvitationInvalid => "invitation_invalid",
+            Self::StatementRejected => "statement_rejected",
         }
     }
 
@@ -129,7 +138,7 @@ impl ErrorCode {
             | Self::JwtRevoked
             | Self::AuthenticationRequired
             | Self::InvalidCredentials => 401,
-            Self::PlanLimitExceeded => 402,
+            Self::PlanLimitExceeded | Self::StorageLimitReached => 402,
             Self::EnvironmentNotProvisioned
             | Self::ProductionRequiresPlan
             | Self::EmailNotVerified
@@ -138,7 +147,8 @@ impl ErrorCode {
             Self::MethodNotAllowed => 405,
             Self::IdempotencyKeyReused | Self::Conflict => 409,
             Self::PayloadTooLarge => 413,
-            Self::Unprocessable => 422,
+            Self::InvitationInvalid => 410,
+            Self::Unprocessable | Self::StatementRejected => 422,
             Self::RateLimited => 429,
             Self::InternalError => 500,
         }

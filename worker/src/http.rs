@@ -9,6 +9,11 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 /// reasons and metadata fits well below this.
 pub const BODY_BYTES_MAX: usize = 1024 * 1024;
 
+/// Largest body of `POST /api/v1/balance/compare`: room for its
+/// `deltas` list at the pinpoint limit (10,000 entries of ~150 bytes each
+/// with long referenceIds). // spec: silent; issue 19 "documented limit"
+pub const COMPARE_BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
+
 /// Reads the raw body, refusing anything over `max` bytes with 413.
 pub async fn body_bytes(req: &mut Request, max: usize) -> ApiResult<Vec<u8>> {
     if let Some(len) = req

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 pub const QUEUE_VERIFY_SANDBOX: &str = "VERIFY_SANDBOX";
 pub const QUEUE_VERIFY_PRODUCTION: &str = "VERIFY_PRODUCTION";
 pub const QUEUE_WEBHOOKS: &str = "WEBHOOKS";
+/// Account mails ride the webhooks queue, the service's side-job queue
+/// (no verification ordering to keep; its consumer runs every job kind).
+pub const QUEUE_MAIL: &str = QUEUE_WEBHOOKS;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "camelCase")]
@@ -26,4 +29,7 @@ pub enum Job {
     /// One attempt at a webhook delivery (when due). Carries only the id;
     /// the delivery row is the truth, and a second ring is a no-op.
     Deliver { delivery_id: String },
+    /// An account mail request (`auth::mailer`). Carries only the id; the
+    /// request row is the truth, claimed once.
+    Mail { id: String },
 }

@@ -42,6 +42,23 @@ pub const RATE_ENTERPRISE: Rate = Rate {
     burst: 2000.0,
 };
 
+/// Facts a tenant may record per calendar month (UTC), per environment.
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const FACTS_PER_MONTH: [u64; 4] = [100, 100_000, 1_000_000, 100_000_000];
+/// Checkpoints a tenant may create per calendar month (UTC), per environment.
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const CHECKPOINTS_PER_MONTH: [u64; 4] = [50, 10_000, 100_000, 10_000_000];
+/// Bytes of fact and delta content a tenant may store per environment (the
+/// shared ledger database holds 10 GB). Free: 1 MiB, sixteen 64 KiB facts.
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const STORAGE_BYTES: [u64; 4] = [1 << 20, 256 << 20, 1 << 30, 4 << 30];
+/// API keys a tenant may hold at once (deleted ones do not count).
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const API_KEYS_MAX: [u64; 4] = [20, 100, 250, 1000];
+/// Webhook endpoints a tenant may hold at once.
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const WEBHOOKS_MAX: [u64; 4] = [5, 20, 50, 100];
+
 impl Plan {
     pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pilot, Plan::Growth, Plan::Enterprise];
 
@@ -88,6 +105,41 @@ impl Plan {
             (Plan::Growth, _) => GROWTH_DELTAS_PER_MONTH,
             (Plan::Enterprise, _) => ENTERPRISE_DELTAS_PER_MONTH,
         }
+    }
+
+    /// This plan's column in the per-plan limit tables above.
+    fn index(self) -> usize {
+        match self {
+            Plan::Free => 0,
+            Plan::Pilot => 1,
+            Plan::Growth => 2,
+            Plan::Enterprise => 3,
+        }
+    }
+
+    /// Facts per calendar month in one environment.
+    pub fn facts_per_month(self) -> u64 {
+        FACTS_PER_MONTH[self.index()]
+    }
+
+    /// Checkpoints per calendar month in one environment.
+    pub fn checkpoints_per_month(self) -> u64 {
+        CHECKPOINTS_PER_MONTH[self.index()]
+    }
+
+    /// Bytes of fact and delta content stored in one environment.
+    pub fn storage_bytes(self) -> u64 {
+        STORAGE_BYTES[self.index()]
+    }
+
+    /// API keys held at once.
+    pub fn api_keys_max(self) -> u64 {
+        API_KEYS_MAX[self.index()]
+    }
+
+    /// Webhook endpoints held at once.
+    pub fn webhooks_max(self) -> u64 {
+        WEBHOOKS_MAX[self.index()]
     }
 
     /// The per-key token bucket.

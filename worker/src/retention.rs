@@ -8,8 +8,17 @@
 //!
 //! Bounded: at most `rows_max` rows per run, `ROWS_PER_STATEMENT_MAX` per
 //! statement. Each statement nulls a row's raw fields and marks it purged
-//! at once, so a run stopped anywhere leaves no row half-purged, and the
-//! next run continues with what is left.
+//! at once, so a run stopped anywhere leaves no row half-purged.
+//!
+//! Fair: the run goes round the tenants with a window in id order,
+//! starting after the last tenant the previous run visited (a cursor in
+//! the control database) and wrapping around, and gives each tenant at
+//! most one slice (`rows_max / TENANT_SHARES`, at least one row) per visit.
+//! A run therefore visits at least `TENANT_SHARES` tenants that have work
+//! (every tenant, if fewer), and no tenant waits for another's backlog:
+//! with `T` tenants past their window, a tenant with `R` purgeable rows is
+//! done within `ceil(R / slice) * ceil(T / TENANT_SHARES)` runs
+//! (docs/retention.md).
 
 use worker::D1Database;
 
@@ -23,9 +32,13 @@ pub const ROWS_PER_RUN_MAX: u64 = 20_000;
 pub const ROWS_PER_STATEMENT_MAX: u64 = 500;
 /// Tenants read per page.
 pub const TENANTS_PER_PAGE: u32 = 100;
+/// A run's budget is shared out in this many slices: one slice per tenant
+/// visit, so a run visits at least this many tenants with work.
+pub const TENANT_SHARES: u64 = 10;
 const DAY_MS: u64 = 86_400_000;
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     pub tenants: u64,
     pub deltas: u64,
@@ -33,6 +46,7 @@ pub struct Report {
     pub events: u64,
     pub deliveries: u64,
     /// False when the row budget ran out; the next run continues.
+    /// (`tenants` counts tenant visits.)
     pub complete: bool,
 }
 
@@ -45,10 +59,11 @@ enum Table {
 }
 
 /// Purges what is past each tenant's window at `now_ms`, at most
-/// `rows_max` rows.
+/// `rows_max` rows, going round the tenants from the stored cursor.
 ///
 /// # Errors
-/// Internal error on storage failure (whatever was purged stays purged).
+/// Internal error on storage failure (whatever was purged stays purged,
+/// and the cursor names the last tenant finished).
 pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
     let control = app.control_db()?;
     // Every shard: a tenant has data on one shard per environment, and
@@ -57,40 +72,76 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
         .into_iter()
         .map(|log| crate::ledger::db(app, log))
         .collect::<ApiResult<Vec<_>>>()?;
+    let slice = (rows_max / TENANT_SHARES).max(1);
     let mut report = Report::default();
     let mut budget = rows_max;
-    let mut after = String::new();
+    let mut cursor = store::retention::cursor(&control)
+        .await?
+        .unwrap_or_default();
+    // Laps round the tenants, each starting after the cursor; another lap
+    // only while some tenant filled its slice (it may have more).
     loop {
-        let page =
-            store::accounts::tenants_with_retention(&control, &after, TENANTS_PER_PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after.clone_from(&last.id);
-        for t in &page {
-            report.tenants += 1;
-            let cutoff = now_ms.saturating_sub(u64::from(t.data_retention_days) * DAY_MS);
-            for ledger in &ledgers {
-                for table in [Table::Deltas, Table::Facts, Table::Events] {
-                    let n = drain(ledger, table, &t.id, cutoff, now_ms, &mut budget).await?;
-                    tally(&mut report, table, n);
+        let lap_start = cursor.clone();
+        let mut after = lap_start.clone();
+        let mut wrapped = lap_start.is_empty();
+        let mut more_work = false;
+        loop {
+            let page =
+                store::accounts::tenants_with_retention(&control, &after, TENANTS_PER_PAGE).await?;
+            let Some(last) = page.last() else {
+                if wrapped {
+                    break;
+                }
+                // Past the last tenant: wrap round to the first.
+                wrapped = true;
+                after.clear();
+                continue;
+            };
+            after.clone_from(&last.id);
+            // Once wrapped, the lap ends at the tenant it started after.
+            let lap_done = wrapped && !lap_start.is_empty() && last.id >= lap_start;
+            for t in &page {
+                if wrapped && !lap_start.is_empty() && t.id > lap_start {
+                    break;
+                }
+                report.tenants += 1;
+                let cutoff = now_ms.saturating_sub(u64::from(t.data_retention_days) * DAY_MS);
+                let given = slice.min(budget);
+                let mut share = given;
+                for ledger in &ledgers {
+                    for table in [Table::Deltas, Table::Facts, Table::Events] {
+                        let n = drain(ledger, table, &t.id, cutoff, now_ms, &mut share).await?;
+                        tally(&mut report, table, n);
+                    }
+                }
+                let n = drain(
+                    &control,
+                    Table::Deliveries,
+                    &t.id,
+                    cutoff,
+                    now_ms,
+                    &mut share,
+                )
+                .await?;
+                tally(&mut report, Table::Deliveries, n);
+                budget -= given - share;
+                more_work |= share == 0;
+                cursor.clone_from(&t.id);
+                if budget == 0 {
+                    store::retention::set_cursor(&control, &cursor, now_ms).await?;
+                    return Ok(report);
                 }
             }
-            let n = drain(
-                &control,
-                Table::Deliveries,
-                &t.id,
-                cutoff,
-                now_ms,
-                &mut budget,
-            )
-            .await?;
-            tally(&mut report, Table::Deliveries, n);
-            if budget == 0 {
-                return Ok(report);
+            store::retention::set_cursor(&control, &cursor, now_ms).await?;
+            if lap_done {
+                break;
             }
         }
+        if !more_work {
+            report.complete = true;
+            return Ok(report);
+        }
     }
-    report.complete = true;
-    Ok(report)
 }
 
 fn tally(report: &mut Report, table: Table, n: u64) {

@@ -66,6 +66,11 @@ pub enum RouteId {
     DevBenchHash,
     DevLogGrow,
     DevLogLeaf,
+    DevRetention,
+    AgreementInvite,
+    AgreementOpen,
+    AgreementKey,
+    AgreementStatement,
 }
 
 pub struct Route {
@@ -76,6 +81,26 @@ pub struct Route {
 }
 
 pub const ROUTES: &[Route] = &[
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/balance/customers/:customerId/invitations",
+        id: RouteId::AgreementInvite,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/invitation",
+        id: RouteId::AgreementOpen,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/keys",
+        id: RouteId::AgreementKey,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/agreement/statements",
+        id: RouteId::AgreementStatement,
+    },
     Route {
         method: Method::Get,
         pattern: "/health",
@@ -351,6 +376,11 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/log/leaf",
         id: RouteId::DevLogLeaf,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/retention",
+        id: RouteId::DevRetention,
+    },
 ];
 
 /// Path parameters captured by a pattern, in order.
@@ -430,8 +460,7 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
 }
 
 impl RouteId {
-    /// Routes anyone can call without a key or a session: limited per
-    /// client network (`auth::limit::PUBLIC_RATE`).
+    /// Routes anyone can call without a key or session, limited per network (`limit::PUBLIC_RATE`).
     pub fn is_public_read(self) -> bool {
         matches!(
             self,
@@ -443,6 +472,9 @@ impl RouteId {
                 | RouteId::LogInclusion
                 | RouteId::LogConsistency
                 | RouteId::VerifyPage
+                | RouteId::AgreementOpen
+                | RouteId::AgreementKey
+                | RouteId::AgreementStatement
         )
     }
 
@@ -457,14 +489,13 @@ impl RouteId {
                 | RouteId::DevBenchHash
                 | RouteId::DevLogGrow
                 | RouteId::DevLogLeaf
+                | RouteId::DevRetention
         )
     }
 }
 
-/// Whether `host` is this machine: `wrangler dev` is reached so, a deployed
-/// Worker never is (Cloudflare routes by the public host name). The second
-/// guard of the `/dev/*` routes, after `DEV_MODE`: a DEV_MODE build
-/// published by mistake still does not open the dev mailbox.
+/// Whether `host` is this machine (a deployed Worker is never reached so): the
+/// `/dev/*` routes' second guard after `DEV_MODE`, for a DEV_MODE build published by mistake.
 pub fn is_loopback_host(host: Option<&str>) -> bool {
     match host {
         Some("localhost") => true,
@@ -494,6 +525,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::DevBenchHash => routes::dev::bench_hash(app, req).await,
         RouteId::DevLogGrow => routes::dev::log_grow(app, req).await,
         RouteId::DevLogLeaf => routes::dev::log_leaf(app, req).await,
+        RouteId::DevRetention => routes::dev::retention(app, req).await,
         RouteId::AuthRegister => routes::auth::register(app, req).await,
         RouteId::AuthLogin => routes::auth::login(app, req).await,
         RouteId::AuthVerify => routes::auth::verify(app, req).await,
@@ -523,6 +555,12 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
             routes::ledgers::derive(app, req, params.get("customerId")?).await
         }
         RouteId::BalanceCompare => routes::ledgers::compare(app, req).await,
+        RouteId::AgreementInvite => {
+            routes::agreement::invite(app, req, params.get("customerId")?).await
+        }
+        RouteId::AgreementOpen => routes::agreement::open(app, req).await,
+        RouteId::AgreementKey => routes::agreement::register_key(app, req).await,
+        RouteId::AgreementStatement => routes::agreement::statement(app, req).await,
         RouteId::BalanceCustomers => routes::ledgers::customers(app, req).await,
         RouteId::BalanceCustomer => {
             routes::ledgers::customer(app, req, params.get("customerId")?).await
@@ -558,42 +596,5 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pattern_captures_its_parameters() {
-        let p = match_pattern(
-            "/api/v1/balance/derive/:customerId",
-            "/api/v1/balance/derive/cus%3A1",
-        )
-        .unwrap();
-        assert_eq!(p.get("customerId").unwrap(), "cus:1");
-    }
-
-    #[test]
-    fn only_loopback_hosts_are_local() {
-        for h in ["localhost", "127.0.0.1", "[::1]", "127.0.0.2"] {
-            assert!(is_loopback_host(Some(h)), "{h}");
-        }
-        for h in [
-            "bvs.example.com",
-            "balance-verification.acme.workers.dev",
-            "10.0.0.1",
-            "[2001:db8::1]",
-        ] {
-            assert!(!is_loopback_host(Some(h)), "{h}");
-        }
-        assert!(!is_loopback_host(None));
-    }
-
-    #[test]
-    fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
-        assert_eq!(resolve(&Method::Get, "/nope").err().unwrap().status(), 404);
-        assert_eq!(
-            resolve(&Method::Delete, "/health").err().unwrap().status(),
-            405
-        );
-    }
-}
+#[path = "router_tests.rs"]
+mod tests;

@@ -3,6 +3,7 @@
 
 pub mod jwt;
 pub mod limit;
+pub mod mailer;
 pub mod password;
 pub mod secret;
 
@@ -196,6 +197,17 @@ pub fn env_label(env: Env) -> &'static str {
         Env::Sandbox => "Sandbox",
         Env::Production => "Production",
     }
+}
+
+/// The tenant's plan, for a dashboard route's per-plan limit.
+///
+/// # Errors
+/// D1 errors; a tenant that vanished is an internal error.
+pub async fn tenant_plan(app: &App, tenant_id: &str) -> ApiResult<Plan> {
+    store::accounts::tenant(&app.control_db()?, tenant_id)
+        .await?
+        .map(|t| t.plan)
+        .ok_or_else(|| ApiError::internal("session tenant not found"))
 }
 
 /// A dashboard request authenticated by its JWT.

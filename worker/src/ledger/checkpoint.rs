@@ -7,11 +7,13 @@ use bvs_core::frontier::Frontier;
 use bvs_core::types::{CustomerId, Page, Period};
 use worker::D1Database;
 
-use super::{db, heads, require_ledger, submit, LogId};
+use super::{db, heads, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
+use crate::plan::Plan;
 use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
 /// A listed checkpoint: its `txHash` once committed, and the same
@@ -71,11 +73,13 @@ struct Window {
 /// sequencer, which commits the root to the log.
 ///
 /// # Errors
-/// 404 for an unknown customer; 422 when the period has no verified deltas.
+/// 404 for an unknown customer; 422 when the period has no verified deltas;
+/// 402 past the plan's checkpoints per month (nothing written).
 pub async fn create(
     app: &App,
     tenant_id: &str,
     log: LogId,
+    plan: Plan,
     customer: Option<&CustomerId>,
     period: Period,
 ) -> ApiResult<CheckpointRow> {
@@ -114,7 +118,21 @@ pub async fn create(
         leaf_index: None,
         tree_size: None,
     };
-    checkpoints::insert(&db, &row).await?;
+    // Counted against the plan's checkpoints per month in the same batch.
+    let period_text = meter::month(app.now_ms).to_string();
+    let raises = [meter::monthly(
+        tenant_id,
+        Meter::Checkpoints,
+        &period_text,
+        plan,
+    )];
+    let statements = vec![
+        meters::raise(&db, &raises[0])?,
+        checkpoints::insert_stmt(&db, &row)?,
+    ];
+    meters::batch(&db, statements, &raises)
+        .await?
+        .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
     crate::store::roots::insert(
         &app.control_db()?,
         &row.merkle_root.to_hex(),

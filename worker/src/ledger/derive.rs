@@ -107,7 +107,7 @@ pub async fn derive(
 }
 
 /// The starting point of a derivation: (ledger_seq, balance after it).
-async fn start_point(
+pub(super) async fn start_point(
     db: &D1Database,
     tenant_id: &str,
     customer_id: &CustomerId,

@@ -3,26 +3,48 @@
 
 use bvs_core::hash::{content_hash, Hash32};
 
-use super::{db, submit, LogId};
+use super::{db, meter, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::plan::Plan;
 use crate::store::facts::{self, FactRow};
+use crate::store::meters::{self, Meter};
 
 /// Records `content` for the tenant unless it already has it, and rings
 /// the sequencer for a new fact. Returns the fact and whether it is new.
+/// A new fact counts against the plan's facts per month and storage
+/// ceiling in the same D1 batch that writes it.
 ///
 /// # Errors
-/// D1 errors.
+/// 402 when the fact does not fit the plan (nothing written); D1 errors.
 pub async fn record(
     app: &App,
     tenant_id: &str,
     log: LogId,
+    plan: Plan,
     content: &str,
     metadata: Option<&str>,
 ) -> ApiResult<(FactRow, bool)> {
     let hash = content_hash(content).to_hex();
     let db = db(app, log)?;
-    let created = facts::insert(&db, tenant_id, &hash, content, metadata, app.now_ms).await?;
+    let period = meter::month(app.now_ms).to_string();
+    let stored = (hash.len() + content.len() + metadata.map_or(0, str::len)) as u64;
+    let raises = [
+        meter::monthly(tenant_id, Meter::Facts, &period, plan),
+        meter::bytes(tenant_id, stored, plan),
+    ];
+    let statements = vec![
+        facts::insert_stmt(&db, tenant_id, &hash, content, metadata, app.now_ms)?,
+        meters::raise_if_changed(&db, &raises[0])?,
+        meters::raise_if_changed(&db, &raises[1])?,
+    ];
+    let results = meters::batch(&db, statements, &raises)
+        .await?
+        .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
+    let created = match results.first() {
+        Some(r) => crate::store::changes(r)? > 0,
+        None => false,
+    };
     let row = facts::fact(&db, tenant_id, &hash)
         .await?
         .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;

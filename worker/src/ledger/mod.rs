@@ -1,10 +1,13 @@
 //! The ledger side: one signed, append-only Merkle log per environment, and
 //! the sequencer that appends queued items to it.
 
+pub mod agreement;
 pub mod checkpoint;
 pub mod derive;
 pub mod facts;
 pub mod heads;
+pub mod meter;
+pub mod pinpoint;
 pub mod prove;
 pub mod sequencer;
 pub mod shard;

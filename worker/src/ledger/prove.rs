@@ -420,11 +420,7 @@ fn hexes(hashes: &[Hash32]) -> Vec<String> {
 /// root from before sharding is not indexed and lives on shard 0 of its
 /// environment (sandbox first). No other shard is read.
 async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)> {
-    let candidates = match store::roots::find(&app.control_db()?, root).await? {
-        Some(row) => vec![LogId::new(row.env, row.shard)],
-        None => vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)],
-    };
-    for at in candidates {
+    for at in root_shards(app, root).await? {
         let db = db(app, at)?;
         if let Some(found) = find_root(&db, root).await? {
             return Ok((at, db, found));
@@ -433,6 +429,19 @@ async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)>
     Err(ApiError::NotFound(format!(
         "No proof root {root} was issued by this service"
     )))
+}
+
+/// The shards that may hold `root`: the one the control database's index
+/// names, or, for a root from before sharding (not indexed), shard 0 of
+/// each environment.
+///
+/// # Errors
+/// D1 errors.
+pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
+    Ok(match store::roots::find(&app.control_db()?, root).await? {
+        Some(row) => vec![LogId::new(row.env, row.shard)],
+        None => vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)],
+    })
 }
 
 /// How an answer names its log: environment, shard, the log's path name

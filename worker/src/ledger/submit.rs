@@ -14,6 +14,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::jobs::Job;
+use crate::plan::Plan;
 use crate::store::submissions::{self, NewDelta, NewSubmission};
 use crate::store::{deltas, ledgers};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
@@ -112,6 +113,8 @@ pub struct Submitter<'a> {
     pub tenant_id: &'a str,
     pub log: LogId,
     pub contract_id: &'a str,
+    /// Whose storage ceiling the deltas count against.
+    pub plan: Plan,
 }
 
 /// Writes the submission and its deltas (QUEUED), then rings the
@@ -119,7 +122,8 @@ pub struct Submitter<'a> {
 /// re-rings for QUEUED items. Returns the submission id and its items root.
 ///
 /// # Errors
-/// D1 errors; nothing is queued then.
+/// 402 `storage_limit_reached` past the plan's storage ceiling, or D1
+/// errors; nothing is queued then.
 pub async fn submit(
     app: &App,
     by: &Submitter<'_>,
@@ -149,7 +153,12 @@ pub async fn submit(
         app.now_ms,
     )
     .await?;
-    submissions::insert_submission(&db(app, by.log)?, &submission, &rows).await?;
+    // The deltas' bytes count against the storage ceiling in the same batch.
+    let stored = rows.iter().map(|d| d.stored_bytes()).sum();
+    let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
+    submissions::insert_submission(&db(app, by.log)?, &submission, &rows, &raise)
+        .await?
+        .map_err(|m| super::meter::over(m, by.plan, by.log.env, app.now_ms))?;
     ring(app, by.log).await;
     Ok((submission_id, root))
 }

@@ -18,8 +18,6 @@ use crate::{http, ids, store};
 pub const KEY_ID_CHARS: usize = 16;
 /// Characters of a key's `{secret}` part (base62, about 190 bits).
 pub const KEY_SECRET_CHARS: usize = 32;
-/// Keys a tenant may hold at once (deleted ones do not count). // spec: silent
-pub const KEYS_PER_TENANT_MAX: u64 = 100;
 /// Longest key name, in characters. // spec: silent
 pub const KEY_NAME_CHARS_MAX: usize = 100;
 
@@ -90,18 +88,17 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
             env.contract_name()
         )));
     }
-    if keys::count_live(&db, &tenant_id).await? >= KEYS_PER_TENANT_MAX {
-        return Err(ApiError::Conflict(format!(
-            "This tenant already has {KEYS_PER_TENANT_MAX} API keys; delete one first"
-        )));
-    }
+    let plan = auth::tenant_plan(app, &tenant_id).await?;
     let key = ApiKey::new(
         env,
         &ids::random_token(KEY_ID_CHARS)?,
         &ids::random_token(KEY_SECRET_CHARS)?,
     )
     .map_err(|e| ApiError::internal(format!("generated key is invalid: {e}")))?;
-    keys::insert(
+    // Keys a tenant may hold at once, per plan (deleted ones do not count);
+    // counted inside the insert.
+    let max = plan.api_keys_max();
+    let inserted = keys::insert_within(
         &db,
         &NewKey {
             id: key.id(),
@@ -112,8 +109,19 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
             created_by: &session.user.id,
         },
         app.now_ms,
+        max,
     )
     .await?;
+    if !inserted {
+        return Err(ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan holds at most {max} API keys; delete one first, \
+                 or upgrade",
+                plan.label()
+            ),
+        ));
+    }
     let row = keys::of_tenant(&db, &tenant_id, key.id())
         .await?
         .ok_or_else(|| ApiError::internal("created key not found"))?;

@@ -9,20 +9,13 @@ use crate::app::App;
 use crate::auth::{self, limit, password, secret};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
-use crate::store::accounts::{
-    self as accounts, NewUser, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL,
-};
+use crate::store::accounts::{self as accounts, NewUser, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
 use crate::{http, ids, ledger, mail, store};
 
 /// Names (first, last, company), in characters. // spec: silent
 pub const NAME_CHARS_MAX: usize = 100;
-/// A verification link works for a day. // spec: silent
-pub const VERIFY_TOKEN_LIFETIME_MS: u64 = 24 * 60 * 60 * 1000;
-/// A reset link works for an hour. // issue 4
-pub const RESET_TOKEN_LIFETIME_MS: u64 = 60 * 60 * 1000;
-/// E-mail tokens: 32 base62 characters, about 190 bits.
-pub const EMAIL_TOKEN_CHARS: usize = 32;
+use crate::auth::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS};
 /// Longest token we look at.
 const EMAIL_TOKEN_CHARS_MAX: usize = 128;
 
@@ -306,69 +299,32 @@ async fn email_field(req: &mut Request) -> ApiResult<Email> {
     email.ok_or_else(|| ApiError::internal("validated e-mail missing"))
 }
 
-/// `POST /dashboard/auth/resend-verification-email`: the same reply
-/// whether or not the address has an unverified account.
+/// `POST /dashboard/auth/resend-verification-email`: the same reply, and
+/// the same work, whether or not the address has an unverified account:
+/// one mail request and a doorbell (`auth::mailer`); the queue consumer
+/// looks the address up.
 pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Response> {
     let email = email_field(&mut req).await?;
-    let db = app.control_db()?;
-    // The limiter is asked for known and unknown addresses alike, so both
-    // paths cost about the same.
-    let allowed =
-        limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
-    if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
-        if !user.is_verified() && allowed {
-            let (token, token_hash) = new_email_token()?;
-            store::batch(
-                &db,
-                accounts::issue_token(
-                    &db,
-                    &token_hash,
-                    &user.id,
-                    PURPOSE_VERIFY_EMAIL,
-                    app.now_ms + VERIFY_TOKEN_LIFETIME_MS,
-                    app.now_ms,
-                )?,
-            )
-            .await?;
-            send_mail(
-                app,
-                &mail::verification(app, &user.email, &user.first_name, &token),
-            )
-            .await;
-        }
-    }
+    request_mail(app, MailKind::VerifyEmail, &email).await?;
     http::dashboard(200, &serde_json::json!({}), Some(RESEND_REPLY))
 }
 
-/// `POST /dashboard/auth/request-password-reset`: the reply is identical
-/// whether or not the e-mail exists.
+/// `POST /dashboard/auth/request-password-reset`: the same reply, and the
+/// same work, whether or not the e-mail exists (see `resend_verification`).
 pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Response> {
     let email = email_field(&mut req).await?;
-    let db = app.control_db()?;
-    // Asked for known and unknown addresses alike, so both paths cost about
-    // the same. Over the mail limit the request is dropped silently: a 429
-    // here would tell that the address has an account.
-    let allowed =
-        limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await?;
-    if let Some(user) = accounts::user_by_email(&db, email.as_str()).await? {
-        if allowed {
-            let (token, token_hash) = new_email_token()?;
-            store::batch(
-                &db,
-                accounts::issue_token(
-                    &db,
-                    &token_hash,
-                    &user.id,
-                    PURPOSE_RESET_PASSWORD,
-                    app.now_ms + RESET_TOKEN_LIFETIME_MS,
-                    app.now_ms,
-                )?,
-            )
-            .await?;
-            send_mail(app, &mail::password_reset(app, &user.email, &token)).await;
-        }
-    }
+    request_mail(app, MailKind::ResetPassword, &email).await?;
     http::dashboard(200, &serde_json::json!({}), Some(RESET_REPLY))
+}
+
+/// The one path of both mail routes. Over the per-address mail limit the
+/// request is dropped silently: a 429 here would tell nothing about the
+/// account, but the mail limit is per address, known or not.
+async fn request_mail(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> {
+    if limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await? {
+        mailer::request(app, kind, email).await?;
+    }
+    Ok(())
 }
 
 /// `POST /dashboard/auth/reset-password` `{token, newPassword}`.

@@ -63,6 +63,7 @@ fn submitter<'a>(ctx: &'a KeyContext, contract_id: &'a str) -> Submitter<'a> {
         tenant_id: &ctx.tenant_id,
         log: ctx.log(),
         contract_id,
+        plan: ctx.plan,
     }
 }
 

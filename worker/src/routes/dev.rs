@@ -127,3 +127,27 @@ pub async fn log_leaf(app: &App, req: worker::Request) -> ApiResult<Response> {
         None,
     )
 }
+
+/// `POST /dev/retention {"rowsMax": N, "time": ms}`: one retention run with
+/// a chosen row budget at a chosen time (the fairness test's tiny budget;
+/// the daily cron runs the same purge with `ROWS_PER_RUN_MAX`). Answers the
+/// run's report.
+pub async fn retention(app: &App, mut req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let f = Fields::read(&mut req).await?;
+    let whole = |name: &str| f.raw(name).and_then(|t| t.parse::<u64>().ok());
+    let rows_max = whole("rowsMax")
+        .filter(|n| (1..=crate::retention::ROWS_PER_RUN_MAX).contains(n))
+        .ok_or_else(|| {
+            ApiError::field(
+                "rowsMax",
+                format!(
+                    "must be a whole number from 1 to {}",
+                    crate::retention::ROWS_PER_RUN_MAX
+                ),
+            )
+        })?;
+    let time = whole("time").unwrap_or(app.now_ms);
+    let report = crate::retention::purge(app, time, rows_max).await?;
+    http::dashboard(200, &report, None)
+}

@@ -40,6 +40,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
         app,
         &ctx.tenant_id,
         ctx.log(),
+        ctx.plan,
         &content,
         metadata_text.as_deref(),
     )

@@ -4,8 +4,10 @@
 use bvs_core::amount::Amount;
 use bvs_core::derive;
 use bvs_core::hash::Hash32;
-use bvs_core::types::{CustomerId, Page};
+use bvs_core::pinpoint::{CallerEntry, PINPOINT_ENTRIES_MAX};
+use bvs_core::types::{CustomerId, Page, ReferenceId};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use worker::{Request, Response};
 
@@ -81,7 +83,7 @@ fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
 /// `POST /api/v1/balance/compare`.
 pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
+    let bytes = http::body_bytes(&mut req, http::COMPARE_BODY_BYTES_MAX).await?;
     let mut f = Fields::from_bytes(&bytes)?;
     let yours_t = f.number("yourBalance", true);
     let yours = f.parse("yourBalance", yours_t, |t| {
@@ -97,6 +99,28 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     });
     let customer_t = f.string("customerId", false);
     let customer = f.parse("customerId", customer_t, CustomerId::parse);
+    let entries = f.array("deltas", false);
+    let deltas_after = f.string("deltasAfter", false);
+    if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
+        f.problem("customerId", "is required with deltas");
+    }
+    if entries.is_none() && deltas_after.is_some() {
+        f.problem("deltasAfter", "is only used with deltas");
+    }
+    let entries = match entries {
+        Some(items) if items.len() > PINPOINT_ENTRIES_MAX => {
+            f.problem(
+                "deltas",
+                format!(
+                    "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {}); compare a page at a time with deltasAfter",
+                    items.len()
+                ),
+            );
+            None
+        }
+        Some(items) => Some(read_entries(&mut f, &items)),
+        None => None,
+    };
     f.finish()?;
     let (yours, theirs) = match (yours, theirs) {
         (Some(y), Some(t)) => (y, t),
@@ -121,6 +145,18 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     let cmp = derive::compare(computed, yours, theirs)
         .map_err(|e| ApiError::Unprocessable(e.to_string()))?;
+    let pinpoint = match (entries, &customer) {
+        (Some(entries), Some(c)) => {
+            let db = ledger::db(app, ctx.log())?;
+            let asked = ledger::pinpoint::Request {
+                starting_balance: starting,
+                deltas_after,
+                entries,
+            };
+            Some(ledger::pinpoint::pinpoint(&db, &ctx.tenant_id, c, asked).await?)
+        }
+        _ => None,
+    };
     let data = CompareView {
         customer_id: customer.as_ref().map(|c| c.as_str().to_string()),
         starting_balance: starting,
@@ -131,6 +167,7 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         matches_theirs: cmp.matches_theirs,
         discrepancy: cmp.discrepancy,
         ledger: ledger_view,
+        pinpoint,
     };
     http::balance(200, &data)
 }
@@ -149,6 +186,42 @@ struct CompareView {
     discrepancy: Option<derive::Discrepancy>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pinpoint: Option<ledger::pinpoint::Answer>,
+}
+
+/// The caller's own deltas of a pinpointing compare, each named by
+/// `itemHash`, `anchorId` or `referenceId` with its `amount`; every bad
+/// entry is a problem of `f` named `deltas[i].<field>`.
+fn read_entries(f: &mut Fields, items: &[Box<RawValue>]) -> Vec<CallerEntry> {
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, raw) in items.iter().enumerate() {
+        let prefix = format!("deltas[{i}].");
+        let mut e = match Fields::from_raw(raw, &prefix) {
+            Ok(e) => e,
+            Err(_) => {
+                f.problem(&format!("deltas[{i}]"), "must be a JSON object");
+                continue;
+            }
+        };
+        let amount_t = e.number("amount", true);
+        let amount = e.parse("amount", amount_t, |t| Amount::parse_field("amount", t));
+        let hash_t = e.string("itemHash", false);
+        let item_hash = e.parse("itemHash", hash_t, |t| Hash32::parse_field("itemHash", t));
+        let anchor = e.string("anchorId", false);
+        let reference_t = e.string("referenceId", false);
+        let reference = e.parse("referenceId", reference_t, ReferenceId::parse);
+        if e.problems.is_empty() {
+            if let Some(amount) = amount {
+                let entry = CallerEntry::new(item_hash, anchor.as_deref(), reference, amount);
+                if let Some(entry) = e.check(entry) {
+                    entries.push(entry);
+                }
+            }
+        }
+        f.problems.append(&mut e.problems);
+    }
+    entries
 }
 
 // ------------------------------------------------------------------ customers

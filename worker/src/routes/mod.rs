@@ -1,4 +1,5 @@
 pub mod admin;
+pub mod agreement;
 pub mod api_keys;
 pub mod auth;
 pub mod balance;

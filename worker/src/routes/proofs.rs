@@ -44,7 +44,15 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let period = f.parse("period", period_t, |t| Period::parse_not_in_future(t, now));
     f.finish()?;
     let period = period.unwrap_or_else(|| Period::containing(now));
-    let row = checkpoint::create(app, &ctx.tenant_id, ctx.log(), customer.as_ref(), period).await?;
+    let row = checkpoint::create(
+        app,
+        &ctx.tenant_id,
+        ctx.log(),
+        ctx.plan,
+        customer.as_ref(),
+        period,
+    )
+    .await?;
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Created {
@@ -200,7 +208,27 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
     };
     let page = prove::RecordsPage { limit, offset };
     let answer = prove::public_answer(app, &root, &page, &origin(&req)?).await?;
-    http::balance(200, &answer)
+    // A committed checkpoint of one customer also shows its agreement side:
+    // what the customer signs, its key, and what it signed (issue 19).
+    match ledger::agreement::of_root(app, &root).await? {
+        None => http::balance(200, &answer),
+        Some(agreement) => http::balance(
+            200,
+            &WithAgreement {
+                answer: &answer,
+                agreement,
+            },
+        ),
+    }
+}
+
+/// A public answer with its checkpoint's agreement side (fields flattened
+/// at serialisation, so amounts keep their exact text).
+#[derive(Serialize)]
+struct WithAgreement<'a, T: Serialize> {
+    #[serde(flatten)]
+    answer: &'a T,
+    agreement: ledger::agreement::CheckpointAgreement,
 }
 
 // ------------------------------------------------------------------ the log

@@ -8,7 +8,7 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth::limit::Rate;
 use crate::auth::{self, secret};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook, WebhookRow};
 use crate::views::iso;
@@ -16,8 +16,6 @@ use crate::webhooks::delivery::{self, Mode};
 use crate::webhooks::{dispatch, url_safety, EVENT_NAMES, EVENT_TEST};
 use crate::{http, ids};
 
-/// Webhooks a tenant may hold at once. // spec: silent
-pub const WEBHOOKS_PER_TENANT_MAX: u64 = 20;
 /// Longest description, in characters. // spec: silent
 pub const DESCRIPTION_CHARS_MAX: usize = 500;
 /// Characters of a secret after its `whsec_` prefix (base62, ~190 bits).
@@ -108,15 +106,13 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     session.require_verified()?;
     let db = app.control_db()?;
     let tenant_id = session.tenant_id().to_string();
-    if store::count(&db, &tenant_id).await? >= WEBHOOKS_PER_TENANT_MAX {
-        return Err(ApiError::Conflict(format!(
-            "This tenant already has {WEBHOOKS_PER_TENANT_MAX} webhooks; delete one first"
-        )));
-    }
+    let plan = auth::tenant_plan(app, &tenant_id).await?;
     let id = ids::new_id("wh")?;
     let secret_text = format!("whsec_{}", ids::random_token(SECRET_CHARS)?);
     let sealed = secret::seal(&crate::webhooks::secret_key(app)?, secret_text.as_bytes())?;
-    store::insert(
+    // Webhooks a tenant may hold at once, per plan; counted inside the insert.
+    let max = plan.webhooks_max();
+    let inserted = store::insert_within(
         &db,
         &NewWebhook {
             id: &id,
@@ -127,8 +123,19 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
             secret_sealed: &sealed,
         },
         app.now_ms,
+        max,
     )
     .await?;
+    if !inserted {
+        return Err(ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan holds at most {max} webhooks; delete one first, \
+                 or upgrade",
+                plan.label()
+            ),
+        ));
+    }
     let row = store::of_tenant(&db, &tenant_id, &id)
         .await?
         .ok_or_else(|| ApiError::internal("created webhook not found"))?;
@@ -325,6 +332,8 @@ struct DeliveryView {
     attempts: Vec<AttemptView>,
     next_attempt_at: Option<String>,
     last_http_status: Option<u16>,
+    /// Why the delivery ended without success, or the last attempt's error.
+    last_error: Option<String>,
     created_at: String,
     completed_at: Option<String>,
     url: Option<String>,
@@ -371,6 +380,7 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
             environment: r.of.env,
             status: r.status,
             last_http_status: r.last_http_status,
+            last_error: r.last_error,
             created_at: iso(r.created_at),
             completed_at: r.completed_at.map(iso),
             url: r.url,

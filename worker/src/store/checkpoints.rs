@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, first, run, stmt, CheckpointStatus};
+use super::{all, args, count, first, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_checkpoints {
@@ -66,7 +66,8 @@ pub struct CheckpointRow {
     pub tree_size: Option<u64>,
 }
 
-pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
+/// The checkpoint's insert, for a metered batch.
+pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedStatement> {
     let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
     let args = args![
         &c.id,
@@ -80,8 +81,7 @@ pub async fn insert(db: &D1Database, c: &CheckpointRow) -> ApiResult<()> {
         c.created_at,
         &net_delta
     ];
-    run(db, INSERT, &args).await?;
-    Ok(())
+    stmt(db, INSERT, &args)
 }
 
 pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<CheckpointRow>> {

@@ -41,6 +41,9 @@ const SELECT_IN_LEAF_RANGE: &str = select_deltas!(
      AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index >= ?5 AND leaf_index <= ?6 \
      ORDER BY leaf_index ASC LIMIT ?7 OFFSET ?8"
 );
+const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, delta FROM deltas \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
+     ORDER BY ledger_seq ASC";
 const COUNT_QUEUED_OF_LEDGER: &str =
     "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
 const MARK_VERIFIED: &str =
@@ -114,6 +117,29 @@ pub async fn of_ledger(
 ) -> ApiResult<Vec<DeltaRow>> {
     let args = args![tenant_id, customer_id, from_seq, to_seq];
     all(db, SELECT_LEDGER_RANGE, &args).await
+}
+
+/// What a pinpointing compare needs of a verified delta: its ids and amount.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LedgerLine {
+    pub item_hash: Hash32,
+    pub anchor_id: String,
+    pub reference_id: Option<String>,
+    #[serde(deserialize_with = "super::amount")]
+    pub delta: Amount,
+}
+
+/// The ids and amounts of a ledger's verified deltas with
+/// `from_seq <= ledger_seq <= to_seq`, in ledger order.
+pub async fn lines_of_ledger(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    from_seq: u64,
+    to_seq: u64,
+) -> ApiResult<Vec<LedgerLine>> {
+    let args = args![tenant_id, customer_id, from_seq, to_seq];
+    all(db, SELECT_LEDGER_LINES, &args).await
 }
 
 pub async fn of_ledger_at(

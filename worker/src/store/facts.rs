@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, run, stmt, ItemStatus};
+use super::{all, args, first, stmt, ItemStatus};
 use crate::error::ApiResult;
 
 macro_rules! select_facts {
@@ -41,17 +41,18 @@ pub struct FactRow {
     pub purged_at: Option<u64>,
 }
 
-/// Inserts the fact unless this tenant already has it; returns whether it was new.
-pub async fn insert(
+/// The fact's insert (ignored when this tenant already has it), for a
+/// metered batch: the raises after it count only a new fact.
+pub fn insert_stmt(
     db: &D1Database,
     tenant_id: &str,
     content_hash: &str,
     content: &str,
     metadata: Option<&str>,
     now_ms: u64,
-) -> ApiResult<bool> {
+) -> ApiResult<D1PreparedStatement> {
     let args = args![tenant_id, content_hash, content, metadata, now_ms];
-    Ok(run(db, INSERT, &args).await? > 0)
+    stmt(db, INSERT, &args)
 }
 
 pub async fn fact(

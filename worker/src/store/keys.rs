@@ -4,7 +4,7 @@ use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, args, count, first, run};
+use super::{all, args, first, run};
 use crate::error::ApiResult;
 use crate::plan::Plan;
 
@@ -21,11 +21,13 @@ const SELECT_OF_TENANT: &str =
     select_keys!("WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL");
 const SELECT_LIST: &str =
     select_keys!("WHERE tenant_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id");
-const INSERT_KEY: &str =
+/// Inserts the key only while the tenant holds fewer than `?8` live keys:
+/// the count and the insert are one statement, so concurrent creations
+/// never pass the limit together.
+const INSERT_KEY_WITHIN: &str =
     "INSERT INTO api_keys (id, tenant_id, env, name, secret_hash, active, created_by, created_at, \
-     last_used_at, deleted_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL)";
-const COUNT_LIVE_KEYS: &str =
-    "SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?1 AND deleted_at IS NULL";
+     last_used_at, deleted_at) SELECT ?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL \
+     WHERE (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ?2 AND deleted_at IS NULL) < ?8";
 const TOGGLE_KEY: &str = "UPDATE api_keys SET active = 1 - active \
      WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
 const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
@@ -88,22 +90,25 @@ pub struct NewKey<'a> {
     pub created_by: &'a str,
 }
 
-pub async fn insert(db: &D1Database, k: &NewKey<'_>, now_ms: u64) -> ApiResult<()> {
-    run(
-        db,
-        INSERT_KEY,
-        &args![
-            k.id,
-            k.tenant_id,
-            k.env,
-            k.name,
-            k.secret_hash,
-            k.created_by,
-            now_ms
-        ],
-    )
-    .await?;
-    Ok(())
+/// Inserts the key if the tenant holds fewer than `max` live keys; returns
+/// whether it did.
+pub async fn insert_within(
+    db: &D1Database,
+    k: &NewKey<'_>,
+    now_ms: u64,
+    max: u64,
+) -> ApiResult<bool> {
+    let args = args![
+        k.id,
+        k.tenant_id,
+        k.env,
+        k.name,
+        k.secret_hash,
+        k.created_by,
+        now_ms,
+        max
+    ];
+    Ok(run(db, INSERT_KEY_WITHIN, &args).await? > 0)
 }
 
 /// A tenant's key that is not deleted.
@@ -114,10 +119,6 @@ pub async fn of_tenant(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<
 /// A tenant's keys that are not deleted, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
     all(db, SELECT_LIST, &args![tenant_id]).await
-}
-
-pub async fn count_live(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count(db, COUNT_LIVE_KEYS, &args![tenant_id]).await
 }
 
 /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).

@@ -11,6 +11,7 @@
 //! `events` (the outbox). `retention` purges both.
 
 pub mod accounts;
+pub mod agreements;
 pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
@@ -21,6 +22,8 @@ pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
 pub mod log;
+pub mod mail;
+pub mod meters;
 pub mod receipts;
 pub mod retention;
 pub mod roots;

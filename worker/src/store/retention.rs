@@ -2,10 +2,32 @@
 //! and nulls a row's raw fields and sets its purge marks in the same
 //! statement, so a row is either untouched or fully purged.
 
+use serde::Deserialize;
 use worker::D1Database;
 
-use super::{args, run};
+use super::{args, first, run};
 use crate::error::ApiResult;
+
+const SELECT_CURSOR: &str = "SELECT tenant_id FROM retention_cursor WHERE id = 1";
+const SET_CURSOR: &str = "INSERT INTO retention_cursor (id, tenant_id, updated_at) \
+     VALUES (1, ?1, ?2) \
+     ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, updated_at = excluded.updated_at";
+
+/// The last tenant the purge visited (control database), if any.
+pub async fn cursor(control: &D1Database) -> ApiResult<Option<String>> {
+    #[derive(Deserialize)]
+    struct Cursor {
+        tenant_id: String,
+    }
+    let row: Option<Cursor> = first(control, SELECT_CURSOR, &[]).await?;
+    Ok(row.map(|c| c.tenant_id))
+}
+
+/// Records the last tenant the purge visited.
+pub async fn set_cursor(control: &D1Database, tenant_id: &str, now_ms: u64) -> ApiResult<()> {
+    run(control, SET_CURSOR, &args![tenant_id, now_ms]).await?;
+    Ok(())
+}
 
 const PURGE_DELTAS: &str =
     "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \

@@ -3,7 +3,8 @@
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{all, args, batch, int, stmt};
+use super::meters::{self, Meter, Raise};
+use super::{all, args, int, stmt};
 use crate::error::ApiResult;
 
 const INSERT_SUBMISSION: &str =
@@ -43,12 +44,33 @@ pub struct NewDelta {
     pub declared_at: u64,
 }
 
-/// One atomic batch: the submission, its deltas (QUEUED) and any new ledgers.
+impl NewDelta {
+    /// The bytes of the row's text columns: what it adds to the tenant's
+    /// storage meter.
+    pub fn stored_bytes(&self) -> u64 {
+        let texts = [
+            self.anchor_id.len(),
+            self.customer_id.len(),
+            self.ledger_id.len(),
+            self.item_hash.len(),
+            self.delta.len(),
+            self.reason.len(),
+            self.reference_id.as_ref().map_or(0, String::len),
+            self.metadata.as_ref().map_or(0, String::len),
+        ];
+        texts.iter().sum::<usize>() as u64
+    }
+}
+
+/// One atomic batch: the storage raise, the submission, its deltas
+/// (QUEUED) and any new ledgers. `Ok(Err(meter))` when the raise does not
+/// fit: nothing was written.
 pub async fn insert_submission(
     db: &D1Database,
     sub: &NewSubmission<'_>,
     deltas: &[&NewDelta],
-) -> ApiResult<()> {
+    storage: &Raise<'_>,
+) -> ApiResult<Result<(), Meter>> {
     let submission = args![
         sub.id,
         sub.tenant_id,
@@ -59,7 +81,10 @@ pub async fn insert_submission(
         sub.received_at
     ];
     let received_at = int(sub.received_at)?;
-    let mut statements = vec![stmt(db, INSERT_SUBMISSION, &submission)?];
+    let mut statements = vec![
+        meters::raise(db, storage)?,
+        stmt(db, INSERT_SUBMISSION, &submission)?,
+    ];
     for d in deltas {
         let ledger = args![sub.tenant_id, &d.customer_id, &d.ledger_id, received_at];
         statements.push(stmt(db, INSERT_LEDGER, &ledger)?);
@@ -80,8 +105,9 @@ pub async fn insert_submission(
         ];
         statements.push(stmt(db, INSERT_DELTA, &delta)?);
     }
-    batch(db, statements).await?;
-    Ok(())
+    Ok(meters::batch(db, statements, std::slice::from_ref(storage))
+        .await?
+        .map(|_| ()))
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -4,9 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{
-    all, args, batch, batch_rows, changes, chunked, count as count_rows, first, int, opt_text,
-};
+use super::{all, args, batch, batch_rows, changes, chunked, first, int, opt_text};
 use super::{run, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
@@ -30,13 +28,16 @@ macro_rules! select_deliveries {
     };
 }
 
-const INSERT_WEBHOOK: &str =
+/// Inserts the webhook only while the tenant holds fewer than `?8`: the
+/// count and the insert are one statement, so concurrent creations never
+/// pass the limit together.
+const INSERT_WEBHOOK_WITHIN: &str =
     "INSERT INTO webhooks (id, tenant_id, url, events, description, secret_sealed, active, \
-     created_at, updated_at, last_triggered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL)";
+     created_at, updated_at, last_triggered_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7, NULL \
+     WHERE (SELECT COUNT(*) FROM webhooks WHERE tenant_id = ?2) < ?8";
 const SELECT_OF_TENANT: &str = select_webhooks!("WHERE id = ?1 AND tenant_id = ?2");
 const SELECT_BY_ID: &str = select_webhooks!("WHERE id = ?1");
 const SELECT_LIST: &str = select_webhooks!("WHERE tenant_id = ?1 ORDER BY created_at, id");
-const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?1";
 const TOGGLE: &str =
     "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2";
 const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2";
@@ -56,10 +57,28 @@ const INSERT_DELIVERIES: ListSql = ListSql {
           VALUES {list}",
     cols: 13,
 };
+/// A claim: only while attempts remain (`?4` is the cap), so a delivery
+/// whose attempts keep ending before their record cannot be tried forever.
 const CLAIM: &str =
     "UPDATE webhook_deliveries SET status = 'delivering', attempts = attempts + 1, \
      next_attempt_at = ?3 \
-     WHERE id = ?1 AND status IN ('pending', 'delivering') AND next_attempt_at <= ?2";
+     WHERE id = ?1 AND status IN ('pending', 'delivering') AND next_attempt_at <= ?2 \
+     AND attempts < ?4";
+/// Before a claim: an attempt whose lease expired while `delivering` ended
+/// without a record (the Worker died, or it failed before recording). It
+/// gets one now, so every attempt shows in the deliveries list.
+const NOTE_LOST: &str =
+    "INSERT OR IGNORE INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, \
+     http_status, outcome, error) \
+     SELECT id, attempts, MAX(0, next_attempt_at - ?3), 0, NULL, \
+     CASE WHEN attempts >= ?4 THEN 'failed' ELSE 'retry' END, \
+     'the attempt ended before it was recorded (lease expired)' \
+     FROM webhook_deliveries WHERE id = ?1 AND status = 'delivering' AND next_attempt_at <= ?2";
+/// After a claim that found no attempt left: the final state, `failed`.
+const GIVE_UP: &str =
+    "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?3, \
+     completed_at = ?2 WHERE id = ?1 AND status IN ('pending', 'delivering') \
+     AND next_attempt_at <= ?2 AND attempts >= ?4";
 const SELECT_DELIVERY: &str = select_deliveries!("WHERE id = ?1");
 const SELECT_DELIVERIES_OF_WEBHOOK: &str = select_deliveries!(
     "WHERE webhook_id = ?1 AND tenant_id = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
@@ -123,7 +142,14 @@ pub struct NewWebhook<'a> {
     pub secret_sealed: &'a str,
 }
 
-pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResult<()> {
+/// Inserts the webhook if the tenant holds fewer than `max`; returns
+/// whether it did.
+pub async fn insert_within(
+    db: &D1Database,
+    w: &NewWebhook<'_>,
+    now_ms: u64,
+    max: u64,
+) -> ApiResult<bool> {
     let args = args![
         w.id,
         w.tenant_id,
@@ -131,10 +157,10 @@ pub async fn insert(db: &D1Database, w: &NewWebhook<'_>, now_ms: u64) -> ApiResu
         w.events,
         w.description,
         w.secret_sealed,
-        now_ms
+        now_ms,
+        max
     ];
-    run(db, INSERT_WEBHOOK, &args).await?;
-    Ok(())
+    Ok(run(db, INSERT_WEBHOOK_WITHIN, &args).await? > 0)
 }
 
 pub async fn of_tenant(
@@ -152,10 +178,6 @@ pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<WebhookRow>> {
 /// A tenant's webhooks, oldest first.
 pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
     all(db, SELECT_LIST, &args![tenant_id]).await
-}
-
-pub async fn count(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count_rows(db, COUNT_OF_TENANT, &args![tenant_id]).await
 }
 
 /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
@@ -256,12 +278,55 @@ pub fn insert_deliveries(
 /// Takes the delivery for one attempt when it is due: pending and due, or
 /// delivering with an expired lease. Returns whether this caller owns it;
 /// at most one caller does at a time.
-pub async fn claim(db: &D1Database, id: &str, now_ms: u64, lease_ms: u64) -> ApiResult<bool> {
-    let args = args![id, now_ms, now_ms.saturating_add(lease_ms)];
-    Ok(run(db, CLAIM, &args).await? == 1)
+/// What a claim came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// This caller owns the attempt.
+    Claimed,
+    /// Not due, or owned by a live attempt, or done.
+    NotDue,
+    /// Every attempt is spent: the delivery is now `failed`.
+    GaveUp,
 }
 
-#[expect(dead_code, reason = "a row mirrors its table")]
+/// Claims the delivery for one attempt, atomically with its bookkeeping:
+/// an expired attempt without a record is noted, and a delivery with no
+/// attempt left is failed instead (`attempts_max`).
+pub async fn claim(
+    db: &D1Database,
+    id: &str,
+    now_ms: u64,
+    lease_ms: u64,
+    attempts_max: u64,
+) -> ApiResult<Claim> {
+    let note = args![id, now_ms, lease_ms, attempts_max];
+    let claim = args![id, now_ms, now_ms.saturating_add(lease_ms), attempts_max];
+    let reason = format!("gave up after {attempts_max} attempts");
+    let give_up = args![id, now_ms, reason.as_str(), attempts_max];
+    let results = batch(
+        db,
+        vec![
+            stmt(db, NOTE_LOST, &note)?,
+            stmt(db, CLAIM, &claim)?,
+            stmt(db, GIVE_UP, &give_up)?,
+        ],
+    )
+    .await?;
+    let changed = |i: usize| -> ApiResult<bool> {
+        Ok(match results.get(i) {
+            Some(r) => changes(r)? > 0,
+            None => false,
+        })
+    };
+    Ok(if changed(1)? {
+        Claim::Claimed
+    } else if changed(2)? {
+        Claim::GaveUp
+    } else {
+        Claim::NotDue
+    })
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliveryRow {
     #[serde(flatten)]

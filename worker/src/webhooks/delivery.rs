@@ -27,7 +27,7 @@ use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::store::webhooks::{
-    self as store, AttemptRecord, STATUS_FAILED, STATUS_PENDING, STATUS_SUCCEEDED,
+    self as store, AttemptRecord, Claim, STATUS_FAILED, STATUS_PENDING, STATUS_SUCCEEDED,
 };
 use crate::views::iso;
 
@@ -45,6 +45,22 @@ pub const RETRY_DELAYS_SECS: &[u64] = &[
 ];
 /// Attempts in all: the first one plus one per retry delay.
 pub const ATTEMPTS_MAX: u64 = RETRY_DELAYS_SECS.len() as u64 + 1;
+/// DEV_MODE only: a webhook url holding this fails every attempt after its
+/// claim and before its record (the capped-attempts test).
+pub const DEV_FAULT_UNRECORDED: &str = "bvs-fault=unrecorded";
+
+/// The claim lease; in DEV_MODE `WEBHOOK_LEASE_MS` (at least 1 s) may
+/// shorten it so a test sees expired leases within seconds.
+fn lease_ms(app: &App) -> u64 {
+    if !app.dev_mode() {
+        return ATTEMPT_LEASE_MS;
+    }
+    app.var("WEBHOOK_LEASE_MS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms >= 1000)
+        .unwrap_or(ATTEMPT_LEASE_MS)
+}
+
 /// In DEV_MODE the schedule runs this many times faster (1 minute becomes
 /// 1 second), unless `WEBHOOK_RETRY_DELAY_DIVISOR` says otherwise, so a
 /// local test sees a retry within seconds.
@@ -197,8 +213,10 @@ pub async fn ring_all(app: &App, ids: &[String]) {
 /// the sweeper tries again.
 pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Report> {
     let db = app.control_db()?;
-    if !store::claim(&db, delivery_id, app.now_ms, ATTEMPT_LEASE_MS).await? {
-        return Ok(Report::skipped("not due, or delivered already"));
+    match store::claim(&db, delivery_id, app.now_ms, lease_ms(app), ATTEMPTS_MAX).await? {
+        Claim::Claimed => {}
+        Claim::NotDue => return Ok(Report::skipped("not due, or delivered already")),
+        Claim::GaveUp => return Ok(Report::skipped("every attempt is spent: failed")),
     }
     let row = store::delivery(&db, delivery_id)
         .await?
@@ -215,6 +233,13 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
         store::cancel(&db, delivery_id, "payload purged", app.now_ms).await?;
         return Ok(Report::skipped("payload purged"));
     };
+    if app.dev_mode() && url.contains(DEV_FAULT_UNRECORDED) {
+        // DEV_MODE fault injection: the attempt ends after its claim and
+        // before its record, as if the Worker died there.
+        return Err(ApiError::internal(
+            "injected fault: the attempt ended before its record",
+        ));
+    }
     let secret_text = secret::open(&super::secret_key(app)?, &webhook.secret_sealed)?
         .and_then(|b| String::from_utf8(b).ok())
         .ok_or_else(|| ApiError::internal(format!("webhook {} secret unreadable", webhook.id)))?;

@@ -176,7 +176,11 @@ fn with_log(payload: &str, log: &serde_json::Value) -> String {
     let body = payload.trim_end();
     match body.strip_suffix('}') {
         Some(open) if is_object_without_log => {
-            let comma = if open.trim_end().ends_with('{') { "" } else { "," };
+            let comma = if open.trim_end().ends_with('{') {
+                ""
+            } else {
+                ","
+            };
             format!("{open}{comma}\"log\":{log}}}")
         }
         _ => payload.to_string(),

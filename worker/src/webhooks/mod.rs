@@ -16,6 +16,8 @@ pub const EVENT_DELTA_VERIFIED: &str = "delta.verified";
 pub const EVENT_CHECKPOINT_VERIFIED: &str = "checkpoint.verified";
 pub const EVENT_VERIFICATION_COMPLETED: &str = "verification.completed";
 pub const EVENT_VERIFICATION_FAILED: &str = "verification.failed";
+pub const EVENT_CHECKPOINT_COSIGNED: &str = crate::ledger::agreement::EVENT_CHECKPOINT_COSIGNED;
+pub const EVENT_CHECKPOINT_DISPUTED: &str = crate::ledger::agreement::EVENT_CHECKPOINT_DISPUTED;
 
 /// Every event name a webhook may subscribe to (spec: Events).
 pub const EVENT_NAMES: &[&str] = &[
@@ -23,6 +25,8 @@ pub const EVENT_NAMES: &[&str] = &[
     EVENT_CHECKPOINT_VERIFIED,
     EVENT_VERIFICATION_COMPLETED,
     EVENT_VERIFICATION_FAILED,
+    EVENT_CHECKPOINT_COSIGNED,
+    EVENT_CHECKPOINT_DISPUTED,
     EVENT_TEST,
 ];
 

@@ -1,0 +1,96 @@
+// The customer's agreement with a checkpoint, checked in the browser
+// (docs/agreement.md). The verifier in WebAssembly does not carry the
+// statement reader (it would push it over its 64 KB budget), so these
+// checks use the browser's own Ed25519 (WebCrypto) and plain string
+// comparisons: the key binding is signed by the key it names and names
+// this log and ledger; each statement is signed by that key and names this
+// log, ledger, period, merkleRoot and delta count.
+const enc = new TextEncoder();
+const unb64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** A signed note's text (through its last newline) and signature lines. */
+function splitNote(note) {
+  const at = note.indexOf("\n\n");
+  if (at < 0) return null;
+  const text = note.slice(0, at + 1);
+  const sigs = note.slice(at + 2).split("\n").filter((l) => l.length > 0);
+  return { text, sigs };
+}
+
+/** The text's `name value` lines after the first, as a map. */
+function fields(text) {
+  const lines = text.split("\n").filter((l) => l.length > 0);
+  const map = new Map();
+  for (const l of lines.slice(1)) {
+    const sp = l.indexOf(" ");
+    if (sp > 0) map.set(l.slice(0, sp), l.slice(sp + 1));
+  }
+  return { first: lines[0] ?? "", map };
+}
+
+/** Whether `note` carries a valid Ed25519 signature by verifier key `key`. */
+async function signedBy(note, key) {
+  const parts = String(key ?? "").split("+");
+  if (parts.length !== 3) return "the counterparty key is malformed";
+  const [name, idHex, material64] = parts;
+  const material = unb64(material64);
+  if (material.length !== 33 || material[0] !== 0x01) return "the counterparty key is not an Ed25519 key";
+  const split = splitNote(note);
+  if (!split) return "not a signed note";
+  const line = split.sigs.find((l) => l.startsWith(`\u2014 ${name} `));
+  if (!line) return `no signature by ${name}+${idHex}`;
+  const sig = unb64(line.slice(`\u2014 ${name} `.length));
+  if (sig.length !== 68 || hex(sig.slice(0, 4)) !== idHex) return `no signature by ${name}+${idHex}`;
+  const pub = await crypto.subtle.importKey("raw", material.slice(1), "Ed25519", false, ["verify"]);
+  const ok = await crypto.subtle.verify("Ed25519", pub, sig.slice(4), enc.encode(split.text));
+  return ok ? true : "the signature does not match the statement text";
+}
+
+/**
+ * Checks of `agreement` (the public answer's field) for proof root `root`
+ * of the log `logOrigin`, whose summary says `period` and `itemCount`.
+ */
+export async function agreementChecks(agreement, root, logOrigin, summary) {
+  const checks = [];
+  const key = agreement.counterpartyKey;
+  if (!key) return checks;
+  const binding = fields(splitNote(agreement.keyStatement ?? "")?.text ?? "");
+  const bindingWrong =
+    binding.first !== "bvs-agreement/v1 key" ? "the key binding is not a bvs-agreement/v1 key statement"
+    : binding.map.get("key") !== key ? "the key binding names another key"
+    : binding.map.get("ledger") !== agreement.ledgerId ? "the key binding names another ledger"
+    : binding.map.get("origin") !== logOrigin ? `the key binding names log ${binding.map.get("origin")}, not ${logOrigin}`
+    : null;
+  const bindingSig = bindingWrong ? null : await signedBy(agreement.keyStatement, key);
+  checks.push({
+    name: "agreement.key",
+    ok: !bindingWrong && bindingSig === true,
+    detail: bindingWrong ?? (bindingSig === true
+      ? `Ledger ${agreement.ledgerId} has the customer's key ${key} (self-signed; checked in this browser with WebCrypto Ed25519).`
+      : bindingSig),
+  });
+  for (const [i, s] of (agreement.statements ?? []).entries()) {
+    const f = fields(splitNote(s.statement ?? "")?.text ?? "");
+    const kind = f.first.replace("bvs-agreement/v1 ", "");
+    const expect = [
+      ["origin", logOrigin], ["ledger", agreement.ledgerId], ["root", root],
+      ["period", summary.period], ["deltas", String(summary.itemCount)],
+    ];
+    const wrong = !["balance", "dispute"].includes(kind) ? "not a balance or dispute statement"
+      : expect.map(([n, v]) => (f.map.get(n) !== v ? `the statement names ${n} ${f.map.get(n)}, not ${v}` : null)).find(Boolean);
+    const sig = wrong ? null : await signedBy(s.statement, key);
+    const who = `the customer's key ${key} at ${s.recordedAt}`;
+    const title = kind === "dispute" ? `Disputed by ${who}` : `Agreed by ${who}`;
+    const says = kind === "dispute"
+      ? `The customer disputes this checkpoint from its delta ${f.map.get("delta")} (${f.map.get("divergence")}, after ${f.map.get("after")} agreed deltas at balance ${f.map.get("agreed")}).`
+      : `The customer agrees: period ${f.map.get("period")} ends at balance ${f.map.get("balance")} after ${f.map.get("deltas")} deltas.`;
+    checks.push({
+      name: `agreement.statements[${i}]`,
+      title,
+      ok: !wrong && sig === true,
+      detail: wrong ?? (sig === true ? `${says} Signature checked in this browser (WebCrypto Ed25519); log item ${s.itemHash}.` : sig),
+    });
+  }
+  return checks;
+}

@@ -1,0 +1,560 @@
+//! Two-party agreement, the service side (docs/agreement.md): a vendor's
+//! single-use invitation for a customer ledger, the customer's counterparty
+//! key registered through it, and the customer's signed statements about a
+//! committed checkpoint (`balance`: agreed; `dispute`: not, from a named
+//! delta).
+//!
+//! Every accepted key binding and statement is recorded in the log as an
+//! item whose hash is `bvs_core::agreement::item_hash` (SHA-256 of the whole
+//! signed note): it is a fact of the tenant whose content is the signed
+//! note, so the sequencer appends it like any fact and it is provable by
+//! the facts routes. The service keeps no identity, only the key.
+
+use bvs_core::agreement::{
+    self, BalanceStatement, CheckpointRef, Dispute, Origin, Statement, StatementError,
+};
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
+use bvs_core::types::{CustomerId, Env, Period};
+use serde::Serialize;
+use serde_json::json;
+use worker::D1Database;
+
+use super::{db, facts, submit, LogId, LogKey};
+use crate::app::App;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
+use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::{events, CheckpointStatus};
+use crate::{ids, views};
+
+/// How long an invitation stays usable. // spec: silent; a week covers a
+/// customer who opens it days later, and it is single-use anyway.
+pub const INVITATION_TTL_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+/// Random base62 characters of an invitation token (~190 bits).
+const INVITATION_TOKEN_CHARS: usize = 32;
+/// The public page an invitation opens; the token rides in the fragment,
+/// so it never reaches a server log.
+pub const INVITATION_PAGE: &str = "/agree";
+
+pub const EVENT_CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
+pub const EVENT_CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
+
+fn token_prefix(env: Env) -> &'static str {
+    match env {
+        Env::Sandbox => "inv_test_",
+        Env::Production => "inv_live_",
+    }
+}
+
+/// What is stored of a token: its SHA-256, hex.
+fn token_hash(token: &str) -> String {
+    Hash32::digest(token.as_bytes()).to_hex()
+}
+
+fn invalid(message: &str) -> ApiError {
+    ApiError::coded(ErrorCode::InvitationInvalid, message)
+}
+
+/// A refused statement, its reason named first.
+pub fn rejected(e: &StatementError) -> ApiError {
+    ApiError::coded(
+        ErrorCode::StatementRejected,
+        format!("Statement rejected ({}): {e}", e.reason()),
+    )
+}
+
+/// The origin of a shard's log, as its signed heads name it.
+fn origin(app: &App, log: LogId) -> ApiResult<Origin> {
+    let text = LogKey::load(app, log)?.origin;
+    Origin::parse(&text).map_err(|e| ApiError::internal(format!("log origin: {e}")))
+}
+
+fn ledger_hash(text: &str) -> ApiResult<Hash32> {
+    Hash32::parse(text).map_err(|_| ApiError::internal("stored ledger id is not a hash"))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationView {
+    pub invitation_url: String,
+    pub token: String,
+    pub customer_id: String,
+    pub ledger_id: String,
+    pub origin: String,
+    pub expires_at: String,
+}
+
+/// Issues a single-use invitation for `customer_id`'s ledger; only the
+/// token's SHA-256 is stored.
+///
+/// # Errors
+/// 404 for a customer without a ledger.
+pub async fn invite(
+    app: &App,
+    log: LogId,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+    base_url: &str,
+) -> ApiResult<InvitationView> {
+    let db = db(app, log)?;
+    let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
+    let token = format!(
+        "{}{}",
+        token_prefix(log.env),
+        ids::random_token(INVITATION_TOKEN_CHARS)?
+    );
+    let row = InvitationRow {
+        token_hash: token_hash(&token),
+        tenant_id: tenant_id.to_string(),
+        customer_id: customer_id.as_str().to_string(),
+        ledger_id: ledger.ledger_id.clone(),
+        created_at: app.now_ms,
+        expires_at: app.now_ms + INVITATION_TTL_MS,
+        used_at: None,
+    };
+    agreements::insert_invitation(&db, &row).await?;
+    Ok(InvitationView {
+        invitation_url: format!("{base_url}{INVITATION_PAGE}#{token}"),
+        token,
+        customer_id: row.customer_id,
+        ledger_id: row.ledger_id,
+        origin: origin(app, log)?.as_str().to_string(),
+        expires_at: views::iso(row.expires_at),
+    })
+}
+
+/// The shard and live invitation row of a token. The token names its
+/// environment; its shard is found by reading each shard of that
+/// environment (an invitation is opened once or twice in its life).
+async fn live_invitation(app: &App, token: &str) -> ApiResult<(LogId, D1Database, InvitationRow)> {
+    let env = if token.starts_with(token_prefix(Env::Sandbox)) {
+        Env::Sandbox
+    } else if token.starts_with(token_prefix(Env::Production)) {
+        Env::Production
+    } else {
+        return Err(invalid("Invitation token is not one this service issued"));
+    };
+    let hash = token_hash(token);
+    let mut found = None;
+    for log in super::shard::of_env(app, env) {
+        let db = db(app, log)?;
+        if let Some(row) = agreements::invitation(&db, &hash).await? {
+            found = Some((log, db, row));
+            break;
+        }
+    }
+    let (log, db, row) =
+        found.ok_or_else(|| invalid("Invitation token is not one this service issued"))?;
+    if row.used_at.is_some() {
+        return Err(invalid(
+            "Invitation was already used; ask the vendor for a new one",
+        ));
+    }
+    if row.expires_at <= app.now_ms {
+        return Err(invalid(
+            "Invitation has expired; ask the vendor for a new one",
+        ));
+    }
+    Ok((log, db, row))
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenedInvitation {
+    pub origin: String,
+    pub ledger_id: String,
+    pub expires_at: String,
+    /// The key statement to sign, with `<verifier key>` to fill in.
+    pub key_statement_template: String,
+}
+
+/// What the invitation page needs to build the key statement (does not
+/// use the invitation up).
+///
+/// # Errors
+/// 410 `invitation_invalid` for an unknown, used or expired token.
+pub async fn open(app: &App, token: &str) -> ApiResult<OpenedInvitation> {
+    let (log, _, row) = live_invitation(app, token).await?;
+    let origin = origin(app, log)?;
+    Ok(OpenedInvitation {
+        key_statement_template: format!(
+            "{} key\norigin {}\nledger {}\nkey <verifier key>\n",
+            agreement::STATEMENT_FORMAT,
+            origin.as_str(),
+            row.ledger_id
+        ),
+        origin: origin.as_str().to_string(),
+        ledger_id: row.ledger_id,
+        expires_at: views::iso(row.expires_at),
+    })
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyView {
+    pub ledger_id: String,
+    pub counterparty_key: String,
+    /// The binding's log item (a fact's contentHash).
+    pub item_hash: String,
+    pub registered_at: String,
+    pub status: &'static str,
+}
+
+/// Registers the counterparty key a signed key statement binds, using the
+/// invitation up; records the binding in the log.
+///
+/// # Errors
+/// 410 for a bad token; 422 `statement_rejected` naming the reason.
+pub async fn register_key(app: &App, token: &str, signed: &str) -> ApiResult<KeyView> {
+    let (log, db, row) = live_invitation(app, token).await?;
+    let binding = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
+    let expected_origin = origin(app, log)?;
+    if binding.origin != expected_origin {
+        return Err(rejected(&StatementError::OriginMismatch {
+            expected: expected_origin.as_str().to_string(),
+            got: binding.origin.as_str().to_string(),
+        }));
+    }
+    let ledger = ledger_hash(&row.ledger_id)?;
+    if !binding.ledger.ct_eq(&ledger) {
+        return Err(rejected(&StatementError::LedgerMismatch {
+            expected: ledger,
+            got: binding.ledger,
+        }));
+    }
+    if !agreements::use_invitation(&db, &row.token_hash, app.now_ms).await? {
+        return Err(invalid(
+            "Invitation was already used; ask the vendor for a new one",
+        ));
+    }
+    let item_hash = agreement::item_hash(signed).to_hex();
+    let key = KeyRow {
+        item_hash: item_hash.clone(),
+        ledger_id: row.ledger_id.clone(),
+        tenant_id: row.tenant_id.clone(),
+        customer_id: row.customer_id.clone(),
+        verifier_key: binding.key().to_string(),
+        statement: signed.to_string(),
+        registered_at: app.now_ms,
+    };
+    agreements::insert_key(&db, &key).await?;
+    record_in_log(app, log, &row.tenant_id, signed, "key").await?;
+    Ok(KeyView {
+        ledger_id: key.ledger_id,
+        counterparty_key: key.verifier_key,
+        item_hash,
+        registered_at: views::iso(key.registered_at),
+        status: "QUEUED",
+    })
+}
+
+/// Records a signed note in the log as a fact of the tenant (its
+/// contentHash is the note's item hash).
+async fn record_in_log(
+    app: &App,
+    log: LogId,
+    tenant_id: &str,
+    signed: &str,
+    kind: &str,
+) -> ApiResult<()> {
+    let metadata = json!({ "agreement": kind }).to_string();
+    // A statement is a fact of the vendor's tenant: it counts against the
+    // vendor's plan like any fact, so no party can fill the shared database.
+    let plan = crate::store::accounts::tenant(&app.control_db()?, tenant_id)
+        .await?
+        .map(|t| t.plan)
+        .ok_or_else(|| ApiError::internal("ledger's tenant not found"))?;
+    let (_, created) = facts::record(app, tenant_id, log, plan, signed, Some(&metadata)).await?;
+    if !created {
+        submit::ring(app, log).await;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatementView {
+    /// `balance` (agreed) or `dispute`.
+    pub kind: String,
+    pub checkpoint_id: String,
+    pub period: String,
+    pub merkle_root: String,
+    pub ledger_id: String,
+    pub counterparty_key: String,
+    /// The statement's log item (a fact's contentHash).
+    pub item_hash: String,
+    pub statement: String,
+    pub recorded_at: String,
+}
+
+impl StatementView {
+    fn from_row(a: &AgreementRow, c: &CheckpointRow) -> StatementView {
+        StatementView {
+            kind: a.kind.clone(),
+            checkpoint_id: a.checkpoint_id.clone(),
+            period: c.period.clone(),
+            merkle_root: c.merkle_root.to_hex(),
+            ledger_id: a.ledger_id.clone(),
+            counterparty_key: a.verifier_key.clone(),
+            item_hash: a.item_hash.clone(),
+            statement: a.statement.clone(),
+            recorded_at: views::iso(a.created_at),
+        }
+    }
+}
+
+/// The shard whose log a statement's origin names.
+fn log_of_origin(app: &App, named: &Origin) -> ApiResult<LogId> {
+    for log in super::shard::all(app) {
+        if &origin(app, log)? == named {
+            return Ok(log);
+        }
+    }
+    Err(rejected(&StatementError::OriginMismatch {
+        expected: origin(app, LogId::new(Env::Sandbox, 0))?
+            .as_str()
+            .to_string(),
+        got: named.as_str().to_string(),
+    }))
+}
+
+/// The committed, single-customer checkpoint a statement names.
+async fn named_checkpoint(
+    db: &D1Database,
+    key: &KeyRow,
+    named: &CheckpointRef,
+) -> ApiResult<CheckpointRow> {
+    let root = named.root.to_hex();
+    let found = checkpoints::by_root(db, &root)
+        .await?
+        .into_iter()
+        .filter(|c| c.tenant_id == key.tenant_id && c.customer_id == key.customer_id)
+        .collect::<Vec<_>>();
+    let committed = found
+        .iter()
+        .find(|c| c.status == CheckpointStatus::Committed)
+        .cloned();
+    match committed {
+        Some(c) => Ok(c),
+        None if found.is_empty() => Err(ApiError::NotFound(format!(
+            "No checkpoint with merkleRoot {root} for this ledger"
+        ))),
+        None => Err(ApiError::Conflict(format!(
+            "Checkpoint {root} is not committed yet; sign it once its checkpoint.verified arrives"
+        ))),
+    }
+}
+
+/// What a checkpoint of one customer says, as statements name it, and its
+/// closing balance.
+async fn checkpoint_ref(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    c: &CheckpointRow,
+    ledger_id: &str,
+) -> ApiResult<(CheckpointRef, Amount)> {
+    let reference = CheckpointRef {
+        origin: origin(app, log)?,
+        ledger: ledger_hash(ledger_id)?,
+        period: Period::parse(&c.period)?,
+        root: c.merkle_root,
+        deltas: c.delta_count,
+    };
+    let balance = agreements::balance_at_leaf(db, &c.tenant_id, &c.customer_id, c.to_index).await?;
+    Ok((reference, balance))
+}
+
+/// Accepts a customer's signed `balance` or `dispute` statement about a
+/// committed checkpoint of its ledger: verified against the ledger's
+/// registered key, recorded, appended to the log, and told to the vendor
+/// (`checkpoint.cosigned` / `checkpoint.disputed`). The same statement
+/// twice is recorded once.
+///
+/// # Errors
+/// 422 `statement_rejected` naming the reason; 404 for a ledger without a
+/// key or an unknown checkpoint; 409 for one not committed yet.
+pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementView, bool)> {
+    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
+    let named = match &unverified {
+        Statement::Balance(b) => b.checkpoint.clone(),
+        Statement::Dispute(d) => d.checkpoint.clone(),
+        Statement::Key(_) => {
+            return Err(rejected(&StatementError::WrongKind {
+                expected: "balance or dispute",
+                got: "key",
+            }))
+        }
+    };
+    let log = log_of_origin(app, &named.origin)?;
+    let db = db(app, log)?;
+    let ledger_id = named.ledger.to_hex();
+    let key = agreements::keys(&db, &ledger_id)
+        .await?
+        .pop()
+        .ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "No counterparty key is registered for ledger {ledger_id}; open the vendor's invitation first"
+            ))
+        })?;
+    let statement = agreement::verify(signed, &key.verifier_key).map_err(|e| rejected(&e))?;
+    let c = named_checkpoint(&db, &key, &named).await?;
+    let (reference, balance) = checkpoint_ref(app, log, &db, &c, &ledger_id).await?;
+    let kind = match &statement {
+        Statement::Balance(BalanceStatement { .. }) => {
+            agreement::verify_cosigned_balance(signed, &key.verifier_key, &reference, balance)
+                .map_err(|e| rejected(&e))?;
+            "balance"
+        }
+        Statement::Dispute(Dispute { checkpoint, .. }) => {
+            reference.check(checkpoint).map_err(|e| rejected(&e))?;
+            "dispute"
+        }
+        Statement::Key(_) => return Err(ApiError::internal("key statement after kind check")),
+    };
+    let row = AgreementRow {
+        item_hash: agreement::item_hash(signed).to_hex(),
+        ledger_id: ledger_id.clone(),
+        tenant_id: key.tenant_id.clone(),
+        customer_id: key.customer_id.clone(),
+        checkpoint_id: c.id.clone(),
+        kind: kind.to_string(),
+        verifier_key: key.verifier_key.clone(),
+        statement: signed.to_string(),
+        created_at: app.now_ms,
+    };
+    let created = agreements::insert_agreement(&db, &row).await?;
+    record_in_log(app, log, &key.tenant_id, signed, kind).await?;
+    let view = StatementView::from_row(&row, &c);
+    if created {
+        let event = if kind == "balance" {
+            EVENT_CHECKPOINT_COSIGNED
+        } else {
+            EVENT_CHECKPOINT_DISPUTED
+        };
+        let payload = AgreementEvent {
+            checkpoint_id: &c.id,
+            customer_id: &c.customer_id,
+            period: &c.period,
+            merkle_root: c.merkle_root.to_hex(),
+            delta_count: c.delta_count,
+            balance,
+            kind,
+            ledger_id: &ledger_id,
+            counterparty_key: &key.verifier_key,
+            item_hash: &row.item_hash,
+            statement: signed,
+            recorded_at: &view.recorded_at,
+        };
+        let id = format!("evt_agr_{}", &row.item_hash[..32]);
+        events::insert_once(
+            &db,
+            &id,
+            &key.tenant_id,
+            event,
+            &serde_json::to_string(&payload)?,
+            app.now_ms,
+        )
+        .await?;
+    }
+    Ok((view, created))
+}
+
+/// The payload of `checkpoint.cosigned` / `checkpoint.disputed`
+/// (docs/webhooks.md).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AgreementEvent<'a> {
+    checkpoint_id: &'a str,
+    customer_id: &'a str,
+    period: &'a str,
+    merkle_root: String,
+    delta_count: u64,
+    balance: Amount,
+    kind: &'a str,
+    ledger_id: &'a str,
+    counterparty_key: &'a str,
+    item_hash: &'a str,
+    statement: &'a str,
+    recorded_at: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointAgreement {
+    pub origin: String,
+    pub ledger_id: String,
+    pub period: String,
+    pub merkle_root: String,
+    pub delta_count: u64,
+    pub balance: Amount,
+    /// The `balance` statement a customer who agrees signs.
+    pub balance_statement: String,
+    /// The ledger's registered counterparty key, if any.
+    pub counterparty_key: Option<String>,
+    /// The key binding statement (a log item) of that key.
+    pub key_statement: Option<String>,
+    pub statements: Vec<StatementView>,
+}
+
+/// The agreement side of a committed single-customer checkpoint, for the
+/// public verify answer: what to sign, the key, and what was signed.
+///
+/// # Errors
+/// D1 errors.
+pub async fn of_checkpoint(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    c: &CheckpointRow,
+) -> ApiResult<Option<CheckpointAgreement>> {
+    if c.customer_id == "all" || c.status != CheckpointStatus::Committed {
+        return Ok(None);
+    }
+    let ledger_id = submit::ledger_id(&c.tenant_id, &c.customer_id);
+    let (reference, balance) = checkpoint_ref(app, log, db, c, &ledger_id).await?;
+    let text = Statement::Balance(BalanceStatement {
+        checkpoint: reference.clone(),
+        balance,
+    })
+    .to_text();
+    let key = agreements::keys(db, &ledger_id).await?.pop();
+    let statements = agreements::of_checkpoint(db, &c.id)
+        .await?
+        .iter()
+        .map(|a| StatementView::from_row(a, c))
+        .collect();
+    Ok(Some(CheckpointAgreement {
+        origin: reference.origin.as_str().to_string(),
+        ledger_id,
+        period: c.period.clone(),
+        merkle_root: c.merkle_root.to_hex(),
+        delta_count: c.delta_count,
+        balance,
+        balance_statement: text,
+        counterparty_key: key.as_ref().map(|k| k.verifier_key.clone()),
+        key_statement: key.map(|k| k.statement),
+        statements,
+    }))
+}
+
+/// The committed single-customer checkpoint with merkleRoot `root`, in
+/// the shard the proof-root index names (shard 0 of each environment for a
+/// root from before sharding), with its agreement side.
+///
+/// # Errors
+/// D1 errors.
+pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreement>> {
+    for log in super::prove::root_shards(app, root).await? {
+        let db = db(app, log)?;
+        let found = checkpoints::by_root(&db, root).await?;
+        if let Some(c) = found
+            .iter()
+            .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
+        {
+            return of_checkpoint(app, log, &db, c).await;
+        }
+    }
+    Ok(None)
+}

@@ -1,0 +1,80 @@
+//! The per-plan limits of ledger writes (facts and checkpoints per month,
+//! bytes stored per environment), raised inside each write's own D1 batch
+//! (`store::meters`), and the answer when a write does not fit.
+
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::{Env, Period};
+
+use crate::error::{ApiError, ErrorCode};
+use crate::plan::Plan;
+use crate::store::meters::{Meter, Raise};
+
+/// The calendar month (UTC) `now_ms` falls in, as a monthly meter's period.
+pub fn month(now_ms: u64) -> Period {
+    Period::containing(i64::try_from(now_ms).unwrap_or(i64::MAX))
+}
+
+/// A raise of the tenant's monthly `meter` by one.
+pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan) -> Raise<'a> {
+    let cap = match meter {
+        Meter::Facts => plan.facts_per_month(),
+        Meter::Checkpoints => plan.checkpoints_per_month(),
+        Meter::Bytes => plan.storage_bytes(),
+    };
+    Raise {
+        tenant_id,
+        meter,
+        period,
+        add: 1,
+        cap,
+    }
+}
+
+/// A raise of the tenant's stored bytes by `bytes`.
+pub fn bytes(tenant_id: &str, bytes: u64, plan: Plan) -> Raise<'_> {
+    Raise {
+        tenant_id,
+        meter: Meter::Bytes,
+        period: "",
+        add: bytes,
+        cap: plan.storage_bytes(),
+    }
+}
+
+/// The answer to a write that does not fit `meter`: 402
+/// `plan_limit_exceeded` for a monthly count, 402 `storage_limit_reached`
+/// for the storage ceiling. Nothing was written.
+pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
+    let env_name = match env {
+        Env::Sandbox => "Sandbox",
+        Env::Production => "Production",
+    };
+    let resets = format_iso_ms(month(now_ms).end_ms());
+    match meter {
+        Meter::Facts | Meter::Checkpoints => {
+            let (what, cap) = if meter == Meter::Facts {
+                ("facts", plan.facts_per_month())
+            } else {
+                ("checkpoints", plan.checkpoints_per_month())
+            };
+            ApiError::coded(
+                ErrorCode::PlanLimitExceeded,
+                format!(
+                    "Plan limit exceeded: the {} plan allows {cap} {what} per month in {env_name}; \
+                     nothing was written. The count resets at {resets}",
+                    plan.label()
+                ),
+            )
+        }
+        Meter::Bytes => ApiError::coded(
+            ErrorCode::StorageLimitReached,
+            format!(
+                "Storage limit reached: the {} plan stores at most {} bytes of fact and delta \
+                 content per tenant in {env_name} (ids, hashes and content stay for the proofs); \
+                 nothing was written. Upgrade for a higher ceiling",
+                plan.label(),
+                plan.storage_bytes()
+            ),
+        ),
+    }
+}

@@ -1,0 +1,174 @@
+//! Pinpointing compare: the caller's own list of a customer's deltas
+//! against the ledger's verified ones, the first divergent delta named by
+//! `bvs_core::pinpoint` (docs/balance.md, "Pinpointing a disagreement").
+//!
+//! A request compares at most [`PINPOINT_ENTRIES_MAX`] deltas a side. A
+//! ledger with more verified deltas after the start is compared a page at
+//! a time: the answer says `more` and, when the page agrees, where the next
+//! page starts (`next.deltasAfter`, `next.startingBalance`).
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
+use bvs_core::pinpoint::{
+    self, CallerEntry, Pinpoint, PinpointError, ServiceDelta, Start, PINPOINT_ENTRIES_MAX,
+};
+use bvs_core::types::CustomerId;
+use serde::Serialize;
+use worker::D1Database;
+
+use crate::error::{ApiError, ApiResult};
+use crate::store;
+
+/// Where the caller's list starts: after the verified delta named by
+/// `deltas_after` (its anchorId or itemsRoot; `None`: the ledger's first
+/// delta), with `starting_balance` added to the ledger's balances (as
+/// compare's `computedBalance` adds it).
+pub struct Request {
+    pub starting_balance: Amount,
+    pub deltas_after: Option<String>,
+    pub entries: Vec<CallerEntry>,
+}
+
+/// Where the next page starts when this one agrees.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Next {
+    pub deltas_after: String,
+    pub starting_balance: Amount,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    pub agrees: bool,
+    /// Ledger deltas before the compared ones (the start's position).
+    pub starting_deltas: u64,
+    /// Ledger deltas compared (this page of the service's side).
+    pub compared_deltas: u64,
+    /// Entries of the caller's list.
+    pub your_deltas: u64,
+    /// The ledger has verified deltas after this page.
+    pub more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<Next>,
+    #[serde(flatten)]
+    pub pinpoint: Pinpoint,
+}
+
+/// Pinpoints `req.entries` against `customer_id`'s verified deltas.
+///
+/// # Errors
+/// 404 for an unknown ledger or `deltasAfter`; 400 naming the entry that
+/// cannot be matched (ambiguous or duplicate ids) or `deltas` beyond the
+/// limit; 422 if a balance overflows.
+pub async fn pinpoint(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+    req: Request,
+) -> ApiResult<Answer> {
+    if req.entries.len() > PINPOINT_ENTRIES_MAX {
+        return Err(too_many(req.entries.len()));
+    }
+    let ledger_row = super::require_ledger(db, tenant_id, customer_id).await?;
+    let (start_seq, ledger_balance) = match req.deltas_after.as_deref() {
+        None => (0, Amount::ZERO),
+        Some(after) => {
+            let kind = if Hash32::parse(after).is_ok() {
+                "itemsRoot"
+            } else {
+                "anchorId"
+            };
+            super::derive::start_point(
+                db,
+                tenant_id,
+                customer_id,
+                &ledger_row,
+                Some(after),
+                kind,
+            )
+            .await
+            .map_err(|e| match e {
+                ApiError::NotFound(_) => ApiError::NotFound(format!(
+                    "deltasAfter {after} is not a verified delta (anchorId or itemsRoot) of customer {}",
+                    customer_id.as_str()
+                )),
+                other => other,
+            })?
+        }
+    };
+    let window = PINPOINT_ENTRIES_MAX as u64;
+    let last = ledger_row
+        .verified_count
+        .min(start_seq.saturating_add(window));
+    let lines = if last > start_seq {
+        store::deltas::lines_of_ledger(db, tenant_id, customer_id.as_str(), start_seq + 1, last)
+            .await?
+    } else {
+        Vec::new()
+    };
+    if lines.len() as u64 != last - start_seq {
+        return Err(ApiError::internal(format!(
+            "ledger {} has {} deltas at seq {}..={last}",
+            customer_id.as_str(),
+            lines.len(),
+            start_seq + 1
+        )));
+    }
+    let service: Vec<ServiceDelta> = lines
+        .into_iter()
+        .map(|l| ServiceDelta {
+            item_hash: l.item_hash,
+            anchor_id: l.anchor_id,
+            reference_id: l.reference_id,
+            amount: l.delta,
+        })
+        .collect();
+    let balance = req
+        .starting_balance
+        .checked_add(ledger_balance)
+        .map_err(|e| ApiError::Unprocessable(format!("startingBalance: {e}")))?;
+    let start = Start {
+        deltas: start_seq,
+        balance,
+    };
+    let found = pinpoint::pinpoint(start, &service, &req.entries).map_err(|e| match e {
+        PinpointError::TooMany { .. } => too_many(req.entries.len()),
+        PinpointError::AmbiguousId { index, field } => ApiError::field(
+            format!("deltas[{index}].{field}"),
+            "names more than one of the ledger's deltas; name it by itemHash or anchorId",
+        ),
+        PinpointError::DuplicateEntry { index, first } => ApiError::field(
+            format!("deltas[{index}]"),
+            format!("names the same delta as deltas[{first}]"),
+        ),
+        PinpointError::Amount(e) => ApiError::Unprocessable(format!("balance: {e}")),
+        PinpointError::CountOverflow => ApiError::internal("delta count overflow"),
+    })?;
+    let more = ledger_row.verified_count > last;
+    let next = match (more, found.agrees(), service.last()) {
+        (true, true, Some(d)) => Some(Next {
+            deltas_after: d.anchor_id.clone(),
+            starting_balance: req.starting_balance,
+        }),
+        _ => None,
+    };
+    Ok(Answer {
+        agrees: found.agrees(),
+        starting_deltas: start_seq,
+        compared_deltas: service.len() as u64,
+        your_deltas: req.entries.len() as u64,
+        more,
+        next,
+        pinpoint: found,
+    })
+}
+
+fn too_many(n: usize) -> ApiError {
+    ApiError::field(
+        "deltas",
+        format!(
+            "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {n}); compare a page at a time with deltasAfter"
+        ),
+    )
+}

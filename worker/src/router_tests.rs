@@ -1,0 +1,39 @@
+//! Tests of `router` (kept apart so router.rs stays under 600 lines).
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+#[test]
+fn a_pattern_captures_its_parameters() {
+    let p = match_pattern(
+        "/api/v1/balance/derive/:customerId",
+        "/api/v1/balance/derive/cus%3A1",
+    )
+    .unwrap();
+    assert_eq!(p.get("customerId").unwrap(), "cus:1");
+}
+
+#[test]
+fn only_loopback_hosts_are_local() {
+    for h in ["localhost", "127.0.0.1", "[::1]", "127.0.0.2"] {
+        assert!(is_loopback_host(Some(h)), "{h}");
+    }
+    for h in [
+        "bvs.example.com",
+        "balance-verification.acme.workers.dev",
+        "10.0.0.1",
+        "[2001:db8::1]",
+    ] {
+        assert!(!is_loopback_host(Some(h)), "{h}");
+    }
+    assert!(!is_loopback_host(None));
+}
+
+#[test]
+fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
+    assert_eq!(resolve(&Method::Get, "/nope").err().unwrap().status(), 404);
+    assert_eq!(
+        resolve(&Method::Delete, "/health").err().unwrap().status(),
+        405
+    );
+}

@@ -1,0 +1,48 @@
+//! Mail requests (control database): one row per resend-verification or
+//! request-password-reset call, for any address, until the queue consumer
+//! claims it.
+
+use serde::Deserialize;
+use worker::D1Database;
+
+use super::{all, args, first, run};
+use crate::error::ApiResult;
+
+const INSERT: &str =
+    "INSERT INTO mail_requests (id, kind, email, created_at) VALUES (?1, ?2, ?3, ?4)";
+/// Claims a request: whoever deletes it processes it, once.
+const CLAIM: &str = "DELETE FROM mail_requests WHERE id = ?1 RETURNING kind, email";
+const SELECT_STALE: &str =
+    "SELECT id FROM mail_requests WHERE created_at < ?1 ORDER BY created_at LIMIT ?2";
+
+#[derive(Debug, Deserialize)]
+pub struct Claimed {
+    pub kind: String,
+    pub email: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Stale {
+    pub id: String,
+}
+
+pub async fn insert(
+    db: &D1Database,
+    id: &str,
+    kind: &str,
+    email: &str,
+    now_ms: u64,
+) -> ApiResult<()> {
+    run(db, INSERT, &args![id, kind, email, now_ms]).await?;
+    Ok(())
+}
+
+/// Deletes the request and returns it; `None` when it was already claimed.
+pub async fn claim(db: &D1Database, id: &str) -> ApiResult<Option<Claimed>> {
+    first(db, CLAIM, &args![id]).await
+}
+
+/// Requests older than `before_ms` (a lost doorbell), oldest first.
+pub async fn stale(db: &D1Database, before_ms: u64, limit: u64) -> ApiResult<Vec<Stale>> {
+    all(db, SELECT_STALE, &args![before_ms, limit]).await
+}

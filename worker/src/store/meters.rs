@@ -1,0 +1,132 @@
+//! Metered writes (ledger databases): a counter row per tenant, meter and
+//! period, raised in the same D1 batch as the write it counts. The table's
+//! `CHECK (used <= cap)` is the ceiling: a raise past the cap fails its
+//! statement, D1 rolls the whole batch back, so a write over its limit
+//! writes nothing and concurrent writes can never both take the last unit
+//! (migrations/ledger/0031_meters.sql).
+
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement, D1Result};
+
+use super::{args, first, stmt};
+use crate::error::{ApiError, ApiResult};
+
+/// Raises a meter by `?4` with cap `?5`.
+const RAISE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+     VALUES (?1, ?2, ?3, ?4, ?5) \
+     ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
+     cap = excluded.cap";
+/// The same, only if the batch's previous statement changed a row (an
+/// `INSERT OR IGNORE` that found a duplicate raises nothing). A raise
+/// changes one row, so raises chain.
+const RAISE_IF_CHANGED: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE changes() > 0 \
+     ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
+     cap = excluded.cap";
+const SELECT_USED: &str =
+    "SELECT used FROM meters WHERE tenant_id = ?1 AND meter = ?2 AND period = ?3";
+
+/// The D1 (SQLite) message of a failed CHECK constraint.
+const CHECK_FAILED: &str = "CHECK constraint failed";
+
+/// What is counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meter {
+    /// Facts recorded in a calendar month.
+    Facts,
+    /// Checkpoints created in a calendar month.
+    Checkpoints,
+    /// Bytes of fact and delta content held (period `""`).
+    Bytes,
+}
+
+impl Meter {
+    fn as_str(self) -> &'static str {
+        match self {
+            Meter::Facts => "facts",
+            Meter::Checkpoints => "checkpoints",
+            Meter::Bytes => "bytes",
+        }
+    }
+}
+
+/// One raise of one meter.
+#[derive(Debug, Clone, Copy)]
+pub struct Raise<'a> {
+    pub tenant_id: &'a str,
+    pub meter: Meter,
+    /// `YYYY-MM` for monthly meters, `""` for `Bytes`.
+    pub period: &'a str,
+    pub add: u64,
+    pub cap: u64,
+}
+
+/// The statement raising `r`, run first in its write's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn raise(db: &D1Database, r: &Raise<'_>) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        RAISE,
+        &args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
+    )
+}
+
+/// The statement raising `r` only if the previous statement changed a row.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn raise_if_changed(db: &D1Database, r: &Raise<'_>) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        RAISE_IF_CHANGED,
+        &args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
+    )
+}
+
+/// Runs a metered write's batch atomically. `Ok(Err(meter))` when a raise
+/// went past its cap: then nothing of the batch was written, and `meter` is
+/// the first of `raises` that does not fit.
+///
+/// # Errors
+/// Any other D1 error.
+pub async fn batch(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+    raises: &[Raise<'_>],
+) -> ApiResult<Result<Vec<D1Result>, Meter>> {
+    match db.batch(statements).await {
+        Ok(results) => Ok(Ok(results)),
+        Err(e) => {
+            let text = e.to_string();
+            if !text.contains(CHECK_FAILED) {
+                return Err(ApiError::internal(format!("d1 batch: {text}")));
+            }
+            for r in raises {
+                if used(db, r).await?.saturating_add(r.add) > r.cap {
+                    return Ok(Err(r.meter));
+                }
+            }
+            // Someone else's write freed room since: still, this one failed.
+            let first = raises
+                .first()
+                .ok_or_else(|| ApiError::internal(format!("d1 batch: {text}")))?;
+            Ok(Err(first.meter))
+        }
+    }
+}
+
+async fn used(db: &D1Database, r: &Raise<'_>) -> ApiResult<u64> {
+    #[derive(Deserialize)]
+    struct Used {
+        used: u64,
+    }
+    let row: Option<Used> = first(
+        db,
+        SELECT_USED,
+        &args![r.tenant_id, r.meter.as_str(), r.period],
+    )
+    .await?;
+    Ok(row.map_or(0, |u| u.used))
+}
