@@ -136,7 +136,7 @@ pub async fn create(
     crate::store::roots::insert(
         &app.control_db()?,
         &row.merkle_root.to_hex(),
-        log.env,
+        log.env.as_str(),
         log.shard,
         app.now_ms,
     )

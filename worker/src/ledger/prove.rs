@@ -130,7 +130,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     store::roots::insert(
         &app.control_db()?,
         &record.items_root,
-        r.log.env,
+        r.log.env.as_str(),
         r.log.shard,
         app.now_ms,
     )

@@ -148,7 +148,7 @@ pub async fn submit(
     crate::store::roots::insert(
         &app.control_db()?,
         submission.items_root,
-        by.log.env,
+        by.log.env.as_str(),
         by.log.shard,
         app.now_ms,
     )

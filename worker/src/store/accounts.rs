@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, batch, changes, first, run, stmt, Arg};
-use crate::error::{ApiError, ApiResult};
+use super::{args, batch_changed_one, first, queries, row, stmt, Statements};
+use crate::error::ApiResult;
 use crate::plan::Plan;
 
 // ---- tenants ----
@@ -21,15 +21,15 @@ const UPDATE_TENANT_RETENTION: &str =
 const SELECT_TENANTS_WITH_RETENTION: &str = "SELECT id, data_retention_days FROM tenants \
      WHERE data_retention_days IS NOT NULL AND id > ?1 ORDER BY id LIMIT ?2";
 
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Deserialize)]
-pub struct TenantRow {
-    pub id: String,
-    pub name: String,
-    #[serde(deserialize_with = "crate::plan::stored")]
-    pub plan: Plan,
-    pub data_retention_days: Option<u32>,
-    pub created_at: u64,
+row! {
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Deserialize)]
+    pub struct TenantRow {
+        id: String, name: String,
+        #[serde(deserialize_with = "crate::plan::stored")]
+        plan: Plan,
+        data_retention_days: Option<u32>, created_at: u64,
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -47,33 +47,16 @@ pub fn insert_tenant(
     stmt(db, INSERT_TENANT, &args![id, name, now_ms])
 }
 
-pub async fn tenant(db: &D1Database, id: &str) -> ApiResult<Option<TenantRow>> {
-    first(db, SELECT_TENANT, &args![id]).await
-}
-
-/// Returns the number of tenants changed (0: no such tenant).
-pub async fn set_tenant_plan(db: &D1Database, id: &str, plan: &str, now_ms: u64) -> ApiResult<u64> {
-    run(db, UPDATE_TENANT_PLAN, &args![id, plan, now_ms]).await
-}
-
-pub async fn set_tenant_retention(
-    db: &D1Database,
-    id: &str,
-    days: Option<u32>,
-    now_ms: u64,
-) -> ApiResult<u64> {
-    let days = days.map_or(Arg::Null, |d| Arg::Int(i64::from(d)));
-    run(db, UPDATE_TENANT_RETENTION, &args![id, days, now_ms]).await
-}
-
-/// Tenants with a retention window, in id order after `after_id` (use ""
-/// to start), at most `limit`: the retention job pages through these.
-pub async fn tenants_with_retention(
-    db: &D1Database,
-    after_id: &str,
-    limit: u32,
-) -> ApiResult<Vec<TenantRetentionRow>> {
-    all(db, SELECT_TENANTS_WITH_RETENTION, &args![after_id, limit]).await
+queries! {
+    pub fn tenant(id: &str) -> Option<TenantRow> = first(SELECT_TENANT);
+    /// Returns the number of tenants changed (0: no such tenant).
+    pub fn set_tenant_plan(id: &str, plan: &str, now_ms: u64) -> u64 = run(UPDATE_TENANT_PLAN);
+    pub fn set_tenant_retention(id: &str, days: Option<u32>, now_ms: u64) -> u64
+        = run(UPDATE_TENANT_RETENTION);
+    /// Tenants with a retention window, in id order after `after_id` (use
+    /// "" to start), at most `limit`: the retention job pages through these.
+    pub fn tenants_with_retention(after_id: &str, limit: u32) -> Vec<TenantRetentionRow>
+        = all(SELECT_TENANTS_WITH_RETENTION);
 }
 
 // ---- users ----
@@ -82,14 +65,14 @@ const INSERT_USER: &str =
     "INSERT INTO users (id, tenant_id, email, first_name, last_name, role, password_hash, \
      email_verified, preferred_environment, session_version, created_at, updated_at) \
      VALUES (?1, ?2, ?3, ?4, ?5, 'owner', ?6, 0, 'sandbox', 0, ?7, ?7)";
-macro_rules! select_users {
-    ($tail:literal) => {
-        concat!(
-            "SELECT id, tenant_id, email, first_name, last_name, role, password_hash, \
-             email_verified, preferred_environment, session_version, created_at FROM users ",
-            $tail
-        )
-    };
+row! {
+    $ select_users from "users";
+    #[derive(Debug, Deserialize)]
+    pub struct UserRow {
+        id: String, tenant_id: String, email: String, first_name: String, last_name: String,
+        role: String, password_hash: String, email_verified: i64, preferred_environment: String,
+        session_version: i64, created_at: u64,
+    }
 }
 const SELECT_USER_BY_EMAIL: &str = select_users!("WHERE email = ?1");
 const SELECT_USER_BY_ID: &str = select_users!("WHERE id = ?1");
@@ -97,21 +80,6 @@ const UPDATE_USER_PREFERENCE: &str =
     "UPDATE users SET preferred_environment = ?2, updated_at = ?3 WHERE id = ?1";
 const UPDATE_USER_PASSWORD: &str = "UPDATE users SET password_hash = ?2, \
      session_version = session_version + 1, updated_at = ?3 WHERE id = ?1";
-
-#[derive(Debug, Deserialize)]
-pub struct UserRow {
-    pub id: String,
-    pub tenant_id: String,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub role: String,
-    pub password_hash: String,
-    pub email_verified: i64,
-    pub preferred_environment: String,
-    pub session_version: i64,
-    pub created_at: u64,
-}
 
 impl UserRow {
     pub fn is_verified(&self) -> bool {
@@ -123,13 +91,11 @@ impl UserRow {
     }
 }
 
-pub struct NewUser<'a> {
-    pub id: &'a str,
-    pub tenant_id: &'a str,
-    pub email: &'a str,
-    pub first_name: &'a str,
-    pub last_name: &'a str,
-    pub password_hash: &'a str,
+row! {
+    pub struct NewUser<'a> {
+        id: &'a str, tenant_id: &'a str, email: &'a str, first_name: &'a str, last_name: &'a str,
+        password_hash: &'a str,
+    }
 }
 
 pub fn insert_user(
@@ -152,38 +118,14 @@ pub fn insert_user(
     )
 }
 
-pub async fn user_by_email(db: &D1Database, email: &str) -> ApiResult<Option<UserRow>> {
-    first(db, SELECT_USER_BY_EMAIL, &args![email]).await
-}
-
-pub async fn user_by_id(db: &D1Database, id: &str) -> ApiResult<Option<UserRow>> {
-    first(db, SELECT_USER_BY_ID, &args![id]).await
-}
-
-pub async fn set_preferred_environment(
-    db: &D1Database,
-    user_id: &str,
-    env: &str,
-    now_ms: u64,
-) -> ApiResult<()> {
-    run(db, UPDATE_USER_PREFERENCE, &args![user_id, env, now_ms]).await?;
-    Ok(())
-}
-
-/// Sets a new password hash and revokes every JWT issued before.
-pub async fn set_password(
-    db: &D1Database,
-    user_id: &str,
-    password_hash: &str,
-    now_ms: u64,
-) -> ApiResult<()> {
-    run(
-        db,
-        UPDATE_USER_PASSWORD,
-        &args![user_id, password_hash, now_ms],
-    )
-    .await?;
-    Ok(())
+queries! {
+    pub fn user_by_email(email: &str) -> Option<UserRow> = first(SELECT_USER_BY_EMAIL);
+    pub fn user_by_id(id: &str) -> Option<UserRow> = first(SELECT_USER_BY_ID);
+    pub fn set_preferred_environment(user_id: &str, env: &str, now_ms: u64) -> ()
+        = exec(UPDATE_USER_PREFERENCE);
+    /// Sets a new password hash and revokes every JWT issued before.
+    pub fn set_password(user_id: &str, password_hash: &str, now_ms: u64) -> ()
+        = exec(UPDATE_USER_PASSWORD);
 }
 
 // ---- single-use e-mail tokens ----
@@ -228,14 +170,12 @@ pub fn issue_token(
     purpose: &str,
     expires_at_ms: u64,
     now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> Statements {
+    let expire = args![user_id, purpose, now_ms];
+    let insert = args![token_hash, user_id, purpose, expires_at_ms, now_ms];
     Ok(vec![
-        stmt(db, EXPIRE_OPEN_TOKENS, &args![user_id, purpose, now_ms])?,
-        stmt(
-            db,
-            INSERT_TOKEN,
-            &args![token_hash, user_id, purpose, expires_at_ms, now_ms],
-        )?,
+        stmt(db, EXPIRE_OPEN_TOKENS, &expire)?,
+        stmt(db, INSERT_TOKEN, &insert)?,
     ])
 }
 
@@ -243,8 +183,12 @@ pub fn issue_token(
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
     let args = args![token_hash, now_ms];
-    let then = stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?;
-    spend_token(db, token_hash, PURPOSE_VERIFY_EMAIL, now_ms, then).await
+    let spend = args![token_hash, PURPOSE_VERIFY_EMAIL, now_ms];
+    let statements = vec![
+        stmt(db, SPEND_TOKEN, &spend)?,
+        stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?,
+    ];
+    batch_changed_one(db, statements, 0).await
 }
 
 /// Spends a reset token and sets the new password hash, atomically.
@@ -256,29 +200,12 @@ pub async fn spend_reset_token(
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, now_ms, password_hash];
-    let then = stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?;
-    spend_token(db, token_hash, PURPOSE_RESET_PASSWORD, now_ms, then).await
-}
-
-/// Spends the token of `purpose` and runs `then` (which acts only on a
-/// token spent at `now_ms`) in one batch; whether the token was spent.
-async fn spend_token(
-    db: &D1Database,
-    token_hash: &str,
-    purpose: &str,
-    now_ms: u64,
-    then: D1PreparedStatement,
-) -> ApiResult<bool> {
-    let args = args![token_hash, purpose, now_ms];
-    let results = batch(db, vec![stmt(db, SPEND_TOKEN, &args)?, then]).await?;
-    spent(&results)
-}
-
-fn spent(results: &[worker::D1Result]) -> ApiResult<bool> {
-    let first = results
-        .first()
-        .ok_or_else(|| ApiError::internal("d1 batch returned no results"))?;
-    Ok(changes(first)? == 1)
+    let spend = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
+    let statements = vec![
+        stmt(db, SPEND_TOKEN, &spend)?,
+        stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?,
+    ];
+    batch_changed_one(db, statements, 0).await
 }
 
 // ---- monthly usage ----
@@ -308,23 +235,13 @@ pub async fn consume_usage(
     count: u64,
     limit: u64,
 ) -> ApiResult<bool> {
-    let key = args![tenant_id, env, period];
-    let results = batch(
-        db,
-        vec![
-            stmt(db, ENSURE_USAGE, &key)?,
-            stmt(
-                db,
-                CONSUME_USAGE,
-                &args![tenant_id, env, period, count, limit],
-            )?,
-        ],
-    )
-    .await?;
-    let update = results
-        .get(1)
-        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?;
-    Ok(changes(update)? == 1)
+    let ensure = args![tenant_id, env, period];
+    let consume = args![tenant_id, env, period, count, limit];
+    let statements = vec![
+        stmt(db, ENSURE_USAGE, &ensure)?,
+        stmt(db, CONSUME_USAGE, &consume)?,
+    ];
+    batch_changed_one(db, statements, 1).await
 }
 
 pub async fn usage(db: &D1Database, tenant_id: &str, env: &str, period: &str) -> ApiResult<u64> {
@@ -341,35 +258,23 @@ const SELECT_MAIL: &str =
     "SELECT id, to_email, subject, kind, sealed, created_at FROM mail_outbox \
      WHERE to_email = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2";
 
-#[derive(Debug, Deserialize)]
-pub struct MailRow {
-    pub id: String,
-    pub to_email: String,
-    pub subject: String,
-    pub kind: String,
-    pub sealed: String,
-    pub created_at: u64,
+row! {
+    #[derive(Debug, Deserialize)]
+    pub struct MailRow {
+        id: String, to_email: String, subject: String, kind: String, sealed: String,
+        created_at: u64,
+    }
 }
 
-pub struct NewMail<'a> {
-    pub id: &'a str,
-    pub to: &'a str,
-    pub subject: &'a str,
-    pub kind: &'a str,
-    pub sealed: &'a str,
+row! {
+    pub struct NewMail<'a> {
+        id: &'a str, to: &'a str, subject: &'a str, kind: &'a str, sealed: &'a str,
+    }
 }
 
-pub async fn insert_mail(db: &D1Database, m: &NewMail<'_>, now_ms: u64) -> ApiResult<()> {
-    run(
-        db,
-        INSERT_MAIL,
-        &args![m.id, m.to, m.subject, m.kind, m.sealed, now_ms],
-    )
-    .await?;
-    Ok(())
-}
-
-/// The newest `limit` mails to `to`, newest first.
-pub async fn mails_to(db: &D1Database, to: &str, limit: u32) -> ApiResult<Vec<MailRow>> {
-    all(db, SELECT_MAIL, &args![to, limit]).await
+queries! {
+    pub fn insert_mail(m: &NewMail<'_>, now_ms: u64) -> ()
+        = exec(INSERT_MAIL; m.id, m.to, m.subject, m.kind, m.sealed, now_ms);
+    /// The newest `limit` mails to `to`, newest first.
+    pub fn mails_to(to: &str, limit: u32) -> Vec<MailRow> = all(SELECT_MAIL);
 }

@@ -6,18 +6,20 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, first, stmt, CheckpointStatus};
+use super::{all, args, count, queries, row, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
-macro_rules! select_checkpoints {
-    ($tail:expr) => {
-        concat!(
-            "SELECT id, tenant_id, customer_id, period, merkle_root, delta_count, net_delta, \
-             from_index, to_index, status, created_at, committed_at, leaf_index, tree_size \
-             FROM checkpoints ",
-            $tail
-        )
-    };
+row! {
+    $ select_checkpoints from "checkpoints";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct CheckpointRow {
+        id: String, tenant_id: String, customer_id: String, period: String, merkle_root: Hash32,
+        delta_count: u64,
+        #[serde(deserialize_with = "super::amount")]
+        net_delta: Amount,
+        from_index: u64, to_index: u64, status: CheckpointStatus, created_at: u64,
+        committed_at: Option<u64>, leaf_index: Option<u64>, tree_size: Option<u64>,
+    }
 }
 /// The optional filters of a tenant's checkpoint list.
 macro_rules! page_filter {
@@ -47,25 +49,6 @@ const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
 const SELECT_BY_ROOT: &str =
     select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC LIMIT 10");
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct CheckpointRow {
-    pub id: String,
-    pub tenant_id: String,
-    pub customer_id: String,
-    pub period: String,
-    pub merkle_root: Hash32,
-    pub delta_count: u64,
-    #[serde(deserialize_with = "super::amount")]
-    pub net_delta: Amount,
-    pub from_index: u64,
-    pub to_index: u64,
-    pub status: CheckpointStatus,
-    pub created_at: u64,
-    pub committed_at: Option<u64>,
-    pub leaf_index: Option<u64>,
-    pub tree_size: Option<u64>,
-}
-
 /// The checkpoint's insert, for a metered batch.
 pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedStatement> {
     let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
@@ -84,8 +67,8 @@ pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedSt
     stmt(db, INSERT, &args)
 }
 
-pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<CheckpointRow>> {
-    all(db, SELECT_QUEUED, &args![limit as u64]).await
+queries! {
+    pub fn queued(limit: usize) -> Vec<CheckpointRow> = all(SELECT_QUEUED; limit as u64);
 }
 
 pub fn mark_committed(
@@ -116,19 +99,12 @@ pub async fn page(
     Ok((rows, total))
 }
 
-/// The committed checkpoint of the same ledger (customer or 'all') and the
-/// latest period before `period`, if any: the link of consecutive checkpoints.
-pub async fn previous_committed(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    before_created_at: u64,
-) -> ApiResult<Option<CheckpointRow>> {
-    let args = args![tenant_id, customer_id, before_created_at];
-    first(db, SELECT_PREVIOUS_COMMITTED, &args).await
-}
-
-/// Checkpoints (any tenant) whose merkle_root is `root`.
-pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<CheckpointRow>> {
-    all(db, SELECT_BY_ROOT, &args![root]).await
+queries! {
+    /// The committed checkpoint of the same ledger (customer or 'all') and
+    /// the latest period before `period`, if any: the link of consecutive
+    /// checkpoints.
+    pub fn previous_committed(tenant_id: &str, customer_id: &str, before_created_at: u64)
+        -> Option<CheckpointRow> = first(SELECT_PREVIOUS_COMMITTED);
+    /// Checkpoints (any tenant) whose merkle_root is `root`.
+    pub fn by_root(root: &str) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
 }

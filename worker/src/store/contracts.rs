@@ -4,7 +4,7 @@ use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, run, stmt};
+use super::{args, queries, row, run, stmt};
 use crate::error::ApiResult;
 
 #[expect(
@@ -16,14 +16,18 @@ pub const STATUS_ACTIVE: &str = "active";
 pub const STATUS_ERROR: &str = "error";
 pub const STATUS_NOT_PROVISIONED: &str = "not_provisioned";
 
-macro_rules! select_contracts {
-    ($tail:literal) => {
-        concat!(
-            "SELECT id, tenant_id, env, status, provisioned_at, error, shard FROM contracts ",
-            $tail
-        )
-    };
+row! {
+    $ select_contracts from "contracts";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct ContractRow {
+        id: String, tenant_id: String, env: Env, status: String,
+        provisioned_at: Option<u64>, error: Option<String>,
+        // The ledger shard the environment is placed on.
+        shard: u32,
+    }
 }
+
 const SELECT_OF_TENANT: &str = select_contracts!("WHERE tenant_id = ?1 ORDER BY created_at, env");
 const SELECT_FOR_ENV: &str = select_contracts!("WHERE tenant_id = ?1 AND env = ?2");
 const SELECT_BY_ID: &str = select_contracts!("WHERE id = ?1 AND tenant_id = ?2");
@@ -47,33 +51,23 @@ const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4,
      provisioned_at = CASE WHEN ?3 = 'active' THEN ?5 ELSE provisioned_at END, updated_at = ?5 \
      WHERE tenant_id = ?1 AND env = ?2 AND status = 'provisioning'";
 
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Clone, Deserialize)]
-pub struct ContractRow {
-    pub id: String,
-    pub tenant_id: String,
-    pub env: Env,
-    pub status: String,
-    pub provisioned_at: Option<u64>,
-    pub error: Option<String>,
-    /// The ledger shard the environment is placed on.
-    pub shard: u32,
-}
-
 /// How many tenants each shard of an environment holds (shards with none
 /// are absent).
 const SHARD_COUNTS: &str =
     "SELECT shard, COUNT(*) AS n FROM contracts WHERE env = ?1 GROUP BY shard";
 
-#[derive(Debug, Deserialize)]
-struct ShardCountRow {
-    shard: u32,
-    n: u64,
+row! {
+    #[derive(Debug, Deserialize)]
+    pub struct ShardCountRow { shard: u32, n: u64 }
+}
+
+queries! {
+    fn shard_count_rows(env: &str) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
 }
 
 /// `(shard, tenants)` of `env`, for placement.
 pub async fn shard_counts(db: &D1Database, env: &str) -> ApiResult<Vec<(u32, u64)>> {
-    let rows: Vec<ShardCountRow> = all(db, SHARD_COUNTS, &args![env]).await?;
+    let rows = shard_count_rows(db, env).await?;
     Ok(rows.into_iter().map(|r| (r.shard, r.n)).collect())
 }
 
@@ -116,35 +110,12 @@ pub async fn begin_provisioning(
     .await
 }
 
-/// `status` is `active` or `error` (with a short reason).
-pub async fn finish_provisioning(
-    db: &D1Database,
-    tenant_id: &str,
-    env: &str,
-    status: &str,
-    error: Option<&str>,
-    now_ms: u64,
-) -> ApiResult<u64> {
-    run(
-        db,
-        FINISH_PROVISIONING,
-        &args![tenant_id, env, status, error, now_ms],
-    )
-    .await
-}
-
-pub async fn of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<ContractRow>> {
-    all(db, SELECT_OF_TENANT, &args![tenant_id]).await
-}
-
-pub async fn for_env(
-    db: &D1Database,
-    tenant_id: &str,
-    env: &str,
-) -> ApiResult<Option<ContractRow>> {
-    first(db, SELECT_FOR_ENV, &args![tenant_id, env]).await
-}
-
-pub async fn by_id(db: &D1Database, tenant_id: &str, id: &str) -> ApiResult<Option<ContractRow>> {
-    first(db, SELECT_BY_ID, &args![id, tenant_id]).await
+queries! {
+    /// `status` is `active` or `error` (with a short reason).
+    pub fn finish_provisioning(
+        tenant_id: &str, env: &str, status: &str, error: Option<&str>, now_ms: u64,
+    ) -> u64 = run(FINISH_PROVISIONING);
+    pub fn of_tenant(tenant_id: &str) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
+    pub fn for_env(tenant_id: &str, env: &str) -> Option<ContractRow> = first(SELECT_FOR_ENV);
+    pub fn by_id(tenant_id: &str, id: &str) -> Option<ContractRow> = first(SELECT_BY_ID; id, tenant_id);
 }

@@ -6,19 +6,25 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, first, stmt, ItemStatus};
+use super::{all, args, first, queries, row, stmt, ItemStatus};
 use crate::error::ApiResult;
 
-macro_rules! select_deltas {
-    ($tail:literal) => {
-        concat!(
-            "SELECT anchor_id, tenant_id, customer_id, submission_id, position, item_hash, \
-             items_root, delta, reason, reference_id, metadata, declared_at, received_at, status, \
-             leaf_index, tree_size, ledger_seq, balance_after, verified_at, data_purged, purged_at \
-             FROM deltas ",
-            $tail
-        )
-    };
+row! {
+    $ select_deltas from "deltas";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct DeltaRow {
+        anchor_id: String, tenant_id: String, customer_id: String, submission_id: String,
+        position: u64, item_hash: Hash32, items_root: Hash32,
+        #[serde(deserialize_with = "super::amount")]
+        delta: Amount,
+        reason: Option<String>, reference_id: Option<String>, metadata: Option<String>,
+        declared_at: u64, received_at: u64, status: ItemStatus, leaf_index: Option<u64>,
+        tree_size: Option<u64>, ledger_seq: Option<u64>,
+        #[serde(deserialize_with = "super::opt_amount")]
+        balance_after: Option<Amount>,
+        verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
+    }
 }
 
 const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
@@ -53,70 +59,22 @@ const SELECT_OLDEST_QUEUED: &str =
     "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
 
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Clone, Deserialize)]
-pub struct DeltaRow {
-    pub anchor_id: String,
-    pub tenant_id: String,
-    pub customer_id: String,
-    pub submission_id: String,
-    pub position: u64,
-    pub item_hash: Hash32,
-    pub items_root: Hash32,
-    #[serde(deserialize_with = "super::amount")]
-    pub delta: Amount,
-    pub reason: Option<String>,
-    pub reference_id: Option<String>,
-    pub metadata: Option<String>,
-    pub declared_at: u64,
-    pub received_at: u64,
-    pub status: ItemStatus,
-    pub leaf_index: Option<u64>,
-    pub tree_size: Option<u64>,
-    pub ledger_seq: Option<u64>,
-    #[serde(deserialize_with = "super::opt_amount")]
-    pub balance_after: Option<Amount>,
-    pub verified_at: Option<u64>,
-    pub data_purged: u64,
-    pub purged_at: Option<u64>,
-}
-
-pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<DeltaRow>> {
-    all(db, SELECT_QUEUED, &args![limit as u64]).await
-}
-
-pub async fn delta(
-    db: &D1Database,
-    tenant_id: &str,
-    anchor_id: &str,
-) -> ApiResult<Option<DeltaRow>> {
-    first(db, SELECT_ONE, &args![tenant_id, anchor_id]).await
-}
-
-pub async fn of_submission_in_tenant(
-    db: &D1Database,
-    tenant_id: &str,
-    submission_id: &str,
-) -> ApiResult<Vec<DeltaRow>> {
-    let args = args![tenant_id, submission_id];
-    all(db, SELECT_OF_SUBMISSION_IN_TENANT, &args).await
-}
-
-/// All deltas of a submission, any tenant (public verify resolves by root).
-pub async fn of_submission(db: &D1Database, submission_id: &str) -> ApiResult<Vec<DeltaRow>> {
-    all(db, SELECT_OF_SUBMISSION, &args![submission_id]).await
-}
-
-/// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
-pub async fn of_ledger(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    from_seq: u64,
-    to_seq: u64,
-) -> ApiResult<Vec<DeltaRow>> {
-    let args = args![tenant_id, customer_id, from_seq, to_seq];
-    all(db, SELECT_LEDGER_RANGE, &args).await
+queries! {
+    pub fn queued(limit: usize) -> Vec<DeltaRow> = all(SELECT_QUEUED; limit as u64);
+    pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
+    pub fn of_submission_in_tenant(tenant_id: &str, submission_id: &str) -> Vec<DeltaRow>
+        = all(SELECT_OF_SUBMISSION_IN_TENANT);
+    /// All deltas of a submission, any tenant (public verify resolves by root).
+    pub fn of_submission(submission_id: &str) -> Vec<DeltaRow> = all(SELECT_OF_SUBMISSION);
+    /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
+    pub fn of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64) -> Vec<DeltaRow>
+        = all(SELECT_LEDGER_RANGE);
+    pub fn of_ledger_at(tenant_id: &str, customer_id: &str, seq: u64) -> Option<DeltaRow>
+        = first(SELECT_LEDGER_AT);
+    /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
+    pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
+        -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
+    pub fn queued_count(tenant_id: &str, customer_id: &str) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
 }
 
 /// What a pinpointing compare needs of a verified delta: its ids and amount.
@@ -140,27 +98,6 @@ pub async fn lines_of_ledger(
 ) -> ApiResult<Vec<LedgerLine>> {
     let args = args![tenant_id, customer_id, from_seq, to_seq];
     all(db, SELECT_LEDGER_LINES, &args).await
-}
-
-pub async fn of_ledger_at(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    seq: u64,
-) -> ApiResult<Option<DeltaRow>> {
-    let args = args![tenant_id, customer_id, seq];
-    first(db, SELECT_LEDGER_AT, &args).await
-}
-
-/// The latest verified delta of this ledger whose itemsRoot is `items_root`.
-pub async fn of_ledger_by_items_root(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    items_root: &str,
-) -> ApiResult<Option<DeltaRow>> {
-    let args = args![tenant_id, customer_id, items_root];
-    first(db, SELECT_LEDGER_BY_ITEMS_ROOT, &args).await
 }
 
 /// Verified deltas of a tenant (or of one customer: `customer` is `Some`)
@@ -192,11 +129,6 @@ pub async fn in_leaf_range(
         offset
     ];
     all(db, SELECT_IN_LEAF_RANGE, &args).await
-}
-
-pub async fn queued_count(db: &D1Database, tenant_id: &str, customer_id: &str) -> ApiResult<u64> {
-    let args = args![tenant_id, customer_id];
-    count(db, COUNT_QUEUED_OF_LEDGER, &args).await
 }
 
 pub struct VerifiedDelta<'a> {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, chunked, int, run, Arg, ListSql};
+use super::{args, bind_text, chunked, int, queries, ListSql, Statements};
 use crate::error::ApiResult;
 
 const INSERT: ListSql = ListSql {
@@ -29,11 +29,7 @@ pub struct NewEvent {
     pub payload: String,
 }
 
-pub fn insert(
-    db: &D1Database,
-    events: &[NewEvent],
-    now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
     let now = int(now_ms)?;
     chunked(db, &INSERT, &[], events, |e, args| {
         args.extend(args![&e.id, &e.tenant_id, e.kind, &e.payload, now]);
@@ -41,18 +37,10 @@ pub fn insert(
     })
 }
 
-/// Adds an event once (its id is deterministic).
-pub async fn insert_once(
-    ledger: &D1Database,
-    id: &str,
-    tenant_id: &str,
-    kind: &str,
-    payload: &str,
-    now_ms: u64,
-) -> ApiResult<()> {
-    let args = args![id, tenant_id, kind, payload, now_ms];
-    run(ledger, INSERT_ONCE, &args).await?;
-    Ok(())
+queries! {
+    /// Adds an event once (its id is deterministic).
+    pub fn insert_once(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64) -> ()
+        = exec(INSERT_ONCE);
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -65,9 +53,9 @@ pub struct EventRow {
     pub created_at: u64,
 }
 
-/// Events not yet moved to deliveries, oldest first.
-pub async fn pending(ledger: &D1Database, limit: u64) -> ApiResult<Vec<EventRow>> {
-    all(ledger, SELECT_PENDING, &args![limit]).await
+queries! {
+    /// Events not yet moved to deliveries, oldest first.
+    pub fn pending(limit: u64) -> Vec<EventRow> = all(SELECT_PENDING);
 }
 
 pub fn mark_dispatched(
@@ -75,8 +63,5 @@ pub fn mark_dispatched(
     ids: &[String],
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    chunked(ledger, &MARK_DISPATCHED, &args![now_ms], ids, |id, args| {
-        args.push(Arg::Text(id));
-        Ok(())
-    })
+    chunked(ledger, &MARK_DISPATCHED, &args![now_ms], ids, bind_text)
 }

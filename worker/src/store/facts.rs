@@ -3,17 +3,18 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, stmt, ItemStatus};
+use super::{args, queries, row, stmt, ItemStatus};
 use crate::error::ApiResult;
 
-macro_rules! select_facts {
-    ($tail:literal) => {
-        concat!(
-            "SELECT tenant_id, content_hash, content, metadata, status, created_at, leaf_index, \
-             tree_size, verified_at, data_purged, purged_at FROM facts ",
-            $tail
-        )
-    };
+row! {
+    $ select_facts from "facts";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct FactRow {
+        tenant_id: String, content_hash: String, content: String, metadata: Option<String>,
+        status: ItemStatus, created_at: u64, leaf_index: Option<u64>, tree_size: Option<u64>,
+        verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
+    }
 }
 
 const INSERT: &str =
@@ -24,22 +25,6 @@ const SELECT_QUEUED: &str = select_facts!("WHERE status = 'QUEUED' ORDER BY rowi
 const MARK_VERIFIED: &str =
     "UPDATE facts SET status = 'VERIFIED', leaf_index = ?3, tree_size = ?4, verified_at = ?5 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
-
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Clone, Deserialize)]
-pub struct FactRow {
-    pub tenant_id: String,
-    pub content_hash: String,
-    pub content: String,
-    pub metadata: Option<String>,
-    pub status: ItemStatus,
-    pub created_at: u64,
-    pub leaf_index: Option<u64>,
-    pub tree_size: Option<u64>,
-    pub verified_at: Option<u64>,
-    pub data_purged: u64,
-    pub purged_at: Option<u64>,
-}
 
 /// The fact's insert (ignored when this tenant already has it), for a
 /// metered batch: the raises after it count only a new fact.
@@ -55,17 +40,9 @@ pub fn insert_stmt(
     stmt(db, INSERT, &args)
 }
 
-pub async fn fact(
-    db: &D1Database,
-    tenant_id: &str,
-    content_hash: &str,
-) -> ApiResult<Option<FactRow>> {
-    let args = args![tenant_id, content_hash];
-    first(db, SELECT_ONE, &args).await
-}
-
-pub async fn queued(db: &D1Database, limit: usize) -> ApiResult<Vec<FactRow>> {
-    all(db, SELECT_QUEUED, &args![limit as u64]).await
+queries! {
+    pub fn fact(tenant_id: &str, content_hash: &str) -> Option<FactRow> = first(SELECT_ONE);
+    pub fn queued(limit: usize) -> Vec<FactRow> = all(SELECT_QUEUED; limit as u64);
 }
 
 pub fn mark_verified(

@@ -6,35 +6,42 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, batch_rows, chunked, count, first, stmt, Arg, ListSql};
+use super::{args, batch_rows, bind_text, chunked, queries, row, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
-macro_rules! select_ledgers {
-    ($tail:literal) => {
-        concat!(
-            "SELECT tenant_id, customer_id, ledger_id, verified_count, computed_balance, \
-             first_activity_at, last_activity_at, latest_items_root, created_at FROM ledgers ",
-            $tail
-        )
-    };
+row! {
+    $ select_ledgers from "ledgers";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct LedgerRow {
+        tenant_id: String, customer_id: String, ledger_id: String, verified_count: u64,
+        #[serde(deserialize_with = "super::amount")]
+        computed_balance: Amount,
+        first_activity_at: Option<u64>, last_activity_at: Option<u64>,
+        latest_items_root: Option<String>, created_at: u64,
+    }
 }
-macro_rules! select_windows {
-    ($tail:literal) => {
-        concat!(
-            "SELECT window, first_seq, last_seq, balance_before, balance_after, first_verified_at, \
-             last_verified_at, frontier, first_leaf, last_leaf FROM ledger_windows ",
-            $tail
-        )
-    };
+row! {
+    $ select_windows from "ledger_windows";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct WindowRow {
+        window: String, first_seq: u64, last_seq: u64,
+        #[serde(deserialize_with = "super::amount")]
+        balance_before: Amount,
+        #[serde(deserialize_with = "super::amount")]
+        balance_after: Amount,
+        first_verified_at: u64, last_verified_at: u64, frontier: String, first_leaf: u64,
+        last_leaf: u64,
+    }
 }
-macro_rules! select_tenant_windows {
-    ($tail:literal) => {
-        concat!(
-            "SELECT tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, frontier \
-             FROM tenant_windows ",
-            $tail
-        )
-    };
+row! {
+    $ select_tenant_windows from "tenant_windows";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct TenantWindowRow {
+        tenant_id: String, window: String, deltas_count: u64,
+        #[serde(deserialize_with = "super::amount")]
+        net_delta: Amount,
+        first_leaf: u64, last_leaf: u64, frontier: String,
+    }
 }
 
 const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2");
@@ -76,40 +83,10 @@ const UPSERT_TENANT_WINDOW: &str =
      deltas_count = excluded.deltas_count, net_delta = excluded.net_delta, \
      last_leaf = excluded.last_leaf, frontier = excluded.frontier";
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct LedgerRow {
-    pub tenant_id: String,
-    pub customer_id: String,
-    pub ledger_id: String,
-    pub verified_count: u64,
-    #[serde(deserialize_with = "super::amount")]
-    pub computed_balance: Amount,
-    pub first_activity_at: Option<u64>,
-    pub last_activity_at: Option<u64>,
-    pub latest_items_root: Option<String>,
-    pub created_at: u64,
-}
-
-pub async fn ledger(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-) -> ApiResult<Option<LedgerRow>> {
-    first(db, SELECT_ONE, &args![tenant_id, customer_id]).await
-}
-
-pub async fn page(
-    db: &D1Database,
-    tenant_id: &str,
-    limit: u64,
-    offset: u64,
-) -> ApiResult<Vec<LedgerRow>> {
-    let args = args![tenant_id, limit, offset];
-    all(db, SELECT_PAGE, &args).await
-}
-
-pub async fn count_of_tenant(db: &D1Database, tenant_id: &str) -> ApiResult<u64> {
-    count(db, COUNT_OF_TENANT, &args![tenant_id]).await
+queries! {
+    pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
+    pub fn page(tenant_id: &str, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
+    pub fn count_of_tenant(tenant_id: &str) -> u64 = count(COUNT_OF_TENANT);
 }
 
 /// The ledgers of `(tenant_id, customer_id)` pairs.
@@ -124,21 +101,16 @@ fn bind_key<'a>((t, c): &'a (String, String), args: &mut Vec<Arg<'a>>) -> ApiRes
     Ok(())
 }
 
-pub struct LedgerUpdate<'a> {
-    pub tenant_id: &'a str,
-    pub customer_id: &'a str,
-    pub old_count: u64,
-    pub new_count: u64,
-    pub old_balance: Amount,
-    pub new_balance: Amount,
-    pub verified_at: u64,
-    pub latest_items_root: &'a str,
-    pub window: String,
-    /// The window's frontier after this round, and the log positions of
-    /// the round's first and last delta of this ledger.
-    pub frontier: String,
-    pub first_leaf: u64,
-    pub last_leaf: u64,
+row! {
+    pub struct LedgerUpdate<'a> {
+        tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
+        old_balance: Amount, new_balance: Amount, verified_at: u64, latest_items_root: &'a str,
+        window: String,
+        /// The window's frontier after this round, and the log positions of
+        /// the round's first and last delta of this ledger.
+        frontier: String,
+        first_leaf: u64, last_leaf: u64,
+    }
 }
 
 /// The ledger's aggregates and its current window, for one sequencer round.
@@ -192,63 +164,15 @@ pub async fn window_frontiers(
         .collect())
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct WindowRow {
-    pub window: String,
-    pub first_seq: u64,
-    pub last_seq: u64,
-    #[serde(deserialize_with = "super::amount")]
-    pub balance_before: Amount,
-    #[serde(deserialize_with = "super::amount")]
-    pub balance_after: Amount,
-    pub first_verified_at: u64,
-    pub last_verified_at: u64,
-    pub frontier: String,
-    pub first_leaf: u64,
-    pub last_leaf: u64,
-}
-
-/// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-pub async fn windows_after(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    after_seq: u64,
-) -> ApiResult<Vec<WindowRow>> {
-    let args = args![tenant_id, customer_id, after_seq];
-    all(db, SELECT_WINDOWS_AFTER, &args).await
-}
-
-/// The window row of one period of a ledger.
-pub async fn window(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    period: &str,
-) -> ApiResult<Option<WindowRow>> {
-    let args = args![tenant_id, customer_id, period];
-    first(db, SELECT_WINDOW, &args).await
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct TenantWindowRow {
-    pub tenant_id: String,
-    pub window: String,
-    pub deltas_count: u64,
-    #[serde(deserialize_with = "super::amount")]
-    pub net_delta: Amount,
-    pub first_leaf: u64,
-    pub last_leaf: u64,
-    pub frontier: String,
-}
-
-pub async fn tenant_window(
-    db: &D1Database,
-    tenant_id: &str,
-    window: &str,
-) -> ApiResult<Option<TenantWindowRow>> {
-    let args = args![tenant_id, window];
-    first(db, SELECT_TENANT_WINDOW, &args).await
+queries! {
+    /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
+    pub fn windows_after(tenant_id: &str, customer_id: &str, after_seq: u64) -> Vec<WindowRow>
+        = all(SELECT_WINDOWS_AFTER);
+    /// The window row of one period of a ledger.
+    pub fn window(tenant_id: &str, customer_id: &str, period: &str) -> Option<WindowRow>
+        = first(SELECT_WINDOW);
+    pub fn tenant_window(tenant_id: &str, window: &str) -> Option<TenantWindowRow>
+        = first(SELECT_TENANT_WINDOW);
 }
 
 pub async fn tenant_windows_for(
@@ -257,16 +181,7 @@ pub async fn tenant_windows_for(
     window: &str,
 ) -> ApiResult<Vec<TenantWindowRow>> {
     let fixed = args![window];
-    let statements = chunked(
-        db,
-        &SELECT_TENANT_WINDOWS_FOR,
-        &fixed,
-        tenants,
-        |t, args| {
-            args.push(Arg::Text(t));
-            Ok(())
-        },
-    )?;
+    let statements = chunked(db, &SELECT_TENANT_WINDOWS_FOR, &fixed, tenants, bind_text)?;
     batch_rows(db, statements).await
 }
 

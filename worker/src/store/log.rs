@@ -7,24 +7,26 @@ use bvs_core::log::StoredHashes;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, batch_rows, chunked, first, int, parse_hash, run, stmt, Arg, ListSql};
+use super::{
+    args, batch_rows, chunked, int, parse_hash, queries, row, stmt, Arg, ListSql, Statements,
+};
 use crate::error::ApiResult;
 
-macro_rules! select_heads {
-    ($tail:literal) => {
-        concat!(
-            "SELECT tree_size, root, note, note_hash, created_at FROM tree_heads ",
-            $tail
-        )
-    };
+row! {
+    $ select_heads from "tree_heads";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct HeadRow {
+        tree_size: u64, root: String, note: String, note_hash: String, created_at: u64,
+    }
 }
-macro_rules! select_leaves {
-    ($tail:literal) => {
-        concat!(
-            "SELECT leaf_index, item_hash, kind, ref_id, tenant_id, appended_at FROM log_leaves ",
-            $tail
-        )
-    };
+row! {
+    $ select_leaves from "log_leaves";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct LeafRow {
+        leaf_index: u64, item_hash: String, kind: String, ref_id: String, tenant_id: String,
+        appended_at: u64,
+    }
 }
 
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
@@ -53,57 +55,15 @@ const INSERT_LEAVES: ListSql = ListSql {
     cols: 6,
 };
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct HeadRow {
-    pub tree_size: u64,
-    pub root: String,
-    pub note: String,
-    pub note_hash: String,
-    pub created_at: u64,
-}
-
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Clone, Deserialize)]
-pub struct LeafRow {
-    pub leaf_index: u64,
-    pub item_hash: String,
-    pub kind: String,
-    pub ref_id: String,
-    pub tenant_id: String,
-    pub appended_at: u64,
-}
-
-pub async fn latest_head(db: &D1Database) -> ApiResult<Option<HeadRow>> {
-    first(db, SELECT_LATEST_HEAD, &[]).await
-}
-
-pub async fn head_at(db: &D1Database, size: u64) -> ApiResult<Option<HeadRow>> {
-    first(db, SELECT_HEAD_AT, &args![size]).await
-}
-
-pub async fn heads_from(db: &D1Database, from_size: u64, limit: u64) -> ApiResult<Vec<HeadRow>> {
-    all(db, SELECT_HEADS_PAGE, &args![from_size, limit]).await
-}
-
-/// The empty log's head (size 0); a no-op when the log has one already.
-pub async fn insert_first_head(
-    db: &D1Database,
-    root: &str,
-    note: &str,
-    note_hash: &str,
-    now_ms: u64,
-) -> ApiResult<()> {
-    let args = args![root, note, note_hash, now_ms];
-    run(db, INSERT_FIRST_HEAD, &args).await?;
-    Ok(())
-}
-
-pub async fn leaf_by_item(db: &D1Database, item_hash: &str) -> ApiResult<Option<LeafRow>> {
-    first(db, SELECT_LEAF_BY_ITEM, &args![item_hash]).await
-}
-
-pub async fn leaf_at(db: &D1Database, leaf_index: u64) -> ApiResult<Option<LeafRow>> {
-    first(db, SELECT_LEAF_AT, &args![leaf_index]).await
+queries! {
+    pub fn latest_head() -> Option<HeadRow> = first(SELECT_LATEST_HEAD);
+    pub fn head_at(size: u64) -> Option<HeadRow> = first(SELECT_HEAD_AT);
+    pub fn heads_from(from_size: u64, limit: u64) -> Vec<HeadRow> = all(SELECT_HEADS_PAGE);
+    /// The empty log's head (size 0); a no-op when the log has one already.
+    pub fn insert_first_head(root: &str, note: &str, note_hash: &str, now_ms: u64) -> ()
+        = exec(INSERT_FIRST_HEAD);
+    pub fn leaf_by_item(item_hash: &str) -> Option<LeafRow> = first(SELECT_LEAF_BY_ITEM);
+    pub fn leaf_at(leaf_index: u64) -> Option<LeafRow> = first(SELECT_LEAF_AT);
 }
 
 /// Reads the stored hashes at `indexes`: one SELECT per 100 indexes (D1's
@@ -146,11 +106,7 @@ pub struct NewLeaf {
     pub tenant_id: String,
 }
 
-pub fn insert_leaves(
-    db: &D1Database,
-    leaves: &[NewLeaf],
-    now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn insert_leaves(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Statements {
     let now = int(now_ms)?;
     let hexes: Vec<String> = leaves.iter().map(|l| l.item_hash.to_hex()).collect();
     let rows: Vec<(&NewLeaf, &String)> = leaves.iter().zip(&hexes).collect();

@@ -122,11 +122,111 @@ macro_rules! args {
 }
 pub(crate) use args;
 
+/// Declares store functions that run one constant statement and read its
+/// answer, so a table file says only its own part: the name, the
+/// parameters, the answer, the statement and (when they differ from the
+/// parameters, in order) the bound arguments.
+///
+/// ```ignore
+/// queries! {
+///     /// The ledger of one customer.
+///     pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
+///     pub fn by_id(tenant_id: &str, id: &str) -> Option<Row> = first(SELECT_BY_ID; id, tenant_id);
+/// }
+/// ```
+///
+/// Each becomes `pub async fn name(db: &D1Database, params...) ->
+/// ApiResult<answer>` calling [`first`], [`all`], [`count`], [`run`],
+/// [`changed`] or [`exec`].
+macro_rules! queries {
+    (@args [] [$($param:ident),*]) => { $crate::store::args![$($param),*] };
+    (@args [$($arg:expr),+] [$($param:ident),*]) => { $crate::store::args![$($arg),+] };
+    ($(
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) -> $answer:ty
+            = $how:ident($sql:expr $(; $($arg:expr),+)?);
+    )*) => {$(
+        $(#[$meta])*
+        $vis async fn $name(
+            db: &worker::D1Database,
+            $($param: $ty),*
+        ) -> $crate::error::ApiResult<$answer> {
+            let args = $crate::store::queries!(@args [$($($arg),+)?] [$($param),*]);
+            $crate::store::$how(db, $sql, &args).await
+        }
+    )*};
+}
+pub(crate) use queries;
+
+/// Declares a row struct (public fields, listed compactly) and, with
+/// `$ select_x from "table";` in front, the macro `select_x!("WHERE ...")`:
+/// a SELECT of exactly the struct's columns, in its order, so a table's
+/// columns are written once.
+///
+/// ```ignore
+/// row! {
+///     $ select_contracts from "contracts";
+///     #[derive(Debug, Clone, Deserialize)]
+///     pub struct ContractRow { id: String, tenant_id: String, env: Env }
+/// }
+/// const SELECT_ONE: &str = select_contracts!("WHERE id = ?1");
+/// ```
+macro_rules! row {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident $(<$lt:lifetime>)? {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name $(<$lt>)? {
+            $($(#[$field_meta])* pub $field: $ty),+
+        }
+    };
+    (
+        $d:tt $select:ident from $table:literal;
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty),+ $(,)?
+        }
+    ) => {
+        $crate::store::row! {
+            $(#[$meta])*
+            pub struct $name { $($(#[$field_meta])* $field: $ty),+ }
+        }
+        macro_rules! $select {
+            ($d tail:expr) => {
+                concat!(
+                    "SELECT ",
+                    $crate::store::columns!($($field),+),
+                    " FROM ",
+                    $table,
+                    " ",
+                    $d tail
+                )
+            };
+        }
+    };
+}
+pub(crate) use row;
+
+/// `a, b, c`: a column list from field names.
+macro_rules! columns {
+    ($first:ident $(, $rest:ident)*) => {
+        concat!(stringify!($first) $(, ", ", stringify!($rest))*)
+    };
+}
+pub(crate) use columns;
+
 pub fn stmt(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<D1PreparedStatement> {
     let values: Vec<JsValue> = args.iter().map(JsValue::from).collect();
     db.prepare(sql)
         .bind(&values)
         .map_err(|e| ApiError::internal(format!("bind: {e}")))
+}
+
+fn d1(what: &'static str) -> impl Fn(worker::Error) -> ApiError {
+    move |e| ApiError::internal(format!("d1 {what}: {e}"))
 }
 
 pub async fn first<T: DeserializeOwned>(
@@ -137,7 +237,7 @@ pub async fn first<T: DeserializeOwned>(
     stmt(db, sql, args)?
         .first::<T>(None)
         .await
-        .map_err(|e| ApiError::internal(format!("d1 first: {e}")))
+        .map_err(d1("first"))
 }
 
 pub async fn all<T: DeserializeOwned>(
@@ -145,12 +245,8 @@ pub async fn all<T: DeserializeOwned>(
     sql: &str,
     args: &[Arg<'_>],
 ) -> ApiResult<Vec<T>> {
-    stmt(db, sql, args)?
-        .all()
-        .await
-        .map_err(|e| ApiError::internal(format!("d1 all: {e}")))?
-        .results::<T>()
-        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))
+    let result = stmt(db, sql, args)?.all().await.map_err(d1("all"))?;
+    result.results::<T>().map_err(d1("rows"))
 }
 
 /// Runs one statement; returns the number of rows it changed.
@@ -162,6 +258,19 @@ pub async fn run(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64>
     changes(&result)
 }
 
+/// Runs one statement; whether it changed a row.
+pub async fn changed(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<bool> {
+    Ok(run(db, sql, args).await? > 0)
+}
+
+/// Runs one statement for its effect alone.
+pub async fn exec(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<()> {
+    run(db, sql, args).await.map(drop)
+}
+
+/// Statements for the caller's atomic batch.
+pub type Statements = ApiResult<Vec<D1PreparedStatement>>;
+
 /// Runs statements atomically.
 pub async fn batch(
     db: &D1Database,
@@ -170,6 +279,20 @@ pub async fn batch(
     db.batch(statements)
         .await
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))
+}
+
+/// Runs statements atomically; whether the one at `index` changed exactly
+/// one row (a guarded write that won).
+pub async fn batch_changed_one(
+    db: &D1Database,
+    statements: Vec<D1PreparedStatement>,
+    index: usize,
+) -> ApiResult<bool> {
+    let results = batch(db, statements).await?;
+    let result = results
+        .get(index)
+        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?;
+    Ok(changes(result)? == 1)
 }
 
 pub fn changes(result: &worker::D1Result) -> ApiResult<u64> {
@@ -346,6 +469,15 @@ pub fn chunked<'a, T>(
     Ok(out)
 }
 
+/// Binds one text value per row of a one-column [`ListSql`] (for [`chunked`]).
+///
+/// # Errors
+/// None; the signature is [`chunked`]'s.
+pub fn bind_text<'a, S: AsRef<str>>(text: &'a S, args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
+    args.push(Arg::Text(text.as_ref()));
+    Ok(())
+}
+
 /// The rows of every read statement, in one batch round trip.
 ///
 /// # Errors
@@ -371,6 +503,23 @@ pub async fn batch_rows<T: DeserializeOwned>(
 #[cfg(test)]
 mod tests {
     use super::placeholders;
+
+    super::row! {
+        $ select_things from "things";
+        pub struct ThingRow { id: String, size: u64, note: Option<String> }
+    }
+
+    #[test]
+    fn a_row_selects_exactly_its_columns_in_order() {
+        let expected = ["SELECT", "id, size, note", "FROM things", "WHERE id = ?1"].join(" ");
+        assert_eq!(select_things!("WHERE id = ?1"), expected);
+        let row = ThingRow {
+            id: String::new(),
+            size: 0,
+            note: None,
+        };
+        assert_eq!((row.id.len(), row.size, row.note), (0, 0, None));
+    }
 
     #[test]
     fn a_one_column_list_is_plain_and_rows_are_parenthesized_after_the_fixed_parameters() {

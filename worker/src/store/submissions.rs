@@ -4,7 +4,7 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::meters::{self, Meter, Raise};
-use super::{all, args, int, stmt};
+use super::{args, int, queries, row, stmt};
 use crate::error::ApiResult;
 
 const INSERT_SUBMISSION: &str =
@@ -21,27 +21,19 @@ const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
      WHERE items_root = ?1 LIMIT 10";
 
-pub struct NewSubmission<'a> {
-    pub id: &'a str,
-    pub tenant_id: &'a str,
-    pub contract_id: &'a str,
-    pub kind: &'static str,
-    pub items_root: &'a str,
-    pub item_count: u64,
-    pub received_at: u64,
+row! {
+    pub struct NewSubmission<'a> {
+        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: &'static str,
+        items_root: &'a str, item_count: u64, received_at: u64,
+    }
 }
 
-pub struct NewDelta {
-    pub anchor_id: String,
-    pub customer_id: String,
-    pub ledger_id: String,
-    pub position: u64,
-    pub item_hash: String,
-    pub delta: String,
-    pub reason: String,
-    pub reference_id: Option<String>,
-    pub metadata: Option<String>,
-    pub declared_at: u64,
+row! {
+    pub struct NewDelta {
+        anchor_id: String, customer_id: String, ledger_id: String, position: u64,
+        item_hash: String, delta: String, reason: String, reference_id: Option<String>,
+        metadata: Option<String>, declared_at: u64,
+    }
 }
 
 impl NewDelta {
@@ -120,9 +112,9 @@ pub struct SubmissionRow {
     pub received_at: u64,
 }
 
-/// Submissions (any tenant) whose items_root is `root`.
-pub async fn by_root(db: &D1Database, root: &str) -> ApiResult<Vec<SubmissionRow>> {
-    all(db, SELECT_BY_ROOT, &args![root]).await
+queries! {
+    /// Submissions (any tenant) whose items_root is `root`.
+    pub fn by_root(root: &str) -> Vec<SubmissionRow> = all(SELECT_BY_ROOT);
 }
 
 const SELECT_PROGRESS: &str =
@@ -141,12 +133,8 @@ pub struct SubmissionProgress {
     pub verified_at: Option<u64>,
 }
 
-/// The tenant's submissions with this items root, with their progress.
-pub async fn progress(
-    ledger: &D1Database,
-    tenant_id: &str,
-    items_root: &str,
-) -> ApiResult<Vec<SubmissionProgress>> {
-    let args = args![tenant_id, items_root];
-    all(ledger, SELECT_PROGRESS, &args).await
+queries! {
+    /// The tenant's submissions with this items root, with their progress.
+    pub fn progress(tenant_id: &str, items_root: &str) -> Vec<SubmissionProgress>
+        = all(SELECT_PROGRESS);
 }

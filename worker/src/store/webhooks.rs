@@ -2,20 +2,25 @@
 //! databases' event outbox the dispatcher reads is `store::events`.
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{all, args, batch, batch_rows, changes, chunked, first, int, opt_text};
-use super::{run, stmt, Arg, ListSql};
+use super::{
+    args, batch, batch_rows, bind_text, changes, chunked, int, opt_text, queries, row, stmt, Arg,
+    ListSql, Statements,
+};
 use crate::error::ApiResult;
 
-macro_rules! select_webhooks {
-    ($tail:literal) => {
-        concat!(
-            "SELECT id, tenant_id, url, events, description, secret_sealed, active, created_at, \
-             updated_at, last_triggered_at FROM webhooks ",
-            $tail
-        )
-    };
+row! {
+    $ select_webhooks from "webhooks";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct WebhookRow {
+        id: String, tenant_id: String, url: String,
+        /// JSON array of event names.
+        events: String,
+        description: String, secret_sealed: String, active: i64, created_at: u64,
+        updated_at: u64, last_triggered_at: Option<u64>,
+    }
 }
 macro_rules! select_deliveries {
     ($tail:literal) => {
@@ -106,22 +111,6 @@ const SELECT_DUE: &str =
 
 // ---------------------------------------------------------------- webhooks
 
-#[expect(dead_code, reason = "a row mirrors its table")]
-#[derive(Debug, Clone, Deserialize)]
-pub struct WebhookRow {
-    pub id: String,
-    pub tenant_id: String,
-    pub url: String,
-    /// JSON array of event names.
-    pub events: String,
-    pub description: String,
-    pub secret_sealed: String,
-    pub active: i64,
-    pub created_at: u64,
-    pub updated_at: u64,
-    pub last_triggered_at: Option<u64>,
-}
-
 impl WebhookRow {
     /// The subscribed event names (a row always holds a JSON array).
     pub fn event_names(&self) -> Vec<String> {
@@ -133,57 +122,28 @@ impl WebhookRow {
     }
 }
 
-pub struct NewWebhook<'a> {
-    pub id: &'a str,
-    pub tenant_id: &'a str,
-    pub url: &'a str,
-    pub events: &'a str,
-    pub description: &'a str,
-    pub secret_sealed: &'a str,
+row! {
+    pub struct NewWebhook<'a> {
+        id: &'a str, tenant_id: &'a str, url: &'a str, events: &'a str, description: &'a str,
+        secret_sealed: &'a str,
+    }
 }
 
-/// Inserts the webhook if the tenant holds fewer than `max`; returns
-/// whether it did.
-pub async fn insert_within(
-    db: &D1Database,
-    w: &NewWebhook<'_>,
-    now_ms: u64,
-    max: u64,
-) -> ApiResult<bool> {
-    let args = args![
-        w.id,
-        w.tenant_id,
-        w.url,
-        w.events,
-        w.description,
-        w.secret_sealed,
-        now_ms,
-        max
-    ];
-    Ok(run(db, INSERT_WEBHOOK_WITHIN, &args).await? > 0)
+queries! {
+    /// Inserts the webhook if the tenant holds fewer than `max`; returns
+    /// whether it did.
+    pub fn insert_within(w: &NewWebhook<'_>, now_ms: u64, max: u64) -> bool = changed(
+        INSERT_WEBHOOK_WITHIN; w.id, w.tenant_id, w.url, w.events, w.description, w.secret_sealed, now_ms, max
+    );
 }
 
-pub async fn of_tenant(
-    db: &D1Database,
-    tenant_id: &str,
-    id: &str,
-) -> ApiResult<Option<WebhookRow>> {
-    first(db, SELECT_OF_TENANT, &args![id, tenant_id]).await
-}
-
-pub async fn by_id(db: &D1Database, id: &str) -> ApiResult<Option<WebhookRow>> {
-    first(db, SELECT_BY_ID, &args![id]).await
-}
-
-/// A tenant's webhooks, oldest first.
-pub async fn list(db: &D1Database, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
-    all(db, SELECT_LIST, &args![tenant_id]).await
-}
-
-/// Flips `active`; returns rows changed (0: no such webhook of this tenant).
-pub async fn toggle(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
-    let args = args![id, tenant_id, now_ms];
-    run(db, TOGGLE, &args).await
+queries! {
+    pub fn of_tenant(tenant_id: &str, id: &str) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn by_id(id: &str) -> Option<WebhookRow> = first(SELECT_BY_ID);
+    /// A tenant's webhooks, oldest first.
+    pub fn list(tenant_id: &str) -> Vec<WebhookRow> = all(SELECT_LIST);
+    /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
+    pub fn toggle(tenant_id: &str, id: &str, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
 }
 
 /// Deletes the webhook (and with it its sealed secret) and cancels its
@@ -204,16 +164,7 @@ pub async fn active_for_tenants(
     db: &D1Database,
     tenant_ids: &[String],
 ) -> ApiResult<Vec<WebhookRow>> {
-    let statements = chunked(
-        db,
-        &SELECT_ACTIVE_FOR_TENANTS,
-        &[],
-        tenant_ids,
-        |t, args| {
-            args.push(Arg::Text(t));
-            Ok(())
-        },
-    )?;
+    let statements = chunked(db, &SELECT_ACTIVE_FOR_TENANTS, &[], tenant_ids, bind_text)?;
     batch_rows(db, statements).await
 }
 
@@ -248,11 +199,7 @@ pub struct NewDelivery {
 
 /// INSERT OR IGNORE: a delivery id is derived from (event, webhook), so a
 /// second dispatch of the same event adds nothing.
-pub fn insert_deliveries(
-    db: &D1Database,
-    deliveries: &[NewDelivery],
-    now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u64) -> Statements {
     let now = int(now_ms)?;
     chunked(db, &INSERT_DELIVERIES, &[], deliveries, |d, args| {
         let of = &d.of;
@@ -327,74 +274,53 @@ pub async fn claim(
     })
 }
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct DeliveryRow {
-    #[serde(flatten)]
-    pub of: DeliveryOf,
-    /// NULL once purged.
-    pub url: Option<String>,
-    pub payload: Option<String>,
-    pub status: String,
-    pub attempts: u64,
-    pub next_attempt_at: Option<u64>,
-    pub last_http_status: Option<u16>,
-    pub last_error: Option<String>,
-    pub created_at: u64,
-    pub completed_at: Option<u64>,
-    pub data_purged: u64,
-    pub purged_at: Option<u64>,
+row! {
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct DeliveryRow {
+        #[serde(flatten)]
+        of: DeliveryOf,
+        /// NULL once purged.
+        url: Option<String>,
+        payload: Option<String>, status: String, attempts: u64, next_attempt_at: Option<u64>,
+        last_http_status: Option<u16>, last_error: Option<String>, created_at: u64,
+        completed_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
+    }
 }
 
-pub async fn delivery(db: &D1Database, id: &str) -> ApiResult<Option<DeliveryRow>> {
-    first(db, SELECT_DELIVERY, &args![id]).await
+queries! {
+    pub fn delivery(id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
+    /// A webhook's most recent deliveries, newest first.
+    pub fn deliveries_of_webhook(tenant_id: &str, webhook_id: &str, limit: u64) -> Vec<DeliveryRow>
+        = all(SELECT_DELIVERIES_OF_WEBHOOK; webhook_id, tenant_id, limit);
 }
 
-/// A webhook's most recent deliveries, newest first.
-pub async fn deliveries_of_webhook(
-    db: &D1Database,
-    tenant_id: &str,
-    webhook_id: &str,
-    limit: u64,
-) -> ApiResult<Vec<DeliveryRow>> {
-    let args = args![webhook_id, tenant_id, limit];
-    all(db, SELECT_DELIVERIES_OF_WEBHOOK, &args).await
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct AttemptRow {
-    pub delivery_id: String,
-    pub attempt: u64,
-    pub started_at: u64,
-    pub duration_ms: u64,
-    pub http_status: Option<u16>,
-    pub outcome: String,
-    pub error: Option<String>,
+row! {
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct AttemptRow {
+        delivery_id: String, attempt: u64, started_at: u64, duration_ms: u64,
+        http_status: Option<u16>, outcome: String, error: Option<String>,
+    }
 }
 
 /// Attempts of these deliveries, in order.
 pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<Vec<AttemptRow>> {
-    let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, |id, args| {
-        args.push(Arg::Text(id));
-        Ok(())
-    })?;
+    let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, bind_text)?;
     batch_rows(db, statements).await
 }
 
-/// What one attempt ended with.
-pub struct AttemptRecord<'a> {
-    pub delivery_id: &'a str,
-    pub webhook_id: &'a str,
-    pub attempt: u64,
-    pub started_at: u64,
-    pub duration_ms: u64,
-    pub http_status: Option<u16>,
-    /// `succeeded`, `retry` or `failed`.
-    pub outcome: &'a str,
-    pub error: Option<&'a str>,
-    /// The delivery's new status: `pending` (a retry is scheduled at
-    /// `next_attempt_at`), `succeeded` or `failed`.
-    pub status: &'a str,
-    pub next_attempt_at: Option<u64>,
+row! {
+    /// What one attempt ended with.
+    pub struct AttemptRecord<'a> {
+        delivery_id: &'a str, webhook_id: &'a str, attempt: u64, started_at: u64,
+        duration_ms: u64, http_status: Option<u16>,
+        /// `succeeded`, `retry` or `failed`.
+        outcome: &'a str,
+        error: Option<&'a str>,
+        /// The delivery's new status: `pending` (a retry is scheduled at
+        /// `next_attempt_at`), `succeeded` or `failed`.
+        status: &'a str,
+        next_attempt_at: Option<u64>,
+    }
 }
 
 /// Records the attempt, moves the delivery on and stamps the webhook's
@@ -435,10 +361,9 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
     Ok(())
 }
 
-/// Ends a delivery without an attempt (its webhook was disabled or deleted).
-pub async fn cancel(db: &D1Database, id: &str, reason: &str, now_ms: u64) -> ApiResult<()> {
-    run(db, CANCEL, &args![id, reason, now_ms]).await?;
-    Ok(())
+queries! {
+    /// Ends a delivery without an attempt (its webhook was disabled or deleted).
+    pub fn cancel(id: &str, reason: &str, now_ms: u64) -> () = exec(CANCEL);
 }
 
 #[derive(Debug, Deserialize)]
@@ -446,7 +371,7 @@ pub struct DueRow {
     pub id: String,
 }
 
-/// Deliveries whose next attempt (or expired lease) is due, oldest first.
-pub async fn due(db: &D1Database, now_ms: u64, limit: u64) -> ApiResult<Vec<DueRow>> {
-    all(db, SELECT_DUE, &args![now_ms, limit]).await
+queries! {
+    /// Deliveries whose next attempt (or expired lease) is due, oldest first.
+    pub fn due(now_ms: u64, limit: u64) -> Vec<DueRow> = all(SELECT_DUE);
 }
