@@ -209,7 +209,7 @@ async function runOnline(root) {
     done([{ name: "parse", ok: false, detail: `"${root}" is not a proof root: a proof root is 64 hexadecimal characters.` }], "");
     return;
   }
-  let got, key, latest, served;
+  let got, key, latest, served, env;
   try {
     got = await fetchPages(root);
     if (got.status !== 200) {
@@ -217,7 +217,9 @@ async function runOnline(root) {
       done([{ name: "network", ok: false, detail: `Fetching /api/v1/verify/${root}: ${why}.` }], "");
       return;
     }
-    const env = got.answer.summary?.environment === "production" ? "production" : "sandbox";
+    // The log (shard) the answer names; an answer from before sharding
+    // names only its environment, whose log is shard 0's.
+    env = logName(got.answer);
     const [k, h] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`)]);
     served = dataOf(JSON.parse(k.text))?.verifierKey;
     latest = h.text;
@@ -257,12 +259,12 @@ async function runOnline(root) {
     const [from, to] = [Math.min(a.size, b.size), Math.max(a.size, b.size)];
     let proof = [];
     if (from !== to && from > 0) {
-      const c = await fetchText(`/api/v1/log/${got.answer.summary.environment}/proof/consistency?from=${from}&to=${to}`).catch(() => null);
+      const c = await fetchText(`/api/v1/log/${env}/proof/consistency?from=${from}&to=${to}`).catch(() => null);
       proof = c && c.status === 200 ? dataOf(JSON.parse(c.text))?.consistencyProof ?? [] : [];
     }
     const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key));
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
-    if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, got.answer.summary.environment, [proofHead, latest]));
+    if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, env, [proofHead, latest]));
   }
 
   if (got.answer.agreement) {
@@ -271,7 +273,7 @@ async function runOnline(root) {
 
   const s = got.answer.summary ?? {};
   renderSummary($("summary"), [
-    ["What", `${s.kind ?? "?"} in the ${s.environment ?? "?"} log`],
+    ["What", `${s.kind ?? "?"} in the ${logName(got.answer)} log`],
     ["Status", s.status],
     ["Items", s.itemCount],
     ["Net amount", s.netAmount],
@@ -287,6 +289,13 @@ async function runOnline(root) {
   ]);
   renderRecords(got.records, checks);
   done(checks, `The ${s.kind ?? "proof"} of ${s.itemCount ?? 0} item(s)`);
+}
+
+/** The name of the log an answer is proven in (`sandbox`, `production-1`). */
+function logName(answer) {
+  const name = answer?.verification?.log?.name;
+  if (typeof name === "string" && /^(sandbox|production)(-[1-9][0-9]*)?$/.test(name)) return name;
+  return answer?.summary?.environment === "production" ? "production" : "sandbox";
 }
 
 /** The consistency proof between two recorded sizes, from the log. */

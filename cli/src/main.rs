@@ -474,6 +474,11 @@ fn print_human(args: &Args, report: &VerificationReport) {
         );
     } else if report.ok {
         println!("\nVERIFIED: {what}: all {passed} checks passed.",);
+        // The log it is proven in: the pinned key's name is the log's
+        // origin (one log per ledger shard, GET /api/v1/logs).
+        if let Some((origin, _)) = args.key.as_deref().and_then(|k| k.split_once('+')) {
+            println!("Log: {origin}");
+        }
     } else {
         let failed = report.checks.len() - passed;
         println!(

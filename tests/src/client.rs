@@ -6,6 +6,7 @@ use reqwest::Method;
 use serde_json::Value;
 use std::time::Duration;
 
+#[derive(Clone)]
 pub struct Api {
     pub base: String,
     http: Client,

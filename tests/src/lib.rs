@@ -62,15 +62,39 @@ pub struct Wrangler {
     stdin: Option<ChildStdin>,
 }
 
+/// One ledger shard per environment: see [`Wrangler::start`].
+const ONE_SHARD: &[(&str, &str)] = &[
+    ("LEDGER_SHARDS_SANDBOX", "1"),
+    ("LEDGER_SHARDS_PRODUCTION", "1"),
+];
+
 impl Wrangler {
-    /// Starts on `persist_dir`, applying migrations first (idempotent).
+    /// Starts on `persist_dir`, applying migrations first (idempotent),
+    /// with one ledger shard per environment: every tenant on shard 0, the
+    /// layout the tests written before sharding address by the log names
+    /// `sandbox` and `production` (their logs are shard 0's). Every shard
+    /// database is still migrated.
     pub fn start(persist_dir: &Path) -> Wrangler {
-        Wrangler::start_with_vars(persist_dir, &[])
+        Self::start_with(persist_dir, ONE_SHARD)
     }
 
-    /// Starts like [`Wrangler::start`] with extra vars (`--var NAME:VALUE`),
-    /// for a test binary that needs a DEV_MODE knob of its own.
+    /// Starts like [`Wrangler::start`] (one shard per environment) with
+    /// extra vars (`--var NAME:VALUE`), for a test binary that needs a
+    /// DEV_MODE knob of its own.
     pub fn start_with_vars(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+        let mut all = ONE_SHARD.to_vec();
+        all.extend_from_slice(vars);
+        Self::start_with(persist_dir, &all)
+    }
+
+    /// Starts with wrangler.toml's shards (2 per environment): tenants are
+    /// placed on the emptiest shard (tests/tests/shards.rs).
+    pub fn start_sharded(persist_dir: &Path) -> Wrangler {
+        Self::start_with(persist_dir, &[])
+    }
+
+    /// Starts with `vars` (`--var NAME:VALUE`) over wrangler.toml's.
+    pub fn start_with(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
         let root = repo_root();
         std::fs::create_dir_all(persist_dir).unwrap();
         let status = Command::new("bash")
@@ -81,6 +105,30 @@ impl Wrangler {
             .status()
             .expect("run scripts/migrate.sh");
         assert!(status.success(), "migrations failed");
+        Self::launch(persist_dir, vars)
+    }
+
+    /// Starts again, with wrangler.toml's shards, on a state directory
+    /// already migrated (after [`Wrangler::kill_hard`]).
+    pub fn restart_sharded(persist_dir: &Path) -> Wrangler {
+        Self::launch(persist_dir, &[])
+    }
+
+    /// Kills the whole process group with SIGKILL, as a crash would: no
+    /// shutdown, nothing flushed. The state directory stays for a restart.
+    pub fn kill_hard(mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        self.stdin = None;
+        self.shutdown();
+    }
+
+    fn launch(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+        let root = repo_root();
 
         let port = free_port();
         let inspector = free_port();

@@ -1,13 +1,15 @@
 //! Queue consumers. Each message is acked or retried on its own; a failure
-//! never panics the isolate. Sequencer doorbells in one batch are coalesced:
-//! one run appends everything queued, then all of them are acked.
+//! never panics the isolate. Sequencer doorbells in one batch are coalesced
+//! per shard: one run per shard appends everything queued there (the shards
+//! concurrently), then all of them are acked.
 
-use bvs_core::types::Env;
+use futures_util::future::join_all;
 use worker::{MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Job;
+use crate::ledger::LogId;
 use crate::{ledger, store, webhooks};
 
 pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
@@ -19,19 +21,39 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             return;
         }
     };
-    let mut sequenced: Vec<(Env, bool)> = Vec::new();
+    let mut jobs = Vec::with_capacity(messages.len());
     for message in messages {
-        let job: Job = match serde_json::from_value(message.body().clone()) {
-            Ok(job) => job,
+        match serde_json::from_value::<Job>(message.body().clone()) {
+            Ok(job) => jobs.push((message, job)),
             Err(e) => {
                 // A message we cannot read will never become readable: drop it.
                 worker::console_error!("queue {}: dropping unknown message: {e}", batch.queue());
                 message.ack();
-                continue;
             }
-        };
+        }
+    }
+    // One sequencer run per shard named in the batch, the shards at the
+    // same time: each run appends to its own shard's log only.
+    let mut shards: Vec<LogId> = jobs
+        .iter()
+        .filter_map(|(_, job)| match job {
+            Job::Sequence { env, shard } => Some(LogId::new(*env, *shard)),
+            _ => None,
+        })
+        .collect();
+    shards.sort();
+    shards.dedup();
+    let outcomes = join_all(shards.iter().map(|log| sequence_shard(app, *log))).await;
+    let sequenced: Vec<(LogId, bool)> = shards.into_iter().zip(outcomes).collect();
+    for (message, job) in jobs {
         let result = match &job {
-            Job::Sequence { env } => sequence_once(app, *env, &mut sequenced).await,
+            Job::Sequence { env, shard } => {
+                let log = LogId::new(*env, *shard);
+                match sequenced.iter().find(|(l, _)| *l == log) {
+                    Some((_, true)) => Ok(()),
+                    _ => Err(ApiError::internal("sequencer failed")),
+                }
+            }
             other => run(app, other).await,
         };
         match result {
@@ -44,34 +66,22 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
     }
 }
 
-/// One sequencer run per environment per batch: a second doorbell for the
-/// same environment shares the first one's outcome.
-async fn sequence_once(app: &App, env: Env, sequenced: &mut Vec<(Env, bool)>) -> ApiResult<()> {
-    let ok = match sequenced.iter().find(|(e, _)| *e == env) {
-        Some((_, ok)) => *ok,
-        None => {
-            let ok = match ledger::sequencer::run(app, env).await {
-                Ok(_) => {
-                    // Events the run wrote become webhook deliveries; the
-                    // sweep catches up if this fails.
-                    if let Err(e) = webhooks::dispatch::run(app, env).await {
-                        worker::console_error!("webhook dispatch {}: {e:?}", env.as_str());
-                    }
-                    true
-                }
-                Err(e) => {
-                    worker::console_error!("sequencer {}: {e:?}", env.as_str());
-                    false
-                }
-            };
-            sequenced.push((env, ok));
-            ok
+/// One sequencer run for a shard, then its webhook dispatch: whether the
+/// run succeeded (every doorbell of the shard in the batch shares it).
+async fn sequence_shard(app: &App, log: LogId) -> bool {
+    match ledger::sequencer::run(app, log).await {
+        Ok(_) => {
+            // Events the run wrote become webhook deliveries; the sweep
+            // catches up if this fails.
+            if let Err(e) = webhooks::dispatch::run(app, log).await {
+                worker::console_error!("webhook dispatch {}: {e:?}", log.path_name());
+            }
+            true
         }
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::internal("sequencer failed"))
+        Err(e) => {
+            worker::console_error!("sequencer {}: {e:?}", log.path_name());
+            false
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Cron work: bounded per run, never panics; errors are logged and the next
 //! run continues where this one stopped.
 
-use bvs_core::types::Env;
+use crate::ledger::LogId;
 
 use crate::app::App;
 use crate::error::ApiResult;
@@ -20,17 +20,17 @@ pub const SWEEP_DELIVERIES_MAX: u64 = 500;
 pub async fn run(app: &App, cron: &str) {
     match cron {
         CRON_SWEEP => {
-            for env in [Env::Sandbox, Env::Production] {
-                if let Err(e) = sweep_queued(app, env).await {
-                    worker::console_error!("sweep {}: {e:?}", env.as_str());
+            for log in crate::ledger::shard::all(app) {
+                if let Err(e) = sweep_queued(app, log).await {
+                    worker::console_error!("sweep {}: {e:?}", log.path_name());
                 }
             }
             if let Err(e) = sweep_idempotency(app).await {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }
-            for env in [Env::Sandbox, Env::Production] {
-                if let Err(e) = crate::webhooks::dispatch::run(app, env).await {
-                    worker::console_error!("sweep webhook dispatch {}: {e:?}", env.as_str());
+            for log in crate::ledger::shard::all(app) {
+                if let Err(e) = crate::webhooks::dispatch::run(app, log).await {
+                    worker::console_error!("sweep webhook dispatch {}: {e:?}", log.path_name());
                 }
             }
             if let Err(e) = sweep_deliveries(app).await {
@@ -55,15 +55,15 @@ pub async fn run(app: &App, cron: &str) {
 
 /// Re-rings the sequencer when something has been QUEUED too long. Ringing
 /// twice is harmless: the sequencer appends each item once.
-async fn sweep_queued(app: &App, env: Env) -> ApiResult<()> {
-    let db = crate::ledger::db(app, env)?;
+async fn sweep_queued(app: &App, log: LogId) -> ApiResult<()> {
+    let db = crate::ledger::db(app, log)?;
     if let Some(at) = store::deltas::oldest_queued_at(&db).await? {
         if at + QUEUED_STALE_MS <= app.now_ms {
             worker::console_log!(
                 "sweep {}: re-ringing for items queued since {at}",
-                env.as_str()
+                log.path_name()
             );
-            crate::ledger::submit::ring(app, env).await;
+            crate::ledger::submit::ring(app, log).await;
         }
     }
     Ok(())
@@ -81,8 +81,8 @@ async fn sweep_deliveries(app: &App) -> ApiResult<()> {
 
 async fn sweep_idempotency(app: &App) -> ApiResult<()> {
     store::idempotency::delete_expired(&app.control_db()?, app.now_ms).await?;
-    for env in [Env::Sandbox, Env::Production] {
-        let ledger = crate::ledger::db(app, env)?;
+    for log in crate::ledger::shard::all(app) {
+        let ledger = crate::ledger::db(app, log)?;
         store::idempotency::delete_expired_results(&ledger, app.now_ms).await?;
     }
     Ok(())

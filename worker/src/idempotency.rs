@@ -248,7 +248,7 @@ where
             }
             // The lease passed: the holder died or is stuck. A committed
             // write has its answer stored; otherwise take the claim over.
-            let ledger = crate::ledger::db(app, ctx.env)?;
+            let ledger = crate::ledger::db(app, ctx.log())?;
             if let Some(stored) = idem_store::stored_result(&ledger, &scope, now).await? {
                 return replay_stored(&db, &scope, stored).await;
             }
@@ -282,7 +282,7 @@ where
         Err(e) if claim.wrote.get() => {
             // The write may have committed (or another holder's did): never
             // release the key then; answer from the stored result if any.
-            let ledger = crate::ledger::db(app, ctx.env)?;
+            let ledger = crate::ledger::db(app, ctx.log())?;
             if let Ok(Some(stored)) = idem_store::stored_result(&ledger, &scope, now).await {
                 if stored.request_hash == request_hash {
                     return replay_stored(&db, &scope, stored).await;

@@ -17,10 +17,15 @@ pub enum Job {
     /// Diagnostics (DEV_MODE): proves a message goes through the queue and
     /// the consumer runs.
     Ping { id: String },
-    /// The sequencer's doorbell: append whatever is QUEUED in `env`
-    /// (`"sandbox"` or `"production"` on the wire). Carries no data; D1 is
-    /// the truth.
-    Sequence { env: Env },
+    /// The sequencer's doorbell: append whatever is QUEUED in shard
+    /// `shard` of `env` (`"sandbox"` or `"production"` on the wire; a
+    /// message from before sharding has no shard and means shard 0).
+    /// Carries no data; D1 is the truth.
+    Sequence {
+        env: Env,
+        #[serde(default)]
+        shard: u32,
+    },
     /// One attempt at a webhook delivery (when due). Carries only the id;
     /// the delivery row is the truth, and a second ring is a no-op.
     Deliver { delivery_id: String },

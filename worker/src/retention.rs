@@ -20,7 +20,6 @@
 //! done within `ceil(R / slice) * ceil(T / TENANT_SHARES)` runs
 //! (docs/retention.md).
 
-use bvs_core::types::Env;
 use worker::D1Database;
 
 use crate::app::App;
@@ -67,10 +66,12 @@ enum Table {
 /// and the cursor names the last tenant finished).
 pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
     let control = app.control_db()?;
-    let ledgers = [
-        crate::ledger::db(app, Env::Sandbox)?,
-        crate::ledger::db(app, Env::Production)?,
-    ];
+    // Every shard: a tenant has data on one shard per environment, and
+    // the purge statements are scoped to the tenant.
+    let ledgers = crate::ledger::shard::all(app)
+        .into_iter()
+        .map(|log| crate::ledger::db(app, log))
+        .collect::<ApiResult<Vec<_>>>()?;
     let slice = (rows_max / TENANT_SHARES).max(1);
     let mut report = Report::default();
     let mut budget = rows_max;

@@ -49,6 +49,7 @@ pub enum RouteId {
     CheckpointList,
     Receipt,
     PublicVerify,
+    LogList,
     LogCheckpoint,
     LogKey,
     LogHeads,
@@ -292,6 +293,11 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Get,
+        pattern: "/api/v1/logs",
+        id: RouteId::LogList,
+    },
+    Route {
+        method: Method::Get,
         pattern: "/api/v1/log/:env/checkpoint",
         id: RouteId::LogCheckpoint,
     },
@@ -454,12 +460,12 @@ pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params
 }
 
 impl RouteId {
-    /// Routes anyone can call without a key or a session: limited per
-    /// client network (`auth::limit::PUBLIC_RATE`).
+    /// Routes anyone can call without a key or session, limited per network (`limit::PUBLIC_RATE`).
     pub fn is_public_read(self) -> bool {
         matches!(
             self,
             RouteId::PublicVerify
+                | RouteId::LogList
                 | RouteId::LogCheckpoint
                 | RouteId::LogKey
                 | RouteId::LogHeads
@@ -488,10 +494,8 @@ impl RouteId {
     }
 }
 
-/// Whether `host` is this machine: `wrangler dev` is reached so, a deployed
-/// Worker never is (Cloudflare routes by the public host name). The second
-/// guard of the `/dev/*` routes, after `DEV_MODE`: a DEV_MODE build
-/// published by mistake still does not open the dev mailbox.
+/// Whether `host` is this machine (a deployed Worker is never reached so): the
+/// `/dev/*` routes' second guard after `DEV_MODE`, for a DEV_MODE build published by mistake.
 pub fn is_loopback_host(host: Option<&str>) -> bool {
     match host {
         Some("localhost") => true,
@@ -570,6 +574,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::PublicVerify => {
             routes::proofs::public_verify(app, req, params.get("proofRoot")?).await
         }
+        RouteId::LogList => routes::proofs::log_list(app, &req).await,
         RouteId::LogCheckpoint => routes::proofs::log_checkpoint(app, params.get("env")?).await,
         RouteId::LogKey => routes::proofs::log_key(app, params.get("env")?).await,
         RouteId::LogHeads => routes::proofs::log_heads(app, req, params.get("env")?).await,

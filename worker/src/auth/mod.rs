@@ -30,9 +30,16 @@ pub struct KeyContext {
     pub key_id: String,
     /// The tenant's plan.
     pub plan: Plan,
+    /// The shard the tenant's environment is placed on.
+    pub shard: u32,
 }
 
 impl KeyContext {
+    /// The shard (database and log) this request reads and writes.
+    pub fn log(&self) -> crate::ledger::LogId {
+        crate::ledger::LogId::new(self.env, self.shard)
+    }
+
     /// The tenant's quota in the key's environment.
     pub fn account(&self) -> quota::Account<'_> {
         quota::Account {
@@ -130,6 +137,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         env,
         key_id: row.id,
         plan,
+        shard: row.shard.unwrap_or(0),
     })
 }
 

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
 
-use super::{db, facts, submit, LogKey};
+use super::{db, facts, submit, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
@@ -64,9 +64,9 @@ pub fn rejected(e: &StatementError) -> ApiError {
     )
 }
 
-/// The log origin of an environment, as its signed heads name it.
-fn origin(app: &App, env: Env) -> ApiResult<Origin> {
-    let text = LogKey::load(app, env)?.origin;
+/// The origin of a shard's log, as its signed heads name it.
+fn origin(app: &App, log: LogId) -> ApiResult<Origin> {
+    let text = LogKey::load(app, log)?.origin;
     Origin::parse(&text).map_err(|e| ApiError::internal(format!("log origin: {e}")))
 }
 
@@ -92,16 +92,16 @@ pub struct InvitationView {
 /// 404 for a customer without a ledger.
 pub async fn invite(
     app: &App,
-    env: Env,
+    log: LogId,
     tenant_id: &str,
     customer_id: &CustomerId,
     base_url: &str,
 ) -> ApiResult<InvitationView> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
     let token = format!(
         "{}{}",
-        token_prefix(env),
+        token_prefix(log.env),
         ids::random_token(INVITATION_TOKEN_CHARS)?
     );
     let row = InvitationRow {
@@ -119,13 +119,15 @@ pub async fn invite(
         token,
         customer_id: row.customer_id,
         ledger_id: row.ledger_id,
-        origin: origin(app, env)?.as_str().to_string(),
+        origin: origin(app, log)?.as_str().to_string(),
         expires_at: views::iso(row.expires_at),
     })
 }
 
-/// The environment and live invitation row of a token.
-async fn live_invitation(app: &App, token: &str) -> ApiResult<(Env, D1Database, InvitationRow)> {
+/// The shard and live invitation row of a token. The token names its
+/// environment; its shard is found by reading each shard of that
+/// environment (an invitation is opened once or twice in its life).
+async fn live_invitation(app: &App, token: &str) -> ApiResult<(LogId, D1Database, InvitationRow)> {
     let env = if token.starts_with(token_prefix(Env::Sandbox)) {
         Env::Sandbox
     } else if token.starts_with(token_prefix(Env::Production)) {
@@ -133,10 +135,17 @@ async fn live_invitation(app: &App, token: &str) -> ApiResult<(Env, D1Database, 
     } else {
         return Err(invalid("Invitation token is not one this service issued"));
     };
-    let db = db(app, env)?;
-    let row = agreements::invitation(&db, &token_hash(token))
-        .await?
-        .ok_or_else(|| invalid("Invitation token is not one this service issued"))?;
+    let hash = token_hash(token);
+    let mut found = None;
+    for log in super::shard::of_env(app, env) {
+        let db = db(app, log)?;
+        if let Some(row) = agreements::invitation(&db, &hash).await? {
+            found = Some((log, db, row));
+            break;
+        }
+    }
+    let (log, db, row) =
+        found.ok_or_else(|| invalid("Invitation token is not one this service issued"))?;
     if row.used_at.is_some() {
         return Err(invalid(
             "Invitation was already used; ask the vendor for a new one",
@@ -147,7 +156,7 @@ async fn live_invitation(app: &App, token: &str) -> ApiResult<(Env, D1Database, 
             "Invitation has expired; ask the vendor for a new one",
         ));
     }
-    Ok((env, db, row))
+    Ok((log, db, row))
 }
 
 #[derive(Debug, Serialize)]
@@ -166,8 +175,8 @@ pub struct OpenedInvitation {
 /// # Errors
 /// 410 `invitation_invalid` for an unknown, used or expired token.
 pub async fn open(app: &App, token: &str) -> ApiResult<OpenedInvitation> {
-    let (env, _, row) = live_invitation(app, token).await?;
-    let origin = origin(app, env)?;
+    let (log, _, row) = live_invitation(app, token).await?;
+    let origin = origin(app, log)?;
     Ok(OpenedInvitation {
         key_statement_template: format!(
             "{} key\norigin {}\nledger {}\nkey <verifier key>\n",
@@ -198,9 +207,9 @@ pub struct KeyView {
 /// # Errors
 /// 410 for a bad token; 422 `statement_rejected` naming the reason.
 pub async fn register_key(app: &App, token: &str, signed: &str) -> ApiResult<KeyView> {
-    let (env, db, row) = live_invitation(app, token).await?;
+    let (log, db, row) = live_invitation(app, token).await?;
     let binding = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
-    let expected_origin = origin(app, env)?;
+    let expected_origin = origin(app, log)?;
     if binding.origin != expected_origin {
         return Err(rejected(&StatementError::OriginMismatch {
             expected: expected_origin.as_str().to_string(),
@@ -230,7 +239,7 @@ pub async fn register_key(app: &App, token: &str, signed: &str) -> ApiResult<Key
         registered_at: app.now_ms,
     };
     agreements::insert_key(&db, &key).await?;
-    record_in_log(app, env, &row.tenant_id, signed, "key").await?;
+    record_in_log(app, log, &row.tenant_id, signed, "key").await?;
     Ok(KeyView {
         ledger_id: key.ledger_id,
         counterparty_key: key.verifier_key,
@@ -244,7 +253,7 @@ pub async fn register_key(app: &App, token: &str, signed: &str) -> ApiResult<Key
 /// contentHash is the note's item hash).
 async fn record_in_log(
     app: &App,
-    env: Env,
+    log: LogId,
     tenant_id: &str,
     signed: &str,
     kind: &str,
@@ -256,9 +265,9 @@ async fn record_in_log(
         .await?
         .map(|t| t.plan)
         .ok_or_else(|| ApiError::internal("ledger's tenant not found"))?;
-    let (_, created) = facts::record(app, tenant_id, env, plan, signed, Some(&metadata)).await?;
+    let (_, created) = facts::record(app, tenant_id, log, plan, signed, Some(&metadata)).await?;
     if !created {
-        submit::ring(app, env).await;
+        submit::ring(app, log).await;
     }
     Ok(())
 }
@@ -295,15 +304,17 @@ impl StatementView {
     }
 }
 
-/// The environment a statement's origin names.
-fn env_of_origin(app: &App, named: &Origin) -> ApiResult<Env> {
-    for env in [Env::Sandbox, Env::Production] {
-        if &origin(app, env)? == named {
-            return Ok(env);
+/// The shard whose log a statement's origin names.
+fn log_of_origin(app: &App, named: &Origin) -> ApiResult<LogId> {
+    for log in super::shard::all(app) {
+        if &origin(app, log)? == named {
+            return Ok(log);
         }
     }
     Err(rejected(&StatementError::OriginMismatch {
-        expected: origin(app, Env::Sandbox)?.as_str().to_string(),
+        expected: origin(app, LogId::new(Env::Sandbox, 0))?
+            .as_str()
+            .to_string(),
         got: named.as_str().to_string(),
     }))
 }
@@ -339,13 +350,13 @@ async fn named_checkpoint(
 /// closing balance.
 async fn checkpoint_ref(
     app: &App,
-    env: Env,
+    log: LogId,
     db: &D1Database,
     c: &CheckpointRow,
     ledger_id: &str,
 ) -> ApiResult<(CheckpointRef, Amount)> {
     let reference = CheckpointRef {
-        origin: origin(app, env)?,
+        origin: origin(app, log)?,
         ledger: ledger_hash(ledger_id)?,
         period: Period::parse(&c.period)?,
         root: c.merkle_root,
@@ -376,8 +387,8 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
             }))
         }
     };
-    let env = env_of_origin(app, &named.origin)?;
-    let db = db(app, env)?;
+    let log = log_of_origin(app, &named.origin)?;
+    let db = db(app, log)?;
     let ledger_id = named.ledger.to_hex();
     let key = agreements::keys(&db, &ledger_id)
         .await?
@@ -389,7 +400,7 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
         })?;
     let statement = agreement::verify(signed, &key.verifier_key).map_err(|e| rejected(&e))?;
     let c = named_checkpoint(&db, &key, &named).await?;
-    let (reference, balance) = checkpoint_ref(app, env, &db, &c, &ledger_id).await?;
+    let (reference, balance) = checkpoint_ref(app, log, &db, &c, &ledger_id).await?;
     let kind = match &statement {
         Statement::Balance(BalanceStatement { .. }) => {
             agreement::verify_cosigned_balance(signed, &key.verifier_key, &reference, balance)
@@ -414,7 +425,7 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
         created_at: app.now_ms,
     };
     let created = agreements::insert_agreement(&db, &row).await?;
-    record_in_log(app, env, &key.tenant_id, signed, kind).await?;
+    record_in_log(app, log, &key.tenant_id, signed, kind).await?;
     let view = StatementView::from_row(&row, &c);
     if created {
         let event = if kind == "balance" {
@@ -494,7 +505,7 @@ pub struct CheckpointAgreement {
 /// D1 errors.
 pub async fn of_checkpoint(
     app: &App,
-    env: Env,
+    log: LogId,
     db: &D1Database,
     c: &CheckpointRow,
 ) -> ApiResult<Option<CheckpointAgreement>> {
@@ -502,7 +513,7 @@ pub async fn of_checkpoint(
         return Ok(None);
     }
     let ledger_id = submit::ledger_id(&c.tenant_id, &c.customer_id);
-    let (reference, balance) = checkpoint_ref(app, env, db, c, &ledger_id).await?;
+    let (reference, balance) = checkpoint_ref(app, log, db, c, &ledger_id).await?;
     let text = Statement::Balance(BalanceStatement {
         checkpoint: reference.clone(),
         balance,
@@ -529,19 +540,20 @@ pub async fn of_checkpoint(
 }
 
 /// The committed single-customer checkpoint with merkleRoot `root`, in
-/// either environment, with its agreement side.
+/// the shard the proof-root index names (shard 0 of each environment for a
+/// root from before sharding), with its agreement side.
 ///
 /// # Errors
 /// D1 errors.
 pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreement>> {
-    for env in [Env::Sandbox, Env::Production] {
-        let db = db(app, env)?;
+    for log in super::prove::root_shards(app, root).await? {
+        let db = db(app, log)?;
         let found = checkpoints::by_root(&db, root).await?;
         if let Some(c) = found
             .iter()
             .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
         {
-            return of_checkpoint(app, env, &db, c).await;
+            return of_checkpoint(app, log, &db, c).await;
         }
     }
     Ok(None)

@@ -4,10 +4,10 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
-use bvs_core::types::{CustomerId, Env, Page, Period};
+use bvs_core::types::{CustomerId, Page, Period};
 use worker::D1Database;
 
-use super::{db, heads, meter, require_ledger, submit};
+use super::{db, heads, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
@@ -32,12 +32,12 @@ pub struct Listed {
 pub async fn list(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     customer: Option<&str>,
     period: Option<&str>,
     page: &Page,
 ) -> ApiResult<(Vec<Listed>, u64)> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
     let mut out = Vec::with_capacity(rows.len());
@@ -78,12 +78,12 @@ struct Window {
 pub async fn create(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     plan: Plan,
     customer: Option<&CustomerId>,
     period: Period,
 ) -> ApiResult<CheckpointRow> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
@@ -132,8 +132,16 @@ pub async fn create(
     ];
     meters::batch(&db, statements, &raises)
         .await?
-        .map_err(|m| meter::over(m, plan, env, app.now_ms))?;
-    submit::ring(app, env).await;
+        .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
+    crate::store::roots::insert(
+        &app.control_db()?,
+        &row.merkle_root.to_hex(),
+        log.env.as_str(),
+        log.shard,
+        app.now_ms,
+    )
+    .await?;
+    submit::ring(app, log).await;
     Ok(row)
 }
 

@@ -2,9 +2,8 @@
 //! to the environment's log by the sequencer like deltas.
 
 use bvs_core::hash::{content_hash, Hash32};
-use bvs_core::types::Env;
 
-use super::{db, meter, submit};
+use super::{db, meter, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::plan::Plan;
@@ -21,13 +20,13 @@ use crate::store::meters::{self, Meter};
 pub async fn record(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     plan: Plan,
     content: &str,
     metadata: Option<&str>,
 ) -> ApiResult<(FactRow, bool)> {
     let hash = content_hash(content).to_hex();
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let period = meter::month(app.now_ms).to_string();
     let stored = (hash.len() + content.len() + metadata.map_or(0, str::len)) as u64;
     let raises = [
@@ -41,7 +40,7 @@ pub async fn record(
     ];
     let results = meters::batch(&db, statements, &raises)
         .await?
-        .map_err(|m| meter::over(m, plan, env, app.now_ms))?;
+        .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
     let created = match results.first() {
         Some(r) => crate::store::changes(r)? > 0,
         None => false,
@@ -50,7 +49,7 @@ pub async fn record(
         .await?
         .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
     if created {
-        submit::ring(app, env).await;
+        submit::ring(app, log).await;
     }
     Ok((row, created))
 }
@@ -59,9 +58,9 @@ pub async fn record(
 ///
 /// # Errors
 /// 404 when the tenant has no such fact.
-pub async fn fact(app: &App, tenant_id: &str, env: Env, hash: &Hash32) -> ApiResult<FactRow> {
+pub async fn fact(app: &App, tenant_id: &str, log: LogId, hash: &Hash32) -> ApiResult<FactRow> {
     let hash = hash.to_hex();
-    facts::fact(&db(app, env)?, tenant_id, &hash)
+    facts::fact(&db(app, log)?, tenant_id, &hash)
         .await?
         .ok_or_else(|| {
             ApiError::coded(

@@ -1,7 +1,6 @@
 //! The log as clients read it: signed tree heads by size, and leaves by
 //! item hash.
 
-use bvs_core::types::Env;
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
@@ -30,12 +29,12 @@ pub async fn heads_from(db: &D1Database, from: u64, limit: u64) -> ApiResult<Vec
 /// The first leaf holding `item` (lowercase hex).
 ///
 /// # Errors
-/// 404 when the item is not in `env`'s log.
-pub async fn leaf_of_item(db: &D1Database, env: Env, item: &str) -> ApiResult<LeafRow> {
+/// 404 when the item is not in the log `at`.
+pub async fn leaf_of_item(db: &D1Database, at: super::LogId, item: &str) -> ApiResult<LeafRow> {
     log::leaf_by_item(db, item).await?.ok_or_else(|| {
         ApiError::NotFound(format!(
             "itemHash {item} is not in the {} log",
-            env.as_str()
+            at.path_name()
         ))
     })
 }

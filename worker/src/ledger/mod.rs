@@ -12,6 +12,7 @@ pub mod meter;
 pub mod pinpoint;
 pub mod prove;
 pub mod sequencer;
+pub mod shard;
 pub mod submit;
 
 use bvs_core::hash::Hash32;
@@ -25,14 +26,16 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::store;
 
-/// The ledger database binding of an environment. A `pk_test_` key's request
-/// only ever gets `LEDGER_SANDBOX`, a `pk_live_` key's only `LEDGER_PRODUCTION`.
-pub fn db(app: &App, env: Env) -> ApiResult<D1Database> {
-    let binding = match env {
-        Env::Sandbox => "LEDGER_SANDBOX",
-        Env::Production => "LEDGER_PRODUCTION",
-    };
-    Ok(app.env.d1(binding)?)
+pub use shard::LogId;
+
+/// The ledger database of a shard: the one place a binding is picked. A
+/// `pk_test_` key's request only ever gets its tenant's `LEDGER_SANDBOX_<n>`,
+/// a `pk_live_` key's only its `LEDGER_PRODUCTION_<n>`.
+pub fn db(app: &App, log: LogId) -> ApiResult<D1Database> {
+    let binding = log.binding();
+    app.env
+        .d1(&binding)
+        .map_err(|e| ApiError::internal(format!("ledger shard {binding} is not bound: {e}")))
 }
 
 /// The verification queue (producer binding) of an environment.
@@ -50,14 +53,17 @@ pub struct LogKey {
 }
 
 impl LogKey {
-    pub fn load(app: &App, env: Env) -> ApiResult<LogKey> {
-        let (origin_var, seed_secret) = match env {
+    /// The key of `log`: one signing seed per environment, and the
+    /// shard's own origin (so each shard's verifier key names its log).
+    pub fn load(app: &App, log: LogId) -> ApiResult<LogKey> {
+        let (origin_var, seed_secret) = match log.env {
             Env::Sandbox => ("LOG_ORIGIN_SANDBOX", "LOG_SEED_SANDBOX"),
             Env::Production => ("LOG_ORIGIN_PRODUCTION", "LOG_SEED_PRODUCTION"),
         };
-        let origin = app
-            .var(origin_var)
-            .ok_or_else(|| ApiError::internal(format!("{origin_var} is not configured")))?;
+        let origin = log.origin(
+            &app.var(origin_var)
+                .ok_or_else(|| ApiError::internal(format!("{origin_var} is not configured")))?,
+        );
         let seed_hex = app.secret(seed_secret)?;
         let bytes = hex::decode(seed_hex.trim())
             .map_err(|_| ApiError::internal(format!("{seed_secret} is not hex")))?;
@@ -79,20 +85,21 @@ impl LogKey {
     }
 }
 
-/// Makes sure the environment's log exists: an empty tree with a first
-/// signed tree head. Idempotent.
-pub async fn ensure_log(app: &App, env: Env) -> ApiResult<()> {
-    head_or_init(app, env).await.map(|_| ())
+/// Makes sure the shard's log exists: an empty tree with a first signed
+/// tree head. Idempotent.
+pub async fn ensure_log(app: &App, log: LogId) -> ApiResult<()> {
+    head_or_init(app, log).await.map(|_| ())
 }
 
 /// The latest signed tree head, creating the log's first one if needed.
-pub async fn head_or_init(app: &App, env: Env) -> ApiResult<store::log::HeadRow> {
-    let db = db(app, env)?;
+pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRow> {
+    let db = db(app, log)?;
     if let Some(head) = store::log::latest_head(&db).await? {
         return Ok(head);
     }
-    let key = LogKey::load(app, env)?;
-    let root = log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
+    let key = LogKey::load(app, log)?;
+    let root =
+        bvs_core::log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
     let note_text = key.sign(0, &root)?;
     let note_hash = note::tree_head_hash(&note_text).to_hex();
     store::log::insert_first_head(&db, &root.to_hex(), &note_text, &note_hash, app.now_ms).await?;
@@ -177,17 +184,6 @@ pub async fn require_ledger(
         })
 }
 
-/// `"sandbox"` / `"production"` in a path → the environment, with the
-/// other vocabularies as aliases (`test`/`live`, `testnet`/`mainnet`);
-/// else 404.
-pub fn env_from_path(text: &str) -> ApiResult<Env> {
-    Env::from_any_name(text).ok_or_else(|| {
-        ApiError::NotFound(format!(
-            "No log named {text}: use sandbox or production (aliases: test or live, testnet or mainnet)"
-        ))
-    })
-}
-
 /// What one append writes: the new stored hashes and leaves (statements,
 /// in order), and the new signed head, which the caller inserts last.
 pub struct Appended {
@@ -240,13 +236,13 @@ pub async fn append_and_sign(
 /// Benchmark fixture (DEV_MODE only, see routes::dev): appends `count`
 /// synthetic leaves through the same append, signing and storage code as
 /// the sequencer, so proof latency can be measured on a large log.
-pub async fn grow_synthetic(app: &App, env: Env, count: u64, seed: &str) -> ApiResult<u64> {
-    let db = db(app, env)?;
-    let key = LogKey::load(app, env)?;
+pub async fn grow_synthetic(app: &App, at: LogId, count: u64, seed: &str) -> ApiResult<u64> {
+    let db = db(app, at)?;
+    let key = LogKey::load(app, at)?;
     let mut done = 0;
     while done < count {
         let n = (count - done).min(log::APPEND_LEAVES_MAX);
-        let old = head_or_init(app, env).await?.tree_size;
+        let old = head_or_init(app, at).await?.tree_size;
         let leaves: Vec<store::log::NewLeaf> = (old..old + n)
             .map(|i| store::log::NewLeaf {
                 leaf_index: i,

@@ -15,14 +15,14 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use worker::D1Database;
 
-use super::{db, inclusion_proofs, require_ledger, LogKey};
+use super::{db, inclusion_proofs, require_ledger, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::receipts::{self, ReceiptRow};
 use crate::store::submissions::{self, SubmissionRow};
-use crate::store::{ledgers, log as log_store, CheckpointStatus, ItemStatus};
+use crate::store::{self, ledgers, log as log_store, CheckpointStatus, ItemStatus};
 use crate::views;
 
 /// A receipt lists at most this many deltas; beyond, ask per period.
@@ -31,7 +31,8 @@ pub const RECEIPT_DELTAS_MAX: u64 = 5_000;
 /// Whose receipt, and where its verify link points.
 pub struct ReceiptRequest<'a> {
     pub tenant_id: &'a str,
-    pub env: Env,
+    /// The tenant's shard of the key's environment.
+    pub log: LogId,
     pub customer_id: &'a CustomerId,
     pub period: Option<Period>,
     /// The service's origin, for `verification.verifyUrl`.
@@ -59,7 +60,7 @@ impl Span {
 /// 404 for an unknown customer or no verified deltas; 422 above
 /// `RECEIPT_DELTAS_MAX` deltas.
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
-    let db = db(app, r.env)?;
+    let db = db(app, r.log)?;
     let span = span(&db, r).await?;
     let rows = deltas::of_ledger(
         &db,
@@ -102,7 +103,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
                  proof (log leaves hashed as proof.hashScheme names) leads to the signed tree head in \
                  proof.treeHead; check it with the public key at \
                  /api/v1/log/{}/key, or anywhere at {verify_url}.",
-                r.env.as_str()
+                r.log.path_name()
             ),
             item_hashes,
             proof_root: root,
@@ -111,7 +112,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         proof: ReceiptProof {
             hash_scheme: HASH_SCHEME.name().to_string(),
             tree_head: head.note,
-            public_key: LogKey::load(app, r.env)?.verifier_key()?,
+            public_key: LogKey::load(app, r.log)?.verifier_key()?,
             items,
         },
     };
@@ -126,6 +127,14 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         generated_at: app.now_ms,
     };
     receipts::record(&db, &record).await?;
+    store::roots::insert(
+        &app.control_db()?,
+        &record.items_root,
+        r.log.env.as_str(),
+        r.log.shard,
+        app.now_ms,
+    )
+    .await?;
     Ok(receipt)
 }
 
@@ -305,6 +314,8 @@ struct Verification {
     tree_head: String,
     tree_size: u64,
     public_key: String,
+    /// The log (shard) the answer is proven in.
+    log: Value,
     items_root: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     checkpoint_leaf: Option<CheckpointLeaf>,
@@ -355,8 +366,8 @@ pub async fn public_answer(
     page: &RecordsPage,
     origin: &str,
 ) -> ApiResult<PublicVerification> {
-    let (env, db, found) = resolve(app, root).await?;
-    let head = super::head_or_init(app, env).await?;
+    let (at, db, found) = resolve(app, root).await?;
+    let head = super::head_or_init(app, at).await?;
     let covered = covered(&db, &found, page).await?;
     let records = records(&db, &covered.rows, head.tree_size).await?;
     let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
@@ -379,17 +390,19 @@ pub async fn public_answer(
         Some(c) => c.status == CheckpointStatus::Committed && checkpoint_leaf.is_some(),
         None => !records.is_empty() && records.iter().all(|r| r.leaf_index.is_some()),
     };
-    let summary = summary(env, root, &covered, &records);
+    let summary = summary(at.env, root, &covered, &records);
+    let key = LogKey::load(app, at)?;
     Ok(PublicVerification {
         verified,
         summary,
         records,
         verification: Verification {
-            public_ledger_url: format!("{origin}/api/v1/log/{}/checkpoint", env.as_str()),
+            public_ledger_url: format!("{origin}/api/v1/log/{}/checkpoint", at.path_name()),
             hash_scheme: HASH_SCHEME.name(),
             tree_head: head.note.clone(),
             tree_size: head.tree_size,
-            public_key: LogKey::load(app, env)?.verifier_key()?,
+            public_key: key.verifier_key()?,
+            log: log_ref(at, &key.origin, origin),
             items_root: merkle::root(&item_hashes).to_hex(),
             checkpoint_leaf,
             message: PUBLIC_MESSAGE.to_string(),
@@ -402,17 +415,48 @@ fn hexes(hashes: &[Hash32]) -> Vec<String> {
     hashes.iter().map(Hash32::to_hex).collect()
 }
 
-/// The environment (sandbox first) that issued `root`, and for what.
-async fn resolve(app: &App, root: &str) -> ApiResult<(Env, D1Database, Found)> {
-    for env in [Env::Sandbox, Env::Production] {
-        let db = db(app, env)?;
+/// The shard that issued `root`, and for what: the control database's
+/// index names it (written with the submission, receipt or checkpoint); a
+/// root from before sharding is not indexed and lives on shard 0 of its
+/// environment (sandbox first). No other shard is read.
+async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)> {
+    for at in root_shards(app, root).await? {
+        let db = db(app, at)?;
         if let Some(found) = find_root(&db, root).await? {
-            return Ok((env, db, found));
+            return Ok((at, db, found));
         }
     }
     Err(ApiError::NotFound(format!(
         "No proof root {root} was issued by this service"
     )))
+}
+
+/// The shards that may hold `root`: the one the control database's index
+/// names, or, for a root from before sharding (not indexed), shard 0 of
+/// each environment.
+///
+/// # Errors
+/// D1 errors.
+pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
+    Ok(match store::roots::find(&app.control_db()?, root).await? {
+        Some(row) => vec![LogId::new(row.env, row.shard)],
+        None => vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)],
+    })
+}
+
+/// How an answer names its log: environment, shard, the log's path name
+/// and origin, and where to read its checkpoint and key (the log list,
+/// `GET /api/v1/logs`, has the same).
+pub fn log_ref(at: LogId, log_origin: &str, service_origin: &str) -> Value {
+    let name = at.path_name();
+    json!({
+        "environment": at.env.as_str(),
+        "shard": at.shard,
+        "name": name,
+        "origin": log_origin,
+        "checkpointUrl": format!("{service_origin}/api/v1/log/{name}/checkpoint"),
+        "keyUrl": format!("{service_origin}/api/v1/log/{name}/key"),
+    })
 }
 
 async fn find_root(db: &D1Database, root: &str) -> ApiResult<Option<Found>> {

@@ -20,12 +20,12 @@
 use std::collections::BTreeSet;
 
 use bvs_core::hash::Hash32;
-use bvs_core::types::{Env, Period};
+use bvs_core::types::Period;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::balances::Balances;
 use super::budget::{self, ItemCost, EVENTS_PER_STATEMENT};
-use super::{append_and_sign, db, head_or_init, LogKey};
+use super::{append_and_sign, db, head_or_init, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
@@ -49,8 +49,8 @@ const FAIL_QUERIES: usize = 3;
 /// Runs rounds until nothing is queued, `ROUNDS_MAX` rounds, or the run's
 /// query budget is spent (then it rings the doorbell again). Returns the
 /// number of items appended.
-pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
-    let db = db(app, env)?;
+pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
+    let db = db(app, log)?;
     let mut run = Run {
         queries_left: budget::RUN_QUERIES_MAX,
         appended: 0,
@@ -61,7 +61,7 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
     };
     let mut result = Ok(());
     for _ in 0..ROUNDS_MAX {
-        match round(app, env, &db, &mut run).await {
+        match round(app, log, &db, &mut run).await {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
@@ -72,7 +72,7 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
     }
     let failed = fail_isolated(&db, &mut run).await;
     if run.more {
-        super::submit::ring(app, env).await;
+        super::submit::ring(app, log).await;
     }
     result?;
     failed?;
@@ -175,7 +175,7 @@ async fn read_queued(db: &D1Database, skip: &BTreeSet<String>) -> ApiResult<Vec<
 
 /// One round: plans what fits, applies it, and splits what fails. Returns
 /// whether the run should go on.
-async fn round(app: &App, env: Env, db: &D1Database, run: &mut Run) -> ApiResult<bool> {
+async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResult<bool> {
     if !run.spend(3) {
         return Ok(false);
     }
@@ -209,14 +209,14 @@ async fn round(app: &App, env: Env, db: &D1Database, run: &mut Run) -> ApiResult
         if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
             return Ok(false);
         }
-        match attempt(app, env, db, &group).await? {
+        match attempt(app, log, db, &group).await? {
             Outcome::Appended => {
                 run.appended += group.len() as u64;
                 run.committed = true;
             }
             Outcome::Raced => return Ok(false),
             Outcome::Failed(e) if group.len() == 1 => {
-                worker::console_error!("sequencer {}: item failed alone: {e:?}", env.as_str());
+                worker::console_error!("sequencer {}: item failed alone: {e:?}", log.path_name());
                 let message = match &e {
                     ApiError::Internal(text) => text.clone(),
                     other => format!("{other:?}"),
@@ -229,7 +229,7 @@ async fn round(app: &App, env: Env, db: &D1Database, run: &mut Run) -> ApiResult
             Outcome::Failed(e) => {
                 worker::console_warn!(
                     "sequencer {}: a round of {} failed, splitting it: {e:?}",
-                    env.as_str(),
+                    log.path_name(),
                     group.len()
                 );
                 let second = group.split_off(group.len() / 2);
@@ -251,11 +251,11 @@ enum Outcome {
 /// Appends `items` in one atomic batch. A failure of the batch (or of
 /// building it) is `Failed` unless the log moved meanwhile (`Raced`);
 /// failing to read the log at all is an error of the run.
-async fn attempt(app: &App, env: Env, db: &D1Database, items: &[Item]) -> ApiResult<Outcome> {
+async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiResult<Outcome> {
     // The size first, then the items: see the module docs.
-    let head = head_or_init(app, env).await?;
+    let head = head_or_init(app, log).await?;
     let plan = Plan::of(head.tree_size, items);
-    match apply_plan(app, env, db, &plan).await {
+    match apply_plan(app, log, db, &plan).await {
         Ok(()) => Ok(Outcome::Appended),
         Err(e) => {
             let now = log_store::latest_head(db).await?;
@@ -268,7 +268,7 @@ async fn attempt(app: &App, env: Env, db: &D1Database, items: &[Item]) -> ApiRes
     }
 }
 
-async fn apply_plan(app: &App, env: Env, db: &D1Database, plan: &Plan) -> ApiResult<()> {
+async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiResult<()> {
     if app.dev_mode()
         && plan
             .deltas
@@ -279,7 +279,7 @@ async fn apply_plan(app: &App, env: Env, db: &D1Database, plan: &Plan) -> ApiRes
             "DEV_MODE fault injection: this item cannot be appended",
         ));
     }
-    let key = LogKey::load(app, env)?;
+    let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
     let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, now).await?;
     let mut statements = appended.statements;

@@ -6,10 +6,10 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::{item_hash, DeltaContent, Hash32};
 use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
-use bvs_core::types::{CustomerId, Env, Metadata, Reason, ReferenceId};
+use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
 use worker::D1Database;
 
-use super::db;
+use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Fault};
@@ -108,10 +108,11 @@ impl SubmissionKind {
     }
 }
 
-/// Who submits: the API key's tenant, environment and contract.
+/// Who submits: the API key's tenant, its shard of the key's environment,
+/// and its contract.
 pub struct Submitter<'a> {
     pub tenant_id: &'a str,
-    pub env: Env,
+    pub log: LogId,
     pub contract_id: &'a str,
     /// Whose storage ceiling the deltas count against.
     pub plan: Plan,
@@ -151,10 +152,20 @@ where
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
+    // The root's shard first: a row whose submission then fails to be
+    // written points at nothing (404), never the other way round.
+    crate::store::roots::insert(
+        &app.control_db()?,
+        submission.items_root,
+        by.log.env.as_str(),
+        by.log.shard,
+        app.now_ms,
+    )
+    .await?;
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
     let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
-    let ledger = db(app, by.env)?;
+    let ledger = db(app, by.log)?;
     let answer = match claim {
         Some(c) => c.answer_statements(&ledger, status, &text)?,
         None => Vec::new(),
@@ -166,12 +177,12 @@ where
         if let Some(c) = claim {
             c.not_written();
         }
-        return Err(super::meter::over(m, by.plan, by.env, app.now_ms));
+        return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms));
     }
     if let Some(c) = claim {
         c.fault_point(Fault::AfterWrite).await?;
     }
-    ring(app, by.env).await;
+    ring(app, by.log).await;
     Ok((status, text))
 }
 
@@ -189,18 +200,25 @@ pub async fn estimated_verified(
     Ok(n.verified + n.queued + 1)
 }
 
-/// Rings the environment's verification queue after the response (a
-/// request's doorbell never delays its answer; the sweeper re-rings what a
-/// lost ring leaves QUEUED); failures are logged only.
-pub async fn ring(app: &App, env: Env) {
-    let queue = app.env.queue(super::queue_binding(env));
+/// Rings the environment's verification queue for the shard `log` after
+/// the response (a request's doorbell never delays its answer; the sweeper
+/// re-rings what a lost ring leaves QUEUED); failures are logged only.
+pub async fn ring(app: &App, log: LogId) {
+    let job = Job::Sequence {
+        env: log.env,
+        shard: log.shard,
+    };
+    let queue = app.env.queue(super::queue_binding(log.env));
     app.after_response(async move {
         let sent = match queue {
-            Ok(q) => q.send(Job::Sequence { env }).await,
+            Ok(q) => q.send(job).await,
             Err(e) => Err(e),
         };
         if let Err(e) = sent {
-            worker::console_warn!("verification doorbell for {} not rung: {e}", env.as_str());
+            worker::console_warn!(
+                "verification doorbell for {} not rung: {e}",
+                log.path_name()
+            );
         }
     })
     .await;
@@ -215,10 +233,10 @@ pub async fn ring(app: &App, env: Env) {
 pub async fn status(
     app: &App,
     tenant_id: &str,
-    env: Env,
+    log: LogId,
     anchor_id: &str,
 ) -> ApiResult<DeltaRecord> {
-    let db = db(app, env)?;
+    let db = db(app, log)?;
     let row = deltas::delta(&db, tenant_id, anchor_id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;

@@ -29,7 +29,7 @@ pub async fn invite(app: &App, req: Request, customer: &str) -> ApiResult<Respon
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
     let base = origin(&req)?;
-    let view = agreement::invite(app, ctx.env, &ctx.tenant_id, &customer_id, &base).await?;
+    let view = agreement::invite(app, ctx.log(), &ctx.tenant_id, &customer_id, &base).await?;
     http::balance(201, &view)
 }
 

@@ -166,9 +166,11 @@ async fn create_account(app: &App, r: &Registration) -> ApiResult<String> {
     let (token, token_hash) = new_email_token()?;
     let now = app.now_ms;
 
-    // The sandbox environment is shared infrastructure: make sure its log
-    // exists before the tenant's contract says `active`.
-    ledger::ensure_log(app, Env::Sandbox).await?;
+    // The sandbox environment is shared infrastructure: place the tenant on
+    // a shard and make sure that shard's log exists before the tenant's
+    // contract says `active`.
+    let shard = ledger::shard::place(app, Env::Sandbox).await?;
+    ledger::ensure_log(app, ledger::LogId::new(Env::Sandbox, shard)).await?;
 
     let user = NewUser {
         id: &user_id,
@@ -181,7 +183,14 @@ async fn create_account(app: &App, r: &Registration) -> ApiResult<String> {
     let mut statements = vec![
         accounts::insert_tenant(&db, &tenant_id, &r.company, now)?,
         accounts::insert_user(&db, &user, now)?,
-        contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox.as_str(), now)?,
+        contracts::insert_active(
+            &db,
+            &contract_id,
+            &tenant_id,
+            Env::Sandbox.as_str(),
+            shard,
+            now,
+        )?,
     ];
     let expires = now + VERIFY_TOKEN_LIFETIME_MS;
     statements.extend(accounts::issue_token(

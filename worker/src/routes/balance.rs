@@ -61,7 +61,7 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
 fn submitter<'a>(ctx: &'a KeyContext, contract_id: &'a str) -> Submitter<'a> {
     Submitter {
         tenant_id: &ctx.tenant_id,
-        env: ctx.env,
+        log: ctx.log(),
         contract_id,
         plan: ctx.plan,
     }
@@ -112,7 +112,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
             }
             let prepared = submit::prepare(&ctx.tenant_id, input, 0, app.now_ms)?;
             let by = submitter(ctx, &contract.id);
-            let db = ledger::db(app, ctx.env)?;
+            let db = ledger::db(app, ctx.log())?;
             let customer = prepared.row.customer_id.clone();
             let estimated = submit::estimated_verified(&db, &ctx.tenant_id, &customer).await?;
             let single = std::slice::from_ref(&prepared);
@@ -360,6 +360,6 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 /// `GET /api/v1/balance/delta/:anchorId`.
 pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let data = submit::status(app, &ctx.tenant_id, ctx.env, anchor_id).await?;
+    let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

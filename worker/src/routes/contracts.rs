@@ -85,8 +85,10 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
         ));
     }
     let new_id = ids::new_id("ctr")?;
+    let shard = ledger::shard::place(app, env).await?;
     let won =
-        contracts::begin_provisioning(&db, &new_id, &tenant_id, env.as_str(), app.now_ms).await?;
+        contracts::begin_provisioning(&db, &new_id, &tenant_id, env.as_str(), shard, app.now_ms)
+            .await?;
     if won == 0 {
         return Err(ApiError::Conflict(format!(
             "{} ({}) is already being provisioned",
@@ -94,7 +96,11 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
             env.contract_name()
         )));
     }
-    let (status, error) = match ledger::ensure_log(app, env).await {
+    // A contract provisioned before keeps its shard.
+    let placed = contracts::for_env(&db, &tenant_id, env.as_str())
+        .await?
+        .map_or(shard, |c| c.shard);
+    let (status, error) = match ledger::ensure_log(app, ledger::LogId::new(env, placed)).await {
         Ok(_) => (STATUS_ACTIVE, None),
         Err(e) => {
             let cause = match &e {

@@ -81,7 +81,8 @@ pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response
     let mut f = Fields::read(&mut req).await?;
     let n = n_field(&f)?;
     let env_text = f.string("env", false);
-    let env = crate::ledger::env_from_path(env_text.as_deref().unwrap_or("sandbox"))?;
+    // A log's path name: `sandbox`, `production-1`, ...
+    let env = crate::ledger::LogId::from_path(app, env_text.as_deref().unwrap_or("sandbox"))?;
     let seed = ids::random_token(8)?;
     let added = crate::ledger::grow_synthetic(app, env, n, &seed).await?;
     http::dashboard(200, &serde_json::json!({ "added": added }), None)
@@ -110,7 +111,8 @@ fn n_field(f: &Fields) -> ApiResult<u64> {
 /// `GET /dev/log/leaf?env=&index=`: one leaf of a log (benchmark helper).
 pub async fn log_leaf(app: &App, req: worker::Request) -> ApiResult<Response> {
     app.require_dev_mode()?;
-    let env = crate::ledger::env_from_path(
+    let env = crate::ledger::LogId::from_path(
+        app,
         &http::query_param(&req, "env")?.unwrap_or_else(|| "sandbox".into()),
     )?;
     let index = http::query_param(&req, "index")?

@@ -39,7 +39,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let (row, created) = ledger::facts::record(
         app,
         &ctx.tenant_id,
-        ctx.env,
+        ctx.log(),
         ctx.plan,
         &content,
         metadata_text.as_deref(),
@@ -78,7 +78,7 @@ fn parse_hash(text: &str) -> ApiResult<Hash32> {
 async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<FactRow> {
     let ctx = auth::authenticate_api_key(app, req).await?;
     let hash = parse_hash(hash)?;
-    ledger::facts::fact(app, &ctx.tenant_id, ctx.env, &hash).await
+    ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.

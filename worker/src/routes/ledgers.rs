@@ -27,7 +27,7 @@ pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Respon
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
     let start = derive_start(&req)?;
-    let db = ledger::db(app, ctx.env)?;
+    let db = ledger::db(app, ctx.log())?;
     let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
     http::balance(200, &data)
 }
@@ -130,7 +130,7 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     let (computed, ledger_view) = match &customer {
         None => (starting, None),
         Some(c) => {
-            let db = ledger::db(app, ctx.env)?;
+            let db = ledger::db(app, ctx.log())?;
             let l = ledger::require_ledger(&db, &ctx.tenant_id, c).await?;
             let now = l.computed_balance;
             let computed = derive::computed_balance(starting, Amount::ZERO, now)
@@ -147,7 +147,7 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         .map_err(|e| ApiError::Unprocessable(e.to_string()))?;
     let pinpoint = match (entries, &customer) {
         (Some(entries), Some(c)) => {
-            let db = ledger::db(app, ctx.env)?;
+            let db = ledger::db(app, ctx.log())?;
             let asked = ledger::pinpoint::Request {
                 starting_balance: starting,
                 deltas_after,
@@ -268,7 +268,7 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
         http::query_param(&req, "limit")?.as_deref(),
         http::query_param(&req, "offset")?.as_deref(),
     )?;
-    let db = ledger::db(app, ctx.env)?;
+    let db = ledger::db(app, ctx.log())?;
     let total = store::ledgers::count_of_tenant(&db, &ctx.tenant_id).await?;
     let rows = store::ledgers::page(&db, &ctx.tenant_id, page.limit(), page.offset()).await?;
     let customers: Vec<CustomerView> = rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
@@ -285,7 +285,7 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
 pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
-    let db = ledger::db(app, ctx.env)?;
+    let db = ledger::db(app, ctx.log())?;
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
     view.pending_deltas =

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger::{self, checkpoint, heads, prove, LogKey};
+use crate::ledger::{self, checkpoint, heads, prove, LogId, LogKey};
 use crate::views::{self, CheckpointView};
 
 /// Records per page of the public verify route.
@@ -47,7 +47,7 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let row = checkpoint::create(
         app,
         &ctx.tenant_id,
-        ctx.env,
+        ctx.log(),
         ctx.plan,
         customer.as_ref(),
         period,
@@ -89,13 +89,13 @@ pub async fn checkpoint_list(app: &App, req: Request) -> ApiResult<Response> {
     let (listed, total) = checkpoint::list(
         app,
         &ctx.tenant_id,
-        ctx.env,
+        ctx.log(),
         customer.as_deref(),
         period.as_deref(),
         &page,
     )
     .await?;
-    let env = ctx.env.as_str();
+    let env = ctx.log().path_name();
     let mut checkpoints = Vec::with_capacity(listed.len());
     for l in &listed {
         let previous = match l.row.tree_size {
@@ -153,12 +153,18 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
     let origin = origin(&req)?;
     let request = prove::ReceiptRequest {
         tenant_id: &ctx.tenant_id,
-        env: ctx.env,
+        log: ctx.log(),
         customer_id: &customer_id,
         period,
         origin: &origin,
     };
-    http::balance(200, &prove::receipt(app, &request).await?)
+    let receipt = prove::receipt(app, &request).await?;
+    // The receipt names its log (shard) next to core's fields.
+    let key = LogKey::load(app, request.log)?;
+    let mut body =
+        serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
+    body["log"] = prove::log_ref(request.log, &key.origin, &origin);
+    http::balance(200, &body)
 }
 
 // ------------------------------------------------------------------ public verify
@@ -234,17 +240,36 @@ fn text_response(body: String, cache: &str) -> ApiResult<Response> {
     Ok(Response::ok(body)?.with_headers(headers))
 }
 
+/// `GET /api/v1/logs`: the log list, one entry per shard of each
+/// environment (like the Certificate Transparency log list): its
+/// environment, shard, name in paths, origin, verifier key and URLs.
+pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
+    let service = origin(req)?;
+    let mut logs = Vec::new();
+    for at in ledger::shard::all(app) {
+        let key = LogKey::load(app, at)?;
+        let mut entry = prove::log_ref(at, &key.origin, &service);
+        entry["verifierKey"] = json!(key.verifier_key()?);
+        entry["algorithm"] = json!("ed25519");
+        entry["hashScheme"] = json!(HASH_SCHEME.name());
+        logs.push(entry);
+    }
+    let resp = http::balance(200, &json!({ "logs": logs }))?;
+    resp.headers().set("cache-control", "public, max-age=300")?;
+    Ok(resp)
+}
+
 /// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head.
 pub async fn log_checkpoint(app: &App, env: &str) -> ApiResult<Response> {
-    let env = ledger::env_from_path(env)?;
-    let head = ledger::head_or_init(app, env).await?;
+    let log = LogId::from_path(app, env)?;
+    let head = ledger::head_or_init(app, log).await?;
     text_response(head.note, "public, max-age=5")
 }
 
 /// `GET /api/v1/log/:env/key`: the verifier key of the log.
 pub async fn log_key(app: &App, env: &str) -> ApiResult<Response> {
-    let env = ledger::env_from_path(env)?;
-    let key = LogKey::load(app, env)?;
+    let log = LogId::from_path(app, env)?;
+    let key = LogKey::load(app, log)?;
     let resp = http::balance(
         200,
         &json!({
@@ -273,8 +298,8 @@ fn size_param(req: &Request, name: &str) -> ApiResult<Option<u64>> {
 
 /// `GET /api/v1/log/:env/heads?from=&limit=`.
 pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let env = ledger::env_from_path(env)?;
-    let db = ledger::db(app, env)?;
+    let log = LogId::from_path(app, env)?;
+    let db = ledger::db(app, log)?;
     let from = size_param(&req, "from")?.unwrap_or(0);
     let page = Page::for_list(http::query_param(&req, "limit")?.as_deref(), None)?;
     let heads: Vec<Value> = heads::heads_from(&db, from, page.limit())
@@ -295,16 +320,16 @@ pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response
 
 /// `GET /api/v1/log/:env/proof/inclusion?itemHash=&treeSize=`.
 pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let env = ledger::env_from_path(env)?;
-    let db = ledger::db(app, env)?;
+    let log = LogId::from_path(app, env)?;
+    let db = ledger::db(app, log)?;
     let item = http::query_param(&req, "itemHash")?
         .ok_or_else(|| ApiError::field("itemHash", "is required"))?;
     let item = Hash32::parse_field("itemHash", &item)?.to_hex();
     let head = match size_param(&req, "treeSize")? {
         Some(size) => heads::head_sized(&db, size, "treeSize").await?,
-        None => ledger::head_or_init(app, env).await?,
+        None => ledger::head_or_init(app, log).await?,
     };
-    let leaf = heads::leaf_of_item(&db, env, &item).await?;
+    let leaf = heads::leaf_of_item(&db, log, &item).await?;
     if leaf.leaf_index >= head.tree_size {
         return Err(ApiError::NotFound(format!(
             "itemHash {item} was appended after tree size {}",
@@ -327,12 +352,12 @@ pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Resp
 
 /// `GET /api/v1/log/:env/proof/consistency?from=&to=`.
 pub async fn log_consistency(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let env = ledger::env_from_path(env)?;
-    let db = ledger::db(app, env)?;
+    let log = LogId::from_path(app, env)?;
+    let db = ledger::db(app, log)?;
     let from = size_param(&req, "from")?.ok_or_else(|| ApiError::field("from", "is required"))?;
     let to = match size_param(&req, "to")? {
         Some(t) => t,
-        None => ledger::head_or_init(app, env).await?.tree_size,
+        None => ledger::head_or_init(app, log).await?.tree_size,
     };
     if from > to {
         return Err(ApiError::field("from", "must not be larger than to"));

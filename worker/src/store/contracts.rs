@@ -23,6 +23,8 @@ row! {
     pub struct ContractRow {
         id: String, tenant_id: String, env: Env, status: String,
         provisioned_at: Option<u64>, error: Option<String>,
+        // The ledger shard the environment is placed on.
+        shard: u32,
     }
 }
 
@@ -31,17 +33,17 @@ const SELECT_FOR_ENV: &str = select_contracts!("WHERE tenant_id = ?1 AND env = ?
 const SELECT_BY_ID: &str = select_contracts!("WHERE id = ?1 AND tenant_id = ?2");
 const INSERT_CONTRACT: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
-     updated_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6)";
+     updated_at, shard) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6, ?7)";
 /// A provisioning that has not finished after this long was cut short (an
 /// isolate died mid-setup); it may be started again.
 pub const PROVISIONING_STALE_MS: u64 = 5 * 60 * 1000;
 
 /// Moves a contract to `provisioning` unless it is already there (and not
-/// stale); creates it if missing. Returns 1 row changed when the caller won
-/// the transition.
+/// stale); creates it if missing, on shard ?6 (an existing contract keeps
+/// its shard). Returns 1 row changed when the caller won the transition.
 const BEGIN_PROVISIONING: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
-     updated_at) VALUES (?1, ?2, ?3, 'provisioning', NULL, NULL, ?4, ?4) \
+     updated_at, shard) VALUES (?1, ?2, ?3, 'provisioning', NULL, NULL, ?4, ?4, ?6) \
      ON CONFLICT (tenant_id, env) DO UPDATE SET status = 'provisioning', error = NULL, \
      updated_at = excluded.updated_at \
      WHERE contracts.status <> 'provisioning' OR contracts.updated_at < ?5";
@@ -49,18 +51,39 @@ const FINISH_PROVISIONING: &str = "UPDATE contracts SET status = ?3, error = ?4,
      provisioned_at = CASE WHEN ?3 = 'active' THEN ?5 ELSE provisioned_at END, updated_at = ?5 \
      WHERE tenant_id = ?1 AND env = ?2 AND status = 'provisioning'";
 
+/// How many tenants each shard of an environment holds (shards with none
+/// are absent).
+const SHARD_COUNTS: &str =
+    "SELECT shard, COUNT(*) AS n FROM contracts WHERE env = ?1 GROUP BY shard";
+
+row! {
+    #[derive(Debug, Deserialize)]
+    pub struct ShardCountRow { shard: u32, n: u64 }
+}
+
+queries! {
+    fn shard_count_rows(env: &str) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
+}
+
+/// `(shard, tenants)` of `env`, for placement.
+pub async fn shard_counts(db: &D1Database, env: &str) -> ApiResult<Vec<(u32, u64)>> {
+    let rows = shard_count_rows(db, env).await?;
+    Ok(rows.into_iter().map(|r| (r.shard, r.n)).collect())
+}
+
 /// A contract created already `active` (the sandbox at registration).
 pub fn insert_active(
     db: &D1Database,
     id: &str,
     tenant_id: &str,
     env: &str,
+    shard: u32,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(
         db,
         INSERT_CONTRACT,
-        &args![id, tenant_id, env, STATUS_ACTIVE, now_ms, now_ms],
+        &args![id, tenant_id, env, STATUS_ACTIVE, now_ms, now_ms, shard],
     )
 }
 
@@ -69,6 +92,7 @@ pub async fn begin_provisioning(
     new_id: &str,
     tenant_id: &str,
     env: &str,
+    shard: u32,
     now_ms: u64,
 ) -> ApiResult<u64> {
     run(
@@ -79,7 +103,8 @@ pub async fn begin_provisioning(
             tenant_id,
             env,
             now_ms,
-            now_ms.saturating_sub(PROVISIONING_STALE_MS)
+            now_ms.saturating_sub(PROVISIONING_STALE_MS),
+            shard
         ],
     )
     .await

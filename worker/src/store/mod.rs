@@ -27,6 +27,7 @@ pub mod mail;
 pub mod meters;
 pub mod receipts;
 pub mod retention;
+pub mod roots;
 pub mod submissions;
 pub mod webhooks;
 

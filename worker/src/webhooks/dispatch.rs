@@ -6,8 +6,9 @@
 //! inserted with INSERT OR IGNORE before the event is marked dispatched, so
 //! a run that dies half way, or two runs at once, create each delivery once.
 
-use bvs_core::types::Env;
+use crate::ledger::LogId;
 use serde::Serialize;
+use serde_json::json;
 use worker::D1Database;
 
 use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
@@ -31,18 +32,24 @@ pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
     format!("dlv_{}", &h[..32])
 }
 
-/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of `env`.
+/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of the shard `log`.
 /// Returns the number of events dispatched.
 ///
 /// # Errors
 /// Internal error on storage failure; nothing is lost, the next run
 /// continues.
-pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
-    let ledger = crate::ledger::db(app, env)?;
+pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
+    let ledger = crate::ledger::db(app, log)?;
     let control = app.control_db()?;
     // A new delivery is due at once: never later than the real clock,
     // whatever time a test gave the cron event that runs this.
     let now = app.now_ms.min(crate::app::clock_ms());
+    // Every event names the log (shard) its items are proven in.
+    let log_named = json!({
+        "name": log.path_name(),
+        "shard": log.shard,
+        "origin": crate::ledger::LogKey::load(app, log)?.origin,
+    });
     let mut total = 0;
     for _ in 0..ROUNDS_MAX {
         let events = outbox::pending(&ledger, EVENTS_PER_ROUND).await?;
@@ -65,13 +72,13 @@ pub async fn run(app: &App, env: Env) -> ApiResult<u64> {
                         id: delivery_id(&e.id, &h.id),
                         webhook_id: h.id.clone(),
                         tenant_id: e.tenant_id.clone(),
-                        env: Some(env.as_str().to_string()),
+                        env: Some(log.env.as_str().to_string()),
                         event_id: e.id.clone(),
                         event_type: e.kind.clone(),
                         event_created_at: e.created_at,
                     },
                     url: h.url.clone(),
-                    payload: e.payload.clone(),
+                    payload: with_log(&e.payload, &log_named),
                 });
             }
         }
@@ -156,4 +163,44 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
         }
     }
     Ok(())
+}
+
+/// The event payload with `log` (name, shard, origin) appended as its last
+/// member, the rest byte for byte, when it is a JSON object without one;
+/// any other payload unchanged.
+fn with_log(payload: &str, log: &serde_json::Value) -> String {
+    let is_object_without_log = matches!(
+        serde_json::from_str::<serde_json::Value>(payload),
+        Ok(serde_json::Value::Object(map)) if !map.contains_key("log")
+    );
+    let body = payload.trim_end();
+    match body.strip_suffix('}') {
+        Some(open) if is_object_without_log => {
+            let comma = if open.trim_end().ends_with('{') {
+                ""
+            } else {
+                ","
+            };
+            format!("{open}{comma}\"log\":{log}}}")
+        }
+        _ => payload.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_log;
+    use serde_json::json;
+
+    #[test]
+    fn the_log_is_appended_to_an_object_payload_only() {
+        let log = json!({"name": "sandbox-1"});
+        assert_eq!(
+            with_log(r#"{"b":1,"a":2}"#, &log),
+            r#"{"b":1,"a":2,"log":{"name":"sandbox-1"}}"#
+        );
+        assert_eq!(with_log("{}", &log), r#"{"log":{"name":"sandbox-1"}}"#);
+        assert_eq!(with_log(r#"{"log":1}"#, &log), r#"{"log":1}"#);
+        assert_eq!(with_log("[1]", &log), "[1]");
+    }
 }

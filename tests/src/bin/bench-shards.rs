@@ -1,0 +1,223 @@
+//! Shard benchmark (not a test; issue 15): on `wrangler dev`,
+//! (1) aggregate verified deltas/s under batch emits from 4 tenants with 1
+//! shard vs 4 shards; (2) isolation: p99 verification lag of a quiet
+//! tenant alone, while a noisy tenant saturates another shard, and while it
+//! saturates the quiet tenant's own shard. Medians of `ROUNDS` rounds.
+//! Run: `bash bench/shards.sh` (see bench/README.md).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)]
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bvs_tests::client::{Api, Keyed};
+use bvs_tests::ledger::DELTA;
+use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
+use bvs_tests::{eventually, fresh_state_dir, Wrangler};
+use serde_json::{json, Value};
+
+const TENANTS: usize = 4;
+const BATCHES_PER_TENANT: usize = 10;
+const ROUNDS: usize = 3;
+const LAG_SAMPLES: usize = 20;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn verified(k: &Keyed, customer: &str) -> u64 {
+    let r = k.customer(customer);
+    r.body["data"]["totalDeltas"].as_u64().unwrap_or(0)
+}
+
+fn batch(k: &Keyed, customer: &str, tag: &str) {
+    let items: Vec<Value> = (0..100)
+        .map(|j| json!({"customerId": customer, "delta": 1, "reason": format!("{tag} {j}")}))
+        .collect();
+    let r = k.batch(&items);
+    assert_eq!(r.status, 202, "{}", r.text);
+}
+
+/// Verified deltas/s: every tenant emits its batches (one thread each),
+/// timed from the first emit until all of them are verified.
+fn throughput(api: &Api, tenants: &[Tenant], round: usize) -> f64 {
+    let customer = format!("cus_tp{round}");
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in tenants {
+            let customer = &customer;
+            s.spawn(move || {
+                let k = api.keyed(&t.test_key);
+                for b in 0..BATCHES_PER_TENANT {
+                    batch(&k, customer, &format!("r{round} b{b}"));
+                }
+            });
+        }
+    });
+    let want = (BATCHES_PER_TENANT * 100) as u64;
+    for t in tenants {
+        let k = api.keyed(&t.test_key);
+        eventually(Duration::from_secs(900), "batches to verify", || {
+            (verified(&k, &customer) >= want).then_some(())
+        });
+    }
+    (tenants.len() as u64 * want) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// The quiet tenant's verification lags (ms): one delta at a time, emit →
+/// ANCHORED polled every 20 ms, while `noisy` (if any) emits batches.
+fn quiet_lags(api: &Api, quiet: &Tenant, noisy: Option<&Tenant>, round: usize) -> Vec<f64> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if let Some(n) = noisy {
+            for lane in 0..2 {
+                let stop = &stop;
+                s.spawn(move || {
+                    let k = api.keyed(&n.test_key);
+                    let mut b = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        batch(&k, &format!("cus_noise{lane}"), &format!("r{round} n{b}"));
+                        b += 1;
+                    }
+                });
+            }
+            // Let the noise build up a queue first.
+            std::thread::sleep(Duration::from_secs(3));
+        }
+        let k = api.keyed(&quiet.test_key);
+        let mut lags = Vec::new();
+        for i in 0..LAG_SAMPLES {
+            let start = Instant::now();
+            let r = k.post(
+                DELTA,
+                &json!({"customerId": "cus_quiet", "delta": 1, "reason": format!("q{round} {i}")}),
+            );
+            assert_eq!(r.status, 202, "{}", r.text);
+            let anchor = r.body["data"]["anchorId"].as_str().unwrap().to_string();
+            eventually(Duration::from_secs(600), "the quiet delta", || {
+                let d = k.delta_status(&anchor);
+                if d.body["data"]["status"] == "ANCHORED" {
+                    Some(())
+                } else {
+                    std::thread::sleep(Duration::from_millis(20));
+                    None
+                }
+            });
+            lags.push(start.elapsed().as_secs_f64() * 1000.0);
+        }
+        stop.store(true, Ordering::Relaxed);
+        lags
+    })
+}
+
+/// The shard a tenant is on, from its first receipt's log.
+fn shard_of(api: &Api, t: &Tenant) -> u64 {
+    let k = api.keyed(&t.test_key);
+    k.emit_anchored(&bvs_tests::ledger::Delta::new("cus_where", 1, "where"));
+    k.receipt("cus_where", "").body["data"]["log"]["shard"]
+        .as_u64()
+        .unwrap()
+}
+
+fn server(shards: &str) -> (Wrangler, Api) {
+    let w = Wrangler::start_with(
+        &fresh_state_dir(&format!("bench-shards-{shards}")),
+        &[("LEDGER_SHARDS_SANDBOX", shards)],
+    );
+    let api = Api::new(w.base_url.clone());
+    (w, api)
+}
+
+fn main() {
+    let mut rows: Vec<(String, String)> = Vec::new();
+
+    // (1) Aggregate throughput, 1 shard vs 4.
+    let mut rates = Vec::new();
+    for shards in ["1", "4"] {
+        let (w, api) = server(shards);
+        let tenants: Vec<Tenant> = (0..TENANTS)
+            .map(|_| new_tenant_on_plan(&api, "enterprise"))
+            .collect();
+        let mut r: Vec<f64> = (0..ROUNDS).map(|i| throughput(&api, &tenants, i)).collect();
+        eprintln!("{shards} shard(s): {r:?} verified deltas/s");
+        let m = median(&mut r);
+        rows.push((
+            format!("verified deltas/s, {TENANTS} tenants, {shards} shard(s) (median)"),
+            format!("{m:.0}"),
+        ));
+        rates.push(m);
+        w.stop();
+    }
+    rows.push((
+        "4 shards vs 1".into(),
+        format!("{:.2}×", rates[1] / rates[0]),
+    ));
+
+    // (2) Isolation on 4 shards: tenants 0..3 land on shards 0..3, the
+    // fifth on shard 0 again (the emptiest rule).
+    let (w, api) = server("4");
+    let tenants: Vec<Tenant> = (0..5)
+        .map(|_| new_tenant_on_plan(&api, "enterprise"))
+        .collect();
+    let shards: Vec<u64> = tenants.iter().map(|t| shard_of(&api, t)).collect();
+    eprintln!("placement: {shards:?}");
+    let noisy = &tenants[0];
+    let other = tenants
+        .iter()
+        .zip(&shards)
+        .find(|(_, s)| **s != shards[0])
+        .unwrap()
+        .0;
+    let same = tenants[1..]
+        .iter()
+        .zip(&shards[1..])
+        .find(|(_, s)| **s == shards[0])
+        .unwrap()
+        .0;
+    let mut alone = Vec::new();
+    let mut apart = Vec::new();
+    let mut together = Vec::new();
+    for round in 0..ROUNDS {
+        alone.push(pct(&mut quiet_lags(&api, other, None, round), 0.99));
+        apart.push(pct(&mut quiet_lags(&api, other, Some(noisy), round), 0.99));
+        together.push(pct(&mut quiet_lags(&api, same, Some(noisy), round), 0.99));
+        eprintln!(
+            "round {round}: p99 alone {:.0} ms, noisy on another shard {:.0} ms, on the same shard {:.0} ms",
+            alone[round], apart[round], together[round]
+        );
+    }
+    let (a, b, c) = (
+        median(&mut alone),
+        median(&mut apart),
+        median(&mut together),
+    );
+    rows.push((
+        "quiet tenant p99 lag, alone (median)".into(),
+        format!("{a:.0} ms"),
+    ));
+    rows.push((
+        "quiet tenant p99 lag, noisy tenant on another shard".into(),
+        format!("{b:.0} ms = {:.2}× alone (goal ≤ 1.5×)", b / a),
+    ));
+    rows.push((
+        "quiet tenant p99 lag, noisy tenant on the same shard".into(),
+        format!("{c:.0} ms = {:.2}× alone", c / a),
+    ));
+    w.stop();
+
+    println!("| measurement | value |\n|---|---|");
+    for (k, v) in rows {
+        println!("| {k} | {v} |");
+    }
+}

@@ -1,0 +1,202 @@
+//! Issue 15: ledgers sharded across D1 databases, one signed log per shard,
+//! a published log list. On a `wrangler dev` with wrangler.toml's shards (2
+//! per environment), new tenants land on the emptiest shard, so two fresh
+//! tenants cover both sandbox shards. Each one emits, derives, checkpoints,
+//! fetches a receipt, and the receipt and public answers verify with
+//! `bvs-verify` against the key the log list publishes for its log.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use bvs_tests::client::Api;
+use bvs_tests::ledger::Delta;
+use bvs_tests::tenant::new_tenant;
+use bvs_tests::{bvs_verify_bin, fresh_state_dir, run_ok, Wrangler};
+use serde_json::{json, Value};
+
+static SERVER: OnceLock<Wrangler> = OnceLock::new();
+
+fn api() -> Api {
+    let w = SERVER.get_or_init(|| Wrangler::start_sharded(&fresh_state_dir("shards")));
+    Api::new(w.base_url.clone())
+}
+
+/// `GET /api/v1/logs`: the `logs` array.
+fn log_list(api: &Api) -> Vec<Value> {
+    let r = api.get("/api/v1/logs");
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"]["logs"].as_array().unwrap().clone()
+}
+
+fn cli(args: &[&str], dir: &std::path::Path) -> String {
+    run_ok(
+        Command::new(bvs_verify_bin()).args(args).current_dir(dir),
+        &format!("bvs-verify {args:?}"),
+    )
+}
+
+#[test]
+fn the_log_list_names_every_shard_with_its_own_origin_and_key() {
+    let api = api();
+    let logs = log_list(&api);
+    let names: Vec<&str> = logs.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["sandbox", "sandbox-1", "production", "production-1"],
+        "{logs:?}"
+    );
+    let origins: BTreeSet<&str> = logs.iter().map(|l| l["origin"].as_str().unwrap()).collect();
+    assert_eq!(origins.len(), 4, "one origin per log: {origins:?}");
+    for l in &logs {
+        let name = l["name"].as_str().unwrap();
+        let origin = l["origin"].as_str().unwrap();
+        let key = l["verifierKey"].as_str().unwrap();
+        assert!(
+            key.starts_with(&format!("{origin}+")),
+            "the key names its log: {l}"
+        );
+        assert_eq!(l["algorithm"], "ed25519");
+        // The list's URLs answer, and the log's checkpoint is signed for
+        // its own origin.
+        let checkpoint = api.get(&format!("/api/v1/log/{name}/checkpoint"));
+        assert_eq!(checkpoint.status, 200, "{}", checkpoint.text);
+        assert_eq!(checkpoint.text.lines().next(), Some(origin));
+        assert!(l["checkpointUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/api/v1/log/{name}/checkpoint")));
+        let k = api.get(&format!("/api/v1/log/{name}/key"));
+        assert_eq!(k.body["data"]["verifierKey"], l["verifierKey"]);
+    }
+    assert_eq!(logs[1]["shard"], 1);
+    assert_eq!(logs[1]["environment"], "sandbox");
+    // A shard the service does not have is not found; nor is a bad name.
+    for bad in [
+        "sandbox-2",
+        "sandbox-0",
+        "sandbox-01",
+        "staging",
+        "sandbox-",
+    ] {
+        let r = api.get(&format!("/api/v1/log/{bad}/checkpoint"));
+        assert_eq!(r.status, 404, "{bad}: {}", r.text);
+    }
+}
+
+#[test]
+fn a_tenant_on_each_shard_emits_derives_checkpoints_and_its_receipt_verifies_against_the_listed_key(
+) {
+    let api = api();
+    let logs = log_list(&api);
+    let dir = std::env::temp_dir().join(format!("bvs-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut shards_seen = BTreeSet::new();
+    // The emptiest shard takes each new tenant: two fresh tenants cover both
+    // sandbox shards whatever the other test in this binary created.
+    let mut n = 0;
+    while shards_seen.len() < 2 {
+        n += 1;
+        assert!(n <= 6, "six tenants never covered both shards");
+        let t = new_tenant(&api);
+        let k = api.keyed(&t.test_key);
+        for (i, amount) in [10.5, -2.25].into_iter().enumerate() {
+            let d = Delta::new("cus_shard", amount, "shard test").reference_id(&format!("r{i}"));
+            k.emit_anchored(&d);
+        }
+        let derived = k.derive("cus_shard", "");
+        assert_eq!(derived.status, 200, "{}", derived.text);
+        assert_eq!(
+            derived.body["data"]["computedBalance"],
+            json!(8.25),
+            "{}",
+            derived.text
+        );
+
+        let c = k.checkpoint(&json!({"customerId": "cus_shard"}));
+        assert_eq!(c.status, 202, "{}", c.text);
+        let committed = k.wait_committed(c.body["data"]["checkpointId"].as_str().unwrap());
+
+        let r = k.receipt("cus_shard", "");
+        assert_eq!(r.status, 200, "{}", r.text);
+        let log = &r.body["data"]["log"];
+        let shard = log["shard"].as_u64().unwrap();
+        let listed = logs
+            .iter()
+            .find(|l| l["name"] == log["name"])
+            .unwrap_or_else(|| panic!("the receipt's log is listed: {log}"));
+        assert_eq!(listed["environment"], "sandbox");
+        assert_eq!(listed["origin"], log["origin"]);
+        let key = listed["verifierKey"].as_str().unwrap();
+        assert_eq!(r.body["data"]["proof"]["publicKey"], listed["verifierKey"]);
+        assert!(r.body["data"]["proof"]["treeHead"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{}\n", log["origin"].as_str().unwrap())));
+
+        let file = dir.join(format!("receipt-{n}.json"));
+        std::fs::write(&file, &r.text).unwrap();
+        let out = cli(&["receipt", file.to_str().unwrap(), "--key", key], &dir);
+        assert!(out.contains("VERIFIED"), "{out}");
+        assert!(!out.contains("FAIL"), "{out}");
+        // The CLI names the log the receipt is proven in.
+        assert!(
+            out.contains(&format!("Log: {}", log["origin"].as_str().unwrap())),
+            "{out}"
+        );
+
+        // The public answers (receipt root and checkpoint root) come from
+        // the same shard and verify against the same listed key.
+        for root in [
+            r.body["data"]["itemsRoot"].as_str().unwrap(),
+            committed["merkleRoot"].as_str().unwrap(),
+        ] {
+            let answer = api.get(&format!("/api/v1/verify/{root}"));
+            assert_eq!(answer.status, 200, "{}", answer.text);
+            assert_eq!(
+                answer.body["data"]["verification"]["log"]["name"],
+                log["name"]
+            );
+            let file = dir.join(format!("answer-{n}-{root}.json"));
+            std::fs::write(&file, &answer.text).unwrap();
+            let out = cli(
+                &[
+                    "public",
+                    file.to_str().unwrap(),
+                    "--root",
+                    root,
+                    "--key",
+                    key,
+                ],
+                &dir,
+            );
+            assert!(out.contains("VERIFIED"), "{out}");
+        }
+        // The other shard's key does not verify this receipt.
+        let other = logs
+            .iter()
+            .find(|l| l["environment"] == "sandbox" && l["name"] != log["name"])
+            .unwrap();
+        let status = Command::new(bvs_verify_bin())
+            .args([
+                "receipt",
+                file.to_str().unwrap(),
+                "--key",
+                other["verifierKey"].as_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+            .status;
+        assert_eq!(status.code(), Some(1), "another shard's key must fail");
+        // The item is in this shard's log, by its own route.
+        let item = r.body["data"]["deltas"][0]["itemHash"].as_str().unwrap();
+        let name = log["name"].as_str().unwrap();
+        let inclusion = api.get(&format!(
+            "/api/v1/log/{name}/proof/inclusion?itemHash={item}"
+        ));
+        assert_eq!(inclusion.status, 200, "{}", inclusion.text);
+        shards_seen.insert(shard);
+    }
+    assert_eq!(shards_seen, BTreeSet::from([0, 1]));
+}

@@ -1,0 +1,170 @@
+//! Shards: each environment's ledgers are spread over N D1 databases, each
+//! with its own signed Merkle log. A tenant's environment is placed on one
+//! shard when it is provisioned (stored in the control database's
+//! `contracts.shard`); every ledger read and write of that tenant goes to
+//! that shard's database and log.
+//!
+//! Configuration: `LEDGER_SHARDS_SANDBOX` / `LEDGER_SHARDS_PRODUCTION` hold
+//! the number of shards N of each environment (1 when unset); the shard
+//! databases are bound as `LEDGER_SANDBOX_0 .. LEDGER_SANDBOX_{N-1}` and
+//! `LEDGER_PRODUCTION_0 ..`. Shards are only ever added: a tenant never
+//! moves, new tenants go to the shard with the fewest tenants.
+
+use bvs_core::types::Env;
+use serde::{Deserialize, Serialize};
+
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+
+/// A shard, and the log it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct LogId {
+    pub env: Env,
+    pub shard: u32,
+}
+
+/// The largest shard count a variable may name (Cloudflare allows ~5,000
+/// bindings per Worker script, see docs/scaling.md).
+pub const SHARDS_MAX: u32 = 1_000;
+
+impl LogId {
+    pub fn new(env: Env, shard: u32) -> Self {
+        Self { env, shard }
+    }
+
+    /// The D1 binding of the shard's database.
+    pub fn binding(self) -> String {
+        let env = match self.env {
+            Env::Sandbox => "SANDBOX",
+            Env::Production => "PRODUCTION",
+        };
+        format!("LEDGER_{env}_{}", self.shard)
+    }
+
+    /// The log's name in paths: `sandbox` for shard 0 (the log every
+    /// environment had before sharding, so its old URLs keep working),
+    /// `sandbox-1`, `sandbox-2`, ... for the others.
+    pub fn path_name(self) -> String {
+        if self.shard == 0 {
+            self.env.as_str().to_string()
+        } else {
+            format!("{}-{}", self.env.as_str(), self.shard)
+        }
+    }
+
+    /// Reads a path name (`sandbox`, `production-3`); 404 for anything
+    /// else, including a shard this service does not have.
+    pub fn from_path(app: &App, text: &str) -> ApiResult<LogId> {
+        let not_found = || {
+            ApiError::NotFound(format!(
+                "No log named {text}: see GET /api/v1/logs for the list (sandbox, production, \
+                 sandbox-1, ...; aliases: test or live, testnet or mainnet)"
+            ))
+        };
+        let (env_text, shard) = match text.split_once('-') {
+            None => (text, 0),
+            Some((e, s)) => {
+                if s.is_empty() || s.starts_with('0') || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(not_found());
+                }
+                (e, s.parse::<u32>().map_err(|_| not_found())?)
+            }
+        };
+        // The other vocabularies are aliases (`test`/`live`,
+        // `testnet`/`mainnet`; docs/glossary.md).
+        let env = Env::from_any_name(env_text).ok_or_else(not_found)?;
+        if shard >= count(app, env) {
+            return Err(not_found());
+        }
+        Ok(LogId { env, shard })
+    }
+
+    /// The log's C2SP origin: the environment's origin for shard 0 (so the
+    /// pre-shard log keeps its name, and with it its verifier key), and
+    /// `<origin>/<shard>` for the others.
+    pub fn origin(self, env_origin: &str) -> String {
+        if self.shard == 0 {
+            env_origin.to_string()
+        } else {
+            format!("{env_origin}/{}", self.shard)
+        }
+    }
+}
+
+/// The variable holding an environment's shard count.
+pub fn count_var(env: Env) -> &'static str {
+    match env {
+        Env::Sandbox => "LEDGER_SHARDS_SANDBOX",
+        Env::Production => "LEDGER_SHARDS_PRODUCTION",
+    }
+}
+
+/// How many shards `env` has: the variable, 1 when unset or unreadable.
+pub fn count(app: &App, env: Env) -> u32 {
+    app.var(count_var(env))
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .map_or(1, |n| n.clamp(1, SHARDS_MAX))
+}
+
+/// Every shard of `env`.
+pub fn of_env(app: &App, env: Env) -> Vec<LogId> {
+    (0..count(app, env)).map(|s| LogId::new(env, s)).collect()
+}
+
+/// Every shard of every environment, sandbox first.
+pub fn all(app: &App) -> Vec<LogId> {
+    let mut logs = of_env(app, Env::Sandbox);
+    logs.extend(of_env(app, Env::Production));
+    logs
+}
+
+/// The placement rule: the shard with the fewest tenants (the lowest
+/// index on a tie), given each shard's tenant count. Shards missing from
+/// `counts` have none.
+pub fn emptiest(shards: u32, counts: &[(u32, u64)]) -> u32 {
+    (0..shards.max(1))
+        .min_by_key(|s| {
+            let n = counts
+                .iter()
+                .find(|(shard, _)| shard == s)
+                .map_or(0, |(_, n)| *n);
+            (n, *s)
+        })
+        .unwrap_or(0)
+}
+
+/// Where a tenant's new environment goes: the emptiest shard of `env`
+/// (`emptiest`), read from the control database's contracts.
+///
+/// # Errors
+/// D1 errors.
+pub async fn place(app: &App, env: Env) -> ApiResult<u32> {
+    let counts = crate::store::contracts::shard_counts(&app.control_db()?, env.as_str()).await?;
+    Ok(emptiest(count(app, env), &counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emptiest_prefers_fewest_then_lowest() {
+        assert_eq!(emptiest(2, &[]), 0);
+        assert_eq!(emptiest(2, &[(0, 1)]), 1);
+        assert_eq!(emptiest(3, &[(0, 2), (1, 1), (2, 1)]), 1);
+        assert_eq!(emptiest(1, &[(0, 9)]), 0);
+        // A shard beyond the configured count is ignored.
+        assert_eq!(emptiest(2, &[(0, 1), (1, 1), (5, 0)]), 0);
+    }
+
+    #[test]
+    fn names() {
+        let l = LogId::new(Env::Production, 3);
+        assert_eq!(l.binding(), "LEDGER_PRODUCTION_3");
+        assert_eq!(l.path_name(), "production-3");
+        assert_eq!(l.origin("h/production"), "h/production/3");
+        let z = LogId::new(Env::Sandbox, 0);
+        assert_eq!(z.path_name(), "sandbox");
+        assert_eq!(z.origin("h/sandbox"), "h/sandbox");
+    }
+}
