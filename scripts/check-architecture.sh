@@ -6,7 +6,8 @@
 #   - the clock: Date::now() is read only in worker/src/app.rs;
 #   - inside it, every statement is a named constant;
 #   - the log's tables are written only from worker/src/ledger/;
-#   - no file in worker/src over FILE_LINES_MAX lines.
+#   - no file in worker/src over FILE_LINES_MAX lines;
+#   - no import cycle between files of worker/src (scripts/check-cycles.py).
 # Exits non-zero naming every breach.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,6 +50,8 @@ while IFS= read -r f; do
   n=$(wc -l <"$f")
   [ "$n" -le "$FILE_LINES_MAX" ] || breach "$f has $n lines (at most $FILE_LINES_MAX)"
 done < <(find worker/src -name '*.rs' | sort)
+
+python3 scripts/check-cycles.py || failed=1
 
 [ "$failed" -eq 0 ] && echo "architecture invariants hold"
 exit "$failed"

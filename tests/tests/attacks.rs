@@ -399,11 +399,23 @@ fn oversized_bodies_are_413() {
         r#"{{"customerId":"c1","delta":1,"reason":"{}"}}"#,
         "x".repeat(1024 * 1024 + 10)
     );
-    for path in [DELTA, BATCH, COMPARE, CHECKPOINT, FACTS] {
+    for path in [DELTA, BATCH, CHECKPOINT, FACTS] {
         let r = k.post_raw(path, big.clone());
         assert_eq!(r.status, 413, "{path}: {}", r.text);
         assert_eq!(r.body["error"], "Payload Too Large");
     }
+    // Compare takes a caller's list of up to 10,000 deltas: its documented
+    // limit is 4 MiB (docs/balance.md), so 1 MiB passes the size check and
+    // 4 MiB + 10 bytes does not.
+    let r = k.post_raw(COMPARE, big.clone());
+    assert_ne!(r.status, 413, "{COMPARE}: {}", r.text);
+    let bigger = format!(
+        r#"{{"customerId":"c1","yourBalance":1,"theirBalance":1,"reason":"{}"}}"#,
+        "x".repeat(4 * 1024 * 1024 + 10)
+    );
+    let r = k.post_raw(COMPARE, bigger);
+    assert_eq!(r.status, 413, "{COMPARE}: {}", r.text);
+    assert_eq!(r.body["error"], "Payload Too Large");
     for path in ["/dashboard/auth/register", "/dashboard/auth/login"] {
         let r = api.post_raw(path, big.clone());
         assert_eq!(r.status, 413, "{path}: {}", r.text);

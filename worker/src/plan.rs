@@ -160,6 +160,15 @@ pub fn stored<'de, D: Deserializer<'de>>(d: D) -> Result<Plan, D::Error> {
     Ok(Plan::from_stored(&String::deserialize(d)?))
 }
 
+/// Whose quota: a tenant's, in one environment, on its plan (the
+/// quota's subject; here, beside the plan, so that `auth` names it without
+/// depending on `quota`).
+pub struct Account<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+    pub plan: Plan,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

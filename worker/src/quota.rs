@@ -7,15 +7,8 @@ use bvs_core::types::{Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::Claim;
-pub use crate::plan::Plan;
+pub use crate::plan::{Account, Plan};
 use crate::store;
-
-/// Whose quota: a tenant's, in one environment, on its plan.
-pub struct Account<'a> {
-    pub tenant_id: &'a str,
-    pub env: Env,
-    pub plan: Plan,
-}
 
 /// Counts `count` deltas against the tenant's monthly quota for the key's
 /// environment, all or nothing. Under an Idempotency-Key claim the count

@@ -12,7 +12,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::quota::{self, Plan};
+use crate::plan::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::STATUS_ACTIVE;
@@ -41,8 +41,8 @@ impl KeyContext {
     }
 
     /// The tenant's quota in the key's environment.
-    pub fn account(&self) -> quota::Account<'_> {
-        quota::Account {
+    pub fn account(&self) -> plan::Account<'_> {
+        plan::Account {
             tenant_id: &self.tenant_id,
             env: self.env,
             plan: self.plan,
