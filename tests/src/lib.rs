@@ -238,16 +238,40 @@ pub fn state_base() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("target/test-state"))
 }
 
-/// A fresh, unique directory for one server's state.
-pub fn fresh_state_dir(label: &str) -> PathBuf {
-    let base = state_base();
-    let nanos = std::time::SystemTime::now()
+/// Nanoseconds since the Unix epoch: a suffix that keeps names unique.
+pub fn nanos() -> u128 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_nanos();
-    let dir = base.join(format!("{label}-{}-{nanos}", std::process::id()));
+        .as_nanos()
+}
+
+/// A fresh, unique directory for one server's state.
+pub fn fresh_state_dir(label: &str) -> PathBuf {
+    let dir = state_base().join(format!("{label}-{}-{}", std::process::id(), nanos()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Declares a test binary's own `wrangler dev` (`server()`, started on
+/// first use in a fresh state directory named `label`) and a client of
+/// it (`api()`), for binaries whose rate-limit buckets or cron runs must
+/// not be shared.
+#[macro_export]
+macro_rules! own_server {
+    ($label:literal) => {
+        static SERVER: std::sync::OnceLock<$crate::Wrangler> = std::sync::OnceLock::new();
+
+        #[allow(dead_code)]
+        fn server() -> &'static $crate::Wrangler {
+            SERVER.get_or_init(|| $crate::Wrangler::start(&$crate::fresh_state_dir($label)))
+        }
+
+        #[allow(dead_code)]
+        fn api() -> $crate::client::Api {
+            $crate::client::Api::new(server().base_url.clone())
+        }
+    };
 }
 
 static SHARED: OnceLock<Mutex<Option<Wrangler>>> = OnceLock::new();

@@ -6,29 +6,20 @@
 //! read that server's log file.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bvs_tests::client::Api;
+use bvs_tests::dev_var;
 use bvs_tests::jwt::{b64url, claims, hs256, now_secs, sign};
 use bvs_tests::ledger::{Delta, BATCH, CHECKPOINT, COMPARE, CUSTOMERS, DELTA, FACTS};
 use bvs_tests::tenant::{
     create_webhook, delete_jwt, get_jwt, key_id, key_secret, new_tenant, new_tenant_on_plan,
     patch_jwt, post_jwt, provision_production, toggle_key, toggle_webhook, Tenant,
 };
-use bvs_tests::{dev_var, fresh_state_dir, Wrangler};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-static SERVER: OnceLock<Wrangler> = OnceLock::new();
-
-fn server() -> &'static Wrangler {
-    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("attacks")))
-}
-
-fn api() -> Api {
-    Api::new(server().base_url.clone())
-}
+bvs_tests::own_server!("attacks");
 
 fn unique(label: &str) -> String {
     let n = SystemTime::now()

@@ -6,32 +6,14 @@
 //! its tenants are its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use bvs_tests::client::{Api, Reply};
 use bvs_tests::ledger::Delta;
+use bvs_tests::nanos;
 use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
-use bvs_tests::{fresh_state_dir, Wrangler};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-static SERVER: OnceLock<Wrangler> = OnceLock::new();
-
-fn server() -> &'static Wrangler {
-    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("isolation")))
-}
-
-fn api() -> Api {
-    Api::new(server().base_url.clone())
-}
-
-fn nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
+bvs_tests::own_server!("isolation");
 
 fn unique(label: &str) -> String {
     format!("{label}_{}", nanos())

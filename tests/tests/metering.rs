@@ -7,31 +7,15 @@
 //! This binary runs its own `wrangler dev`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use bvs_tests::client::{Api, Reply};
+use bvs_tests::client::Reply;
 use bvs_tests::ledger::Delta;
+use bvs_tests::nanos;
 use bvs_tests::tenant::{create_webhook, new_tenant, new_tenant_on_plan, request_key};
-use bvs_tests::{fresh_state_dir, Wrangler};
 use serde_json::json;
 
-static SERVER: OnceLock<Wrangler> = OnceLock::new();
-
-fn server() -> &'static Wrangler {
-    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("metering")))
-}
-
-fn api() -> Api {
-    Api::new(server().base_url.clone())
-}
-
-fn nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
-}
+bvs_tests::own_server!("metering");
 
 /// The Free plan's documented limits (worker/src/plan.rs, docs/security.md).
 const FREE_STORAGE_BYTES: usize = 1 << 20;

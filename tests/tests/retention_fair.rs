@@ -7,24 +7,13 @@
 //! This binary runs its own `wrangler dev`: its cursor and tenants are its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::OnceLock;
-
 use bvs_tests::client::{Api, Keyed};
 use bvs_tests::cron::now_ms;
 use bvs_tests::ledger::Delta;
 use bvs_tests::tenant::{new_tenant, patch_jwt};
-use bvs_tests::{fresh_state_dir, Wrangler};
 use serde_json::{json, Value};
 
-static SERVER: OnceLock<Wrangler> = OnceLock::new();
-
-fn server() -> &'static Wrangler {
-    SERVER.get_or_init(|| Wrangler::start(&fresh_state_dir("retention_fair")))
-}
-
-fn api() -> Api {
-    Api::new(server().base_url.clone())
-}
+bvs_tests::own_server!("retention_fair");
 
 const DAY_MS: u64 = 86_400_000;
 

@@ -264,6 +264,17 @@ pub async fn test(app: &App, mut req: Request, id: &str) -> ApiResult<Response> 
     let delivery_id = dispatch::delivery_id(&event_id, &row.id);
     let payload = samples::data(&event_type, &row.id, app.now_ms)?
         .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
+    // A sample names a log like a real delivery does (the sandbox's first
+    // shard); `test` is about no log.
+    let payload = if is_test {
+        payload
+    } else {
+        let sandbox = crate::ledger::LogId {
+            env: Env::Sandbox,
+            shard: 0,
+        };
+        dispatch::with_log(&payload, &dispatch::log_member(app, sandbox)?)
+    };
     crate::store::batch(
         &db,
         store::insert_deliveries(

@@ -44,12 +44,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     // A new delivery is due at once: never later than the real clock,
     // whatever time a test gave the cron event that runs this.
     let now = app.now_ms.min(crate::app::clock_ms());
-    // Every event names the log (shard) its items are proven in.
-    let log_named = json!({
-        "name": log.path_name(),
-        "shard": log.shard,
-        "origin": crate::ledger::LogKey::load(app, log)?.origin,
-    });
+    let log_named = log_member(app, log)?;
     let mut total = 0;
     for _ in 0..ROUNDS_MAX {
         let events = outbox::pending(&ledger, EVENTS_PER_ROUND).await?;
@@ -165,10 +160,22 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
     Ok(())
 }
 
+/// What every event says of the log (shard) its items are proven in.
+///
+/// # Errors
+/// The log's key is not configured.
+pub fn log_member(app: &App, log: LogId) -> ApiResult<serde_json::Value> {
+    Ok(json!({
+        "name": log.path_name(),
+        "shard": log.shard,
+        "origin": crate::ledger::LogKey::load(app, log)?.origin,
+    }))
+}
+
 /// The event payload with `log` (name, shard, origin) appended as its last
 /// member, the rest byte for byte, when it is a JSON object without one;
 /// any other payload unchanged.
-fn with_log(payload: &str, log: &serde_json::Value) -> String {
+pub fn with_log(payload: &str, log: &serde_json::Value) -> String {
     let is_object_without_log = matches!(
         serde_json::from_str::<serde_json::Value>(payload),
         Ok(serde_json::Value::Object(map)) if !map.contains_key("log")
