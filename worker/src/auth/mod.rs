@@ -199,7 +199,8 @@ pub fn env_label(env: Env) -> &'static str {
     }
 }
 
-/// The tenant's plan, for a dashboard route's per-plan limit.
+/// The tenant's plan, for a per-plan limit (dashboard routes, agreement
+/// statements).
 ///
 /// # Errors
 /// D1 errors; a tenant that vanished is an internal error.
@@ -207,7 +208,7 @@ pub async fn tenant_plan(app: &App, tenant_id: &str) -> ApiResult<Plan> {
     store::accounts::tenant(&app.control_db()?, tenant_id)
         .await?
         .map(|t| t.plan)
-        .ok_or_else(|| ApiError::internal("session tenant not found"))
+        .ok_or_else(|| ApiError::internal("tenant not found"))
 }
 
 /// A dashboard request authenticated by its JWT.

@@ -261,10 +261,7 @@ async fn record_in_log(
     let metadata = json!({ "agreement": kind }).to_string();
     // A statement is a fact of the vendor's tenant: it counts against the
     // vendor's plan like any fact, so no party can fill the shared database.
-    let plan = crate::store::accounts::tenant(&app.control_db()?, tenant_id)
-        .await?
-        .map(|t| t.plan)
-        .ok_or_else(|| ApiError::internal("ledger's tenant not found"))?;
+    let plan = crate::auth::tenant_plan(app, tenant_id).await?;
     let (_, created) = facts::record(app, tenant_id, log, plan, signed, Some(&metadata)).await?;
     if !created {
         submit::ring(app, log).await;

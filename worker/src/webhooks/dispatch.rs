@@ -58,6 +58,8 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
         let hooks = store::active_for_tenants(&control, &tenants).await?;
         let mut deliveries = Vec::new();
         for e in &events {
+            // One payload per event, whatever the number of its webhooks.
+            let payload = with_log(&e.payload, &log_named);
             for h in hooks
                 .iter()
                 .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
@@ -73,7 +75,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
                         event_created_at: e.created_at,
                     },
                     url: h.url.clone(),
-                    payload: with_log(&e.payload, &log_named),
+                    payload: payload.clone(),
                 });
             }
         }
