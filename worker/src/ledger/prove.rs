@@ -416,9 +416,10 @@ fn hexes(hashes: &[Hash32]) -> Vec<String> {
 }
 
 /// The shard that issued `root`, and for what: the control database's
-/// index names it (written with the submission, receipt or checkpoint); a
-/// root from before sharding is not indexed and lives on shard 0 of its
-/// environment (sandbox first). No other shard is read.
+/// index names it (a submission's row is written just after its response,
+/// and again by the sequencer; a receipt's and checkpoint's with them); a
+/// root it does not name is looked for on shard 0 of each environment
+/// (roots from before sharding), then on the other shards.
 async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)> {
     for at in root_shards(app, root).await? {
         let db = db(app, at)?;
@@ -432,15 +433,21 @@ async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)>
 }
 
 /// The shards that may hold `root`: the one the control database's index
-/// names, or, for a root from before sharding (not indexed), shard 0 of
-/// each environment.
+/// names, or, for a root it does not name, every shard (shard 0 of each
+/// environment first).
 ///
 /// # Errors
 /// D1 errors.
 pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
     Ok(match store::roots::find(&app.control_db()?, root).await? {
         Some(row) => vec![LogId::new(row.env, row.shard)],
-        None => vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)],
+        // Not indexed: from before sharding (shard 0), or a submission whose
+        // index row is written after its response: shard 0s first.
+        None => {
+            let mut at = vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)];
+            at.extend(super::shard::all(app).into_iter().filter(|l| l.shard != 0));
+            at
+        }
     })
 }
 

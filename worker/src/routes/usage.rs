@@ -1,5 +1,6 @@
 //! `GET /dashboard/usage`: this month's verified deltas against the plan's
-//! quota, per environment.
+//! quota, per environment, read from the monthly counter on the
+//! environment's ledger shard (`quota::used`).
 
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
@@ -10,6 +11,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::http;
+use crate::quota;
 use crate::store;
 
 #[derive(Serialize)]
@@ -44,10 +46,18 @@ pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let resets_at = format_iso_ms(period.end_ms());
+    // The monthly counter lives on each environment's shard, next to the
+    // write that raises it: one read per environment with a contract.
+    let contracts = store::contracts::of_tenant(&db, &tenant_id).await?;
     let mut environments = Vec::new();
     for env in [Env::Sandbox, Env::Production] {
-        let used =
-            store::accounts::usage(&db, &tenant_id, env.as_str(), &period.to_string()).await?;
+        let used = match contracts.iter().find(|c| c.env == env) {
+            Some(c) => {
+                let ledger = crate::ledger::db(app, crate::ledger::LogId::new(env, c.shard))?;
+                quota::used(&ledger, &tenant_id, app.now_ms).await?
+            }
+            None => 0,
+        };
         let quota = Some(plan.deltas_per_month(env));
         environments.push(EnvUsage {
             environment: env.as_str(),

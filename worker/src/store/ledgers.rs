@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_rows, bind_text, chunked, first, queries, row, stmt, Arg, ListSql};
+use super::{args, batch_rows, bind_text, chunked, queries, row, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
 row! {
@@ -47,11 +47,6 @@ row! {
 const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2");
 const SELECT_PAGE: &str =
     select_ledgers!("WHERE tenant_id = ?1 ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3");
-const VERIFIED_AND_QUEUED: &str = "SELECT \
-     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2), 0) \
-     AS verified, \
-     (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED') \
-     AS queued";
 const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1";
 const SELECT_FOR_KEYS: ListSql = ListSql {
     sql: select_ledgers!("WHERE (tenant_id, customer_id) IN (VALUES {list})"),
@@ -205,24 +200,4 @@ pub fn upsert_tenant_window(
         &w.frontier
     ];
     stmt(db, UPSERT_TENANT_WINDOW, &args)
-}
-
-/// A ledger's verified deltas and its QUEUED ones, in one round trip.
-#[derive(Debug, Deserialize)]
-pub struct VerifiedAndQueued {
-    pub verified: u64,
-    pub queued: u64,
-}
-
-pub async fn verified_and_queued(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-) -> ApiResult<VerifiedAndQueued> {
-    let row: Option<VerifiedAndQueued> =
-        first(db, VERIFIED_AND_QUEUED, &args![tenant_id, customer_id]).await?;
-    Ok(row.unwrap_or(VerifiedAndQueued {
-        verified: 0,
-        queued: 0,
-    }))
 }
