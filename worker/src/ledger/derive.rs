@@ -43,7 +43,23 @@ pub async fn derive(
         checkpoint,
         page,
     } = start;
-    let ledger_row = super::require_ledger(db, tenant_id, customer_id).await?;
+    // From genesis everything is read in one round trip (the page's bounds
+    // are known up front; rows past the ledger's count do not exist).
+    let genesis = checkpoint
+        .is_none()
+        .then(|| (page.offset() + 1, page.offset() + page.limit()));
+    let mut read = match genesis {
+        Some(range) => {
+            Some(store::ledgers::ledger_page(db, tenant_id, customer_id.as_str(), range, 0).await?)
+        }
+        None => None,
+    };
+    let ledger_row = match read.as_mut().map(|r| r.ledger.take()) {
+        Some(row) => row.ok_or_else(|| {
+            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
+        })?,
+        None => super::require_ledger(db, tenant_id, customer_id).await?,
+    };
     let balance_now = ledger_row.computed_balance;
 
     let (start_seq, start_balance) = start_point(
@@ -60,16 +76,32 @@ pub async fn derive(
     let total = ledger_row.verified_count.saturating_sub(start_seq);
     let from = start_seq + page.offset() + 1;
     let to = (start_seq + page.offset() + page.limit()).min(ledger_row.verified_count);
-    let rows = if from <= to {
-        store::deltas::of_ledger(db, tenant_id, customer_id.as_str(), from, to).await?
-    } else {
-        Vec::new()
+    let (rows, windows) = match read {
+        Some(r) if start_seq == 0 => {
+            let rows = r
+                .deltas
+                .into_iter()
+                .filter(|d| d.ledger_seq <= Some(to))
+                .collect();
+            (rows, r.windows)
+        }
+        _ => {
+            let rows = if from <= to {
+                store::deltas::of_ledger(db, tenant_id, customer_id.as_str(), from, to).await?
+            } else {
+                Vec::new()
+            };
+            let windows =
+                store::ledgers::windows_after(db, tenant_id, customer_id.as_str(), start_seq)
+                    .await?;
+            (rows, windows)
+        }
     };
     let deltas: Vec<DeltaView> = rows
         .iter()
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
-    let windows = window_summaries(db, tenant_id, customer_id.as_str(), start_seq).await?;
+    let windows = window_summaries(db, tenant_id, customer_id.as_str(), start_seq, windows).await?;
     let latest = ledger_row.latest_items_root.clone();
     let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
         message: format!(
@@ -200,9 +232,10 @@ async fn window_summaries(
     tenant_id: &str,
     customer_id: &str,
     after: u64,
+    windows: Vec<store::ledgers::WindowRow>,
 ) -> ApiResult<Vec<WindowView>> {
     let mut out = Vec::new();
-    for w in store::ledgers::windows_after(db, tenant_id, customer_id, after).await? {
+    for w in windows {
         let (first_seq, before, first_at) = if w.first_seq > after {
             (w.first_seq, w.balance_before, w.first_verified_at)
         } else {

@@ -201,3 +201,49 @@ pub fn upsert_tenant_window(
     ];
     stmt(db, UPSERT_TENANT_WINDOW, &args)
 }
+
+super::statements! {
+    fn ledger_statement(tenant_id: &str, customer_id: &str) = SELECT_ONE;
+    fn windows_after_statement(tenant_id: &str, customer_id: &str, after_seq: u64)
+        = SELECT_WINDOWS_AFTER;
+}
+
+/// A ledger, its verified deltas with `from_seq <= ledger_seq <= to_seq`,
+/// its windows ending after `after_seq` and the log's head, in one round trip (one
+/// batch: one snapshot).
+pub struct LedgerPage {
+    pub ledger: Option<LedgerRow>,
+    /// The log's latest signed head.
+    pub head: Option<super::log::HeadRow>,
+    pub deltas: Vec<super::deltas::DeltaRow>,
+    pub windows: Vec<WindowRow>,
+}
+
+/// Reads a [`LedgerPage`] (issue 16: derive from genesis in one read).
+///
+/// # Errors
+/// D1 errors.
+pub async fn ledger_page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    (from_seq, to_seq): (u64, u64),
+    after_seq: u64,
+) -> ApiResult<LedgerPage> {
+    let results = super::batch(
+        db,
+        vec![
+            ledger_statement(db, tenant_id, customer_id)?,
+            super::deltas::of_ledger_statement(db, tenant_id, customer_id, from_seq, to_seq)?,
+            windows_after_statement(db, tenant_id, customer_id, after_seq)?,
+            super::log::latest_head_statement(db)?,
+        ],
+    )
+    .await?;
+    Ok(LedgerPage {
+        ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
+        deltas: super::lookup::rows(&results, 1)?,
+        windows: super::lookup::rows(&results, 2)?,
+        head: super::lookup::rows(&results, 3)?.into_iter().next(),
+    })
+}

@@ -25,6 +25,7 @@ pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
 pub mod log;
+pub mod lookup;
 pub mod mail;
 pub mod meters;
 pub mod receipts;

@@ -51,9 +51,10 @@ pub struct SubmissionRow {
     pub received_at: u64,
 }
 
-queries! {
-    /// Submissions (any tenant) whose items_root is `root`.
-    pub fn by_root(root: &str) -> Vec<SubmissionRow> = all(SELECT_BY_ROOT);
+super::statements! {
+    /// Submissions (any tenant) whose items_root is `root`, for a caller's
+    /// batch (`store::lookup`).
+    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }
 
 const SELECT_PROGRESS: &str =
