@@ -6,6 +6,8 @@
 #   - the clock: Date::now() is read only in worker/src/app.rs;
 #   - inside it, every statement is a named constant;
 #   - the log's tables are written only from worker/src/ledger/;
+#   - route handlers reach the store only through a module: no file under
+#     worker/src/routes names crate::store;
 #   - no file in worker/src over FILE_LINES_MAX lines;
 #   - no import cycle between files of worker/src (scripts/check-cycles.py).
 # Exits non-zero naming every breach.
@@ -45,6 +47,12 @@ hits=$(grep -rn 'Date::now' worker/src --include='*.rs' | grep -v '^worker/src/a
 hits=$(grep -rnE 'store::log::insert_|log_store::insert_' worker/src --include='*.rs' \
   | grep -v '^worker/src/ledger/' || true)
 [ -z "$hits" ] || breach "log tables written outside worker/src/ledger/:"$'\n'"$hits"
+
+# Route handlers parse, call a module (ledger, auth, tenant, webhooks, ...)
+# and respond: none names the store.
+hits=$(grep -rnE 'crate::store|crate::\{[^}]*\bstore\b|(^|[^_[:alnum:]])store::' worker/src/routes \
+  --include='*.rs' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+[ -z "$hits" ] || breach "a route names the store (call its module instead):"$'\n'"$hits"
 
 while IFS= read -r f; do
   n=$(wc -l <"$f")
