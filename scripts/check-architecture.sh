@@ -9,6 +9,8 @@
 #   - route handlers reach the store only through a module: no file under
 #     worker/src/routes names crate::store;
 #   - no file in worker/src over FILE_LINES_MAX lines;
+#   - no function over 80 lines on the delta's path (worker/src/ledger,
+#     routes/balance.rs, routes/proofs.rs: scripts/check-fn-length.py);
 #   - no import cycle between files of worker/src (scripts/check-cycles.py).
 # Exits non-zero naming every breach.
 set -euo pipefail
@@ -59,6 +61,7 @@ while IFS= read -r f; do
   [ "$n" -le "$FILE_LINES_MAX" ] || breach "$f has $n lines (at most $FILE_LINES_MAX)"
 done < <(find worker/src -name '*.rs' | sort)
 
+python3 scripts/check-fn-length.py || failed=1
 python3 scripts/check-cycles.py || failed=1
 
 [ "$failed" -eq 0 ] && echo "architecture invariants hold"

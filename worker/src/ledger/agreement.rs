@@ -425,37 +425,50 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
     record_in_log(app, log, &key.tenant_id, signed, kind).await?;
     let view = StatementView::from_row(&row, &c);
     if created {
-        let event = if kind == "balance" {
-            EVENT_CHECKPOINT_COSIGNED
-        } else {
-            EVENT_CHECKPOINT_DISPUTED
-        };
-        let payload = AgreementEvent {
-            checkpoint_id: &c.id,
-            customer_id: &c.customer_id,
-            period: &c.period,
-            merkle_root: c.merkle_root.to_hex(),
-            delta_count: c.delta_count,
-            balance,
-            kind,
-            ledger_id: &ledger_id,
-            counterparty_key: &key.verifier_key,
-            item_hash: &row.item_hash,
-            statement: signed,
-            recorded_at: &view.recorded_at,
-        };
-        let id = format!("evt_agr_{}", &row.item_hash[..32]);
-        events::insert_once(
-            &db,
-            &id,
-            &key.tenant_id,
-            event,
-            &serde_json::to_string(&payload)?,
-            app.now_ms,
-        )
-        .await?;
+        tell_vendor(app, &db, &row, &c, balance, &view).await?;
     }
     Ok((view, created))
+}
+
+/// The vendor's `checkpoint.cosigned` / `checkpoint.disputed` event of a
+/// newly recorded statement, written once to the outbox.
+async fn tell_vendor(
+    app: &App,
+    db: &D1Database,
+    row: &AgreementRow,
+    c: &CheckpointRow,
+    balance: Amount,
+    view: &StatementView,
+) -> ApiResult<()> {
+    let event = if row.kind == "balance" {
+        EVENT_CHECKPOINT_COSIGNED
+    } else {
+        EVENT_CHECKPOINT_DISPUTED
+    };
+    let payload = AgreementEvent {
+        checkpoint_id: &c.id,
+        customer_id: &c.customer_id,
+        period: &c.period,
+        merkle_root: c.merkle_root.to_hex(),
+        delta_count: c.delta_count,
+        balance,
+        kind: &row.kind,
+        ledger_id: &row.ledger_id,
+        counterparty_key: &row.verifier_key,
+        item_hash: &row.item_hash,
+        statement: &row.statement,
+        recorded_at: &view.recorded_at,
+    };
+    let id = format!("evt_agr_{}", &row.item_hash[..32]);
+    events::insert_once(
+        db,
+        &id,
+        &row.tenant_id,
+        event,
+        &serde_json::to_string(&payload)?,
+        app.now_ms,
+    )
+    .await
 }
 
 /// The payload of `checkpoint.cosigned` / `checkpoint.disputed`
