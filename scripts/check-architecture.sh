@@ -11,6 +11,9 @@
 #   - no file in worker/src over FILE_LINES_MAX lines;
 #   - no function over 80 lines on the delta's path (worker/src/ledger,
 #     routes/balance.rs, routes/proofs.rs: scripts/check-fn-length.py);
+#   - no error status chosen outside error.rs: a response's status is set
+#     only in http.rs (and lib.rs's 204 preflight), and no handler hands an
+#     envelope a 4xx/5xx literal;
 #   - no import cycle between files of worker/src (scripts/check-cycles.py).
 # Exits non-zero naming every breach.
 set -euo pipefail
@@ -55,6 +58,12 @@ hits=$(grep -rnE 'store::log::insert_|log_store::insert_' worker/src --include='
 hits=$(grep -rnE 'crate::store|crate::\{[^}]*\bstore\b|(^|[^_[:alnum:]])store::' worker/src/routes \
   --include='*.rs' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
 [ -z "$hits" ] || breach "a route names the store (call its module instead):"$'\n'"$hits"
+
+hits=$(grep -rn 'with_status(' worker/src --include='*.rs' \
+  | grep -vE '^worker/src/http\.rs:|^worker/src/lib\.rs:.*with_status\(204\)' || true)
+[ -z "$hits" ] || breach "a status set outside http.rs (errors go through ApiError):"$'\n'"$hits"
+hits=$(grep -rnE 'http::(json|balance|dashboard|raw_json)\(\s*[45][0-9][0-9]' worker/src --include='*.rs' || true)
+[ -z "$hits" ] || breach "an error status chosen by a handler (return an ApiError):"$'\n'"$hits"
 
 while IFS= read -r f; do
   n=$(wc -l <"$f")
