@@ -3,7 +3,9 @@
 //! per environment), new tenants land on the emptiest shard, so two fresh
 //! tenants cover both sandbox shards. Each one emits, derives, checkpoints,
 //! fetches a receipt, and the receipt and public answers verify with
-//! `bvs-verify` against the key the log list publishes for its log.
+//! `bvs-verify` against the key the log list publishes for its log, and a
+//! shard-1 receipt in the browser (tests/browser/verify_shard.mjs) against
+//! that key pinned. Invitation tokens name their shard.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -293,4 +295,91 @@ fn an_invitation_names_its_shard_and_opens_with_one_read_of_that_shard() {
         assert_eq!(r.status, 410, "{bad}: {}", r.text);
         assert_eq!(r.body["code"], "invitation_invalid", "{}", r.text);
     }
+}
+
+#[test]
+fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
+    let root_dir = bvs_tests::repo_root();
+    assert!(
+        root_dir
+            .join("public/pkg/bvs_verifier_wasm_bg.wasm")
+            .exists(),
+        "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
+    );
+    let api = api();
+    let logs = log_list(&api);
+    // Fresh tenants until one is placed on sandbox shard 1.
+    let mut n = 0;
+    let (receipt, root) = loop {
+        n += 1;
+        assert!(n <= 6, "six tenants never landed on shard 1");
+        let t = new_tenant(&api);
+        let k = api.keyed(&t.test_key);
+        for amount in ["1250.75", "-0.25"] {
+            k.emit_anchored(&Delta::new("cus_shard_page", amount, "invoice"));
+        }
+        let r = k.receipt("cus_shard_page", "");
+        assert_eq!(r.status, 200, "{}", r.text);
+        if r.body["data"]["log"]["shard"] == 1 {
+            let root = r.body["data"]["itemsRoot"].as_str().unwrap().to_string();
+            break (r, root);
+        }
+    };
+    let listed = |shard: u64| {
+        logs.iter()
+            .find(|l| l["environment"] == "sandbox" && l["shard"] == shard)
+            .unwrap()
+    };
+    let (one, zero) = (listed(1), listed(0));
+    let key = one["verifierKey"].as_str().unwrap();
+    let origin = one["origin"].as_str().unwrap();
+    assert_eq!(receipt.body["data"]["log"]["origin"], json!(origin));
+    let proof = &receipt.body["data"]["proof"];
+    let note = proof["treeHead"].as_str().unwrap();
+    let served_key = proof["publicKey"].as_str().unwrap();
+    assert_eq!(served_key, key, "the receipt names the listed key");
+    // Swapped: the same head re-signed by another key for the same origin,
+    // and the receipt naming that key.
+    let head = bvs_core::note::verify_tree_head(note, key).unwrap();
+    let seed = [7u8; 32];
+    let forged_note = bvs_core::note::sign_tree_head(origin, head.size, &head.root, &seed).unwrap();
+    let forged_key = bvs_core::note::public_key_string(origin, &seed).unwrap();
+    let quoted = |s: &str| serde_json::to_string(s).unwrap();
+    assert!(receipt.text.contains(&quoted(note)));
+    let forged = receipt
+        .text
+        .replace(&quoted(note), &quoted(&forged_note))
+        .replace(&quoted(key), &quoted(&forged_key));
+    // The receipt naming shard 0's (real) key instead.
+    let swapped = receipt
+        .text
+        .replace(&quoted(key), &quoted(zero["verifierKey"].as_str().unwrap()));
+    assert!(forged != receipt.text && swapped != receipt.text);
+    let log_keys: serde_json::Map<String, Value> = logs
+        .iter()
+        .map(|l| {
+            (
+                l["origin"].as_str().unwrap().to_string(),
+                l["verifierKey"].clone(),
+            )
+        })
+        .collect();
+    let artifacts = root_dir.join("tests/artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let case = artifacts.join("verify-shard-case.json");
+    let body = json!({
+        "base": api.base, "root": root, "origin": origin, "key": key, "logKeys": log_keys,
+        "receipt": receipt.text, "forged": forged, "swapped": swapped,
+    });
+    std::fs::write(&case, body.to_string()).unwrap();
+    let node = root_dir.join("node_modules/.bin/node");
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root_dir.join("tests/browser/verify_shard.mjs"))
+            .arg(&case)
+            .current_dir(&root_dir),
+        "browser test failed",
+    );
+    println!("{stdout}");
+    assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
 }
