@@ -12,7 +12,7 @@
 //!   consistent with every later one (each with the next, by proof);
 //! - each ledger's balance is the sum of its accepted deltas;
 //! - every `delta.verified` webhook arrives at least once, always with one
-//!   delivery id.
+//!   delivery id, and names the log of its tenant's shard.
 //!
 //! - no write is left unresolved: a write cut short ("processing") is
 //!   retried after its idempotency lease (30 s) has passed, and then answers
@@ -432,7 +432,13 @@ fn sigkill_at_random_moments_loses_nothing_and_duplicates_nothing() {
     }
 
     // Webhooks: each accepted delta's delta.verified at least once, every
-    // copy with the same delivery id.
+    // copy with the same delivery id, naming the log of its tenant's shard
+    // (tenant i is on shard i: sandbox, sandbox-1).
+    let log_of_anchor: BTreeMap<&str, &str> = book
+        .accepted
+        .values()
+        .map(|(w, a)| (a.as_str(), ["sandbox", "sandbox-1"][w.tenant]))
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         let mut ids: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -442,6 +448,9 @@ fn sigkill_at_random_moments_loses_nothing_and_duplicates_nothing() {
                 continue;
             }
             if let Some(anchor) = body["data"]["anchorId"].as_str() {
+                if let Some(log) = log_of_anchor.get(anchor) {
+                    assert_eq!(body["data"]["log"]["name"], *log, "{body}");
+                }
                 ids.entry(anchor.to_string())
                     .or_default()
                     .insert(body["id"].as_str().unwrap_or_default().to_string());
