@@ -10,9 +10,8 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger;
-use crate::store::facts::FactRow;
-use crate::store::ItemStatus;
+use crate::ledger::facts::FactRow;
+use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
