@@ -1,7 +1,10 @@
 //! Who is calling: dashboard users (JWT), API keys (X-Api-Key), operators
 //! (ADMIN_TOKEN). Every secret comparison is constant-time (`secret`).
 
+pub mod accounts;
+pub mod contracts;
 pub mod jwt;
+pub mod keys;
 pub mod limit;
 pub mod mailer;
 pub mod password;
@@ -15,7 +18,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::plan::Plan;
 use crate::store;
 use crate::store::accounts::UserRow;
-use crate::store::contracts::STATUS_ACTIVE;
+use crate::store::contracts::ContractStatus;
 
 #[expect(
     dead_code,
@@ -54,7 +57,7 @@ pub struct Contract {
     pub id: String,
     pub tenant_id: String,
     pub env: Env,
-    pub status: String,
+    pub status: ContractStatus,
 }
 
 const INVALID_KEY: &str =
@@ -97,7 +100,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         ));
     }
     let env = key.env();
-    if row.contract_status.as_deref() != Some(STATUS_ACTIVE) {
+    if row.contract_status != Some(ContractStatus::Active) {
         return Err(ApiError::coded(
             ErrorCode::EnvironmentNotProvisioned,
             format!(
@@ -164,7 +167,7 @@ pub fn key_contract(ctx: &KeyContext, pool_id: Option<&str>) -> ApiResult<Contra
         id: ctx.contract_id.clone(),
         tenant_id: ctx.tenant_id.clone(),
         env: ctx.env,
-        status: STATUS_ACTIVE.to_string(),
+        status: ContractStatus::Active,
     })
 }
 

@@ -1,6 +1,5 @@
 //! `GET /dashboard/usage`: this month's verified deltas against the plan's
-//! quota, per environment, read from the monthly counter on the
-//! environment's ledger shard (`quota::used`).
+//! quota, per environment.
 
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
@@ -9,10 +8,8 @@ use worker::Request;
 
 use crate::app::App;
 use crate::auth;
-use crate::error::{ApiError, ApiResult};
-use crate::http;
-use crate::quota;
-use crate::store;
+use crate::error::ApiResult;
+use crate::{http, tenant};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,27 +34,14 @@ struct Usage {
 
 pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
     let session = auth::session(app, &req).await?;
-    let db = app.control_db()?;
     let tenant_id = session.tenant_id().to_string();
-    let plan = store::accounts::tenant(&db, &tenant_id)
-        .await?
-        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?
-        .plan;
+    let plan = tenant::of_session(app, &tenant_id).await?.plan;
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let resets_at = format_iso_ms(period.end_ms());
-    // The monthly counter lives on each environment's shard, next to the
-    // write that raises it: one read per environment with a contract.
-    let contracts = store::contracts::of_tenant(&db, &tenant_id).await?;
     let mut environments = Vec::new();
     for env in [Env::Sandbox, Env::Production] {
-        let used = match contracts.iter().find(|c| c.env == env) {
-            Some(c) => {
-                let ledger = crate::ledger::db(app, crate::ledger::LogId::new(env, c.shard))?;
-                quota::used(&ledger, &tenant_id, app.now_ms).await?
-            }
-            None => 0,
-        };
+        let used = tenant::usage(app, &tenant_id, env, period).await?;
         let quota = Some(plan.deltas_per_month(env));
         environments.push(EnvUsage {
             environment: env.as_str(),

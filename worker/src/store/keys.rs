@@ -3,6 +3,7 @@
 use bvs_core::types::Env;
 use serde::Deserialize;
 
+use super::contracts::ContractStatus;
 use super::{queries, row};
 use crate::plan::Plan;
 
@@ -54,7 +55,7 @@ row! {
         // The key's environment's contract (`None` without one): emits
         // need no second read for it (issue 16).
         contract_id: Option<String>,
-        contract_status: Option<String>,
+        contract_status: Option<ContractStatus>,
         // The shard of the key's environment (`None` without a contract).
         shard: Option<u32>,
     }
