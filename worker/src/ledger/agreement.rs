@@ -555,3 +555,6 @@ pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreem
     }
     Ok(None)
 }
+
+mod receipt;
+pub use receipt::of_receipt;

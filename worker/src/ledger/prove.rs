@@ -84,6 +84,18 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let window_summaries = derive::window_summaries(&deltas)
         .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
+    // A receipt that is a committed checkpoint of this customer carries
+    // the customer's key binding and statements about it (issue 19).
+    let agreement = super::agreement::of_receipt(
+        app,
+        r.log,
+        &db,
+        r.tenant_id,
+        r.customer_id.as_str(),
+        &root,
+        head.tree_size,
+    )
+    .await?;
     let receipt = Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
@@ -115,6 +127,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             public_key: LogKey::load(app, r.log)?.verifier_key()?,
             items,
         },
+        agreement,
     };
     let record = ReceiptRow {
         items_root: root.to_hex(),
