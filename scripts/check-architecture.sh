@@ -6,7 +6,14 @@
 #   - the clock: Date::now() is read only in worker/src/app.rs;
 #   - inside it, every statement is a named constant;
 #   - the log's tables are written only from worker/src/ledger/;
+#   - route handlers reach the store only through a module: no file under
+#     worker/src/routes names crate::store;
 #   - no file in worker/src over FILE_LINES_MAX lines;
+#   - no function over 80 lines on the delta's path (worker/src/ledger,
+#     routes/balance.rs, routes/proofs.rs: scripts/check-fn-length.py);
+#   - no error status chosen outside error.rs: a response's status is set
+#     only in http.rs (and lib.rs's 204 preflight), and no handler hands an
+#     envelope a 4xx/5xx literal;
 #   - no import cycle between files of worker/src (scripts/check-cycles.py).
 # Exits non-zero naming every breach.
 set -euo pipefail
@@ -46,11 +53,24 @@ hits=$(grep -rnE 'store::log::insert_|log_store::insert_' worker/src --include='
   | grep -v '^worker/src/ledger/' || true)
 [ -z "$hits" ] || breach "log tables written outside worker/src/ledger/:"$'\n'"$hits"
 
+# Route handlers parse, call a module (ledger, auth, tenant, webhooks, ...)
+# and respond: none names the store.
+hits=$(grep -rnE 'crate::store|crate::\{[^}]*\bstore\b|(^|[^_[:alnum:]])store::' worker/src/routes \
+  --include='*.rs' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' || true)
+[ -z "$hits" ] || breach "a route names the store (call its module instead):"$'\n'"$hits"
+
+hits=$(grep -rn 'with_status(' worker/src --include='*.rs' \
+  | grep -vE '^worker/src/http\.rs:|^worker/src/lib\.rs:.*with_status\(204\)' || true)
+[ -z "$hits" ] || breach "a status set outside http.rs (errors go through ApiError):"$'\n'"$hits"
+hits=$(grep -rnE 'http::(json|balance|dashboard|raw_json)\(\s*[45][0-9][0-9]' worker/src --include='*.rs' || true)
+[ -z "$hits" ] || breach "an error status chosen by a handler (return an ApiError):"$'\n'"$hits"
+
 while IFS= read -r f; do
   n=$(wc -l <"$f")
   [ "$n" -le "$FILE_LINES_MAX" ] || breach "$f has $n lines (at most $FILE_LINES_MAX)"
 done < <(find worker/src -name '*.rs' | sort)
 
+python3 scripts/check-fn-length.py || failed=1
 python3 scripts/check-cycles.py || failed=1
 
 [ "$failed" -eq 0 ] && echo "architecture invariants hold"

@@ -46,8 +46,7 @@ echo "ok"
 step "black-box tests through wrangler dev"
 export BVS_TEST_STATE="$ROOT/target/test-state"
 rm -rf "$BVS_TEST_STATE"
-cargo test -p bvs-tests --quiet --no-fail-fast -- --test-threads="${TEST_THREADS:-4}" \
-  --skip schema_pass_
+scripts/blackbox.sh --skip schema_pass_
 
 step "generated reference is up to date (docs/reference.md from /openapi.json and the examples tests/tests/reference.rs captured)"
 # reference.rs (run above) rewrote docs/reference-examples.json from a real

@@ -439,8 +439,10 @@ pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> 
 
 // ------------------------------------------------------------------ public verification answers
 
-/// `GET /api/v1/verify/{proofRoot}` data (docs/proofs-api.md). Fields the
-/// checks do not need are kept as optional text, for display.
+/// `GET /api/v1/verify/{proofRoot}` data (docs/proofs-api.md): the worker
+/// builds its answer as these types, and the verifiers read them. Fields
+/// the checks do not need are kept as optional text, for display; fields
+/// are declared in the order the answer lists them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicAnswer {
@@ -449,6 +451,9 @@ pub struct PublicAnswer {
     #[serde(default)]
     pub records: Vec<PublicRecord>,
     pub verification: PublicProof,
+    /// Which page of the records this is (the service always sends it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pagination: Option<RecordsPagination>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -462,12 +467,15 @@ pub struct PublicSummary {
     pub net_amount: Amount,
     #[serde(default)]
     pub period: Option<String>,
+    /// The ledger every record belongs to, when they all share one.
+    #[serde(default)]
+    pub ledger_id: Option<String>,
+    #[serde(default)]
+    pub first_verified_at: Option<String>,
+    #[serde(default)]
+    pub last_verified_at: Option<String>,
     #[serde(default)]
     pub status: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_verified_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_verified_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -475,13 +483,15 @@ pub struct PublicSummary {
 pub struct PublicRecord {
     pub anchor_id: String,
     pub item_hash: Hash32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_id: Option<String>,
     pub delta: Amount,
     /// `None` while the item is not yet in the log (QUEUED).
     #[serde(default)]
     pub leaf_index: Option<merkle::LeafIndex>,
     #[serde(default)]
     pub inclusion_proof: Vec<Hash32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub block_timestamp: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declared_timestamp: Option<String>,
@@ -490,14 +500,23 @@ pub struct PublicRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicProof {
+    /// Where the log's latest checkpoint is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ledger_url: Option<String>,
     /// How the log hashes its leaves (see [`HashScheme`]).
     pub hash_scheme: String,
     pub tree_head: String,
     pub tree_size: merkle::TreeSize,
     pub public_key: String,
+    /// The log (shard) the answer is proven in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogRef>,
     pub items_root: Hash32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_leaf: Option<CheckpointLeaf>,
+    /// How to check the answer, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -508,9 +527,35 @@ pub struct CheckpointLeaf {
     pub inclusion_proof: Vec<Hash32>,
 }
 
+/// How a document names its log: environment, shard, the log's path name
+/// and origin, and where to read its checkpoint and key (the log list has
+/// the same). Fields in the order the service has always listed them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogRef {
+    pub checkpoint_url: String,
+    pub environment: String,
+    pub key_url: String,
+    pub name: String,
+    pub origin: String,
+    pub shard: u64,
+}
+
+/// One page of a public answer's records (`?limit=&offset=`) and how many
+/// there are in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordsPagination {
+    pub limit: u64,
+    pub offset: u64,
+    pub total: u64,
+}
+
 impl PublicAnswer {
     /// Reads the `data` of a public verification answer from a parsed
-    /// JSON value with [`crate::json`], as the serde derive would.
+    /// JSON value with [`crate::json`], as the serde derive would, but for
+    /// the fields shown and never checked (`ledgerId`, `publicLedgerUrl`,
+    /// `log`, `message`, `pagination`), which stay `None`: the browser
+    /// verifier holds only the reading its checks need (its size budget).
     ///
     /// # Errors
     /// The first field that is missing or malformed, by its path.
@@ -568,6 +613,7 @@ impl PublicAnswer {
                     inclusion_proof: r.hashes("inclusionProof", false)?,
                     anchor_id: anchor_id.to_owned(),
                     item_hash,
+                    ledger_id: None,
                     delta,
                     leaf_index,
                     block_timestamp: owned(block_timestamp),
@@ -582,18 +628,23 @@ impl PublicAnswer {
                 item_count,
                 net_amount,
                 period: owned(period),
-                status: owned(status),
+                ledger_id: None,
                 first_verified_at: owned(first_verified_at),
                 last_verified_at: owned(last_verified_at),
+                status: owned(status),
             },
             verification: PublicProof {
+                public_ledger_url: None,
                 hash_scheme: hash_scheme.to_owned(),
                 tree_head: tree_head.to_owned(),
                 tree_size,
                 public_key: public_key.to_owned(),
+                log: None,
                 items_root,
                 checkpoint_leaf,
+                message: None,
             },
+            pagination: None,
         })
     }
 }
@@ -1240,6 +1291,7 @@ pub mod sample {
             records.push(PublicRecord {
                 anchor_id: c.anchor_id.clone(),
                 item_hash: h,
+                ledger_id: None,
                 delta: c.delta,
                 leaf_index: Some(leaf),
                 inclusion_proof: proof.clone(),
@@ -1292,19 +1344,24 @@ pub mod sample {
                 item_count: records.len() as u64,
                 net_amount: net,
                 period: None,
-                status: Some("VERIFIED".into()),
+                ledger_id: None,
                 first_verified_at: Some(format_iso_ms(block_ms)),
                 last_verified_at: Some(format_iso_ms(block_ms)),
+                status: Some("VERIFIED".into()),
             },
             records,
             verification: PublicProof {
+                public_ledger_url: None,
                 hash_scheme: log::HASH_SCHEME.name().into(),
                 tree_head: head.clone(),
                 tree_size: size,
                 public_key: public_key.clone(),
+                log: None,
                 items_root,
                 checkpoint_leaf: None::<CheckpointLeaf>,
+                message: None,
             },
+            pagination: None,
         };
         let envelope =
             |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);

@@ -16,66 +16,16 @@
 // first visit pins the log's key (trust on first use) and starts the
 // history of tree heads that later visits are checked against.
 // Screenshots go to tests/artifacts/. Exit status 0 only if all passed.
-import { chromium } from "playwright-core";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { artifacts, assert, CHECKS_TIMEOUT_MS, checksOf, launch } from "./kit.mjs";
 
 const [base, root, receiptPath] = process.argv.slice(2);
 if (!base || !root) {
   console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json]");
   process.exit(2);
 }
-const CHROMIUM = process.env.CHROMIUM_BIN || "/usr/bin/chromium";
-/** How long the page may take to fetch and check everything. */
-const CHECKS_TIMEOUT_MS = 60_000;
-const artifacts = join(dirname(fileURLToPath(import.meta.url)), "..", "artifacts");
-mkdirSync(artifacts, { recursive: true });
-const profile = mkdtempSync(join(tmpdir(), "bvs-chromium-"));
-
-// A fresh profile directory per run (playwright passes it as --user-data-dir).
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  viewport: { width: 1000, height: 900 },
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync",
-  ],
-});
-
-let passed = 0;
-let failed = 0;
-async function test(name, body) {
-  const page = await browser.newPage();
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  try {
-    await body(page);
-    if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
-    passed += 1;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed += 1;
-    console.log(`not ok - ${name}\n  ${String(e?.stack ?? e).replaceAll("\n", "\n  ")}`);
-    await page.screenshot({ path: join(artifacts, `failed-${name.replace(/\W+/g, "-")}.png`), fullPage: true }).catch(() => {});
-  } finally {
-    await page.close();
-  }
-}
-
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function checksOf(page, list) {
-  return page.$$eval(`${list} li.check`, (items) => items.map((li) => ({
-    name: li.dataset.name,
-    ok: li.dataset.ok === "true",
-    text: li.innerText,
-  })));
-}
+const { test, finish } = await launch();
 
 await test("every check of a real proof root passes and says so", async (page) => {
   await page.goto(`${base}/verify/${root}`);
@@ -236,7 +186,4 @@ if (receiptPath) {
   });
 }
 
-await browser.close();
-rmSync(profile, { recursive: true, force: true });
-console.log(`\n${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await finish();

@@ -114,6 +114,12 @@ impl Wrangler {
         Self::launch(persist_dir, &[])
     }
 
+    /// Starts again with `vars` on a state directory already migrated
+    /// (after [`Wrangler::kill_hard`]).
+    pub fn restart_with(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+        Self::launch(persist_dir, vars)
+    }
+
     /// Kills the whole process group with SIGKILL, as a crash would: no
     /// shutdown, nothing flushed. The state directory stays for a restart.
     pub fn kill_hard(mut self) {

@@ -3,10 +3,12 @@
 //! per environment), new tenants land on the emptiest shard, so two fresh
 //! tenants cover both sandbox shards. Each one emits, derives, checkpoints,
 //! fetches a receipt, and the receipt and public answers verify with
-//! `bvs-verify` against the key the log list publishes for its log.
+//! `bvs-verify` against the key the log list publishes for its log, and a
+//! shard-1 receipt in the browser (tests/browser/verify_shard.mjs) against
+//! that key pinned. Invitation tokens name their shard.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -199,4 +201,185 @@ fn a_tenant_on_each_shard_emits_derives_checkpoints_and_its_receipt_verifies_aga
         shards_seen.insert(shard);
     }
     assert_eq!(shards_seen, BTreeSet::from([0, 1]));
+}
+
+/// The `d1Calls` of the request log line with this `Request-Id` (DEV_MODE).
+fn d1_calls(request_id: &str) -> Option<u64> {
+    let log = std::fs::read_to_string(&SERVER.get().unwrap().log_path).unwrap();
+    log.lines()
+        .filter_map(|l| {
+            l.find('{')
+                .and_then(|i| serde_json::from_str::<Value>(&l[i..]).ok())
+        })
+        .find(|v| v["requestId"] == request_id)
+        .and_then(|v| v["d1Calls"].as_u64())
+}
+
+/// Opens `token` (`POST /api/v1/agreement/invitation`) `n` times, one at a
+/// time, and returns the fewest D1 round trips one open made: requests of
+/// the other tests in this binary share the isolate and its counter, so
+/// only the minimum is this request's own count.
+fn fewest_d1_calls_to_open(api: &Api, token: &str, n: usize) -> u64 {
+    let mut fewest = u64::MAX;
+    for i in 0..n {
+        let id = format!("open-{}-{i}-{}", &token[..12], bvs_tests::nanos());
+        let r = api.send(
+            api.req(reqwest::Method::POST, "/api/v1/agreement/invitation")
+                .header("request-id", &id)
+                .json(&json!({ "token": token })),
+        );
+        assert_eq!(r.status, 200, "{}", r.text);
+        let calls = bvs_tests::eventually(
+            std::time::Duration::from_secs(10),
+            "the request log line",
+            || d1_calls(&id),
+        );
+        fewest = fewest.min(calls);
+    }
+    fewest
+}
+
+#[test]
+fn an_invitation_names_its_shard_and_opens_with_one_read_of_that_shard() {
+    let api = api();
+    let logs = log_list(&api);
+    let origin_of = |shard: u64| {
+        logs.iter()
+            .find(|l| l["environment"] == "sandbox" && l["shard"] == shard)
+            .unwrap()["origin"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // Fresh tenants until one invitation on each sandbox shard.
+    let mut tokens: BTreeMap<u64, String> = BTreeMap::new();
+    let mut n = 0;
+    while tokens.len() < 2 {
+        n += 1;
+        assert!(n <= 6, "six tenants never covered both shards");
+        let t = new_tenant(&api);
+        let k = api.keyed(&t.test_key);
+        k.emit(&Delta::new("cus_invited", "5", "invitation test"));
+        let inv = k.post(
+            "/api/v1/balance/customers/cus_invited/invitations",
+            &json!({}),
+        );
+        assert_eq!(inv.status, 201, "{}", inv.text);
+        let origin = inv.body["data"]["origin"].as_str().unwrap();
+        let shard = (0..2).find(|s| origin_of(*s) == origin).unwrap();
+        let token = inv.body["data"]["token"].as_str().unwrap().to_string();
+        // The token names its environment and shard.
+        assert!(token.starts_with(&format!("inv_test_{shard}_")), "{token}");
+        tokens.insert(shard, token);
+    }
+    for (shard, token) in &tokens {
+        // Opening reads the one shard the token names: one D1 round trip
+        // (before, a shard-1 token read shard 0 first: two).
+        assert_eq!(
+            fewest_d1_calls_to_open(&api, token, 5),
+            1,
+            "opening a shard-{shard} invitation"
+        );
+        let opened = api.post("/api/v1/agreement/invitation", &json!({ "token": token }));
+        assert_eq!(opened.body["data"]["origin"], json!(origin_of(*shard)));
+    }
+    // A token naming a shard this service does not have, or naming the
+    // wrong shard, is not one it issued; no database is read for the first.
+    let shard1 = &tokens[&1];
+    let random = &shard1["inv_test_1_".len()..];
+    for bad in [
+        format!("inv_test_7_{random}"),
+        format!("inv_test_0_{random}"),
+    ] {
+        let r = api.post("/api/v1/agreement/invitation", &json!({ "token": bad }));
+        assert_eq!(r.status, 410, "{bad}: {}", r.text);
+        assert_eq!(r.body["code"], "invitation_invalid", "{}", r.text);
+    }
+}
+
+#[test]
+fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
+    let root_dir = bvs_tests::repo_root();
+    assert!(
+        root_dir
+            .join("public/pkg/bvs_verifier_wasm_bg.wasm")
+            .exists(),
+        "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
+    );
+    let api = api();
+    let logs = log_list(&api);
+    // Fresh tenants until one is placed on sandbox shard 1.
+    let mut n = 0;
+    let (receipt, root) = loop {
+        n += 1;
+        assert!(n <= 6, "six tenants never landed on shard 1");
+        let t = new_tenant(&api);
+        let k = api.keyed(&t.test_key);
+        for amount in ["1250.75", "-0.25"] {
+            k.emit_anchored(&Delta::new("cus_shard_page", amount, "invoice"));
+        }
+        let r = k.receipt("cus_shard_page", "");
+        assert_eq!(r.status, 200, "{}", r.text);
+        if r.body["data"]["log"]["shard"] == 1 {
+            let root = r.body["data"]["itemsRoot"].as_str().unwrap().to_string();
+            break (r, root);
+        }
+    };
+    let listed = |shard: u64| {
+        logs.iter()
+            .find(|l| l["environment"] == "sandbox" && l["shard"] == shard)
+            .unwrap()
+    };
+    let (one, zero) = (listed(1), listed(0));
+    let key = one["verifierKey"].as_str().unwrap();
+    let origin = one["origin"].as_str().unwrap();
+    assert_eq!(receipt.body["data"]["log"]["origin"], json!(origin));
+    let proof = &receipt.body["data"]["proof"];
+    let note = proof["treeHead"].as_str().unwrap();
+    let served_key = proof["publicKey"].as_str().unwrap();
+    assert_eq!(served_key, key, "the receipt names the listed key");
+    // Swapped: the same head re-signed by another key for the same origin,
+    // and the receipt naming that key.
+    let head = bvs_core::note::verify_tree_head(note, key).unwrap();
+    let seed = [7u8; 32];
+    let forged_note = bvs_core::note::sign_tree_head(origin, head.size, &head.root, &seed).unwrap();
+    let forged_key = bvs_core::note::public_key_string(origin, &seed).unwrap();
+    let quoted = |s: &str| serde_json::to_string(s).unwrap();
+    assert!(receipt.text.contains(&quoted(note)));
+    let forged = receipt
+        .text
+        .replace(&quoted(note), &quoted(&forged_note))
+        .replace(&quoted(key), &quoted(&forged_key));
+    // The receipt naming shard 0's (real) key instead.
+    let swapped = receipt
+        .text
+        .replace(&quoted(key), &quoted(zero["verifierKey"].as_str().unwrap()));
+    assert!(forged != receipt.text && swapped != receipt.text);
+    let log_keys: serde_json::Map<String, Value> = logs
+        .iter()
+        .map(|l| {
+            (
+                l["origin"].as_str().unwrap().to_string(),
+                l["verifierKey"].clone(),
+            )
+        })
+        .collect();
+    let artifacts = root_dir.join("tests/artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let case = artifacts.join("verify-shard-case.json");
+    let body = json!({
+        "base": api.base, "root": root, "origin": origin, "key": key, "logKeys": log_keys,
+        "receipt": receipt.text, "forged": forged, "swapped": swapped,
+    });
+    std::fs::write(&case, body.to_string()).unwrap();
+    let node = root_dir.join("node_modules/.bin/node");
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root_dir.join("tests/browser/verify_shard.mjs"))
+            .arg(&case)
+            .current_dir(&root_dir),
+        "browser test failed",
+    );
+    println!("{stdout}");
+    assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
 }

@@ -13,6 +13,7 @@ mod ids;
 mod ledger;
 mod limiter;
 mod mail;
+mod ping;
 mod plan;
 mod quota;
 mod request_id;
@@ -21,6 +22,7 @@ mod roundtrips;
 mod router;
 mod routes;
 mod store;
+mod tenant;
 mod views;
 mod webhooks;
 

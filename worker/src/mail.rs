@@ -48,6 +48,15 @@ pub fn outbox_key(app: &App) -> ApiResult<[u8; 32]> {
     secret::hmac_sha256(jwt.as_bytes(), &[b"bvs/dev-outbox/v1"])
 }
 
+/// The newest mails of the dev outbox to `to` (at most `OUTBOX_READ_MAX`),
+/// still sealed.
+///
+/// # Errors
+/// D1 errors.
+pub async fn outbox(app: &App, to: &str) -> ApiResult<Vec<store::accounts::MailRow>> {
+    store::accounts::mails_to(&app.control_db()?, to, OUTBOX_READ_MAX).await
+}
+
 /// Sends `mail` through the configured transport.
 ///
 /// # Errors

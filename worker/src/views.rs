@@ -10,7 +10,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
-use crate::store::ItemStatus;
+use crate::store::{CheckpointStatus, ItemStatus};
 
 pub fn iso(ms: u64) -> String {
     format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX))
@@ -166,6 +166,45 @@ pub struct FactView {
     pub verified_at: Option<String>,
     pub created_at: String,
     pub data_purged: bool,
+    /// `queued`, `verified`, or `failed` (it can never be appended).
+    pub status: &'static str,
+    /// Why it FAILED; only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+}
+
+/// Why an item can never be appended to the log: `failure` of a FAILED
+/// fact or checkpoint, and of every `verification.failed` event.
+#[derive(Serialize, Clone)]
+pub struct Failure {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// `failure.code` of an item the sequencer could not append.
+pub const FAILURE_APPEND: &str = "APPEND_FAILED";
+
+impl Failure {
+    pub fn append(message: &str) -> Failure {
+        Failure {
+            code: FAILURE_APPEND,
+            message: message.to_string(),
+        }
+    }
+
+    /// The failure of a row that is FAILED, with its stored message.
+    pub fn of(failed: bool, message: Option<&str>) -> Option<Failure> {
+        failed.then(|| Failure::append(message.unwrap_or("")))
+    }
+}
+
+/// The fact status vocabulary (spec: `queued`, then verified).
+pub fn fact_status(status: ItemStatus) -> &'static str {
+    match status {
+        ItemStatus::Queued => "queued",
+        ItemStatus::Verified => "verified",
+        ItemStatus::Failed => "failed",
+    }
 }
 
 impl FactView {
@@ -178,8 +217,44 @@ impl FactView {
             verified_at: row.verified_at.map(iso),
             created_at: iso(row.created_at),
             data_purged: row.data_purged != 0,
+            status: fact_status(row.status),
+            failure: Failure::of(row.status == ItemStatus::Failed, row.failure.as_deref()),
         })
     }
+}
+
+/// The `verification.failed` payload of a fact: what identifies it (not
+/// its content), `status` `failed`, and why.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FactFailedView {
+    pub content_hash: String,
+    pub verified: bool,
+    pub status: &'static str,
+    pub created_at: String,
+    pub failure: Failure,
+}
+
+/// `verification.failed` for a fact that can never be appended.
+pub fn fact_failed_event_payload(row: &FactRow, message: &str) -> ApiResult<String> {
+    Ok(serde_json::to_string(&FactFailedView {
+        content_hash: row.content_hash.clone(),
+        verified: false,
+        status: fact_status(ItemStatus::Failed),
+        created_at: iso(row.created_at),
+        failure: Failure::append(message),
+    })?)
+}
+
+/// `verification.failed` for a checkpoint that can never be appended: the
+/// checkpoint as it reads once FAILED, with why.
+pub fn checkpoint_failed_event_payload(row: &CheckpointRow, message: &str) -> ApiResult<String> {
+    let mut failed = row.clone();
+    failed.status = CheckpointStatus::Failed;
+    failed.failure = Some(message.to_string());
+    Ok(serde_json::to_string(&CheckpointView::from_row(
+        &failed, None,
+    ))?)
 }
 
 /// A checkpoint (spec: Checkpoint), plus where its root sits in the log.
@@ -200,6 +275,9 @@ pub struct CheckpointView {
     pub tree_size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tx_hash: Option<String>,
+    /// Why it FAILED; only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
 }
 
 impl CheckpointView {
@@ -218,6 +296,10 @@ impl CheckpointView {
             leaf_index: row.leaf_index,
             tree_size: row.tree_size,
             tx_hash: tx_hash.map(str::to_string),
+            failure: Failure::of(
+                row.status == CheckpointStatus::Failed,
+                row.failure.as_deref(),
+            ),
         }
     }
 }
@@ -232,7 +314,7 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
     if let Value::Object(map) = &mut value {
         map.insert(
             "failure".to_string(),
-            serde_json::json!({ "code": "APPEND_FAILED", "message": message }),
+            serde_json::to_value(Failure::append(message))?,
         );
     }
     Ok(serde_json::to_string(&value)?)

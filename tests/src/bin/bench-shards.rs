@@ -2,8 +2,11 @@
 //! (1) aggregate verified deltas/s under batch emits from 4 tenants with 1
 //! shard vs 4 shards; (2) isolation: p99 verification lag of a quiet
 //! tenant alone, while a noisy tenant saturates another shard, and while it
-//! saturates the quiet tenant's own shard. Medians of `ROUNDS` rounds.
-//! Run: `bash bench/shards.sh` (see bench/README.md).
+//! saturates the quiet tenant's own shard. Medians of `BENCH_ROUNDS`
+//! rounds (default 3). The 1-shard and the 4-shard servers run side by
+//! side and their rounds alternate, as do the three isolation cases, so
+//! load from other processes slows all alike; each round prints the load
+//! average. Run: `bash bench/shards.sh` (see bench/README.md).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -23,8 +26,39 @@ use serde_json::{json, Value};
 
 const TENANTS: usize = 4;
 const BATCHES_PER_TENANT: usize = 10;
-const ROUNDS: usize = 3;
 const LAG_SAMPLES: usize = 20;
+
+fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
+/// The 1-minute load average (from /proc/loadavg), for the report.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Waits until none of `customers`' deltas is pending: a noisy phase's
+/// backlog must not spill into the next measurement.
+fn drain(api: &Api, t: &Tenant, customers: &[&str]) {
+    let k = api.keyed(&t.test_key);
+    for c in customers {
+        eventually(
+            Duration::from_secs(1800),
+            "the noisy backlog to drain",
+            || {
+                let r = k.customer(c);
+                (r.status == 404 || r.body["data"]["pendingDeltas"].as_u64() == Some(0))
+                    .then_some(())
+            },
+        );
+    }
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -142,26 +176,47 @@ fn server(shards: &str) -> (Wrangler, Api) {
 fn main() {
     let mut rows: Vec<(String, String)> = Vec::new();
 
-    // (1) Aggregate throughput, 1 shard vs 4.
-    let mut rates = Vec::new();
-    for shards in ["1", "4"] {
-        let (w, api) = server(shards);
-        let tenants: Vec<Tenant> = (0..TENANTS)
-            .map(|_| new_tenant_on_plan(&api, "enterprise"))
-            .collect();
-        let mut r: Vec<f64> = (0..ROUNDS).map(|i| throughput(&api, &tenants, i)).collect();
-        eprintln!("{shards} shard(s): {r:?} verified deltas/s");
-        let m = median(&mut r);
+    // (1) Aggregate throughput, 1 shard vs 4: both servers up, rounds
+    // alternating between them.
+    let servers: Vec<(&str, Wrangler, Api, Vec<Tenant>)> = ["1", "4"]
+        .into_iter()
+        .map(|shards| {
+            let (w, api) = server(shards);
+            let tenants: Vec<Tenant> = (0..TENANTS)
+                .map(|_| new_tenant_on_plan(&api, "enterprise"))
+                .collect();
+            (shards, w, api, tenants)
+        })
+        .collect();
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
+    for round in 0..rounds() {
+        for (i, (shards, _, api, tenants)) in servers.iter().enumerate() {
+            let r = throughput(api, tenants, round);
+            eprintln!(
+                "round {round}: {shards} shard(s): {r:.0} verified deltas/s (load {})",
+                load()
+            );
+            rates[i].push(r);
+        }
+    }
+    let mut medians = Vec::new();
+    for ((shards, w, _, _), r) in servers.into_iter().zip(rates.iter_mut()) {
+        let per_round = r
+            .iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let m = median(r);
         rows.push((
             format!("verified deltas/s, {TENANTS} tenants, {shards} shard(s) (median)"),
-            format!("{m:.0}"),
+            format!("{m:.0} (rounds: {per_round})"),
         ));
-        rates.push(m);
+        medians.push(m);
         w.stop();
     }
     rows.push((
         "4 shards vs 1".into(),
-        format!("{:.2}×", rates[1] / rates[0]),
+        format!("{:.2}×", medians[1] / medians[0]),
     ));
 
     // (2) Isolation on 4 shards: tenants 0..3 land on shards 0..3, the
@@ -188,15 +243,26 @@ fn main() {
     let mut alone = Vec::new();
     let mut apart = Vec::new();
     let mut together = Vec::new();
-    for round in 0..ROUNDS {
+    let noise = ["cus_noise0", "cus_noise1"];
+    for round in 0..rounds() {
         alone.push(pct(&mut quiet_lags(&api, other, None, round), 0.99));
         apart.push(pct(&mut quiet_lags(&api, other, Some(noisy), round), 0.99));
+        drain(&api, noisy, &noise);
         together.push(pct(&mut quiet_lags(&api, same, Some(noisy), round), 0.99));
+        drain(&api, noisy, &noise);
         eprintln!(
-            "round {round}: p99 alone {:.0} ms, noisy on another shard {:.0} ms, on the same shard {:.0} ms",
-            alone[round], apart[round], together[round]
+            "round {round}: p99 alone {:.0} ms, noisy on another shard {:.0} ms, on the same shard {:.0} ms (load {})",
+            alone[round], apart[round], together[round], load()
         );
     }
+    let per_round = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (alone_rounds, apart_rounds, together_rounds) =
+        (per_round(&alone), per_round(&apart), per_round(&together));
     let (a, b, c) = (
         median(&mut alone),
         median(&mut apart),
@@ -204,15 +270,21 @@ fn main() {
     );
     rows.push((
         "quiet tenant p99 lag, alone (median)".into(),
-        format!("{a:.0} ms"),
+        format!("{a:.0} ms (rounds: {alone_rounds})"),
     ));
     rows.push((
         "quiet tenant p99 lag, noisy tenant on another shard".into(),
-        format!("{b:.0} ms = {:.2}× alone (goal ≤ 1.5×)", b / a),
+        format!(
+            "{b:.0} ms = {:.2}× alone (goal ≤ 1.5×; rounds: {apart_rounds})",
+            b / a
+        ),
     ));
     rows.push((
         "quiet tenant p99 lag, noisy tenant on the same shard".into(),
-        format!("{c:.0} ms = {:.2}× alone", c / a),
+        format!(
+            "{c:.0} ms = {:.2}× alone (rounds: {together_rounds})",
+            c / a
+        ),
     ));
     w.stop();
 

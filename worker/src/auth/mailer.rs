@@ -164,10 +164,11 @@ mod tests {
     fn the_mail_routes_do_the_same_work_for_every_address() {
         let routes = include_str!("../routes/auth.rs");
         let this = include_str!("mailer.rs");
+        let accounts = include_str!("accounts.rs");
         for (file, name) in [
             (routes, "resend_verification"),
             (routes, "request_password_reset"),
-            (routes, "request_mail"),
+            (accounts, "request_mail"),
             (this, "request"),
             (this, "ring"),
         ] {

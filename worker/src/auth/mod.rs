@@ -1,7 +1,10 @@
 //! Who is calling: dashboard users (JWT), API keys (X-Api-Key), operators
 //! (ADMIN_TOKEN). Every secret comparison is constant-time (`secret`).
 
+pub mod accounts;
+pub mod contracts;
 pub mod jwt;
+pub mod keys;
 pub mod limit;
 pub mod mailer;
 pub mod password;

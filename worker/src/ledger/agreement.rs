@@ -47,6 +47,44 @@ fn token_prefix(env: Env) -> &'static str {
     }
 }
 
+/// A new invitation token: `inv_test_` / `inv_live_` (the environment),
+/// the shard's number and `_`, then the random part. The token names its
+/// shard so that opening it reads that one shard's database.
+fn new_token(log: LogId) -> ApiResult<String> {
+    Ok(format!(
+        "{}{}_{}",
+        token_prefix(log.env),
+        log.shard,
+        ids::random_token(INVITATION_TOKEN_CHARS)?
+    ))
+}
+
+/// The shard a token names: its environment from the prefix, its shard
+/// from the number after it (canonical decimal, below `shards(env)`). A
+/// token without a number (issued before tokens named their shard) is
+/// shard 0's, where every invitation lived before sharding. `None` for a
+/// token this service could not have issued.
+fn token_log(token: &str, shards: impl Fn(Env) -> u32) -> Option<LogId> {
+    let (env, rest) = [Env::Sandbox, Env::Production]
+        .into_iter()
+        .find_map(|env| {
+            token
+                .strip_prefix(token_prefix(env))
+                .map(|rest| (env, rest))
+        })?;
+    let shard = match rest.split_once('_') {
+        None => 0,
+        Some((n, _)) => {
+            let canonical = n == "0" || (!n.is_empty() && !n.starts_with('0'));
+            if !canonical || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            n.parse::<u32>().ok()?
+        }
+    };
+    (shard < shards(env)).then(|| LogId::new(env, shard))
+}
+
 /// What is stored of a token: its SHA-256, hex.
 fn token_hash(token: &str) -> String {
     Hash32::digest(token.as_bytes()).to_hex()
@@ -99,11 +137,7 @@ pub async fn invite(
 ) -> ApiResult<InvitationView> {
     let db = db(app, log)?;
     let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
-    let token = format!(
-        "{}{}",
-        token_prefix(log.env),
-        ids::random_token(INVITATION_TOKEN_CHARS)?
-    );
+    let token = new_token(log)?;
     let row = InvitationRow {
         token_hash: token_hash(&token),
         tenant_id: tenant_id.to_string(),
@@ -124,28 +158,15 @@ pub async fn invite(
     })
 }
 
-/// The shard and live invitation row of a token. The token names its
-/// environment; its shard is found by reading each shard of that
-/// environment (an invitation is opened once or twice in its life).
+/// The shard and live invitation row of a token: one read, of the shard
+/// the token names (nothing scans the environment's shards).
 async fn live_invitation(app: &App, token: &str) -> ApiResult<(LogId, D1Database, InvitationRow)> {
-    let env = if token.starts_with(token_prefix(Env::Sandbox)) {
-        Env::Sandbox
-    } else if token.starts_with(token_prefix(Env::Production)) {
-        Env::Production
-    } else {
-        return Err(invalid("Invitation token is not one this service issued"));
-    };
-    let hash = token_hash(token);
-    let mut found = None;
-    for log in super::shard::of_env(app, env) {
-        let db = db(app, log)?;
-        if let Some(row) = agreements::invitation(&db, &hash).await? {
-            found = Some((log, db, row));
-            break;
-        }
-    }
-    let (log, db, row) =
-        found.ok_or_else(|| invalid("Invitation token is not one this service issued"))?;
+    let unknown = || invalid("Invitation token is not one this service issued");
+    let log = token_log(token, |env| super::shard::count(app, env)).ok_or_else(unknown)?;
+    let db = db(app, log)?;
+    let row = agreements::invitation(&db, &token_hash(token))
+        .await?
+        .ok_or_else(unknown)?;
     if row.used_at.is_some() {
         return Err(invalid(
             "Invitation was already used; ask the vendor for a new one",
@@ -425,37 +446,50 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
     record_in_log(app, log, &key.tenant_id, signed, kind).await?;
     let view = StatementView::from_row(&row, &c);
     if created {
-        let event = if kind == "balance" {
-            EVENT_CHECKPOINT_COSIGNED
-        } else {
-            EVENT_CHECKPOINT_DISPUTED
-        };
-        let payload = AgreementEvent {
-            checkpoint_id: &c.id,
-            customer_id: &c.customer_id,
-            period: &c.period,
-            merkle_root: c.merkle_root.to_hex(),
-            delta_count: c.delta_count,
-            balance,
-            kind,
-            ledger_id: &ledger_id,
-            counterparty_key: &key.verifier_key,
-            item_hash: &row.item_hash,
-            statement: signed,
-            recorded_at: &view.recorded_at,
-        };
-        let id = format!("evt_agr_{}", &row.item_hash[..32]);
-        events::insert_once(
-            &db,
-            &id,
-            &key.tenant_id,
-            event,
-            &serde_json::to_string(&payload)?,
-            app.now_ms,
-        )
-        .await?;
+        tell_vendor(app, &db, &row, &c, balance, &view).await?;
     }
     Ok((view, created))
+}
+
+/// The vendor's `checkpoint.cosigned` / `checkpoint.disputed` event of a
+/// newly recorded statement, written once to the outbox.
+async fn tell_vendor(
+    app: &App,
+    db: &D1Database,
+    row: &AgreementRow,
+    c: &CheckpointRow,
+    balance: Amount,
+    view: &StatementView,
+) -> ApiResult<()> {
+    let event = if row.kind == "balance" {
+        EVENT_CHECKPOINT_COSIGNED
+    } else {
+        EVENT_CHECKPOINT_DISPUTED
+    };
+    let payload = AgreementEvent {
+        checkpoint_id: &c.id,
+        customer_id: &c.customer_id,
+        period: &c.period,
+        merkle_root: c.merkle_root.to_hex(),
+        delta_count: c.delta_count,
+        balance,
+        kind: &row.kind,
+        ledger_id: &row.ledger_id,
+        counterparty_key: &row.verifier_key,
+        item_hash: &row.item_hash,
+        statement: &row.statement,
+        recorded_at: &view.recorded_at,
+    };
+    let id = format!("evt_agr_{}", &row.item_hash[..32]);
+    events::insert_once(
+        db,
+        &id,
+        &row.tenant_id,
+        event,
+        &serde_json::to_string(&payload)?,
+        app.now_ms,
+    )
+    .await
 }
 
 /// The payload of `checkpoint.cosigned` / `checkpoint.disputed`
@@ -558,3 +592,7 @@ pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreem
 
 mod receipt;
 pub use receipt::of_receipt;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;

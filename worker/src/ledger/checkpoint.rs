@@ -117,6 +117,7 @@ pub async fn create(
         committed_at: None,
         leaf_index: None,
         tree_size: None,
+        failure: None,
     };
     // Counted against the plan's checkpoints per month in the same batch.
     let period_text = meter::month(app.now_ms).to_string();

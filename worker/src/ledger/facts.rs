@@ -7,7 +7,8 @@ use super::{db, meter, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::plan::Plan;
-use crate::store::facts::{self, FactRow};
+use crate::store::facts;
+pub use crate::store::facts::FactRow;
 use crate::store::meters::{self, Meter};
 
 /// Records `content` for the tenant unless it already has it, and rings

@@ -49,3 +49,13 @@ pub async fn tx_hash(db: &D1Database, tree_size: Option<u64>) -> ApiResult<Optio
         None => Ok(None),
     }
 }
+
+/// The leaf at `index` of a log.
+///
+/// # Errors
+/// 404 when the log has no such leaf.
+pub async fn leaf_at(db: &D1Database, index: u64) -> ApiResult<LeafRow> {
+    log::leaf_at(db, index)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("No leaf {index}")))
+}

@@ -5,6 +5,7 @@ pub mod agreement;
 pub mod balances;
 pub mod budget;
 pub mod checkpoint;
+pub mod customers;
 pub mod derive;
 pub mod facts;
 pub mod heads;
@@ -27,6 +28,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store;
 
 pub use shard::LogId;
+pub use store::ItemStatus;
 
 /// The ledger database of a shard: the one place a binding is picked. A
 /// `pk_test_` key's request only ever gets its tenant's `LEDGER_SANDBOX_<n>`,

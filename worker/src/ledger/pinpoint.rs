@@ -18,6 +18,7 @@ use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
 use crate::store;
+use crate::store::ledgers::LedgerRow;
 
 /// Where the caller's list starts: after the verified delta named by
 /// `deltas_after` (its anchorId or itemsRoot; `None`: the ledger's first
@@ -71,59 +72,19 @@ pub async fn pinpoint(
         return Err(too_many(req.entries.len()));
     }
     let ledger_row = super::require_ledger(db, tenant_id, customer_id).await?;
-    let (start_seq, ledger_balance) = match req.deltas_after.as_deref() {
-        None => (0, Amount::ZERO),
-        Some(after) => {
-            let kind = if Hash32::parse(after).is_ok() {
-                "itemsRoot"
-            } else {
-                "anchorId"
-            };
-            super::derive::start_point(
-                db,
-                tenant_id,
-                customer_id,
-                &ledger_row,
-                Some(after),
-                kind,
-            )
-            .await
-            .map_err(|e| match e {
-                ApiError::NotFound(_) => ApiError::NotFound(format!(
-                    "deltasAfter {after} is not a verified delta (anchorId or itemsRoot) of customer {}",
-                    customer_id.as_str()
-                )),
-                other => other,
-            })?
-        }
-    };
+    let (start_seq, ledger_balance) = start_after(
+        db,
+        tenant_id,
+        customer_id,
+        &ledger_row,
+        req.deltas_after.as_deref(),
+    )
+    .await?;
     let window = PINPOINT_ENTRIES_MAX as u64;
     let last = ledger_row
         .verified_count
         .min(start_seq.saturating_add(window));
-    let lines = if last > start_seq {
-        store::deltas::lines_of_ledger(db, tenant_id, customer_id.as_str(), start_seq + 1, last)
-            .await?
-    } else {
-        Vec::new()
-    };
-    if lines.len() as u64 != last - start_seq {
-        return Err(ApiError::internal(format!(
-            "ledger {} has {} deltas at seq {}..={last}",
-            customer_id.as_str(),
-            lines.len(),
-            start_seq + 1
-        )));
-    }
-    let service: Vec<ServiceDelta> = lines
-        .into_iter()
-        .map(|l| ServiceDelta {
-            item_hash: l.item_hash,
-            anchor_id: l.anchor_id,
-            reference_id: l.reference_id,
-            amount: l.delta,
-        })
-        .collect();
+    let service = service_deltas(db, tenant_id, customer_id, start_seq, last).await?;
     let balance = req
         .starting_balance
         .checked_add(ledger_balance)
@@ -162,6 +123,68 @@ pub async fn pinpoint(
         next,
         pinpoint: found,
     })
+}
+
+/// Where the comparison starts: after `deltas_after` (an anchorId or an
+/// itemsRoot), or at the ledger's beginning; its position and balance.
+async fn start_after(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+    ledger_row: &LedgerRow,
+    deltas_after: Option<&str>,
+) -> ApiResult<(u64, Amount)> {
+    let Some(after) = deltas_after else {
+        return Ok((0, Amount::ZERO));
+    };
+    let kind = if Hash32::parse(after).is_ok() {
+        "itemsRoot"
+    } else {
+        "anchorId"
+    };
+    super::derive::start_point(db, tenant_id, customer_id, ledger_row, Some(after), kind)
+        .await
+        .map_err(|e| match e {
+            ApiError::NotFound(_) => ApiError::NotFound(format!(
+                "deltasAfter {after} is not a verified delta (anchorId or itemsRoot) of customer {}",
+                customer_id.as_str()
+            )),
+            other => other,
+        })
+}
+
+/// The ledger's verified deltas at positions `start_seq + 1 ..= last`, as
+/// the comparison reads them.
+async fn service_deltas(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+    start_seq: u64,
+    last: u64,
+) -> ApiResult<Vec<ServiceDelta>> {
+    let lines = if last > start_seq {
+        store::deltas::lines_of_ledger(db, tenant_id, customer_id.as_str(), start_seq + 1, last)
+            .await?
+    } else {
+        Vec::new()
+    };
+    if lines.len() as u64 != last - start_seq {
+        return Err(ApiError::internal(format!(
+            "ledger {} has {} deltas at seq {}..={last}",
+            customer_id.as_str(),
+            lines.len(),
+            start_seq + 1
+        )));
+    }
+    Ok(lines
+        .into_iter()
+        .map(|l| ServiceDelta {
+            item_hash: l.item_hash,
+            anchor_id: l.anchor_id,
+            reference_id: l.reference_id,
+            amount: l.delta,
+        })
+        .collect())
 }
 
 fn too_many(n: usize) -> ApiError {

@@ -10,9 +10,11 @@ use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{CustomerId, Env, Period};
-use bvs_core::LeafIndex;
-use serde::Serialize;
-use serde_json::{json, Value};
+use bvs_core::verify::{
+    CheckpointLeaf, LogRef, PublicAnswer, PublicProof, PublicRecord, PublicSummary,
+    RecordsPagination,
+};
+use bvs_core::{LeafIndex, TreeSize};
 use worker::D1Database;
 
 use super::{db, inclusion_proofs, require_ledger, LogId, LogKey};
@@ -84,19 +86,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let window_summaries = derive::window_summaries(&deltas)
         .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
-    // A receipt that is a committed checkpoint of this customer carries
-    // the customer's key binding and statements about it (issue 19).
-    let agreement = super::agreement::of_receipt(
-        app,
-        r.log,
-        &db,
-        r.tenant_id,
-        r.customer_id.as_str(),
-        &root,
-        head.tree_size,
-    )
-    .await?;
-    let receipt = Receipt {
+    let mut receipt = Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
         generated_at: views::iso(app.now_ms),
@@ -127,8 +117,9 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             public_key: LogKey::load(app, r.log)?.verifier_key()?,
             items,
         },
-        agreement,
+        agreement: None,
     };
+    receipt.agreement = super::agreement::of_receipt(app, &db, r, &root, head.tree_size).await?;
     let record = ReceiptRow {
         items_root: root.to_hex(),
         tenant_id: r.tenant_id.to_string(),
@@ -283,69 +274,6 @@ pub struct RecordsPage {
     pub offset: u64,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Record {
-    anchor_id: String,
-    item_hash: String,
-    ledger_id: String,
-    delta: Amount,
-    leaf_index: Option<u64>,
-    inclusion_proof: Vec<String>,
-    block_timestamp: Option<String>,
-    declared_timestamp: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Summary {
-    kind: &'static str,
-    environment: &'static str,
-    proof_root: String,
-    item_count: u64,
-    net_amount: Amount,
-    period: Option<String>,
-    ledger_id: Option<String>,
-    first_verified_at: Option<String>,
-    last_verified_at: Option<String>,
-    status: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CheckpointLeaf {
-    item_hash: String,
-    leaf_index: u64,
-    inclusion_proof: Vec<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Verification {
-    public_ledger_url: String,
-    hash_scheme: &'static str,
-    tree_head: String,
-    tree_size: u64,
-    public_key: String,
-    /// The log (shard) the answer is proven in.
-    log: Value,
-    items_root: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checkpoint_leaf: Option<CheckpointLeaf>,
-    message: String,
-}
-
-/// The answer of `GET /api/v1/verify/:proofRoot` (docs/proofs-api.md);
-/// `bvs_core::verify::PublicAnswer` reads it.
-#[derive(Serialize)]
-pub struct PublicVerification {
-    verified: bool,
-    summary: Summary,
-    records: Vec<Record>,
-    verification: Verification,
-    pagination: Value,
-}
-
 /// What a proof root was issued for.
 enum Found {
     Submission(SubmissionRow),
@@ -375,11 +303,11 @@ const PUBLIC_MESSAGE: &str =
 /// 404 when no environment issued `root`.
 pub async fn public_answer(
     app: &App,
-    root: &str,
+    root: Hash32,
     page: &RecordsPage,
     origin: &str,
-) -> ApiResult<PublicVerification> {
-    let (at, db, found) = resolve(app, root).await?;
+) -> ApiResult<PublicAnswer> {
+    let (at, db, found) = resolve(app, &root.to_hex()).await?;
     let head = super::head_or_init(app, at).await?;
     let covered = covered(&db, &found, page).await?;
     let records = records(&db, &covered.rows, head.tree_size).await?;
@@ -392,9 +320,9 @@ pub async fn public_answer(
         Some((c, leaf)) => {
             let proof = inclusion_proofs(&db, &[leaf], head.tree_size).await?;
             Some(CheckpointLeaf {
-                item_hash: c.merkle_root.to_hex(),
-                leaf_index: leaf,
-                inclusion_proof: proof.first().map(|p| hexes(p)).unwrap_or_default(),
+                item_hash: c.merkle_root,
+                leaf_index: LeafIndex(leaf),
+                inclusion_proof: proof.into_iter().next().unwrap_or_default(),
             })
         }
         None => None,
@@ -405,27 +333,27 @@ pub async fn public_answer(
     };
     let summary = summary(at.env, root, &covered, &records);
     let key = LogKey::load(app, at)?;
-    Ok(PublicVerification {
+    Ok(PublicAnswer {
         verified,
         summary,
         records,
-        verification: Verification {
-            public_ledger_url: format!("{origin}/api/v1/log/{}/checkpoint", at.path_name()),
-            hash_scheme: HASH_SCHEME.name(),
+        verification: PublicProof {
+            public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
+            hash_scheme: HASH_SCHEME.name().to_string(),
             tree_head: head.note.clone(),
-            tree_size: head.tree_size,
+            tree_size: TreeSize(head.tree_size),
             public_key: key.verifier_key()?,
-            log: log_ref(at, &key.origin, origin),
-            items_root: merkle::root(&item_hashes).to_hex(),
+            log: Some(log_ref(at, &key.origin, origin)),
+            items_root: merkle::root(&item_hashes),
             checkpoint_leaf,
-            message: PUBLIC_MESSAGE.to_string(),
+            message: Some(PUBLIC_MESSAGE.to_string()),
         },
-        pagination: json!({ "total": covered.total, "limit": page.limit, "offset": page.offset }),
+        pagination: Some(RecordsPagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: covered.total,
+        }),
     })
-}
-
-fn hexes(hashes: &[Hash32]) -> Vec<String> {
-    hashes.iter().map(Hash32::to_hex).collect()
 }
 
 /// The shard that issued `root`, and for what: the control database's
@@ -460,16 +388,16 @@ pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
 /// How an answer names its log: environment, shard, the log's path name
 /// and origin, and where to read its checkpoint and key (the log list,
 /// `GET /api/v1/logs`, has the same).
-pub fn log_ref(at: LogId, log_origin: &str, service_origin: &str) -> Value {
+pub fn log_ref(at: LogId, log_origin: &str, service_origin: &str) -> LogRef {
     let name = at.path_name();
-    json!({
-        "environment": at.env.as_str(),
-        "shard": at.shard,
-        "name": name,
-        "origin": log_origin,
-        "checkpointUrl": format!("{service_origin}/api/v1/log/{name}/checkpoint"),
-        "keyUrl": format!("{service_origin}/api/v1/log/{name}/key"),
-    })
+    LogRef {
+        checkpoint_url: format!("{service_origin}/api/v1/log/{name}/checkpoint"),
+        environment: at.env.as_str().to_string(),
+        key_url: format!("{service_origin}/api/v1/log/{name}/key"),
+        origin: log_origin.to_string(),
+        shard: u64::from(at.shard),
+        name,
+    }
 }
 
 async fn find_root(db: &D1Database, root: &str) -> ApiResult<Option<Found>> {
@@ -548,7 +476,7 @@ fn one_page(rows: Vec<DeltaRow>, page: &RecordsPage) -> Vec<DeltaRow> {
 
 /// The records with their inclusion proofs into the tree of `size` (none
 /// for a delta not yet in the log).
-async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec<Record>> {
+async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec<PublicRecord>> {
     let leaves: Vec<u64> = rows.iter().filter_map(|r| r.leaf_index).collect();
     let mut proofs = inclusion_proofs(db, &leaves, size).await?.into_iter();
     let mut records = Vec::with_capacity(rows.len());
@@ -557,35 +485,38 @@ async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec
             Some(_) => proofs.next().unwrap_or_default(),
             None => Vec::new(),
         };
-        records.push(Record {
+        records.push(PublicRecord {
             anchor_id: r.anchor_id.clone(),
-            item_hash: r.item_hash.to_hex(),
-            ledger_id: super::submit::ledger_id(&r.tenant_id, &r.customer_id),
+            item_hash: r.item_hash,
+            ledger_id: Some(super::submit::ledger_id(&r.tenant_id, &r.customer_id)),
             delta: r.delta,
-            leaf_index: r.leaf_index,
-            inclusion_proof: hexes(&proof),
+            leaf_index: r.leaf_index.map(LeafIndex),
+            inclusion_proof: proof,
             block_timestamp: r.verified_at.map(views::iso),
-            declared_timestamp: views::iso(r.declared_at),
+            declared_timestamp: Some(views::iso(r.declared_at)),
         });
     }
     Ok(records)
 }
 
-fn summary(env: Env, root: &str, covered: &Covered, records: &[Record]) -> Summary {
-    let mut ledger_ids: Vec<&str> = records.iter().map(|r| r.ledger_id.as_str()).collect();
+fn summary(env: Env, root: Hash32, covered: &Covered, records: &[PublicRecord]) -> PublicSummary {
+    let mut ledger_ids: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r.ledger_id.as_deref())
+        .collect();
     ledger_ids.sort_unstable();
     ledger_ids.dedup();
     let verified_at = || covered.rows.iter().filter_map(|r| r.verified_at);
-    Summary {
-        kind: covered.kind,
-        environment: env.as_str(),
-        proof_root: root.to_string(),
+    PublicSummary {
+        kind: covered.kind.to_string(),
+        environment: env.as_str().to_string(),
+        proof_root: root,
         item_count: covered.total,
         net_amount: covered.net,
         period: covered.period.clone(),
         ledger_id: (ledger_ids.len() == 1).then(|| ledger_ids[0].to_string()),
         first_verified_at: verified_at().min().map(views::iso),
         last_verified_at: verified_at().max().map(views::iso),
-        status: covered.status.clone(),
+        status: Some(covered.status.clone()),
     }
 }

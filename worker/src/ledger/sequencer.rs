@@ -10,12 +10,13 @@
 //! an item already VERIFIED is never read again.
 //!
 //! A failing round cannot block the log: its items are split in halves,
-//! each applied on its own, until the failing item is alone. A delta that
-//! fails alone ends FAILED with a `verification.failed` event (once some
-//! other round of the run committed, so an outage of the database does not
-//! fail everything); a fact or checkpoint that fails alone stays QUEUED and
-//! is skipped for the rest of the run. A round that failed because another
-//! run moved the log meanwhile (a race) is not split: it stops.
+//! each applied on its own, until the failing item is alone. An item
+//! (delta, fact or checkpoint) that fails alone ends FAILED with why and a
+//! once-only `verification.failed` event (once some other round of the run
+//! committed, so an outage of the database does not fail everything;
+//! until then it stays QUEUED and is skipped for the rest of the run). A
+//! round that failed because another run moved the log meanwhile (a race)
+//! is not split: it stops.
 
 use std::collections::BTreeSet;
 
@@ -39,9 +40,10 @@ use crate::{ids, views};
 pub use super::budget::ROUND_ITEMS_MAX;
 /// Rounds per invocation; the next doorbell or sweep continues.
 pub const ROUNDS_MAX: usize = 25;
-/// DEV_MODE fault injection: a delta with this `reason` makes every round
-/// that holds it fail, as an item that can never be appended would. Has no
-/// effect unless `DEV_MODE` is on.
+/// DEV_MODE fault injection: a delta with this `reason`, a fact whose
+/// content starts with it, or a checkpoint of the customer with this id
+/// makes every round that holds it fail, as an item that can never be
+/// appended would. Has no effect unless `DEV_MODE` is on.
 pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 /// Queries a run keeps for marking isolated items FAILED.
 const FAIL_QUERIES: usize = 3;
@@ -269,12 +271,7 @@ async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiR
 }
 
 async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiResult<()> {
-    if app.dev_mode()
-        && plan
-            .deltas
-            .iter()
-            .any(|d| d.reason.as_deref() == Some(DEV_FAULT_REASON))
-    {
+    if app.dev_mode() && plan.has_dev_fault() {
         return Err(ApiError::internal(
             "DEV_MODE fault injection: this item cannot be appended",
         ));
@@ -298,10 +295,11 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
     Ok(())
 }
 
-/// Marks the deltas that failed alone FAILED, each with its
-/// `verification.failed` event, if some round of the run committed (the
-/// database takes writes, so the failure is the item's). Otherwise they
-/// stay QUEUED for the next run, and the run reports the failure.
+/// Marks the items that failed alone FAILED, each with why and its
+/// `verification.failed` event (once: the event's id is the item's), if
+/// some round of the run committed (the database takes writes, so the
+/// failure is the item's). Otherwise they stay QUEUED for the next run,
+/// and the run reports the failure.
 async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     let isolated = std::mem::take(&mut run.isolated);
     if isolated.is_empty() {
@@ -313,23 +311,7 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     let now = app::clock_ms();
     let mut statements = Vec::new();
     for (item, message, _) in &isolated {
-        let Item::Delta(d) = item else {
-            worker::console_error!("sequencer: {} failed alone, left QUEUED", item.key());
-            continue;
-        };
-        let event = NewEvent {
-            id: format!("evt_failed_{}", d.anchor_id),
-            tenant_id: d.tenant_id.clone(),
-            kind: crate::webhooks::EVENT_VERIFICATION_FAILED,
-            payload: views::delta_failed_event_payload(d, message)?,
-        };
-        statements.push(deltas::mark_failed(db, &d.anchor_id)?);
-        statements.push(events::insert_if_delta_failed(
-            db,
-            &event,
-            &d.anchor_id,
-            now,
-        )?);
+        statements.extend(mark_failed(db, item, message, now)?);
     }
     if !statements.is_empty() {
         store::batch(db, statements).await?;
@@ -341,6 +323,50 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The statements that mark one item FAILED with why, then add its
+/// `verification.failed` event if (and only if) the item is FAILED.
+fn mark_failed(
+    db: &D1Database,
+    item: &Item,
+    message: &str,
+    now: u64,
+) -> ApiResult<[D1PreparedStatement; 2]> {
+    let failed = |id: String, tenant_id: &String, payload: String| NewEvent {
+        id,
+        tenant_id: tenant_id.clone(),
+        kind: crate::webhooks::EVENT_VERIFICATION_FAILED,
+        payload,
+    };
+    Ok(match item {
+        Item::Delta(d) => {
+            let payload = views::delta_failed_event_payload(d, message)?;
+            let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
+            [
+                deltas::mark_failed(db, &d.anchor_id)?,
+                events::insert_if_delta_failed(db, &event, &d.anchor_id, now)?,
+            ]
+        }
+        Item::Fact(f) => {
+            let payload = views::fact_failed_event_payload(f, message)?;
+            // A content hash is per tenant: the tenant is part of the id.
+            let id = format!("evt_failed_fact_{}_{}", f.tenant_id, f.content_hash);
+            let event = failed(id, &f.tenant_id, payload);
+            [
+                facts::mark_failed(db, &f.tenant_id, &f.content_hash, message)?,
+                events::insert_if_fact_failed(db, &event, &f.content_hash, now)?,
+            ]
+        }
+        Item::Checkpoint(c) => {
+            let payload = views::checkpoint_failed_event_payload(c, message)?;
+            let event = failed(format!("evt_failed_{}", c.id), &c.tenant_id, payload);
+            [
+                checkpoints::mark_failed(db, &c.id, message)?,
+                events::insert_if_checkpoint_failed(db, &event, &c.id, now)?,
+            ]
+        }
+    })
 }
 
 /// A leaf's item hash, kind, reference and tenant.
@@ -371,6 +397,22 @@ impl Plan {
             }
         }
         plan
+    }
+
+    /// The plan holds an item poisoned by the DEV_MODE fault injection
+    /// (`DEV_FAULT_REASON`).
+    fn has_dev_fault(&self) -> bool {
+        self.deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_FAULT_REASON))
+            || self
+                .facts
+                .iter()
+                .any(|f| f.content.starts_with(DEV_FAULT_REASON))
+            || self
+                .checkpoints
+                .iter()
+                .any(|c| c.customer_id == DEV_FAULT_REASON)
     }
 
     /// The log position of the `i`-th fact and checkpoint.

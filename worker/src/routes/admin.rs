@@ -7,7 +7,7 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::quota::Plan;
-use crate::{http, store};
+use crate::{http, tenant};
 
 /// `POST /admin/tenants/:tenantId/plan` `{plan: free|pilot|growth|enterprise}`.
 pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult<Response> {
@@ -20,12 +20,7 @@ pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult
     }
     f.finish()?;
     let plan = plan.ok_or_else(|| ApiError::internal("validated plan missing"))?;
-    let changed =
-        store::accounts::set_tenant_plan(&app.control_db()?, tenant_id, plan.as_str(), app.now_ms)
-            .await?;
-    if changed == 0 {
-        return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
-    }
+    tenant::set_plan(app, tenant_id, plan).await?;
     http::dashboard(
         200,
         &serde_json::json!({ "tenantId": tenant_id, "plan": plan.as_str() }),

@@ -6,16 +6,15 @@ use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::{self, limit, password, secret};
+use crate::auth::accounts::{self, login_bucket, Registration};
+use crate::auth::{self, limit, password};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
-use crate::store::accounts::{self as accounts, NewUser, PURPOSE_VERIFY_EMAIL};
-use crate::store::contracts;
-use crate::{http, ids, ledger, mail, store};
+use crate::http;
 
 /// Names (first, last, company), in characters. // spec: silent
 pub const NAME_CHARS_MAX: usize = 100;
-use crate::auth::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS};
+use crate::auth::mailer::MailKind;
 /// Longest token we look at.
 const EMAIL_TOKEN_CHARS_MAX: usize = 128;
 
@@ -60,37 +59,10 @@ struct ProfileView {
     created_at: String,
 }
 
-fn login_bucket(email: &str) -> String {
-    format!("login:{}", secret::sha256_hex(email))
-}
-
-fn mail_bucket(email: &str) -> String {
-    format!("mail:{}", secret::sha256_hex(email))
-}
-
-/// A fresh e-mail token and its stored hash.
-fn new_email_token() -> ApiResult<(String, String)> {
-    let token = ids::random_token(EMAIL_TOKEN_CHARS)?;
-    let hash = secret::sha256_hex(&token);
-    Ok((token, hash))
-}
-
-/// Sends a mail; a failing transport is logged (without the body) and does
-/// not undo the request: the user can ask for another mail.
-async fn send_mail(app: &App, m: &mail::Mail) {
-    if let Err(e) = mail::send(app, m).await {
-        let cause = match &e {
-            ApiError::Internal(c) => c.clone(),
-            other => format!("{}", other.status()),
-        };
-        worker::console_error!("mail ({}) not sent: {cause}", m.kind);
-    }
-}
-
 /// `POST /dashboard/auth/register`.
 pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
-    let r = Registration::read(Fields::read(&mut req).await?)?;
-    let user_id = create_account(app, &r).await?;
+    let r = registration(Fields::read(&mut req).await?)?;
+    let user_id = accounts::create(app, &r).await?;
     let view = RegisteredView {
         id: user_id,
         email: r.email.into_string(),
@@ -105,112 +77,33 @@ pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
 }
 
 /// A registration's fields, every problem named at once.
-struct Registration {
-    email: Email,
-    password: Password,
-    first_name: String,
-    last_name: String,
-    company: String,
-}
-
-impl Registration {
-    fn read(mut f: Fields) -> ApiResult<Registration> {
-        let email_text = f.required("email");
-        let email = if email_text.is_empty() {
-            None
-        } else {
-            f.check(Email::parse(&email_text))
-        };
-        let password_text = f.required("password");
-        let password = if password_text.is_empty() {
-            None
-        } else {
-            f.check(Password::parse("password", &password_text))
-        };
-        let first_name = f.text("firstName", NAME_CHARS_MAX);
-        let last_name = f.text("lastName", NAME_CHARS_MAX);
-        let company = f.text("companyName", NAME_CHARS_MAX);
-        f.finish()?;
-        let (Some(email), Some(password)) = (email, password) else {
-            return Err(ApiError::internal("validated fields missing"));
-        };
-        Ok(Registration {
-            email,
-            password,
-            first_name,
-            last_name,
-            company,
-        })
-    }
-}
-
-fn email_taken() -> ApiError {
-    ApiError::Conflict(
-        "An account with this e-mail already exists: log in, or reset the password".into(),
-    )
-}
-
-/// Creates the tenant, its owner (unverified) and its active sandbox
-/// contract atomically, then mails the verification link. Returns the
-/// user's id.
-async fn create_account(app: &App, r: &Registration) -> ApiResult<String> {
-    let email = r.email.as_str();
-    let db = app.control_db()?;
-    if accounts::user_by_email(&db, email).await?.is_some() {
-        return Err(email_taken());
-    }
-    let password_hash = password::hash(r.password.expose()).await?;
-    let tenant_id = ids::new_id("ten")?;
-    let user_id = ids::new_id("usr")?;
-    let contract_id = ids::new_id("ctr")?;
-    let (token, token_hash) = new_email_token()?;
-    let now = app.now_ms;
-
-    // The sandbox environment is shared infrastructure: place the tenant on
-    // a shard and make sure that shard's log exists before the tenant's
-    // contract says `active`.
-    let shard = ledger::shard::place(app, Env::Sandbox).await?;
-    ledger::ensure_log(app, ledger::LogId::new(Env::Sandbox, shard)).await?;
-
-    let user = NewUser {
-        id: &user_id,
-        tenant_id: &tenant_id,
-        email,
-        first_name: &r.first_name,
-        last_name: &r.last_name,
-        password_hash: &password_hash,
+fn registration(mut f: Fields) -> ApiResult<Registration> {
+    let email_text = f.required("email");
+    let email = if email_text.is_empty() {
+        None
+    } else {
+        f.check(Email::parse(&email_text))
     };
-    let mut statements = vec![
-        accounts::insert_tenant(&db, &tenant_id, &r.company, now)?,
-        accounts::insert_user(&db, &user, now)?,
-        contracts::insert_active(
-            &db,
-            &contract_id,
-            &tenant_id,
-            Env::Sandbox.as_str(),
-            shard,
-            now,
-        )?,
-    ];
-    let expires = now + VERIFY_TOKEN_LIFETIME_MS;
-    statements.extend(accounts::issue_token(
-        &db,
-        &token_hash,
-        &user_id,
-        PURPOSE_VERIFY_EMAIL,
-        expires,
-        now,
-    )?);
-    if let Err(e) = store::batch(&db, statements).await {
-        // Two registrations of one e-mail at once: the UNIQUE index decides.
-        if accounts::user_by_email(&db, email).await?.is_some() {
-            return Err(email_taken());
-        }
-        return Err(e);
-    }
-    let _ = limit::try_take(app, &mail_bucket(email), limit::MAILS_PER_ADDRESS).await;
-    send_mail(app, &mail::verification(app, email, &r.first_name, &token)).await;
-    Ok(user_id)
+    let password_text = f.required("password");
+    let password = if password_text.is_empty() {
+        None
+    } else {
+        f.check(Password::parse("password", &password_text))
+    };
+    let first_name = f.text("firstName", NAME_CHARS_MAX);
+    let last_name = f.text("lastName", NAME_CHARS_MAX);
+    let company = f.text("companyName", NAME_CHARS_MAX);
+    f.finish()?;
+    let (Some(email), Some(password)) = (email, password) else {
+        return Err(ApiError::internal("validated fields missing"));
+    };
+    Ok(Registration {
+        email,
+        password,
+        first_name,
+        last_name,
+        company,
+    })
 }
 
 /// `POST /dashboard/auth/login`.
@@ -229,8 +122,7 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     limit::take(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
     let bucket = login_bucket(email.as_str());
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
-    let db = app.control_db()?;
-    let user = accounts::user_by_email(&db, email.as_str()).await?;
+    let user = accounts::user_by_email(app, &email).await?;
     let ok = match &user {
         Some(u) => password::verify(&password_text, &u.password_hash).await?,
         None => password::verify_dummy(&password_text).await?,
@@ -270,10 +162,7 @@ fn token_param(text: Option<String>, field: &str) -> ApiResult<String> {
 /// `GET /dashboard/auth/verify?token=`.
 pub async fn verify(app: &App, req: Request) -> ApiResult<Response> {
     let token = token_param(http::query_param(&req, "token")?, "token")?;
-    let spent =
-        accounts::spend_verify_token(&app.control_db()?, &secret::sha256_hex(&token), app.now_ms)
-            .await?;
-    if !spent {
+    if !accounts::verify_email(app, &token).await? {
         return Err(ApiError::field(
             "token",
             "is invalid, expired or already used; ask for a new link with \
@@ -305,7 +194,7 @@ async fn email_field(req: &mut Request) -> ApiResult<Email> {
 /// looks the address up.
 pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Response> {
     let email = email_field(&mut req).await?;
-    request_mail(app, MailKind::VerifyEmail, &email).await?;
+    accounts::request_mail(app, MailKind::VerifyEmail, &email).await?;
     http::dashboard(200, &serde_json::json!({}), Some(RESEND_REPLY))
 }
 
@@ -313,18 +202,8 @@ pub async fn resend_verification(app: &App, mut req: Request) -> ApiResult<Respo
 /// same work, whether or not the e-mail exists (see `resend_verification`).
 pub async fn request_password_reset(app: &App, mut req: Request) -> ApiResult<Response> {
     let email = email_field(&mut req).await?;
-    request_mail(app, MailKind::ResetPassword, &email).await?;
+    accounts::request_mail(app, MailKind::ResetPassword, &email).await?;
     http::dashboard(200, &serde_json::json!({}), Some(RESET_REPLY))
-}
-
-/// The one path of both mail routes. Over the per-address mail limit the
-/// request is dropped silently: a 429 here would tell nothing about the
-/// account, but the mail limit is per address, known or not.
-async fn request_mail(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> {
-    if limit::try_take(app, &mail_bucket(email.as_str()), limit::MAILS_PER_ADDRESS).await? {
-        mailer::request(app, kind, email).await?;
-    }
-    Ok(())
 }
 
 /// `POST /dashboard/auth/reset-password` `{token, newPassword}`.
@@ -348,15 +227,7 @@ pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> 
              POST /dashboard/auth/request-password-reset",
         )
     };
-    let db = app.control_db()?;
-    let token_hash = secret::sha256_hex(&token);
-    // The token first: a made-up one must not cost a PBKDF2 run.
-    if !accounts::reset_token_is_live(&db, &token_hash, app.now_ms).await? {
-        return Err(bad_token());
-    }
-    let hash = password::hash(new_password.expose()).await?;
-    let spent = accounts::spend_reset_token(&db, &token_hash, &hash, app.now_ms).await?;
-    if !spent {
+    if !accounts::reset_password(app, &token, &new_password).await? {
         return Err(bad_token());
     }
     http::dashboard(
@@ -391,8 +262,7 @@ pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response>
         return Err(ApiError::field("currentPassword", "is incorrect"));
     }
     limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
-    let hash = password::hash(new_password.expose()).await?;
-    accounts::set_password(&app.control_db()?, &session.user.id, &hash, app.now_ms).await?;
+    accounts::set_password(app, &session.user.id, &new_password).await?;
     http::dashboard(
         200,
         &serde_json::json!({}),
@@ -431,13 +301,7 @@ pub async fn preferences(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     f.finish()?;
     let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
-    accounts::set_preferred_environment(
-        &app.control_db()?,
-        &session.user.id,
-        env.as_str(),
-        app.now_ms,
-    )
-    .await?;
+    accounts::set_preferred_environment(app, &session.user.id, env).await?;
     http::dashboard(
         200,
         &serde_json::json!({ "preferredEnvironment": env.as_str() }),

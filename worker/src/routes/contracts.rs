@@ -7,10 +7,10 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth;
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::auth::contracts::{self, STATUS_NOT_PROVISIONED};
+use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::store::contracts::{self, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED};
-use crate::{http, ids, ledger, store};
+use crate::http;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -69,56 +69,8 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
     f.finish()?;
     let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
     session.require_verified()?;
-    let db = app.control_db()?;
     let tenant_id = session.tenant_id().to_string();
-    let tenant = store::accounts::tenant(&db, &tenant_id)
-        .await?
-        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
-    let plan = tenant.plan;
-    if env == Env::Production && !plan.allows_production() {
-        return Err(ApiError::coded(
-            ErrorCode::ProductionRequiresPlan,
-            format!(
-                "Production (mainnet) needs the Pilot plan or above; this tenant is on the {} plan",
-                plan.label()
-            ),
-        ));
-    }
-    let new_id = ids::new_id("ctr")?;
-    let shard = ledger::shard::place(app, env).await?;
-    let won =
-        contracts::begin_provisioning(&db, &new_id, &tenant_id, env.as_str(), shard, app.now_ms)
-            .await?;
-    if won == 0 {
-        return Err(ApiError::Conflict(format!(
-            "{} ({}) is already being provisioned",
-            auth::env_label(env),
-            env.contract_name()
-        )));
-    }
-    // A contract provisioned before keeps its shard.
-    let placed = contracts::for_env(&db, &tenant_id, env.as_str())
-        .await?
-        .map_or(shard, |c| c.shard);
-    let (status, error) = match ledger::ensure_log(app, ledger::LogId::new(env, placed)).await {
-        Ok(_) => (STATUS_ACTIVE, None),
-        Err(e) => {
-            let cause = match &e {
-                ApiError::Internal(c) => c.clone(),
-                other => other.body().message,
-            };
-            worker::console_error!(
-                "provisioning {} for {tenant_id} failed: {cause}",
-                env.as_str()
-            );
-            (
-                STATUS_ERROR,
-                Some("setup of the environment failed; contact support"),
-            )
-        }
-    };
-    contracts::finish_provisioning(&db, &tenant_id, env.as_str(), status, error, app.now_ms)
-        .await?;
+    contracts::provision(app, &tenant_id, env).await?;
     let view = ProvisionView {
         tenant_id,
         environment: env.contract_name(),
@@ -139,7 +91,7 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
     if session.tenant_id() != tenant_id {
         return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
     }
-    let rows = contracts::of_tenant(&app.control_db()?, tenant_id).await?;
+    let rows = contracts::of_tenant(app, tenant_id).await?;
     let mut environments = Vec::with_capacity(Env::ALL.len());
     for env in Env::ALL {
         let row = rows.iter().find(|r| r.env == env);
@@ -162,7 +114,7 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
 /// `GET /dashboard/contracts`: the tenant's contracts.
 pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let rows = contracts::of_tenant(&app.control_db()?, session.tenant_id()).await?;
+    let rows = contracts::of_tenant(app, session.tenant_id()).await?;
     let mut views = Vec::with_capacity(rows.len());
     for r in rows {
         let env = r.env;

@@ -6,8 +6,7 @@ use worker::Response;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::jobs::{Job, QUEUE_VERIFY_SANDBOX};
-use crate::{http, ids, store};
+use crate::{http, ids, ledger, ping};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -26,12 +25,7 @@ pub async fn ping_create(app: &App, mut req: worker::Request) -> ApiResult<Respo
     let note = f
         .string("note", false)
         .ok_or_else(|| ApiError::field("note", "is required and must be a string"))?;
-    let id = ids::new_id("png")?;
-    store::dev::insert_ping(&app.control_db()?, &id, &note, app.now_ms).await?;
-    app.env
-        .queue(QUEUE_VERIFY_SANDBOX)?
-        .send(Job::Ping { id: id.clone() })
-        .await?;
+    let id = ping::create(app, &note).await?;
     let view = PingView {
         id,
         note,
@@ -44,9 +38,7 @@ pub async fn ping_create(app: &App, mut req: worker::Request) -> ApiResult<Respo
 /// `GET /dev/ping/:id`.
 pub async fn ping_get(app: &App, id: &str) -> ApiResult<Response> {
     app.require_dev_mode()?;
-    let row = store::dev::ping(&app.control_db()?, id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("No ping {id}")))?;
+    let row = ping::get(app, id).await?;
     let view = PingView {
         id: row.id,
         note: row.note,
@@ -118,9 +110,7 @@ pub async fn log_leaf(app: &App, req: worker::Request) -> ApiResult<Response> {
     let index = http::query_param(&req, "index")?
         .and_then(|v| v.parse::<u64>().ok())
         .ok_or_else(|| ApiError::field("index", "must be a whole number"))?;
-    let leaf = store::log::leaf_at(&crate::ledger::db(app, env)?, index)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("No leaf {index}")))?;
+    let leaf = ledger::heads::leaf_at(&ledger::db(app, env)?, index).await?;
     http::dashboard(
         200,
         &serde_json::json!({ "leafIndex": leaf.leaf_index, "itemHash": leaf.item_hash }),

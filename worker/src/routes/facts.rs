@@ -10,9 +10,8 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger;
-use crate::store::facts::FactRow;
-use crate::store::ItemStatus;
+use crate::ledger::facts::FactRow;
+use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
@@ -45,11 +44,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
         metadata_text.as_deref(),
     )
     .await?;
-    let status = if row.status == ItemStatus::Verified {
-        "verified"
-    } else {
-        "queued"
-    };
+    let status = views::fact_status(row.status);
     http::dashboard(
         202,
         &json!({
@@ -102,6 +97,12 @@ pub async fn verify(app: &App, req: Request, hash: &str) -> ApiResult<Response> 
                 "message": "The contentHash is a leaf of this environment's signed Merkle log; \
                     fetch an inclusion proof from /api/v1/log/proof/inclusion",
             },
+        }),
+        (ItemStatus::Failed, _) => json!({
+            "contentHash": row.content_hash,
+            "verified": false,
+            "status": views::fact_status(ItemStatus::Failed),
+            "failure": views::Failure::of(true, row.failure.as_deref()),
         }),
         _ => json!({
             "contentHash": row.content_hash,

@@ -16,8 +16,7 @@ use crate::auth::{self};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger;
-use crate::store::{self};
+use crate::ledger::{self, customers::LedgerRow};
 use crate::views::{self};
 
 // ------------------------------------------------------------------ derive
@@ -241,7 +240,7 @@ struct CustomerView {
     pending_deltas: Option<u64>,
 }
 
-fn customer_view(l: &store::ledgers::LedgerRow) -> ApiResult<CustomerView> {
+fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
     Ok(CustomerView {
         customer_id: l.customer_id.clone(),
         ledger_id: l.ledger_id.clone(),
@@ -269,8 +268,7 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
         http::query_param(&req, "offset")?.as_deref(),
     )?;
     let db = ledger::db(app, ctx.log())?;
-    let total = store::ledgers::count_of_tenant(&db, &ctx.tenant_id).await?;
-    let rows = store::ledgers::page(&db, &ctx.tenant_id, page.limit(), page.offset()).await?;
+    let (total, rows) = ledger::customers::page(&db, &ctx.tenant_id, &page).await?;
     let customers: Vec<CustomerView> = rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
     http::balance(
         200,
@@ -289,6 +287,6 @@ pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Resp
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
     view.pending_deltas =
-        Some(store::deltas::queued_count(&db, &ctx.tenant_id, customer_id.as_str()).await?);
+        Some(ledger::customers::queued_count(&db, &ctx.tenant_id, &customer_id).await?);
     http::balance(200, &view)
 }

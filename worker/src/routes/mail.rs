@@ -9,8 +9,8 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
-use crate::mail::{outbox_key, SealedMail, OUTBOX_READ_MAX};
-use crate::{http, store};
+use crate::http;
+use crate::mail::{self, outbox_key, SealedMail};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -30,7 +30,7 @@ pub async fn outbox(app: &App, req: Request) -> ApiResult<Response> {
     let to = http::query_param(&req, "to")?.unwrap_or_default();
     let to = Email::parse(&to).map_err(|e| ApiError::field("to", e.reason))?;
     let key = outbox_key(app)?;
-    let rows = store::accounts::mails_to(&app.control_db()?, to.as_str(), OUTBOX_READ_MAX).await?;
+    let rows = mail::outbox(app, to.as_str()).await?;
     let mut views = Vec::with_capacity(rows.len());
     for r in rows {
         let Some(plain) = secret::open(&key, &r.sealed)? else {

@@ -163,7 +163,7 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
     let key = LogKey::load(app, request.log)?;
     let mut body =
         serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
-    body["log"] = prove::log_ref(request.log, &key.origin, &origin);
+    body["log"] = json!(prove::log_ref(request.log, &key.origin, &origin));
     http::balance(200, &body)
 }
 
@@ -171,14 +171,12 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
 
 /// `GET /api/v1/verify/:proofRoot`: public; the proof root is the key.
 pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResult<Response> {
-    let root = Hash32::parse(root_text)
-        .map_err(|_| {
-            ApiError::field(
-                "proofRoot",
-                "must be 64 hex characters (a SHA-256 Merkle root)",
-            )
-        })?
-        .to_hex();
+    let root = Hash32::parse(root_text).map_err(|_| {
+        ApiError::field(
+            "proofRoot",
+            "must be 64 hex characters (a SHA-256 Merkle root)",
+        )
+    })?;
     let limit = match http::query_param(&req, "limit")? {
         None => VERIFY_RECORDS_MAX,
         Some(t) => t
@@ -207,10 +205,10 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
             })?,
     };
     let page = prove::RecordsPage { limit, offset };
-    let answer = prove::public_answer(app, &root, &page, &origin(&req)?).await?;
+    let answer = prove::public_answer(app, root, &page, &origin(&req)?).await?;
     // A committed checkpoint of one customer also shows its agreement side:
     // what the customer signs, its key, and what it signed (issue 19).
-    match ledger::agreement::of_root(app, &root).await? {
+    match ledger::agreement::of_root(app, &root.to_hex()).await? {
         None => http::balance(200, &answer),
         Some(agreement) => http::balance(
             200,
@@ -248,7 +246,7 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
     let mut logs = Vec::new();
     for at in ledger::shard::all(app) {
         let key = LogKey::load(app, at)?;
-        let mut entry = prove::log_ref(at, &key.origin, &service);
+        let mut entry = json!(prove::log_ref(at, &key.origin, &service));
         entry["verifierKey"] = json!(key.verifier_key()?);
         entry["algorithm"] = json!("ed25519");
         entry["hashScheme"] = json!(HASH_SCHEME.name());

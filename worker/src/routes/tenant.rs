@@ -7,7 +7,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::{http, store};
+use crate::{http, tenant};
 
 /// `PATCH /dashboard/tenant/retention` `{dataRetentionDays: null|7|30|90}`.
 pub async fn retention(app: &App, mut req: Request) -> ApiResult<Response> {
@@ -22,12 +22,7 @@ pub async fn retention(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     f.finish()?;
     let days = days.ok_or_else(|| ApiError::internal("validated retention missing"))?;
-    let db = app.control_db()?;
-    store::accounts::set_tenant_retention(&db, session.tenant_id(), days.days(), app.now_ms)
-        .await?;
-    let stored = store::accounts::tenant(&db, session.tenant_id())
-        .await?
-        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?;
+    let stored = tenant::set_retention(app, session.tenant_id(), days).await?;
     let message = match stored.data_retention_days {
         None => "Raw business data is kept forever".to_string(),
         Some(d) => format!("Raw business data is removed {d} days after verification"),

@@ -8,9 +8,8 @@ use worker::Request;
 
 use crate::app::App;
 use crate::auth;
-use crate::error::{ApiError, ApiResult};
-use crate::http;
-use crate::store;
+use crate::error::ApiResult;
+use crate::{http, tenant};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -35,19 +34,14 @@ struct Usage {
 
 pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
     let session = auth::session(app, &req).await?;
-    let db = app.control_db()?;
     let tenant_id = session.tenant_id().to_string();
-    let plan = store::accounts::tenant(&db, &tenant_id)
-        .await?
-        .ok_or_else(|| ApiError::internal("session of a missing tenant"))?
-        .plan;
+    let plan = tenant::of_session(app, &tenant_id).await?.plan;
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);
     let resets_at = format_iso_ms(period.end_ms());
     let mut environments = Vec::new();
     for env in [Env::Sandbox, Env::Production] {
-        let used =
-            store::accounts::usage(&db, &tenant_id, env.as_str(), &period.to_string()).await?;
+        let used = tenant::usage(app, &tenant_id, env, period).await?;
         let quota = Some(plan.deltas_per_month(env));
         environments.push(EnvUsage {
             environment: env.as_str(),

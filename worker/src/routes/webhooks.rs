@@ -2,33 +2,20 @@
 //! toggle, test, delete, and a webhook's recent deliveries. Another
 //! tenant's webhook id is 404.
 
-use bvs_core::types::Env;
 use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::limit::Rate;
-use crate::auth::{self, secret};
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook, WebhookRow};
+use crate::http;
 use crate::views::iso;
-use crate::webhooks::delivery::{self, Mode};
-use crate::webhooks::{dispatch, samples, url_safety, EVENT_NAMES, EVENT_TEST};
-use crate::{http, ids};
+use crate::webhooks::endpoints::{self, NewEndpoint, WebhookRow};
+use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
 
 /// Longest description, in characters. // spec: silent
 pub const DESCRIPTION_CHARS_MAX: usize = 500;
-/// Characters of a secret after its `whsec_` prefix (base62, ~190 bits).
-pub const SECRET_CHARS: usize = 32;
-/// Deliveries listed by the deliveries route.
-pub const DELIVERIES_LISTED_MAX: u64 = 50;
-/// Test events per tenant: 10 at once, then one every 6 seconds, so the
-/// test route cannot turn the service into a request cannon. // spec: silent
-pub const TEST_EVENTS_PER_TENANT: Rate = Rate {
-    rate_per_sec: 1.0 / 6.0,
-    burst: 10.0,
-};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -71,10 +58,6 @@ struct DetailView {
     last_triggered_at: Option<String>,
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::NotFound(format!("No webhook {id}"))
-}
-
 /// `POST /dashboard/webhooks` `{url, events[], description}`.
 pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
@@ -105,41 +88,16 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     f.finish()?;
     let url = url.ok_or_else(|| ApiError::internal("validated url missing"))?;
     session.require_verified()?;
-    let db = app.control_db()?;
-    let tenant_id = session.tenant_id().to_string();
-    let plan = auth::tenant_plan(app, &tenant_id).await?;
-    let id = ids::new_id("wh")?;
-    let secret_text = format!("whsec_{}", ids::random_token(SECRET_CHARS)?);
-    let sealed = secret::seal(&crate::webhooks::secret_key(app)?, secret_text.as_bytes())?;
-    // Webhooks a tenant may hold at once, per plan; counted inside the insert.
-    let max = plan.webhooks_max();
-    let inserted = store::insert_within(
-        &db,
-        &NewWebhook {
-            id: &id,
-            tenant_id: &tenant_id,
-            url: url.as_str(),
-            events: &serde_json::to_string(&events)?,
+    let (row, secret_text) = endpoints::create(
+        app,
+        &NewEndpoint {
+            tenant_id: session.tenant_id(),
+            url: &url,
+            events: &events,
             description: &description,
-            secret_sealed: &sealed,
         },
-        app.now_ms,
-        max,
     )
     .await?;
-    if !inserted {
-        return Err(ApiError::coded(
-            ErrorCode::PlanLimitExceeded,
-            format!(
-                "Plan limit exceeded: the {} plan holds at most {max} webhooks; delete one first, \
-                 or upgrade",
-                plan.label()
-            ),
-        ));
-    }
-    let row = store::of_tenant(&db, &tenant_id, &id)
-        .await?
-        .ok_or_else(|| ApiError::internal("created webhook not found"))?;
     http::dashboard(
         201,
         &CreatedView {
@@ -191,7 +149,7 @@ fn parse_events(f: &mut Fields) -> Vec<String> {
 /// `GET /dashboard/webhooks`: never the secret.
 pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let rows = store::list(&app.control_db()?, session.tenant_id()).await?;
+    let rows = endpoints::list(app, session.tenant_id()).await?;
     let views: Vec<WebhookView> = rows.iter().map(WebhookView::from_row).collect();
     http::dashboard(200, &views, None)
 }
@@ -199,9 +157,7 @@ pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
 /// `GET /dashboard/webhooks/:id`: the fields plus lastTriggeredAt.
 pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let row = store::of_tenant(&app.control_db()?, session.tenant_id(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
+    let row = endpoints::get(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
         &DetailView {
@@ -215,18 +171,10 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 /// `POST /dashboard/webhooks/:id/toggle`.
 pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let db = app.control_db()?;
     // 404 before 403: another tenant's id is not found, whoever asks.
-    store::of_tenant(&db, session.tenant_id(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
+    endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
-    if store::toggle(&db, session.tenant_id(), id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
-    let row = store::of_tenant(&db, session.tenant_id(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
+    let row = endpoints::toggle(app, session.tenant_id(), id).await?;
     let active = row.active != 0;
     let message = if active {
         "Webhook enabled: it receives the events it subscribes to"
@@ -248,57 +196,9 @@ pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 pub async fn test(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
     let event_type = test_event_type(&mut req).await?;
-    let db = app.control_db()?;
-    let row = store::of_tenant(&db, session.tenant_id(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
+    let row = endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
-    auth::limit::take(
-        app,
-        &format!("webhook-test:{}", row.tenant_id),
-        TEST_EVENTS_PER_TENANT,
-    )
-    .await?;
-    let is_test = event_type == EVENT_TEST;
-    let event_id = ids::new_id(if is_test { "evt_test" } else { "evt_sample" })?;
-    let delivery_id = dispatch::delivery_id(&event_id, &row.id);
-    let payload = samples::data(&event_type, &row.id, app.now_ms)?
-        .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
-    // A sample names a log like a real delivery does (the sandbox's first
-    // shard); `test` is about no log.
-    let payload = if is_test {
-        payload
-    } else {
-        let sandbox = crate::ledger::LogId {
-            env: Env::Sandbox,
-            shard: 0,
-        };
-        dispatch::with_log(&payload, &dispatch::log_member(app, sandbox)?)
-    };
-    crate::store::batch(
-        &db,
-        store::insert_deliveries(
-            &db,
-            &[NewDelivery {
-                of: DeliveryOf {
-                    id: delivery_id.clone(),
-                    webhook_id: row.id.clone(),
-                    tenant_id: row.tenant_id.clone(),
-                    // Samples read like real sandbox deliveries; `test` has
-                    // no environment.
-                    env: (!is_test).then(|| Env::Sandbox.as_str().to_string()),
-                    event_id,
-                    event_type,
-                    event_created_at: app.now_ms,
-                },
-                url: row.url.clone(),
-                payload,
-            }],
-            app.now_ms,
-        )?,
-    )
-    .await?;
-    let report = delivery::attempt(app, &delivery_id, Mode::Test).await?;
+    let (delivery_id, report) = endpoints::send_test(app, &row, event_type).await?;
     http::dashboard(
         200,
         &serde_json::json!({
@@ -343,9 +243,7 @@ async fn test_event_type(req: &mut Request) -> ApiResult<String> {
 /// deliveries.
 pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    if store::delete(&app.control_db()?, session.tenant_id(), id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
+    endpoints::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
         &serde_json::json!({ "id": id, "deleted": true }),
@@ -389,14 +287,7 @@ struct DeliveryView {
 /// every attempt (not in the spec; for debugging and replay checks).
 pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     let session = auth::session(app, &req).await?;
-    let db = app.control_db()?;
-    store::of_tenant(&db, session.tenant_id(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
-    let rows =
-        store::deliveries_of_webhook(&db, session.tenant_id(), id, DELIVERIES_LISTED_MAX).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
-    let attempts = store::attempts_of(&db, &ids).await?;
+    let (rows, attempts) = endpoints::deliveries(app, session.tenant_id(), id).await?;
     let views: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {

@@ -19,6 +19,7 @@ row! {
         net_delta: Amount,
         from_index: u64, to_index: u64, status: CheckpointStatus, created_at: u64,
         committed_at: Option<u64>, leaf_index: Option<u64>, tree_size: Option<u64>,
+        failure: Option<String>,
     }
 }
 /// The optional filters of a tenant's checkpoint list.
@@ -37,6 +38,8 @@ const SELECT_QUEUED: &str =
 const MARK_COMMITTED: &str =
     "UPDATE checkpoints SET status = 'COMMITTED', leaf_index = ?2, tree_size = ?3, \
      committed_at = ?4 WHERE id = ?1 AND status = 'QUEUED'";
+const MARK_FAILED: &str =
+    "UPDATE checkpoints SET status = 'FAILED', failure = ?2 WHERE id = ?1 AND status = 'QUEUED'";
 const SELECT_PAGE: &str = select_checkpoints!(concat!(
     page_filter!(),
     "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5"
@@ -73,6 +76,12 @@ queries! {
 
 statements! {
     pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
+}
+
+statements! {
+    /// Marks a QUEUED checkpoint FAILED (it can never be appended), keeping
+    /// why; a no-op for one no longer QUEUED.
+    pub fn mark_failed(id: &str, failure: &str) = MARK_FAILED;
 }
 
 /// Checkpoints of a tenant, newest first, optionally filtered.

@@ -90,3 +90,53 @@ pub fn insert_if_delta_failed(
     ];
     stmt(db, INSERT_IF_DELTA_FAILED, &args)
 }
+
+const INSERT_IF_FACT_FAILED: &str =
+    "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
+     (SELECT 1 FROM facts WHERE tenant_id = ?2 AND content_hash = ?6 AND status = 'FAILED')";
+
+/// Adds an event (once: its id is deterministic) only if the event
+/// tenant's fact `content_hash` is FAILED when the statement runs: put it
+/// after `facts::mark_failed` in the same batch.
+pub fn insert_if_fact_failed(
+    db: &D1Database,
+    event: &NewEvent,
+    content_hash: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = args![
+        &event.id,
+        &event.tenant_id,
+        event.kind,
+        &event.payload,
+        now_ms,
+        content_hash
+    ];
+    stmt(db, INSERT_IF_FACT_FAILED, &args)
+}
+
+const INSERT_IF_CHECKPOINT_FAILED: &str =
+    "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
+     (SELECT 1 FROM checkpoints WHERE id = ?6 AND status = 'FAILED')";
+
+/// Adds an event (once: its id is deterministic) only if the checkpoint
+/// `id` is FAILED when the statement runs: put it after
+/// `checkpoints::mark_failed` in the same batch.
+pub fn insert_if_checkpoint_failed(
+    db: &D1Database,
+    event: &NewEvent,
+    checkpoint_id: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let args = args![
+        &event.id,
+        &event.tenant_id,
+        event.kind,
+        &event.payload,
+        now_ms,
+        checkpoint_id
+    ];
+    stmt(db, INSERT_IF_CHECKPOINT_FAILED, &args)
+}

@@ -14,6 +14,7 @@ row! {
         tenant_id: String, content_hash: String, content: String, metadata: Option<String>,
         status: ItemStatus, created_at: u64, leaf_index: Option<u64>, tree_size: Option<u64>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
+        failure: Option<String>,
     }
 }
 
@@ -24,6 +25,8 @@ const SELECT_ONE: &str = select_facts!("WHERE tenant_id = ?1 AND content_hash = 
 const SELECT_QUEUED: &str = select_facts!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 const MARK_VERIFIED: &str =
     "UPDATE facts SET status = 'VERIFIED', leaf_index = ?3, tree_size = ?4, verified_at = ?5 \
+     WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
+const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
 
 /// The fact's insert (ignored when this tenant already has it), for a
@@ -55,4 +58,15 @@ pub fn mark_verified(
 ) -> ApiResult<D1PreparedStatement> {
     let args = args![tenant_id, content_hash, leaf_index, tree_size, verified_at];
     stmt(db, MARK_VERIFIED, &args)
+}
+
+/// Marks a QUEUED fact FAILED (it can never be appended), keeping why; a
+/// no-op for one no longer QUEUED.
+pub fn mark_failed(
+    db: &D1Database,
+    tenant_id: &str,
+    content_hash: &str,
+    failure: &str,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(db, MARK_FAILED, &args![tenant_id, content_hash, failure])
 }

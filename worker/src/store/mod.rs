@@ -350,12 +350,13 @@ impl ItemStatus {
 }
 
 /// The `status` of a checkpoint: its root is fixed (QUEUED), then in the
-/// log (COMMITTED).
+/// log (COMMITTED), or it can never be appended (FAILED).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum CheckpointStatus {
     Queued,
     Committed,
+    Failed,
 }
 
 impl CheckpointStatus {
@@ -363,6 +364,7 @@ impl CheckpointStatus {
         match self {
             CheckpointStatus::Queued => "QUEUED",
             CheckpointStatus::Committed => "COMMITTED",
+            CheckpointStatus::Failed => "FAILED",
         }
     }
 }

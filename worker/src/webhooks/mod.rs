@@ -4,6 +4,7 @@
 
 pub mod delivery;
 pub mod dispatch;
+pub mod endpoints;
 pub mod samples;
 pub mod signing;
 pub mod url_safety;

@@ -151,6 +151,7 @@ fn checkpoint(now_ms: u64) -> CheckpointRow {
         committed_at: Some(now_ms),
         leaf_index: Some(42),
         tree_size: Some(43),
+        failure: None,
     }
 }
 

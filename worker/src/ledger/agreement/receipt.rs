@@ -8,7 +8,8 @@ use bvs_core::receipt::{LoggedItem, ReceiptAgreement, ReceiptStatement};
 use bvs_core::LeafIndex;
 use worker::D1Database;
 
-use super::{checkpoint_ref, LogId};
+use super::super::prove::ReceiptRequest;
+use super::checkpoint_ref;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::store::agreements;
@@ -28,13 +29,12 @@ use crate::views;
 /// D1 errors.
 pub async fn of_receipt(
     app: &App,
-    log: LogId,
     db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
+    r: &ReceiptRequest<'_>,
     root: &Hash32,
     tree_size: u64,
 ) -> ApiResult<Option<ReceiptAgreement>> {
+    let (log, tenant_id, customer_id) = (r.log, r.tenant_id, r.customer_id.as_str());
     let Some(c) = checkpoints::by_root(db, &root.to_hex())
         .await?
         .into_iter()

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs every black-box test binary (tests/tests/*.rs) in BLACKBOX_JOBS
+# lanes at once (default 2). Each binary starts its own `wrangler dev`
+# processes on free ports in fresh state directories, so binaries do not
+# share anything but the machine; most of their time is spent waiting for
+# sequencer rounds, queues and cron, which is why two lanes fit on two
+# cores.
+#
+# Longest first: the order comes from the previous run's timings
+# (target/blackbox-times.tsv), else from the list of known long binaries
+# below. BLACKBOX_ONLY='webhooks|proofs' runs only those. Every binary's output goes to target/blackbox/<name>.log; a
+# failing binary's log is printed at the end. Prints each binary's time.
+#
+#   scripts/blackbox.sh [test harness args, e.g. --skip schema_pass_]
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+jobs="${BLACKBOX_JOBS:-2}"
+threads="${TEST_THREADS:-4}"
+logs="$ROOT/target/blackbox"
+times="$ROOT/target/blackbox-times.tsv"
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# Build once; list "name executable" for every test binary of bvs-tests.
+cargo test -p bvs-tests --no-run --quiet --message-format=json-render-diagnostics \
+  | jq -r 'select(.reason == "compiler-artifact" and .profile.test and (.target.kind | index("test")))
+           | "\(.target.name) \(.executable)"' \
+  | grep -E "^(${BLACKBOX_ONLY:-[a-z_0-9]+}) " >"$logs/binaries"
+
+# Known long binaries, longest first (used when there are no timings yet).
+known_long="balance_large crash_shards compare_pinpoint agree_browser dashboard_browser
+verify_page sweeper webhooks idempotency_crash proofs balance"
+order() {
+  if [ -s "$times" ]; then
+    # name seconds, longest first; binaries without a time go first.
+    awk 'NR == FNR { t[$1] = $2; next } { print (($1 in t) ? t[$1] : 99999), $0 }' \
+      "$times" "$logs/binaries" | sort -k1,1nr | cut -d' ' -f2-
+  else
+    awk -v long="$known_long" 'BEGIN { n = split(long, l, /[ \n]+/); for (i = 1; i <= n; i++) rank[l[i]] = i }
+      { print (($1 in rank) ? rank[$1] : 1000), $0 }' "$logs/binaries" | sort -k1,1n | cut -d' ' -f2-
+  fi
+}
+
+run_one() {
+  local name="$1" exe="$2" started=$SECONDS
+  # shellcheck disable=SC2086 # BLACKBOX_ARGS: the test harness's own words
+  if (cd "$ROOT/tests" && "$exe" --test-threads="$threads" $BLACKBOX_ARGS) >"$logs/$name.log" 2>&1; then
+    printf '%-22s ok      %4ds\n' "$name" $((SECONDS - started))
+    printf '%s %d\n' "$name" $((SECONDS - started)) >>"$logs/times.new"
+  else
+    printf '%-22s FAILED  %4ds  (log: target/blackbox/%s.log)\n' "$name" $((SECONDS - started)) "$name"
+    echo "$name" >>"$logs/failed"
+  fi
+}
+export -f run_one
+BLACKBOX_ARGS="$*"
+export logs threads ROOT BLACKBOX_ARGS
+
+started=$SECONDS
+order | xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' || true
+echo "black-box binaries: $(wc -l <"$logs/binaries"), ${jobs} lanes, $((SECONDS - started))s wall"
+
+[ -f "$logs/times.new" ] && sort -k2,2nr "$logs/times.new" >"$times"
+if [ -s "$logs/failed" ]; then
+  while read -r name; do
+    echo "==================== $name (target/blackbox/$name.log, last 120 lines)"
+    tail -n 120 "$logs/$name.log"
+  done <"$logs/failed"
+  echo "failed: $(tr '\n' ' ' <"$logs/failed")"
+  exit 1
+fi

@@ -1,0 +1,120 @@
+//! API keys as the dashboard manages them: create (within the plan's
+//! limit, for an active environment), list, toggle, delete. Only the
+//! SHA-256 of a key's secret is stored.
+
+use bvs_core::types::{ApiKey, Env};
+
+use super::secret;
+use crate::app::App;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids;
+pub use crate::store::keys::KeyRow;
+use crate::store::keys::{self as store, NewKey};
+
+/// Characters of a key's `{id}` part (base62).
+pub const KEY_ID_CHARS: usize = 16;
+/// Characters of a key's `{secret}` part (base62, about 190 bits).
+pub const KEY_SECRET_CHARS: usize = 32;
+
+/// Who creates a key, for which environment, under which name.
+pub struct NewKeyRequest<'a> {
+    pub tenant_id: &'a str,
+    pub user_id: &'a str,
+    pub env: Env,
+    pub name: Option<&'a str>,
+}
+
+/// Creates a key: its environment must be active for the tenant, and the
+/// tenant may hold at most its plan's number of keys (counted inside the
+/// insert). Returns the stored row and the full key (shown once).
+///
+/// # Errors
+/// 403 when the environment is not provisioned; 402 above the plan's key
+/// limit; D1 errors.
+pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiKey)> {
+    let env = k.env;
+    let contract = super::contracts::for_env(app, k.tenant_id, env).await?;
+    if contract.as_ref().map(|c| c.status.as_str()) != Some(super::contracts::STATUS_ACTIVE) {
+        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
+            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
+            env.key_prefix(),
+            super::env_label(env),
+            env.contract_name()
+        )));
+    }
+    let plan = super::tenant_plan(app, k.tenant_id).await?;
+    let key = ApiKey::new(
+        env,
+        &ids::random_token(KEY_ID_CHARS)?,
+        &ids::random_token(KEY_SECRET_CHARS)?,
+    )
+    .map_err(|e| ApiError::internal(format!("generated key is invalid: {e}")))?;
+    // Keys a tenant may hold at once, per plan (deleted ones do not count);
+    // counted inside the insert.
+    let max = plan.api_keys_max();
+    let db = app.control_db()?;
+    let inserted = store::insert_within(
+        &db,
+        &NewKey {
+            id: key.id(),
+            tenant_id: k.tenant_id,
+            env: env.as_str(),
+            name: k.name,
+            secret_hash: &secret::sha256_hex(key.secret()),
+            created_by: k.user_id,
+        },
+        app.now_ms,
+        max,
+    )
+    .await?;
+    if !inserted {
+        return Err(ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan holds at most {max} API keys; delete one first, \
+                 or upgrade",
+                plan.label()
+            ),
+        ));
+    }
+    let row = store::of_tenant(&db, k.tenant_id, key.id())
+        .await?
+        .ok_or_else(|| ApiError::internal("created key not found"))?;
+    Ok((row, key))
+}
+
+/// The tenant's live keys, oldest first.
+///
+/// # Errors
+/// D1 errors.
+pub async fn list(app: &App, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
+    store::list(&app.control_db()?, tenant_id).await
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("No API key {id}"))
+}
+
+/// Enables a disabled key or disables an enabled one; returns it as
+/// stored.
+///
+/// # Errors
+/// 404 for an unknown or deleted key; D1 errors.
+pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<KeyRow> {
+    let db = app.control_db()?;
+    if store::toggle(&db, tenant_id, id).await? == 0 {
+        return Err(not_found(id));
+    }
+    store::of_tenant(&db, tenant_id, id)
+        .await?
+        .ok_or_else(|| not_found(id))
+}
+
+/// # Errors
+/// 404 for an unknown or deleted key; D1 errors.
+pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
+    if store::delete(&app.control_db()?, tenant_id, id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    Ok(())
+}

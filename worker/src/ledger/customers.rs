@@ -1,0 +1,35 @@
+//! A tenant's customer ledgers as listed: one page of them, and a
+//! customer's deltas still waiting for the sequencer.
+
+use bvs_core::types::{CustomerId, Page};
+use worker::D1Database;
+
+use crate::error::ApiResult;
+pub use crate::store::ledgers::LedgerRow;
+use crate::store::{deltas, ledgers};
+
+/// One page of the tenant's ledgers, and how many there are in all.
+///
+/// # Errors
+/// D1 errors.
+pub async fn page(
+    db: &D1Database,
+    tenant_id: &str,
+    page: &Page,
+) -> ApiResult<(u64, Vec<LedgerRow>)> {
+    let total = ledgers::count_of_tenant(db, tenant_id).await?;
+    let rows = ledgers::page(db, tenant_id, page.limit(), page.offset()).await?;
+    Ok((total, rows))
+}
+
+/// The customer's deltas not yet in the log (QUEUED).
+///
+/// # Errors
+/// D1 errors.
+pub async fn queued_count(
+    db: &D1Database,
+    tenant_id: &str,
+    customer: &CustomerId,
+) -> ApiResult<u64> {
+    deltas::queued_count(db, tenant_id, customer.as_str()).await
+}

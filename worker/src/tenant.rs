@@ -1,0 +1,61 @@
+//! A tenant's settings and usage, as the dashboard and operator routes
+//! read and change them: plan, retention window, this month's usage.
+
+use bvs_core::types::{Env, Period, RetentionDays};
+
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::plan::Plan;
+use crate::store::accounts::{self as store, TenantRow};
+
+/// The tenant of a session.
+///
+/// # Errors
+/// D1 errors; a tenant that vanished under its session is an internal
+/// error.
+pub async fn of_session(app: &App, tenant_id: &str) -> ApiResult<TenantRow> {
+    store::tenant(&app.control_db()?, tenant_id)
+        .await?
+        .ok_or_else(|| ApiError::internal("session of a missing tenant"))
+}
+
+/// Moves a tenant to `plan`.
+///
+/// # Errors
+/// 404 for an unknown tenant; D1 errors.
+pub async fn set_plan(app: &App, tenant_id: &str, plan: Plan) -> ApiResult<()> {
+    let changed =
+        store::set_tenant_plan(&app.control_db()?, tenant_id, plan.as_str(), app.now_ms).await?;
+    if changed == 0 {
+        return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
+    }
+    Ok(())
+}
+
+/// Sets the tenant's retention window and returns the tenant as stored.
+///
+/// # Errors
+/// D1 errors.
+pub async fn set_retention(
+    app: &App,
+    tenant_id: &str,
+    days: RetentionDays,
+) -> ApiResult<TenantRow> {
+    store::set_tenant_retention(&app.control_db()?, tenant_id, days.days(), app.now_ms).await?;
+    of_session(app, tenant_id).await
+}
+
+/// Verified deltas counted against the tenant's quota in `env` during
+/// `period`.
+///
+/// # Errors
+/// D1 errors.
+pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<u64> {
+    store::usage(
+        &app.control_db()?,
+        tenant_id,
+        env.as_str(),
+        &period.to_string(),
+    )
+    .await
+}

@@ -1,0 +1,210 @@
+//! A tenant's webhook endpoints as the dashboard manages them: create
+//! (within the plan's limit; the secret is sealed and shown once), list,
+//! read, toggle, delete, send a test or sample event now, and list recent
+//! deliveries with their attempts. Another tenant's webhook id is 404.
+
+use bvs_core::types::Env;
+use worker::Url;
+
+use super::delivery::{self, Mode, Report};
+use super::{dispatch, samples, EVENT_TEST};
+use crate::app::App;
+use crate::auth::limit::{self, Rate};
+use crate::auth::{self, secret};
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids;
+use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
+pub use crate::store::webhooks::{AttemptRow, DeliveryRow, WebhookRow};
+
+/// Characters of a secret after its `whsec_` prefix (base62, ~190 bits).
+pub const SECRET_CHARS: usize = 32;
+/// Deliveries listed by the deliveries route.
+pub const DELIVERIES_LISTED_MAX: u64 = 50;
+/// Test events per tenant: 10 at once, then one every 6 seconds, so the
+/// test route cannot turn the service into a request cannon. // spec: silent
+pub const TEST_EVENTS_PER_TENANT: Rate = Rate {
+    rate_per_sec: 1.0 / 6.0,
+    burst: 10.0,
+};
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("No webhook {id}"))
+}
+
+/// A webhook to create: where, for which events, described how.
+pub struct NewEndpoint<'a> {
+    pub tenant_id: &'a str,
+    pub url: &'a Url,
+    pub events: &'a [String],
+    pub description: &'a str,
+}
+
+/// Creates a webhook within the plan's limit (counted inside the insert);
+/// returns it as stored and its secret (shown once, stored sealed).
+///
+/// # Errors
+/// 402 above the plan's webhook limit; D1 errors.
+pub async fn create(app: &App, w: &NewEndpoint<'_>) -> ApiResult<(WebhookRow, String)> {
+    let db = app.control_db()?;
+    let plan = auth::tenant_plan(app, w.tenant_id).await?;
+    let id = ids::new_id("wh")?;
+    let secret_text = format!("whsec_{}", ids::random_token(SECRET_CHARS)?);
+    let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
+    // Webhooks a tenant may hold at once, per plan; counted inside the insert.
+    let max = plan.webhooks_max();
+    let inserted = store::insert_within(
+        &db,
+        &NewWebhook {
+            id: &id,
+            tenant_id: w.tenant_id,
+            url: w.url.as_str(),
+            events: &serde_json::to_string(w.events)?,
+            description: w.description,
+            secret_sealed: &sealed,
+        },
+        app.now_ms,
+        max,
+    )
+    .await?;
+    if !inserted {
+        return Err(ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan holds at most {max} webhooks; delete one first, \
+                 or upgrade",
+                plan.label()
+            ),
+        ));
+    }
+    let row = store::of_tenant(&db, w.tenant_id, &id)
+        .await?
+        .ok_or_else(|| ApiError::internal("created webhook not found"))?;
+    Ok((row, secret_text))
+}
+
+/// The tenant's webhooks.
+///
+/// # Errors
+/// D1 errors.
+pub async fn list(app: &App, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
+    store::list(&app.control_db()?, tenant_id).await
+}
+
+/// One of the tenant's webhooks.
+///
+/// # Errors
+/// 404 for an unknown id or another tenant's; D1 errors.
+pub async fn get(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> {
+    store::of_tenant(&app.control_db()?, tenant_id, id)
+        .await?
+        .ok_or_else(|| not_found(id))
+}
+
+/// Enables a disabled webhook or disables an enabled one; returns it as
+/// stored.
+///
+/// # Errors
+/// 404 for an unknown id or another tenant's; D1 errors.
+pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> {
+    let db = app.control_db()?;
+    if store::toggle(&db, tenant_id, id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    store::of_tenant(&db, tenant_id, id)
+        .await?
+        .ok_or_else(|| not_found(id))
+}
+
+/// Deletes a webhook and cancels its pending deliveries.
+///
+/// # Errors
+/// 404 for an unknown id or another tenant's; D1 errors.
+pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
+    if store::delete(&app.control_db()?, tenant_id, id, app.now_ms).await? == 0 {
+        return Err(not_found(id));
+    }
+    Ok(())
+}
+
+/// Sends `event_type` to `row` now, once, signed like a real delivery:
+/// `test`, or any other event as its sample (`webhooks::samples`), which
+/// names the sandbox's first log like a real delivery does. Spends one of
+/// the tenant's test events first. Returns the delivery's id and what the
+/// receiver answered.
+///
+/// # Errors
+/// 429 when the tenant's test events are spent; D1 errors.
+pub async fn send_test(
+    app: &App,
+    row: &WebhookRow,
+    event_type: String,
+) -> ApiResult<(String, Report)> {
+    limit::take(
+        app,
+        &format!("webhook-test:{}", row.tenant_id),
+        TEST_EVENTS_PER_TENANT,
+    )
+    .await?;
+    let db = app.control_db()?;
+    let is_test = event_type == EVENT_TEST;
+    let event_id = ids::new_id(if is_test { "evt_test" } else { "evt_sample" })?;
+    let delivery_id = dispatch::delivery_id(&event_id, &row.id);
+    let payload = samples::data(&event_type, &row.id, app.now_ms)?
+        .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
+    // A sample names a log like a real delivery does (the sandbox's first
+    // shard); `test` is about no log.
+    let payload = if is_test {
+        payload
+    } else {
+        let sandbox = crate::ledger::LogId {
+            env: Env::Sandbox,
+            shard: 0,
+        };
+        dispatch::with_log(&payload, &dispatch::log_member(app, sandbox)?)
+    };
+    crate::store::batch(
+        &db,
+        store::insert_deliveries(
+            &db,
+            &[NewDelivery {
+                of: DeliveryOf {
+                    id: delivery_id.clone(),
+                    webhook_id: row.id.clone(),
+                    tenant_id: row.tenant_id.clone(),
+                    // Samples read like real sandbox deliveries; `test` has
+                    // no environment.
+                    env: (!is_test).then(|| Env::Sandbox.as_str().to_string()),
+                    event_id,
+                    event_type,
+                    event_created_at: app.now_ms,
+                },
+                url: row.url.clone(),
+                payload,
+            }],
+            app.now_ms,
+        )?,
+    )
+    .await?;
+    let report = delivery::attempt(app, &delivery_id, Mode::Test).await?;
+    Ok((delivery_id, report))
+}
+
+/// The webhook's latest deliveries (at most `DELIVERIES_LISTED_MAX`) and
+/// every attempt of them.
+///
+/// # Errors
+/// 404 for an unknown id or another tenant's; D1 errors.
+pub async fn deliveries(
+    app: &App,
+    tenant_id: &str,
+    id: &str,
+) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
+    let db = app.control_db()?;
+    store::of_tenant(&db, tenant_id, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    let rows = store::deliveries_of_webhook(&db, tenant_id, id, DELIVERIES_LISTED_MAX).await?;
+    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let attempts = store::attempts_of(&db, &ids).await?;
+    Ok((rows, attempts))
+}
