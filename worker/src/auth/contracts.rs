@@ -6,9 +6,7 @@ use bvs_core::types::Env;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::contracts as store;
-pub use crate::store::contracts::{
-    ContractRow, STATUS_ACTIVE, STATUS_ERROR, STATUS_NOT_PROVISIONED,
-};
+pub use crate::store::contracts::{ContractRow, ContractStatus};
 use crate::{ids, ledger, tenant};
 
 /// Provisions `env` for the tenant: checks the plan, places the
@@ -49,7 +47,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
         .await?
         .map_or(shard, |c| c.shard);
     let (status, error) = match ledger::ensure_log(app, ledger::LogId::new(env, placed)).await {
-        Ok(_) => (STATUS_ACTIVE, None),
+        Ok(_) => (ContractStatus::Active, None),
         Err(e) => {
             let cause = match &e {
                 ApiError::Internal(c) => c.clone(),
@@ -60,12 +58,20 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
                 env.as_str()
             );
             (
-                STATUS_ERROR,
+                ContractStatus::Error,
                 Some("setup of the environment failed; contact support"),
             )
         }
     };
-    store::finish_provisioning(&db, tenant_id, env.as_str(), status, error, app.now_ms).await?;
+    store::finish_provisioning(
+        &db,
+        tenant_id,
+        env.as_str(),
+        status.as_str(),
+        error,
+        app.now_ms,
+    )
+    .await?;
     Ok(())
 }
 

@@ -34,7 +34,7 @@ pub struct NewKeyRequest<'a> {
 pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiKey)> {
     let env = k.env;
     let contract = super::contracts::for_env(app, k.tenant_id, env).await?;
-    if contract.as_ref().map(|c| c.status.as_str()) != Some(super::contracts::STATUS_ACTIVE) {
+    if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
         return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
             "Environment not provisioned: {} keys need an active {} environment; provision {} first",
             env.key_prefix(),

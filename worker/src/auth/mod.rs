@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::plan::{self, Plan};
 use crate::store;
 use crate::store::accounts::UserRow;
-use crate::store::contracts::STATUS_ACTIVE;
+use crate::store::contracts::ContractStatus;
 
 #[expect(
     dead_code,
@@ -63,7 +63,7 @@ pub struct Contract {
     pub id: String,
     pub tenant_id: String,
     pub env: Env,
-    pub status: String,
+    pub status: ContractStatus,
 }
 
 const INVALID_KEY: &str =
@@ -106,7 +106,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         ));
     }
     let env = key.env();
-    if row.contract_status.as_deref() != Some(STATUS_ACTIVE) {
+    if row.contract_status != Some(ContractStatus::Active) {
         return Err(ApiError::coded(
             ErrorCode::EnvironmentNotProvisioned,
             format!(
@@ -178,12 +178,13 @@ pub async fn resolve_contract(
                 )
             })?,
     };
-    if row.status != STATUS_ACTIVE {
+    if row.status != ContractStatus::Active {
         return Err(ApiError::coded(
             ErrorCode::EnvironmentNotProvisioned,
             format!(
                 "Environment not provisioned: contract {} is {}",
-                row.id, row.status
+                row.id,
+                row.status.as_str()
             ),
         ));
     }

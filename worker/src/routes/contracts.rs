@@ -7,7 +7,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth;
-use crate::auth::contracts::{self, STATUS_NOT_PROVISIONED};
+use crate::auth::contracts::{self, ContractStatus};
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
@@ -97,7 +97,10 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
         let row = rows.iter().find(|r| r.env == env);
         environments.push(EnvironmentStatus {
             environment: env.contract_name(),
-            status: row.map_or_else(|| STATUS_NOT_PROVISIONED.to_string(), |r| r.status.clone()),
+            status: row
+                .map_or(ContractStatus::NotProvisioned, |r| r.status)
+                .as_str()
+                .to_string(),
             provisioned_at: iso(row.and_then(|r| r.provisioned_at)),
         });
     }
@@ -122,7 +125,7 @@ pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
             id: r.id,
             tenant_id: r.tenant_id,
             environment: env.contract_name(),
-            status: r.status,
+            status: r.status.as_str().to_string(),
             provisioned_at: iso(r.provisioned_at),
         });
     }

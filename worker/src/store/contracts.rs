@@ -7,21 +7,36 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{args, queries, row, run, stmt};
 use crate::error::ApiResult;
 
-#[expect(
-    dead_code,
-    reason = "names the state the provision route writes in SQL"
-)]
-pub const STATUS_PROVISIONING: &str = "provisioning";
-pub const STATUS_ACTIVE: &str = "active";
-pub const STATUS_ERROR: &str = "error";
-pub const STATUS_NOT_PROVISIONED: &str = "not_provisioned";
+/// A contract's state, as its `status` column holds it: only an `active`
+/// environment takes API keys and balance requests. `provisioning` is
+/// written by `BEGIN_PROVISIONING`'s SQL; `not_provisioned` is what the
+/// status route shows for an environment without a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContractStatus {
+    NotProvisioned,
+    Provisioning,
+    Active,
+    Error,
+}
+
+impl ContractStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContractStatus::NotProvisioned => "not_provisioned",
+            ContractStatus::Provisioning => "provisioning",
+            ContractStatus::Active => "active",
+            ContractStatus::Error => "error",
+        }
+    }
+}
 
 row! {
     $ select_contracts from "contracts";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct ContractRow {
-        id: String, tenant_id: String, env: Env, status: String,
+        id: String, tenant_id: String, env: Env, status: ContractStatus,
         provisioned_at: Option<u64>, error: Option<String>,
         // The ledger shard the environment is placed on.
         shard: u32,
@@ -83,7 +98,15 @@ pub fn insert_active(
     stmt(
         db,
         INSERT_CONTRACT,
-        &args![id, tenant_id, env, STATUS_ACTIVE, now_ms, now_ms, shard],
+        &args![
+            id,
+            tenant_id,
+            env,
+            ContractStatus::Active.as_str(),
+            now_ms,
+            now_ms,
+            shard
+        ],
     )
 }
 

@@ -3,6 +3,7 @@
 use bvs_core::types::Env;
 use serde::Deserialize;
 
+use super::contracts::ContractStatus;
 use super::{queries, row};
 use crate::plan::Plan;
 
@@ -51,7 +52,7 @@ row! {
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
-        contract_status: Option<String>,
+        contract_status: Option<ContractStatus>,
         // The shard of the key's environment (`None` without a contract).
         shard: Option<u32>,
     }
