@@ -3,7 +3,9 @@
 //! parameter is bounded.
 //!
 //! This binary runs its own `wrangler dev`, so its rate-limit buckets and
-//! its tenants are its own.
+//! its tenants are its own. Its public routes refill one token a second
+//! (DEV_MODE `PUBLIC_RATE_PER_SEC`; the burst of 60 stays), so a burst of
+//! 400 is limited however slowly a loaded machine serves it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_tests::client::{Api, Reply};
@@ -13,7 +15,18 @@ use bvs_tests::tenant::{new_tenant_on_plan, Tenant};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-bvs_tests::own_server!("isolation");
+static SERVER: std::sync::OnceLock<bvs_tests::Wrangler> = std::sync::OnceLock::new();
+
+fn server() -> &'static bvs_tests::Wrangler {
+    SERVER.get_or_init(|| {
+        let dir = bvs_tests::fresh_state_dir("isolation");
+        bvs_tests::Wrangler::start_with_vars(&dir, &[("PUBLIC_RATE_PER_SEC", "1")])
+    })
+}
+
+fn api() -> Api {
+    Api::new(server().base_url.clone())
+}
 
 fn unique(label: &str) -> String {
     format!("{label}_{}", nanos())
@@ -108,6 +121,34 @@ fn the_verify_page_is_limited_per_client_network() {
     let root = "cd".repeat(32);
     let statuses = burst(&api, &format!("/verify/{root}"), 400, |_| address.clone());
     assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+/// The three public route families, each from one IPv4 address and from
+/// many addresses of one IPv6 /64: every pairing is limited (429 within a
+/// burst), and only that client is: a fresh network still gets through.
+#[test]
+fn every_public_route_family_is_limited_per_ipv4_address_and_per_ipv6_64() {
+    let api = api();
+    let root = "ef".repeat(32);
+    for path in [
+        "/api/v1/log/sandbox/key".to_string(),
+        format!("/api/v1/verify/{root}"),
+        format!("/verify/{root}"),
+    ] {
+        let v4 = format!("203.0.{}.{}", nanos() % 250, (nanos() >> 8) % 250 + 1);
+        let statuses = burst(&api, &path, 400, |_| v4.clone());
+        assert!(statuses.contains(&429), "{path} from {v4}: {statuses:?}");
+        let net = fresh_64();
+        let statuses = burst(&api, &path, 400, |i| {
+            format!("{net}:{:x}::{:x}", i + 1, i + 3)
+        });
+        assert!(
+            statuses.contains(&429),
+            "{path} from {net}::/64: {statuses:?}"
+        );
+        let other = get_from(&api, &path, &format!("{}::1", fresh_64()));
+        assert_ne!(other.status, 429, "{path} from a fresh /64: {}", other.text);
+    }
 }
 
 // ------------------------------------------------------------------ bounded, paged answers
@@ -307,6 +348,69 @@ fn a_made_up_reset_token_is_refused_before_any_key_derivation() {
     );
 }
 
+/// The `kdfCalls` (password key derivations) the DEV_MODE log line of
+/// request `request_id` reports.
+fn kdf_calls(r: &Reply) -> u64 {
+    let id = r
+        .headers
+        .get("request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("no Request-Id: {}", r.text))
+        .to_string();
+    let needle = format!("\"requestId\":\"{id}\"");
+    bvs_tests::eventually(
+        std::time::Duration::from_secs(10),
+        "the request's log line",
+        || {
+            let log = std::fs::read_to_string(&server().log_path).unwrap_or_default();
+            log.lines()
+                .filter(|l| l.contains(&needle))
+                .filter_map(|l| {
+                    l.find('{')
+                        .and_then(|i| serde_json::from_str::<Value>(&l[i..]).ok())
+                })
+                .find_map(|v| v["kdfCalls"].as_u64())
+        },
+    )
+}
+
+/// Not timing-based: the request log counts key derivations. A login with
+/// an unknown e-mail derives one (against a dummy hash); a reset with a
+/// made-up token derives none. Requests that overlap in one isolate share
+/// the counter, so one of a few resets must show 0 (with the KDF before
+/// the token check, every one shows at least 1).
+#[test]
+fn a_made_up_reset_token_is_refused_without_deriving_a_key() {
+    let api = api();
+    let run = nanos();
+    let body =
+        json!({ "email": format!("nobody_{run}@example.com"), "password": "Another-Pass-2026!" });
+    let login = post_from(
+        &api,
+        "/dashboard/auth/login",
+        &format!("{}::1", fresh_64()),
+        &body,
+    );
+    assert_eq!(login.status, 401, "{}", login.text);
+    assert!(
+        kdf_calls(&login) >= 1,
+        "the counter counts a login's PBKDF2"
+    );
+    let mut seen = Vec::new();
+    for i in 0..5 {
+        let body =
+            json!({ "token": format!("madeup{i}x{run}"), "newPassword": "Another-Pass-2026!" });
+        let r = api.post("/dashboard/auth/reset-password", &body);
+        assert_eq!(r.status, 400, "{}", r.text);
+        assert!(r.message().contains("token"), "{}", r.text);
+        seen.push(kdf_calls(&r));
+    }
+    assert!(
+        seen.contains(&0),
+        "a made-up token derived a key: kdfCalls {seen:?}"
+    );
+}
+
 // ------------------------------------------------------------------ dev routes
 
 #[test]
@@ -355,4 +459,121 @@ fn a_bare_deploy_cannot_publish_dev_mode_under_a_deployed_name() {
         !deployed.contains(&&top),
         "the local name {top} is a deployed Worker's: {names:?}"
     );
+}
+
+/// Every numeric query parameter the OpenAPI document declares, on every
+/// route that has one, answers 400 naming it for a value out of its range
+/// or not a number at all: never 500, never a silent clamp.
+#[test]
+fn every_numeric_query_parameter_out_of_range_is_400_naming_it() {
+    let api = api();
+    let t = enterprise(&api);
+    let k = api.keyed(&t.test_key);
+    let customer = unique("cus_num");
+    let d = k.emit_anchored(&Delta::new(&customer, 5, "numbers"));
+    let root = d["itemsRoot"].as_str().unwrap().to_string();
+    let item = d["itemHash"].as_str().unwrap().to_string();
+    let doc = api.get("/openapi.json").body;
+    let resolve = |p: &Value| -> Value {
+        match p["$ref"].as_str() {
+            Some(r) => doc["components"]["parameters"][r.rsplit('/').next().unwrap()].clone(),
+            None => p.clone(),
+        }
+    };
+    // A valid value for each parameter, so that only the one under test is
+    // wrong.
+    let valid = |name: &str| -> String {
+        match name {
+            "customerId" => customer.clone(),
+            "proofRoot" => root.clone(),
+            "env" => "sandbox".into(),
+            "itemHash" => item.clone(),
+            "offset" | "from" | "startingBalance" => "0".into(),
+            _ => "1".into(),
+        }
+    };
+    let mut checked = Vec::new();
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        let Some(op) = ops.get("get") else { continue };
+        let params: Vec<Value> = op["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(resolve)
+            .collect();
+        let numeric: Vec<&Value> = params
+            .iter()
+            .filter(|p| p["in"] == "query")
+            .filter(|p| matches!(p["schema"]["type"].as_str(), Some("integer" | "number")))
+            .collect();
+        if numeric.is_empty() {
+            continue;
+        }
+        let mut base = path.clone();
+        for p in params.iter().filter(|p| p["in"] == "path") {
+            let name = p["name"].as_str().unwrap();
+            base = base.replace(&format!("{{{name}}}"), &valid(name));
+        }
+        let keyed = op["security"].is_array() && op["security"].to_string().contains("apiKey");
+        for p in &numeric {
+            let name = p["name"].as_str().unwrap();
+            let schema = &p["schema"];
+            let mut bad = vec!["1e400".to_string(), "abc".to_string(), String::new()];
+            if schema["type"] == "integer" {
+                bad.push("18446744073709551616".into());
+                bad.push("9223372036854775808".into());
+                bad.push("1.5".into());
+            } else {
+                // Beyond any amount (about 1.7 x 10^20 at most).
+                bad.push(format!("1{}", "0".repeat(40)));
+            }
+            if let Some(min) = schema["minimum"].as_i64() {
+                bad.push((min - 1).to_string());
+            }
+            if let Some(max) = schema["maximum"].as_i64() {
+                bad.push((max + 1).to_string());
+            }
+            for value in bad {
+                // The other parameters, required or numeric, stay valid.
+                let mut query: Vec<String> = params
+                    .iter()
+                    .filter(|q| q["in"] == "query" && q["name"] != name)
+                    .filter(|q| {
+                        q["required"] == true || numeric.iter().any(|n| n["name"] == q["name"])
+                    })
+                    .map(|q| {
+                        let n = q["name"].as_str().unwrap();
+                        format!("{n}={}", valid(n))
+                    })
+                    .collect();
+                query.push(format!("{name}={value}"));
+                let url = format!("{base}?{}", query.join("&"));
+                let mut rb = api
+                    .req(Method::GET, &url)
+                    .header("cf-connecting-ip", format!("{}::1", fresh_64()));
+                if keyed {
+                    rb = rb.header("x-api-key", &t.test_key);
+                }
+                let r = api.send(rb);
+                assert_eq!(r.status, 400, "GET {url}: {}", r.text);
+                assert!(r.message().contains(name), "GET {url}: {}", r.text);
+                checked.push(format!("{path} {name}={value}"));
+            }
+        }
+    }
+    // The routes the issue names are among those checked.
+    for must in [
+        "/api/v1/verify/{proofRoot} offset",
+        "/api/v1/verify/{proofRoot} limit",
+        "/api/v1/log/{env}/heads from",
+        "/api/v1/log/{env}/proof/inclusion treeSize",
+        "/api/v1/log/{env}/proof/consistency to",
+        "/api/v1/balance/derive/{customerId} limit",
+        "/api/v1/balance/checkpoints offset",
+    ] {
+        assert!(
+            checked.iter().any(|c| c.starts_with(must)),
+            "{must} not checked: {checked:?}"
+        );
+    }
 }

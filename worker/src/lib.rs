@@ -43,6 +43,7 @@ fn start() {
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let app = App::for_request(env, ctx);
     let trips = roundtrips::mark();
+    let kdf_before = roundtrips::kdf_count();
     let method = req.method();
     let path = req.path();
     let request_id = request_id::for_request(&req);
@@ -107,6 +108,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         let (d1, durable_object) = trips.since();
         line["d1Calls"] = d1.into();
         line["doCalls"] = durable_object.into();
+        line["kdfCalls"] = roundtrips::kdf_count().saturating_sub(kdf_before).into();
     }
     worker::console_log!("{line}");
     Ok(response)

@@ -452,7 +452,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
     if id.is_public_read() {
         let address = http::header(&req, "cf-connecting-ip");
         let bucket = limit::client_network(address.as_deref());
-        limit::take(app, &bucket, limit::PUBLIC_RATE).await?;
+        limit::take(app, &bucket, limit::public_rate(app)).await?;
     }
     match id {
         RouteId::Health => routes::health::get(),

@@ -6,7 +6,10 @@
 //! rounds (default 3). The 1-shard and the 4-shard servers run side by
 //! side and their rounds alternate, as do the three isolation cases, so
 //! load from other processes slows all alike; each round prints the load
-//! average. Run: `bash bench/shards.sh` (see bench/README.md).
+//! average. The noisy tenant keeps its shard saturated with a bounded
+//! backlog (`NOISE_BACKLOG_MAX` pending per lane), drained after each case.
+//! Run: `bash bench/shards.sh` (see bench/README.md; `BENCH_ONLY`,
+//! `BENCH_ROUNDS`, `BENCH_LAG_SAMPLES`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -26,7 +29,23 @@ use serde_json::{json, Value};
 
 const TENANTS: usize = 4;
 const BATCHES_PER_TENANT: usize = 10;
-const LAG_SAMPLES: usize = 20;
+/// The noisy tenant's lanes pause while this many of their deltas are
+/// pending: its shard always has work queued (saturated) without a backlog
+/// that grows for as long as the measurement runs.
+const NOISE_BACKLOG_MAX: u64 = 1000;
+
+/// Quiet samples per case: `BENCH_LAG_SAMPLES` (default 20).
+fn lag_samples() -> usize {
+    std::env::var("BENCH_LAG_SAMPLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+/// `BENCH_ONLY=throughput` or `isolation` runs one part (default both).
+fn part(name: &str) -> bool {
+    std::env::var("BENCH_ONLY").map_or(true, |p| p == name)
+}
 
 fn rounds() -> usize {
     std::env::var("BENCH_ROUNDS")
@@ -119,9 +138,17 @@ fn quiet_lags(api: &Api, quiet: &Tenant, noisy: Option<&Tenant>, round: usize) -
                 let stop = &stop;
                 s.spawn(move || {
                     let k = api.keyed(&n.test_key);
+                    let customer = format!("cus_noise{lane}");
                     let mut b = 0;
                     while !stop.load(Ordering::Relaxed) {
-                        batch(&k, &format!("cus_noise{lane}"), &format!("r{round} n{b}"));
+                        let pending = k.customer(&customer).body["data"]["pendingDeltas"]
+                            .as_u64()
+                            .unwrap_or(0);
+                        if pending >= NOISE_BACKLOG_MAX {
+                            std::thread::sleep(Duration::from_millis(100));
+                            continue;
+                        }
+                        batch(&k, &customer, &format!("r{round} n{b}"));
                         b += 1;
                     }
                 });
@@ -131,7 +158,7 @@ fn quiet_lags(api: &Api, quiet: &Tenant, noisy: Option<&Tenant>, round: usize) -
         }
         let k = api.keyed(&quiet.test_key);
         let mut lags = Vec::new();
-        for i in 0..LAG_SAMPLES {
+        for i in 0..lag_samples() {
             let start = Instant::now();
             let r = k.post(
                 DELTA,
@@ -176,6 +203,19 @@ fn server(shards: &str) -> (Wrangler, Api) {
 fn main() {
     let mut rows: Vec<(String, String)> = Vec::new();
 
+    if part("throughput") {
+        throughput_part(&mut rows);
+    }
+    if part("isolation") {
+        isolation_part(&mut rows);
+    }
+    println!("| measurement | value |\n|---|---|");
+    for (k, v) in rows {
+        println!("| {k} | {v} |");
+    }
+}
+
+fn throughput_part(rows: &mut Vec<(String, String)>) {
     // (1) Aggregate throughput, 1 shard vs 4: both servers up, rounds
     // alternating between them.
     let servers: Vec<(&str, Wrangler, Api, Vec<Tenant>)> = ["1", "4"]
@@ -218,7 +258,9 @@ fn main() {
         "4 shards vs 1".into(),
         format!("{:.2}×", medians[1] / medians[0]),
     ));
+}
 
+fn isolation_part(rows: &mut Vec<(String, String)>) {
     // (2) Isolation on 4 shards: tenants 0..3 land on shards 0..3, the
     // fifth on shard 0 again (the emptiest rule).
     let (w, api) = server("4");
@@ -287,9 +329,4 @@ fn main() {
         ),
     ));
     w.stop();
-
-    println!("| measurement | value |\n|---|---|");
-    for (k, v) in rows {
-        println!("| {k} | {v} |");
-    }
 }

@@ -41,6 +41,23 @@ pub const PUBLIC_RATE: Rate = Rate {
     burst: 60.0,
 };
 
+/// The public routes' rate: `PUBLIC_RATE`, except that in DEV_MODE the var
+/// `PUBLIC_RATE_PER_SEC` (a positive number) may replace its refill rate,
+/// so a test's burst is limited however slowly a loaded machine serves it
+/// (tests/tests/isolation.rs). The burst stays.
+pub fn public_rate(app: &App) -> Rate {
+    let dev_rate = app
+        .dev_mode()
+        .then(|| app.var("PUBLIC_RATE_PER_SEC"))
+        .flatten()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|r| r.is_finite() && *r > 0.0);
+    dev_rate.map_or(PUBLIC_RATE, |rate_per_sec| Rate {
+        rate_per_sec,
+        burst: PUBLIC_RATE.burst,
+    })
+}
+
 /// The network a client address belongs to, as a bucket name: an IPv4
 /// address is its own network, an IPv6 address counts as its /64 (one
 /// subscriber usually holds a whole /64, so per-address limits would not

@@ -106,6 +106,7 @@ fn set(target: &Object, key: &str, value: &JsValue) -> ApiResult<()> {
 /// `crypto.subtle.deriveBits({name: "PBKDF2", hash: "SHA-256", salt,
 /// iterations}, importKey("raw", password), 256)`.
 async fn pbkdf2(password: &str, salt: &[u8], iterations: u32) -> ApiResult<Vec<u8>> {
+    crate::roundtrips::kdf();
     let crypto = get(&js_sys::global().into(), "crypto")?;
     let subtle = get(&crypto, "subtle")?;
 
