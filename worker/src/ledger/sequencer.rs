@@ -258,7 +258,11 @@ async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiR
     let head = head_or_init(app, log).await?;
     let plan = Plan::of(head.tree_size, items);
     match apply_plan(app, log, db, &plan).await {
-        Ok(()) => Ok(Outcome::Appended),
+        Ok(()) => {
+            let roots = plan.deltas.iter().map(|d| d.items_root.to_hex());
+            super::submit::backfill_roots(app, log, roots).await;
+            Ok(Outcome::Appended)
+        }
         Err(e) => {
             let now = log_store::latest_head(db).await?;
             if now.map(|h| h.tree_size) == Some(plan.old_size) {
