@@ -77,7 +77,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let window_summaries = derive::window_summaries(&deltas)
         .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
-    let receipt = Receipt {
+    let mut receipt = Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
         generated_at: views::iso(app.now_ms),
@@ -108,7 +108,9 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             public_key: LogKey::load(app, r.log)?.verifier_key()?,
             items,
         },
+        agreement: None,
     };
+    receipt.agreement = super::agreement::of_receipt(app, &db, r, &root, head.tree_size).await?;
     let record = ReceiptRow {
         items_root: root.to_hex(),
         tenant_id: r.tenant_id.to_string(),
