@@ -4,6 +4,9 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
+# The pages' scripts are static assets wrangler serves from public/: built
+# here too (skipped when up to date), so every wrangler dev has them.
+scripts/build-pages.sh
 out="worker/build/index.js"
 # One build at a time: several wrangler dev instances may start at once.
 mkdir -p target

@@ -59,6 +59,10 @@ scripts/build-verifier.sh
 # The vendor dashboard (public/assets, git-ignored); skipped when up to date.
 scripts/build-dashboard.sh
 
+# The verify and agreement pages' scripts (pages/src, TypeScript, into
+# public/*.js, git-ignored); skipped when up to date.
+scripts/build-pages.sh
+
 # Python tooling for the schemathesis pass (.venv, git-ignored).
 scripts/setup-python.sh
 

@@ -23,6 +23,9 @@ cargo clippy -p bvs-worker -p bvs-verifier-wasm --target wasm32-unknown-unknown 
 step "dashboard type check (tsc --noEmit -p dashboard)"
 tsc --noEmit -p dashboard
 
+step "pages type check (tsc --noEmit -p pages: the verify and agreement pages)"
+tsc --noEmit -p pages
+
 step "unit and property tests (core, worker, verifier-wasm natively)"
 cargo test --workspace --exclude bvs-tests --quiet
 

@@ -28,7 +28,14 @@ Usage:
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
                (the whole answer or its data): signed tree head, every
                itemHash recomputed from the raw data it carries, every
-               inclusion proof, the roots, the counts, the replayed balance
+               inclusion proof, the roots, the counts, the replayed balance;
+               for a receipt of a checkpoint the customer co-signed (or
+               disputed), its agreement side: the checkpoint is the
+               receipt's own (agreement.checkpoint), the customer's key
+               binding is self-signed and in the log (agreement.key), and
+               every statement is signed by that key, names this log,
+               ledger, period, root, count and balance, and is in the log
+               (agreement.statements[i])
   public       the pages of GET /api/v1/verify/<proofRoot>; for a checkpoint
                the customer co-signed, also its agreement side: the
                customer's key binding (agreement.key) and every balance or
@@ -140,7 +147,9 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
     match args.command.as_str() {
         "receipt" => {
             let [text] = files::<1>(args)?;
-            Ok(verify::verify_receipt_document(&text, key))
+            // The receipt's own checks, then, for a receipt of a checkpoint
+            // the customer co-signed or disputed, its agreement side.
+            Ok(bvs_core::agreement::receipt_report(&text, key))
         }
         "public" => {
             if args.files.is_empty() {

@@ -222,6 +222,12 @@ pub enum StatementError {
     DeltasMismatch { expected: u64, got: u64 },
     #[error("statement agrees to balance {got}, the checkpoint says {expected}")]
     BalanceMismatch { expected: Amount, got: Amount },
+    #[error("the key binding names key {got}, the document's counterpartyKey is {expected}")]
+    KeyMismatch { expected: String, got: String },
+    #[error("the signed note hashes to log item {got}, the document says {expected}")]
+    ItemHashMismatch { expected: Hash32, got: Hash32 },
+    #[error("not proven to be in the log: {0}")]
+    NotInLog(String),
     #[cfg(feature = "server")]
     #[error("could not sign: {0}")]
     Signing(String),
@@ -578,6 +584,9 @@ impl StatementError {
             StatementError::RootMismatch { .. } => "root_mismatch",
             StatementError::DeltasMismatch { .. } => "deltas_mismatch",
             StatementError::BalanceMismatch { .. } => "balance_mismatch",
+            StatementError::KeyMismatch { .. } => "key_mismatch",
+            StatementError::ItemHashMismatch { .. } => "item_hash_mismatch",
+            StatementError::NotInLog(_) => "not_in_log",
             #[cfg(feature = "server")]
             StatementError::Signing(_) => "signing",
         }
@@ -1016,6 +1025,11 @@ mod sign {
 
 #[cfg(feature = "server")]
 pub use sign::{counterparty_key, sign};
+
+mod receipt;
+pub use receipt::{receipt_checks, receipt_report};
+#[cfg(feature = "server")]
+pub mod sample;
 
 // The vectors are signed here, so they need the signing half.
 #[cfg(all(test, feature = "server"))]

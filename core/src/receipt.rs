@@ -34,6 +34,68 @@ pub struct Receipt {
     pub window_summaries: Vec<WindowSummary>,
     pub verification: ReceiptVerification,
     pub proof: ReceiptProof,
+    /// For a receipt whose deltas are exactly a committed checkpoint of
+    /// this customer (same merkleRoot): the customer's key binding and
+    /// signed statements about it, each with its inclusion proof into
+    /// `proof.treeHead` (docs/agreement.md). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<ReceiptAgreement>,
+}
+
+/// The agreement side of a receipt: the checkpoint it answers for, what
+/// the customer signs to agree, and what the customer signed. Only items
+/// already in the log at the receipt's tree head are listed, each with
+/// its inclusion proof; checked by `bvs_core::agreement::receipt_checks`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptAgreement {
+    pub checkpoint_id: String,
+    /// The log's origin, as its signed tree heads name it.
+    pub origin: String,
+    pub ledger_id: Hash32,
+    pub period: String,
+    pub merkle_root: Hash32,
+    pub delta_count: u64,
+    /// The checkpoint's closing balance (the receipt's finalBalance).
+    pub balance: Amount,
+    /// The exact `balance` statement a customer who agrees signs.
+    pub balance_statement: String,
+    /// The ledger's counterparty key, once its binding is in the log.
+    #[serde(default)]
+    pub counterparty_key: Option<String>,
+    /// The signed key binding of that key (a log item).
+    #[serde(default)]
+    pub key_statement: Option<String>,
+    /// Where the key binding is in the log.
+    #[serde(default)]
+    pub key_proof: Option<LoggedItem>,
+    /// The customer's signed `balance` and `dispute` statements about
+    /// this checkpoint by that key, oldest first.
+    #[serde(default)]
+    pub statements: Vec<ReceiptStatement>,
+}
+
+/// A log item with its inclusion proof into the receipt's tree head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedItem {
+    pub item_hash: Hash32,
+    pub leaf_index: LeafIndex,
+    pub inclusion_proof: Vec<Hash32>,
+}
+
+/// A signed statement about the checkpoint, as the log holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptStatement {
+    /// `balance` (agreed) or `dispute`.
+    pub kind: String,
+    /// The signed note, exactly as signed.
+    pub statement: String,
+    pub recorded_at: String,
+    pub item_hash: Hash32,
+    pub leaf_index: LeafIndex,
+    pub inclusion_proof: Vec<Hash32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,7 +175,15 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
     let hash_scheme = p.string("hashScheme")?;
     let tree_head = p.string("treeHead")?;
     let public_key = p.string("publicKey")?;
+    #[cfg(feature = "receipt-agreement")]
+    let agreement = match f.optional("agreement") {
+        None => None,
+        Some(_) => Some(read_agreement(&f.object("agreement")?)?),
+    };
+    #[cfg(not(feature = "receipt-agreement"))]
+    let agreement = None;
     Ok(Receipt {
+        agreement,
         deltas: f.each("deltas", true, read_delta)?,
         window_summaries: f.each("windowSummaries", false, read_window)?,
         verification: ReceiptVerification {
@@ -138,6 +208,62 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
         receipt_id,
         proof_root,
         latest_checkpoint: latest_checkpoint.map(str::to_owned),
+    })
+}
+
+#[cfg(feature = "receipt-agreement")]
+fn read_logged(f: &Fields<'_>) -> Result<LoggedItem, ReadError> {
+    let item_hash = f.hash("itemHash")?;
+    let leaf_index = LeafIndex(f.u64("leafIndex")?);
+    Ok(LoggedItem {
+        inclusion_proof: f.hashes("inclusionProof", false)?,
+        item_hash,
+        leaf_index,
+    })
+}
+
+#[cfg(feature = "receipt-agreement")]
+fn read_agreement(f: &Fields<'_>) -> Result<ReceiptAgreement, ReadError> {
+    let checkpoint_id = f.string("checkpointId")?;
+    let origin = f.string("origin")?;
+    let ledger_id = f.hash("ledgerId")?;
+    let period = f.string("period")?;
+    let merkle_root = f.hash("merkleRoot")?;
+    let delta_count = f.u64("deltaCount")?;
+    let balance = f.amount("balance")?;
+    let balance_statement = f.string("balanceStatement")?;
+    let counterparty_key = f.optional_string("counterpartyKey")?;
+    let key_statement = f.optional_string("keyStatement")?;
+    let key_proof = match f.optional("keyProof") {
+        None => None,
+        Some(_) => Some(read_logged(&f.object("keyProof")?)?),
+    };
+    Ok(ReceiptAgreement {
+        statements: f.each("statements", false, |s| {
+            let kind = s.string("kind")?;
+            let statement = s.string("statement")?;
+            let recorded_at = s.string("recordedAt")?;
+            let logged = read_logged(s)?;
+            Ok(ReceiptStatement {
+                kind: kind.to_owned(),
+                statement: statement.to_owned(),
+                recorded_at: recorded_at.to_owned(),
+                item_hash: logged.item_hash,
+                leaf_index: logged.leaf_index,
+                inclusion_proof: logged.inclusion_proof,
+            })
+        })?,
+        checkpoint_id: checkpoint_id.to_owned(),
+        origin: origin.to_owned(),
+        ledger_id,
+        period: period.to_owned(),
+        merkle_root,
+        delta_count,
+        balance,
+        balance_statement: balance_statement.to_owned(),
+        counterparty_key: counterparty_key.map(str::to_owned),
+        key_statement: key_statement.map(str::to_owned),
+        key_proof,
     })
 }
 

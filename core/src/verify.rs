@@ -422,6 +422,15 @@ fn unwrap_envelope(value: &json::Value) -> &json::Value {
     }
 }
 
+/// Reads a receipt saved from the API (the whole answer or its `data`),
+/// as [`verify_receipt_document`] does before checking it.
+///
+/// # Errors
+/// Too large, not JSON, or the first field that is not a receipt's.
+pub fn read_receipt_document(text: &str) -> Result<Receipt, String> {
+    read_document(text, true, "a receipt", Receipt::from_json)
+}
+
 /// As [`verify_receipt_json`], for the receipt route's whole answer
 /// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
 pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
@@ -1323,6 +1332,7 @@ pub mod sample {
                 public_key: public_key.clone(),
                 items,
             },
+            agreement: None,
         };
         let net = Amount::checked_sum(records.iter().map(|r| r.delta)).map_err(err)?;
         let answer = PublicAnswer {

@@ -108,6 +108,7 @@ fn build_receipt(purge_first: bool) -> Receipt {
             public_key: note::public_key_string(ORIGIN, &SEED).unwrap(),
             items,
         },
+        agreement: None,
     }
 }
 

@@ -1,13 +1,17 @@
 // Browser test of the customer's agreement flow (issue 19), in headless
 // Chromium (Debian's /usr/bin/chromium) driven by playwright-core.
 //
-//   node tests/browser/agree_page.mjs <invitationUrl> <merkleRoot> <out.json>
+//   node tests/browser/agree_page.mjs <invitationUrl> <merkleRoot> <out.json> \
+//     [<disputeInvitationUrl> <disputeMerkleRoot>]
 //
 // Opens the vendor's invitation, creates and registers a key in the
 // browser, loads the period's checkpoint, agrees, and writes what the page
 // shows (the registered key and the signed statement's answer) to out.json.
 // Then the verify page of that checkpoint shows "Agreed by the customer's
 // key … at …" as a passing check of its own, beside the key binding check.
+// With a second invitation (another customer's ledger), the customer there
+// disputes its period from the second delta ("the amount differs"), and
+// that verify page shows "Disputed by the customer's key … at …".
 // Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -15,7 +19,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const [invitationUrl, root, outPath] = process.argv.slice(2);
+const [invitationUrl, root, outPath, disputeUrl, disputeRoot] = process.argv.slice(2);
 if (!invitationUrl || !root || !outPath) {
   console.error("usage: node tests/browser/agree_page.mjs <invitationUrl> <merkleRoot> <out.json>");
   process.exit(2);
@@ -38,6 +42,47 @@ const page = await browser.newPage();
 const errors = [];
 page.on("pageerror", (e) => errors.push(String(e)));
 let ok = false;
+
+/** The second ledger: register its key, dispute from the second delta. */
+async function dispute() {
+  await page.goto(disputeUrl);
+  await page.waitForSelector("#register:not([disabled])", { timeout: STEP_TIMEOUT_MS });
+  await page.click("#register");
+  await page.waitForSelector("#key-status[data-state]", { timeout: STEP_TIMEOUT_MS });
+  const keyStatus = await page.textContent("#key-status");
+  if (!keyStatus.startsWith("Registered")) throw new Error(`second key: ${keyStatus}`);
+  await page.fill("#root", disputeRoot);
+  await page.click("#period-form button[type=submit]");
+  await page.waitForSelector("#period-details:not([hidden])", { timeout: STEP_TIMEOUT_MS });
+  await page.click("#dispute-details summary");
+  await page.waitForSelector("input[name=d-delta][value='1']", { timeout: STEP_TIMEOUT_MS });
+  await page.selectOption("#d-kind", "changed");
+  await page.check("input[name=d-delta][value='1']");
+  const statement = await page.textContent("#d-statement");
+  if (!statement.includes("divergence changed\nafter 1\ndelta itemHash ")) throw new Error(`dispute text: ${statement}`);
+  await page.click("#dispute");
+  await page.waitForSelector("#period-status[data-state]", { timeout: STEP_TIMEOUT_MS });
+  const status = await page.textContent("#period-status");
+  if (!status.startsWith("Disputed by the customer's key")) throw new Error(`dispute: ${status}`);
+  await page.waitForFunction(() => document.querySelectorAll("#statements li").length === 1, null, { timeout: STEP_TIMEOUT_MS });
+  const shown = await page.textContent("#statements li");
+  if (!shown.startsWith("Disputed by the customer's key")) throw new Error(`shown: ${shown}`);
+  await page.screenshot({ path: join(artifacts, "agree-dispute-page.png"), fullPage: true });
+  await page.goto(`${new URL(disputeUrl).origin}/verify/${disputeRoot}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: 60_000 });
+  const checks = await page.$$eval("#checks li.check", (items) => items.map((li) => ({
+    name: li.dataset.name, ok: li.dataset.ok === "true", text: li.innerText,
+  })));
+  const check = checks.find((c) => c.name === "agreement.statements[0]");
+  if (!check?.ok || !check.text.includes("Disputed by the customer's key")) {
+    throw new Error(`dispute agreement.statements[0]: ${JSON.stringify(check)}`);
+  }
+  const bad = checks.filter((c) => !c.ok);
+  if (bad.length) throw new Error(`failed checks on the dispute's verify page: ${JSON.stringify(bad)}`);
+  await page.screenshot({ path: join(artifacts, "agree-dispute-verify-page.png"), fullPage: true });
+  return { keyStatus, statement, status, shown, verifyCheck: check.text };
+}
+
 try {
   await page.goto(invitationUrl);
   await page.waitForSelector("#register:not([disabled])", { timeout: STEP_TIMEOUT_MS });
@@ -74,10 +119,13 @@ try {
   const bad = checks.filter((c) => !c.ok);
   if (bad.length) throw new Error(`failed checks on the verify page: ${JSON.stringify(bad)}`);
   await page.screenshot({ path: join(artifacts, "agree-verify-page.png"), fullPage: true });
+  let disputed = null;
+  if (disputeUrl && disputeRoot) disputed = await dispute();
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
-  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown, verifyCheck: agreedCheck.text }, null, 2));
+  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown, verifyCheck: agreedCheck.text, disputed }, null, 2));
   ok = true;
   console.log("ok - the customer registered a key and agreed in the browser");
+  if (disputed) console.log("ok - the customer of a second ledger disputed its period from a delta");
 } catch (e) {
   console.log(`not ok - agreement flow\n  ${String(e?.stack ?? e).replaceAll("\n", "\n  ")}`);
   await page.screenshot({ path: join(artifacts, "failed-agree-page.png"), fullPage: true }).catch(() => {});

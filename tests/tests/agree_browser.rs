@@ -1,55 +1,97 @@
 //! The customer's agreement flow in headless Chromium (issue 19):
 //! tests/browser/agree_page.mjs opens the vendor's invitation, makes an
 //! Ed25519 key in the browser, registers it, opens the period's checkpoint
-//! and agrees. Then the vendor's `checkpoint.cosigned` webhook and the
-//! public verify answer show it, and `bvs-verify` checks the saved
-//! co-signed answer and statement offline (files only; it has no network
-//! code).
+//! and agrees; then, on a second customer's ledger, registers that key and
+//! disputes its period from a delta. The vendor's `checkpoint.cosigned` and
+//! `checkpoint.disputed` webhooks and the public verify answers show both.
+//! Then **the service is stopped** and `bvs-verify` checks the saved
+//! co-signed and disputed receipts, public answers and statement offline
+//! (files only; it has no network code), and refuses tampered copies.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
 use std::process::Command;
 
+use bvs_tests::client::{Api, Reply};
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::log::log_key;
-use bvs_tests::receiver::Receiver;
+use bvs_tests::receiver::{Received, Receiver};
 use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
-use bvs_tests::{api, bvs_verify_bin, eventually, repo_root, run_ok};
+use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
 use serde_json::{json, Value};
 
+fn wait_event(api: &Api, rx: &Receiver, name: &str) -> Received {
+    let mut polls = 0u32;
+    eventually(WAIT, name, || {
+        polls += 1;
+        if polls.is_multiple_of(15) {
+            sweep(api, now_ms());
+        }
+        rx.received()
+            .into_iter()
+            .find(|r| r.json()["event"] == name)
+    })
+}
+
+/// Runs `bvs-verify` offline: (passed, stdout).
+fn bvs_verify(bin: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(bin)
+        .args(args)
+        .output()
+        .expect("run bvs-verify");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
 #[test]
-fn a_customer_agrees_in_the_browser_and_the_vendor_and_the_public_see_it() {
-    let api = api();
+fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_the_service_stopped()
+{
+    // Its own service, so that it can be stopped before the offline checks.
+    let server = Wrangler::start(&fresh_state_dir("agree_browser"));
+    let base = server.base_url.clone();
+    let api = Api::new(base.clone());
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);
     let rx = Receiver::start(&[]);
     let hook = create_webhook(
         &api,
         &t.jwt,
-        &rx.url("/cosigned"),
-        &["checkpoint.cosigned"],
+        &rx.url("/agreement"),
+        &["checkpoint.cosigned", "checkpoint.disputed"],
         "agree",
     );
     assert_eq!(hook.status, 201, "{}", hook.text);
-    let customer = "cus_browser_agree";
-    let mut last = Value::Null;
-    for amount in ["1250.75", "-0.25"] {
-        last = k.emit(&Delta::new(customer, amount, "invoice"));
-    }
-    k.wait_anchored(last["anchorId"].as_str().unwrap());
-    let cp = k.checkpoint(&json!({ "customerId": customer }));
-    assert_eq!(cp.status, 202, "{}", cp.text);
-    let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
-    let root = committed["merkleRoot"].as_str().unwrap().to_string();
-    let inv = k.post(
-        &format!("/api/v1/balance/customers/{customer}/invitations"),
-        &json!({}),
-    );
-    assert_eq!(inv.status, 201, "{}", inv.text);
-    let url = inv.body["data"]["invitationUrl"]
-        .as_str()
-        .unwrap()
-        .to_string();
+
+    // Two customers, each with a committed checkpoint and an invitation.
+    let period_of = |customer: &str, amounts: &[&str]| -> (String, String) {
+        let mut last = Value::Null;
+        for amount in amounts {
+            last = k.emit(&Delta::new(customer, *amount, "invoice"));
+        }
+        k.wait_anchored(last["anchorId"].as_str().unwrap());
+        let cp = k.checkpoint(&json!({ "customerId": customer }));
+        assert_eq!(cp.status, 202, "{}", cp.text);
+        let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
+        let inv = k.post(
+            &format!("/api/v1/balance/customers/{customer}/invitations"),
+            &json!({}),
+        );
+        assert_eq!(inv.status, 201, "{}", inv.text);
+        (
+            committed["merkleRoot"].as_str().unwrap().to_string(),
+            inv.body["data"]["invitationUrl"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    let agreeing = "cus_browser_agree";
+    let (root, url) = period_of(agreeing, &["1250.75", "-0.25"]);
+    let disputing = "cus_browser_dispute";
+    let (dispute_root, dispute_url) = period_of(disputing, &["40", "2.5", "-7.125"]);
 
     let root_dir = repo_root();
     let artifacts = root_dir.join("tests/artifacts");
@@ -62,13 +104,17 @@ fn a_customer_agrees_in_the_browser_and_the_vendor_and_the_public_see_it() {
             .arg(&url)
             .arg(&root)
             .arg(&out)
+            .arg(&dispute_url)
+            .arg(&dispute_root)
             .current_dir(&root_dir),
         "browser test failed",
     );
     println!("{stdout}");
     assert!(stdout.contains("ok - the customer registered"), "{stdout}");
+    assert!(stdout.contains("ok - the customer of a second"), "{stdout}");
 
-    // The public answer shows the agreement, by the key the browser made.
+    // The public answers show the agreement and the dispute, by the keys
+    // the browser made.
     let answer = api.get(&format!("/api/v1/verify/{root}"));
     let agreement = &answer.body["data"]["agreement"];
     let key = agreement["counterpartyKey"].as_str().unwrap().to_string();
@@ -80,89 +126,148 @@ fn a_customer_agrees_in_the_browser_and_the_vendor_and_the_public_see_it() {
     let shown: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(shown["shown"].as_str().unwrap().contains(&key), "{shown}");
 
-    // The vendor's webhook.
-    let mut polls = 0u32;
-    let got = eventually(WAIT, "checkpoint.cosigned", || {
-        polls += 1;
-        if polls.is_multiple_of(15) {
-            sweep(&api, now_ms());
-        }
-        rx.received()
-            .into_iter()
-            .find(|r| r.json()["event"] == "checkpoint.cosigned")
-    });
-    assert_eq!(got.json()["data"]["statement"], json!(statement));
+    let dispute_answer = api.get(&format!("/api/v1/verify/{dispute_root}"));
+    let d = &dispute_answer.body["data"]["agreement"];
+    assert_ne!(d["counterpartyKey"], json!(key), "a key per ledger");
+    let ds = d["statements"].as_array().unwrap();
+    assert_eq!(ds.len(), 1, "{d}");
+    assert_eq!(ds[0]["kind"], "dispute");
+    let dispute = ds[0]["statement"].as_str().unwrap().to_string();
+    // The second delta (2.5) is named by its itemHash, after 1 agreed
+    // delta at the balance before it (40), exactly.
+    let second = k.derive(disputing, "limit=3");
+    let second_hash = second.body["data"]["deltas"][1]["itemHash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        dispute.contains(&format!(
+            "divergence changed\nafter 1\ndelta itemHash {second_hash}\nagreed 40\n"
+        )),
+        "{dispute}"
+    );
 
-    // Offline: the saved statement checks against the key and the root.
-    let saved = artifacts.join("agree-statement.txt");
-    std::fs::write(&saved, &statement).unwrap();
-    let checked = Command::new(bvs_verify_bin())
-        .args([
+    // The vendor's webhooks.
+    let got = wait_event(&api, &rx, "checkpoint.cosigned");
+    assert_eq!(got.json()["data"]["statement"], json!(statement));
+    let got = wait_event(&api, &rx, "checkpoint.disputed");
+    assert_eq!(got.json()["data"]["statement"], json!(dispute));
+    assert_eq!(got.json()["data"]["customerId"], json!(disputing));
+
+    // The receipts carry the statements once they are in the log.
+    let mut receipts: Vec<Reply> = Vec::new();
+    for (customer, s) in [(agreeing, &statements[0]), (disputing, &ds[0])] {
+        k.wait_fact_verified(s["itemHash"].as_str().unwrap());
+        let r = k.receipt(customer, "");
+        assert_eq!(r.status, 200, "{}", r.text);
+        let listed = &r.body["data"]["agreement"]["statements"];
+        assert_eq!(listed[0]["statement"], s["statement"], "{}", r.text);
+        receipts.push(r);
+    }
+
+    // Everything the offline checks need is saved, and the tools fetched
+    // (the log key, pinned; bvs-verify built) before the service stops.
+    let save = |name: &str, text: &str| {
+        let path = artifacts.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let saved_statement = save("agree-statement.txt", &statement);
+    let saved_answer = save("agree-answer.json", &answer.text);
+    let saved_dispute_answer = save("agree-dispute-answer.json", &dispute_answer.text);
+    let saved_receipt = save("agree-receipt.json", &receipts[0].text);
+    let saved_dispute_receipt = save("agree-dispute-receipt.json", &receipts[1].text);
+    assert!(answer.text.contains("balance 1250.5\\n\\n"));
+    let tampered_answer = save(
+        "agree-answer-tampered.json",
+        &answer
+            .text
+            .replace("balance 1250.5\\n\\n", "balance 1250.6\\n\\n"),
+    );
+    assert!(receipts[0].text.contains("balance 1250.5\\n\\n"));
+    let tampered_receipt = save(
+        "agree-receipt-tampered.json",
+        &receipts[0]
+            .text
+            .replacen("balance 1250.5\\n\\n", "balance 1250.6\\n\\n", 1),
+    );
+    let forged_statement = save(
+        "agree-statement-forged.txt",
+        &statement.replace("balance 1250.5\n", "balance 1250.6\n"),
+    );
+    let log = log_key(&api);
+    let bin = bvs_verify_bin();
+
+    server.stop();
+    let host = base.trim_start_matches("http://");
+    assert!(
+        std::net::TcpStream::connect(host).is_err(),
+        "the service still answers at {base}"
+    );
+
+    // Offline, the service stopped: the statement against the key and root.
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (ok, text) = bvs_verify(
+        &bin,
+        &[
             "statement",
-            saved.to_str().unwrap(),
+            &path(&saved_statement),
             "--key",
             &key,
             "--root",
             &root,
-        ])
-        .output()
-        .expect("run bvs-verify");
-    let text = String::from_utf8_lossy(&checked.stdout);
-    assert!(checked.status.success(), "{text}");
-    assert!(text.contains("VERIFIED"), "{text}");
-    // Offline: the saved public answer, agreement side included.
-    let saved_answer = artifacts.join("agree-answer.json");
-    std::fs::write(&saved_answer, &answer.text).unwrap();
-    let log = log_key(&api);
-    let cli = |file: &std::path::Path| {
-        let out = Command::new(bvs_verify_bin())
-            .args([
-                "public",
-                file.to_str().unwrap(),
-                "--key",
-                &log,
-                "--root",
-                &root,
-            ])
-            .output()
-            .expect("run bvs-verify");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
+        ],
+    );
+    assert!(ok && text.contains("VERIFIED"), "{text}");
+    let (ok, _) = bvs_verify(
+        &bin,
+        &["statement", &path(&forged_statement), "--key", &key],
+    );
+    assert!(!ok);
+
+    // The saved public answers, agreement side included.
+    let public = |file: &Path, root: &str| {
+        bvs_verify(
+            &bin,
+            &["public", &path(file), "--key", &log, "--root", root],
         )
     };
-    let (ok, text) = cli(&saved_answer);
+    let (ok, text) = public(&saved_answer, &root);
     assert!(ok, "{text}");
     assert!(
         text.contains("agreement.key") && text.contains("agreement.statements[0]"),
         "{text}"
     );
     assert!(text.contains("agreed by the customer's key"), "{text}");
-    let tampered = artifacts.join("agree-answer-tampered.json");
-    assert!(answer.text.contains("balance 1250.5\\n\\n"));
-    std::fs::write(
-        &tampered,
-        answer
-            .text
-            .replace("balance 1250.5\\n\\n", "balance 1250.6\\n\\n"),
-    )
-    .unwrap();
-    let (ok, text) = cli(&tampered);
+    let (ok, text) = public(&saved_dispute_answer, &dispute_root);
+    assert!(ok, "{text}");
+    assert!(text.contains("disputed by the customer's key"), "{text}");
+    let (ok, text) = public(&tampered_answer, &root);
     assert!(!ok, "{text}");
     assert!(
         text.contains("FAIL  agreement.statements[0]") && text.contains("invalid_signature"),
         "{text}"
     );
 
-    let forged = artifacts.join("agree-statement-forged.txt");
-    std::fs::write(
-        &forged,
-        statement.replace("balance 1250.5\n", "balance 1250.6\n"),
-    )
-    .unwrap();
-    let refused = Command::new(bvs_verify_bin())
-        .args(["statement", forged.to_str().unwrap(), "--key", &key])
-        .output()
-        .expect("run bvs-verify");
-    assert!(!refused.status.success());
+    // The saved co-signed and disputed receipts.
+    let receipt = |file: &Path| bvs_verify(&bin, &["receipt", &path(file), "--key", &log]);
+    let (ok, text) = receipt(&saved_receipt);
+    assert!(ok, "{text}");
+    for check in [
+        "PASS  agreement.checkpoint",
+        "PASS  agreement.key",
+        "PASS  agreement.statements[0]",
+        "agreed by the customer's key",
+    ] {
+        assert!(text.contains(check), "{check}: {text}");
+    }
+    let (ok, text) = receipt(&saved_dispute_receipt);
+    assert!(ok, "{text}");
+    assert!(text.contains("disputed by the customer's key"), "{text}");
+    let (ok, text) = receipt(&tampered_receipt);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("FAIL  agreement.statements[0]") && text.contains("invalid_signature"),
+        "{text}"
+    );
 }

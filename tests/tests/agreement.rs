@@ -272,4 +272,90 @@ fn a_customer_registers_a_key_agrees_and_disputes_and_tampering_is_named() {
             .len(),
         2
     );
+
+    // The receipt of the checkpoint's period carries the key binding and
+    // both statements with their inclusion proofs, once they are in the
+    // log, and bvs-verify checks them offline.
+    k.wait_fact_verified(&item_hash(&dispute).to_hex());
+    let receipt = k.receipt(customer, &format!("period={period}"));
+    assert_eq!(receipt.status, 200, "{}", receipt.text);
+    let a = &receipt.body["data"]["agreement"];
+    assert_eq!(a["checkpointId"], json!(cp_id), "{}", receipt.text);
+    assert_eq!(a["merkleRoot"], json!(root));
+    assert_eq!(a["ledgerId"], json!(ledger_id));
+    assert_eq!(a["balance"], json!(75));
+    assert_eq!(a["counterpartyKey"], json!(key));
+    assert_eq!(a["keyStatement"], json!(good));
+    assert_eq!(a["keyProof"]["itemHash"], json!(item_hash(&good).to_hex()));
+    let listed: Vec<(&str, &str)> = a["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap(),
+                s["statement"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [("balance", agree.as_str()), ("dispute", dispute.as_str())]
+    );
+    assert!(a["statements"][0]["leafIndex"].is_u64());
+    assert!(a["statements"][0]["inclusionProof"].is_array());
+    // The whole history is the same deltas here: the same checkpoint.
+    let whole = k.receipt(customer, "");
+    assert_eq!(
+        whole.body["data"]["agreement"]["checkpointId"],
+        json!(cp_id)
+    );
+    // A customer without a checkpoint: no agreement side.
+    let plain = "cus_agree_none";
+    let last = k.emit(&Delta::new(plain, 1, "no checkpoint"));
+    k.wait_anchored(last["anchorId"].as_str().unwrap());
+    let r = k.receipt(plain, "");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.body["data"].get("agreement").is_none(), "{}", r.text);
+
+    let dir = bvs_tests::fresh_state_dir("agreement-receipt");
+    let saved = dir.join("receipt.json");
+    std::fs::write(&saved, &receipt.text).unwrap();
+    let log = bvs_tests::log::log_key(&api);
+    let cli = |file: &std::path::Path| {
+        let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
+            .args(["receipt", file.to_str().unwrap(), "--key", &log])
+            .output()
+            .expect("run bvs-verify");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (ok, text) = cli(&saved);
+    assert!(ok, "{text}");
+    for check in [
+        "PASS  agreement.checkpoint",
+        "PASS  agreement.key",
+        "PASS  agreement.statements[0]",
+        "PASS  agreement.statements[1]",
+    ] {
+        assert!(text.contains(check), "{text}");
+    }
+    let tampered = dir.join("tampered.json");
+    assert!(receipt.text.contains("balance 75\\n\\n"));
+    std::fs::write(
+        &tampered,
+        receipt
+            .text
+            .replacen("balance 75\\n\\n", "balance 76\\n\\n", 1),
+    )
+    .unwrap();
+    let (ok, text) = cli(&tampered);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("FAIL  agreement.statements[0]") && text.contains("invalid_signature"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

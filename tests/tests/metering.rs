@@ -105,6 +105,91 @@ fn concurrent_facts_stop_at_the_storage_ceiling_and_an_emit_over_it_writes_nothi
     assert_eq!(k.customer(&customer).status, 404);
 }
 
+/// `send`, again after each 429 (the per-key rate), until it is answered.
+fn not_limited(send: impl Fn() -> Reply) -> Reply {
+    loop {
+        let r = send();
+        if r.status != 429 {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// This month's Sandbox deltas as the usage route reports them.
+fn sandbox_used(api: &bvs_tests::client::Api, jwt: &str) -> u64 {
+    let r = bvs_tests::tenant::get_jwt(api, "/dashboard/usage", jwt);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"]["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["environment"] == "sandbox")
+        .unwrap()["used"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Issue 14's gap, closed by issue 16: the monthly quota is counted in the
+/// write's own batch, so a delta refused by the storage ceiling has not
+/// consumed quota (before, the quota was counted first, in another
+/// database, and stayed counted).
+#[test]
+fn an_emit_refused_by_the_storage_ceiling_consumes_no_monthly_quota() {
+    let api = api();
+    let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
+    let tag = nanos();
+    let first = k.post_raw(
+        "/api/v1/balance/delta",
+        Delta::new(&format!("cus_q_{tag}"), 5, "before the ceiling").to_json(),
+    );
+    assert_eq!(first.status, 202, "{}", first.text);
+    assert_eq!(sandbox_used(&api, &t.jwt), 1);
+    // Fill the storage ceiling to the byte: 64 KiB facts until one is
+    // refused, then ever smaller ones, down to a 1-byte fact (65 bytes
+    // metered), less than any delta needs.
+    let mut content_len = 64 * 1024 - FACT_HASH_BYTES;
+    let mut i = 0;
+    loop {
+        i += 1;
+        // Unique among this tenant's facts of the same length.
+        let head = format!("{tag}-{i}-");
+        let content = if content_len >= head.len() {
+            format!("{head}{}", "x".repeat(content_len - head.len()))
+        } else {
+            let digits = format!("{i:0>20}");
+            digits[digits.len() - content_len..].to_string()
+        };
+        let r = not_limited(|| k.submit_fact(&json!({ "content": content })));
+        if r.status == 202 {
+            continue;
+        }
+        assert_eq!(r.status, 402, "{}", r.text);
+        assert_eq!(r.body["code"], "storage_limit_reached", "{}", r.text);
+        if content_len == 1 {
+            break;
+        }
+        content_len /= 2;
+    }
+    // Room for no delta: refused, and the month's count is unchanged.
+    for i in 0..3 {
+        let r = not_limited(|| {
+            k.post_raw(
+                "/api/v1/balance/delta",
+                Delta::new(&format!("cus_full_{tag}_{i}"), 5, "over the ceiling").to_json(),
+            )
+        });
+        assert_eq!(r.status, 402, "{}", r.text);
+        assert_eq!(r.body["code"], "storage_limit_reached", "{}", r.text);
+    }
+    assert_eq!(
+        sandbox_used(&api, &t.jwt),
+        1,
+        "refused deltas consume no monthly quota"
+    );
+}
+
 #[test]
 fn concurrent_facts_stop_at_the_monthly_fact_limit_and_a_known_fact_still_answers() {
     let api = api();

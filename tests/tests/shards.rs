@@ -383,3 +383,31 @@ fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
     println!("{stdout}");
     assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
 }
+
+/// Issue 16: a submission's proof-root index row is written after the emit
+/// answers (and again by the sequencer), so the public verify route must
+/// find a root asked for at once, on whichever shard issued it.
+#[test]
+fn a_just_submitted_root_verifies_at_once_on_every_shard() {
+    let api = api();
+    let mut shards_seen = BTreeSet::new();
+    let mut n = 0;
+    while shards_seen.len() < 2 {
+        n += 1;
+        assert!(n <= 6, "six tenants never covered both shards");
+        let t = new_tenant(&api);
+        let k = api.keyed(&t.test_key);
+        let emitted = k.post(
+            bvs_tests::ledger::DELTA,
+            &json!({"customerId": "cus_fresh", "delta": 3, "reason": "fresh root"}),
+        );
+        assert_eq!(emitted.status, 202, "{}", emitted.text);
+        let root = emitted.body["data"]["itemsRoot"].as_str().unwrap();
+        let answer = api.get(&format!("/api/v1/verify/{root}"));
+        assert_eq!(answer.status, 200, "{}", answer.text);
+        let shard = answer.body["data"]["verification"]["log"]["shard"]
+            .as_u64()
+            .unwrap();
+        shards_seen.insert(shard);
+    }
+}

@@ -80,10 +80,10 @@ async fn sweep_deliveries(app: &App) -> ApiResult<()> {
 }
 
 async fn sweep_idempotency(app: &App) -> ApiResult<()> {
-    store::idempotency::delete_expired(&app.control_db()?, app.now_ms).await?;
     for log in crate::ledger::shard::all(app) {
         let ledger = crate::ledger::db(app, log)?;
         store::idempotency::delete_expired_results(&ledger, app.now_ms).await?;
+        store::emit::delete_expired_claims(&ledger, app.now_ms).await?;
     }
     Ok(())
 }

@@ -1,27 +1,34 @@
 //! Idempotency-Key on the emit routes: a request is run at most once per
 //! key, and a retry with the same body replays the stored answer.
 //!
-//! Crash safety: a claim (control database) is in flight under a lease of
-//! [`IDEMPOTENCY_LEASE_MS`]; the write stores its answer under the key in
-//! its own atomic batch (ledger database), so a committed write always has
-//! its answer. A retry after the lease replays that answer if the write
-//! committed, or takes the claim over and performs the write once (the
-//! answer's primary key refuses a second one); the quota already counted
-//! for the claim is recorded with the count and not counted again.
+//! The claim lives next to the write (issue 16): on the tenant's ledger
+//! shard, in the write's own atomic batch (`store::emit`), which claims the
+//! key with this request's random token, counts the quota, writes the
+//! submission and stores the answer (`idempotency_results`), each statement
+//! conditional on the claim holding this token. So a committed write always
+//! has its answer, a refused or failed one leaves no claim (the key stays
+//! free), and there is no window in which a crash leaves a claim without
+//! its write. A claim is in flight (under a lease of
+//! [`IDEMPOTENCY_LEASE_MS`]) only under the DEV_MODE fault point that stops
+//! a request between its write and its completion; a retry answers 202
+//! "processing" under the lease and replays the stored answer after it. An
+//! in-flight claim without an answer may be taken over after its lease.
+//! No other route takes an Idempotency-Key (the control database keeps no
+//! idempotency records any more).
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use bvs_core::hash::Hash32;
 use bvs_core::types::{Env, IdempotencyKey};
 use serde_json::json;
-use worker::{D1Database, D1PreparedStatement, Request, Response};
+use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
-use crate::store::idempotency as idem_store;
+use crate::ids;
+use crate::store::emit::{self as emit_store, ClaimRow, NewClaim};
 
 /// How long an Idempotency-Key is remembered after its first use.
 pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
@@ -40,9 +47,11 @@ const FAULT_HOLD_SECS: u64 = 120;
 /// kill the server in that window.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Fault {
-    /// After the claim and the quota count, before the write.
+    /// Before the write batch (which claims, counts the quota and writes
+    /// at once): nothing of the request is stored yet.
     AfterQuota,
-    /// After the write committed, before the claim is completed.
+    /// After the write committed, before the claim is completed (the
+    /// batch leaves the claim in flight under this fault point only).
     AfterWrite,
 }
 
@@ -67,58 +76,38 @@ pub fn fault(app: &App, req: &Request) -> Option<Fault> {
     }
 }
 
-/// A claimed key, handed to the request that holds it.
+/// A key this request tries to claim, handed to its write.
 pub struct Claim {
-    tenant_id: String,
     env: Env,
     key: String,
     request_hash: String,
+    token: String,
     now_ms: u64,
-    /// Deltas already counted against the quota under this claim (by a
-    /// request that crashed before its write).
-    pub charged: u64,
     fault: Option<Fault>,
-    wrote: Cell<bool>,
+}
+
+/// What a write under a claim did: answered (written now), or found the
+/// key held by a request (this one's earlier run, or another body).
+pub enum Submitted {
+    Answer(u16, String),
+    Claimed(ClaimRow),
 }
 
 impl Claim {
-    pub fn scope(&self) -> idem_store::Scope<'_> {
-        idem_store::Scope {
-            tenant_id: &self.tenant_id,
+    /// The claim and the answer to store under it, for the write's batch.
+    pub fn new_claim<'a>(&'a self, status: u16, body: &'a str) -> NewClaim<'a> {
+        NewClaim {
             env: self.env.as_str(),
             key: &self.key,
+            request_hash: &self.request_hash,
+            token: &self.token,
+            done: self.fault != Some(Fault::AfterWrite),
+            now_ms: self.now_ms,
+            lease_until: self.now_ms + IDEMPOTENCY_LEASE_MS,
+            expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
+            status,
+            body,
         }
-    }
-
-    /// The statements that store the answer under the key; they go into
-    /// the write's own batch. From here on a failure keeps the claim.
-    ///
-    /// # Errors
-    /// A value that cannot be bound.
-    pub fn answer_statements(
-        &self,
-        ledger: &D1Database,
-        status: u16,
-        body: &str,
-    ) -> ApiResult<Vec<D1PreparedStatement>> {
-        self.wrote.set(true);
-        idem_store::result_statements(
-            ledger,
-            &self.scope(),
-            &idem_store::NewResult {
-                request_hash: &self.request_hash,
-                status,
-                body,
-                now_ms: self.now_ms,
-                expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
-            },
-        )
-    }
-
-    /// The write was refused whole (nothing committed): a failure may
-    /// release the key again.
-    pub fn not_written(&self) {
-        self.wrote.set(false);
     }
 
     /// Stops here and hangs when the request asked for this fault point.
@@ -155,20 +144,6 @@ fn replay(status: u16, text: String) -> ApiResult<Response> {
     Ok(resp)
 }
 
-/// Completes the claim with a committed write's stored answer and replays it.
-async fn replay_stored(
-    db: &D1Database,
-    scope: &idem_store::Scope<'_>,
-    stored: idem_store::StoredResult,
-) -> ApiResult<Response> {
-    if let Err(e) =
-        idem_store::complete(db, scope, stored.response_status, &stored.response_body).await
-    {
-        worker::console_error!("idempotency key not completed: {e:?}");
-    }
-    replay(stored.response_status, stored.response_body)
-}
-
 /// The request's `Idempotency-Key`, if any.
 ///
 /// # Errors
@@ -184,11 +159,12 @@ pub fn key(req: &Request) -> ApiResult<Option<IdempotencyKey>> {
         .transpose()
 }
 
-/// Runs `f` at most once per Idempotency-Key: the same key with the same
-/// body replays the stored answer; while the first is in flight (under its
-/// lease) → 202; the same key with another body → 409. Requests that fail
-/// before their write release the key. `f` gets the claim, and must put
-/// [`Claim::answer_statements`] into its write's batch.
+/// Runs `f` at most once per Idempotency-Key: `f` gets the claim to put
+/// into its write's batch ([`Claim::new_claim`]). The same key with the
+/// same body replays the stored answer; while the first is in flight
+/// (under its lease) → 202; the same key with another body → 409. A
+/// request that fails or is refused before or in its write leaves the key
+/// free.
 #[allow(clippy::too_many_arguments)]
 pub async fn once<F, Fut>(
     app: &App,
@@ -201,100 +177,63 @@ pub async fn once<F, Fut>(
 ) -> ApiResult<Response>
 where
     F: FnOnce(Option<Rc<Claim>>) -> Fut,
-    Fut: std::future::Future<Output = ApiResult<(u16, String)>>,
+    Fut: std::future::Future<Output = ApiResult<Submitted>>,
 {
     let Some(key) = key else {
-        let (status, text) = f(None).await?;
-        return http::raw_json(status, text);
+        return match f(None).await? {
+            Submitted::Answer(status, text) => http::raw_json(status, text),
+            Submitted::Claimed(_) => Err(ApiError::internal("claimed without a key")),
+        };
     };
     let mut hashed = route.as_bytes().to_vec();
     hashed.push(b'\n');
     hashed.extend_from_slice(body);
-    let request_hash = Hash32::digest(&hashed).to_hex();
-    let db = app.control_db()?;
-    let now = app.now_ms;
-    let scope = idem_store::Scope {
-        tenant_id: &ctx.tenant_id,
-        env: ctx.env.as_str(),
-        key: key.as_str(),
-    };
-    let existing = idem_store::claim(
-        &db,
-        &scope,
-        &request_hash,
-        now,
-        now + IDEMPOTENCY_WINDOW_MS,
-        now + IDEMPOTENCY_LEASE_MS,
-    )
-    .await?;
-    let charged = match existing {
-        None => 0,
-        Some(record) => {
-            if record.request_hash != request_hash {
-                return Err(ApiError::coded(
-                    ErrorCode::IdempotencyKeyReused,
-                    "Idempotency-Key was already used with a different request body; use a new key for a new request",
-                ));
-            }
-            if let ("done", Some(status), Some(text)) = (
-                record.state.as_str(),
-                record.response_status,
-                record.response_body,
-            ) {
-                return replay(status, text);
-            }
-            if record.lease_until > now {
-                return processing(&key);
-            }
-            // The lease passed: the holder died or is stuck. A committed
-            // write has its answer stored; otherwise take the claim over.
-            let ledger = crate::ledger::db(app, ctx.log())?;
-            if let Some(stored) = idem_store::stored_result(&ledger, &scope, now).await? {
-                return replay_stored(&db, &scope, stored).await;
-            }
-            if !idem_store::take_over(&db, &scope, record.lease_until, now + IDEMPOTENCY_LEASE_MS)
-                .await?
-            {
-                return processing(&key);
-            }
-            record.quota_charged
-        }
-    };
     let claim = Rc::new(Claim {
-        tenant_id: ctx.tenant_id.clone(),
         env: ctx.env,
         key: key.as_str().to_string(),
-        request_hash: request_hash.clone(),
-        now_ms: now,
-        charged,
+        request_hash: Hash32::digest(&hashed).to_hex(),
+        token: ids::new_id("clm")?,
+        now_ms: app.now_ms,
         fault,
-        wrote: Cell::new(false),
     });
-    match f(Some(Rc::clone(&claim))).await {
-        Ok((status, text)) => {
-            // The answer is stored with the write: a failed completion only
-            // delays the replay until the lease passes.
-            if let Err(e) = idem_store::complete(&db, &scope, status, &text).await {
+    match f(Some(Rc::clone(&claim))).await? {
+        Submitted::Answer(status, text) => http::raw_json(status, text),
+        Submitted::Claimed(held) => held_by(app, ctx, &key, &claim, held).await,
+    }
+}
+
+/// The answer when the key is held: 409 for another body, the stored
+/// answer once the write committed (completing an in-flight claim whose
+/// lease passed), 202 "processing" while it is in flight under its lease.
+async fn held_by(
+    app: &App,
+    ctx: &KeyContext,
+    key: &IdempotencyKey,
+    claim: &Claim,
+    held: ClaimRow,
+) -> ApiResult<Response> {
+    if held.request_hash != claim.request_hash {
+        return Err(ApiError::coded(
+            ErrorCode::IdempotencyKeyReused,
+            "Idempotency-Key was already used with a different request body; use a new key for a new request",
+        ));
+    }
+    let done = held.state == "done";
+    if !done && held.lease_until > app.now_ms {
+        return processing(key);
+    }
+    let (Some(status), Some(text)) = (held.response_status, held.response_body) else {
+        return processing(key);
+    };
+    if !done {
+        let ledger = crate::ledger::db(app, ctx.log())?;
+        let token = held.token;
+        app.after_response(async move {
+            if let Err(e) = emit_store::complete(&ledger, &token).await {
                 worker::console_error!("idempotency key not completed: {e:?}");
             }
-            http::raw_json(status, text)
-        }
-        Err(e) if claim.wrote.get() => {
-            // The write may have committed (or another holder's did): never
-            // release the key then; answer from the stored result if any.
-            let ledger = crate::ledger::db(app, ctx.log())?;
-            if let Ok(Some(stored)) = idem_store::stored_result(&ledger, &scope, now).await {
-                if stored.request_hash == request_hash {
-                    return replay_stored(&db, &scope, stored).await;
-                }
-            }
-            Err(e)
-        }
-        Err(e) => {
-            if let Err(release) = idem_store::abandon(&db, &scope).await {
-                worker::console_error!("idempotency key not released: {release:?}");
-            }
-            Err(e)
-        }
+        })
+        .await;
     }
+    replay(status, text)
 }

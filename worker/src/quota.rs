@@ -1,57 +1,71 @@
-//! The atomic quota check that emits call, against the tenant's plan
-//! (`crate::plan`, re-exported here). Figures and reasons: docs/dashboard.md.
+//! The monthly delta quota, against the tenant's plan (`crate::plan`,
+//! re-exported here). Figures and reasons: docs/dashboard.md.
+//!
+//! The counter lives on the tenant's ledger shard, in `meters` (meter
+//! `deltas`, period `YYYY-MM`), and is raised inside the emit's own write
+//! batch (`store::emit`): the table's `CHECK (used <= cap)` refuses a raise
+//! past the quota, and D1 rolls the whole batch back, so an emit over its
+//! quota, or over the storage ceiling, writes nothing and counts nothing,
+//! and concurrent emits can never both take the last unit.
 
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
+use worker::D1Database;
 
-use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::idempotency::Claim;
 pub use crate::plan::{Account, Plan};
-use crate::store;
+use crate::store::meters::{self, Meter, Raise};
 
-/// Counts `count` deltas against the tenant's monthly quota for the key's
-/// environment, all or nothing. Under an Idempotency-Key claim the count
-/// is recorded on the claim in the same batch, and a claim that already
-/// counted (its holder crashed before the write) is not counted again.
+/// The calendar month (UTC) `now_ms` falls in: the quota's period.
+pub fn period(now_ms: u64) -> Period {
+    Period::containing(i64::try_from(now_ms).unwrap_or(i64::MAX))
+}
+
+/// The raise of the account's monthly delta count by `count`, capped at
+/// the plan's quota for the key's environment. `period` is
+/// [`period`]`(now).to_string()`.
+pub fn raise<'a>(account: &Account<'a>, period: &'a str, count: u64) -> Raise<'a> {
+    Raise {
+        tenant_id: account.tenant_id,
+        meter: Meter::Deltas,
+        period,
+        add: count,
+        cap: account.plan.deltas_per_month(account.env),
+    }
+}
+
+/// Deltas the tenant emitted this month in `ledger`'s environment (the
+/// tenant's shard of it): one read.
 ///
 /// # Errors
-/// 402 naming the quota and when it resets (the first day of next month,
-/// UTC) if the deltas do not fit; internal error on storage failure.
-pub async fn consume_claimed(
-    app: &App,
-    ctx: &Account<'_>,
-    count: u64,
-    claim: Option<&Claim>,
-) -> ApiResult<()> {
-    if count == 0 || claim.is_some_and(|c| c.charged >= count) {
-        return Ok(());
-    }
-    let plan = ctx.plan;
-    let limit = plan.deltas_per_month(ctx.env);
-    #[allow(clippy::cast_possible_wrap)]
-    let period = Period::containing(app.now_ms as i64);
-    let db = app.control_db()?;
-    let mark = claim
-        .map(|c| store::idempotency::mark_charged_statement(&db, &c.scope(), count))
-        .transpose()?;
-    let ok = store::accounts::consume_usage_and(
-        &db,
-        ctx.tenant_id,
-        ctx.env.as_str(),
-        &period.to_string(),
-        count,
-        limit,
-        mark,
+/// D1 errors.
+pub async fn used(ledger: &D1Database, tenant_id: &str, now_ms: u64) -> ApiResult<u64> {
+    meters::used_of(
+        ledger,
+        tenant_id,
+        Meter::Deltas,
+        &period(now_ms).to_string(),
     )
-    .await?;
-    if ok {
-        return Ok(());
-    }
-    let used =
-        store::accounts::usage(&db, ctx.tenant_id, ctx.env.as_str(), &period.to_string()).await?;
+    .await
+}
+
+/// The 402 for `count` deltas that do not fit: it names the quota, what is
+/// used and when it resets (the first day of next month, UTC).
+///
+/// # Errors
+/// D1 errors reading what is used.
+pub async fn exceeded(
+    ledger: &D1Database,
+    account: &Account<'_>,
+    count: u64,
+    now_ms: u64,
+) -> ApiResult<ApiError> {
+    let plan = account.plan;
+    let limit = plan.deltas_per_month(account.env);
+    let period = period(now_ms);
+    let used = used(ledger, account.tenant_id, now_ms).await?;
     let resets = format_iso_ms(period.end_ms());
-    let env_name = match ctx.env {
+    let env_name = match account.env {
         Env::Sandbox => "Sandbox",
         Env::Production => "Production",
     };
@@ -67,5 +81,5 @@ pub async fn consume_claimed(
             plan.label()
         )
     };
-    Err(ApiError::PaymentRequired(message))
+    Ok(ApiError::PaymentRequired(message))
 }

@@ -7,6 +7,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::plan::Plan;
 use crate::store::accounts::{self as store, TenantRow};
+use crate::store::meters::{self, Meter};
 
 /// The tenant of a session.
 ///
@@ -46,16 +47,18 @@ pub async fn set_retention(
 }
 
 /// Verified deltas counted against the tenant's quota in `env` during
-/// `period`.
+/// `period`: the monthly counter on the environment's ledger shard, next
+/// to the writes that raise it (issue 16): the contract's placement, then
+/// one read of that shard (0 without a contract).
 ///
 /// # Errors
 /// D1 errors.
 pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<u64> {
-    store::usage(
-        &app.control_db()?,
-        tenant_id,
-        env.as_str(),
-        &period.to_string(),
-    )
-    .await
+    let placed =
+        crate::store::contracts::for_env(&app.control_db()?, tenant_id, env.as_str()).await?;
+    let Some(contract) = placed else {
+        return Ok(0);
+    };
+    let ledger = crate::ledger::db(app, crate::ledger::LogId::new(env, contract.shard))?;
+    meters::used_of(&ledger, tenant_id, Meter::Deltas, &period.to_string()).await
 }

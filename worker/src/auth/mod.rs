@@ -15,7 +15,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::plan::{self, Plan};
+use crate::plan::Plan;
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::ContractStatus;
@@ -35,21 +35,15 @@ pub struct KeyContext {
     pub plan: Plan,
     /// The shard the tenant's environment is placed on.
     pub shard: u32,
+    /// The tenant's (active) contract for the key's environment, read with
+    /// the key.
+    pub contract_id: String,
 }
 
 impl KeyContext {
     /// The shard (database and log) this request reads and writes.
     pub fn log(&self) -> crate::ledger::LogId {
         crate::ledger::LogId::new(self.env, self.shard)
-    }
-
-    /// The tenant's quota in the key's environment.
-    pub fn account(&self) -> plan::Account<'_> {
-        plan::Account {
-            tenant_id: &self.tenant_id,
-            env: self.env,
-            plan: self.plan,
-        }
     }
 }
 
@@ -132,7 +126,14 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         .last_used_at
         .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
     if stale {
-        store::keys::touch(&db, &row.id, app.now_ms).await?;
+        // Off the response path: lastUsedAt is kept to the minute.
+        let (id, now) = (row.id.clone(), app.now_ms);
+        app.after_response(async move {
+            if let Err(e) = store::keys::touch(&db, &id, now).await {
+                worker::console_warn!("lastUsedAt of key {id} not written: {e:?}");
+            }
+        })
+        .await;
     }
     app.set_tenant(&row.tenant_id);
     Ok(KeyContext {
@@ -141,58 +142,32 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         key_id: row.id,
         plan,
         shard: row.shard.unwrap_or(0),
+        contract_id: row.contract_id.unwrap_or_default(),
     })
 }
 
-/// The contract a balance request targets: `X-Credit-Pool-Id` (a contract
-/// id) or, without it, the tenant's contract for the key's environment.
+/// The contract a balance write targets, from what authentication read
+/// (no round trip): `X-Credit-Pool-Id` must name the tenant's contract for
+/// the key's environment (a tenant has one per environment), which is
+/// active, or the header is absent.
 ///
 /// # Errors
-/// 404 for an unknown contract id, another tenant's, or one of the other
-/// environment; 403 when the contract is not active.
-pub async fn resolve_contract(
-    app: &App,
-    ctx: &KeyContext,
-    pool_id: Option<&str>,
-) -> ApiResult<Contract> {
-    let db = app.control_db()?;
-    let row = match pool_id.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(id) => store::contracts::by_id(&db, &ctx.tenant_id, id)
-            .await?
-            .filter(|c| c.env == ctx.env)
-            .ok_or_else(|| {
-                ApiError::NotFound(format!(
-                    "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
-                    env_label(ctx.env)
-                ))
-            })?,
-        None => store::contracts::for_env(&db, &ctx.tenant_id, ctx.env.as_str())
-            .await?
-            .ok_or_else(|| {
-                ApiError::coded(
-                    ErrorCode::EnvironmentNotProvisioned,
-                    format!(
-                        "Environment not provisioned: {} is not active for this tenant",
-                        env_label(ctx.env)
-                    ),
-                )
-            })?,
-    };
-    if row.status != ContractStatus::Active {
-        return Err(ApiError::coded(
-            ErrorCode::EnvironmentNotProvisioned,
-            format!(
-                "Environment not provisioned: contract {} is {}",
-                row.id,
-                row.status.as_str()
-            ),
-        ));
+/// 404 for any other contract id (unknown, another tenant's, or of the
+/// other environment).
+pub fn key_contract(ctx: &KeyContext, pool_id: Option<&str>) -> ApiResult<Contract> {
+    if let Some(id) = pool_id.map(str::trim).filter(|p| !p.is_empty()) {
+        if id != ctx.contract_id {
+            return Err(ApiError::NotFound(format!(
+                "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
+                env_label(ctx.env)
+            )));
+        }
     }
     Ok(Contract {
-        id: row.id,
-        tenant_id: row.tenant_id,
+        id: ctx.contract_id.clone(),
+        tenant_id: ctx.tenant_id.clone(),
         env: ctx.env,
-        status: row.status,
+        status: ContractStatus::Active,
     })
 }
 

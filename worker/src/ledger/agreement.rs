@@ -590,6 +590,9 @@ pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreem
     Ok(None)
 }
 
+mod receipt;
+pub use receipt::of_receipt;
+
 #[cfg(test)]
-#[path = "agreement_tests.rs"]
+#[allow(clippy::unwrap_used)]
 mod tests;

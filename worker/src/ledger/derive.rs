@@ -43,7 +43,8 @@ pub async fn derive(
         checkpoint,
         page,
     } = start;
-    let ledger_row = super::require_ledger(db, tenant_id, customer_id).await?;
+    let (ledger_row, read) =
+        ledger_and_page(db, tenant_id, customer_id, checkpoint.as_deref(), &page).await?;
     let balance_now = ledger_row.computed_balance;
 
     let (start_seq, start_balance) = start_point(
@@ -60,16 +61,18 @@ pub async fn derive(
     let total = ledger_row.verified_count.saturating_sub(start_seq);
     let from = start_seq + page.offset() + 1;
     let to = (start_seq + page.offset() + page.limit()).min(ledger_row.verified_count);
-    let rows = if from <= to {
-        store::deltas::of_ledger(db, tenant_id, customer_id.as_str(), from, to).await?
-    } else {
-        Vec::new()
+    let (rows, windows) = match read {
+        Some(r) if start_seq == 0 => {
+            let rows = r.deltas.into_iter().filter(|d| d.ledger_seq <= Some(to));
+            (rows.collect(), r.windows)
+        }
+        _ => rest_of_page(db, tenant_id, customer_id.as_str(), (from, to), start_seq).await?,
     };
     let deltas: Vec<DeltaView> = rows
         .iter()
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
-    let windows = window_summaries(db, tenant_id, customer_id.as_str(), start_seq).await?;
+    let windows = window_summaries(db, tenant_id, customer_id.as_str(), start_seq, windows).await?;
     let latest = ledger_row.latest_items_root.clone();
     let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
         message: format!(
@@ -104,6 +107,49 @@ pub async fn derive(
         hint,
     };
     Ok(data)
+}
+
+/// The ledger and, from genesis, the page and the windows, in one round
+/// trip (the page's bounds are known up front; rows past the ledger's
+/// count do not exist); from a checkpoint, the ledger alone.
+async fn ledger_and_page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+    checkpoint: Option<&str>,
+    page: &Page,
+) -> ApiResult<(LedgerRow, Option<store::ledgers::LedgerPage>)> {
+    if checkpoint.is_some() {
+        return Ok((
+            super::require_ledger(db, tenant_id, customer_id).await?,
+            None,
+        ));
+    }
+    let range = (page.offset() + 1, page.offset() + page.limit());
+    let customer = customer_id.as_str();
+    let mut read = store::ledgers::ledger_page(db, tenant_id, customer, range, 0).await?;
+    let row = read
+        .ledger
+        .take()
+        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
+    Ok((row, Some(read)))
+}
+
+/// From a checkpoint: the page's deltas (`from..=to`) and the windows.
+async fn rest_of_page(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    (from, to): (u64, u64),
+    start_seq: u64,
+) -> ApiResult<(Vec<store::deltas::DeltaRow>, Vec<store::ledgers::WindowRow>)> {
+    let rows = if from <= to {
+        store::deltas::of_ledger(db, tenant_id, customer_id, from, to).await?
+    } else {
+        Vec::new()
+    };
+    let windows = store::ledgers::windows_after(db, tenant_id, customer_id, start_seq).await?;
+    Ok((rows, windows))
 }
 
 /// The starting point of a derivation: (ledger_seq, balance after it).
@@ -200,9 +246,10 @@ async fn window_summaries(
     tenant_id: &str,
     customer_id: &str,
     after: u64,
+    windows: Vec<store::ledgers::WindowRow>,
 ) -> ApiResult<Vec<WindowView>> {
     let mut out = Vec::new();
-    for w in store::ledgers::windows_after(db, tenant_id, customer_id, after).await? {
+    for w in windows {
         let (first_seq, before, first_at) = if w.first_seq > after {
             (w.first_seq, w.balance_before, w.first_verified_at)
         } else {

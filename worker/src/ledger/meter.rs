@@ -20,6 +20,8 @@ pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan
         Meter::Facts => plan.facts_per_month(),
         Meter::Checkpoints => plan.checkpoints_per_month(),
         Meter::Bytes => plan.storage_bytes(),
+        // The delta quota depends on the environment: `quota::raise`.
+        Meter::Deltas => plan.deltas_per_month(Env::Sandbox),
     };
     Raise {
         tenant_id,
@@ -66,6 +68,15 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
                 ),
             )
         }
+        Meter::Deltas => ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan allows {} verified deltas per month in \
+                 {env_name}; nothing was written. The quota resets at {resets}",
+                plan.label(),
+                plan.deltas_per_month(env)
+            ),
+        ),
         Meter::Bytes => ApiError::coded(
             ErrorCode::StorageLimitReached,
             format!(

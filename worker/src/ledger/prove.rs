@@ -20,10 +20,10 @@ use worker::D1Database;
 use super::{db, inclusion_proofs, require_ledger, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::{self, DeltaRow};
+use crate::store::lookup::{Found, Looked};
 use crate::store::receipts::{self, ReceiptRow};
-use crate::store::submissions::{self, SubmissionRow};
 use crate::store::{self, ledgers, log as log_store, CheckpointStatus, ItemStatus};
 use crate::views;
 
@@ -63,18 +63,9 @@ impl Span {
 /// `RECEIPT_DELTAS_MAX` deltas.
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let db = db(app, r.log)?;
-    let span = span(&db, r).await?;
-    let rows = deltas::of_ledger(
-        &db,
-        r.tenant_id,
-        r.customer_id.as_str(),
-        span.first_seq,
-        span.last_seq,
-    )
-    .await?;
-    let head = log_store::latest_head(&db)
-        .await?
-        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+    let (span, rows, head) = read(&db, r).await?;
+    let head =
+        head.ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
     let (deltas, items) = proven(&db, &rows, head.tree_size).await?;
     let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
     let root = merkle::root(&item_hashes);
@@ -86,7 +77,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let window_summaries = derive::window_summaries(&deltas)
         .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
-    let receipt = Receipt {
+    let mut receipt = Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
         generated_at: views::iso(app.now_ms),
@@ -117,7 +108,9 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             public_key: LogKey::load(app, r.log)?.verifier_key()?,
             items,
         },
+        agreement: None,
     };
+    receipt.agreement = super::agreement::of_receipt(app, &db, r, &root, head.tree_size).await?;
     let record = ReceiptRow {
         items_root: root.to_hex(),
         tenant_id: r.tenant_id.to_string(),
@@ -129,29 +122,55 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         generated_at: app.now_ms,
     };
     receipts::record(&db, &record).await?;
-    store::roots::insert(
-        &app.control_db()?,
-        &record.items_root,
-        r.log.env.as_str(),
-        r.log.shard,
-        app.now_ms,
-    )
-    .await?;
+    // The index row after the response, as an emit's.
+    super::submit::index_root(app, r.log, record.items_root).await;
     Ok(receipt)
+}
+
+/// The receipt's span, its deltas and the log's head: the whole ledger in
+/// one round trip (`ledgers::ledger_page`), a period in three.
+async fn read(
+    db: &D1Database,
+    r: &ReceiptRequest<'_>,
+) -> ApiResult<(Span, Vec<DeltaRow>, Option<log_store::HeadRow>)> {
+    let customer = r.customer_id.as_str();
+    if r.period.is_none() {
+        let range = (1, RECEIPT_DELTAS_MAX);
+        let page = ledgers::ledger_page(db, r.tenant_id, customer, range, u64::MAX).await?;
+        let l = page
+            .ledger
+            .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
+        let span = span(r, &l, None)?;
+        let rows = page
+            .deltas
+            .into_iter()
+            .filter(|d| d.ledger_seq <= Some(span.last_seq))
+            .collect();
+        return Ok((span, rows, page.head));
+    }
+    let l = require_ledger(db, r.tenant_id, r.customer_id).await?;
+    let window = match &r.period {
+        Some(p) => ledgers::window(db, r.tenant_id, customer, &p.to_string()).await?,
+        None => None,
+    };
+    let span = span(r, &l, window)?;
+    let rows = deltas::of_ledger(db, r.tenant_id, customer, span.first_seq, span.last_seq).await?;
+    Ok((span, rows, log_store::latest_head(db).await?))
 }
 
 /// The ledger positions the receipt covers: the period's window, or the
 /// whole ledger.
-async fn span(db: &D1Database, r: &ReceiptRequest<'_>) -> ApiResult<Span> {
-    let l = require_ledger(db, r.tenant_id, r.customer_id).await?;
+fn span(
+    r: &ReceiptRequest<'_>,
+    l: &ledgers::LedgerRow,
+    window: Option<ledgers::WindowRow>,
+) -> ApiResult<Span> {
     let span = match &r.period {
-        Some(p) => ledgers::window(db, r.tenant_id, r.customer_id.as_str(), &p.to_string())
-            .await?
-            .map(|w| Span {
-                first_seq: w.first_seq,
-                last_seq: w.last_seq,
-                balance_before: w.balance_before,
-            }),
+        Some(_) => window.map(|w| Span {
+            first_seq: w.first_seq,
+            last_seq: w.last_seq,
+            balance_before: w.balance_before,
+        }),
         None => (l.verified_count > 0).then_some(Span {
             first_seq: 1,
             last_seq: l.verified_count,
@@ -272,13 +291,6 @@ pub struct RecordsPage {
     pub offset: u64,
 }
 
-/// What a proof root was issued for.
-enum Found {
-    Submission(SubmissionRow),
-    Checkpoint(CheckpointRow),
-    Receipt(ReceiptRow),
-}
-
 /// The rows a proof root covers, and how the answer sums them up.
 struct Covered {
     kind: &'static str,
@@ -306,8 +318,11 @@ pub async fn public_answer(
     origin: &str,
 ) -> ApiResult<PublicAnswer> {
     let (at, db, found) = resolve(app, &root.to_hex()).await?;
-    let head = super::head_or_init(app, at).await?;
-    let covered = covered(&db, &found, page).await?;
+    let head = match found.head {
+        Some(head) => head,
+        None => super::head_or_init(app, at).await?,
+    };
+    let covered = covered(&db, found.found, found.deltas, page).await?;
     let records = records(&db, &covered.rows, head.tree_size).await?;
     let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
     let checkpoint_leaf = match covered
@@ -355,13 +370,14 @@ pub async fn public_answer(
 }
 
 /// The shard that issued `root`, and for what: the control database's
-/// index names it (written with the submission, receipt or checkpoint); a
-/// root from before sharding is not indexed and lives on shard 0 of its
-/// environment (sandbox first). No other shard is read.
-async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)> {
+/// index names it (a submission's row is written just after its response,
+/// and again by the sequencer; a receipt's and checkpoint's with them); a
+/// root it does not name is looked for on shard 0 of each environment
+/// (roots from before sharding), then on the other shards.
+async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Looked)> {
     for at in root_shards(app, root).await? {
         let db = db(app, at)?;
-        if let Some(found) = find_root(&db, root).await? {
+        if let Some(found) = store::lookup::root(&db, root).await?.found() {
             return Ok((at, db, found));
         }
     }
@@ -371,15 +387,21 @@ async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Found)>
 }
 
 /// The shards that may hold `root`: the one the control database's index
-/// names, or, for a root from before sharding (not indexed), shard 0 of
-/// each environment.
+/// names, or, for a root it does not name, every shard (shard 0 of each
+/// environment first).
 ///
 /// # Errors
 /// D1 errors.
 pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
     Ok(match store::roots::find(&app.control_db()?, root).await? {
         Some(row) => vec![LogId::new(row.env, row.shard)],
-        None => vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)],
+        // Not indexed: from before sharding (shard 0), or a submission whose
+        // index row is written after its response: shard 0s first.
+        None => {
+            let mut at = vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)];
+            at.extend(super::shard::all(app).into_iter().filter(|l| l.shard != 0));
+            at
+        }
     })
 }
 
@@ -398,23 +420,18 @@ pub fn log_ref(at: LogId, log_origin: &str, service_origin: &str) -> LogRef {
     }
 }
 
-async fn find_root(db: &D1Database, root: &str) -> ApiResult<Option<Found>> {
-    if let Some(s) = submissions::by_root(db, root).await?.into_iter().next() {
-        return Ok(Some(Found::Submission(s)));
-    }
-    if let Some(c) = checkpoints::by_root(db, root).await?.into_iter().next() {
-        return Ok(Some(Found::Checkpoint(c)));
-    }
-    if let Some(r) = receipts::by_root(db, root).await?.into_iter().next() {
-        return Ok(Some(Found::Receipt(r)));
-    }
-    Ok(None)
-}
-
-async fn covered(db: &D1Database, found: &Found, page: &RecordsPage) -> ApiResult<Covered> {
-    Ok(match found {
+async fn covered(
+    db: &D1Database,
+    found: Found,
+    read: Vec<DeltaRow>,
+    page: &RecordsPage,
+) -> ApiResult<Covered> {
+    Ok(match &found {
         Found::Submission(s) => {
-            let rows = deltas::of_submission(db, &s.id).await?;
+            let rows: Vec<DeltaRow> = read
+                .into_iter()
+                .filter(|d| d.submission_id == s.id)
+                .collect();
             let all_verified = rows.iter().all(|r| r.status == ItemStatus::Verified);
             let status = if all_verified { "VERIFIED" } else { "QUEUED" };
             Covered {

@@ -31,7 +31,7 @@ use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
-use crate::store::events::{self, NewEvent};
+use crate::store::events::{self, FailedItem, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::log::{self as log_store, HeadRow, NewLeaf};
 use crate::store::{self, parse_hash, CheckpointStatus, ItemStatus};
@@ -258,7 +258,11 @@ async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiR
     let head = head_or_init(app, log).await?;
     let plan = Plan::of(head.tree_size, items);
     match apply_plan(app, log, db, &plan).await {
-        Ok(()) => Ok(Outcome::Appended),
+        Ok(()) => {
+            let roots = plan.deltas.iter().map(|d| d.items_root.to_hex());
+            super::submit::backfill_roots(app, log, roots).await;
+            Ok(Outcome::Appended)
+        }
         Err(e) => {
             let now = log_store::latest_head(db).await?;
             if now.map(|h| h.tree_size) == Some(plan.old_size) {
@@ -345,7 +349,7 @@ fn mark_failed(
             let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
             [
                 deltas::mark_failed(db, &d.anchor_id)?,
-                events::insert_if_delta_failed(db, &event, &d.anchor_id, now)?,
+                events::insert_if_failed(db, &event, FailedItem::Delta(&d.anchor_id), now)?,
             ]
         }
         Item::Fact(f) => {
@@ -355,7 +359,7 @@ fn mark_failed(
             let event = failed(id, &f.tenant_id, payload);
             [
                 facts::mark_failed(db, &f.tenant_id, &f.content_hash, message)?,
-                events::insert_if_fact_failed(db, &event, &f.content_hash, now)?,
+                events::insert_if_failed(db, &event, FailedItem::Fact(&f.content_hash), now)?,
             ]
         }
         Item::Checkpoint(c) => {
@@ -363,7 +367,7 @@ fn mark_failed(
             let event = failed(format!("evt_failed_{}", c.id), &c.tenant_id, payload);
             [
                 checkpoints::mark_failed(db, &c.id, message)?,
-                events::insert_if_checkpoint_failed(db, &event, &c.id, now)?,
+                events::insert_if_failed(db, &event, FailedItem::Checkpoint(&c.id), now)?,
             ]
         }
     })

@@ -1,23 +1,28 @@
 //! Submit: how a delta enters its ledger. It is prepared (anchor id, item
-//! hash), written with its submission as QUEUED in one D1 batch, and the
-//! environment's sequencer is rung. D1 is written before the doorbell.
+//! hash), written with its submission as QUEUED in one D1 batch (with the
+//! quota, the storage meter and the Idempotency-Key claim), and the
+//! environment's sequencer is rung after the response. D1 is written
+//! before the doorbell.
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::{item_hash, DeltaContent, Hash32};
 use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
-use worker::D1Database;
 
 use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::idempotency::{Claim, Fault};
+use crate::idempotency::{Claim, Fault, Submitted};
 use crate::ids;
 use crate::jobs::Job;
-use crate::plan::Plan;
-use crate::store::submissions::{self, NewDelta, NewSubmission};
-use crate::store::{deltas, ledgers};
+use crate::plan::{Account, Plan};
+use crate::quota;
+use crate::store::deltas;
+use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
+use crate::store::meters::Meter;
+use crate::store::roots;
+use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
@@ -118,23 +123,37 @@ pub struct Submitter<'a> {
     pub plan: Plan,
 }
 
-/// Writes the submission and its deltas (QUEUED), then rings the
-/// sequencer's doorbell. A lost ring only delays verification: the sweeper
-/// re-rings for QUEUED items. `respond` builds the answer from the
-/// submission id and items root before the write, so that under an
-/// Idempotency-Key claim the answer is stored in the write's own batch.
+/// What an answer carries in place of `estimatedVerifiedDeltas` until the
+/// write's batch has counted it (`u64::MAX`, never a real count).
+pub const ESTIMATE_PENDING: u64 = u64::MAX;
+const ESTIMATE_PREFIX: &str = "\"estimatedVerifiedDeltas\":";
+
+/// Writes the submission and its deltas (QUEUED) in one atomic batch on the
+/// tenant's shard (`store::emit`) with the monthly quota, the storage
+/// meter and, under an Idempotency-Key, the claim and its stored answer;
+/// then, after the response, indexes the proof root and rings the
+/// sequencer's doorbell. A lost ring only delays verification (the sweeper
+/// re-rings for QUEUED items); a lost index row is written again by the
+/// sequencer when it appends the submission. `respond` builds the answer
+/// from the submission id and items root before the write, so that under a
+/// claim the answer is stored in the write's own batch; for a single emit
+/// (`estimate_for` names its customer) the answer carries
+/// [`ESTIMATE_PENDING`] as `estimatedVerifiedDeltas`, which the batch
+/// replaces with the customer's verified and queued deltas.
 ///
 /// # Errors
-/// 402 `storage_limit_reached` past the plan's storage ceiling, or D1
-/// errors; nothing is queued then.
+/// 402 `plan_limit_exceeded` past the monthly quota, 402
+/// `storage_limit_reached` past the plan's storage ceiling, or D1 errors;
+/// nothing is written or counted then.
 pub async fn submit<R>(
     app: &App,
     by: &Submitter<'_>,
     kind: SubmissionKind,
     prepared: &[Prepared],
     claim: Option<&Claim>,
+    estimate_for: Option<&str>,
     respond: R,
-) -> ApiResult<(u16, String)>
+) -> ApiResult<Submitted>
 where
     R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
 {
@@ -143,61 +162,103 @@ where
     let submission_id = ids::new_id(kind.id_prefix())?;
     let (status, text) = respond(&submission_id, &root)?;
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
+    let items_root = root.to_hex();
     let submission = NewSubmission {
         id: &submission_id,
         tenant_id: by.tenant_id,
         contract_id: by.contract_id,
         kind: kind.as_str(),
-        items_root: &root.to_hex(),
+        items_root: &items_root,
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
-    // The root's shard first: a row whose submission then fails to be
-    // written points at nothing (404), never the other way round.
-    crate::store::roots::insert(
-        &app.control_db()?,
-        submission.items_root,
-        by.log.env.as_str(),
-        by.log.shard,
-        app.now_ms,
-    )
-    .await?;
+    let account = Account {
+        tenant_id: by.tenant_id,
+        env: by.log.env,
+        plan: by.plan,
+    };
+    let period = quota::period(app.now_ms).to_string();
+    let count = prepared.len() as u64;
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
-    let raise = super::meter::bytes(by.tenant_id, stored, by.plan);
-    let ledger = db(app, by.log)?;
-    let answer = match claim {
-        Some(c) => c.answer_statements(&ledger, status, &text)?,
-        None => Vec::new(),
+    let placeholder = format!("{ESTIMATE_PREFIX}{ESTIMATE_PENDING}");
+    let write = EmitWrite {
+        submission: &submission,
+        deltas: &rows,
+        raises: [
+            quota::raise(&account, &period, count),
+            super::meter::bytes(by.tenant_id, stored, by.plan),
+        ],
+        claim: claim.map(|c| c.new_claim(status, &text)),
+        estimate: estimate_for.map(|customer_id| Estimate {
+            customer_id,
+            text: &placeholder,
+            prefix: ESTIMATE_PREFIX,
+        }),
     };
-    let written =
-        submissions::insert_submission(&ledger, &submission, &rows, &raise, answer).await?;
-    if let Err(m) = written {
-        // Refused whole: nothing was written, so the key may be released.
-        if let Some(c) = claim {
-            c.not_written();
+    let ledger = db(app, by.log)?;
+    let estimated = match emit_store::write(&ledger, &write).await? {
+        EmitOutcome::Written { estimated } => estimated,
+        EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
+        EmitOutcome::Refused(Meter::Deltas) => {
+            return Err(quota::exceeded(&ledger, &account, count, app.now_ms).await?)
         }
-        return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms));
-    }
+        EmitOutcome::Refused(m) => {
+            return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms))
+        }
+    };
     if let Some(c) = claim {
         c.fault_point(Fault::AfterWrite).await?;
     }
+    index_root(app, by.log, items_root).await;
     ring(app, by.log).await;
-    Ok((status, text))
+    let text = if estimate_for.is_some() {
+        text.replace(&placeholder, &format!("{ESTIMATE_PREFIX}{estimated}"))
+    } else {
+        text
+    };
+    Ok(Submitted::Answer(status, text))
 }
 
-/// How many verified deltas the customer's ledger will hold once what is
-/// queued now and the delta about to be written are verified.
-///
-/// # Errors
-/// D1 errors.
-pub async fn estimated_verified(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-) -> ApiResult<u64> {
-    let n = ledgers::verified_and_queued(db, tenant_id, customer_id).await?;
-    Ok(n.verified + n.queued + 1)
+/// Records which shard issued `root` in the control database's index,
+/// after the response (`store::roots`); the sequencer writes it again
+/// (INSERT OR IGNORE) when it appends the submission, so a lost write
+/// never leaves a root unfindable.
+pub async fn index_root(app: &App, log: LogId, root: String) {
+    let control = app.control_db();
+    let now = app.now_ms;
+    app.after_response(async move {
+        let written = match control {
+            Ok(db) => roots::insert(&db, &root, log.env.as_str(), log.shard, now)
+                .await
+                .map(|_| ()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
+            worker::console_warn!("proof root {root} not indexed yet: {e:?}");
+        }
+    })
+    .await;
+}
+
+/// Writes the index rows of the submissions the sequencer just appended
+/// (INSERT OR IGNORE: normally [`index_root`] wrote them already), so a
+/// root whose after-response index write was lost is findable once its
+/// deltas are in the log; failures are logged only.
+pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = String>) {
+    let mut roots: Vec<String> = roots.collect();
+    roots.sort_unstable();
+    roots.dedup();
+    if roots.is_empty() {
+        return;
+    }
+    let written = match app.control_db() {
+        Ok(db) => roots::insert_all(&db, &roots, log.env.as_str(), log.shard, app.now_ms).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
+        worker::console_warn!("proof roots of {} not indexed: {e:?}", log.path_name());
+    }
 }
 
 /// Rings the environment's verification queue for the shard `log` after

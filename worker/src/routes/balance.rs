@@ -16,9 +16,7 @@ use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::{self, Fault};
-use crate::ledger;
 use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
-use crate::quota;
 use crate::views;
 
 // ------------------------------------------------------------------ emit
@@ -105,16 +103,13 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
             let input = read_delta(&mut f);
             f.finish()?;
             let input = input.ok_or_else(|| ApiError::internal("validated delta missing"))?;
-            let contract = auth::resolve_contract(app, ctx, pool.as_deref()).await?;
-            quota::consume_claimed(app, &ctx.account(), 1, claim).await?;
+            let contract = auth::key_contract(ctx, pool.as_deref())?;
             if let Some(c) = claim {
                 c.fault_point(Fault::AfterQuota).await?;
             }
             let prepared = submit::prepare(&ctx.tenant_id, input, 0, app.now_ms)?;
             let by = submitter(ctx, &contract.id);
-            let db = ledger::db(app, ctx.log())?;
             let customer = prepared.row.customer_id.clone();
-            let estimated = submit::estimated_verified(&db, &ctx.tenant_id, &customer).await?;
             let single = std::slice::from_ref(&prepared);
             submit::submit(
                 app,
@@ -122,6 +117,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 SubmissionKind::Single,
                 single,
                 claim,
+                Some(&customer),
                 |_, root| {
                     let record = EmitRecord {
                         anchor_id: prepared.row.anchor_id.clone(),
@@ -132,7 +128,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                         items_root: root.to_hex(),
                         item_hash: prepared.item.to_hex(),
                         item_hashes: vec![prepared.item.to_hex()],
-                        estimated_verified_deltas: estimated,
+                        estimated_verified_deltas: submit::ESTIMATE_PENDING,
                         declared_timestamp: views::iso(prepared.row.declared_at),
                         received_at: views::iso(app.now_ms),
                         message: format!(
@@ -183,7 +179,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                     ),
                 ));
             }
-            let contract = auth::resolve_contract(app, ctx, pool.as_deref()).await?;
+            let contract = auth::key_contract(ctx, pool.as_deref())?;
             let ReadBatch {
                 mut results,
                 valid,
@@ -192,7 +188,6 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             if valid.is_empty() {
                 return Err(ApiError::Validation(problems));
             }
-            quota::consume_claimed(app, &ctx.account(), valid.len() as u64, claim).await?;
             if let Some(c) = claim {
                 c.fault_point(Fault::AfterQuota).await?;
             }
@@ -215,7 +210,16 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 let data = batch_data(batch_id.to_string(), root, &prepared, results);
                 Ok((202, http::balance_text(202, &data)?))
             };
-            submit::submit(app, &by, SubmissionKind::Batch, &prepared, claim, respond).await
+            submit::submit(
+                app,
+                &by,
+                SubmissionKind::Batch,
+                &prepared,
+                claim,
+                None,
+                respond,
+            )
+            .await
         },
     )
     .await

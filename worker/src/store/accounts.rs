@@ -1,10 +1,10 @@
-//! Tenants, users, single-use e-mail tokens, monthly usage and the dev
+//! Tenants, users, single-use e-mail tokens and the dev
 //! mail outbox.
 
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_changed_one, first, queries, row, stmt, Statements};
+use super::{args, batch_changed_one, queries, row, stmt, Statements};
 use crate::error::ApiResult;
 use crate::plan::Plan;
 
@@ -206,51 +206,6 @@ pub async fn spend_reset_token(
         stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?,
     ];
     batch_changed_one(db, statements, 0).await
-}
-
-// ---- monthly usage ----
-
-const ENSURE_USAGE: &str =
-    "INSERT OR IGNORE INTO usage_monthly (tenant_id, env, period, deltas_used) \
-     VALUES (?1, ?2, ?3, 0)";
-/// The quota check and the increment are one statement: two concurrent
-/// emits cannot both pass the last free slot.
-const CONSUME_USAGE: &str = "UPDATE usage_monthly SET deltas_used = deltas_used + ?4 \
-     WHERE tenant_id = ?1 AND env = ?2 AND period = ?3 AND deltas_used + ?4 <= ?5";
-const SELECT_USAGE: &str =
-    "SELECT deltas_used FROM usage_monthly WHERE tenant_id = ?1 AND env = ?2 AND period = ?3";
-
-#[derive(Debug, Deserialize)]
-struct UsageRow {
-    deltas_used: u64,
-}
-
-/// Adds `count` to the month's usage if it stays within `limit`. `false`
-/// (and nothing changed) otherwise. `then` runs in the same batch right
-/// after the conditional count (it may test `changes()` to act only on
-/// success).
-pub async fn consume_usage_and(
-    db: &D1Database,
-    tenant_id: &str,
-    env: &str,
-    period: &str,
-    count: u64,
-    limit: u64,
-    then: Option<D1PreparedStatement>,
-) -> ApiResult<bool> {
-    let ensure = args![tenant_id, env, period];
-    let consume = args![tenant_id, env, period, count, limit];
-    let mut statements = vec![
-        stmt(db, ENSURE_USAGE, &ensure)?,
-        stmt(db, CONSUME_USAGE, &consume)?,
-    ];
-    statements.extend(then);
-    batch_changed_one(db, statements, 1).await
-}
-
-pub async fn usage(db: &D1Database, tenant_id: &str, env: &str, period: &str) -> ApiResult<u64> {
-    let row: Option<UsageRow> = first(db, SELECT_USAGE, &args![tenant_id, env, period]).await?;
-    Ok(row.map_or(0, |r| r.deltas_used))
 }
 
 // ---- dev mail outbox ----

@@ -75,6 +75,8 @@ queries! {
 }
 
 statements! {
+    /// `by_root` for a caller's batch (`store::lookup`).
+    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
     pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
 }
 

@@ -45,7 +45,6 @@ row! {
 
 const SELECT_OF_TENANT: &str = select_contracts!("WHERE tenant_id = ?1 ORDER BY created_at, env");
 const SELECT_FOR_ENV: &str = select_contracts!("WHERE tenant_id = ?1 AND env = ?2");
-const SELECT_BY_ID: &str = select_contracts!("WHERE id = ?1 AND tenant_id = ?2");
 const INSERT_CONTRACT: &str =
     "INSERT INTO contracts (id, tenant_id, env, status, provisioned_at, error, created_at, \
      updated_at, shard) VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?6, ?7)";
@@ -140,5 +139,4 @@ queries! {
     ) -> u64 = run(FINISH_PROVISIONING);
     pub fn of_tenant(tenant_id: &str) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
     pub fn for_env(tenant_id: &str, env: &str) -> Option<ContractRow> = first(SELECT_FOR_ENV);
-    pub fn by_id(tenant_id: &str, id: &str) -> Option<ContractRow> = first(SELECT_BY_ID; id, tenant_id);
 }

@@ -32,6 +32,10 @@ const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2
 const SELECT_OF_SUBMISSION_IN_TENANT: &str =
     select_deltas!("WHERE tenant_id = ?1 AND submission_id = ?2 ORDER BY position ASC");
 const SELECT_OF_SUBMISSION: &str = select_deltas!("WHERE submission_id = ?1 ORDER BY position ASC");
+const SELECT_OF_SUBMISSIONS_BY_ROOT: &str = select_deltas!(
+    "WHERE submission_id IN (SELECT id FROM submissions WHERE items_root = ?1 LIMIT 10) \
+     ORDER BY position ASC"
+);
 const SELECT_LEDGER_RANGE: &str = select_deltas!(
     "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
      ORDER BY ledger_seq ASC"
@@ -58,6 +62,18 @@ const MARK_VERIFIED: &str =
 const SELECT_OLDEST_QUEUED: &str =
     "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
+
+super::statements! {
+    /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
+    pub fn of_ledger_statement(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64)
+        = SELECT_LEDGER_RANGE;
+}
+
+super::statements! {
+    /// The deltas of the submissions with items root `root` (any tenant),
+    /// for a caller's batch (`store::lookup`).
+    pub fn of_submissions_by_root_statement(root: &str) = SELECT_OF_SUBMISSIONS_BY_ROOT;
+}
 
 queries! {
     pub fn queued(limit: usize) -> Vec<DeltaRow> = all(SELECT_QUEUED; limit as u64);

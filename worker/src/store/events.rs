@@ -70,73 +70,48 @@ const INSERT_IF_DELTA_FAILED: &str =
     "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
      SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
      (SELECT 1 FROM deltas WHERE anchor_id = ?6 AND status = 'FAILED')";
-
-/// Adds an event (once: its id is deterministic) only if the delta
-/// `anchor_id` is FAILED when the statement runs: put it after
-/// `deltas::mark_failed` in the same batch.
-pub fn insert_if_delta_failed(
-    db: &D1Database,
-    event: &NewEvent,
-    anchor_id: &str,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    let args = args![
-        &event.id,
-        &event.tenant_id,
-        event.kind,
-        &event.payload,
-        now_ms,
-        anchor_id
-    ];
-    stmt(db, INSERT_IF_DELTA_FAILED, &args)
-}
-
 const INSERT_IF_FACT_FAILED: &str =
     "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
      SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
      (SELECT 1 FROM facts WHERE tenant_id = ?2 AND content_hash = ?6 AND status = 'FAILED')";
-
-/// Adds an event (once: its id is deterministic) only if the event
-/// tenant's fact `content_hash` is FAILED when the statement runs: put it
-/// after `facts::mark_failed` in the same batch.
-pub fn insert_if_fact_failed(
-    db: &D1Database,
-    event: &NewEvent,
-    content_hash: &str,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    let args = args![
-        &event.id,
-        &event.tenant_id,
-        event.kind,
-        &event.payload,
-        now_ms,
-        content_hash
-    ];
-    stmt(db, INSERT_IF_FACT_FAILED, &args)
-}
-
 const INSERT_IF_CHECKPOINT_FAILED: &str =
     "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
      SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS \
      (SELECT 1 FROM checkpoints WHERE id = ?6 AND status = 'FAILED')";
 
-/// Adds an event (once: its id is deterministic) only if the checkpoint
-/// `id` is FAILED when the statement runs: put it after
-/// `checkpoints::mark_failed` in the same batch.
-pub fn insert_if_checkpoint_failed(
+/// The item a `verification.failed` event waits on: the event is added
+/// only if that item is FAILED when the statement runs.
+#[derive(Debug, Clone, Copy)]
+pub enum FailedItem<'a> {
+    /// A delta, by anchor id.
+    Delta(&'a str),
+    /// A fact of the event's tenant, by content hash.
+    Fact(&'a str),
+    /// A checkpoint, by id.
+    Checkpoint(&'a str),
+}
+
+/// Adds an event (once: its id is deterministic) only if `item` is FAILED
+/// when the statement runs: put it after the item's `mark_failed`
+/// (`deltas`, `facts`, `checkpoints`) in the same batch.
+pub fn insert_if_failed(
     db: &D1Database,
     event: &NewEvent,
-    checkpoint_id: &str,
+    item: FailedItem<'_>,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
+    let (sql, key) = match item {
+        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id),
+        FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, content_hash),
+        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id),
+    };
     let args = args![
         &event.id,
         &event.tenant_id,
         event.kind,
         &event.payload,
         now_ms,
-        checkpoint_id
+        key
     ];
-    stmt(db, INSERT_IF_CHECKPOINT_FAILED, &args)
+    stmt(db, sql, &args)
 }

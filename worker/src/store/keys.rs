@@ -40,7 +40,7 @@ const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = ?2 \
 /// tenant's plan and the status of the key's environment for that tenant.
 const SELECT_AUTH: &str =
     "SELECT k.id, k.tenant_id, k.env, k.secret_hash, k.active, k.last_used_at, \
-     k.deleted_at, t.plan, c.status AS contract_status, c.shard \
+     k.deleted_at, t.plan, c.id AS contract_id, c.status AS contract_status, c.shard \
      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id \
      LEFT JOIN contracts c ON c.tenant_id = k.tenant_id AND c.env = k.env \
      WHERE k.id = ?1";
@@ -52,6 +52,9 @@ row! {
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
+        // The key's environment's contract (`None` without one): emits
+        // need no second read for it (issue 16).
+        contract_id: Option<String>,
         contract_status: Option<ContractStatus>,
         // The shard of the key's environment (`None` without a contract).
         shard: Option<u32>,

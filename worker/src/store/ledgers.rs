@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_rows, bind_text, chunked, first, queries, row, stmt, Arg, ListSql};
+use super::{args, batch_rows, bind_text, chunked, queries, row, stmt, Arg, ListSql};
 use crate::error::ApiResult;
 
 row! {
@@ -47,11 +47,6 @@ row! {
 const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2");
 const SELECT_PAGE: &str =
     select_ledgers!("WHERE tenant_id = ?1 ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3");
-const VERIFIED_AND_QUEUED: &str = "SELECT \
-     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2), 0) \
-     AS verified, \
-     (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED') \
-     AS queued";
 const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1";
 const SELECT_FOR_KEYS: ListSql = ListSql {
     sql: select_ledgers!("WHERE (tenant_id, customer_id) IN (VALUES {list})"),
@@ -207,22 +202,48 @@ pub fn upsert_tenant_window(
     stmt(db, UPSERT_TENANT_WINDOW, &args)
 }
 
-/// A ledger's verified deltas and its QUEUED ones, in one round trip.
-#[derive(Debug, Deserialize)]
-pub struct VerifiedAndQueued {
-    pub verified: u64,
-    pub queued: u64,
+super::statements! {
+    fn ledger_statement(tenant_id: &str, customer_id: &str) = SELECT_ONE;
+    fn windows_after_statement(tenant_id: &str, customer_id: &str, after_seq: u64)
+        = SELECT_WINDOWS_AFTER;
 }
 
-pub async fn verified_and_queued(
+/// A ledger, its verified deltas with `from_seq <= ledger_seq <= to_seq`,
+/// its windows ending after `after_seq` and the log's head, in one round trip (one
+/// batch: one snapshot).
+pub struct LedgerPage {
+    pub ledger: Option<LedgerRow>,
+    /// The log's latest signed head.
+    pub head: Option<super::log::HeadRow>,
+    pub deltas: Vec<super::deltas::DeltaRow>,
+    pub windows: Vec<WindowRow>,
+}
+
+/// Reads a [`LedgerPage`] (issue 16: derive from genesis in one read).
+///
+/// # Errors
+/// D1 errors.
+pub async fn ledger_page(
     db: &D1Database,
     tenant_id: &str,
     customer_id: &str,
-) -> ApiResult<VerifiedAndQueued> {
-    let row: Option<VerifiedAndQueued> =
-        first(db, VERIFIED_AND_QUEUED, &args![tenant_id, customer_id]).await?;
-    Ok(row.unwrap_or(VerifiedAndQueued {
-        verified: 0,
-        queued: 0,
-    }))
+    (from_seq, to_seq): (u64, u64),
+    after_seq: u64,
+) -> ApiResult<LedgerPage> {
+    let results = super::batch(
+        db,
+        vec![
+            ledger_statement(db, tenant_id, customer_id)?,
+            super::deltas::of_ledger_statement(db, tenant_id, customer_id, from_seq, to_seq)?,
+            windows_after_statement(db, tenant_id, customer_id, after_seq)?,
+            super::log::latest_head_statement(db)?,
+        ],
+    )
+    .await?;
+    Ok(LedgerPage {
+        ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
+        deltas: super::lookup::rows(&results, 1)?,
+        windows: super::lookup::rows(&results, 2)?,
+        head: super::lookup::rows(&results, 3)?.into_iter().next(),
+    })
 }

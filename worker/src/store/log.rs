@@ -30,6 +30,11 @@ row! {
 }
 
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
+
+super::statements! {
+    /// `latest_head` for a caller's batch (`store::lookup`).
+    pub fn latest_head_statement() = SELECT_LATEST_HEAD;
+}
 const SELECT_HEAD_AT: &str = select_heads!("WHERE tree_size = ?1");
 const SELECT_HEADS_PAGE: &str =
     select_heads!("WHERE tree_size >= ?1 ORDER BY tree_size ASC LIMIT ?2");

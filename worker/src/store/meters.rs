@@ -38,14 +38,18 @@ pub enum Meter {
     Checkpoints,
     /// Bytes of fact and delta content held (period `""`).
     Bytes,
+    /// Deltas emitted in a calendar month: the plan's monthly quota
+    /// (issue 16: next to the write, in the write's own batch).
+    Deltas,
 }
 
 impl Meter {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Meter::Facts => "facts",
             Meter::Checkpoints => "checkpoints",
             Meter::Bytes => "bytes",
+            Meter::Deltas => "deltas",
         }
     }
 }
@@ -96,6 +100,7 @@ pub async fn batch(
     statements: Vec<D1PreparedStatement>,
     raises: &[Raise<'_>],
 ) -> ApiResult<Result<Vec<D1Result>, Meter>> {
+    crate::roundtrips::d1();
     match db.batch(statements).await {
         Ok(results) => Ok(Ok(results)),
         Err(e) => {
@@ -115,6 +120,29 @@ pub async fn batch(
             Ok(Err(first.meter))
         }
     }
+}
+
+/// How much of the tenant's `meter` in `period` is used (0 without a row).
+///
+/// # Errors
+/// D1 errors.
+pub async fn used_of(
+    db: &D1Database,
+    tenant_id: &str,
+    meter: Meter,
+    period: &str,
+) -> ApiResult<u64> {
+    used(
+        db,
+        &Raise {
+            tenant_id,
+            meter,
+            period,
+            add: 0,
+            cap: 0,
+        },
+    )
+    .await
 }
 
 async fn used(db: &D1Database, r: &Raise<'_>) -> ApiResult<u64> {

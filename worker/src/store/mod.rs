@@ -4,12 +4,13 @@
 //! placeholder list, by [`chunked`]. Multi-statement writes go through
 //! `D1Database::batch`, which is atomic.
 //!
-//! Control database: `accounts`, `contracts`, `keys`, `idempotency`,
+//! Control database: `accounts`, `contracts`, `keys`, `roots`,
 //! `webhooks`, `mail` (mail requests), `dev`. Ledger databases (one per
 //! environment): `log` (stored hashes, leaves, tree heads), `submissions`,
 //! `deltas`, `ledgers` (ledgers and their windows), `facts`,
 //! `checkpoints`, `receipts`, `events` (the outbox), `meters` (per-plan
-//! counters). `retention` purges both and keeps its cursor.
+//! counters, the monthly delta quota among them), `emit` (the emit's one
+//! write batch with its Idempotency-Key claim), `idempotency` (expiry). `retention` purges both and keeps its cursor.
 
 pub mod accounts;
 pub mod agreements;
@@ -17,12 +18,14 @@ pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
 pub mod dev;
+pub mod emit;
 pub mod events;
 pub mod facts;
 pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
 pub mod log;
+pub mod lookup;
 pub mod mail;
 pub mod meters;
 pub mod receipts;

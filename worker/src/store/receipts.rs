@@ -29,5 +29,9 @@ queries! {
         &r.items_root, &r.tenant_id, &r.customer_id, r.period.as_deref(), r.from_seq, r.to_seq,
         r.delta_count, r.generated_at
     );
-    pub fn by_root(root: &str) -> Vec<ReceiptRow> = all(SELECT_BY_ROOT);
+}
+
+super::statements! {
+    /// Receipts with items root `root`, for a caller's batch (`store::lookup`).
+    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }

@@ -1,22 +1,9 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
 
-use super::meters::{self, Meter, Raise};
-use super::{args, int, queries, row, stmt};
-use crate::error::ApiResult;
+use super::{queries, row};
 
-const INSERT_SUBMISSION: &str =
-    "INSERT INTO submissions (id, tenant_id, contract_id, kind, items_root, item_count, received_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-const INSERT_DELTA: &str =
-    "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, item_hash, \
-     items_root, delta, reason, reference_id, metadata, declared_at, received_at, status) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED')";
-const INSERT_LEDGER: &str =
-    "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, created_at) \
-     VALUES (?1, ?2, ?3, ?4)";
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
      WHERE items_root = ?1 LIMIT 10";
@@ -54,57 +41,6 @@ impl NewDelta {
     }
 }
 
-/// One atomic batch: the storage raise, the submission, its deltas
-/// (QUEUED), any new ledgers and `extra` statements (the idempotency
-/// answer). `Ok(Err(meter))` when the raise does not fit: nothing was
-/// written.
-pub async fn insert_submission(
-    db: &D1Database,
-    sub: &NewSubmission<'_>,
-    deltas: &[&NewDelta],
-    storage: &Raise<'_>,
-    extra: Vec<D1PreparedStatement>,
-) -> ApiResult<Result<(), Meter>> {
-    let submission = args![
-        sub.id,
-        sub.tenant_id,
-        sub.contract_id,
-        sub.kind,
-        sub.items_root,
-        sub.item_count,
-        sub.received_at
-    ];
-    let received_at = int(sub.received_at)?;
-    let mut statements = vec![
-        meters::raise(db, storage)?,
-        stmt(db, INSERT_SUBMISSION, &submission)?,
-    ];
-    for d in deltas {
-        let ledger = args![sub.tenant_id, &d.customer_id, &d.ledger_id, received_at];
-        statements.push(stmt(db, INSERT_LEDGER, &ledger)?);
-        let delta = args![
-            &d.anchor_id,
-            sub.tenant_id,
-            &d.customer_id,
-            sub.id,
-            d.position,
-            &d.item_hash,
-            sub.items_root,
-            &d.delta,
-            &d.reason,
-            d.reference_id.as_deref(),
-            d.metadata.as_deref(),
-            d.declared_at,
-            received_at
-        ];
-        statements.push(stmt(db, INSERT_DELTA, &delta)?);
-    }
-    statements.extend(extra);
-    Ok(meters::batch(db, statements, std::slice::from_ref(storage))
-        .await?
-        .map(|_| ()))
-}
-
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionRow {
     pub id: String,
@@ -115,9 +51,10 @@ pub struct SubmissionRow {
     pub received_at: u64,
 }
 
-queries! {
-    /// Submissions (any tenant) whose items_root is `root`.
-    pub fn by_root(root: &str) -> Vec<SubmissionRow> = all(SELECT_BY_ROOT);
+super::statements! {
+    /// Submissions (any tenant) whose items_root is `root`, for a caller's
+    /// batch (`store::lookup`).
+    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }
 
 const SELECT_PROGRESS: &str =

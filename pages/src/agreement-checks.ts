@@ -5,12 +5,14 @@
 // comparisons: the key binding is signed by the key it names and names
 // this log and ledger; each statement is signed by that key and names this
 // log, ledger, period, merkleRoot and delta count.
+import type { Agreement, Check, Summary } from "./types";
+
 const enc = new TextEncoder();
-const unb64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+const unb64 = (text: string): Uint8Array<ArrayBuffer> => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const hex = (bytes: Uint8Array): string => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /** A signed note's text (through its last newline) and signature lines. */
-function splitNote(note) {
+function splitNote(note: string): { text: string; sigs: string[] } | null {
   const at = note.indexOf("\n\n");
   if (at < 0) return null;
   const text = note.slice(0, at + 1);
@@ -19,9 +21,9 @@ function splitNote(note) {
 }
 
 /** The text's `name value` lines after the first, as a map. */
-function fields(text) {
+function fields(text: string): { first: string; map: Map<string, string> } {
   const lines = text.split("\n").filter((l) => l.length > 0);
-  const map = new Map();
+  const map = new Map<string, string>();
   for (const l of lines.slice(1)) {
     const sp = l.indexOf(" ");
     if (sp > 0) map.set(l.slice(0, sp), l.slice(sp + 1));
@@ -29,8 +31,8 @@ function fields(text) {
   return { first: lines[0] ?? "", map };
 }
 
-/** Whether `note` carries a valid Ed25519 signature by verifier key `key`. */
-async function signedBy(note, key) {
+/** `true` when `note` carries a valid Ed25519 signature by verifier key `key`, else why not. */
+async function signedBy(note: string, key: string): Promise<true | string> {
   // <name>+<key id>+<base64>: the base64 part may itself contain '+'.
   const text = String(key ?? "");
   const a = text.indexOf("+");
@@ -54,8 +56,8 @@ async function signedBy(note, key) {
  * Checks of `agreement` (the public answer's field) for proof root `root`
  * of the log `logOrigin`, whose summary says `period` and `itemCount`.
  */
-export async function agreementChecks(agreement, root, logOrigin, summary) {
-  const checks = [];
+export async function agreementChecks(agreement: Agreement, root: string, logOrigin: string, summary: Summary): Promise<Check[]> {
+  const checks: Check[] = [];
   const key = agreement.counterpartyKey;
   if (!key) return checks;
   const binding = fields(splitNote(agreement.keyStatement ?? "")?.text ?? "");
@@ -65,20 +67,20 @@ export async function agreementChecks(agreement, root, logOrigin, summary) {
     : binding.map.get("ledger") !== agreement.ledgerId ? "the key binding names another ledger"
     : binding.map.get("origin") !== logOrigin ? `the key binding names log ${binding.map.get("origin")}, not ${logOrigin}`
     : null;
-  const bindingSig = bindingWrong ? null : await signedBy(agreement.keyStatement, key);
+  const bindingSig = bindingWrong ? null : await signedBy(agreement.keyStatement ?? "", key);
   checks.push({
     name: "agreement.key",
     ok: !bindingWrong && bindingSig === true,
     detail: bindingWrong ?? (bindingSig === true
       ? `Ledger ${agreement.ledgerId} has the customer's key ${key} (self-signed; checked in this browser with WebCrypto Ed25519).`
-      : bindingSig),
+      : String(bindingSig)),
   });
   for (const [i, s] of (agreement.statements ?? []).entries()) {
     const f = fields(splitNote(s.statement ?? "")?.text ?? "");
     const kind = f.first.replace("bvs-agreement/v1 ", "");
-    const expect = [
+    const expect: [string, string][] = [
       ["origin", logOrigin], ["ledger", agreement.ledgerId], ["root", root],
-      ["period", summary.period], ["deltas", String(summary.itemCount)],
+      ["period", String(summary.period)], ["deltas", String(summary.itemCount)],
     ];
     const wrong = !["balance", "dispute"].includes(kind) ? "not a balance or dispute statement"
       : expect.map(([n, v]) => (f.map.get(n) !== v ? `the statement names ${n} ${f.map.get(n)}, not ${v}` : null)).find(Boolean);
@@ -92,7 +94,7 @@ export async function agreementChecks(agreement, root, logOrigin, summary) {
       name: `agreement.statements[${i}]`,
       title,
       ok: !wrong && sig === true,
-      detail: wrong ?? (sig === true ? `${says} Signature checked in this browser (WebCrypto Ed25519); log item ${s.itemHash}.` : sig),
+      detail: wrong ?? (sig === true ? `${says} Signature checked in this browser (WebCrypto Ed25519); log item ${s.itemHash}.` : String(sig)),
     });
   }
   return checks;

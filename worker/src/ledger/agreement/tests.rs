@@ -1,6 +1,4 @@
-//! Tests of `ledger::agreement` (kept apart so agreement.rs stays under
-//! 600 lines).
-#![allow(clippy::unwrap_used)]
+//! Invitation tokens name their shard.
 
 use super::*;
 

@@ -3,7 +3,9 @@
 // (verifier-wasm). Nothing in this file decides whether a proof holds: it
 // fetches, hands text to the verifier, and shows the verifier's report.
 import init, * as verifier from "/pkg/bvs_verifier_wasm.js";
-import { agreementChecks } from "/agreement-checks.js";
+import { agreementChecks } from "./agreement-checks";
+import { byId as $, message } from "./types";
+import type { Check, PublicAnswer, PublicRecord, ReceiptDoc, Report } from "./types";
 
 const ROOT_PATTERN = /^[0-9a-fA-F]{64}$/;
 /** Most answer pages fetched for one root (the API pages its records). */
@@ -11,7 +13,20 @@ const PAGES_MAX = 200;
 /** Keys whose numbers are amounts: shown from their exact JSON text. */
 const AMOUNT_KEYS = new Set(["delta", "netAmount", "startingBalance", "finalBalance", "netDelta"]);
 
-const $ = (id) => document.getElementById(id);
+/** The whole answer or its `data`, as saved from the API. */
+type Saved = PublicAnswer & ReceiptDoc;
+/** A tree head this browser remembers. */
+interface SeenHead {
+  size: number;
+  root: string;
+  note: string;
+}
+type Pins = Record<string, unknown>;
+type Heads = Record<string, unknown>;
+/** JSON.parse's reviver context (ES2025: the source text of a primitive). */
+interface ReviverContext {
+  source?: string;
+}
 
 // ---------------------------------------------------------------- what this browser remembers
 
@@ -22,31 +37,33 @@ const HEADS = "bvs.seenHeads";
 /** Most tree heads remembered per log (oldest dropped first). */
 const HEADS_PER_LOG_MAX = 1000;
 
-function loadJson(name) {
+function loadJson(name: string): Record<string, unknown> {
   try {
     const v = JSON.parse(localStorage.getItem(name) ?? "{}");
     return v && typeof v === "object" && !Array.isArray(v) ? v : {};
   } catch { return {}; }
 }
-function saveJson(name, value) {
+function saveJson(name: string, value: unknown): void {
   try { localStorage.setItem(name, JSON.stringify(value)); } catch { /* storage full or off: nothing remembered */ }
 }
 /** The log origin a signed-note verifier key names (`origin+keyid+key`). */
-const originOfKey = (key) => String(key ?? "").split("+")[0];
+const originOfKey = (key: unknown): string => String(key ?? "").split("+")[0];
 
 /** JSON.parse that keeps amounts as their exact source text (never a float). */
-function parseExact(text) {
-  return JSON.parse(text, function (key, value, context) {
+function parseExact(text: string): unknown {
+  const reviver = (key: string, value: unknown, context?: ReviverContext): unknown => {
     if (typeof value === "number" && AMOUNT_KEYS.has(key)) {
       return context && typeof context.source === "string" ? context.source : String(value);
     }
     return value;
-  });
+  };
+  return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
 }
 
-const dataOf = (doc) => (doc && typeof doc === "object" && "data" in doc && "success" in doc ? doc.data : doc);
+const dataOf = (doc: unknown): Saved =>
+  (doc && typeof doc === "object" && "data" in doc && "success" in doc ? (doc as { data: Saved }).data : doc as Saved);
 
-function el(tag, attrs = {}, ...children) {
+function el(tag: string, attrs: Record<string, string> = {}, ...children: unknown[]): HTMLElement {
   const e = document.createElement(tag);
   for (const [k, val] of Object.entries(attrs)) {
     if (k === "class") e.className = val;
@@ -59,7 +76,7 @@ function el(tag, attrs = {}, ...children) {
 // ---------------------------------------------------------------- words for checks
 
 /** What a check is, and what its failure means, in plain words. */
-function describe(name) {
+function describe(name: string): { title: string; meaning: string } {
   const m = name.match(/^(?:pages\[\d+\]\.)?(.*)$/);
   const n = m ? m[1] : name;
   const rec = n.match(/^records\[(\d+)\]\.inclusion$/);
@@ -72,12 +89,12 @@ function describe(name) {
   const d = n.match(/^deltas\[(\d+)\]\.(\w+)$/);
   if (d) {
     const i = Number(d[1]) + 1;
-    const what = {
+    const what = ({
       inclusion: [`Delta ${i} is in the signed log`, "This delta's inclusion proof does not lead to the signed tree head: the delta was changed, or it is not in the log."],
       itemHash: [`Delta ${i}'s fingerprint matches its content`, "The delta's content (amount, reason, reference, time) does not hash to the fingerprint the log holds: the content was changed."],
       proofItem: [`Delta ${i} and its proof describe the same delta`, "The delta listed and the proof attached to it disagree (anchor, fingerprint or amount): one of them was changed."],
       proof: [`Delta ${i} has a proof`, "A delta comes without its proof, so it cannot be checked."],
-    }[d[2]];
+    } as Record<string, [string, string]>)[d[2]];
     if (what) return { title: what[0], meaning: what[1] };
   }
   if (/^agreement\.statements\[\d+\]$/.test(n)) {
@@ -86,7 +103,7 @@ function describe(name) {
       meaning: "The customer's statement is not signed by the customer's registered key, or names another checkpoint than this one: it may have been forged or altered.",
     };
   }
-  const known = {
+  const known = ({
     parse: ["The document can be read", "This is not a receipt or a verification answer of this service, or it is damaged."],
     pinnedKey: ["The log's key is the one pinned in this browser", "The service now publishes a different key for this log than the one this browser pinned. Everything was checked against the pinned key; if the log really changed its key, pin the new one only after checking it with a source you trust."],
     history: ["The log shows this browser one history", "A tree head this browser saw before and the one shown now do not belong to the same append-only log: the log has shown different histories (a fork), or rewrote its past."],
@@ -114,11 +131,11 @@ function describe(name) {
     newTreeHead: ["The newer tree head is signed", "The newer tree head's signature does not verify."],
     "agreement.key": ["The customer's key is bound to this ledger", "The customer's key binding is not signed by the key it names, or names another ledger or log: the key shown may have been swapped."],
     network: ["The data could be fetched", "The page could not fetch what it needs to check, so nothing was verified."],
-  }[n];
+  } as Record<string, [string, string]>)[n];
   return known ? { title: known[0], meaning: known[1] } : { title: n, meaning: "This check failed." };
 }
 
-function renderChecks(list, checks) {
+function renderChecks(list: HTMLElement, checks: Check[]): void {
   list.replaceChildren();
   for (const c of checks) {
     const { title: named, meaning } = describe(c.name);
@@ -134,7 +151,7 @@ function renderChecks(list, checks) {
   }
 }
 
-function renderVerdict(box, checks, what) {
+function renderVerdict(box: HTMLElement, checks: Check[], what: string): void {
   const failed = checks.filter((c) => !c.ok);
   const ok = checks.length > 0 && failed.length === 0;
   box.className = `verdict ${ok ? "pass" : "fail"}`;
@@ -148,7 +165,7 @@ function renderVerdict(box, checks, what) {
         : `First failure: ${describe(failed[0]?.name ?? "").title}. See the details below.`)));
 }
 
-function renderSummary(dl, rows) {
+function renderSummary(dl: HTMLElement, rows: [string, unknown][]): void {
   dl.replaceChildren();
   for (const [k, val] of rows) {
     if (val === undefined || val === null || val === "") continue;
@@ -158,7 +175,7 @@ function renderSummary(dl, rows) {
 }
 
 /** What a signed note says (for display only; the verifier checks it). */
-function noteBody(note) {
+function noteBody(note: unknown): { origin: string; size: number; root: string } {
   const lines = String(note ?? "").split("\n");
   let root = "";
   try {
@@ -168,17 +185,25 @@ function noteBody(note) {
 }
 
 /** An ISO time as "2026-11-22 05:43:47 UTC" (short enough for a phone). */
-const when = (iso) => (iso ? String(iso).replace("T", " ").replace(/(\.\d+)?Z$/, " UTC") : "");
+const when = (iso: unknown): string => (iso ? String(iso).replace("T", " ").replace(/(\.\d+)?Z$/, " UTC") : "");
 
 // ---------------------------------------------------------------- online: /verify/<root>
 
-async function fetchText(url) {
+async function fetchText(url: string): Promise<{ status: number; text: string }> {
   const r = await fetch(url, { headers: { accept: "application/json, text/plain" } });
   const text = await r.text();
   return { status: r.status, text };
 }
 
-async function fetchPages(root) {
+interface Fetched {
+  status: number;
+  text?: string;
+  pages?: string[];
+  answer?: Saved;
+  records?: PublicRecord[];
+}
+
+async function fetchPages(root: string): Promise<Fetched> {
   const first = await fetchText(`/api/v1/verify/${root}`);
   if (first.status !== 200) return { status: first.status, text: first.text };
   const pages = [first.text];
@@ -196,11 +221,11 @@ async function fetchPages(root) {
   return { status: 200, pages, answer, records };
 }
 
-async function runOnline(root) {
+async function runOnline(root: string): Promise<void> {
   $("online").hidden = false;
   $("root-text").textContent = root;
   const verdict = $("verdict");
-  const done = (checks, what) => {
+  const done = (checks: Check[], what: string): void => {
     renderChecks($("checks"), checks);
     renderVerdict(verdict, checks, what);
     document.body.dataset.state = "done";
@@ -209,7 +234,7 @@ async function runOnline(root) {
     done([{ name: "parse", ok: false, detail: `"${root}" is not a proof root: a proof root is 64 hexadecimal characters.` }], "");
     return;
   }
-  let got, key, latest, served, env;
+  let got: Fetched, key: string, latest: string, served: string | undefined, env: string;
   try {
     got = await fetchPages(root);
     if (got.status !== 200) {
@@ -219,23 +244,23 @@ async function runOnline(root) {
     }
     // The log (shard) the answer names; an answer from before sharding
     // names only its environment, whose log is shard 0's.
-    env = logName(got.answer);
+    env = logName(got.answer ?? {});
     const [k, h] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`)]);
-    served = dataOf(JSON.parse(k.text))?.verifierKey;
+    served = (dataOf(JSON.parse(k.text)) as { verifierKey?: string })?.verifierKey;
     latest = h.text;
     if (!served || h.status !== 200) throw new Error(`the log's key or latest head could not be fetched (HTTP ${k.status}, ${h.status})`);
   } catch (e) {
-    done([{ name: "network", ok: false, detail: String(e?.message ?? e) }], "");
+    done([{ name: "network", ok: false, detail: message(e) }], "");
     return;
   }
 
   // Which key: the one pinned in this browser, else the served one, which
   // is then remembered (trust on first use) and said to be so.
   const origin = originOfKey(served);
-  const pins = loadJson(PINS);
-  const pinned = typeof pins[origin] === "string" ? pins[origin] : null;
+  const pins: Pins = loadJson(PINS);
+  const pinned = typeof pins[origin] === "string" ? pins[origin] as string : null;
   key = pinned ?? served;
-  let pinCheck;
+  let pinCheck: Check;
   if (!pinned) {
     pins[origin] = served;
     saveJson(PINS, pins);
@@ -248,32 +273,33 @@ async function runOnline(root) {
   showPin(pinned ? (pinned === served ? "pinned" : "differs") : "first-use", key);
 
   // Every check, locally.
-  const report = JSON.parse(verifier.verifyPublicAnswer(JSON.stringify(got.pages), root, key));
-  const checks = [pinCheck, ...report.checks];
-  const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key));
+  const answer: Saved = got.answer ?? {};
+  const report = JSON.parse(verifier.verifyPublicAnswer(JSON.stringify(got.pages), root, key)) as Report;
+  const checks: Check[] = [pinCheck, ...report.checks];
+  const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key)) as Report;
   checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
-  const proofHead = got.answer.verification?.treeHead ?? "";
+  const proofHead = answer.verification?.treeHead ?? "";
   const a = noteBody(proofHead), b = noteBody(latest);
   if (latestReport.ok && Number.isSafeInteger(a.size) && Number.isSafeInteger(b.size)) {
     const [older, newer] = a.size <= b.size ? [proofHead, latest] : [latest, proofHead];
     const [from, to] = [Math.min(a.size, b.size), Math.max(a.size, b.size)];
-    let proof = [];
+    let proof: string[] = [];
     if (from !== to && from > 0) {
       const c = await fetchText(`/api/v1/log/${env}/proof/consistency?from=${from}&to=${to}`).catch(() => null);
-      proof = c && c.status === 200 ? dataOf(JSON.parse(c.text))?.consistencyProof ?? [] : [];
+      proof = c && c.status === 200 ? (dataOf(JSON.parse(c.text)) as { consistencyProof?: string[] })?.consistencyProof ?? [] : [];
     }
-    const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key));
+    const cons = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(proof), key)) as Report;
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
     if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, env, [proofHead, latest]));
   }
 
-  if (got.answer.agreement) {
-    checks.push(...await agreementChecks(got.answer.agreement, root, origin, got.answer.summary ?? {}));
+  if (answer.agreement) {
+    checks.push(...await agreementChecks(answer.agreement, root, origin, answer.summary ?? {}));
   }
 
-  const s = got.answer.summary ?? {};
+  const s = answer.summary ?? {};
   renderSummary($("summary"), [
-    ["What", `${s.kind ?? "?"} in the ${logName(got.answer)} log`],
+    ["What", `${s.kind ?? "?"} in the ${logName(answer)} log`],
     ["Status", s.status],
     ["Items", s.itemCount],
     ["Net amount", s.netAmount],
@@ -284,26 +310,26 @@ async function runOnline(root) {
     ["Tree head root", a.root],
     ["Signed by", a.origin],
     ["Log key", key],
-    ["Hash scheme", got.answer.verification?.hashScheme],
+    ["Hash scheme", answer.verification?.hashScheme],
     ["Latest tree size", b.size],
   ]);
-  renderRecords(got.records, checks);
+  renderRecords(got.records ?? [], checks);
   done(checks, `The ${s.kind ?? "proof"} of ${s.itemCount ?? 0} item(s)`);
 }
 
 /** The name of the log an answer is proven in (`sandbox`, `production-1`). */
-function logName(answer) {
+function logName(answer: Saved): string {
   const name = answer?.verification?.log?.name;
   if (typeof name === "string" && /^(sandbox|production)(-[1-9][0-9]*)?$/.test(name)) return name;
   return answer?.summary?.environment === "production" ? "production" : "sandbox";
 }
 
 /** The consistency proof between two recorded sizes, from the log. */
-async function consistencyProof(env, from, to) {
+async function consistencyProof(env: string, from: number, to: number): Promise<string[]> {
   if (from === 0 || from === to) return [];
   const c = await fetchText(`/api/v1/log/${env}/proof/consistency?from=${from}&to=${to}`);
   if (c.status !== 200) throw new Error(`no consistency proof from ${from} to ${to} (HTTP ${c.status})`);
-  return dataOf(JSON.parse(c.text))?.consistencyProof ?? [];
+  return (dataOf(JSON.parse(c.text)) as { consistencyProof?: string[] })?.consistencyProof ?? [];
 }
 
 /**
@@ -313,9 +339,10 @@ async function consistencyProof(env, from, to) {
  * it, or extend the largest one, by a consistency proof checked here. Heads
  * that pass are remembered; nothing is remembered from a failed check.
  */
-async function checkHistory(origin, key, env, notes) {
-  const all = loadJson(HEADS);
-  const seen = Array.isArray(all[origin]) ? all[origin].filter((h) => Number.isSafeInteger(h?.size)) : [];
+async function checkHistory(origin: string, key: string, env: string, notes: string[]): Promise<Check> {
+  const all: Heads = loadJson(HEADS);
+  const kept = all[origin];
+  const seen: SeenHead[] = Array.isArray(kept) ? (kept as SeenHead[]).filter((h) => Number.isSafeInteger(h?.size)) : [];
   const before = seen.length;
   try {
     for (const note of notes) {
@@ -338,7 +365,7 @@ async function checkHistory(origin, key, env, notes) {
         }
         const [older, newer] = pair.map((x) => (typeof x === "string" ? x : x.note));
         const [m, n] = [noteBody(older).size, noteBody(newer).size];
-        const r = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(await consistencyProof(env, m, n)), key));
+        const r = JSON.parse(verifier.verifyConsistency(older, newer, JSON.stringify(await consistencyProof(env, m, n)), key)) as Report;
         if (!r.ok) {
           const why = r.checks.find((c) => !c.ok);
           return { name: "history", ok: false, detail: `FORK: the tree head of size ${h.size} is not consistent with the head of size ${above ? above.size : below.size} this browser saw before (${why?.name}: ${why?.detail}).` };
@@ -348,7 +375,7 @@ async function checkHistory(origin, key, env, notes) {
       seen.sort((x, y) => x.size - y.size);
     }
   } catch (e) {
-    return { name: "history", ok: false, detail: `The history this browser keeps could not be checked: ${e?.message ?? e}` };
+    return { name: "history", ok: false, detail: `The history this browser keeps could not be checked: ${message(e)}` };
   }
   all[origin] = seen.slice(-HEADS_PER_LOG_MAX);
   saveJson(HEADS, all);
@@ -358,8 +385,8 @@ async function checkHistory(origin, key, env, notes) {
 }
 
 /** Says plainly whether the log's key is pinned, and offers to pin one. */
-function showPin(state, key) {
-  const box = $("pin");
+function showPin(state: "first-use" | "pinned" | "differs", key: string): void {
+  const box = document.getElementById("pin");
   if (!box) return;
   box.hidden = false;
   box.dataset.state = state;
@@ -368,16 +395,16 @@ function showPin(state, key) {
     pinned: `This log's key is pinned in this browser.`,
     differs: `The service now publishes a different key for this log than the one pinned in this browser. The proof was checked against the pinned key.`,
   }[state];
-  $("pin-key").value = key;
+  $<HTMLInputElement>("pin-key").value = key;
 }
 
-function wirePin() {
-  const form = $("pin-form");
+function wirePin(): void {
+  const form = document.getElementById("pin-form");
   if (!form) return;
   // Not a submit button: the page's one submit button is the offline form's.
   form.addEventListener("submit", (e) => e.preventDefault());
   $("pin-save").addEventListener("click", () => {
-    const key = $("pin-key").value.trim();
+    const key = $<HTMLInputElement>("pin-key").value.trim();
     if (!/^[^+\s]+\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/.test(key)) {
       $("pin-status").textContent = "That is not a signed-note verifier key (origin+keyid+key).";
       return;
@@ -389,8 +416,8 @@ function wirePin() {
   });
 }
 
-function renderRecords(records, checks) {
-  const body = $("records").tBodies[0];
+function renderRecords(records: PublicRecord[], checks: Check[]): void {
+  const body = $<HTMLTableElement>("records").tBodies[0];
   body.replaceChildren();
   const byName = new Map(checks.map((c) => [c.name, c]));
   records.forEach((r, i) => {
@@ -410,19 +437,19 @@ function renderRecords(records, checks) {
 
 // ---------------------------------------------------------------- offline: a pasted receipt
 
-function runOffline(text) {
-  let doc = null;
+function runOffline(text: string): void {
+  let doc: Saved | null = null;
   try { doc = dataOf(parseExact(text)); } catch { /* the verifier reports it */ }
   // A pasted key wins; else the key this browser pinned for the log the
   // document names; else none (the verifier says it is not pinned).
   const named = doc?.proof?.publicKey ?? doc?.verification?.publicKey;
   const remembered = named ? loadJson(PINS)[originOfKey(named)] : undefined;
-  const pasted = $("receipt-key").value.trim();
+  const pasted = $<HTMLInputElement>("receipt-key").value.trim();
   const key = pasted || (typeof remembered === "string" ? remembered : undefined);
-  const isAnswer = doc && typeof doc === "object" && "summary" in doc && "records" in doc;
+  const isAnswer = !!doc && typeof doc === "object" && "summary" in doc && "records" in doc;
   const report = JSON.parse(isAnswer
     ? verifier.verifyPublicAnswer(JSON.stringify([text]), undefined, key)
-    : verifier.verifyReceipt(text, key));
+    : verifier.verifyReceipt(text, key)) as Report;
   $("offline-result").hidden = false;
   if (doc && !isAnswer && typeof doc === "object") {
     const head = noteBody(doc.proof?.treeHead);
@@ -439,7 +466,7 @@ function runOffline(text) {
       ["Hash scheme", doc.proof?.hashScheme],
       ["Key", key ? `${key} (${pasted ? "pinned here" : "pinned in this browser"})` : doc.proof?.publicKey ? `${doc.proof.publicKey} (named by the receipt, NOT pinned: paste the log's key to be sure)` : ""],
     ]);
-  } else if (isAnswer) {
+  } else if (isAnswer && doc) {
     renderSummary($("offline-summary"), [
       ["What", `${doc.summary?.kind} in the ${doc.summary?.environment} log`],
       ["Items", doc.summary?.itemCount],
@@ -455,22 +482,22 @@ function runOffline(text) {
   document.body.dataset.offline = "done";
 }
 
-function wireOffline() {
-  const text = $("receipt-text");
+function wireOffline(): void {
+  const text = $<HTMLTextAreaElement>("receipt-text");
   $("offline-form").addEventListener("submit", (e) => {
     e.preventDefault();
     runOffline(text.value);
   });
-  const load = async (file) => {
+  const load = async (file: File | undefined): Promise<void> => {
     if (!file) return;
     text.value = await file.text();
     runOffline(text.value);
   };
-  $("receipt-file").addEventListener("change", (e) => load(e.target.files?.[0]));
+  $("receipt-file").addEventListener("change", (e) => load((e.target as HTMLInputElement).files?.[0]));
   const drop = $("drop");
   drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   drop.addEventListener("dragleave", () => drop.classList.remove("over"));
-  drop.addEventListener("drop", (e) => {
+  drop.addEventListener("drop", (e: DragEvent) => {
     e.preventDefault();
     drop.classList.remove("over");
     load(e.dataTransfer?.files?.[0]);
@@ -479,7 +506,7 @@ function wireOffline() {
 
 // ---------------------------------------------------------------- start
 
-async function main() {
+async function main(): Promise<void> {
   await init();
   $("version").textContent = `bvs-verifier-wasm ${verifier.version()}`;
   wireOffline();
@@ -494,6 +521,6 @@ main().catch((e) => {
   $("online").hidden = false;
   v.className = "verdict fail";
   v.dataset.ok = "false";
-  v.textContent = `✘ The verifier could not start: ${e?.message ?? e}`;
+  v.textContent = `✘ The verifier could not start: ${message(e)}`;
   document.body.dataset.state = "done";
 });

@@ -1,0 +1,275 @@
+// The customer's side of two-party agreement (docs/agreement.md): open a
+// vendor's invitation (token in the URL fragment), make an Ed25519 key in
+// the browser (WebCrypto), register its public key with a self-signed
+// `bvs-agreement/v1 key` statement, then sign a period's balance statement,
+// or a dispute naming the first delta the customer disagrees with.
+// The private key is kept in localStorage (per ledger) and offered as a
+// download; it is never sent anywhere.
+import { byId as $, message } from "./types";
+import type { Agreement, PublicAnswer, PublicRecord, StatementView } from "./types";
+
+const KEY_NAME = "customer";
+const STORE = "bvs-agreement-key:";
+const enc = new TextEncoder();
+
+const b64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
+const unb64 = (text: string): Uint8Array<ArrayBuffer> => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const hex = (bytes: Uint8Array): string => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+interface Invitation {
+  origin: string;
+  ledgerId: string;
+  expiresAt: string;
+}
+
+interface KeyView {
+  counterpartyKey: string;
+  itemHash: string;
+}
+
+/** What the statements route answers. */
+interface Recorded {
+  counterpartyKey: string;
+  recordedAt: string;
+  itemHash: string;
+}
+
+/** A key kept in this browser. */
+interface LocalKey {
+  privateKey: CryptoKey;
+  id: Uint8Array;
+  verifierKey: string;
+}
+
+async function api<T>(path: string, body?: unknown): Promise<T> {
+  const r = await fetch(path, body === undefined ? {} : {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = await r.json();
+  if (!r.ok) throw new Error(json.message || `HTTP ${r.status}`);
+  return json.data as T;
+}
+
+/** `<name>+<key id hex>+<base64(0x01 || public key)>`, the signed-note form. */
+async function verifierKey(publicRaw: Uint8Array): Promise<{ text: string; id: Uint8Array }> {
+  const material = new Uint8Array([0x01, ...publicRaw]);
+  const idInput = new Uint8Array([...enc.encode(`${KEY_NAME}\n`), ...material]);
+  const id = new Uint8Array(await crypto.subtle.digest("SHA-256", idInput)).slice(0, 4);
+  return { text: `${KEY_NAME}+${hex(id)}+${b64(material)}`, id };
+}
+
+/** A C2SP signed note: the text, a blank line, one signature line. */
+async function signNote(text: string, privateKey: CryptoKey, id: Uint8Array): Promise<string> {
+  const sig = new Uint8Array(await crypto.subtle.sign("Ed25519", privateKey, enc.encode(text)));
+  return `${text}\n\u2014 ${KEY_NAME} ${b64(new Uint8Array([...id, ...sig]))}\n`;
+}
+
+async function loadKey(ledgerId: string): Promise<LocalKey | null> {
+  const saved = localStorage.getItem(STORE + ledgerId);
+  if (!saved) return null;
+  const k = JSON.parse(saved) as { pkcs8: string; id: string; verifierKey: string };
+  const privateKey = await crypto.subtle.importKey("pkcs8", unb64(k.pkcs8), "Ed25519", false, ["sign"]);
+  return { privateKey, id: unb64(k.id), verifierKey: k.verifierKey };
+}
+
+async function register(token: string, invitation: Invitation): Promise<void> {
+  const pair = await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"]) as CryptoKeyPair;
+  const publicRaw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+  const vk = await verifierKey(publicRaw);
+  const text = `bvs-agreement/v1 key\norigin ${invitation.origin}\nledger ${invitation.ledgerId}\nkey ${vk.text}\n`;
+  const statement = await signNote(text, pair.privateKey, vk.id);
+  const saved = { ledgerId: invitation.ledgerId, verifierKey: vk.text, id: b64(vk.id), pkcs8: b64(pkcs8) };
+  localStorage.setItem(STORE + invitation.ledgerId, JSON.stringify(saved));
+  const link = $<HTMLAnchorElement>("download");
+  link.href = URL.createObjectURL(new Blob([JSON.stringify(saved, null, 2)], { type: "application/json" }));
+  link.hidden = false;
+  const done = await api<KeyView>("/api/v1/agreement/keys", { token, statement });
+  $("key-status").textContent = `Registered: your key ${done.counterpartyKey} (log item ${done.itemHash}).`;
+  $("key-status").dataset.state = "registered";
+  $<HTMLButtonElement>("register").disabled = true;
+}
+
+function showStatements(agreement: Agreement): void {
+  const list = $("statements");
+  list.replaceChildren();
+  for (const s of agreement.statements as StatementView[]) {
+    const li = document.createElement("li");
+    li.textContent = s.kind === "balance"
+      ? `Agreed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}`
+      : `Disputed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}`;
+    list.append(li);
+  }
+}
+
+// ------------------------------------------------------------------ exact amounts
+
+/** Amounts as BigInt units of 10^-18 (the API's 18 decimal places). */
+const SCALE = 18;
+function toUnits(text: string): bigint {
+  const m = /^(-?)(\d+)(?:\.(\d{1,18}))?$/.exec(String(text));
+  if (!m) throw new Error(`not a plain decimal amount: ${text}`);
+  const units = BigInt(m[2] + (m[3] || "").padEnd(SCALE, "0"));
+  return m[1] ? -units : units;
+}
+
+/** The API's canonical form: plain, no exponent, no trailing zeros. */
+function fromUnits(units: bigint): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(SCALE + 1, "0");
+  const whole = digits.slice(0, -SCALE);
+  const fraction = digits.slice(-SCALE).replace(/0+$/, "");
+  const text = fraction ? `${whole}.${fraction}` : whole;
+  return negative && text !== "0" ? `-${text}` : text;
+}
+
+/** JSON.parse's reviver context (ES2025: the source text of a primitive). */
+interface ReviverContext {
+  source?: string;
+}
+
+/** GET a public JSON answer, amounts kept as their exact text. */
+async function exact<T>(path: string): Promise<T> {
+  const r = await fetch(path);
+  const text = await r.text();
+  // JSON.parse hands the reviver each number's source text (ES2025).
+  const reviver = (key: string, value: unknown, context?: ReviverContext): unknown =>
+    typeof value === "number" && (key === "delta" || key === "balance")
+      ? (context && typeof context.source === "string" ? context.source : String(value))
+      : value;
+  const json = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  if (!r.ok) throw new Error(json.message || `HTTP ${r.status}`);
+  return json.data as T;
+}
+
+/** Every record of a checkpoint's public answer, in ledger order. */
+async function records(root: string, count: number): Promise<PublicRecord[]> {
+  const all: PublicRecord[] = [];
+  while (all.length < count) {
+    const page = await exact<PublicAnswer>(`/api/v1/verify/${encodeURIComponent(root)}?offset=${all.length}&limit=1000`);
+    const more = page.records ?? [];
+    if (!more.length) break;
+    all.push(...more);
+  }
+  return all;
+}
+
+// ------------------------------------------------------------------ dispute
+
+/** The dispute statement text for the choice made on the page. */
+function disputeText(a: Agreement, deltas: PublicRecord[]): string | null {
+  const choice = document.querySelector<HTMLInputElement>("input[name=d-delta]:checked");
+  if (!choice) return null;
+  const at = Number(choice.value);
+  const kind = $<HTMLSelectElement>("d-kind").value;
+  if (kind !== "extra" && at >= deltas.length) return null;
+  let id: string;
+  if (kind === "extra") {
+    const own = $<HTMLInputElement>("d-own").value.trim().replace(/\s+/g, " ");
+    if (!own) return null;
+    id = `referenceId ${own}`;
+  } else {
+    id = `itemHash ${deltas[at].itemHash}`;
+  }
+  // The balance both agree on before the chosen delta: the closing
+  // balance less the service's deltas from it on.
+  let agreed = toUnits(a.balance);
+  for (const d of deltas.slice(at)) agreed -= toUnits(d.delta);
+  return `bvs-agreement/v1 dispute\norigin ${a.origin}\nledger ${a.ledgerId}\nperiod ${a.period}\n`
+    + `root ${a.merkleRoot}\ndeltas ${a.deltaCount}\ndivergence ${kind}\nafter ${at}\n`
+    + `delta ${id}\nagreed ${fromUnits(agreed)}\n`;
+}
+
+function showDispute(a: Agreement, deltas: PublicRecord[]): void {
+  const list = $("d-deltas");
+  list.replaceChildren();
+  const option = (value: number, label: string): void => {
+    const li = document.createElement("li");
+    const input = document.createElement("input");
+    Object.assign(input, { type: "radio", name: "d-delta", value: String(value) });
+    const text = document.createElement("label");
+    text.append(input, ` ${label}`);
+    li.append(text);
+    list.append(li);
+  };
+  deltas.forEach((d, i) => option(i, `${d.delta} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
+  option(deltas.length, "after the last delta (only for a delta I have and the service does not)");
+  const update = (): void => {
+    $("d-own-label").hidden = $<HTMLSelectElement>("d-kind").value !== "extra";
+    const text = disputeText(a, deltas);
+    $("d-statement").textContent = text || "";
+    $<HTMLButtonElement>("dispute").disabled = !text;
+  };
+  list.onchange = update;
+  $("d-kind").onchange = update;
+  $("d-own").oninput = update;
+  update();
+  $("dispute").onclick = () => dispute(a, deltas).catch(fail("period-status"));
+}
+
+/** The key kept in this browser for the ledger, checked against the one registered. */
+async function ownKey(a: Agreement): Promise<LocalKey> {
+  const key = await loadKey(a.ledgerId);
+  if (!key) throw new Error("No key for this ledger in this browser: open your invitation first.");
+  if (a.counterpartyKey !== key.verifierKey) throw new Error("The ledger's registered key is not the one in this browser.");
+  return key;
+}
+
+async function dispute(a: Agreement, deltas: PublicRecord[]): Promise<void> {
+  const key = await ownKey(a);
+  const text = disputeText(a, deltas);
+  if (!text) throw new Error("Choose the first delta you disagree with.");
+  const statement = await signNote(text, key.privateKey, key.id);
+  const s = await api<Recorded>("/api/v1/agreement/statements", { statement });
+  $("period-status").textContent = `Disputed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}; log item ${s.itemHash}.`;
+  $("period-status").dataset.state = "disputed";
+  await loadPeriod(a.merkleRoot);
+}
+
+async function loadPeriod(root: string): Promise<void> {
+  const answer = await exact<PublicAnswer>(`/api/v1/verify/${encodeURIComponent(root)}`);
+  const a = answer.agreement;
+  if (!a) throw new Error("This root is not a committed checkpoint of one customer.");
+  $("p-period").textContent = a.period;
+  $("p-deltas").textContent = String(a.deltaCount);
+  $("p-balance").textContent = String(a.balance);
+  $("p-statement").textContent = a.balanceStatement;
+  $("period-details").hidden = false;
+  showStatements(a);
+  $("agree").onclick = () => agree(a).catch(fail("period-status"));
+  showDispute(a, await records(root, a.deltaCount));
+}
+
+async function agree(a: Agreement): Promise<void> {
+  const key = await ownKey(a);
+  const statement = await signNote(a.balanceStatement, key.privateKey, key.id);
+  const s = await api<Recorded>("/api/v1/agreement/statements", { statement });
+  $("period-status").textContent = `Agreed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}; log item ${s.itemHash}.`;
+  $("period-status").dataset.state = "agreed";
+  await loadPeriod(a.merkleRoot);
+}
+
+const fail = (id: string) => (e: unknown): void => {
+  $(id).textContent = `Error: ${message(e)}`;
+  $(id).dataset.state = "error";
+};
+
+const token = location.hash.slice(1);
+if (token) {
+  $("invite").hidden = false;
+  api<Invitation>("/api/v1/agreement/invitation", { token }).then((inv) => {
+    $("ledger").textContent = inv.ledgerId;
+    $("origin").textContent = inv.origin;
+    $("register").onclick = () => register(token, inv).catch(fail("key-status"));
+    // Enabled only now: a click before the invitation is read would do nothing.
+    $<HTMLButtonElement>("register").disabled = false;
+  }).catch(fail("key-status"));
+}
+const rootParam = new URLSearchParams(location.search).get("root");
+if (rootParam) $<HTMLInputElement>("root").value = rootParam;
+$<HTMLFormElement>("period-form").onsubmit = (e) => {
+  e.preventDefault();
+  loadPeriod($<HTMLInputElement>("root").value.trim()).catch(fail("period-status"));
+};

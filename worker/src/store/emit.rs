@@ -1,0 +1,303 @@
+//! The emit write (issue 16): one atomic D1 batch on the tenant's shard
+//! that claims the Idempotency-Key (if any), raises the monthly delta quota
+//! and the storage meter, writes the submission, its ledgers and deltas,
+//! stores the answer under the key, and reads back what the response needs.
+//!
+//! Every statement after the claim runs only while the claim holds this
+//! request's token (`?N IS NULL OR EXISTS (...)`; without a key the token
+//! is NULL and everything runs), so a replay, a request still in flight
+//! under its lease, or a conflicting body writes nothing and counts
+//! nothing. A raise past its cap fails its `CHECK (used <= cap)`, and D1
+//! rolls the whole batch back: claim, quota, bytes and rows together
+//! (migrations/ledger/0051_emit_claims.sql).
+
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::meters::{self, Meter, Raise};
+use super::submissions::{NewDelta, NewSubmission};
+use super::{args, int, stmt};
+use crate::error::{ApiError, ApiResult};
+
+const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
+const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
+/// Claims a free key; takes over an in-flight claim of the same request
+/// whose lease has passed and whose write never committed (no answer).
+const CLAIM: &str = "INSERT INTO idempotency_claims \
+     (tenant_id, env, key, request_hash, token, state, lease_until, expires_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+     ON CONFLICT (tenant_id, env, key) DO UPDATE SET token = excluded.token, \
+     state = excluded.state, lease_until = excluded.lease_until \
+     WHERE idempotency_claims.state = 'in_flight' AND idempotency_claims.lease_until <= ?9 \
+     AND idempotency_claims.request_hash = excluded.request_hash \
+     AND NOT EXISTS (SELECT 1 FROM idempotency_results r \
+     WHERE r.tenant_id = ?1 AND r.env = ?2 AND r.key = ?3)";
+const RAISE_IF_MINE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+     SELECT ?1, ?2, ?3, ?4, ?5 \
+     WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?6) \
+     ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
+     cap = excluded.cap";
+const INSERT_SUBMISSION_IF_MINE: &str =
+    "INSERT INTO submissions (id, tenant_id, contract_id, kind, items_root, item_count, received_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 \
+     WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?8)";
+const INSERT_LEDGER_IF_MINE: &str =
+    "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, created_at) \
+     SELECT ?1, ?2, ?3, ?4 \
+     WHERE ?5 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?5)";
+const INSERT_DELTA_IF_MINE: &str =
+    "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, item_hash, \
+     items_root, delta, reason, reference_id, metadata, declared_at, received_at, status) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED' \
+     WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)";
+/// The answer, with the estimate the batch computes put in place of the
+/// placeholder `?7` (as `?8` followed by the number).
+const INSERT_RESULT_IF_MINE: &str = "INSERT INTO idempotency_results \
+     (tenant_id, env, key, request_hash, response_status, response_body, expires_at) \
+     SELECT ?1, ?2, ?3, ?4, ?5, replace(?6, ?7, ?8 || (\
+     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?9), 0) \
+     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?9 AND status = 'QUEUED'))), \
+     ?10 WHERE EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?11)";
+/// What the response needs, read inside the batch: the customer's verified
+/// and queued deltas (the new one included), and the key's claim and
+/// stored answer (NULLs without a key).
+const OUTCOME: &str = "SELECT \
+     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2), 0) \
+     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED') \
+     AS estimated, \
+     c.request_hash, c.token, c.state, c.lease_until, r.response_status, r.response_body \
+     FROM (SELECT 1) \
+     LEFT JOIN idempotency_claims c ON c.tenant_id = ?1 AND c.env = ?3 AND c.key = ?4 \
+     LEFT JOIN idempotency_results r ON r.tenant_id = ?1 AND r.env = ?3 AND r.key = ?4";
+const COMPLETE: &str = "UPDATE idempotency_claims SET state = 'done' WHERE token = ?1";
+const DELETE_EXPIRED_CLAIMS: &str = "DELETE FROM idempotency_claims WHERE expires_at <= ?1";
+
+/// An Idempotency-Key claim made inside the write's batch.
+pub struct NewClaim<'a> {
+    pub env: &'a str,
+    pub key: &'a str,
+    pub request_hash: &'a str,
+    /// This request's random id: the later statements test it.
+    pub token: &'a str,
+    /// `false` leaves the claim in flight (the DEV_MODE fault point after
+    /// the write); completed by [`complete`].
+    pub done: bool,
+    pub now_ms: u64,
+    pub lease_until: u64,
+    pub expires_at: u64,
+    /// The answer stored under the key.
+    pub status: u16,
+    pub body: &'a str,
+}
+
+/// The answer's placeholder for `estimatedVerifiedDeltas`: the batch puts
+/// `prefix` and the number in place of `text`.
+pub struct Estimate<'a> {
+    pub customer_id: &'a str,
+    pub text: &'a str,
+    pub prefix: &'a str,
+}
+
+/// Everything one emit or emit-batch writes.
+pub struct EmitWrite<'a> {
+    pub submission: &'a NewSubmission<'a>,
+    pub deltas: &'a [&'a NewDelta],
+    /// The monthly delta quota, then the storage ceiling: the first that
+    /// does not fit is the one reported.
+    pub raises: [Raise<'a>; 2],
+    pub claim: Option<NewClaim<'a>>,
+    pub estimate: Option<Estimate<'a>>,
+}
+
+/// The key's claim and stored answer as the batch left them.
+#[derive(Debug, Deserialize)]
+pub struct ClaimRow {
+    pub request_hash: String,
+    pub token: String,
+    pub state: String,
+    pub lease_until: u64,
+    pub response_status: Option<u16>,
+    pub response_body: Option<String>,
+}
+
+/// What the batch did.
+pub enum EmitOutcome {
+    /// Written (and, under a key, claimed and answered): the customer's
+    /// verified and queued deltas, the new ones included.
+    Written { estimated: u64 },
+    /// The key belongs to another request (or this one, replayed): nothing
+    /// was written or counted.
+    Claimed(ClaimRow),
+    /// A raise did not fit: nothing was written (no claim either).
+    Refused(Meter),
+}
+
+#[derive(Deserialize)]
+struct OutcomeRow {
+    estimated: u64,
+    request_hash: Option<String>,
+    token: Option<String>,
+    state: Option<String>,
+    lease_until: Option<u64>,
+    response_status: Option<u16>,
+    response_body: Option<String>,
+}
+
+/// Runs the emit's batch: one round trip.
+///
+/// # Errors
+/// D1 errors other than a raise past its cap.
+pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome> {
+    let tenant = w.submission.tenant_id;
+    let token = w.claim.as_ref().map(|c| c.token);
+    let mut statements = Vec::with_capacity(8 + 2 * w.deltas.len());
+    if let Some(c) = &w.claim {
+        statements.extend(claim_statements(db, tenant, c)?);
+    }
+    for r in &w.raises {
+        let raise = args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap, token];
+        statements.push(stmt(db, RAISE_IF_MINE, &raise)?);
+    }
+    statements.extend(row_statements(db, w, token)?);
+    if let Some(c) = &w.claim {
+        let (customer, text, prefix) = match &w.estimate {
+            Some(e) => (Some(e.customer_id), e.text, e.prefix),
+            None => (None, "", ""),
+        };
+        let result = args![
+            tenant,
+            c.env,
+            c.key,
+            c.request_hash,
+            c.status,
+            c.body,
+            text,
+            prefix,
+            customer,
+            c.expires_at,
+            c.token
+        ];
+        statements.push(stmt(db, INSERT_RESULT_IF_MINE, &result)?);
+    }
+    let customer = w.estimate.as_ref().map(|e| e.customer_id);
+    let (env, key) = match &w.claim {
+        Some(c) => (Some(c.env), Some(c.key)),
+        None => (None, None),
+    };
+    statements.push(stmt(db, OUTCOME, &args![tenant, customer, env, key])?);
+    let results = match meters::batch(db, statements, &w.raises).await? {
+        Ok(results) => results,
+        Err(meter) => return Ok(EmitOutcome::Refused(meter)),
+    };
+    let row = results
+        .last()
+        .ok_or_else(|| ApiError::internal("d1 batch returned no results"))?
+        .results::<OutcomeRow>()
+        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("emit outcome row missing"))?;
+    let claim = match (row.request_hash, row.token, row.state) {
+        (Some(request_hash), Some(token), Some(state)) => Some(ClaimRow {
+            request_hash,
+            token,
+            state,
+            lease_until: row.lease_until.unwrap_or(0),
+            response_status: row.response_status,
+            response_body: row.response_body,
+        }),
+        _ => None,
+    };
+    Ok(match (token, claim) {
+        (None, _) => EmitOutcome::Written {
+            estimated: row.estimated,
+        },
+        (Some(mine), Some(c)) if c.token == mine => EmitOutcome::Written {
+            estimated: row.estimated,
+        },
+        (Some(_), Some(c)) => EmitOutcome::Claimed(c),
+        (Some(_), None) => return Err(ApiError::internal("idempotency claim missing")),
+    })
+}
+
+fn claim_statements(
+    db: &D1Database,
+    tenant: &str,
+    c: &NewClaim<'_>,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let expired = args![tenant, c.env, c.key, c.now_ms];
+    let state = if c.done { "done" } else { "in_flight" };
+    let claim = args![
+        tenant,
+        c.env,
+        c.key,
+        c.request_hash,
+        c.token,
+        state,
+        c.lease_until,
+        c.expires_at,
+        c.now_ms
+    ];
+    Ok(vec![
+        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
+        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        stmt(db, CLAIM, &claim)?,
+    ])
+}
+
+fn row_statements(
+    db: &D1Database,
+    w: &EmitWrite<'_>,
+    token: Option<&str>,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let sub = w.submission;
+    let received_at = int(sub.received_at)?;
+    let submission = args![
+        sub.id,
+        sub.tenant_id,
+        sub.contract_id,
+        sub.kind,
+        sub.items_root,
+        sub.item_count,
+        sub.received_at,
+        token
+    ];
+    let mut statements = vec![stmt(db, INSERT_SUBMISSION_IF_MINE, &submission)?];
+    for d in w.deltas {
+        let ledger = args![
+            sub.tenant_id,
+            &d.customer_id,
+            &d.ledger_id,
+            received_at,
+            token
+        ];
+        statements.push(stmt(db, INSERT_LEDGER_IF_MINE, &ledger)?);
+        let delta = args![
+            &d.anchor_id,
+            sub.tenant_id,
+            &d.customer_id,
+            sub.id,
+            d.position,
+            &d.item_hash,
+            sub.items_root,
+            &d.delta,
+            &d.reason,
+            d.reference_id.as_deref(),
+            d.metadata.as_deref(),
+            d.declared_at,
+            received_at,
+            token
+        ];
+        statements.push(stmt(db, INSERT_DELTA_IF_MINE, &delta)?);
+    }
+    Ok(statements)
+}
+
+super::queries! {
+    /// Marks an in-flight claim done (its answer is stored).
+    pub fn complete(token: &str) -> () = exec(COMPLETE);
+    /// Drops claims past their window; returns how many.
+    pub fn delete_expired_claims(now_ms: u64) -> u64 = run(DELETE_EXPIRED_CLAIMS);
+}
