@@ -121,9 +121,8 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         delta_count: span.count(),
         generated_at: app.now_ms,
     };
-    receipts::record(&db, &record).await?;
-    // The index row after the response, as an emit's.
-    super::submit::index_root(app, r.log, record.items_root).await;
+    let recorded = receipts::record(&db, &record);
+    super::submit::with_root_index(app, r.log, &record.items_root, recorded).await?;
     Ok(receipt)
 }
 
@@ -389,23 +388,19 @@ async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Looked)
     )))
 }
 
-/// The shards that may hold `root`: the one the control database's index
-/// names, or, for a root it does not name, every shard (shard 0 of each
-/// environment first).
+/// The shard that holds `root`, as the control database's index names it
+/// (written alongside the write that issued the root,
+/// `submit::with_root_index`): one read, never a search of every shard,
+/// so an unknown root costs one control read.
 ///
 /// # Errors
 /// D1 errors.
 pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
-    Ok(match store::roots::find(&app.control_db()?, root).await? {
-        Some(row) => vec![LogId::new(row.env, row.shard)],
-        // Not indexed: from before sharding (shard 0), or a submission whose
-        // index row is written after its response: shard 0s first.
-        None => {
-            let mut at = vec![LogId::new(Env::Sandbox, 0), LogId::new(Env::Production, 0)];
-            at.extend(super::shard::all(app).into_iter().filter(|l| l.shard != 0));
-            at
-        }
-    })
+    Ok(store::roots::find(&app.control_db()?, root)
+        .await?
+        .map(|row| LogId::new(row.env, row.shard))
+        .into_iter()
+        .collect())
 }
 
 /// How an answer names its log: environment, shard, the log's path name
