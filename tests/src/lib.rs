@@ -344,3 +344,14 @@ pub fn eventually<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Optio
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// The repository root, once the browser's WebAssembly verifier is built
+/// there (`public/pkg`); panics saying how to build it.
+pub fn verifier_built() -> PathBuf {
+    let root = repo_root();
+    assert!(
+        root.join("public/pkg/bvs_verifier_wasm_bg.wasm").exists(),
+        "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
+    );
+    root
+}

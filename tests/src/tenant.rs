@@ -297,3 +297,32 @@ pub fn create_webhook(
         &json!({"url": url, "events": events, "description": description}),
     )
 }
+
+/// This month's Sandbox deltas as the usage route reports them.
+pub fn sandbox_used(api: &Api, jwt: &str) -> u64 {
+    let r = get_jwt(api, "/dashboard/usage", jwt);
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["data"]["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["environment"] == "sandbox")
+        .unwrap()["used"]
+        .as_u64()
+        .unwrap()
+}
+
+/// A webhook for the agreement events (`checkpoint.cosigned`,
+/// `checkpoint.disputed`) at `url`; asserts it was created and returns
+/// its answer (the secret is in `data.secret`).
+pub fn agreement_webhook(api: &Api, jwt: &str, url: &str, description: &str) -> Reply {
+    let hook = create_webhook(
+        api,
+        jwt,
+        url,
+        &["checkpoint.cosigned", "checkpoint.disputed"],
+        description,
+    );
+    assert_eq!(hook.status, 201, "{}", hook.text);
+    hook
+}

@@ -17,7 +17,7 @@ use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::log::log_key;
 use bvs_tests::receiver::{Received, Receiver};
-use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
+use bvs_tests::tenant::{agreement_webhook, new_tenant_on_plan};
 use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
 use serde_json::{json, Value};
 
@@ -56,14 +56,7 @@ fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_t
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);
     let rx = Receiver::start(&[]);
-    let hook = create_webhook(
-        &api,
-        &t.jwt,
-        &rx.url("/agreement"),
-        &["checkpoint.cosigned", "checkpoint.disputed"],
-        "agree",
-    );
-    assert_eq!(hook.status, 201, "{}", hook.text);
+    let hook = agreement_webhook(&api, &t.jwt, &rx.url("/agreement"), "agree");
 
     // Two customers, each with a committed checkpoint and an invitation.
     let period_of = |customer: &str, amounts: &[&str]| -> (String, String) {

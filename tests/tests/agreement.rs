@@ -18,7 +18,7 @@ use bvs_tests::client::{Api, Reply};
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::receiver::{Received, Receiver};
-use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
+use bvs_tests::tenant::{agreement_webhook, new_tenant_on_plan};
 use bvs_tests::{api, eventually};
 use serde_json::{json, Value};
 
@@ -60,14 +60,7 @@ fn a_customer_registers_a_key_agrees_and_disputes_and_tampering_is_named() {
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);
     let rx = Receiver::start(&[]);
-    let hook = create_webhook(
-        &api,
-        &t.jwt,
-        &rx.url("/agree"),
-        &["checkpoint.cosigned", "checkpoint.disputed"],
-        "agreement",
-    );
-    assert_eq!(hook.status, 201, "{}", hook.text);
+    let hook = agreement_webhook(&api, &t.jwt, &rx.url("/agree"), "agreement");
     let secret = hook.body["data"]["secret"].as_str().unwrap().to_string();
 
     let customer = "cus_agree";

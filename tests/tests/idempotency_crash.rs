@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bvs_tests::client::{Api, Reply};
 use bvs_tests::ledger::DELTA;
-use bvs_tests::tenant::{self, new_tenant};
+use bvs_tests::tenant::{self, new_tenant, sandbox_used};
 use bvs_tests::{eventually, fresh_state_dir, Wrangler};
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -31,19 +31,6 @@ fn emit(api: &Api, key: &str, idem: &str, customer: &str) -> Reply {
             .header("idempotency-key", idem)
             .json(&body(customer)),
     )
-}
-
-fn sandbox_used(api: &Api, jwt: &str) -> u64 {
-    let r = tenant::get_jwt(api, "/dashboard/usage", jwt);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.body["data"]["environments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["environment"] == "sandbox")
-        .unwrap()["used"]
-        .as_u64()
-        .unwrap()
 }
 
 fn delta_count(api: &Api, key: &str, customer: &str) -> usize {

@@ -12,7 +12,9 @@ use std::time::Duration;
 use bvs_tests::client::Reply;
 use bvs_tests::ledger::Delta;
 use bvs_tests::nanos;
-use bvs_tests::tenant::{create_webhook, new_tenant, new_tenant_on_plan, request_key};
+use bvs_tests::tenant::{
+    create_webhook, new_tenant, new_tenant_on_plan, request_key, sandbox_used,
+};
 use serde_json::json;
 
 bvs_tests::own_server!("metering");
@@ -114,20 +116,6 @@ fn not_limited(send: impl Fn() -> Reply) -> Reply {
         }
         std::thread::sleep(Duration::from_millis(300));
     }
-}
-
-/// This month's Sandbox deltas as the usage route reports them.
-fn sandbox_used(api: &bvs_tests::client::Api, jwt: &str) -> u64 {
-    let r = bvs_tests::tenant::get_jwt(api, "/dashboard/usage", jwt);
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.body["data"]["environments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["environment"] == "sandbox")
-        .unwrap()["used"]
-        .as_u64()
-        .unwrap()
 }
 
 /// Issue 14's gap, closed by issue 16: the monthly quota is counted in the

@@ -299,13 +299,7 @@ fn an_invitation_names_its_shard_and_opens_with_one_read_of_that_shard() {
 
 #[test]
 fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
-    let root_dir = bvs_tests::repo_root();
-    assert!(
-        root_dir
-            .join("public/pkg/bvs_verifier_wasm_bg.wasm")
-            .exists(),
-        "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
-    );
+    let root_dir = bvs_tests::verifier_built();
     let api = api();
     let logs = log_list(&api);
     // Fresh tenants until one is placed on sandbox shard 1.

@@ -35,13 +35,7 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
 
 #[test]
 fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
-    let root_dir = repo_root();
-    assert!(
-        root_dir
-            .join("public/pkg/bvs_verifier_wasm_bg.wasm")
-            .exists(),
-        "public/pkg is missing: run scripts/build-verifier.sh (scripts/setup.sh does)"
-    );
+    let root_dir = bvs_tests::verifier_built();
     let api = api();
     let (root, receipt) = anchored_receipt(&api, "cus_page");
     let artifacts = root_dir.join("tests/artifacts");
