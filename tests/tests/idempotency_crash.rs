@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bvs_tests::client::{Api, Reply};
 use bvs_tests::ledger::DELTA;
-use bvs_tests::tenant::{self, new_tenant, sandbox_used};
+use bvs_tests::tenant::{new_tenant, sandbox_used};
 use bvs_tests::{eventually, fresh_state_dir, Wrangler};
 use reqwest::Method;
 use serde_json::{json, Value};
