@@ -56,7 +56,7 @@ fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_t
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);
     let rx = Receiver::start(&[]);
-    let hook = agreement_webhook(&api, &t.jwt, &rx.url("/agreement"), "agree");
+    agreement_webhook(&api, &t.jwt, &rx.url("/agreement"), "agree");
 
     // Two customers, each with a committed checkpoint and an invitation.
     let period_of = |customer: &str, amounts: &[&str]| -> (String, String) {
