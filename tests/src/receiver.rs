@@ -189,3 +189,19 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
     );
     let _ = stream.flush();
 }
+
+/// Waits for the first webhook named `name` that `rx` receives, running
+/// the sweep cron now and then (so a dispatch a lost doorbell left behind
+/// still goes out).
+pub fn wait_event(api: &crate::client::Api, rx: &Receiver, name: &str) -> Received {
+    let mut polls = 0u32;
+    crate::eventually(crate::ledger::WAIT, name, || {
+        polls += 1;
+        if polls.is_multiple_of(15) {
+            crate::cron::sweep(api, crate::cron::now_ms());
+        }
+        rx.received()
+            .into_iter()
+            .find(|r| r.json()["event"] == name)
+    })
+}

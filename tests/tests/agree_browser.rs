@@ -13,26 +13,12 @@ use std::path::Path;
 use std::process::Command;
 
 use bvs_tests::client::{Api, Reply};
-use bvs_tests::cron::{now_ms, sweep};
-use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::ledger::Delta;
 use bvs_tests::log::log_key;
-use bvs_tests::receiver::{Received, Receiver};
+use bvs_tests::receiver::{wait_event, Receiver};
 use bvs_tests::tenant::{agreement_webhook, new_tenant_on_plan};
-use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
+use bvs_tests::{bvs_verify_bin, fresh_state_dir, repo_root, run_ok, Wrangler};
 use serde_json::{json, Value};
-
-fn wait_event(api: &Api, rx: &Receiver, name: &str) -> Received {
-    let mut polls = 0u32;
-    eventually(WAIT, name, || {
-        polls += 1;
-        if polls.is_multiple_of(15) {
-            sweep(api, now_ms());
-        }
-        rx.received()
-            .into_iter()
-            .find(|r| r.json()["event"] == name)
-    })
-}
 
 /// Runs `bvs-verify` offline: (passed, stdout).
 fn bvs_verify(bin: &Path, args: &[&str]) -> (bool, String) {

@@ -14,12 +14,11 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::pinpoint::{DivergenceKind, EntryId};
 use bvs_core::types::Period;
+use bvs_tests::api;
 use bvs_tests::client::{Api, Reply};
-use bvs_tests::cron::{now_ms, sweep};
-use bvs_tests::ledger::{Delta, WAIT};
-use bvs_tests::receiver::{Received, Receiver};
+use bvs_tests::ledger::Delta;
+use bvs_tests::receiver::{wait_event, Receiver};
 use bvs_tests::tenant::{agreement_webhook, new_tenant_on_plan};
-use bvs_tests::{api, eventually};
 use serde_json::{json, Value};
 
 const SEED: [u8; 32] = [7; 32];
@@ -39,19 +38,6 @@ fn assert_rejected(r: &Reply, reason: &str) {
         "expected reason {reason}: {}",
         r.text
     );
-}
-
-fn wait_event(api: &Api, rx: &Receiver, name: &str) -> Received {
-    let mut polls = 0u32;
-    eventually(WAIT, name, || {
-        polls += 1;
-        if polls.is_multiple_of(15) {
-            sweep(api, now_ms());
-        }
-        rx.received()
-            .into_iter()
-            .find(|r| r.json()["event"] == name)
-    })
 }
 
 #[test]
