@@ -343,6 +343,11 @@ fn read_checkpoint(text: &str) -> Result<(&str, TreeSize, Hash32), NoteError> {
     let [origin, size, root, rest @ ..] = lines.as_slice() else {
         return Err(body());
     };
+    // An empty first line is no origin (tlog_tiles refuses it as malformed,
+    // not as another log's head).
+    if origin.is_empty() {
+        return Err(body());
+    }
     let n: u64 = size.parse().map_err(|_| body())?;
     if *size != n.to_string() {
         return Err(body());
@@ -415,6 +420,17 @@ mod tests {
             let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
             proptest::prop_assert_eq!(base64_decode(&encoded), Some(bytes));
         }
+    }
+
+    #[test]
+    fn a_body_with_an_empty_origin_line_is_malformed() {
+        // Found by note_cross_check's property test: tlog_tiles calls it
+        // malformed; core named it another log's head (OriginMismatch).
+        let root = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [7; 32]);
+        assert!(matches!(
+            read_checkpoint(&format!("\n0\n{root}\n")),
+            Err(NoteError::Malformed(_))
+        ));
     }
 
     #[test]
