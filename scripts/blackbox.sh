@@ -33,15 +33,16 @@ cargo test -p bvs-tests --no-run --quiet --message-format=json-render-diagnostic
 known_long="balance_large crash_shards compare_pinpoint agree_browser dashboard_browser
 verify_page sweeper webhooks idempotency_crash proofs balance"
 order() {
-  if [ -s "$times" ]; then
-    # name seconds, longest first; binaries without a time go first.
-    awk 'NR == FNR { t[$1] = $2; next } { print (($1 in t) ? t[$1] : 99999), $0 }' \
-      "$times" "$logs/binaries" | sort -k1,1nr | cut -d' ' -f2-
-  else
-    awk -v long="$known_long" 'BEGIN { n = split(long, l, /[ \n]+/); for (i = 1; i <= n; i++) rank[l[i]] = i }
-      { print (($1 in rank) ? rank[$1] : 1000), $0 }' "$logs/binaries" | sort -k1,1n | cut -d' ' -f2-
-  fi
+  # name seconds: the last time measured, else a guess (a known long
+  # binary by its rank, any other 60 s); longest first.
+  awk -v long="$known_long" '
+    BEGIN { n = split(long, l, /[ \n]+/); for (i = 1; i <= n; i++) guess[l[i]] = 1000 - i }
+    FILENAME == ARGV[1] { t[$1] = $2; next }
+    { s = ($1 in t) ? t[$1] : (($1 in guess) ? guess[$1] : 60); print s, $0 }
+  ' "${times_in:-/dev/null}" "$logs/binaries" | sort -k1,1nr -k2,2 | cut -d' ' -f2-
 }
+times_in=""
+[ -s "$times" ] && times_in="$times"
 
 run_one() {
   local name="$1" exe="$2" started=$SECONDS
@@ -62,7 +63,11 @@ started=$SECONDS
 order | xargs -P "$jobs" -L 1 bash -c 'run_one "$0" "$1"' || true
 echo "black-box binaries: $(wc -l <"$logs/binaries"), ${jobs} lanes, $((SECONDS - started))s wall"
 
-[ -f "$logs/times.new" ] && sort -k2,2nr "$logs/times.new" >"$times"
+# Keep the times of binaries this run did not start (BLACKBOX_ONLY).
+if [ -f "$logs/times.new" ]; then
+  cat "$logs/times.new" "${times_in:-/dev/null}" | awk '!seen[$1]++' | sort -k2,2nr >"$times.tmp"
+  mv "$times.tmp" "$times"
+fi
 if [ -s "$logs/failed" ]; then
   while read -r name; do
     echo "==================== $name (target/blackbox/$name.log, last 120 lines)"
