@@ -617,6 +617,52 @@ pub fn verify_key_binding(signed: &str) -> Result<KeyBinding, StatementError> {
     }
 }
 
+/// What a verified balance or dispute statement says, as a check's
+/// detail, once it names the checkpoint `reference` (and, for a balance,
+/// its `balance`); a key statement is the wrong kind here. Shared by the
+/// public answer's checks and a receipt's (`receipt_checks`).
+///
+/// # Errors
+/// `reference.check`'s errors, `BalanceMismatch`, `WrongKind`.
+pub(crate) fn statement_says(
+    statement: &Statement,
+    reference: &CheckpointRef,
+    balance: &Amount,
+    counterparty: &str,
+    at: &str,
+) -> Result<String, StatementError> {
+    Ok(match statement {
+        Statement::Balance(b) => {
+            reference.check(&b.checkpoint)?;
+            if b.balance != *balance {
+                return Err(StatementError::BalanceMismatch {
+                    expected: *balance,
+                    got: b.balance,
+                });
+            }
+            format!(
+                "agreed by the customer's key {counterparty} at {at}: period {} ends at balance {} after {} deltas",
+                b.checkpoint.period, b.balance, b.checkpoint.deltas
+            )
+        }
+        Statement::Dispute(d) => {
+            reference.check(&d.checkpoint)?;
+            format!(
+                "disputed by the customer's key {counterparty} at {at}: {} delta after {} agreed deltas (balance {})",
+                d.kind.as_str(),
+                d.after,
+                d.agreed
+            )
+        }
+        Statement::Key(_) => {
+            return Err(StatementError::WrongKind {
+                expected: "balance or dispute",
+                got: "key",
+            })
+        }
+    })
+}
+
 impl CheckpointRef {
     /// Checks that a statement names this checkpoint (the one a receipt or
     /// the log shows), field by field.
@@ -777,37 +823,8 @@ pub fn answer_agreement_checks(a: &AnswerAgreement<'_>) -> Vec<Check> {
                 return Err("the customer's key binding failed".into());
             }
             let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
-            Ok(match verify(signed, a.counterparty_key).map_err(named)? {
-                Statement::Balance(b) => {
-                    r.check(&b.checkpoint).map_err(named)?;
-                    if b.balance != *balance {
-                        return Err(named(StatementError::BalanceMismatch {
-                            expected: *balance,
-                            got: b.balance,
-                        }));
-                    }
-                    format!(
-                        "agreed by the customer's key {} at {at}: period {} ends at balance {} after {} deltas",
-                        a.counterparty_key, b.checkpoint.period, b.balance, b.checkpoint.deltas
-                    )
-                }
-                Statement::Dispute(d) => {
-                    r.check(&d.checkpoint).map_err(named)?;
-                    format!(
-                        "disputed by the customer's key {} at {at}: {} delta after {} agreed deltas (balance {})",
-                        a.counterparty_key,
-                        d.kind.as_str(),
-                        d.after,
-                        d.agreed
-                    )
-                }
-                Statement::Key(_) => {
-                    return Err(named(StatementError::WrongKind {
-                        expected: "balance or dispute",
-                        got: "key",
-                    }))
-                }
-            })
+            let statement = verify(signed, a.counterparty_key).map_err(named)?;
+            statement_says(&statement, r, balance, a.counterparty_key, at).map_err(named)
         })();
         checks.push(check(format!("agreement.statements[{i}]"), r));
     }

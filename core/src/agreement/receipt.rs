@@ -17,7 +17,8 @@
 //! Each failure starts with its reason's name ([`StatementError::reason`]).
 
 use super::{
-    item_hash, verify, verify_key_binding, CheckpointRef, Origin, Statement, StatementError,
+    item_hash, statement_says, verify, verify_key_binding, CheckpointRef, Origin, Statement,
+    StatementError,
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
@@ -105,37 +106,8 @@ pub fn receipt_checks(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
                     got: statement.kind(),
                 }));
             }
-            let said = match &statement {
-                Statement::Balance(b) => {
-                    reference.check(&b.checkpoint).map_err(named)?;
-                    if b.balance != *balance {
-                        return Err(named(StatementError::BalanceMismatch {
-                            expected: *balance,
-                            got: b.balance,
-                        }));
-                    }
-                    format!(
-                        "agreed by the customer's key {counterparty} at {}: period {} ends at balance {} after {} deltas",
-                        s.recorded_at, b.checkpoint.period, b.balance, b.checkpoint.deltas
-                    )
-                }
-                Statement::Dispute(d) => {
-                    reference.check(&d.checkpoint).map_err(named)?;
-                    format!(
-                        "disputed by the customer's key {counterparty} at {}: {} delta after {} agreed deltas (balance {})",
-                        s.recorded_at,
-                        d.kind.as_str(),
-                        d.after,
-                        d.agreed
-                    )
-                }
-                Statement::Key(_) => {
-                    return Err(named(StatementError::WrongKind {
-                        expected: "balance or dispute",
-                        got: "key",
-                    }))
-                }
-            };
+            let said = statement_says(&statement, reference, balance, counterparty, &s.recorded_at)
+                .map_err(named)?;
             let logged = LoggedItem {
                 item_hash: s.item_hash,
                 leaf_index: s.leaf_index,
