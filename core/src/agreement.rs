@@ -756,6 +756,18 @@ pub struct AnswerAgreement<'a> {
     pub statements: Vec<(&'a str, &'a str)>,
 }
 
+/// A named check from its outcome: the detail either way.
+fn check(name: String, r: Result<String, String>) -> Check {
+    let ok = r.is_ok();
+    let detail = r.unwrap_or_else(|e| e);
+    Check { name, ok, detail }
+}
+
+/// A statement error as a check's detail, starting with its reason's name.
+fn named(e: StatementError) -> String {
+    format!("{}: {e}", e.reason())
+}
+
 /// The checks of a public answer's agreement side: `agreement.key` (the
 /// key binding is self-signed and names this log and ledger) and one
 /// `agreement.statements[i]` per statement (signed by that key, naming
@@ -763,19 +775,6 @@ pub struct AnswerAgreement<'a> {
 /// statement agrees to the checkpoint's balance).
 pub fn answer_agreement_checks(a: &AnswerAgreement<'_>) -> Vec<Check> {
     let mut checks = Vec::new();
-    let check = |name: String, r: Result<String, String>| match r {
-        Ok(detail) => Check {
-            name,
-            ok: true,
-            detail,
-        },
-        Err(detail) => Check {
-            name,
-            ok: false,
-            detail,
-        },
-    };
-    let named = |e: StatementError| format!("{}: {e}", e.reason());
     let reference = (|| -> Result<(CheckpointRef, Amount), String> {
         let origin = Origin::parse(a.log_origin).map_err(named)?;
         let ledger = Hash32::parse(a.ledger_id).map_err(|e| format!("ledgerId: {e}"))?;

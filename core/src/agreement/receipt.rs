@@ -17,8 +17,8 @@
 //! Each failure starts with its reason's name ([`StatementError::reason`]).
 
 use super::{
-    item_hash, statement_says, verify, verify_key_binding, CheckpointRef, Origin, Statement,
-    StatementError,
+    check, item_hash, named, statement_says, verify, verify_key_binding, CheckpointRef, Origin,
+    Statement, StatementError,
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
@@ -42,25 +42,6 @@ pub fn receipt_report(text: &str, trusted_public_key: Option<&str>) -> Verificat
         .extend(receipt_checks(&receipt, trusted_public_key));
     report.ok = report.checks.iter().all(|c| c.ok);
     report
-}
-
-fn check(name: String, r: Result<String, String>) -> Check {
-    match r {
-        Ok(detail) => Check {
-            name,
-            ok: true,
-            detail,
-        },
-        Err(detail) => Check {
-            name,
-            ok: false,
-            detail,
-        },
-    }
-}
-
-fn named(e: StatementError) -> String {
-    format!("{}: {e}", e.reason())
 }
 
 /// The checks of a receipt's agreement side (none when it has none).

@@ -571,23 +571,24 @@ pub async fn of_checkpoint(
 }
 
 /// The committed single-customer checkpoint with merkleRoot `root`, in
-/// the shard the proof-root index names (shard 0 of each environment for a
-/// root from before sharding), with its agreement side.
+/// the shard the proof-root index names (`shard::of_root`), with its
+/// agreement side.
 ///
 /// # Errors
 /// D1 errors.
 pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreement>> {
-    for log in super::prove::root_shards(app, root).await? {
-        let db = db(app, log)?;
-        let found = checkpoints::by_root(&db, root).await?;
-        if let Some(c) = found
-            .iter()
-            .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
-        {
-            return of_checkpoint(app, log, &db, c).await;
-        }
+    let Some(log) = super::shard::of_root(app, root).await? else {
+        return Ok(None);
+    };
+    let db = db(app, log)?;
+    let found = checkpoints::by_root(&db, root).await?;
+    match found
+        .iter()
+        .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
+    {
+        Some(c) => of_checkpoint(app, log, &db, c).await,
+        None => Ok(None),
     }
-    Ok(None)
 }
 
 mod receipt;

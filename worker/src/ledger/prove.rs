@@ -371,13 +371,11 @@ pub async fn public_answer(
     })
 }
 
-/// The shard that issued `root`, and for what: the control database's
-/// index names it (a submission's row is written just after its response,
-/// and again by the sequencer; a receipt's and checkpoint's with them); a
-/// root it does not name is looked for on shard 0 of each environment
-/// (roots from before sharding), then on the other shards.
+/// The shard that issued `root`, as the proof-root index names it
+/// (`shard::of_root`), and what it is there; 404 for a root the index
+/// does not name or the shard does not hold.
 async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Looked)> {
-    for at in root_shards(app, root).await? {
+    if let Some(at) = super::shard::of_root(app, root).await? {
         let db = db(app, at)?;
         if let Some(found) = store::lookup::root(&db, root).await?.found() {
             return Ok((at, db, found));
@@ -386,21 +384,6 @@ async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Looked)
     Err(ApiError::NotFound(format!(
         "No proof root {root} was issued by this service"
     )))
-}
-
-/// The shard that holds `root`, as the control database's index names it
-/// (written alongside the write that issued the root,
-/// `submit::with_root_index`): one read, never a search of every shard,
-/// so an unknown root costs one control read.
-///
-/// # Errors
-/// D1 errors.
-pub async fn root_shards(app: &App, root: &str) -> ApiResult<Vec<LogId>> {
-    Ok(store::roots::find(&app.control_db()?, root)
-        .await?
-        .map(|row| LogId::new(row.env, row.shard))
-        .into_iter()
-        .collect())
 }
 
 /// How an answer names its log: environment, shard, the log's path name

@@ -143,6 +143,19 @@ pub async fn place(app: &App, env: Env) -> ApiResult<u32> {
     Ok(emptiest(count(app, env), &counts))
 }
 
+/// The shard that issued `root`, as the control database's proof-root
+/// index names it (written alongside the write that issued the root,
+/// `submit::with_root_index`): one read, never a search of every shard,
+/// so an unknown root costs one control read.
+///
+/// # Errors
+/// D1 errors.
+pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<LogId>> {
+    Ok(crate::store::roots::find(&app.control_db()?, root)
+        .await?
+        .map(|row| LogId::new(row.env, row.shard)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
