@@ -25,6 +25,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+pub mod bench;
 pub mod client;
 pub mod cron;
 pub mod docs;
@@ -191,6 +192,13 @@ read -r _ || true"#,
         }
         let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
         panic!("wrangler dev did not become healthy in time; log:\n{log}");
+    }
+
+    /// The process group of this server (`setsid` made the top bash its
+    /// leader): wrangler's node process and both workerd processes, for a
+    /// benchmark that reads their CPU time.
+    pub fn process_group(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn url(&self, path: &str) -> String {

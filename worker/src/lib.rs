@@ -15,6 +15,7 @@ mod limiter;
 mod mail;
 mod ping;
 mod plan;
+mod profile;
 mod quota;
 mod request_id;
 mod retention;

@@ -3,50 +3,22 @@
 //! closed loop, every delta a new customer, medians of 3 alternating 10 s
 //! rounds), batch emit deltas/s, and the storage round trips per request of
 //! each hot route read from the DEV_MODE request log line (`d1Calls`,
-//! `doCalls`). Run: `bash bench/fastpath.sh` (see bench/README.md).
+//! `doCalls`). Each round also reports the server's CPU ms per request
+//! (`bvs_tests::bench::Cpu`); BENCH_SETTLE=1 waits for an idle server
+//! before each round. Run: `bash bench/fastpath.sh` (see bench/README.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
 
+use bvs_tests::bench::{median, round, settle, Cpu, Server};
 use bvs_tests::client::{Api, Reply};
 use bvs_tests::ledger::DELTA;
 use bvs_tests::tenant::new_tenant_on_plan;
 use bvs_tests::{fresh_state_dir, Wrangler};
 use serde_json::{json, Value};
 
-const CONNECTIONS: usize = 8;
 const ROUNDS: usize = 3;
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Requests/s and p50 latency (ms) of `f` run for `secs` by CONNECTIONS
-/// closed-loop clients; `f(i)` gets a number unique in the whole run.
-fn round(secs: u64, next: &AtomicUsize, f: &(impl Fn(usize) + Sync)) -> (f64, f64) {
-    let lat = Mutex::new(Vec::new());
-    let start = Instant::now();
-    let end = start + Duration::from_secs(secs);
-    std::thread::scope(|s| {
-        for _ in 0..CONNECTIONS {
-            s.spawn(|| {
-                let mut mine = Vec::new();
-                while Instant::now() < end {
-                    let t = Instant::now();
-                    f(next.fetch_add(1, Ordering::Relaxed));
-                    mine.push(t.elapsed().as_secs_f64() * 1000.0);
-                }
-                lat.lock().unwrap().extend(mine);
-            });
-        }
-    });
-    let mut lat = lat.into_inner().unwrap();
-    let n = lat.len() as f64;
-    (n / start.elapsed().as_secs_f64(), median(&mut lat))
-}
 
 /// The `d1Calls` and `doCalls` of the last logged request on `route`.
 fn calls(log: &str, method: &str, route: &str) -> Option<(u64, u64)> {
@@ -92,24 +64,52 @@ fn main() {
         assert_eq!(r.status, 202, "{}", r.text);
     };
     let rt = k.emit_anchored(&bvs_tests::ledger::Delta::new("cus_rt", 5, "round trips"));
+    let port = server
+        .base_url
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let srv = Server {
+        group: server.process_group(),
+        port,
+    };
+    let settling = std::env::var("BENCH_SETTLE").is_ok_and(|v| v == "1");
+    let pause = || {
+        if settling {
+            settle(&srv);
+        }
+    };
     // Warm up both paths once.
-    round(2, &next, &health);
-    round(2, &next, &emit);
+    round(&srv, 2, &next, &health);
+    round(&srv, 2, &next, &emit);
     let (mut h_rps, mut h_p50, mut e_rps, mut e_p50, mut b_dps) =
         (vec![], vec![], vec![], vec![], vec![]);
+    let (mut h_cpu, mut e_cpu) = (vec![], vec![]);
     for r in 0..ROUNDS {
-        let (rps, p50) = round(secs, &next, &health);
-        h_rps.push(rps);
-        h_p50.push(p50);
-        let (rps, p50) = round(secs, &next, &emit);
-        e_rps.push(rps);
-        e_p50.push(p50);
-        let (rps, _) = round(secs / 2, &next, &batch);
-        b_dps.push(rps * 100.0);
+        pause();
+        let h = round(&srv, secs, &next, &health);
+        pause();
+        let e = round(&srv, secs, &next, &emit);
+        pause();
+        let b = round(&srv, secs / 2, &next, &batch);
         eprintln!(
             "round {r}: health {:.0}/s p50 {:.1} ms; emit {:.0}/s p50 {:.1} ms; batch {:.0} deltas/s",
-            h_rps[r], h_p50[r], e_rps[r], e_p50[r], b_dps[r]
+            h.rps, h.p50, e.rps, e.p50, b.rps * 100.0
         );
+        for (name, c) in [("health", h.cpu), ("emit", e.cpu), ("batch", b.cpu)] {
+            eprintln!(
+                "  CPU ms per {name} request: worker {:.2}, entry {:.2}, node {:.2}, client {:.2}",
+                c.worker, c.entry, c.node, c.client
+            );
+        }
+        h_rps.push(h.rps);
+        h_p50.push(h.p50);
+        e_rps.push(e.rps);
+        e_p50.push(e.p50);
+        b_dps.push(b.rps * 100.0);
+        h_cpu.push(h.cpu);
+        e_cpu.push(e.cpu);
     }
     let (hr, hp, er, ep, bd) = (
         median(&mut h_rps),
@@ -118,6 +118,10 @@ fn main() {
         median(&mut e_p50),
         median(&mut b_dps),
     );
+    let cpu_median =
+        |v: &[Cpu], f: fn(&Cpu) -> f64| median(&mut v.iter().map(f).collect::<Vec<_>>());
+    let server_ms = |c: &Cpu| c.worker + c.entry + c.node;
+    let worker_ms = |c: &Cpu| c.worker;
     println!("| measure | value | vs /health |");
     println!("|---|---:|---:|");
     println!("| GET /health | {hr:.0} req/s, p50 {hp:.1} ms | 1.00× |");
@@ -127,6 +131,13 @@ fn main() {
         ep / hp
     );
     println!("| batch emit (100 deltas) | {bd:.0} deltas/s | |");
+    let (hw, hs) = (cpu_median(&h_cpu, worker_ms), cpu_median(&h_cpu, server_ms));
+    let (ew, es) = (cpu_median(&e_cpu, worker_ms), cpu_median(&e_cpu, server_ms));
+    println!(
+        "| server CPU per request (Worker's workerd / all) | health {hw:.2} / {hs:.2} ms, emit {ew:.2} / {es:.2} ms | {:.2}× / {:.2}× |",
+        ew / hw.max(0.01),
+        es / hs.max(0.01)
+    );
 
     // Round trips per hot route: one request at a time, so the per-isolate
     // counters see only that request.

@@ -10,6 +10,8 @@ use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
 
+use worker::D1Database;
+
 use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
@@ -17,6 +19,7 @@ use crate::idempotency::{Claim, Fault, Submitted};
 use crate::ids;
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
+use crate::profile::Stop;
 use crate::quota;
 use crate::store::deltas;
 use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
@@ -121,6 +124,8 @@ pub struct Submitter<'a> {
     pub contract_id: &'a str,
     /// Whose storage ceiling the deltas count against.
     pub plan: Plan,
+    /// DEV_MODE profiling: where the emit stops (`crate::profile`).
+    pub stop: Option<Stop>,
 }
 
 /// What an answer carries in place of `estimatedVerifiedDeltas` until the
@@ -161,6 +166,9 @@ where
     let root = merkle::root(&items);
     let submission_id = ids::new_id(kind.id_prefix())?;
     let (status, text) = respond(&submission_id, &root)?;
+    if by.stop == Some(Stop::Prepare) {
+        return Ok(Submitted::Answer(status, text));
+    }
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
     let items_root = root.to_hex();
     let submission = NewSubmission {
@@ -197,10 +205,7 @@ where
         }),
     };
     let ledger = db(app, by.log)?;
-    // The proof-root index row goes to the control database alongside the
-    // batch (not after it): one more call, no more sequential trips.
-    let written = with_root_index(app, by.log, &items_root, emit_store::write(&ledger, &write));
-    let estimated = match written.await? {
+    let estimated = match write_indexed(app, by, &ledger, &write).await? {
         EmitOutcome::Written { estimated } => estimated,
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
         EmitOutcome::Refused(Meter::Deltas) => {
@@ -213,13 +218,31 @@ where
     if let Some(c) = claim {
         c.fault_point(Fault::AfterWrite).await?;
     }
-    ring(app, by.log).await;
+    if !matches!(by.stop, Some(Stop::Write | Stop::Index)) {
+        ring(app, by.log).await;
+    }
     let text = if estimate_for.is_some() {
         text.replace(&placeholder, &format!("{ESTIMATE_PREFIX}{estimated}"))
     } else {
         text
     };
     Ok(Submitted::Answer(status, text))
+}
+
+/// The write's batch and, alongside it (not after it: one more call, no
+/// more sequential trips), the proof-root index row in the control
+/// database.
+async fn write_indexed(
+    app: &App,
+    by: &Submitter<'_>,
+    ledger: &D1Database,
+    write: &EmitWrite<'_>,
+) -> ApiResult<EmitOutcome> {
+    if by.stop == Some(Stop::Write) {
+        return emit_store::write(ledger, write).await;
+    }
+    let root = write.submission.items_root;
+    with_root_index(app, by.log, root, emit_store::write(ledger, write)).await
 }
 
 /// Runs `write` (the D1 call that creates `root` on the shard `log`)

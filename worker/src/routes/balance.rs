@@ -17,6 +17,7 @@ use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::{self, Fault};
 use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
+use crate::profile::{self, Stop};
 use crate::views;
 
 // ------------------------------------------------------------------ emit
@@ -56,12 +57,13 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     })
 }
 
-fn submitter<'a>(ctx: &'a KeyContext, contract_id: &'a str) -> Submitter<'a> {
+fn submitter<'a>(app: &App, ctx: &'a KeyContext, contract_id: &'a str) -> Submitter<'a> {
     Submitter {
         tenant_id: &ctx.tenant_id,
         log: ctx.log(),
         contract_id,
         plan: ctx.plan,
+        stop: profile::stop(app),
     }
 }
 
@@ -84,7 +86,19 @@ struct EmitRecord {
 
 /// `POST /api/v1/balance/delta`.
 pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
+    let stop = profile::stop(app);
+    if stop == Some(Stop::Route) {
+        return profile::stopped();
+    }
     let ctx = auth::authenticate_api_key(app, &req).await?;
+    match stop {
+        Some(Stop::Auth) => return profile::stopped(),
+        Some(Stop::ControlRead) => {
+            profile::control_read(app).await?;
+            return profile::stopped();
+        }
+        _ => {}
+    }
     let pool = http::header(&req, "x-credit-pool-id");
     let idem = idempotency::key(&req)?;
     let fault = idempotency::fault(app, &req);
@@ -108,7 +122,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 c.fault_point(Fault::AfterQuota).await?;
             }
             let prepared = submit::prepare(&ctx.tenant_id, input, 0, app.now_ms)?;
-            let by = submitter(ctx, &contract.id);
+            let by = submitter(app, ctx, &contract.id);
             let customer = prepared.row.customer_id.clone();
             let single = std::slice::from_ref(&prepared);
             submit::submit(
@@ -202,7 +216,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 )?);
                 indexes.push(i);
             }
-            let by = submitter(ctx, &contract.id);
+            let by = submitter(app, ctx, &contract.id);
             let respond = |batch_id: &str, root: &Hash32| {
                 for (p, i) in prepared.iter().zip(&indexes) {
                     results[*i] = queued_item(*i, p, root);

@@ -7,6 +7,8 @@ use crate::error::ApiResult;
 const INSERT_PING: &str =
     "INSERT INTO dev_pings (id, note, created_at, consumed_at) VALUES (?1, ?2, ?3, NULL)";
 const SELECT_PING: &str = "SELECT id, note, created_at, consumed_at FROM dev_pings WHERE id = ?1";
+/// A read that touches no table: what a bare D1 call costs (crate::profile).
+const SELECT_ONE: &str = "SELECT 1 AS one";
 const CONSUME_PING: &str =
     "UPDATE dev_pings SET consumed_at = ?2 WHERE id = ?1 AND consumed_at IS NULL";
 
@@ -29,4 +31,10 @@ pub async fn ping(db: &D1Database, id: &str) -> ApiResult<Option<PingRow>> {
 
 pub async fn consume_ping(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<u64> {
     run(db, CONSUME_PING, &args![id, Arg::Int(now_ms as i64)]).await
+}
+
+/// One trivial read (DEV_MODE profiling, `crate::profile`).
+pub async fn one(db: &D1Database) -> ApiResult<()> {
+    let _: Option<serde_json::Value> = first(db, SELECT_ONE, &[]).await?;
+    Ok(())
 }

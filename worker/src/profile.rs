@@ -1,0 +1,79 @@
+//! DEV_MODE-only profiling of the emit path (issue 16): the var
+//! `EMIT_PROFILE_STOP`, set for a whole `wrangler dev` by
+//! `bench/profile.sh` (`PROFILE_VARS=EMIT_PROFILE_STOP=auth`), makes every
+//! single emit stop at one point and answer 202 `{}` (a batch emit too,
+//! from [`Stop::Prepare`] on), so the
+//! CPU cost of each step is the difference between two stops
+//! (docs/performance.md, "Where an emit's time goes"). Without DEV_MODE,
+//! or without the var, nothing stops.
+
+use worker::Response;
+
+use crate::app::App;
+use crate::error::ApiResult;
+use crate::http;
+
+/// Where an emit stops.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stop {
+    /// Before anything: the route alone.
+    Route,
+    /// After the API key is authenticated.
+    Auth,
+    /// After authentication and one trivial read of the control database
+    /// (what a bare D1 call costs).
+    ControlRead,
+    /// After the body is read, the deltas prepared (ids, hashes) and the
+    /// answer built: everything but storage.
+    Prepare,
+    /// After the write batch on the shard, without the proof-root index
+    /// row or the doorbell.
+    Write,
+    /// After the write and the proof-root index row, without the doorbell.
+    Index,
+    /// The whole emit, doorbell included; the verification queue's consumer
+    /// acks doorbells without running the sequencer (the deltas stay
+    /// QUEUED).
+    SequencerOff,
+}
+
+impl Stop {
+    fn parse(text: &str) -> Option<Stop> {
+        Some(match text.trim() {
+            "route" => Stop::Route,
+            "auth" => Stop::Auth,
+            "control-read" => Stop::ControlRead,
+            "prepare" => Stop::Prepare,
+            "write" => Stop::Write,
+            "index" => Stop::Index,
+            "sequencer-off" => Stop::SequencerOff,
+            _ => return None,
+        })
+    }
+}
+
+/// The emit's stop point: none outside DEV_MODE.
+pub fn stop(app: &App) -> Option<Stop> {
+    if !app.dev_mode() {
+        return None;
+    }
+    app.var("EMIT_PROFILE_STOP")
+        .as_deref()
+        .and_then(Stop::parse)
+}
+
+/// The answer of an emit that stopped.
+///
+/// # Errors
+/// Internal error if the response cannot be built.
+pub fn stopped() -> ApiResult<Response> {
+    http::raw_json(202, "{}".to_string())
+}
+
+/// Runs the control read of [`Stop::ControlRead`].
+///
+/// # Errors
+/// D1 errors.
+pub async fn control_read(app: &App) -> ApiResult<()> {
+    crate::store::dev::one(&app.control_db()?).await
+}
