@@ -506,6 +506,65 @@ fn a_verified_delta_is_delivered_signed_with_its_final_receipt() {
     assert_eq!(rx.received().len(), 2, "{:?}", rx.received());
 }
 
+/// Submissions verified together (a batch and single emits sent within
+/// one queue batch) each get one `verification.completed` with their own
+/// anchor ids in order: the dispatcher reads every submission's progress
+/// and anchors in one batch (issue 16), and must not mix them up.
+#[test]
+fn submissions_verified_together_each_complete_with_their_own_anchor_ids() {
+    let api = api();
+    let t = new_tenant(&api);
+    let rx = Receiver::start(&[]);
+    create_ok(&api, &t, &rx.url("/done"), &["verification.completed"]);
+    let k = api.keyed(&t.test_key);
+    let items: Vec<Value> = [("cus_wh_b1", 1), ("cus_wh_b2", 2), ("cus_wh_b1", 3)]
+        .iter()
+        .map(|(c, n)| json!({"customerId": c, "delta": n, "reason": "together"}))
+        .collect();
+    let batch = k.batch(&items);
+    assert_eq!(batch.status, 202, "{}", batch.text);
+    let mut expected: Vec<(String, Vec<String>)> = vec![(
+        batch.body["data"]["itemsRoot"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        batch.body["data"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["anchorId"].as_str().unwrap().to_string())
+            .collect(),
+    )];
+    for i in 0..3 {
+        let d = k.emit(&delta(&format!("cus_wh_s{i}"), 10 + i));
+        expected.push((
+            d["itemsRoot"].as_str().unwrap().to_string(),
+            vec![d["anchorId"].as_str().unwrap().to_string()],
+        ));
+    }
+    let got = wait_requests(
+        &api,
+        &rx,
+        expected.len(),
+        event_is("verification.completed"),
+    );
+    assert_eq!(
+        got.len(),
+        expected.len(),
+        "one event per submission: {got:?}"
+    );
+    for (root, anchors) in &expected {
+        let data: Vec<Value> = got
+            .iter()
+            .map(|r| r.json()["data"].clone())
+            .filter(|d| d["itemsRoot"] == root.as_str())
+            .collect();
+        assert_eq!(data.len(), 1, "{root}: {data:?}");
+        assert_eq!(data[0]["anchorIds"], json!(anchors), "{root}");
+        assert_eq!(data[0]["deltaCount"], anchors.len(), "{root}");
+    }
+}
+
 #[test]
 fn a_500_is_retried_until_delivered_and_never_sent_again() {
     let api = api();

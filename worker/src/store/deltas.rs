@@ -31,7 +31,6 @@ const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY row
 const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
 const SELECT_OF_SUBMISSION_IN_TENANT: &str =
     select_deltas!("WHERE tenant_id = ?1 AND submission_id = ?2 ORDER BY position ASC");
-const SELECT_OF_SUBMISSION: &str = select_deltas!("WHERE submission_id = ?1 ORDER BY position ASC");
 const SELECT_OF_SUBMISSIONS_BY_ROOT: &str = select_deltas!(
     "WHERE submission_id IN (SELECT id FROM submissions WHERE items_root = ?1 LIMIT 10) \
      ORDER BY position ASC"
@@ -81,7 +80,6 @@ queries! {
     pub fn of_submission_in_tenant(tenant_id: &str, submission_id: &str) -> Vec<DeltaRow>
         = all(SELECT_OF_SUBMISSION_IN_TENANT);
     /// All deltas of a submission, any tenant (public verify resolves by root).
-    pub fn of_submission(submission_id: &str) -> Vec<DeltaRow> = all(SELECT_OF_SUBMISSION);
     /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
     pub fn of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64) -> Vec<DeltaRow>
         = all(SELECT_LEDGER_RANGE);

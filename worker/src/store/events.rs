@@ -43,6 +43,12 @@ queries! {
         = exec(INSERT_ONCE);
 }
 
+super::statements! {
+    /// [`insert_once`], for a caller's batch.
+    pub fn insert_once_statement(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64)
+        = INSERT_ONCE;
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct EventRow {
     pub id: String,

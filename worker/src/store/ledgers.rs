@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_rows, bind_text, chunked, queries, row, stmt, Arg, ListSql};
+use super::{args, batch_rows, bind_pair, bind_text, chunked, queries, row, stmt, ListSql};
 use crate::error::ApiResult;
 
 row! {
@@ -91,14 +91,8 @@ queries! {
 
 /// The ledgers of `(tenant_id, customer_id)` pairs.
 pub async fn for_keys(db: &D1Database, keys: &[(String, String)]) -> ApiResult<Vec<LedgerRow>> {
-    let statements = chunked(db, &SELECT_FOR_KEYS, &[], keys, bind_key)?;
+    let statements = chunked(db, &SELECT_FOR_KEYS, &[], keys, bind_pair)?;
     batch_rows(db, statements).await
-}
-
-fn bind_key<'a>((t, c): &'a (String, String), args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
-    args.push(Arg::Text(t));
-    args.push(Arg::Text(c));
-    Ok(())
 }
 
 row! {
@@ -156,7 +150,7 @@ pub async fn window_frontiers(
         frontier: String,
     }
     let fixed = args![window];
-    let statements = chunked(db, &SELECT_WINDOW_FRONTIERS, &fixed, keys, bind_key)?;
+    let statements = chunked(db, &SELECT_WINDOW_FRONTIERS, &fixed, keys, bind_pair)?;
     let rows = batch_rows::<Row>(db, statements).await?;
     Ok(rows
         .into_iter()

@@ -2,7 +2,10 @@
 
 use serde::Deserialize;
 
-use super::{queries, row};
+use worker::D1Database;
+
+use super::{batch, bind_pair, chunked, row, ListSql};
+use crate::error::{ApiError, ApiResult};
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -57,12 +60,23 @@ super::statements! {
     pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }
 
-const SELECT_PROGRESS: &str =
-    "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
+/// The progress of the submissions with these (tenant, items root) pairs.
+const SELECT_PROGRESS_OF: ListSql = ListSql {
+    sql: "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
      SUM(CASE WHEN d.status = 'VERIFIED' THEN 1 ELSE 0 END) AS verified, \
      MAX(d.verified_at) AS verified_at \
      FROM submissions s JOIN deltas d ON d.submission_id = s.id \
-     WHERE s.tenant_id = ?1 AND s.items_root = ?2 GROUP BY s.id";
+     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) GROUP BY s.id",
+    cols: 2,
+};
+/// The anchor ids of the same submissions' deltas, in their order.
+const SELECT_ANCHORS_OF: ListSql = ListSql {
+    sql: "SELECT d.submission_id, d.anchor_id FROM deltas d \
+     JOIN submissions s ON s.id = d.submission_id \
+     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) \
+     ORDER BY d.submission_id, d.position",
+    cols: 2,
+};
 
 /// A submission with how many of its deltas are verified.
 #[derive(Debug, Clone, Deserialize)]
@@ -73,8 +87,38 @@ pub struct SubmissionProgress {
     pub verified_at: Option<u64>,
 }
 
-queries! {
-    /// The tenant's submissions with this items root, with their progress.
-    pub fn progress(tenant_id: &str, items_root: &str) -> Vec<SubmissionProgress>
-        = all(SELECT_PROGRESS);
+/// One delta of a submission, by anchor id.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubmissionAnchor {
+    pub submission_id: String,
+    pub anchor_id: String,
+}
+
+/// The submissions of these (tenant, items root) pairs, with their
+/// progress and their deltas' anchor ids (in position order), read in one
+/// batch round trip whatever the number of pairs.
+///
+/// # Errors
+/// D1 errors.
+pub async fn progress_of(
+    db: &D1Database,
+    pairs: &[(String, String)],
+) -> ApiResult<(Vec<SubmissionProgress>, Vec<SubmissionAnchor>)> {
+    if pairs.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut statements = chunked(db, &SELECT_PROGRESS_OF, &[], pairs, bind_pair)?;
+    let progress_statements = statements.len();
+    statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], pairs, bind_pair)?);
+    let results = batch(db, statements).await?;
+    let (mut progress, mut anchors) = (Vec::new(), Vec::new());
+    for (i, result) in results.iter().enumerate() {
+        let rows = |e| ApiError::internal(format!("d1 rows: {e}"));
+        if i < progress_statements {
+            progress.extend(result.results::<SubmissionProgress>().map_err(rows)?);
+        } else {
+            anchors.extend(result.results::<SubmissionAnchor>().map_err(rows)?);
+        }
+    }
+    Ok((progress, anchors))
 }
