@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use bvs_tests::client::Api;
 use bvs_tests::ledger::Delta;
-use bvs_tests::tenant::new_tenant;
+use bvs_tests::tenant::{new_tenant, new_tenant_on_plan};
 use bvs_tests::{bvs_verify_bin, fresh_state_dir, run_ok, Wrangler};
 use serde_json::{json, Value};
 
@@ -404,4 +404,50 @@ fn a_just_submitted_root_verifies_at_once_on_every_shard() {
             .unwrap();
         shards_seen.insert(shard);
     }
+}
+
+/// Issue 16: under a live lease of its key's rate limit in the isolate (an
+/// Enterprise key used within the last second), a single emit writes its
+/// proof-root index row in the same control-database batch as the key's
+/// read: two D1 round trips in all (the key with the index row, the
+/// write), and its root still verifies at once, on whichever shard.
+#[test]
+fn an_emit_under_a_leased_key_indexes_its_root_with_the_key_read() {
+    let api = api();
+    let mut shards_seen = BTreeSet::new();
+    let mut fewest = u64::MAX;
+    let mut n = 0;
+    while shards_seen.len() < 2 {
+        n += 1;
+        assert!(n <= 6, "six tenants never covered both shards");
+        let t = new_tenant_on_plan(&api, "enterprise");
+        let k = api.keyed(&t.test_key);
+        for i in 0..3 {
+            let id = format!("emit-leased-{n}-{i}-{}", bvs_tests::nanos());
+            let emitted = api.send(
+                k.req(reqwest::Method::POST, bvs_tests::ledger::DELTA)
+                    .header("request-id", &id)
+                    .json(&json!({"customerId": "cus_leased", "delta": 1, "reason": "leased"})),
+            );
+            assert_eq!(emitted.status, 202, "{}", emitted.text);
+            let root = emitted.body["data"]["itemsRoot"].as_str().unwrap();
+            let answer = api.get(&format!("/api/v1/verify/{root}"));
+            assert_eq!(answer.status, 200, "{}", answer.text);
+            shards_seen.insert(
+                answer.body["data"]["verification"]["log"]["shard"]
+                    .as_u64()
+                    .unwrap(),
+            );
+            let calls = bvs_tests::eventually(
+                std::time::Duration::from_secs(10),
+                "the request log line",
+                || d1_calls(&id),
+            );
+            fewest = fewest.min(calls);
+        }
+    }
+    assert_eq!(
+        fewest, 2,
+        "the key's read with the index row, then the write"
+    );
 }

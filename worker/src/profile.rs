@@ -18,7 +18,9 @@ use crate::http;
 pub enum Stop {
     /// Before anything: the route alone.
     Route,
-    /// After the API key is authenticated.
+    /// After the API key is authenticated (with the proof-root index row,
+    /// in the same control-database batch, when the isolate holds the
+    /// key's lease: `auth::authenticate_api_key_indexing`).
     Auth,
     /// After authentication and one trivial read of the control database
     /// (what a bare D1 call costs).
@@ -27,7 +29,7 @@ pub enum Stop {
     /// answer built: everything but storage.
     Prepare,
     /// After the write batch on the shard, without the proof-root index
-    /// row or the doorbell.
+    /// row (unless the key's read wrote it) or the doorbell.
     Write,
     /// After the write and the proof-root index row, without the doorbell.
     Index,

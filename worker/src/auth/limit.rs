@@ -150,6 +150,17 @@ fn spend_leased(name: &str, now_ms: u64) -> Option<crate::app::RateLimitState> {
     })
 }
 
+/// Whether the isolate holds a live leased token of `name` (nothing is
+/// spent): the next request of that bucket is very likely not limited.
+pub fn holds_lease(name: &str, now_ms: u64) -> bool {
+    LEASES.with(|leases| {
+        leases
+            .borrow()
+            .get(name)
+            .is_some_and(|l| l.tokens > 0 && now_ms < l.until_ms)
+    })
+}
+
 fn keep_lease(name: &str, lease: Lease) {
     LEASES.with(|leases| {
         let mut leases = leases.borrow_mut();
@@ -265,7 +276,9 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate, cost: u64) -> ApiResu
 
 #[cfg(test)]
 mod tests {
-    use super::{client_network, keep_lease, lease_size, spend_leased, Lease, LEASE_MS};
+    use super::{
+        client_network, holds_lease, keep_lease, lease_size, spend_leased, Lease, LEASE_MS,
+    };
     use crate::plan::{RATE_ENTERPRISE, RATE_PRODUCTION, RATE_SANDBOX};
 
     #[test]
@@ -290,6 +303,12 @@ mod tests {
         keep_lease("k2", lease);
         assert!(spend_leased("k2", 1_000 + LEASE_MS).is_none(), "expired");
         assert!(spend_leased("k3", 0).is_none(), "never leased");
+        keep_lease("k4", Lease { tokens: 1, ..lease });
+        assert!(holds_lease("k4", 1_000));
+        assert!(!holds_lease("k4", 1_000 + LEASE_MS), "expired");
+        assert!(spend_leased("k4", 1_000).is_some());
+        assert!(!holds_lease("k4", 1_000), "spent");
+        assert!(!holds_lease("k5", 0), "never leased");
     }
 
     #[test]

@@ -72,6 +72,35 @@ const INVALID_KEY: &str =
 /// production key of a tenant whose plan no longer includes Production;
 /// 429 with Retry-After when the key's rate limit is spent.
 pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyContext> {
+    Ok(authenticate(app, req, None).await?.0)
+}
+
+/// Like [`authenticate_api_key`], and, in the same control-database call
+/// (a batch with the key's read: issue 16), records in the proof-root
+/// index that the key's shard issues `root` (`store::roots`, INSERT OR
+/// IGNORE, only for a key that is active with its secret and an active
+/// environment) when the isolate holds a live lease of the key's rate
+/// limit, so the request is almost surely not refused after it: the
+/// second value says whether it did. Without a lease (a key's first
+/// request in an isolate, a sandbox key, a key at its limit) nothing is
+/// indexed here and the caller indexes the root alongside its write
+/// (`ledger::submit::with_root_index`).
+///
+/// # Errors
+/// As [`authenticate_api_key`].
+pub async fn authenticate_api_key_indexing(
+    app: &App,
+    req: &Request,
+    root: &str,
+) -> ApiResult<(KeyContext, bool)> {
+    authenticate(app, req, Some(root)).await
+}
+
+async fn authenticate(
+    app: &App,
+    req: &Request,
+    root: Option<&str>,
+) -> ApiResult<(KeyContext, bool)> {
     let header = req
         .headers()
         .get("x-api-key")?
@@ -79,11 +108,17 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
     let key =
         ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))?;
     let db = app.control_db()?;
-    let row = store::keys::for_auth(&db, key.id())
-        .await?
-        .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
-    // The secret is checked before anything about the key is revealed.
     let presented = secret::sha256_hex(key.secret());
+    let bucket = format!("key:{}", key.id());
+    let index = root.filter(|_| limit::holds_lease(&bucket, app.now_ms));
+    let row = match index {
+        None => store::keys::for_auth(&db, key.id()).await?,
+        Some(root) => {
+            store::keys::for_auth_indexing(&db, key.id(), &presented, root, app.now_ms).await?
+        }
+    }
+    .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
+    // The secret is checked before anything about the key is revealed.
     if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) || row.env != key.env() {
         return Err(ApiError::Unauthorized(INVALID_KEY.into()));
     }
@@ -121,7 +156,7 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
             plan.label()
         )));
     }
-    limit::take_reported(app, &format!("key:{}", row.id), plan.rate(env)).await?;
+    limit::take_reported(app, &bucket, plan.rate(env)).await?;
     let stale = row
         .last_used_at
         .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
@@ -136,14 +171,25 @@ pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyCont
         .await;
     }
     app.set_tenant(&row.tenant_id);
-    Ok(KeyContext {
+    let ctx = KeyContext {
         tenant_id: row.tenant_id,
         env,
         key_id: row.id,
         plan,
         shard: row.shard.unwrap_or(0),
         contract_id: row.contract_id.unwrap_or_default(),
-    })
+    };
+    Ok((ctx, index.is_some()))
+}
+
+/// Whether the isolate holds a live lease of the rate limit of the
+/// request's API key (`limit::holds_lease`; the key is not checked, nothing
+/// is spent): the key was used here within the last second.
+pub fn holds_key_lease(app: &App, req: &Request) -> bool {
+    let header = req.headers().get("x-api-key").ok().flatten();
+    header
+        .and_then(|h| ApiKey::parse(h.trim()).ok())
+        .is_some_and(|key| limit::holds_lease(&format!("key:{}", key.id()), app.now_ms))
 }
 
 /// The contract a balance write targets, from what authentication read

@@ -44,7 +44,8 @@ pub struct DeltaInput {
     pub declared_at: Option<u64>,
 }
 
-/// A delta ready to store: ids and hashes computed.
+/// A delta ready to store: ids and hashes computed (its ledger id once
+/// [`for_tenant`] has named the tenant).
 pub struct Prepared {
     pub row: NewDelta,
     pub item: Hash32,
@@ -52,16 +53,13 @@ pub struct Prepared {
 }
 
 /// Gives the delta its anchor id and computes its item hash (RFC 8785 form
-/// of its content, docs/hashes.md).
+/// of its content, docs/hashes.md). Nothing of it depends on the tenant,
+/// so a single emit prepares it before its key is read (its root is
+/// indexed with that read); [`for_tenant`] then gives it its ledger id.
 ///
 /// # Errors
 /// No randomness for the id, or content that cannot be canonicalized.
-pub fn prepare(
-    tenant_id: &str,
-    input: DeltaInput,
-    position: u64,
-    now_ms: u64,
-) -> ApiResult<Prepared> {
+pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepared> {
     let anchor_id = ids::new_id("anc")?;
     let declared_at = input.declared_at.unwrap_or(now_ms);
     let metadata = input.metadata.as_ref().map(Metadata::to_value);
@@ -79,7 +77,7 @@ pub fn prepare(
         row: NewDelta {
             anchor_id,
             customer_id: content.customer_id.clone(),
-            ledger_id: ledger_id(tenant_id, &content.customer_id),
+            ledger_id: String::new(),
             position,
             item_hash: item.to_hex(),
             delta: input.delta.to_string(),
@@ -91,6 +89,19 @@ pub fn prepare(
         item,
         delta: input.delta,
     })
+}
+
+/// Gives prepared deltas the ledger ids of `tenant_id`'s customers.
+pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
+    for p in prepared {
+        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
+    }
+}
+
+/// The items root (proof root) of a submission of `prepared`.
+pub fn items_root(prepared: &[Prepared]) -> Hash32 {
+    let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
+    merkle::root(&items)
 }
 
 /// A submission's kind: one emit, or one emit-batch.
@@ -124,6 +135,10 @@ pub struct Submitter<'a> {
     pub contract_id: &'a str,
     /// Whose storage ceiling the deltas count against.
     pub plan: Plan,
+    /// The submission's proof root is in the control database's index
+    /// already (written with the key's read,
+    /// `auth::authenticate_api_key_indexing`).
+    pub root_indexed: bool,
     /// DEV_MODE profiling: where the emit stops (`crate::profile`).
     pub stop: Option<Stop>,
 }
@@ -136,8 +151,9 @@ const ESTIMATE_PREFIX: &str = "\"estimatedVerifiedDeltas\":";
 /// Writes the submission and its deltas (QUEUED) in one atomic batch on the
 /// tenant's shard (`store::emit`) with the monthly quota, the storage
 /// meter and, under an Idempotency-Key, the claim and its stored answer;
-/// then, after the response, indexes the proof root and rings the
-/// sequencer's doorbell. A lost ring only delays verification (the sweeper
+/// with it, unless the key's read did already ([`Submitter::root_indexed`]),
+/// indexes the proof root ([`with_root_index`]); after the response, rings
+/// the sequencer's doorbell. A lost ring only delays verification (the sweeper
 /// re-rings for QUEUED items); a lost index row is written again by the
 /// sequencer when it appends the submission. `respond` builds the answer
 /// from the submission id and items root before the write, so that under a
@@ -162,8 +178,7 @@ pub async fn submit<R>(
 where
     R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
 {
-    let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
-    let root = merkle::root(&items);
+    let root = items_root(prepared);
     let submission_id = ids::new_id(kind.id_prefix())?;
     let (status, text) = respond(&submission_id, &root)?;
     if by.stop == Some(Stop::Prepare) {
@@ -238,7 +253,7 @@ async fn write_indexed(
     ledger: &D1Database,
     write: &EmitWrite<'_>,
 ) -> ApiResult<EmitOutcome> {
-    if by.stop == Some(Stop::Write) {
+    if by.root_indexed || by.stop == Some(Stop::Write) {
         return emit_store::write(ledger, write).await;
     }
     let root = write.submission.items_root;

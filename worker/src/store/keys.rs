@@ -2,9 +2,11 @@
 
 use bvs_core::types::Env;
 use serde::Deserialize;
+use worker::D1Database;
 
 use super::contracts::ContractStatus;
-use super::{queries, row};
+use super::{args, batch, queries, row, stmt};
+use crate::error::{ApiError, ApiResult};
 use crate::plan::Plan;
 
 row! {
@@ -68,6 +70,32 @@ queries! {
     pub fn of_tenant(tenant_id: &str, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
     /// A tenant's keys that are not deleted, oldest first.
     pub fn list(tenant_id: &str) -> Vec<KeyRow> = all(SELECT_LIST);
+}
+
+/// The key `id` as [`for_auth`] reads it, and, in the same batch (one
+/// round trip), the proof-root index row of `root` for the key's shard if
+/// the key is active with `secret_hash` (`roots::insert_for_key_statement`).
+///
+/// # Errors
+/// D1 errors.
+pub async fn for_auth_indexing(
+    db: &D1Database,
+    id: &str,
+    secret_hash: &str,
+    root: &str,
+    now_ms: u64,
+) -> ApiResult<Option<AuthRow>> {
+    let statements = vec![
+        super::roots::insert_for_key_statement(db, root, now_ms, id, secret_hash)?,
+        stmt(db, SELECT_AUTH, &args![id])?,
+    ];
+    let results = batch(db, statements).await?;
+    let rows = results
+        .get(1)
+        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
+        .results::<AuthRow>()
+        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?;
+    Ok(rows.into_iter().next())
 }
 
 row! {

@@ -13,6 +13,18 @@ use crate::error::ApiResult;
 const INSERT_ROOT: &str = "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
      VALUES (?1, ?2, ?3, ?4)";
 const SELECT_ROOT: &str = "SELECT env, shard FROM proof_roots WHERE root = ?1";
+/// Records `?1` for the shard of API key `?3`'s environment, only if the
+/// key is active, not deleted, has the secret hash `?4` and its
+/// environment is active (the emit's key read, `keys::for_auth_indexing`;
+/// the key is still authenticated by the caller with a constant-time
+/// comparison: this condition only keeps unauthenticated requests from
+/// writing rows).
+const INSERT_ROOT_FOR_KEY: &str =
+    "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
+     SELECT ?1, c.env, c.shard, ?2 FROM api_keys k \
+     JOIN contracts c ON c.tenant_id = k.tenant_id AND c.env = k.env \
+     WHERE k.id = ?3 AND k.secret_hash = ?4 AND k.active = 1 AND k.deleted_at IS NULL \
+     AND c.status = 'active'";
 
 row! {
     #[derive(Debug, Deserialize)]
@@ -28,6 +40,12 @@ queries! {
 
 statements! {
     fn insert_statement(root: &str, env: &str, shard: u32, now_ms: u64) = INSERT_ROOT;
+}
+
+statements! {
+    /// Records `root` for the shard of key `key_id` (see the constant).
+    pub fn insert_for_key_statement(root: &str, now_ms: u64, key_id: &str, secret_hash: &str)
+        = INSERT_ROOT_FOR_KEY;
 }
 
 /// Records `roots` (one batch; rows already there are kept).
