@@ -96,29 +96,31 @@ impl Wrangler {
 
     /// Starts with `vars` (`--var NAME:VALUE`) over wrangler.toml's.
     pub fn start_with(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
-        let root = repo_root();
-        std::fs::create_dir_all(persist_dir).unwrap();
-        let status = Command::new("bash")
-            .arg(root.join("scripts/migrate.sh"))
-            .arg(persist_dir)
-            .current_dir(&root)
-            .stdout(Stdio::null())
-            .status()
-            .expect("run scripts/migrate.sh");
-        assert!(status.success(), "migrations failed");
-        Self::launch(persist_dir, vars)
+        migrate(persist_dir);
+        Self::launch(persist_dir, vars, None)
+    }
+
+    /// Starts like [`Wrangler::start_with_vars`] (one shard per
+    /// environment), serving the Worker built at `script` (a copy of
+    /// `worker/build/index.js` with its files) instead of this checkout's:
+    /// a benchmark compares two builds side by side (bench/README.md).
+    pub fn start_script(persist_dir: &Path, vars: &[(&str, &str)], script: &Path) -> Wrangler {
+        let mut all = ONE_SHARD.to_vec();
+        all.extend_from_slice(vars);
+        migrate(persist_dir);
+        Self::launch(persist_dir, &all, Some(script))
     }
 
     /// Starts again, with wrangler.toml's shards, on a state directory
     /// already migrated (after [`Wrangler::kill_hard`]).
     pub fn restart_sharded(persist_dir: &Path) -> Wrangler {
-        Self::launch(persist_dir, &[])
+        Self::launch(persist_dir, &[], None)
     }
 
     /// Starts again with `vars` on a state directory already migrated
     /// (after [`Wrangler::kill_hard`]).
     pub fn restart_with(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
-        Self::launch(persist_dir, vars)
+        Self::launch(persist_dir, vars, None)
     }
 
     /// Kills the whole process group with SIGKILL, as a crash would: no
@@ -134,7 +136,7 @@ impl Wrangler {
         self.shutdown();
     }
 
-    fn launch(persist_dir: &Path, vars: &[(&str, &str)]) -> Wrangler {
+    fn launch(persist_dir: &Path, vars: &[(&str, &str)], script: Option<&Path>) -> Wrangler {
         let root = repo_root();
 
         let port = free_port();
@@ -143,12 +145,13 @@ impl Wrangler {
         let script = format!(
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
-wrangler dev --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
+wrangler dev{script} --ip 127.0.0.1 --port {port} --inspector-port {inspector} \
   --persist-to '{persist}' --show-interactive-dev-session=false --log-level log{vars} \
   > '{log}' 2>&1 &
 read -r _ || true"#,
             persist = persist_dir.display(),
             log = log_path.display(),
+            script = script.map_or(String::new(), |p| format!(" '{}'", p.display())),
             vars = vars
                 .iter()
                 .map(|(k, v)| format!(" --var '{k}:{v}'"))
@@ -242,6 +245,20 @@ impl Drop for Wrangler {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Applies the migrations to `persist_dir` (idempotent).
+fn migrate(persist_dir: &Path) {
+    let root = repo_root();
+    std::fs::create_dir_all(persist_dir).unwrap();
+    let status = Command::new("bash")
+        .arg(root.join("scripts/migrate.sh"))
+        .arg(persist_dir)
+        .current_dir(&root)
+        .stdout(Stdio::null())
+        .status()
+        .expect("run scripts/migrate.sh");
+    assert!(status.success(), "migrations failed");
 }
 
 /// Where servers keep their state: `$BVS_TEST_STATE`, else

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod checkpoint;
 pub mod customers;
 pub mod derive;
+pub mod doorbell;
 pub mod facts;
 pub mod heads;
 pub mod meter;

@@ -313,24 +313,32 @@ pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = S
 /// Rings the environment's verification queue for the shard `log` after
 /// the response (a request's doorbell never delays its answer; the sweeper
 /// re-rings what a lost ring leaves QUEUED); failures are logged only.
+/// Rings of one isolate within `doorbell::RING_COALESCE_MS` share one
+/// message, sent after each of them (`doorbell`).
 pub async fn ring(app: &App, log: LogId) {
+    if !super::doorbell::claim(log) {
+        return;
+    }
     let job = Job::Sequence {
         env: log.env,
         shard: log.shard,
     };
-    let queue = app.env.queue(super::queue_binding(log.env));
-    app.after_response(async move {
-        let sent = match queue {
-            Ok(q) => q.send(job).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = sent {
-            worker::console_warn!(
-                "verification doorbell for {} not rung: {e}",
-                log.path_name()
-            );
+    let queue = std::rc::Rc::new(app.env.queue(super::queue_binding(log.env)));
+    app.after_response(super::doorbell::deliver(log, move || {
+        let (queue, job) = (std::rc::Rc::clone(&queue), job.clone());
+        async move {
+            let sent = match queue.as_ref() {
+                Ok(q) => q.send(job).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = sent {
+                worker::console_warn!(
+                    "verification doorbell for {} not rung: {e}",
+                    log.path_name()
+                );
+            }
         }
-    })
+    }))
     .await;
 }
 

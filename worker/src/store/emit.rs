@@ -34,9 +34,12 @@ const CLAIM: &str = "INSERT INTO idempotency_claims \
      AND idempotency_claims.request_hash = excluded.request_hash \
      AND NOT EXISTS (SELECT 1 FROM idempotency_results r \
      WHERE r.tenant_id = ?1 AND r.env = ?2 AND r.key = ?3)";
-const RAISE_IF_MINE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
-     SELECT ?1, ?2, ?3, ?4, ?5 \
-     WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?6) \
+/// Both raises (`?1..?5` and `?6..?10`: tenant, meter, period, add, cap)
+/// in one statement.
+const RAISE_BOTH_IF_MINE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+     SELECT column1, column2, column3, column4, column5 \
+     FROM (VALUES (?1, ?2, ?3, ?4, ?5), (?6, ?7, ?8, ?9, ?10)) \
+     WHERE ?11 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?11) \
      ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
      cap = excluded.cap";
 const INSERT_SUBMISSION_IF_MINE: &str =
@@ -156,10 +159,21 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     if let Some(c) = &w.claim {
         statements.extend(claim_statements(db, tenant, c)?);
     }
-    for r in &w.raises {
-        let raise = args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap, token];
-        statements.push(stmt(db, RAISE_IF_MINE, &raise)?);
-    }
+    let [a, b] = &w.raises;
+    let raises = args![
+        a.tenant_id,
+        a.meter.as_str(),
+        a.period,
+        a.add,
+        a.cap,
+        b.tenant_id,
+        b.meter.as_str(),
+        b.period,
+        b.add,
+        b.cap,
+        token
+    ];
+    statements.push(stmt(db, RAISE_BOTH_IF_MINE, &raises)?);
     statements.extend(row_statements(db, w, token)?);
     if let Some(c) = &w.claim {
         let (customer, text, prefix) = match &w.estimate {
