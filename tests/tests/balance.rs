@@ -44,6 +44,38 @@ fn an_emitted_delta_is_queued_then_anchored_with_a_tx_hash() {
     assert!(anchored["blockTimestamp"].is_string());
 }
 
+/// `estimatedVerifiedDeltas` is the customer's verified and queued deltas,
+/// the new one included, with and without an Idempotency-Key (issue 16:
+/// without a key the delta's own insert counts them), and on an
+/// Enterprise key whose emits index their root with the key's read.
+#[test]
+fn the_estimate_counts_the_customers_deltas_with_the_new_one() {
+    let api = api();
+    let tenants = [
+        ("free", new_tenant(&api)),
+        ("enterprise", new_tenant_on_plan(&api, "enterprise")),
+    ];
+    for (plan, t) in &tenants {
+        let k = api.keyed(&t.test_key);
+        let estimate = |d: &Value| d["estimatedVerifiedDeltas"].as_u64().unwrap();
+        let first = k.emit(&delta("cus_est", "1"));
+        assert_eq!(estimate(&first), 1, "{plan}: {first}");
+        k.wait_anchored(first["anchorId"].as_str().unwrap());
+        let second = k.emit(&delta("cus_est", "2"));
+        assert_eq!(estimate(&second), 2, "{plan}: one verified, one queued");
+        let keyed = k.send(
+            k.req(Method::POST, DELTA)
+                .header("idempotency-key", format!("est-{plan}"))
+                .header("content-type", "application/json")
+                .body(delta("cus_est", "3").to_json()),
+        );
+        assert_eq!(keyed.status, 202, "{}", keyed.text);
+        assert_eq!(estimate(&keyed.body["data"]), 3, "{plan}: {}", keyed.text);
+        let other = k.emit(&delta("cus_est_other", "1"));
+        assert_eq!(estimate(&other), 1, "{plan}: another customer's own count");
+    }
+}
+
 #[test]
 fn a_single_delta_items_root_is_the_rfc9162_root_of_its_item_hash() {
     let api = api();

@@ -37,6 +37,9 @@ pub enum Stop {
     /// acks doorbells without running the sequencer (the deltas stay
     /// QUEUED).
     SequencerOff,
+    /// The whole emit and the sequencer, without the webhook dispatcher
+    /// that follows the sequencer in the consumer.
+    DispatchOff,
 }
 
 impl Stop {
@@ -49,6 +52,7 @@ impl Stop {
             "write" => Stop::Write,
             "index" => Stop::Index,
             "sequencer-off" => Stop::SequencerOff,
+            "dispatch-off" => Stop::DispatchOff,
             _ => return None,
         })
     }

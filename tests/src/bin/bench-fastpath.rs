@@ -5,7 +5,7 @@
 //! each hot route read from the DEV_MODE request log line (`d1Calls`,
 //! `doCalls`). Each round also reports the server's CPU ms per request
 //! (`bvs_tests::bench::Cpu`); BENCH_SETTLE=1 waits for an idle server
-//! before each round. Run: `bash bench/fastpath.sh` (see bench/README.md).
+//! before each round; BENCH_BUILD=DIR serves a saved Worker build. Run: `bash bench/fastpath.sh` (see bench/README.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
 
 use std::sync::atomic::AtomicUsize;
@@ -38,7 +38,15 @@ fn calls(log: &str, method: &str, route: &str) -> Option<(u64, u64)> {
 }
 
 fn main() {
-    let server = Wrangler::start(&fresh_state_dir("bench-fastpath"));
+    // BENCH_BUILD=DIR: serve a saved Worker build (a copy of worker/build),
+    // to compare builds run after run.
+    let dir = fresh_state_dir("bench-fastpath");
+    let server = match std::env::var("BENCH_BUILD") {
+        Ok(build) if !build.is_empty() => {
+            Wrangler::start_script(&dir, &[], &std::path::Path::new(&build).join("index.js"))
+        }
+        _ => Wrangler::start(&dir),
+    };
     let api = Api::new(server.base_url.clone());
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);

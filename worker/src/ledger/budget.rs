@@ -7,6 +7,7 @@
 //! conservative: it counts the statements the sequencer builds with the
 //! same per-statement row counts the store uses (`store::chunked`).
 
+use crate::store::events::NewEvent;
 use crate::store::D1_BOUND_PARAMS_MAX;
 
 /// D1: maximum SQL statement length, 100,000 bytes (we count the SQL text
@@ -105,6 +106,17 @@ pub fn pack_by_bytes(sizes: &[usize], per_statement: usize) -> Vec<(usize, usize
 
 /// Rows per multi-row event insert.
 pub const EVENTS_PER_STATEMENT: usize = D1_BOUND_PARAMS_MAX / EVENT_COLS;
+
+/// `events` in consecutive groups that each fit one multi-row insert
+/// ([`EVENTS_PER_STATEMENT`] rows, [`STATEMENT_BYTES_BUDGET`] bytes):
+/// each group's `(start, end)`.
+pub fn event_groups(events: &[NewEvent]) -> Vec<(usize, usize)> {
+    let sizes: Vec<usize> = events
+        .iter()
+        .map(|e| e.payload.len() + e.id.len() + e.tenant_id.len() + e.kind.len() + 32)
+        .collect();
+    pack_by_bytes(&sizes, EVENTS_PER_STATEMENT)
+}
 
 /// The cost of appending `items` in one round.
 pub fn round_cost(items: &[ItemCost]) -> RoundCost {

@@ -25,7 +25,7 @@ use bvs_core::types::Period;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::balances::Balances;
-use super::budget::{self, ItemCost, EVENTS_PER_STATEMENT};
+use super::budget::{self, ItemCost};
 use super::{append_and_sign, db, head_or_init, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
@@ -287,11 +287,7 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
     let mut outbox = Vec::new();
     statements.extend(apply(db, plan, &appended.head, now, &mut outbox).await?);
     // Events packed so that no statement passes D1's size limit.
-    let sizes: Vec<usize> = outbox
-        .iter()
-        .map(|e| e.payload.len() + e.id.len() + e.tenant_id.len() + e.kind.len() + 32)
-        .collect();
-    for (a, b) in budget::pack_by_bytes(&sizes, EVENTS_PER_STATEMENT) {
+    for (a, b) in budget::event_groups(&outbox) {
         statements.extend(events::insert(db, &outbox[a..b], now)?);
     }
     statements.push(log_store::insert_head(db, &appended.head)?);

@@ -50,11 +50,28 @@ const INSERT_LEDGER_IF_MINE: &str =
     "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, created_at) \
      SELECT ?1, ?2, ?3, ?4 \
      WHERE ?5 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?5)";
-const INSERT_DELTA_IF_MINE: &str =
-    "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, item_hash, \
-     items_root, delta, reason, reference_id, metadata, declared_at, received_at, status) \
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED' \
-     WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)";
+macro_rules! insert_delta_if_mine {
+    () => {
+        concat!(
+            "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
+             item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
+             received_at, status) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED' ",
+            "WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)"
+        )
+    };
+}
+const INSERT_DELTA_IF_MINE: &str = insert_delta_if_mine!();
+/// The same, answering the customer's verified and queued deltas, the new
+/// one included (a single emit without an Idempotency-Key: no statement
+/// of its own for `estimatedVerifiedDeltas`).
+const INSERT_DELTA_COUNTING: &str = concat!(
+    insert_delta_if_mine!(),
+    " RETURNING COALESCE((SELECT verified_count FROM ledgers \
+     WHERE tenant_id = ?2 AND customer_id = ?3), 0) \
+     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?2 AND customer_id = ?3 \
+     AND status = 'QUEUED') AS estimated"
+);
 /// The answer, with the estimate the batch computes put in place of the
 /// placeholder `?7` (as `?8` followed by the number).
 const INSERT_RESULT_IF_MINE: &str = "INSERT INTO idempotency_results \
@@ -174,7 +191,11 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
         token
     ];
     statements.push(stmt(db, RAISE_BOTH_IF_MINE, &raises)?);
-    statements.extend(row_statements(db, w, token)?);
+    // Without a claim, a single emit's estimate comes back from its delta's
+    // insert (the last row statement) and a batch needs none: no OUTCOME.
+    let counting = w.claim.is_none() && w.estimate.is_some() && w.deltas.len() == 1;
+    statements.extend(row_statements(db, w, token, counting)?);
+    let counted_at = statements.len() - 1;
     if let Some(c) = &w.claim {
         let (customer, text, prefix) = match &w.estimate {
             Some(e) => (Some(e.customer_id), e.text, e.prefix),
@@ -196,23 +217,23 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
         statements.push(stmt(db, INSERT_RESULT_IF_MINE, &result)?);
     }
     let customer = w.estimate.as_ref().map(|e| e.customer_id);
-    let (env, key) = match &w.claim {
-        Some(c) => (Some(c.env), Some(c.key)),
-        None => (None, None),
-    };
-    statements.push(stmt(db, OUTCOME, &args![tenant, customer, env, key])?);
+    if let Some(c) = &w.claim {
+        let outcome = args![tenant, customer, c.env, c.key];
+        statements.push(stmt(db, OUTCOME, &outcome)?);
+    }
     let results = match meters::batch(db, statements, &w.raises).await? {
         Ok(results) => results,
         Err(meter) => return Ok(EmitOutcome::Refused(meter)),
     };
-    let row = results
-        .last()
-        .ok_or_else(|| ApiError::internal("d1 batch returned no results"))?
-        .results::<OutcomeRow>()
-        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::internal("emit outcome row missing"))?;
+    if w.claim.is_none() {
+        let estimated = if counting {
+            first_row::<Counted>(&results, counted_at)?.estimated
+        } else {
+            0
+        };
+        return Ok(EmitOutcome::Written { estimated });
+    }
+    let row: OutcomeRow = first_row(&results, results.len().saturating_sub(1))?;
     let claim = match (row.request_hash, row.token, row.state) {
         (Some(request_hash), Some(token), Some(state)) => Some(ClaimRow {
             request_hash,
@@ -261,10 +282,33 @@ fn claim_statements(
     ])
 }
 
+/// What [`INSERT_DELTA_COUNTING`] answers.
+#[derive(Deserialize)]
+struct Counted {
+    estimated: u64,
+}
+
+fn first_row<T: serde::de::DeserializeOwned>(
+    results: &[worker::D1Result],
+    index: usize,
+) -> ApiResult<T> {
+    results
+        .get(index)
+        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
+        .results::<T>()
+        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::internal("emit outcome row missing"))
+}
+
+/// The submission, ledger and delta rows; `counting`: the (one) delta's
+/// insert answers the estimate ([`INSERT_DELTA_COUNTING`]).
 fn row_statements(
     db: &D1Database,
     w: &EmitWrite<'_>,
     token: Option<&str>,
+    counting: bool,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let sub = w.submission;
     let received_at = int(sub.received_at)?;
@@ -304,7 +348,12 @@ fn row_statements(
             received_at,
             token
         ];
-        statements.push(stmt(db, INSERT_DELTA_IF_MINE, &delta)?);
+        let sql = if counting {
+            INSERT_DELTA_COUNTING
+        } else {
+            INSERT_DELTA_IF_MINE
+        };
+        statements.push(stmt(db, sql, &delta)?);
     }
     Ok(statements)
 }

@@ -11,6 +11,10 @@ const INSERT: ListSql = ListSql {
     sql: "INSERT INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
     cols: 5,
 };
+const INSERT_ONCE_ROWS: ListSql = ListSql {
+    sql: "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
+    cols: 5,
+};
 const INSERT_ONCE: &str =
     "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
      VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -30,8 +34,18 @@ pub struct NewEvent {
 }
 
 pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
+    insert_rows(db, &INSERT, events, now_ms)
+}
+
+/// Like [`insert`], adding only the events whose id is not there yet (ids
+/// derived from what they report: each is added once however often).
+pub fn insert_once_all(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
+    insert_rows(db, &INSERT_ONCE_ROWS, events, now_ms)
+}
+
+fn insert_rows(db: &D1Database, list: &ListSql, events: &[NewEvent], now_ms: u64) -> Statements {
     let now = int(now_ms)?;
-    chunked(db, &INSERT, &[], events, |e, args| {
+    chunked(db, list, &[], events, |e, args| {
         args.extend(args![&e.id, &e.tenant_id, e.kind, &e.payload, now]);
         Ok(())
     })
@@ -41,12 +55,6 @@ queries! {
     /// Adds an event once (its id is deterministic).
     pub fn insert_once(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64) -> ()
         = exec(INSERT_ONCE);
-}
-
-super::statements! {
-    /// [`insert_once`], for a caller's batch.
-    pub fn insert_once_statement(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64)
-        = INSERT_ONCE;
 }
 
 #[derive(Debug, Clone, Deserialize)]

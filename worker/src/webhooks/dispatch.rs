@@ -15,7 +15,7 @@ use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
 use crate::app::App;
 use crate::auth::secret;
 use crate::error::ApiResult;
-use crate::store::events::{self as outbox, EventRow};
+use crate::store::events::{self as outbox, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
 use crate::store::{self as db_store, submissions};
 use crate::views::iso;
@@ -115,7 +115,7 @@ struct Completed {
 /// `delta.verified` events finish. Its id is derived from the submission,
 /// so it is added once however often this runs. Two D1 round trips
 /// whatever the number of submissions: one batch reads their progress and
-/// anchor ids, one adds the events.
+/// anchor ids, one adds the events (multi-row inserts).
 async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> ApiResult<()> {
     let mut roots: Vec<(String, String)> = events
         .iter()
@@ -129,7 +129,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
     roots.sort();
     roots.dedup();
     let (progress, anchors) = submissions::progress_of(ledger, &roots).await?;
-    let mut statements = Vec::new();
+    let mut done = Vec::new();
     for p in progress {
         let s = &p.submission;
         if p.verified < s.item_count {
@@ -151,14 +151,16 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
             verified_at: p.verified_at.map(iso),
             verify_url: format!("/api/v1/verify/{}", s.items_root),
         })?;
-        statements.push(outbox::insert_once_statement(
-            ledger,
-            &format!("evt_done_{}", s.id),
-            &s.tenant_id,
-            EVENT_VERIFICATION_COMPLETED,
-            &payload,
-            app.now_ms,
-        )?);
+        done.push(NewEvent {
+            id: format!("evt_done_{}", s.id),
+            tenant_id: s.tenant_id.clone(),
+            kind: EVENT_VERIFICATION_COMPLETED,
+            payload,
+        });
+    }
+    let mut statements = Vec::new();
+    for (a, b) in crate::ledger::budget::event_groups(&done) {
+        statements.extend(outbox::insert_once_all(ledger, &done[a..b], app.now_ms)?);
     }
     if !statements.is_empty() {
         db_store::batch(ledger, statements).await?;
