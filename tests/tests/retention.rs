@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use bvs_tests::client::{Api, Keyed};
-use bvs_tests::cron::{now_ms, run_retention};
+use bvs_tests::cron::{now_ms, run_retention, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::log::{check_receipt, log_key};
 use bvs_tests::receiver::Receiver;
@@ -261,7 +261,14 @@ fn a_failed_delta_and_a_failed_fact_lose_their_raw_context_past_the_window_too()
         assert_eq!(r.status, 200, "{}", r.text);
         r.body["data"].clone()
     };
+    // With a sweep now and then: a round that fails is retried by the
+    // sweeper, which isolates the poisoned item (sequencer_failure.rs).
+    let mut polls = 0u32;
     eventually(WAIT, "the poisoned delta and fact to be FAILED", || {
+        polls += 1;
+        if polls.is_multiple_of(20) {
+            sweep(&api, now_ms() + 60_000);
+        }
         (status()["status"] == "FAILED" && fact_now()["status"] == "failed").then_some(())
     });
 

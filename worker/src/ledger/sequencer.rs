@@ -301,18 +301,29 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
 
 /// Marks the items that failed alone FAILED, each with why and its
 /// `verification.failed` event (once: the event's id is the item's), if
-/// some round of the run committed (the database takes writes, so the
-/// failure is the item's). Otherwise they stay QUEUED for the next run,
-/// and the run reports the failure.
+/// the database takes writes, so that the failure is the item's: some
+/// round of the run committed, or else a probe write succeeds (a lone
+/// poisoned item on a quiet shard has no other round to commit; without
+/// the probe it stayed QUEUED for ever). Otherwise they stay QUEUED for
+/// the next run, and the run reports the failure.
 async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     let isolated = std::mem::take(&mut run.isolated);
     if isolated.is_empty() {
         return Ok(());
     }
+    let now = app::clock_ms();
+    let takes_writes = run.committed
+        || isolated.iter().all(|(_, _, certain)| *certain)
+        || match log_store::probe_write(db, now).await {
+            Ok(()) => true,
+            Err(e) => {
+                worker::console_error!("sequencer: the probe write failed too: {e:?}");
+                false
+            }
+        };
     let (isolated, unsure): (Vec<_>, Vec<_>) = isolated
         .into_iter()
-        .partition(|(_, _, certain)| *certain || run.committed);
-    let now = app::clock_ms();
+        .partition(|(_, _, certain)| *certain || takes_writes);
     let mut statements = Vec::new();
     for (item, message, _) in &isolated {
         statements.extend(mark_failed(db, item, message, now)?);
@@ -322,7 +333,7 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     }
     if !unsure.is_empty() {
         return Err(ApiError::internal(format!(
-            "{} item(s) failed alone and nothing committed: left QUEUED",
+            "{} item(s) failed alone and the database took no write: left QUEUED",
             unsure.len()
         )));
     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{
-    args, batch_rows, chunked, int, parse_hash, queries, row, stmt, Arg, ListSql, Statements,
+    args, batch_rows, chunked, int, parse_hash, queries, row, run, stmt, Arg, ListSql, Statements,
 };
 use crate::error::ApiResult;
 
@@ -27,6 +27,16 @@ row! {
         leaf_index: u64, item_hash: String, kind: String, ref_id: String, tenant_id: String,
         appended_at: u64,
     }
+}
+
+const PROBE_WRITE: &str = "INSERT INTO log_meta (key, value) VALUES ('sequencer_probe', ?1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// One harmless write (the time of the sequencer's last probe, in
+/// `log_meta`): succeeds when the database takes writes.
+pub async fn probe_write(db: &D1Database, now_ms: u64) -> ApiResult<()> {
+    run(db, PROBE_WRITE, &args![now_ms]).await?;
+    Ok(())
 }
 
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
