@@ -10,8 +10,8 @@
 //!
 //! [`prepare`] builds the sample both `bench/fastpath.sh` (which prints
 //! it) and `tests/tests/trips.rs` (which pins it) use: one customer with
-//! verified deltas, a committed checkpoint of it and a later delta, and a
-//! probe per hot route.
+//! verified deltas, a committed checkpoint of it and a later delta, a
+//! receipt that is a checkpoint, and a probe per hot route.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -44,8 +44,12 @@ pub fn of_request(log_path: &Path, request_id: &str) -> Option<Trips> {
             l.find('{')
                 .and_then(|i| serde_json::from_str::<Value>(&l[i..]).ok())
         })
-        .find(|v| v["requestId"] == request_id && v.get("d1Calls").is_some())?;
-    let n = |name: &str| line[name].as_u64().unwrap_or(0);
+        .find(|v| v["requestId"] == request_id)?;
+    let n = |name: &str| {
+        line[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {name} in the log line of {request_id}: {line}"))
+    };
     Some(Trips {
         d1_calls: n("d1Calls"),
         d1_trips: n("d1Trips"),
@@ -173,8 +177,10 @@ fn this_month() -> String {
 
 /// Builds the sample for the tenant of `k`: customer `customer` gets three
 /// verified deltas, a committed checkpoint of this month over them, and
-/// one more verified delta (so its receipts are not the checkpoint), and
-/// returns one probe per hot route over them.
+/// one more verified delta (so its receipts are not the checkpoint);
+/// customer `<customer>_cp` two deltas and a committed checkpoint (so its
+/// receipt of the month has an agreement side). Returns one probe per hot
+/// route over them.
 pub fn prepare(k: &Keyed, customer: &str) -> Vec<Probe> {
     let first = k.emit_anchored(&Delta::new(customer, 5, "round trips"));
     k.emit_anchored(&Delta::new(customer, -2, "round trips"));
@@ -193,6 +199,17 @@ pub fn prepare(k: &Keyed, customer: &str) -> Vec<Probe> {
         .unwrap()
         .to_string();
     assert_ne!(receipt_root, checkpoint_root);
+    // A second customer whose period receipt is its committed checkpoint:
+    // that receipt carries an agreement side.
+    let signed = format!("{customer}_cp");
+    k.emit_anchored(&Delta::new(&signed, 4, "round trips"));
+    k.emit_anchored(&Delta::new(&signed, 6, "round trips"));
+    let c = k.checkpoint(&json!({"customerId": signed, "period": month}));
+    assert_eq!(c.status, 202, "{}", c.text);
+    k.wait_committed(c.body["data"]["checkpointId"].as_str().unwrap());
+    let with_agreement = format!("/api/v1/balance/receipt/{signed}?period={month}");
+    let r = k.get(&with_agreement);
+    assert!(r.body["data"]["agreement"].is_object(), "{}", r.text);
     let items_root = third["receiptId"].as_str().unwrap();
     let anchor = first["anchorId"].as_str().unwrap();
     let derive = format!("/api/v1/balance/derive/{customer}");
@@ -229,6 +246,7 @@ pub fn prepare(k: &Keyed, customer: &str) -> Vec<Probe> {
         ),
         Probe::get("receipt", receipt.clone()),
         Probe::get("receipt ?period=", format!("{receipt}?period={month}")),
+        Probe::get("receipt with an agreement side", with_agreement),
         Probe::public(
             "public verify: submission",
             format!("/api/v1/verify/{items_root}"),

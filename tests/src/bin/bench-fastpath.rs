@@ -3,19 +3,17 @@
 //! closed loop, every delta a new customer, medians of 3 alternating 10 s
 //! rounds), batch emit deltas/s, and the storage round trips per request of
 //! each hot route read from the DEV_MODE request log line (`d1Calls`,
-//! `d1Trips`, `doCalls`) with a one-at-a-time latency sample, measured first
-//! on the quiet server (`bvs_tests::trips`). Run: `bash bench/fastpath.sh`
-//! (see bench/README.md); `BENCH_ONLY=trips` measures only the sample.
+//! `doCalls`). Run: `bash bench/fastpath.sh` (see bench/README.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::cast_precision_loss)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use bvs_tests::client::Api;
+use bvs_tests::client::{Api, Reply};
 use bvs_tests::ledger::DELTA;
 use bvs_tests::tenant::new_tenant_on_plan;
-use bvs_tests::{fresh_state_dir, trips, Wrangler};
+use bvs_tests::{fresh_state_dir, Wrangler};
 use serde_json::{json, Value};
 
 const CONNECTIONS: usize = 8;
@@ -50,6 +48,23 @@ fn round(secs: u64, next: &AtomicUsize, f: &(impl Fn(usize) + Sync)) -> (f64, f6
     (n / start.elapsed().as_secs_f64(), median(&mut lat))
 }
 
+/// The `d1Calls` and `doCalls` of the last logged request on `route`.
+fn calls(log: &str, method: &str, route: &str) -> Option<(u64, u64)> {
+    log.lines()
+        .rev()
+        .filter_map(|l| {
+            l.find('{')
+                .and_then(|i| serde_json::from_str::<Value>(&l[i..]).ok())
+        })
+        .find(|v| v["route"] == route && v["method"] == method && v.get("d1Calls").is_some())
+        .map(|v| {
+            (
+                v["d1Calls"].as_u64().unwrap_or(0),
+                v["doCalls"].as_u64().unwrap_or(0),
+            )
+        })
+}
+
 fn main() {
     let server = Wrangler::start(&fresh_state_dir("bench-fastpath"));
     let api = Api::new(server.base_url.clone());
@@ -76,30 +91,7 @@ fn main() {
         let r = k.batch(&items);
         assert_eq!(r.status, 202, "{}", r.text);
     };
-    // Round trips and a latency sample per hot route, one request at a
-    // time on the quiet server (before the rounds leave a queue behind).
-    let tries: usize = std::env::var("BENCH_TRIES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(9);
-    let probes = trips::prepare(&k, "cus_rt");
-    let measured: Vec<(&str, trips::Trips)> = probes
-        .iter()
-        .map(|p| (p.name, trips::measure(&k, &server.log_path, p, tries)))
-        .collect();
-    println!("| route (medians of {tries}, one at a time) | D1 calls | D1 sequential | Durable Object calls | p50 ms |");
-    println!("|---|---:|---:|---:|---:|");
-    for (name, t) in &measured {
-        println!(
-            "| {name} | {} | {} | {} | {:.1} |",
-            t.d1_calls, t.d1_trips, t.do_calls, t.ms
-        );
-    }
-    println!();
-    if std::env::var("BENCH_ONLY").as_deref() == Ok("trips") {
-        server.stop();
-        return;
-    }
+    let rt = k.emit_anchored(&bvs_tests::ledger::Delta::new("cus_rt", 5, "round trips"));
     // Warm up both paths once.
     round(2, &next, &health);
     round(2, &next, &emit);
@@ -136,5 +128,41 @@ fn main() {
     );
     println!("| batch emit (100 deltas) | {bd:.0} deltas/s | |");
 
+    // Round trips per hot route: one request at a time, so the per-isolate
+    // counters see only that request.
+    // The round-trip sample's delta was emitted before the rounds: anchored
+    // by now (the rounds leave a long queue behind them).
+    k.wait_anchored(rt["anchorId"].as_str().unwrap());
+    let emitted = k.post(
+        DELTA,
+        &json!({"customerId": "cus_rt", "delta": 2, "reason": "round trips"}),
+    );
+    assert_eq!(emitted.status, 202, "{}", emitted.text);
+    batch(usize::MAX);
+    let root = rt["receiptId"].as_str().unwrap().to_string();
+    let derive: Reply = k.get("/api/v1/balance/derive/cus_rt");
+    let receipt: Reply = k.get("/api/v1/balance/receipt/cus_rt");
+    let verify: Reply = api.get(&format!("/api/v1/verify/{root}"));
+    eprintln!(
+        "derive {}, receipt {}, verify {}",
+        derive.status, receipt.status, verify.status
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let log = std::fs::read_to_string(&server.log_path).unwrap_or_default();
+    println!();
+    println!("| route | D1 round trips | Durable Object calls |");
+    println!("|---|---:|---:|");
+    for (method, route) in [
+        ("POST", "/api/v1/balance/delta"),
+        ("POST", "/api/v1/balance/delta/batch"),
+        ("GET", "/api/v1/balance/derive/:customerId"),
+        ("GET", "/api/v1/balance/receipt/:customerId"),
+        ("GET", "/api/v1/verify/:proofRoot"),
+    ] {
+        match calls(&log, method, route) {
+            Some((d1, dos)) => println!("| {method} {route} | {d1} | {dos} |"),
+            None => println!("| {method} {route} | ? | ? |"),
+        }
+    }
     server.stop();
 }
