@@ -149,18 +149,11 @@ pub fn logged_statements(
     customer_id: &str,
     period: Option<&str>,
 ) -> ApiResult<D1PreparedStatement> {
-    match period {
-        None => stmt(
-            db,
-            SELECT_LOGGED_STATEMENTS_OF_LEDGER,
-            &args![tenant_id, customer_id],
-        ),
-        Some(p) => stmt(
-            db,
-            SELECT_LOGGED_STATEMENTS_OF_PERIOD,
-            &args![tenant_id, customer_id, p],
-        ),
-    }
+    let sql = (
+        SELECT_LOGGED_STATEMENTS_OF_LEDGER,
+        SELECT_LOGGED_STATEMENTS_OF_PERIOD,
+    );
+    super::checkpoints::over_candidates(db, sql, tenant_id, customer_id, period)
 }
 
 super::statements! {

@@ -121,17 +121,29 @@ pub fn receipt_candidates(
     customer_id: &str,
     period: Option<&str>,
 ) -> ApiResult<D1PreparedStatement> {
+    let sql = (
+        SELECT_RECEIPT_CANDIDATES_OF_LEDGER,
+        SELECT_RECEIPT_CANDIDATES_OF_PERIOD,
+    );
+    over_candidates(db, sql, tenant_id, customer_id, period)
+}
+
+/// A statement over a receipt's candidate checkpoints: `sql.0` for the
+/// whole ledger (`?1` tenant, `?2` customer), `sql.1` for one period (and
+/// `?3` the period).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub(super) fn over_candidates(
+    db: &D1Database,
+    sql: (&str, &str),
+    tenant_id: &str,
+    customer_id: &str,
+    period: Option<&str>,
+) -> ApiResult<D1PreparedStatement> {
     match period {
-        None => stmt(
-            db,
-            SELECT_RECEIPT_CANDIDATES_OF_LEDGER,
-            &args![tenant_id, customer_id],
-        ),
-        Some(p) => stmt(
-            db,
-            SELECT_RECEIPT_CANDIDATES_OF_PERIOD,
-            &args![tenant_id, customer_id, p],
-        ),
+        None => stmt(db, sql.0, &args![tenant_id, customer_id]),
+        Some(p) => stmt(db, sql.1, &args![tenant_id, customer_id, p]),
     }
 }
 
