@@ -309,11 +309,13 @@ pub async fn status(
     anchor_id: &str,
 ) -> ApiResult<DeltaRecord> {
     let db = db(app, log)?;
-    let row = deltas::delta(&db, tenant_id, anchor_id)
-        .await?
+    // One round trip: the delta, its tree head and its submission's deltas.
+    let read = deltas::status(&db, tenant_id, anchor_id).await?;
+    let row = read
+        .delta
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = super::heads::tx_hash(&db, row.tree_size).await?;
-    let siblings = deltas::of_submission_in_tenant(&db, tenant_id, &row.submission_id).await?;
+    let tx_hash = read.head.map(|h| h.note_hash);
+    let siblings = read.siblings;
     let batch = (siblings.len() > 1).then(|| {
         siblings
             .iter()
