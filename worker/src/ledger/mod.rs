@@ -1,5 +1,5 @@
-//! The ledger side: one signed, append-only Merkle log per environment, and
-//! the sequencer that appends queued items to it.
+//! The ledger side: one signed, append-only Merkle log per shard, and the
+//! sequencer that appends queued items to it.
 
 pub mod agreement;
 pub mod balances;
@@ -38,14 +38,6 @@ pub fn db(app: &App, log: LogId) -> ApiResult<D1Database> {
     app.env
         .d1(&binding)
         .map_err(|e| ApiError::internal(format!("ledger shard {binding} is not bound: {e}")))
-}
-
-/// The verification queue (producer binding) of an environment.
-pub fn queue_binding(env: Env) -> &'static str {
-    match env {
-        Env::Sandbox => crate::jobs::QUEUE_VERIFY_SANDBOX,
-        Env::Production => crate::jobs::QUEUE_VERIFY_PRODUCTION,
-    }
 }
 
 /// The log's identity: its origin line and signing key.

@@ -1,4 +1,4 @@
-//! The sequencer: appends every QUEUED item of an environment to its log,
+//! The sequencer: appends every QUEUED item of a shard to its log,
 //! signs the new tree head, and marks the items VERIFIED, all in one atomic
 //! D1 batch per round. A round is planned (what is queued, in rowid order,
 //! as much as fits D1's limits: see `budget`) then applied (the append, and
@@ -45,6 +45,12 @@ pub const ROUNDS_MAX: usize = 25;
 /// makes every round that holds it fail, as an item that can never be
 /// appended would. Has no effect unless `DEV_MODE` is on.
 pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
+/// DEV_MODE: a delta with this `reason` holds its round for
+/// `DEV_HOLD_SECS` before the round commits, as a slow or saturated shard
+/// would: that shard's sequencer stays busy (tests/tests/shard_queues.rs:
+/// another shard is sequenced meanwhile). No effect unless `DEV_MODE` is on.
+pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
+pub const DEV_HOLD_SECS: u64 = 30;
 /// Queries a run keeps for marking isolated items FAILED.
 const FAIL_QUERIES: usize = 3;
 
@@ -280,6 +286,10 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
             "DEV_MODE fault injection: this item cannot be appended",
         ));
     }
+    if app.dev_mode() && plan.holds() {
+        worker::console_log!("sequencer {}: DEV_MODE hold reached", log.path_name());
+        worker::Delay::from(std::time::Duration::from_secs(DEV_HOLD_SECS)).await;
+    }
     let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
     let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, now).await?;
@@ -428,6 +438,13 @@ impl Plan {
                 .checkpoints
                 .iter()
                 .any(|c| c.customer_id == DEV_FAULT_REASON)
+    }
+
+    /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).
+    fn holds(&self) -> bool {
+        self.deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_HOLD_REASON))
     }
 
     /// The log position of the `i`-th fact and checkpoint.

@@ -272,15 +272,15 @@ pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = S
     }
 }
 
-/// Rings the environment's verification queue for the shard `log` after
-/// the response (a request's doorbell never delays its answer; the sweeper
-/// re-rings what a lost ring leaves QUEUED); failures are logged only.
+/// Rings the shard `log`'s own verification queue after the response (a
+/// request's doorbell never delays its answer; the sweeper re-rings what a
+/// lost ring leaves QUEUED); failures are logged only.
 pub async fn ring(app: &App, log: LogId) {
     let job = Job::Sequence {
         env: log.env,
         shard: log.shard,
     };
-    let queue = app.env.queue(super::queue_binding(log.env));
+    let queue = app.env.queue(&log.queue_binding());
     app.after_response(async move {
         let sent = match queue {
             Ok(q) => q.send(job).await,
