@@ -45,7 +45,29 @@ const context = await chromium.launchPersistentContext(profile, {
   ],
 });
 context.setDefaultTimeout(15_000);
+// Pages that take a single-use token from the address bar must remove it
+// before they show anything: record every moment a page's heading was in
+// the document while the URL still held a token (a mutation observer sees
+// the DOM as each task leaves it, so a removal scheduled after the paint
+// is caught every time, not only when a screenshot happens to be slow).
+await context.addInitScript(() => {
+  window.__tokenShownAt = [];
+  new MutationObserver(() => {
+    const h1 = document.querySelector("main h1");
+    if (/[?&]token=/.test(location.search) && h1) window.__tokenShownAt.push({ url: location.href, heading: h1.textContent });
+  }).observe(document, { childList: true, subtree: true });
+});
 const page = context.pages()[0] ?? (await context.newPage());
+/**
+ * Fails if the page titled `heading` was ever in the document while the
+ * URL held a token. (A link inside the app pushes the new URL a moment
+ * before the new page renders; the old page's heading may be seen then.)
+ */
+async function tokenNeverShown(heading) {
+  const seen = (await page.evaluate(() => window.__tokenShownAt ?? [])).filter((s) => s.heading === heading);
+  assert(seen.length === 0, `"${heading}" was shown with the token in the address bar: ${seen[0]?.url}`);
+  assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
+}
 const pageErrors = [];
 page.on("pageerror", (e) => pageErrors.push(String(e)));
 
@@ -174,7 +196,7 @@ await step("the verification link from the dev mailbox activates the account", a
   assert((await mail.locator("a[href*='/dashboard/auth/verify?token=']").count()) === 0, "the mail links to the API route");
   await mail.getByRole("link", { name: "Verify in the dashboard" }).click();
   await page.locator("[data-verified=true]").waitFor();
-  assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
+  await tokenNeverShown("Verify your e-mail");
   assert(/verified/i.test(await page.innerText("main")), await page.innerText("main"));
   await shot("verify-email");
 });
@@ -412,7 +434,7 @@ await step("a forgotten password is reset through the e-mailed link", async () =
   }
   await resetLink.first().click();
   await heading("Choose a new password");
-  assert(!page.url().includes("token="), `the token stayed in the address bar: ${page.url()}`);
+  await tokenNeverShown("Choose a new password");
   await page.getByLabel("New password", { exact: true }).fill(NEW_PASSWORD);
   await page.getByRole("button", { name: "Save the new password" }).click();
   await page.locator(".box.ok").waitFor();

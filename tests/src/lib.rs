@@ -15,7 +15,8 @@
 //! (verifier key, hash lists, inclusion, consistency and receipt checks
 //! with `core`), [`cron`] (the scheduled route), [`tenant`] (sign-up, keys,
 //! plans, webhooks with a JWT), [`jwt`] (hand-made tokens) and
-//! [`receiver`] (a webhook receiver).
+//! [`receiver`] (a webhook receiver) and [`trips`] (storage round trips
+//! per request from the DEV_MODE log line, and the hot-route sample).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -34,6 +35,7 @@ pub mod ledger;
 pub mod log;
 pub mod receiver;
 pub mod tenant;
+pub mod trips;
 
 pub use client::api;
 

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use bvs_tests::client::{Api, Keyed};
-use bvs_tests::cron::{now_ms, run_retention};
+use bvs_tests::cron::{now_ms, run_retention, sweep};
 use bvs_tests::ledger::{Delta, WAIT};
 use bvs_tests::log::{check_receipt, log_key};
 use bvs_tests::receiver::Receiver;
@@ -224,4 +224,76 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
         assert!(!purged(&d["deltas"][0]), "{d}");
     }
     receipt_verifies(&k_shortened, "cus_keep");
+}
+
+/// The DEV_MODE fault injection (worker `sequencer::DEV_FAULT_REASON`): a
+/// delta with this reason, or a fact whose content starts with it, can
+/// never be appended and ends FAILED.
+const POISON: &str = "dev:fail-sequencer";
+
+#[test]
+fn a_failed_delta_and_a_failed_fact_lose_their_raw_context_past_the_window_too() {
+    let api = api();
+    let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
+    let failed = k.emit(
+        &Delta::new("cus_ret_failed", "3", POISON)
+            .reference_id("ref-failed")
+            .metadata(json!({"invoice": "inv-failed"})),
+    );
+    let anchor = failed["anchorId"].as_str().unwrap().to_string();
+    let fact = k.submit_fact(&json!({
+        "content": format!("{POISON} retained {}", now_ms()),
+        "metadata": {"secret": "failed-fact-meta"},
+    }));
+    assert_eq!(fact.status, 202, "{}", fact.text);
+    let hash = fact.body["data"]["contentHash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let status = || {
+        let r = k.delta_status(&anchor);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"].clone()
+    };
+    let fact_now = || {
+        let r = k.fact(&hash);
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"].clone()
+    };
+    // With a sweep now and then: a round that fails is retried by the
+    // sweeper, which isolates the poisoned item (sequencer_failure.rs).
+    let mut polls = 0u32;
+    eventually(WAIT, "the poisoned delta and fact to be FAILED", || {
+        polls += 1;
+        if polls.is_multiple_of(20) {
+            sweep(&api, now_ms() + 60_000);
+        }
+        (status()["status"] == "FAILED" && fact_now()["status"] == "failed").then_some(())
+    });
+
+    let _turn = CRON.lock().unwrap_or_else(|p| p.into_inner());
+    set_retention(&api, &t, json!(7));
+    run_retention(&api, now_ms() + 3 * DAY_MS);
+    let d = status();
+    assert!(!purged(&d), "{d}");
+    assert_eq!(d["reason"], POISON);
+    assert_eq!(fact_now()["metadata"]["secret"], "failed-fact-meta");
+
+    // Past the window, counted from when they were received: the raw
+    // context goes; what they are, and that they failed, stays.
+    run_retention(&api, now_ms() + 8 * DAY_MS);
+    let d = status();
+    assert!(purged(&d), "{d}");
+    for field in ["reason", "referenceId", "metadata"] {
+        assert!(d[field].is_null(), "{field}: {d}");
+    }
+    assert_eq!(d["status"], "FAILED");
+    assert_eq!(d["delta"], json!(3));
+    let f = fact_now();
+    assert!(purged(&f), "{f}");
+    assert!(f["metadata"].is_null(), "{f}");
+    assert_eq!(f["status"], "failed");
+    assert_eq!(f["failure"]["code"], "APPEND_FAILED");
+    assert!(f["content"].as_str().unwrap().starts_with(POISON), "{f}");
 }

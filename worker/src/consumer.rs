@@ -1,7 +1,14 @@
 //! Queue consumers. Each message is acked or retried on its own; a failure
-//! never panics the isolate. Sequencer doorbells in one batch are coalesced
-//! per shard: one run per shard appends everything queued there (the shards
-//! concurrently), then all of them are acked.
+//! never panics the isolate.
+//!
+//! Each ledger shard has its own verification queue, consumed with
+//! `max_concurrency = 1`, and the queue's name says whose it is
+//! (`ledger::shard::of_queue`). A batch of a shard's queue runs that
+//! shard's sequencer once for all its doorbells, and no other shard's: so
+//! one invocation at a time appends to a shard's log (one writer), and a
+//! busy shard holds only its own queue, never a quiet shard's doorbell. A
+//! doorbell for another shard found there (one sent before each shard had
+//! its own queue) is rung again on its own shard's queue and acked.
 
 use futures_util::future::join_all;
 use worker::{MessageBatch, MessageExt};
@@ -9,14 +16,33 @@ use worker::{MessageBatch, MessageExt};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Job;
-use crate::ledger::LogId;
+use crate::ledger::{shard, LogId};
 use crate::{ledger, store, webhooks};
 
+/// What a batch of queue `own` does with a doorbell for shard `log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Doorbell {
+    /// Run the shard's sequencer here: the queue is the shard's own (or,
+    /// for a queue whose name names no shard, no other queue would).
+    Run(LogId),
+    /// Ring it on its own shard's queue: that queue's consumer is the
+    /// shard's one writer.
+    Forward(LogId),
+}
+
+fn route(own: Option<LogId>, log: LogId) -> Doorbell {
+    match own {
+        Some(own) if own != log => Doorbell::Forward(log),
+        _ => Doorbell::Run(log),
+    }
+}
+
 pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
+    let queue = batch.queue();
     let messages = match batch.messages() {
         Ok(m) => m,
         Err(e) => {
-            worker::console_error!("queue {}: unreadable batch: {e}", batch.queue());
+            worker::console_error!("queue {queue}: unreadable batch: {e}");
             batch.retry_all();
             return;
         }
@@ -30,40 +56,53 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             Ok(job) => jobs.push((message, job)),
             Err(e) => {
                 // A message we cannot read will never become readable: drop it.
-                worker::console_error!("queue {}: dropping unknown message: {e}", batch.queue());
+                worker::console_error!("queue {queue}: dropping unknown message: {e}");
                 message.ack();
             }
         }
     }
-    // One sequencer run per shard named in the batch, the shards at the
-    // same time: each run appends to its own shard's log only.
+    let own = shard::of_queue(&queue);
+    let doorbell = |job: &Job| match job {
+        Job::Sequence { env, shard } => Some(route(own, LogId::new(*env, *shard))),
+        _ => None,
+    };
+    // One sequencer run per shard this batch runs: its own shard's (a queue
+    // whose name names no shard runs each shard named, at the same time).
     let mut shards: Vec<LogId> = jobs
         .iter()
-        .filter_map(|(_, job)| match job {
-            Job::Sequence { env, shard } => Some(LogId::new(*env, *shard)),
+        .filter_map(|(_, job)| match doorbell(job) {
+            Some(Doorbell::Run(log)) => Some(log),
             _ => None,
         })
         .collect();
     shards.sort();
     shards.dedup();
+    if own.is_none() && !shards.is_empty() {
+        worker::console_warn!(
+            "queue {queue}: its name names no shard (docs/deploy.md): sequencing {} shard(s) here",
+            shards.len()
+        );
+    }
     let dispatch = crate::profile::stop(app) != Some(crate::profile::Stop::DispatchOff);
     let outcomes = join_all(shards.iter().map(|log| sequence_shard(app, *log, dispatch))).await;
     let sequenced: Vec<(LogId, bool)> = shards.into_iter().zip(outcomes).collect();
     for (message, job) in jobs {
-        let result = match &job {
-            Job::Sequence { env, shard } => {
-                let log = LogId::new(*env, *shard);
-                match sequenced.iter().find(|(l, _)| *l == log) {
-                    Some((_, true)) => Ok(()),
-                    _ => Err(ApiError::internal("sequencer failed")),
-                }
+        let result = match doorbell(&job) {
+            Some(Doorbell::Run(log)) => match sequenced.iter().find(|(l, _)| *l == log) {
+                Some((_, true)) => Ok(()),
+                _ => Err(ApiError::internal("sequencer failed")),
+            },
+            Some(Doorbell::Forward(log)) => {
+                // A lost ring only delays: the sweeper re-rings the shard.
+                ledger::submit::ring(app, log).await;
+                Ok(())
             }
-            other => run(app, other).await,
+            None => run(app, &job).await,
         };
         match result {
             Ok(()) => message.ack(),
             Err(e) => {
-                worker::console_error!("queue {}: job {job:?} failed: {e:?}", batch.queue());
+                worker::console_error!("queue {queue}: job {job:?} failed: {e:?}");
                 message.retry();
             }
         }
@@ -103,5 +142,24 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
                 .await?;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bvs_core::types::Env;
+
+    use super::*;
+
+    #[test]
+    fn a_shards_queue_runs_only_its_own_shard() {
+        let zero = LogId::new(Env::Sandbox, 0);
+        let one = LogId::new(Env::Sandbox, 1);
+        let live = LogId::new(Env::Production, 1);
+        assert_eq!(route(Some(one), one), Doorbell::Run(one));
+        assert_eq!(route(Some(zero), one), Doorbell::Forward(one));
+        assert_eq!(route(Some(one), live), Doorbell::Forward(live));
+        // A queue named against the rule: run what it names here.
+        assert_eq!(route(None, live), Doorbell::Run(live));
     }
 }

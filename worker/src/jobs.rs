@@ -3,9 +3,8 @@
 use bvs_core::types::Env;
 use serde::{Deserialize, Serialize};
 
-/// Queue bindings (producers) by role.
-pub const QUEUE_VERIFY_SANDBOX: &str = "VERIFY_SANDBOX";
-pub const QUEUE_VERIFY_PRODUCTION: &str = "VERIFY_PRODUCTION";
+/// Queue bindings (producers) by role. Each ledger shard's verification
+/// queue is `VERIFY_<ENV>_<n>` (`ledger::LogId::queue_binding`).
 pub const QUEUE_WEBHOOKS: &str = "WEBHOOKS";
 /// Account mails ride the webhooks queue, the service's side-job queue
 /// (no verification ordering to keep; its consumer runs every job kind).
@@ -19,8 +18,9 @@ pub enum Job {
     Ping { id: String },
     /// The sequencer's doorbell: append whatever is QUEUED in shard
     /// `shard` of `env` (`"sandbox"` or `"production"` on the wire; a
-    /// message from before sharding has no shard and means shard 0).
-    /// Carries no data; D1 is the truth.
+    /// message from before sharding has no shard and means shard 0). Sent
+    /// on the shard's own verification queue. Carries no data; D1 is the
+    /// truth.
     Sequence {
         env: Env,
         #[serde(default)]

@@ -106,9 +106,10 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     });
     // DEV_MODE: the storage round trips this request made (issue 16).
     if app.dev_mode() {
-        let (d1, durable_object) = trips.since();
-        line["d1Calls"] = d1.into();
-        line["doCalls"] = durable_object.into();
+        let used = trips.since();
+        line["d1Calls"] = used.d1.into();
+        line["d1Trips"] = used.d1_sequential.into();
+        line["doCalls"] = used.durable_object.into();
         line["kdfCalls"] = roundtrips::kdf_count().saturating_sub(kdf_before).into();
     }
     worker::console_log!("{line}");

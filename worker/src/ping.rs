@@ -1,11 +1,12 @@
 //! The DEV_MODE queue ping (`/dev/ping`): a row written to D1 and a
-//! doorbell on the sandbox verification queue, whose consumer stamps the
+//! doorbell on sandbox shard 0's verification queue, whose consumer stamps the
 //! row (`Job::Ping`), so a test can see the queue path work end to end.
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
-use crate::jobs::{Job, QUEUE_VERIFY_SANDBOX};
+use crate::jobs::Job;
+use crate::ledger::LogId;
 use crate::store::dev::{self as store, PingRow};
 
 /// Writes a ping and rings the queue; returns its id.
@@ -16,7 +17,7 @@ pub async fn create(app: &App, note: &str) -> ApiResult<String> {
     let id = ids::new_id("png")?;
     store::insert_ping(&app.control_db()?, &id, note, app.now_ms).await?;
     app.env
-        .queue(QUEUE_VERIFY_SANDBOX)?
+        .queue(&LogId::new(bvs_core::types::Env::Sandbox, 0).queue_binding())?
         .send(Job::Ping { id: id.clone() })
         .await?;
     Ok(id)

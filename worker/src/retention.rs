@@ -1,7 +1,9 @@
 //! The daily retention purge (docs/retention.md). For every tenant with a
 //! `dataRetentionDays` window, raw business context older than the window
-//! is removed: delta reason/referenceId/metadata, fact metadata, dispatched
-//! outbox events, and the payload and url of completed webhook deliveries.
+//! is removed: delta reason/referenceId/metadata and fact metadata (of
+//! verified items by verification time, of FAILED ones by the time they
+//! were received), dispatched outbox events, and the payload and url of
+//! completed webhook deliveries.
 //! Permanent data (ids, receipt ids, item hashes, amounts, customer ids,
 //! timestamps, status, the log and checkpoints) is never touched, so every
 //! proof still verifies.
@@ -53,7 +55,11 @@ pub struct Report {
 #[derive(Clone, Copy)]
 enum Table {
     Deltas,
+    /// FAILED deltas: by the time they were received (never verified).
+    FailedDeltas,
     Facts,
+    /// FAILED facts: by the time they were submitted.
+    FailedFacts,
     Events,
     Deliveries,
 }
@@ -109,7 +115,13 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
                 let given = slice.min(budget);
                 let mut share = given;
                 for ledger in &ledgers {
-                    for table in [Table::Deltas, Table::Facts, Table::Events] {
+                    for table in [
+                        Table::Deltas,
+                        Table::FailedDeltas,
+                        Table::Facts,
+                        Table::FailedFacts,
+                        Table::Events,
+                    ] {
                         let n = drain(ledger, table, &t.id, cutoff, now_ms, &mut share).await?;
                         tally(&mut report, table, n);
                     }
@@ -146,8 +158,8 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
 
 fn tally(report: &mut Report, table: Table, n: u64) {
     match table {
-        Table::Deltas => report.deltas += n,
-        Table::Facts => report.facts += n,
+        Table::Deltas | Table::FailedDeltas => report.deltas += n,
+        Table::Facts | Table::FailedFacts => report.facts += n,
         Table::Events => report.events += n,
         Table::Deliveries => report.deliveries += n,
     }
@@ -174,7 +186,9 @@ async fn drain(
         };
         let n = match table {
             Table::Deltas => store::retention::purge_deltas(db, &p).await?,
+            Table::FailedDeltas => store::retention::purge_failed_deltas(db, &p).await?,
             Table::Facts => store::retention::purge_facts(db, &p).await?,
+            Table::FailedFacts => store::retention::purge_failed_facts(db, &p).await?,
             Table::Events => {
                 store::retention::purge_events(db, tenant_id, cutoff_ms, limit).await?
             }

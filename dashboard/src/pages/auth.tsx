@@ -1,6 +1,6 @@
 // Signed-out pages: log in, sign up, the e-mail verification landing,
 // forgotten password and reset, and the dev mailbox.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, call, type LoggedIn, type Mail, type Profile } from "../api";
 import { Link, navigate } from "../router";
 import { getState, signIn, takeFlash, update, useSession } from "../session";
@@ -158,9 +158,12 @@ export function VerifyEmail({ token }: { token: string | null }) {
   const started = useRef(false);
   const [email, setEmail] = useState("");
   const [resent, setResent] = useState<string | null>(null);
-  useEffect(() => {
-    // Keep the single-use token out of the history and out of screenshots.
+  // Before the first paint, not after it: the single-use token must
+  // never be visible in the address bar, the history or a screenshot.
+  useLayoutEffect(() => {
     history.replaceState(null, "", location.pathname);
+  }, []);
+  useEffect(() => {
     if (started.current || !token) return;
     started.current = true;
     call<unknown>("GET", "/dashboard/auth/verify", { query: { token } })
@@ -247,8 +250,11 @@ export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    // The token stays in this page's memory, not in the address bar.
+  // The token stays in this page's memory, not in the address bar. A
+  // layout effect runs in the same task as the render that shows the
+  // heading, so nobody sees the page with the token still in the URL (a
+  // plain effect ran after the paint, and the browser journey caught it).
+  useLayoutEffect(() => {
     history.replaceState(null, "", location.pathname);
   }, []);
   const submit = async (e: Event) => {

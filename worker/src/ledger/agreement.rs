@@ -364,8 +364,23 @@ async fn named_checkpoint(
     }
 }
 
-/// What a checkpoint of one customer says, as statements name it, and its
-/// closing balance.
+/// What a checkpoint of one customer says, as statements name it.
+fn reference(
+    app: &App,
+    log: LogId,
+    c: &CheckpointRow,
+    ledger_id: &str,
+) -> ApiResult<CheckpointRef> {
+    Ok(CheckpointRef {
+        origin: origin(app, log)?,
+        ledger: ledger_hash(ledger_id)?,
+        period: Period::parse(&c.period)?,
+        root: c.merkle_root,
+        deltas: c.delta_count,
+    })
+}
+
+/// [`reference`], and the checkpoint's closing balance read from D1.
 async fn checkpoint_ref(
     app: &App,
     log: LogId,
@@ -373,13 +388,7 @@ async fn checkpoint_ref(
     c: &CheckpointRow,
     ledger_id: &str,
 ) -> ApiResult<(CheckpointRef, Amount)> {
-    let reference = CheckpointRef {
-        origin: origin(app, log)?,
-        ledger: ledger_hash(ledger_id)?,
-        period: Period::parse(&c.period)?,
-        root: c.merkle_root,
-        deltas: c.delta_count,
-    };
+    let reference = reference(app, log, c, ledger_id)?;
     let balance = agreements::balance_at_leaf(db, &c.tenant_id, &c.customer_id, c.to_index).await?;
     Ok((reference, balance))
 }
@@ -511,88 +520,11 @@ struct AgreementEvent<'a> {
     recorded_at: &'a str,
 }
 
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CheckpointAgreement {
-    pub origin: String,
-    pub ledger_id: String,
-    pub period: String,
-    pub merkle_root: String,
-    pub delta_count: u64,
-    pub balance: Amount,
-    /// The `balance` statement a customer who agrees signs.
-    pub balance_statement: String,
-    /// The ledger's registered counterparty key, if any.
-    pub counterparty_key: Option<String>,
-    /// The key binding statement (a log item) of that key.
-    pub key_statement: Option<String>,
-    pub statements: Vec<StatementView>,
-}
-
-/// The agreement side of a committed single-customer checkpoint, for the
-/// public verify answer: what to sign, the key, and what was signed.
-///
-/// # Errors
-/// D1 errors.
-pub async fn of_checkpoint(
-    app: &App,
-    log: LogId,
-    db: &D1Database,
-    c: &CheckpointRow,
-) -> ApiResult<Option<CheckpointAgreement>> {
-    if c.customer_id == "all" || c.status != CheckpointStatus::Committed {
-        return Ok(None);
-    }
-    let ledger_id = submit::ledger_id(&c.tenant_id, &c.customer_id);
-    let (reference, balance) = checkpoint_ref(app, log, db, c, &ledger_id).await?;
-    let text = Statement::Balance(BalanceStatement {
-        checkpoint: reference.clone(),
-        balance,
-    })
-    .to_text();
-    let key = agreements::keys(db, &ledger_id).await?.pop();
-    let statements = agreements::of_checkpoint(db, &c.id)
-        .await?
-        .iter()
-        .map(|a| StatementView::from_row(a, c))
-        .collect();
-    Ok(Some(CheckpointAgreement {
-        origin: reference.origin.as_str().to_string(),
-        ledger_id,
-        period: c.period.clone(),
-        merkle_root: c.merkle_root.to_hex(),
-        delta_count: c.delta_count,
-        balance,
-        balance_statement: text,
-        counterparty_key: key.as_ref().map(|k| k.verifier_key.clone()),
-        key_statement: key.map(|k| k.statement),
-        statements,
-    }))
-}
-
-/// The committed single-customer checkpoint with merkleRoot `root`, in
-/// the shard the proof-root index names (`shard::of_root`), with its
-/// agreement side.
-///
-/// # Errors
-/// D1 errors.
-pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<CheckpointAgreement>> {
-    let Some(log) = super::shard::of_root(app, root).await? else {
-        return Ok(None);
-    };
-    let db = db(app, log)?;
-    let found = checkpoints::by_root(&db, root).await?;
-    match found
-        .iter()
-        .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
-    {
-        Some(c) => of_checkpoint(app, log, &db, c).await,
-        None => Ok(None),
-    }
-}
+mod public;
+pub use public::{of_checkpoint, CheckpointAgreement};
 
 mod receipt;
-pub use receipt::of_receipt;
+pub use receipt::{plan_receipt, ReceiptAgreementPlan};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
-use crate::store::ledgers::LedgerRow;
+use crate::store::deltas::{DeltaRow, StartAt};
+use crate::store::ledgers::{LedgerRow, WindowRow};
 use crate::store::{self, ItemStatus};
 use crate::views::{self, DeltaView};
 
@@ -43,36 +44,38 @@ pub async fn derive(
         checkpoint,
         page,
     } = start;
-    let (ledger_row, read) =
-        ledger_and_page(db, tenant_id, customer_id, checkpoint.as_deref(), &page).await?;
-    let balance_now = ledger_row.computed_balance;
-
-    let (start_seq, start_balance) = start_point(
+    let read = read(
         db,
         tenant_id,
+        customer_id,
+        checkpoint.as_deref(),
+        &checkpoint_type,
+        &page,
+    )
+    .await?;
+    let ledger_row = read.ledger;
+    let balance_now = ledger_row.computed_balance;
+    let (start_seq, start_balance) = start_of(
         customer_id,
         &ledger_row,
         checkpoint.as_deref(),
         &checkpoint_type,
-    )
-    .await?;
+        read.start.as_ref(),
+    )?;
     let computed = derive::computed_balance(starting_balance, start_balance, balance_now)
         .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
     let total = ledger_row.verified_count.saturating_sub(start_seq);
-    let from = start_seq + page.offset() + 1;
     let to = (start_seq + page.offset() + page.limit()).min(ledger_row.verified_count);
-    let (rows, windows) = match read {
-        Some(r) if start_seq == 0 => {
-            let rows = r.deltas.into_iter().filter(|d| d.ledger_seq <= Some(to));
-            (rows.collect(), r.windows)
-        }
-        _ => rest_of_page(db, tenant_id, customer_id.as_str(), (from, to), start_seq).await?,
-    };
+    let rows: Vec<_> = read
+        .deltas
+        .into_iter()
+        .filter(|d| d.ledger_seq <= Some(to))
+        .collect();
     let deltas: Vec<DeltaView> = rows
         .iter()
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
-    let windows = window_summaries(db, tenant_id, customer_id.as_str(), start_seq, windows).await?;
+    let windows = window_summaries(start_seq, read.windows, read.start, read.next)?;
     let latest = ledger_row.latest_items_root.clone();
     let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
         message: format!(
@@ -109,50 +112,57 @@ pub async fn derive(
     Ok(data)
 }
 
-/// The ledger and, from genesis, the page and the windows, in one round
-/// trip (the page's bounds are known up front; rows past the ledger's
-/// count do not exist); from a checkpoint, the ledger alone.
-async fn ledger_and_page(
+/// What a derivation reads, in one round trip (one batch): the ledger,
+/// the page of deltas after the starting point (its bounds are known up
+/// front, counted from the start; rows past the ledger's count do not
+/// exist), the windows ending after it and, from a checkpoint, the
+/// starting delta and the one after it.
+struct Read {
+    ledger: LedgerRow,
+    start: Option<DeltaRow>,
+    next: Option<DeltaRow>,
+    deltas: Vec<DeltaRow>,
+    windows: Vec<WindowRow>,
+}
+
+async fn read(
     db: &D1Database,
     tenant_id: &str,
     customer_id: &CustomerId,
     checkpoint: Option<&str>,
+    checkpoint_type: &str,
     page: &Page,
-) -> ApiResult<(LedgerRow, Option<store::ledgers::LedgerPage>)> {
-    if checkpoint.is_some() {
-        return Ok((
-            super::require_ledger(db, tenant_id, customer_id).await?,
-            None,
-        ));
-    }
-    let range = (page.offset() + 1, page.offset() + page.limit());
+) -> ApiResult<Read> {
     let customer = customer_id.as_str();
-    let mut read = store::ledgers::ledger_page(db, tenant_id, customer, range, 0).await?;
-    let row = read
-        .ledger
-        .take()
-        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
-    Ok((row, Some(read)))
-}
-
-/// From a checkpoint: the page's deltas (`from..=to`) and the windows.
-async fn rest_of_page(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    (from, to): (u64, u64),
-    start_seq: u64,
-) -> ApiResult<(Vec<store::deltas::DeltaRow>, Vec<store::ledgers::WindowRow>)> {
-    let rows = if from <= to {
-        store::deltas::of_ledger(db, tenant_id, customer_id, from, to).await?
-    } else {
-        Vec::new()
+    let range = (page.offset() + 1, page.offset() + page.limit());
+    let no_ledger = || ApiError::NotFound(format!("No ledger for customerId {customer}"));
+    let Some(c) = checkpoint else {
+        let read = store::ledgers::ledger_page(db, tenant_id, customer, range, 0).await?;
+        return Ok(Read {
+            ledger: read.ledger.ok_or_else(no_ledger)?,
+            start: None,
+            next: None,
+            deltas: read.deltas,
+            windows: read.windows,
+        });
     };
-    let windows = store::ledgers::windows_after(db, tenant_id, customer_id, start_seq).await?;
-    Ok((rows, windows))
+    let start = if checkpoint_type == "anchorId" {
+        StartAt::AnchorId(c)
+    } else {
+        StartAt::ItemsRoot(c)
+    };
+    let read = store::ledgers::ledger_page_from(db, tenant_id, customer, start, range).await?;
+    Ok(Read {
+        ledger: read.ledger.ok_or_else(no_ledger)?,
+        start: read.start,
+        next: read.next,
+        deltas: read.deltas,
+        windows: read.windows,
+    })
 }
 
-/// The starting point of a derivation: (ledger_seq, balance after it).
+/// The starting point of a derivation (or a comparison) read from D1:
+/// (ledger_seq, balance after it).
 pub(super) async fn start_point(
     db: &D1Database,
     tenant_id: &str,
@@ -160,6 +170,34 @@ pub(super) async fn start_point(
     ledger_row: &LedgerRow,
     checkpoint: Option<&str>,
     checkpoint_type: &str,
+) -> ApiResult<(u64, Amount)> {
+    let row = match checkpoint {
+        None => None,
+        Some(c) if checkpoint_type == "anchorId" => store::deltas::delta(db, tenant_id, c)
+            .await?
+            .filter(|d| d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified),
+        Some(c) => {
+            store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id.as_str(), c).await?
+        }
+    };
+    start_of(
+        customer_id,
+        ledger_row,
+        checkpoint,
+        checkpoint_type,
+        row.as_ref(),
+    )
+}
+
+/// The starting point of a derivation, `row` being the delta `checkpoint`
+/// names (None from genesis, or when it names no verified delta of this
+/// ledger): (ledger_seq, balance after it).
+fn start_of(
+    customer_id: &CustomerId,
+    ledger_row: &LedgerRow,
+    checkpoint: Option<&str>,
+    checkpoint_type: &str,
+    row: Option<&DeltaRow>,
 ) -> ApiResult<(u64, Amount)> {
     let balance_now = ledger_row.computed_balance;
     Ok(match checkpoint {
@@ -177,14 +215,6 @@ pub(super) async fn start_point(
             (0, Amount::ZERO)
         }
         Some(c) => {
-            let row = if checkpoint_type == "anchorId" {
-                store::deltas::delta(db, tenant_id, c).await?.filter(|d| {
-                    d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified
-                })
-            } else {
-                store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id.as_str(), c)
-                    .await?
-            };
             let row = row.ok_or_else(|| {
                 ApiError::NotFound(format!(
                     "startingCheckpoint {c} is not a verified {checkpoint_type} of customer {}",
@@ -240,13 +270,14 @@ struct WindowView {
 }
 
 /// Window summaries of the deltas after ledger_seq `after`, from the
-/// per-window aggregates (O(windows), never O(history)).
-async fn window_summaries(
-    db: &worker::D1Database,
-    tenant_id: &str,
-    customer_id: &str,
+/// per-window aggregates (O(windows), never O(history)); `start` and
+/// `next` are the deltas at `after` and `after + 1` (read in the same
+/// batch), needed when the starting point falls inside a window.
+fn window_summaries(
     after: u64,
-    windows: Vec<store::ledgers::WindowRow>,
+    windows: Vec<WindowRow>,
+    start: Option<DeltaRow>,
+    next: Option<DeltaRow>,
 ) -> ApiResult<Vec<WindowView>> {
     let mut out = Vec::new();
     for w in windows {
@@ -254,11 +285,11 @@ async fn window_summaries(
             (w.first_seq, w.balance_before, w.first_verified_at)
         } else {
             // The starting point falls inside this window: count from it.
-            let start = store::deltas::of_ledger_at(db, tenant_id, customer_id, after)
-                .await?
+            let start = start
+                .as_ref()
                 .ok_or_else(|| ApiError::internal("checkpoint delta vanished"))?;
-            let next = store::deltas::of_ledger_at(db, tenant_id, customer_id, after + 1)
-                .await?
+            let next = next
+                .as_ref()
                 .ok_or_else(|| ApiError::internal("window delta vanished"))?;
             (
                 after + 1,

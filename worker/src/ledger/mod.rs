@@ -1,5 +1,5 @@
-//! The ledger side: one signed, append-only Merkle log per environment, and
-//! the sequencer that appends queued items to it.
+//! The ledger side: one signed, append-only Merkle log per shard, and the
+//! sequencer that appends queued items to it.
 
 pub mod agreement;
 pub mod balances;
@@ -39,14 +39,6 @@ pub fn db(app: &App, log: LogId) -> ApiResult<D1Database> {
     app.env
         .d1(&binding)
         .map_err(|e| ApiError::internal(format!("ledger shard {binding} is not bound: {e}")))
-}
-
-/// The verification queue (producer binding) of an environment.
-pub fn queue_binding(env: Env) -> &'static str {
-    match env {
-        Env::Sandbox => crate::jobs::QUEUE_VERIFY_SANDBOX,
-        Env::Production => crate::jobs::QUEUE_VERIFY_PRODUCTION,
-    }
 }
 
 /// The log's identity: its origin line and signing key.
@@ -144,6 +136,19 @@ pub async fn inclusion_proofs(
     leaves: &[u64],
     size: u64,
 ) -> ApiResult<Vec<Vec<Hash32>>> {
+    inclusion_proofs_with(db, leaves, size, Vec::new()).await
+}
+
+/// Like [`inclusion_proofs`], with `writes` sent in the same batch as the
+/// stored-hash reads (issue 16: a receipt's record costs no round trip of
+/// its own); the batch is atomic, so the writes land only if the reads
+/// succeed.
+pub async fn inclusion_proofs_with(
+    db: &D1Database,
+    leaves: &[u64],
+    size: u64,
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<Vec<Vec<Hash32>>> {
     let mut need = Vec::new();
     for leaf in leaves {
         need.extend(
@@ -153,8 +158,16 @@ pub async fn inclusion_proofs(
     }
     need.sort_unstable();
     need.dedup();
-    let mut hashes = StoredHashes::new();
-    fetch_missing(db, &mut hashes, &need).await?;
+    let hashes = if need.is_empty() && writes.is_empty() {
+        StoredHashes::new()
+    } else {
+        store::log::stored_hashes_with(db, &need, writes).await?
+    };
+    if let Some(i) = need.iter().find(|i| hashes.get(**i).is_none()) {
+        return Err(ApiError::internal(format!(
+            "log hash {i} is missing from storage"
+        )));
+    }
     leaves
         .iter()
         .map(|leaf| {

@@ -15,16 +15,16 @@ use bvs_core::verify::{
     RecordsPagination,
 };
 use bvs_core::{LeafIndex, TreeSize};
-use worker::D1Database;
 
-use super::{db, inclusion_proofs, require_ledger, LogId, LogKey};
+use super::agreement::CheckpointAgreement;
+use super::{db, inclusion_proofs, inclusion_proofs_with, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::CheckpointRow;
-use crate::store::deltas::{self, DeltaRow};
+use crate::store::deltas::DeltaRow;
 use crate::store::lookup::{Found, Looked};
-use crate::store::receipts::{self, ReceiptRow};
-use crate::store::{self, ledgers, log as log_store, CheckpointStatus, ItemStatus};
+use crate::store::receipts::{self, ReceiptOf, ReceiptRow};
+use crate::store::{self, ledgers, CheckpointStatus, ItemStatus};
 use crate::views;
 
 /// A receipt lists at most this many deltas; beyond, ask per period.
@@ -56,39 +56,125 @@ impl Span {
 }
 
 /// A customer's receipt (whole history, or one period), recorded so that
-/// its root resolves on the public verify route.
+/// its root resolves on the public verify route. Two sequential round
+/// trips on the shard (issue 16): one batch reads everything the receipt
+/// lists (`store::receipts::read`), then one batch reads the stored hashes
+/// of every inclusion proof and writes the receipt's record, while the
+/// control database indexes its root.
 ///
 /// # Errors
 /// 404 for an unknown customer or no verified deltas; 422 above
 /// `RECEIPT_DELTAS_MAX` deltas.
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let db = db(app, r.log)?;
-    let (span, rows, head) = read(&db, r).await?;
-    let head =
-        head.ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
-    let (deltas, items) = proven(&db, &rows, head.tree_size).await?;
+    let customer = r.customer_id.as_str();
+    let ledger_id = super::submit::ledger_id(r.tenant_id, customer);
+    let period = r.period.map(|p| p.to_string());
+    let read = receipts::read(
+        &db,
+        &ReceiptOf {
+            tenant_id: r.tenant_id,
+            customer_id: customer,
+            period: period.as_deref(),
+            ledger_id: &ledger_id,
+            deltas_max: RECEIPT_DELTAS_MAX,
+        },
+    )
+    .await?;
+    let l = read
+        .ledger
+        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
+    let span = span(r, &l, read.window)?;
+    let rows: Vec<DeltaRow> = read
+        .deltas
+        .into_iter()
+        .filter(|d| d.ledger_seq <= Some(span.last_seq))
+        .collect();
+    let head = read
+        .head
+        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+    let deltas: Vec<DerivedDelta> = rows.iter().map(derived).collect::<ApiResult<_>>()?;
     let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
     let root = merkle::root(&item_hashes);
-    let starting = span.balance_before;
+    let plan = super::agreement::plan_receipt(
+        read.checkpoints,
+        read.key,
+        read.statements,
+        &root,
+        head.tree_size,
+    );
+    let record = ReceiptRow {
+        items_root: root.to_hex(),
+        tenant_id: r.tenant_id.to_string(),
+        customer_id: customer.to_string(),
+        period,
+        from_seq: span.first_seq,
+        to_seq: span.last_seq,
+        delta_count: span.count(),
+        generated_at: app.now_ms,
+    };
+    let mut leaves = leaves_of(&rows)?;
+    let listed = leaves.len();
+    leaves.extend(
+        plan.iter()
+            .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
+    );
+    let write = vec![receipts::record(&db, &record)?];
+    let proved = inclusion_proofs_with(&db, &leaves, head.tree_size, write);
+    let mut proofs = super::submit::with_root_index(app, r.log, &record.items_root, proved).await?;
+    let agreement_proofs = proofs.split_off(listed.min(proofs.len()));
+    let items = proven(&rows, &leaves[..listed], proofs)?;
     let final_balance = match rows.last() {
         Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
-        None => starting,
+        None => span.balance_before,
     };
-    let window_summaries = derive::window_summaries(&deltas)
+    let agreement = plan
+        .map(|p| p.finish(app, r.log, &ledger_id, final_balance, agreement_proofs))
+        .transpose()?;
+    let parts = Parts {
+        span: &span,
+        root,
+        final_balance,
+        tree_head: head.note,
+        deltas,
+        items,
+    };
+    assemble(app, r, parts, agreement)
+}
+
+/// What a receipt is made of once read and proven.
+struct Parts<'a> {
+    span: &'a Span,
+    root: Hash32,
+    final_balance: Amount,
+    tree_head: String,
+    deltas: Vec<DerivedDelta>,
+    items: Vec<ProvenItem>,
+}
+
+fn assemble(
+    app: &App,
+    r: &ReceiptRequest<'_>,
+    p: Parts<'_>,
+    agreement: Option<bvs_core::receipt::ReceiptAgreement>,
+) -> ApiResult<Receipt> {
+    let root = p.root;
+    let item_hashes: Vec<Hash32> = p.deltas.iter().map(|d| d.item_hash).collect();
+    let window_summaries = derive::window_summaries(&p.deltas)
         .map_err(|e| ApiError::internal(format!("windows: {e}")))?;
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
-    let mut receipt = Receipt {
+    Ok(Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
         generated_at: views::iso(app.now_ms),
-        deltas_count: deltas.len() as u64,
-        starting_balance: starting,
-        final_balance,
+        deltas_count: p.deltas.len() as u64,
+        starting_balance: p.span.balance_before,
+        final_balance: p.final_balance,
         items_root: root,
         receipt_id: root,
         proof_root: root,
-        latest_checkpoint: rows.last().map(|row| row.items_root.to_hex()),
-        deltas,
+        latest_checkpoint: p.deltas.last().map(|d| d.items_root.to_hex()),
+        deltas: p.deltas,
         window_summaries,
         verification: ReceiptVerification {
             message: format!(
@@ -104,60 +190,12 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         },
         proof: ReceiptProof {
             hash_scheme: HASH_SCHEME.name().to_string(),
-            tree_head: head.note,
+            tree_head: p.tree_head,
             public_key: LogKey::load(app, r.log)?.verifier_key()?,
-            items,
+            items: p.items,
         },
-        agreement: None,
-    };
-    receipt.agreement = super::agreement::of_receipt(app, &db, r, &root, head.tree_size).await?;
-    let record = ReceiptRow {
-        items_root: root.to_hex(),
-        tenant_id: r.tenant_id.to_string(),
-        customer_id: r.customer_id.as_str().to_string(),
-        period: receipt.period.clone(),
-        from_seq: span.first_seq,
-        to_seq: span.last_seq,
-        delta_count: span.count(),
-        generated_at: app.now_ms,
-    };
-    let recorded = receipts::record(&db, &record);
-    super::submit::with_root_index(app, r.log, &record.items_root, recorded).await?;
-    Ok(receipt)
-}
-
-/// The receipt's span, its deltas and the log's head: the whole ledger in
-/// one round trip (`ledgers::ledger_page`), a period in three.
-async fn read(
-    db: &D1Database,
-    r: &ReceiptRequest<'_>,
-) -> ApiResult<(Span, Vec<DeltaRow>, Option<log_store::HeadRow>)> {
-    let customer = r.customer_id.as_str();
-    if r.period.is_none() {
-        // Windows are not needed: ask for those past the limit (D1 binds
-        // integers as JS numbers, so no u64::MAX).
-        let range = (1, RECEIPT_DELTAS_MAX);
-        let page =
-            ledgers::ledger_page(db, r.tenant_id, customer, range, RECEIPT_DELTAS_MAX).await?;
-        let l = page
-            .ledger
-            .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
-        let span = span(r, &l, None)?;
-        let rows = page
-            .deltas
-            .into_iter()
-            .filter(|d| d.ledger_seq <= Some(span.last_seq))
-            .collect();
-        return Ok((span, rows, page.head));
-    }
-    let l = require_ledger(db, r.tenant_id, r.customer_id).await?;
-    let window = match &r.period {
-        Some(p) => ledgers::window(db, r.tenant_id, customer, &p.to_string()).await?,
-        None => None,
-    };
-    let span = span(r, &l, window)?;
-    let rows = deltas::of_ledger(db, r.tenant_id, customer, span.first_seq, span.last_seq).await?;
-    Ok((span, rows, log_store::latest_head(db).await?))
+        agreement,
+    })
 }
 
 /// The ledger positions the receipt covers: the period's window, or the
@@ -198,36 +236,34 @@ fn span(
     Ok(span)
 }
 
-/// Each verified row as the spec's Delta, and as a proven item with its
-/// inclusion proof into the tree of `size`.
-async fn proven(
-    db: &D1Database,
-    rows: &[DeltaRow],
-    size: u64,
-) -> ApiResult<(Vec<DerivedDelta>, Vec<ProvenItem>)> {
-    let leaves: Vec<u64> = rows
-        .iter()
+/// The log positions of verified rows.
+fn leaves_of(rows: &[DeltaRow]) -> ApiResult<Vec<u64>> {
+    rows.iter()
         .map(|r| {
             r.leaf_index
                 .ok_or_else(|| ApiError::internal("verified delta without leaf"))
         })
-        .collect::<ApiResult<_>>()?;
-    let proofs = inclusion_proofs(db, &leaves, size).await?;
-    let mut deltas = Vec::with_capacity(rows.len());
+        .collect()
+}
+
+/// Each verified row as a proven item, with its leaf and inclusion proof.
+fn proven(
+    rows: &[DeltaRow],
+    leaves: &[u64],
+    proofs: Vec<Vec<Hash32>>,
+) -> ApiResult<Vec<ProvenItem>> {
     let mut items = Vec::with_capacity(rows.len());
-    for ((row, proof), leaf) in rows.iter().zip(proofs).zip(&leaves) {
-        let d = derived(row)?;
+    for ((row, proof), leaf) in rows.iter().zip(proofs).zip(leaves) {
         items.push(ProvenItem {
             anchor_id: row.anchor_id.clone(),
-            item_hash: d.item_hash,
+            item_hash: row.item_hash,
             leaf_index: LeafIndex(*leaf),
             inclusion_proof: proof,
-            delta: d.delta,
+            delta: row.delta,
             raw: raw_content(row)?,
         });
-        deltas.push(d);
     }
-    Ok((deltas, items))
+    Ok(items)
 }
 
 fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
@@ -309,7 +345,11 @@ const PUBLIC_MESSAGE: &str =
      the head's root (log leaves hashed as hashScheme names), and that the RFC 9162 root of the records' itemHashes is the proof root \
      (for a checkpoint: checkpointLeaf.itemHash, itself proven into the head).";
 
-/// The public answer for `root`, from whichever environment issued it.
+/// The public answer for `root`, from whichever environment issued it,
+/// and for a committed single-customer checkpoint its agreement side
+/// (issue 19). Three sequential round trips (issue 16): the proof-root
+/// index, one batch on the shard it names (`store::lookup`), the stored
+/// hashes of every inclusion proof.
 ///
 /// # Errors
 /// 404 when no environment issued `root`.
@@ -318,37 +358,42 @@ pub async fn public_answer(
     root: Hash32,
     page: &RecordsPage,
     origin: &str,
-) -> ApiResult<PublicAnswer> {
-    let (at, db, found) = resolve(app, &root.to_hex()).await?;
+) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>)> {
+    let (at, found) = resolve(app, &root.to_hex(), page).await?;
+    let db = db(app, at)?;
     let head = match found.head {
         Some(head) => head,
         None => super::head_or_init(app, at).await?,
     };
-    let covered = covered(&db, found.found, found.deltas, page).await?;
-    let records = records(&db, &covered.rows, head.tree_size).await?;
-    let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
-    let checkpoint_leaf = match covered
+    let covered = covered(found.found, found.deltas, page)?;
+    let checkpoint_at = covered
         .checkpoint
         .as_ref()
-        .and_then(|c| c.leaf_index.map(|l| (c, l)))
-    {
-        Some((c, leaf)) => {
-            let proof = inclusion_proofs(&db, &[leaf], head.tree_size).await?;
-            Some(CheckpointLeaf {
-                item_hash: c.merkle_root,
-                leaf_index: LeafIndex(leaf),
-                inclusion_proof: proof.into_iter().next().unwrap_or_default(),
-            })
-        }
-        None => None,
-    };
+        .and_then(|c| c.leaf_index.map(|l| (c.merkle_root, l)));
+    // Every proof (the records' and the checkpoint's leaf) in one read.
+    let mut leaves: Vec<u64> = covered.rows.iter().filter_map(|r| r.leaf_index).collect();
+    leaves.extend(checkpoint_at.map(|(_, leaf)| leaf));
+    let mut proofs = inclusion_proofs(&db, &leaves, head.tree_size).await?;
+    let checkpoint_leaf = checkpoint_at.map(|(item_hash, leaf)| CheckpointLeaf {
+        item_hash,
+        leaf_index: LeafIndex(leaf),
+        inclusion_proof: proofs.pop().unwrap_or_default(),
+    });
+    let records = records(&covered.rows, proofs);
+    let item_hashes: Vec<Hash32> = covered.rows.iter().map(|r| r.item_hash).collect();
     let verified = match &covered.checkpoint {
         Some(c) => c.status == CheckpointStatus::Committed && checkpoint_leaf.is_some(),
         None => !records.is_empty() && records.iter().all(|r| r.leaf_index.is_some()),
     };
+    // Only a checkpoint's root can have an agreement side.
+    let agreement = if covered.checkpoint.is_some() {
+        super::agreement::of_checkpoint(app, at, &found.checkpoints, found.agreement)?
+    } else {
+        None
+    };
     let summary = summary(at.env, root, &covered, &records);
     let key = LogKey::load(app, at)?;
-    Ok(PublicAnswer {
+    let answer = PublicAnswer {
         verified,
         summary,
         records,
@@ -368,17 +413,20 @@ pub async fn public_answer(
             offset: page.offset,
             total: covered.total,
         }),
-    })
+    };
+    Ok((answer, agreement))
 }
 
 /// The shard that issued `root`, as the proof-root index names it
-/// (`shard::of_root`), and what it is there; 404 for a root the index
-/// does not name or the shard does not hold.
-async fn resolve(app: &App, root: &str) -> ApiResult<(LogId, D1Database, Looked)> {
+/// (`shard::of_root`), and what it is there (with one `page` of a
+/// checkpoint's deltas); 404 for a root the index does not name or the
+/// shard does not hold.
+async fn resolve(app: &App, root: &str, page: &RecordsPage) -> ApiResult<(LogId, Looked)> {
     if let Some(at) = super::shard::of_root(app, root).await? {
         let db = db(app, at)?;
-        if let Some(found) = store::lookup::root(&db, root).await?.found() {
-            return Ok((at, db, found));
+        let looked = store::lookup::root(&db, root, page.limit, page.offset).await?;
+        if let Some(found) = looked.found() {
+            return Ok((at, found));
         }
     }
     Err(ApiError::NotFound(format!(
@@ -401,13 +449,11 @@ pub fn log_ref(at: LogId, log_origin: &str, service_origin: &str) -> LogRef {
     }
 }
 
-async fn covered(
-    db: &D1Database,
-    found: Found,
-    read: Vec<DeltaRow>,
-    page: &RecordsPage,
-) -> ApiResult<Covered> {
-    Ok(match &found {
+/// What `found` covers, from the rows the lookup read: a submission's
+/// deltas (of every submission with its root: keep its own) or a
+/// receipt's, read whole and paged here; a checkpoint's, one page already.
+fn covered(found: Found, read: Vec<DeltaRow>, page: &RecordsPage) -> ApiResult<Covered> {
+    Ok(match found {
         Found::Submission(s) => {
             let rows: Vec<DeltaRow> = read
                 .into_iter()
@@ -425,37 +471,25 @@ async fn covered(
                 checkpoint: None,
             }
         }
-        Found::Receipt(r) => {
-            let rows =
-                deltas::of_ledger(db, &r.tenant_id, &r.customer_id, r.from_seq, r.to_seq).await?;
-            Covered {
-                kind: "receipt",
-                net: sum(&rows)?,
-                rows: one_page(rows, page),
-                period: r.period.clone(),
-                status: "VERIFIED".to_string(),
-                total: r.delta_count,
-                checkpoint: None,
-            }
-        }
+        Found::Receipt(r) => Covered {
+            kind: "receipt",
+            net: sum(&read)?,
+            rows: one_page(read, page),
+            period: r.period,
+            status: "VERIFIED".to_string(),
+            total: r.delta_count,
+            checkpoint: None,
+        },
         Found::Checkpoint(c) => {
-            let p = Period::parse(&c.period)?;
-            let range = deltas::LeafRange {
-                tenant_id: &c.tenant_id,
-                customer: (c.customer_id != "all").then_some(c.customer_id.as_str()),
-                from_ms: u64::try_from(p.start_ms()).unwrap_or(0),
-                to_ms: u64::try_from(p.end_ms()).unwrap_or(u64::MAX),
-                from_leaf: c.from_index,
-                to_leaf: c.to_index,
-            };
+            Period::parse(&c.period)?;
             Covered {
                 kind: "checkpoint",
-                rows: deltas::in_leaf_range(db, &range, page.offset, page.limit).await?,
+                rows: read,
                 period: Some(c.period.clone()),
                 status: c.status.as_str().to_string(),
                 total: c.delta_count,
                 net: c.net_delta,
-                checkpoint: Some(c.clone()),
+                checkpoint: Some(c),
             }
         }
     })
@@ -470,11 +504,10 @@ fn one_page(rows: Vec<DeltaRow>, page: &RecordsPage) -> Vec<DeltaRow> {
     rows.into_iter().skip(offset).take(limit).collect()
 }
 
-/// The records with their inclusion proofs into the tree of `size` (none
-/// for a delta not yet in the log).
-async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec<PublicRecord>> {
-    let leaves: Vec<u64> = rows.iter().filter_map(|r| r.leaf_index).collect();
-    let mut proofs = inclusion_proofs(db, &leaves, size).await?.into_iter();
+/// The records with their inclusion proofs (`proofs`: one per record in
+/// the log, in order; none for a delta not yet in the log).
+fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>) -> Vec<PublicRecord> {
+    let mut proofs = proofs.into_iter();
     let mut records = Vec::with_capacity(rows.len());
     for r in rows {
         let proof = match r.leaf_index {
@@ -492,7 +525,7 @@ async fn records(db: &D1Database, rows: &[DeltaRow], size: u64) -> ApiResult<Vec
             declared_timestamp: Some(views::iso(r.declared_at)),
         });
     }
-    Ok(records)
+    records
 }
 
 fn summary(env: Env, root: Hash32, covered: &Covered, records: &[PublicRecord]) -> PublicSummary {

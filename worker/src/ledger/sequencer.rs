@@ -1,4 +1,4 @@
-//! The sequencer: appends every QUEUED item of an environment to its log,
+//! The sequencer: appends every QUEUED item of a shard to its log,
 //! signs the new tree head, and marks the items VERIFIED, all in one atomic
 //! D1 batch per round. A round is planned (what is queued, in rowid order,
 //! as much as fits D1's limits: see `budget`) then applied (the append, and
@@ -45,6 +45,12 @@ pub const ROUNDS_MAX: usize = 25;
 /// makes every round that holds it fail, as an item that can never be
 /// appended would. Has no effect unless `DEV_MODE` is on.
 pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
+/// DEV_MODE: a delta with this `reason` holds its round for
+/// `DEV_HOLD_SECS` before the round commits, as a slow or saturated shard
+/// would: that shard's sequencer stays busy (tests/tests/shard_queues.rs:
+/// another shard is sequenced meanwhile). No effect unless `DEV_MODE` is on.
+pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
+pub const DEV_HOLD_SECS: u64 = 30;
 /// Queries a run keeps for marking isolated items FAILED.
 const FAIL_QUERIES: usize = 3;
 
@@ -280,6 +286,10 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
             "DEV_MODE fault injection: this item cannot be appended",
         ));
     }
+    if app.dev_mode() && plan.holds() {
+        worker::console_log!("sequencer {}: DEV_MODE hold reached", log.path_name());
+        worker::Delay::from(std::time::Duration::from_secs(DEV_HOLD_SECS)).await;
+    }
     let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
     let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, now).await?;
@@ -297,18 +307,29 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
 
 /// Marks the items that failed alone FAILED, each with why and its
 /// `verification.failed` event (once: the event's id is the item's), if
-/// some round of the run committed (the database takes writes, so the
-/// failure is the item's). Otherwise they stay QUEUED for the next run,
-/// and the run reports the failure.
+/// the database takes writes, so that the failure is the item's: some
+/// round of the run committed, or else a probe write succeeds (a lone
+/// poisoned item on a quiet shard has no other round to commit; without
+/// the probe it stayed QUEUED for ever). Otherwise they stay QUEUED for
+/// the next run, and the run reports the failure.
 async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     let isolated = std::mem::take(&mut run.isolated);
     if isolated.is_empty() {
         return Ok(());
     }
+    let now = app::clock_ms();
+    let takes_writes = run.committed
+        || isolated.iter().all(|(_, _, certain)| *certain)
+        || match log_store::probe_write(db, now).await {
+            Ok(()) => true,
+            Err(e) => {
+                worker::console_error!("sequencer: the probe write failed too: {e:?}");
+                false
+            }
+        };
     let (isolated, unsure): (Vec<_>, Vec<_>) = isolated
         .into_iter()
-        .partition(|(_, _, certain)| *certain || run.committed);
-    let now = app::clock_ms();
+        .partition(|(_, _, certain)| *certain || takes_writes);
     let mut statements = Vec::new();
     for (item, message, _) in &isolated {
         statements.extend(mark_failed(db, item, message, now)?);
@@ -318,7 +339,7 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     }
     if !unsure.is_empty() {
         return Err(ApiError::internal(format!(
-            "{} item(s) failed alone and nothing committed: left QUEUED",
+            "{} item(s) failed alone and the database took no write: left QUEUED",
             unsure.len()
         )));
     }
@@ -413,6 +434,13 @@ impl Plan {
                 .checkpoints
                 .iter()
                 .any(|c| c.customer_id == DEV_FAULT_REASON)
+    }
+
+    /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).
+    fn holds(&self) -> bool {
+        self.deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_HOLD_REASON))
     }
 
     /// The log position of the `i`-th fact and checkpoint.

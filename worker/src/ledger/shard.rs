@@ -34,11 +34,14 @@ impl LogId {
 
     /// The D1 binding of the shard's database.
     pub fn binding(self) -> String {
-        let env = match self.env {
-            Env::Sandbox => "SANDBOX",
-            Env::Production => "PRODUCTION",
-        };
-        format!("LEDGER_{env}_{}", self.shard)
+        format!("LEDGER_{}_{}", env_upper(self.env), self.shard)
+    }
+
+    /// The producer binding of the shard's own verification queue (each
+    /// shard has one, consumed with `max_concurrency = 1`: see
+    /// [`of_queue`]).
+    pub fn queue_binding(self) -> String {
+        format!("VERIFY_{}_{}", env_upper(self.env), self.shard)
     }
 
     /// The log's name in paths: `sandbox` for shard 0 (the log every
@@ -89,6 +92,39 @@ impl LogId {
             format!("{env_origin}/{}", self.shard)
         }
     }
+}
+
+fn env_upper(env: Env) -> &'static str {
+    match env {
+        Env::Sandbox => "SANDBOX",
+        Env::Production => "PRODUCTION",
+    }
+}
+
+/// The shard whose verification queue is named `queue`, by the naming
+/// rule of wrangler.toml (docs/deploy.md, "Create the queues"): a name
+/// ending in `verify-<env>` is shard 0's queue (the queue every shard
+/// shared before each had its own), `verify-<env>-<n>` shard n's, whatever
+/// comes before (`bvs-`, `bvs-staging-`). Any other queue (the webhooks
+/// queue) is no shard's. The consumer runs only this shard's sequencer for
+/// a batch of this queue: with each queue's `max_concurrency = 1`, that
+/// is what keeps one writer per shard's log.
+pub fn of_queue(queue: &str) -> Option<LogId> {
+    let (base, shard) = match queue.rsplit_once('-') {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            // Shard 0's queue has no number; a number never starts with 0.
+            if n.starts_with('0') {
+                return None;
+            }
+            (base, n.parse::<u32>().ok()?)
+        }
+        _ => (queue, 0),
+    };
+    let env = [Env::Sandbox, Env::Production]
+        .into_iter()
+        .find(|env| base.ends_with(&format!("verify-{}", env.as_str())))?;
+    let prefix = &base[..base.len() - "verify-".len() - env.as_str().len()];
+    (prefix.is_empty() || prefix.ends_with('-')).then_some(LogId::new(env, shard))
 }
 
 /// The variable holding an environment's shard count.
@@ -171,9 +207,130 @@ mod tests {
     }
 
     #[test]
+    fn a_verification_queue_names_its_shard() {
+        let cases = [
+            ("bvs-verify-sandbox", Some((Env::Sandbox, 0))),
+            ("bvs-verify-sandbox-1", Some((Env::Sandbox, 1))),
+            ("bvs-verify-production-12", Some((Env::Production, 12))),
+            ("bvs-staging-verify-production", Some((Env::Production, 0))),
+            ("bvs-staging-verify-sandbox-3", Some((Env::Sandbox, 3))),
+            ("verify-sandbox", Some((Env::Sandbox, 0))),
+            ("bvs-webhooks", None),
+            ("bvs-verify-sandbox-0", None),
+            ("bvs-verify-sandbox-01", None),
+            ("bvs-verify-sandbox-", None),
+            ("bvs-verify-staging", None),
+            ("bvs-unverify-sandbox", None),
+            ("bvs-verify-sandbox-x", None),
+        ];
+        for (queue, want) in cases {
+            assert_eq!(
+                of_queue(queue),
+                want.map(|(env, shard)| LogId::new(env, shard)),
+                "{queue}"
+            );
+        }
+    }
+
+    /// wrangler.toml keeps every shard's queue coherent in each of its
+    /// three set-ups (local, production, staging): for each environment,
+    /// every bound shard database `LEDGER_<ENV>_<n>` (at least
+    /// `LEDGER_SHARDS_<ENV>` of them) has a producer binding
+    /// `VERIFY_<ENV>_<n>` whose queue's name [`of_queue`] reads as that
+    /// shard, and that queue a consumer with `max_concurrency = 1`.
+    #[test]
+    fn wrangler_toml_gives_every_shard_its_own_queue_with_one_consumer() {
+        let toml = include_str!("../../../wrangler.toml");
+        let sections = wrangler_sections(toml);
+        assert_eq!(sections.len(), 3, "top level, production, staging");
+        for (name, text) in &sections {
+            let producers = entries(text, "binding = \"VERIFY_");
+            let consumers = entries(text, "max_concurrency");
+            let mut queues = Vec::new();
+            for env in [Env::Sandbox, Env::Production] {
+                let count: u32 = entries(text, count_var(env))
+                    .iter()
+                    .find_map(|e| value_of(e, count_var(env)))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(|| panic!("{name}: {} is not set", count_var(env)));
+                let bound = (0..SHARDS_MAX)
+                    .take_while(|s| {
+                        text.contains(&format!("\"{}\"", LogId::new(env, *s).binding()))
+                    })
+                    .count();
+                assert!(
+                    bound >= count as usize,
+                    "{name}: {env:?} binds {bound} < {count}"
+                );
+                for log in (0..bound as u32).map(|s| LogId::new(env, s)) {
+                    let binding = format!("\"{}\"", log.queue_binding());
+                    let queue = producers
+                        .iter()
+                        .filter(|p| p.contains(&binding))
+                        .find_map(|p| value_of(p, "queue"))
+                        .unwrap_or_else(|| panic!("{name}: no producer {binding}"));
+                    assert_eq!(of_queue(&queue), Some(log), "{name}: {binding} -> {queue}");
+                    let consumer = consumers
+                        .iter()
+                        .find(|c| value_of(c, "queue").as_deref() == Some(queue.as_str()))
+                        .unwrap_or_else(|| panic!("{name}: no consumer of {queue}"));
+                    assert_eq!(
+                        value_of(consumer, "max_concurrency").as_deref(),
+                        Some("1"),
+                        "{name}: {queue} must have one sequencer at a time"
+                    );
+                    queues.push(queue);
+                }
+            }
+            let distinct: std::collections::BTreeSet<&String> = queues.iter().collect();
+            assert_eq!(distinct.len(), queues.len(), "{name}: a shared queue");
+        }
+    }
+
+    /// The top level and each `[env.*]` table of wrangler.toml, comment
+    /// lines left out.
+    fn wrangler_sections(toml: &str) -> Vec<(String, String)> {
+        let mut sections = vec![("top".to_string(), String::new())];
+        for line in toml.lines().map(str::trim).filter(|l| !l.starts_with('#')) {
+            if let Some(env) = line.strip_prefix("[env.").and_then(|t| t.strip_suffix(']')) {
+                sections.push((env.to_string(), String::new()));
+            } else if let Some((_, text)) = sections.last_mut() {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+        sections
+    }
+
+    /// Every entry of a section holding `needle`: its `[[...]]` tables
+    /// (the top level), else its inline `{ ... }` tables and the text
+    /// between them (the `[env.*]` sections).
+    fn entries(text: &str, needle: &str) -> Vec<String> {
+        let parts: Vec<&str> = if text.contains("[[") {
+            text.split("[[").collect()
+        } else {
+            text.split(['{', '}']).collect()
+        };
+        parts
+            .into_iter()
+            .filter(|e| e.contains(needle))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The value of `key = ...` in an entry, quotes removed.
+    fn value_of(entry: &str, key: &str) -> Option<String> {
+        entry.split([',', '\n']).find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
+        })
+    }
+
+    #[test]
     fn names() {
         let l = LogId::new(Env::Production, 3);
         assert_eq!(l.binding(), "LEDGER_PRODUCTION_3");
+        assert_eq!(l.queue_binding(), "VERIFY_PRODUCTION_3");
         assert_eq!(l.path_name(), "production-3");
         assert_eq!(l.origin("h/production"), "h/production/3");
         let z = LogId::new(Env::Sandbox, 0);

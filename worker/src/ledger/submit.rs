@@ -310,11 +310,11 @@ pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = S
     }
 }
 
-/// Rings the environment's verification queue for the shard `log` after
-/// the response (a request's doorbell never delays its answer; the sweeper
-/// re-rings what a lost ring leaves QUEUED); failures are logged only.
-/// Rings of one isolate within `doorbell::RING_COALESCE_MS` share one
-/// message, sent after each of them (`doorbell`).
+/// Rings the shard `log`'s own verification queue after the response (a
+/// request's doorbell never delays its answer; the sweeper re-rings what a
+/// lost ring leaves QUEUED); failures are logged only. Rings of one isolate
+/// within `doorbell::RING_COALESCE_MS` share one message, sent after each
+/// of them (`doorbell`).
 pub async fn ring(app: &App, log: LogId) {
     if !super::doorbell::claim(log) {
         return;
@@ -323,7 +323,7 @@ pub async fn ring(app: &App, log: LogId) {
         env: log.env,
         shard: log.shard,
     };
-    let queue = std::rc::Rc::new(app.env.queue(super::queue_binding(log.env)));
+    let queue = std::rc::Rc::new(app.env.queue(&log.queue_binding()));
     app.after_response(super::doorbell::deliver(log, move || {
         let (queue, job) = (std::rc::Rc::clone(&queue), job.clone());
         async move {
@@ -355,11 +355,13 @@ pub async fn status(
     anchor_id: &str,
 ) -> ApiResult<DeltaRecord> {
     let db = db(app, log)?;
-    let row = deltas::delta(&db, tenant_id, anchor_id)
-        .await?
+    // One round trip: the delta, its tree head and its submission's deltas.
+    let read = deltas::status(&db, tenant_id, anchor_id).await?;
+    let row = read
+        .delta
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = super::heads::tx_hash(&db, row.tree_size).await?;
-    let siblings = deltas::of_submission_in_tenant(&db, tenant_id, &row.submission_id).await?;
+    let tx_hash = read.head.map(|h| h.note_hash);
+    let siblings = read.siblings;
     let batch = (siblings.len() > 1).then(|| {
         siblings
             .iter()

@@ -205,15 +205,7 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
             })?,
     };
     let page = prove::RecordsPage { limit, offset };
-    let answer = prove::public_answer(app, root, &page, &origin(&req)?).await?;
-    // A committed checkpoint of one customer also shows its agreement side:
-    // what the customer signs, its key, and what it signed (issue 19).
-    // (Only a checkpoint's root can have one: no more reads for the others.)
-    let agreement = if answer.summary.kind == "checkpoint" {
-        ledger::agreement::of_root(app, &root.to_hex()).await?
-    } else {
-        None
-    };
+    let (answer, agreement) = prove::public_answer(app, root, &page, &origin(&req)?).await?;
     match agreement {
         None => http::balance(200, &answer),
         Some(agreement) => http::balance(

@@ -3,9 +3,9 @@
 
 use bvs_core::amount::Amount;
 use serde::Deserialize;
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, queries, run};
+use super::{all, args, first, queries, run, stmt};
 use crate::error::ApiResult;
 
 const INSERT_INVITATION: &str =
@@ -26,9 +26,48 @@ const SELECT_KEYS: &str =
 const INSERT_AGREEMENT: &str =
     "INSERT OR IGNORE INTO agreements (item_hash, ledger_id, tenant_id, customer_id, checkpoint_id, \
      kind, verifier_key, statement, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-const SELECT_AGREEMENTS_OF_CHECKPOINT: &str =
+/// The latest key binding of a ledger (`?2`) with its fact's log position
+/// in tenant `?1` (NULL until appended).
+const SELECT_LOGGED_KEY: &str =
+    "SELECT k.item_hash, k.ledger_id, k.tenant_id, k.customer_id, k.verifier_key, k.statement, \
+     k.registered_at, f.leaf_index FROM counterparty_keys k \
+     LEFT JOIN facts f ON f.tenant_id = ?1 AND f.content_hash = k.item_hash \
+     WHERE k.ledger_id = ?2 ORDER BY k.registered_at DESC, k.rowid DESC LIMIT 1";
+/// The statements about a receipt's candidate checkpoints (see
+/// `checkpoints::receipt_candidates`), each with its fact's log position.
+macro_rules! logged_statements_of {
+    ($candidates:expr) => {
+        concat!(
+            "SELECT a.item_hash, a.ledger_id, a.tenant_id, a.customer_id, a.checkpoint_id, a.kind, \
+             a.verifier_key, a.statement, a.created_at, f.leaf_index FROM agreements a \
+             LEFT JOIN facts f ON f.tenant_id = ?1 AND f.content_hash = a.item_hash \
+             WHERE a.checkpoint_id IN (SELECT id FROM checkpoints WHERE ",
+            $candidates,
+            ") ORDER BY a.created_at ASC, a.rowid ASC"
+        )
+    };
+}
+const SELECT_LOGGED_STATEMENTS_OF_LEDGER: &str =
+    logged_statements_of!(super::checkpoints::receipt_candidates_of_ledger!());
+const SELECT_LOGGED_STATEMENTS_OF_PERIOD: &str =
+    logged_statements_of!(super::checkpoints::receipt_candidates_of_period!());
+/// The keys of the ledgers of the agreement checkpoints with root `?1`
+/// (`checkpoints::agreement_checkpoints_by_root`), oldest first.
+const SELECT_KEYS_BY_CHECKPOINT_ROOT: &str = concat!(
+    "SELECT item_hash, ledger_id, tenant_id, customer_id, verifier_key, statement, registered_at \
+     FROM counterparty_keys WHERE ledger_id IN (SELECT ledger_id FROM ledgers \
+     WHERE (tenant_id, customer_id) IN (SELECT tenant_id, customer_id FROM checkpoints WHERE ",
+    super::checkpoints::agreement_checkpoints_by_root!(),
+    ")) ORDER BY registered_at ASC, rowid ASC"
+);
+/// The statements about the agreement checkpoints with root `?1`.
+const SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT: &str = concat!(
     "SELECT item_hash, ledger_id, tenant_id, customer_id, checkpoint_id, kind, verifier_key, \
-     statement, created_at FROM agreements WHERE checkpoint_id = ?1 ORDER BY created_at ASC, rowid ASC";
+     statement, created_at FROM agreements WHERE checkpoint_id IN (SELECT id FROM checkpoints \
+     WHERE ",
+    super::checkpoints::agreement_checkpoints_by_root!(),
+    ") ORDER BY created_at ASC, rowid ASC"
+);
 /// The balance after the customer's last verified delta at or before a
 /// log position (a checkpoint's closing balance).
 const SELECT_BALANCE_AT_LEAF: &str =
@@ -68,6 +107,64 @@ pub struct AgreementRow {
     pub verifier_key: String,
     pub statement: String,
     pub created_at: u64,
+}
+
+/// A key binding and where its fact is in the log (None until appended).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LoggedKey {
+    #[serde(flatten)]
+    pub key: KeyRow,
+    pub leaf_index: Option<u64>,
+}
+
+/// A statement and where its fact is in the log (None until appended).
+#[derive(Debug, Clone, Deserialize)]
+pub struct LoggedStatement {
+    #[serde(flatten)]
+    pub agreement: AgreementRow,
+    pub leaf_index: Option<u64>,
+}
+
+/// For a receipt's batch (`store::receipts::read`): the latest key of
+/// ledger `ledger_id` (tenant `tenant_id`) with its log position.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn logged_key(
+    db: &D1Database,
+    tenant_id: &str,
+    ledger_id: &str,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(db, SELECT_LOGGED_KEY, &args![tenant_id, ledger_id])
+}
+
+/// For a receipt's batch: the statements about the checkpoints that can
+/// have its root (`checkpoints::receipt_candidates`), with log positions.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn logged_statements(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    period: Option<&str>,
+) -> ApiResult<D1PreparedStatement> {
+    let sql = (
+        SELECT_LOGGED_STATEMENTS_OF_LEDGER,
+        SELECT_LOGGED_STATEMENTS_OF_PERIOD,
+    );
+    super::checkpoints::over_candidates(db, sql, tenant_id, customer_id, period)
+}
+
+super::statements! {
+    /// For the public verify lookup (`store::lookup`): the keys of the
+    /// ledgers of the agreement checkpoints with this root.
+    pub fn keys_by_checkpoint_root(root: &str) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
+}
+
+super::statements! {
+    /// The statements about those checkpoints.
+    pub fn agreements_by_checkpoint_root(root: &str) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
 }
 
 queries! {
@@ -120,10 +217,6 @@ pub async fn insert_agreement(db: &D1Database, a: &AgreementRow) -> ApiResult<bo
         a.created_at
     ];
     Ok(run(db, INSERT_AGREEMENT, &args).await? == 1)
-}
-
-pub async fn of_checkpoint(db: &D1Database, checkpoint_id: &str) -> ApiResult<Vec<AgreementRow>> {
-    all(db, SELECT_AGREEMENTS_OF_CHECKPOINT, &args![checkpoint_id]).await
 }
 
 /// The customer's balance after its last verified delta at or before log

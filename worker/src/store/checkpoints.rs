@@ -50,7 +50,102 @@ const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
      ORDER BY created_at DESC, rowid DESC LIMIT 1"
 );
 const SELECT_BY_ROOT: &str =
-    select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC LIMIT 10");
+    select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC, rowid ASC LIMIT 10");
+
+/// The committed checkpoints of one customer (`?1` tenant, `?2`
+/// customer) that can have a receipt's root, read before the root is
+/// known (issue 16: in the receipt's one batch): those over as many
+/// deltas as the receipt lists, the whole ledger's count or (`?3`) the
+/// period's. The caller keeps the one whose merkle root is the receipt's.
+macro_rules! receipt_candidates_of_ledger {
+    () => {
+        "tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND delta_count = \
+         (SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2)"
+    };
+}
+macro_rules! receipt_candidates_of_period {
+    () => {
+        "tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND period = ?3 \
+         AND delta_count = (SELECT last_seq - first_seq + 1 FROM ledger_windows \
+         WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3)"
+    };
+}
+pub(super) use {receipt_candidates_of_ledger, receipt_candidates_of_period};
+
+const SELECT_RECEIPT_CANDIDATES_OF_LEDGER: &str = select_checkpoints!(concat!(
+    "WHERE ",
+    receipt_candidates_of_ledger!(),
+    " ORDER BY created_at ASC, rowid ASC"
+));
+const SELECT_RECEIPT_CANDIDATES_OF_PERIOD: &str = select_checkpoints!(concat!(
+    "WHERE ",
+    receipt_candidates_of_period!(),
+    " ORDER BY created_at ASC, rowid ASC"
+));
+
+/// The committed single-customer checkpoints with merkle root `?1`: those
+/// the public verify route can show an agreement side for.
+macro_rules! agreement_checkpoints_by_root {
+    () => {
+        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != 'all'"
+    };
+}
+pub(super) use agreement_checkpoints_by_root;
+
+/// The closing balance of each of those (the balance after the customer's
+/// last verified delta at or before the checkpoint's last log position).
+const SELECT_CLOSING_BALANCES_BY_ROOT: &str = concat!(
+    "SELECT id, (SELECT balance_after FROM deltas WHERE deltas.tenant_id = checkpoints.tenant_id \
+     AND deltas.customer_id = checkpoints.customer_id AND deltas.status = 'VERIFIED' \
+     AND deltas.leaf_index <= checkpoints.to_index ORDER BY deltas.leaf_index DESC LIMIT 1) \
+     AS balance_after FROM checkpoints WHERE ",
+    agreement_checkpoints_by_root!()
+);
+
+/// A checkpoint's closing balance (zero before the customer's first delta).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ClosingBalance {
+    pub id: String,
+    #[serde(deserialize_with = "super::opt_amount")]
+    pub balance_after: Option<Amount>,
+}
+
+/// For a receipt's batch (`store::receipts::read`): the checkpoints that
+/// can have its root, of the whole ledger (`period` None) or one period.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn receipt_candidates(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    period: Option<&str>,
+) -> ApiResult<D1PreparedStatement> {
+    let sql = (
+        SELECT_RECEIPT_CANDIDATES_OF_LEDGER,
+        SELECT_RECEIPT_CANDIDATES_OF_PERIOD,
+    );
+    over_candidates(db, sql, tenant_id, customer_id, period)
+}
+
+/// A statement over a receipt's candidate checkpoints: `sql.0` for the
+/// whole ledger (`?1` tenant, `?2` customer), `sql.1` for one period (and
+/// `?3` the period).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub(super) fn over_candidates(
+    db: &D1Database,
+    sql: (&str, &str),
+    tenant_id: &str,
+    customer_id: &str,
+    period: Option<&str>,
+) -> ApiResult<D1PreparedStatement> {
+    match period {
+        None => stmt(db, sql.0, &args![tenant_id, customer_id]),
+        Some(p) => stmt(db, sql.1, &args![tenant_id, customer_id, p]),
+    }
+}
 
 /// The checkpoint's insert, for a metered batch.
 pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedStatement> {
@@ -77,6 +172,12 @@ queries! {
 statements! {
     /// `by_root` for a caller's batch (`store::lookup`).
     pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
+}
+
+statements! {
+    /// The closing balances of the agreement checkpoints with this root,
+    /// for a caller's batch (`store::lookup`).
+    pub fn closing_balances_by_root_statement(root: &str) = SELECT_CLOSING_BALANCES_BY_ROOT;
     pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
 }
 

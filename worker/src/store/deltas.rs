@@ -29,8 +29,12 @@ row! {
 
 const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
-const SELECT_OF_SUBMISSION_IN_TENANT: &str =
-    select_deltas!("WHERE tenant_id = ?1 AND submission_id = ?2 ORDER BY position ASC");
+/// The deltas of the submission of a delta (`?1` tenant, `?2` anchorId).
+const SELECT_SIBLINGS: &str = select_deltas!(
+    "WHERE tenant_id = ?1 AND submission_id = \
+     (SELECT submission_id FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?2) \
+     ORDER BY position ASC"
+);
 const SELECT_OF_SUBMISSIONS_BY_ROOT: &str = select_deltas!(
     "WHERE submission_id IN (SELECT id FROM submissions WHERE items_root = ?1 LIMIT 10) \
      ORDER BY position ASC"
@@ -39,16 +43,9 @@ const SELECT_LEDGER_RANGE: &str = select_deltas!(
     "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
      ORDER BY ledger_seq ASC"
 );
-const SELECT_LEDGER_AT: &str =
-    select_deltas!("WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ?3");
 const SELECT_LEDGER_BY_ITEMS_ROOT: &str = select_deltas!(
     "WHERE items_root = ?3 AND tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
      ORDER BY ledger_seq DESC LIMIT 1"
-);
-const SELECT_IN_LEAF_RANGE: &str = select_deltas!(
-    "WHERE tenant_id = ?1 AND (?2 IS NULL OR customer_id = ?2) AND status = 'VERIFIED' \
-     AND verified_at >= ?3 AND verified_at < ?4 AND leaf_index >= ?5 AND leaf_index <= ?6 \
-     ORDER BY leaf_index ASC LIMIT ?7 OFFSET ?8"
 );
 const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, delta FROM deltas \
      WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
@@ -62,10 +59,147 @@ const SELECT_OLDEST_QUEUED: &str =
     "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
 
+/// A verified delta of one ledger as a client names a starting point:
+/// by the itemsRoot of its submission (the latest such delta) or by its
+/// anchorId.
+#[derive(Debug, Clone, Copy)]
+pub enum StartAt<'a> {
+    ItemsRoot(&'a str),
+    AnchorId(&'a str),
+}
+
+/// The ledger_seq of the starting delta (`?1` tenant, `?2` customer, `?3`
+/// the itemsRoot), as a subquery: NULL when there is none.
+macro_rules! start_seq_by_items_root {
+    () => {
+        "(SELECT ledger_seq FROM deltas WHERE items_root = ?3 AND tenant_id = ?1 \
+         AND customer_id = ?2 AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1)"
+    };
+}
+/// The same, `?3` an anchorId.
+macro_rules! start_seq_by_anchor_id {
+    () => {
+        "(SELECT ledger_seq FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?3 \
+         AND customer_id = ?2 AND status = 'VERIFIED')"
+    };
+}
+pub(super) use {start_seq_by_anchor_id, start_seq_by_items_root};
+
+/// The statements of a derivation from a starting delta, keyed by what
+/// the request already has (`?1` tenant, `?2` customer, `?3` the start's
+/// name), so they share one batch with the ledger: the starting delta, the
+/// page after it (`?4`, `?5`: its first and last position counted from
+/// the start) and the delta right after it.
+struct FromStart {
+    at: &'static str,
+    page: &'static str,
+    next: &'static str,
+}
+
+macro_rules! from_start {
+    ($start:ident) => {
+        FromStart {
+            at: select_deltas!(concat!(
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ",
+                $start!()
+            )),
+            page: select_deltas!(concat!(
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ",
+                $start!(),
+                " + ?4 AND ledger_seq <= ",
+                $start!(),
+                " + ?5 ORDER BY ledger_seq ASC"
+            )),
+            next: select_deltas!(concat!(
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ",
+                $start!(),
+                " + 1"
+            )),
+        }
+    };
+}
+
+const FROM_ITEMS_ROOT: FromStart = from_start!(start_seq_by_items_root);
+const FROM_ANCHOR_ID: FromStart = from_start!(start_seq_by_anchor_id);
+
+/// For a caller's batch (`ledgers::ledger_page_from`): the starting
+/// delta, the deltas at positions `start + first ..= start + last`, and
+/// the delta at `start + 1`.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn from_start_statements(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    start: StartAt<'_>,
+    (first, last): (u64, u64),
+) -> ApiResult<[D1PreparedStatement; 3]> {
+    let (sql, name) = match start {
+        StartAt::ItemsRoot(r) => (&FROM_ITEMS_ROOT, r),
+        StartAt::AnchorId(a) => (&FROM_ANCHOR_ID, a),
+    };
+    let key = args![tenant_id, customer_id, name];
+    let page = args![tenant_id, customer_id, name, first, last];
+    Ok([
+        stmt(db, sql.at, &key)?,
+        stmt(db, sql.page, &page)?,
+        stmt(db, sql.next, &key)?,
+    ])
+}
+
 super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
     pub fn of_ledger_statement(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64)
         = SELECT_LEDGER_RANGE;
+}
+
+/// The verified deltas of a ledger's window `?3` (at most `?4` from its
+/// first): a receipt of one period, read with the window in one batch.
+const SELECT_OF_WINDOW: &str = select_deltas!(
+    ", (SELECT first_seq AS wf, last_seq AS wl FROM ledger_windows \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3) AS w \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= w.wf AND ledger_seq <= w.wl \
+     AND ledger_seq < w.wf + ?4 ORDER BY ledger_seq ASC"
+);
+/// The deltas the receipt with items root `?1` covers (the first of
+/// `receipts::by_root_statement`'s rows), for the public verify lookup.
+const SELECT_OF_RECEIPT_BY_ROOT: &str = select_deltas!(
+    ", (SELECT tenant_id AS rt, customer_id AS rc, from_seq AS rf, to_seq AS rl FROM receipts \
+     WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 1) AS r \
+     WHERE tenant_id = r.rt AND customer_id = r.rc AND ledger_seq >= r.rf AND ledger_seq <= r.rl \
+     ORDER BY ledger_seq ASC"
+);
+/// One page (`?2` limit, `?3` offset) of the deltas the checkpoint with
+/// merkle root `?1` covers (the first of `checkpoints::by_root_statement`'s
+/// rows): its tenant's (or customer's) verified deltas at its log positions
+/// verified in its period (`YYYY-MM`, a UTC month), for the public verify
+/// lookup.
+const SELECT_OF_CHECKPOINT_BY_ROOT: &str = select_deltas!(
+    ", (SELECT tenant_id AS ct, customer_id AS cc, from_index AS cf, to_index AS cl, \
+     CAST(strftime('%s', period || '-01') AS INTEGER) * 1000 AS c_from, \
+     CAST(strftime('%s', period || '-01', '+1 month') AS INTEGER) * 1000 AS c_to \
+     FROM checkpoints WHERE merkle_root = ?1 ORDER BY created_at ASC, rowid ASC LIMIT 1) AS c \
+     WHERE tenant_id = c.ct AND (c.cc = 'all' OR customer_id = c.cc) AND status = 'VERIFIED' \
+     AND verified_at >= c.c_from AND verified_at < c.c_to AND leaf_index >= c.cf \
+     AND leaf_index <= c.cl ORDER BY leaf_index ASC LIMIT ?2 OFFSET ?3"
+);
+
+super::statements! {
+    /// A receipt's deltas of one period, for its batch (`store::receipts`).
+    pub fn of_window_statement(tenant_id: &str, customer_id: &str, window: &str, max: u64)
+        = SELECT_OF_WINDOW;
+}
+
+super::statements! {
+    /// For the public verify lookup (`store::lookup`).
+    pub fn of_receipt_by_root_statement(root: &str) = SELECT_OF_RECEIPT_BY_ROOT;
+}
+
+super::statements! {
+    /// For the public verify lookup (`store::lookup`).
+    pub fn of_checkpoint_by_root_statement(root: &str, limit: u64, offset: u64)
+        = SELECT_OF_CHECKPOINT_BY_ROOT;
 }
 
 super::statements! {
@@ -77,14 +211,6 @@ super::statements! {
 queries! {
     pub fn queued(limit: usize) -> Vec<DeltaRow> = all(SELECT_QUEUED; limit as u64);
     pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
-    pub fn of_submission_in_tenant(tenant_id: &str, submission_id: &str) -> Vec<DeltaRow>
-        = all(SELECT_OF_SUBMISSION_IN_TENANT);
-    /// All deltas of a submission, any tenant (public verify resolves by root).
-    /// Verified deltas of a ledger with `from_seq <= ledger_seq <= to_seq`.
-    pub fn of_ledger(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64) -> Vec<DeltaRow>
-        = all(SELECT_LEDGER_RANGE);
-    pub fn of_ledger_at(tenant_id: &str, customer_id: &str, seq: u64) -> Option<DeltaRow>
-        = first(SELECT_LEDGER_AT);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
     pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
@@ -112,37 +238,6 @@ pub async fn lines_of_ledger(
 ) -> ApiResult<Vec<LedgerLine>> {
     let args = args![tenant_id, customer_id, from_seq, to_seq];
     all(db, SELECT_LEDGER_LINES, &args).await
-}
-
-/// Verified deltas of a tenant (or of one customer: `customer` is `Some`)
-/// verified in `[from_ms, to_ms)` at log positions `from_leaf..=to_leaf`,
-/// by log position (paged).
-pub struct LeafRange<'a> {
-    pub tenant_id: &'a str,
-    pub customer: Option<&'a str>,
-    pub from_ms: u64,
-    pub to_ms: u64,
-    pub from_leaf: u64,
-    pub to_leaf: u64,
-}
-
-pub async fn in_leaf_range(
-    db: &D1Database,
-    r: &LeafRange<'_>,
-    offset: u64,
-    limit: u64,
-) -> ApiResult<Vec<DeltaRow>> {
-    let args = args![
-        r.tenant_id,
-        r.customer,
-        r.from_ms,
-        r.to_ms,
-        r.from_leaf,
-        r.to_leaf,
-        limit,
-        offset
-    ];
-    all(db, SELECT_IN_LEAF_RANGE, &args).await
 }
 
 pub struct VerifiedDelta<'a> {
@@ -184,4 +279,40 @@ const MARK_FAILED: &str =
 /// that is not QUEUED any more.
 pub fn mark_failed(db: &D1Database, anchor_id: &str) -> ApiResult<D1PreparedStatement> {
     stmt(db, MARK_FAILED, &args![anchor_id])
+}
+
+super::statements! {
+    fn delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_ONE;
+    fn siblings_statement(tenant_id: &str, anchor_id: &str) = SELECT_SIBLINGS;
+}
+
+/// A delta's status as read in one round trip (issue 16; one batch: one
+/// snapshot): the delta, the signed tree head it was verified into, and
+/// the deltas of its submission.
+pub struct StatusRead {
+    pub delta: Option<DeltaRow>,
+    pub head: Option<super::log::HeadRow>,
+    /// In submission order; the delta itself among them.
+    pub siblings: Vec<DeltaRow>,
+}
+
+/// Reads a [`StatusRead`] of the tenant's delta `anchor_id`.
+///
+/// # Errors
+/// D1 errors.
+pub async fn status(db: &D1Database, tenant_id: &str, anchor_id: &str) -> ApiResult<StatusRead> {
+    let results = super::batch(
+        db,
+        vec![
+            delta_statement(db, tenant_id, anchor_id)?,
+            super::log::head_of_delta_statement(db, tenant_id, anchor_id)?,
+            siblings_statement(db, tenant_id, anchor_id)?,
+        ],
+    )
+    .await?;
+    Ok(StatusRead {
+        delta: super::lookup::rows(&results, 0)?.into_iter().next(),
+        head: super::lookup::rows(&results, 1)?.into_iter().next(),
+        siblings: super::lookup::rows(&results, 2)?,
+    })
 }

@@ -159,9 +159,6 @@ pub async fn window_frontiers(
 }
 
 queries! {
-    /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-    pub fn windows_after(tenant_id: &str, customer_id: &str, after_seq: u64) -> Vec<WindowRow>
-        = all(SELECT_WINDOWS_AFTER);
     /// The window row of one period of a ledger.
     pub fn window(tenant_id: &str, customer_id: &str, period: &str) -> Option<WindowRow>
         = first(SELECT_WINDOW);
@@ -196,19 +193,38 @@ pub fn upsert_tenant_window(
     stmt(db, UPSERT_TENANT_WINDOW, &args)
 }
 
+/// Windows ending after a starting delta named as `store::deltas::StartAt`
+/// names it (`?1` tenant, `?2` customer, `?3` the name).
+const SELECT_WINDOWS_AFTER_ITEMS_ROOT: &str = select_windows!(concat!(
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ",
+    super::deltas::start_seq_by_items_root!(),
+    " ORDER BY first_seq ASC"
+));
+const SELECT_WINDOWS_AFTER_ANCHOR_ID: &str = select_windows!(concat!(
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ",
+    super::deltas::start_seq_by_anchor_id!(),
+    " ORDER BY first_seq ASC"
+));
+
 super::statements! {
-    fn ledger_statement(tenant_id: &str, customer_id: &str) = SELECT_ONE;
+    /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
     fn windows_after_statement(tenant_id: &str, customer_id: &str, after_seq: u64)
         = SELECT_WINDOWS_AFTER;
+    pub(super) fn ledger_statement(tenant_id: &str, customer_id: &str) = SELECT_ONE;
 }
 
-/// A ledger, its verified deltas with `from_seq <= ledger_seq <= to_seq`,
-/// its windows ending after `after_seq` and the log's head, in one round trip (one
-/// batch: one snapshot).
+super::statements! {
+    /// The window row of one period of a ledger, for a caller's batch
+    /// (`store::receipts`).
+    pub(super) fn window_statement(tenant_id: &str, customer_id: &str, period: &str)
+        = SELECT_WINDOW;
+}
+
+/// A ledger, its verified deltas with `from_seq <= ledger_seq <= to_seq`
+/// and its windows ending after `after_seq`, in one round trip (one batch:
+/// one snapshot).
 pub struct LedgerPage {
     pub ledger: Option<LedgerRow>,
-    /// The log's latest signed head.
-    pub head: Option<super::log::HeadRow>,
     pub deltas: Vec<super::deltas::DeltaRow>,
     pub windows: Vec<WindowRow>,
 }
@@ -230,7 +246,6 @@ pub async fn ledger_page(
             ledger_statement(db, tenant_id, customer_id)?,
             super::deltas::of_ledger_statement(db, tenant_id, customer_id, from_seq, to_seq)?,
             windows_after_statement(db, tenant_id, customer_id, after_seq)?,
-            super::log::latest_head_statement(db)?,
         ],
     )
     .await?;
@@ -238,6 +253,57 @@ pub async fn ledger_page(
         ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
         deltas: super::lookup::rows(&results, 1)?,
         windows: super::lookup::rows(&results, 2)?,
-        head: super::lookup::rows(&results, 3)?.into_iter().next(),
+    })
+}
+
+/// A ledger read from a starting delta: the ledger, the starting delta,
+/// the delta right after it, one page of deltas after it and the windows
+/// ending after it, in one round trip (one batch: one snapshot).
+pub struct LedgerFrom {
+    pub ledger: Option<LedgerRow>,
+    /// None when the start names no verified delta of this ledger.
+    pub start: Option<super::deltas::DeltaRow>,
+    pub next: Option<super::deltas::DeltaRow>,
+    pub deltas: Vec<super::deltas::DeltaRow>,
+    pub windows: Vec<WindowRow>,
+}
+
+/// Reads a [`LedgerFrom`] (issue 16: derive from a checkpoint in one
+/// read): the page is the deltas at positions `start + first ..= start +
+/// last`.
+///
+/// # Errors
+/// D1 errors.
+pub async fn ledger_page_from(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    start: super::deltas::StartAt<'_>,
+    page: (u64, u64),
+) -> ApiResult<LedgerFrom> {
+    use super::deltas::StartAt;
+    let (windows_sql, name) = match start {
+        StartAt::ItemsRoot(r) => (SELECT_WINDOWS_AFTER_ITEMS_ROOT, r),
+        StartAt::AnchorId(a) => (SELECT_WINDOWS_AFTER_ANCHOR_ID, a),
+    };
+    let [at, deltas, next] =
+        super::deltas::from_start_statements(db, tenant_id, customer_id, start, page)?;
+    let results = super::batch(
+        db,
+        vec![
+            ledger_statement(db, tenant_id, customer_id)?,
+            at,
+            deltas,
+            next,
+            stmt(db, windows_sql, &args![tenant_id, customer_id, name])?,
+        ],
+    )
+    .await?;
+    Ok(LedgerFrom {
+        ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
+        start: super::lookup::rows(&results, 1)?.into_iter().next(),
+        deltas: super::lookup::rows(&results, 2)?,
+        next: super::lookup::rows(&results, 3)?.into_iter().next(),
+        windows: super::lookup::rows(&results, 4)?,
     })
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{
-    args, batch_rows, chunked, int, parse_hash, queries, row, stmt, Arg, ListSql, Statements,
+    args, batch_rows, chunked, int, parse_hash, queries, row, run, stmt, Arg, ListSql, Statements,
 };
 use crate::error::ApiResult;
 
@@ -29,6 +29,16 @@ row! {
     }
 }
 
+const PROBE_WRITE: &str = "INSERT INTO log_meta (key, value) VALUES ('sequencer_probe', ?1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// One harmless write (the time of the sequencer's last probe, in
+/// `log_meta`): succeeds when the database takes writes.
+pub async fn probe_write(db: &D1Database, now_ms: u64) -> ApiResult<()> {
+    run(db, PROBE_WRITE, &args![now_ms]).await?;
+    Ok(())
+}
+
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
 
 super::statements! {
@@ -36,6 +46,16 @@ super::statements! {
     pub fn latest_head_statement() = SELECT_LATEST_HEAD;
 }
 const SELECT_HEAD_AT: &str = select_heads!("WHERE tree_size = ?1");
+/// The signed tree head a delta (`?1` tenant, `?2` anchorId) was verified
+/// into, if any.
+const SELECT_HEAD_OF_DELTA: &str = select_heads!(
+    "WHERE tree_size = (SELECT tree_size FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?2)"
+);
+
+super::statements! {
+    /// For a delta's status batch (`store::deltas::status`).
+    pub fn head_of_delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_HEAD_OF_DELTA;
+}
 const SELECT_HEADS_PAGE: &str =
     select_heads!("WHERE tree_size >= ?1 ORDER BY tree_size ASC LIMIT ?2");
 const INSERT_HEAD: &str = "INSERT INTO tree_heads (tree_size, root, note, note_hash, created_at) \
@@ -74,15 +94,30 @@ queries! {
 /// Reads the stored hashes at `indexes`: one SELECT per 100 indexes (D1's
 /// parameter limit), all sent in one batch round trip.
 pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
+    stored_hashes_with(db, indexes, Vec::new()).await
+}
+
+/// Like [`stored_hashes`], with `writes` (statements that return no rows)
+/// at the end of the same batch: one round trip for both, and the writes
+/// are atomic with the reads.
+///
+/// # Errors
+/// D1 errors.
+pub async fn stored_hashes_with(
+    db: &D1Database,
+    indexes: &[u64],
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<StoredHashes> {
     #[derive(Deserialize)]
     struct HashRow {
         idx: u64,
         hash: String,
     }
-    let statements = chunked(db, &SELECT_STORED_HASHES, &[], indexes, |i, args| {
+    let mut statements = chunked(db, &SELECT_STORED_HASHES, &[], indexes, |i, args| {
         args.push(int(*i)?);
         Ok(())
     })?;
+    statements.extend(writes);
     let mut out = StoredHashes::new();
     for r in batch_rows::<HashRow>(db, statements).await? {
         out.insert(r.idx, parse_hash(&r.hash)?);

@@ -100,8 +100,11 @@ pub async fn batch(
     statements: Vec<D1PreparedStatement>,
     raises: &[Raise<'_>],
 ) -> ApiResult<Result<Vec<D1Result>, Meter>> {
-    crate::roundtrips::d1();
-    match db.batch(statements).await {
+    let sent = {
+        let _trip = crate::roundtrips::d1();
+        db.batch(statements).await
+    };
+    match sent {
         Ok(results) => Ok(Ok(results)),
         Err(e) => {
             let text = e.to_string();

@@ -258,7 +258,7 @@ pub async fn first<T: DeserializeOwned>(
     sql: &str,
     args: &[Arg<'_>],
 ) -> ApiResult<Option<T>> {
-    crate::roundtrips::d1();
+    let _trip = crate::roundtrips::d1();
     stmt(db, sql, args)?
         .first::<T>(None)
         .await
@@ -270,14 +270,14 @@ pub async fn all<T: DeserializeOwned>(
     sql: &str,
     args: &[Arg<'_>],
 ) -> ApiResult<Vec<T>> {
-    crate::roundtrips::d1();
+    let _trip = crate::roundtrips::d1();
     let result = stmt(db, sql, args)?.all().await.map_err(d1("all"))?;
     result.results::<T>().map_err(d1("rows"))
 }
 
 /// Runs one statement; returns the number of rows it changed.
 pub async fn run(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64> {
-    crate::roundtrips::d1();
+    let _trip = crate::roundtrips::d1();
     let result = stmt(db, sql, args)?
         .run()
         .await
@@ -303,7 +303,7 @@ pub async fn batch(
     db: &D1Database,
     statements: Vec<D1PreparedStatement>,
 ) -> ApiResult<Vec<worker::D1Result>> {
-    crate::roundtrips::d1();
+    let _trip = crate::roundtrips::d1();
     db.batch(statements)
         .await
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))

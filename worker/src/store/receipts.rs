@@ -1,15 +1,24 @@
 //! Receipts handed out: what a receipt's itemsRoot covers, so public
-//! verify can resolve it.
+//! verify can resolve it; and what a receipt reads (issue 16: one batch).
 
-use super::queries;
 use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::agreements::{self, LoggedKey, LoggedStatement};
+use super::checkpoints::{self, CheckpointRow};
+use super::deltas::{self, DeltaRow};
+use super::ledgers::{self, LedgerRow, WindowRow};
+use super::log::{self, HeadRow};
+use super::lookup::rows;
+use super::{args, batch, stmt};
+use crate::error::ApiResult;
 
 const INSERT: &str =
     "INSERT OR IGNORE INTO receipts (items_root, tenant_id, customer_id, period, from_seq, to_seq, \
      delta_count, generated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 const SELECT_BY_ROOT: &str =
     "SELECT items_root, tenant_id, customer_id, period, from_seq, to_seq, delta_count, generated_at \
-     FROM receipts WHERE items_root = ?1 LIMIT 10";
+     FROM receipts WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 10";
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReceiptRow {
@@ -23,12 +32,86 @@ pub struct ReceiptRow {
     pub generated_at: u64,
 }
 
-queries! {
-    pub fn record(r: &ReceiptRow) -> () = exec(
-        INSERT;
-        &r.items_root, &r.tenant_id, &r.customer_id, r.period.as_deref(), r.from_seq, r.to_seq,
-        r.delta_count, r.generated_at
-    );
+/// The receipt's record, for the batch that reads its proofs' stored
+/// hashes (`ledger::inclusion_proofs_with`).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<D1PreparedStatement> {
+    let args = args![
+        &r.items_root,
+        &r.tenant_id,
+        &r.customer_id,
+        r.period.as_deref(),
+        r.from_seq,
+        r.to_seq,
+        r.delta_count,
+        r.generated_at
+    ];
+    stmt(db, INSERT, &args)
+}
+
+/// Whose receipt: a customer's whole ledger (`period` None) or one period.
+pub struct ReceiptOf<'a> {
+    pub tenant_id: &'a str,
+    pub customer_id: &'a str,
+    pub period: Option<&'a str>,
+    /// The customer's ledger id (`ledger::submit::ledger_id`).
+    pub ledger_id: &'a str,
+    /// Read at most this many deltas.
+    pub deltas_max: u64,
+}
+
+/// What a receipt reads, in one round trip (one batch: one snapshot):
+/// the ledger, the period's window, the deltas (`ledger_seq` from 1, or
+/// the window's), the log's head, and for its agreement side the
+/// committed checkpoints of the customer that can have its root, the
+/// ledger's key and the statements about those checkpoints (with their
+/// log positions).
+pub struct ReceiptRead {
+    pub ledger: Option<LedgerRow>,
+    pub window: Option<WindowRow>,
+    pub deltas: Vec<DeltaRow>,
+    pub head: Option<HeadRow>,
+    pub checkpoints: Vec<CheckpointRow>,
+    pub key: Option<LoggedKey>,
+    pub statements: Vec<LoggedStatement>,
+}
+
+/// Reads a [`ReceiptRead`].
+///
+/// # Errors
+/// D1 errors.
+pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> {
+    let (tenant, customer) = (r.tenant_id, r.customer_id);
+    let deltas = match r.period {
+        None => deltas::of_ledger_statement(db, tenant, customer, 1, r.deltas_max)?,
+        Some(p) => deltas::of_window_statement(db, tenant, customer, p, r.deltas_max)?,
+    };
+    let mut statements = vec![
+        ledgers::ledger_statement(db, tenant, customer)?,
+        deltas,
+        log::latest_head_statement(db)?,
+        checkpoints::receipt_candidates(db, tenant, customer, r.period)?,
+        agreements::logged_key(db, tenant, r.ledger_id)?,
+        agreements::logged_statements(db, tenant, customer, r.period)?,
+    ];
+    if let Some(p) = r.period {
+        statements.push(ledgers::window_statement(db, tenant, customer, p)?);
+    }
+    let results = batch(db, statements).await?;
+    Ok(ReceiptRead {
+        ledger: rows(&results, 0)?.into_iter().next(),
+        deltas: rows(&results, 1)?,
+        head: rows(&results, 2)?.into_iter().next(),
+        checkpoints: rows(&results, 3)?,
+        key: rows(&results, 4)?.into_iter().next(),
+        statements: rows(&results, 5)?,
+        window: match r.period {
+            Some(_) => rows(&results, 6)?.into_iter().next(),
+            None => None,
+        },
+    })
 }
 
 super::statements! {

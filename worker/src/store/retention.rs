@@ -36,6 +36,17 @@ const PURGE_DELTAS: &str =
 const PURGE_FACTS: &str = "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
      WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
      AND status = 'VERIFIED' AND verified_at < ?2 LIMIT ?4)";
+/// A FAILED delta was never verified and never will be: its window runs
+/// from when it was received.
+const PURGE_FAILED_DELTAS: &str =
+    "UPDATE deltas SET reason = NULL, reference_id = NULL, metadata = NULL, data_purged = 1, \
+     purged_at = ?3 WHERE rowid IN (SELECT rowid FROM deltas WHERE tenant_id = ?1 \
+     AND data_purged = 0 AND status = 'FAILED' AND received_at < ?2 LIMIT ?4)";
+/// A FAILED fact's window runs from when it was submitted.
+const PURGE_FAILED_FACTS: &str =
+    "UPDATE facts SET metadata = NULL, data_purged = 1, purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM facts WHERE tenant_id = ?1 AND data_purged = 0 \
+     AND status = 'FAILED' AND created_at < ?2 LIMIT ?4)";
 const PURGE_EVENTS: &str =
     "DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE tenant_id = ?1 \
      AND dispatched_at IS NOT NULL AND created_at < ?2 LIMIT ?3)";
@@ -69,6 +80,18 @@ pub async fn purge_deltas(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> 
 /// content is what the fact is, and stays). Returns rows purged.
 pub async fn purge_facts(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
     purge(ledger, PURGE_FACTS, p).await
+}
+
+/// FAILED deltas received before `cutoff_ms` lose reason, referenceId and
+/// metadata, as verified ones do. Returns rows purged.
+pub async fn purge_failed_deltas(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
+    purge(ledger, PURGE_FAILED_DELTAS, p).await
+}
+
+/// FAILED facts submitted before `cutoff_ms` lose their metadata. Returns
+/// rows purged.
+pub async fn purge_failed_facts(ledger: &D1Database, p: &Purge<'_>) -> ApiResult<u64> {
+    purge(ledger, PURGE_FAILED_FACTS, p).await
 }
 
 /// Dispatched outbox events created before `cutoff_ms` are deleted: their

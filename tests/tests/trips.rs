@@ -1,0 +1,108 @@
+//! No hot route creeps back over its storage round trips (issue 16): each
+//! route of the shared sample (`bvs_tests::trips`, the one
+//! `bench/fastpath.sh` prints) is sent three times, one at a time, on this
+//! binary's own quiet server, and the median of its sequential D1 round
+//! trips (`d1Trips` of the DEV_MODE request log line) must not exceed the
+//! route's pinned count. The goal is at most 3 for every hot route; the
+//! pins are what the routes make now.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bvs_tests::tenant::new_tenant_on_plan;
+use bvs_tests::trips;
+
+bvs_tests::own_server!("trips");
+
+/// The most sequential D1 round trips each route of the sample may make,
+/// and what they are.
+const PINNED: &[(&str, u64, &str)] = &[
+    ("emit", 2, "the key; one write batch"),
+    ("batch emit (10)", 2, "the key; one write batch"),
+    (
+        "derive from genesis",
+        2,
+        "the key; ledger, page and windows",
+    ),
+    (
+        "derive from an itemsRoot",
+        2,
+        "the key; ledger, start, page, windows",
+    ),
+    (
+        "derive from an anchorId",
+        2,
+        "the key; ledger, start, page, windows",
+    ),
+    (
+        "receipt",
+        3,
+        "the key; everything listed; stored hashes + record",
+    ),
+    (
+        "receipt ?period=",
+        3,
+        "the key; everything listed; stored hashes + record",
+    ),
+    (
+        "receipt with an agreement side",
+        3,
+        "the same, its key and statements included",
+    ),
+    (
+        "public verify: submission",
+        3,
+        "root index; lookup batch; stored hashes",
+    ),
+    (
+        "public verify: receipt",
+        3,
+        "root index; lookup batch; stored hashes",
+    ),
+    (
+        "public verify: checkpoint",
+        3,
+        "root index; lookup batch with the agreement side; stored hashes",
+    ),
+    ("compare", 2, "the key; the ledger"),
+    (
+        "delta status",
+        2,
+        "the key; the delta, its tree head and its submission's deltas",
+    ),
+];
+
+#[test]
+fn no_hot_route_makes_more_sequential_d1_round_trips_than_pinned() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let probes = trips::prepare(&k, "cus_trips");
+    let mut report = Vec::new();
+    let mut over = Vec::new();
+    for p in &probes {
+        let (_, pinned, what) = PINNED
+            .iter()
+            .find(|(name, _, _)| *name == p.name)
+            .unwrap_or_else(|| panic!("no pinned round trips for {}", p.name));
+        let t = trips::measure(&k, &server().log_path, p, 3);
+        let line = format!(
+            "{}: {} sequential (pinned {pinned}: {what}), {} D1 calls, {} Durable Object calls",
+            p.name, t.d1_trips, t.d1_calls, t.do_calls
+        );
+        if t.d1_trips > *pinned {
+            over.push(line.clone());
+        }
+        report.push(line);
+    }
+    assert_eq!(
+        report.len(),
+        PINNED.len(),
+        "every pinned route was measured"
+    );
+    assert!(
+        over.is_empty(),
+        "over their pinned round trips:\n{}\n\nall:\n{}",
+        over.join("\n"),
+        report.join("\n")
+    );
+    eprintln!("{}", report.join("\n"));
+}

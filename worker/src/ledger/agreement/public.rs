@@ -1,0 +1,90 @@
+//! A checkpoint's agreement side on the public verify answer (issue 19):
+//! what a customer who agrees signs, the ledger's key, and what was
+//! signed, from the rows the public verify lookup read in its one batch
+//! (`store::lookup::AgreementRows`, issue 16).
+
+use bvs_core::agreement::{BalanceStatement, Statement};
+use bvs_core::amount::Amount;
+use serde::Serialize;
+
+use super::{reference, StatementView};
+use crate::app::App;
+use crate::error::ApiResult;
+use crate::ledger::{submit, LogId};
+use crate::store::checkpoints::CheckpointRow;
+use crate::store::lookup::AgreementRows;
+use crate::store::CheckpointStatus;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointAgreement {
+    pub origin: String,
+    pub ledger_id: String,
+    pub period: String,
+    pub merkle_root: String,
+    pub delta_count: u64,
+    pub balance: Amount,
+    /// The `balance` statement a customer who agrees signs.
+    pub balance_statement: String,
+    /// The ledger's registered counterparty key, if any.
+    pub counterparty_key: Option<String>,
+    /// The key binding statement (a log item) of that key.
+    pub key_statement: Option<String>,
+    pub statements: Vec<StatementView>,
+}
+
+/// The agreement side of the first committed single-customer checkpoint
+/// among `checkpoints` (those with the answer's root, oldest first), from
+/// `rows`; None when there is none.
+///
+/// # Errors
+/// A malformed stored period or ledger id, or the log's key.
+pub fn of_checkpoint(
+    app: &App,
+    log: LogId,
+    checkpoints: &[CheckpointRow],
+    rows: AgreementRows,
+) -> ApiResult<Option<CheckpointAgreement>> {
+    let Some(c) = checkpoints
+        .iter()
+        .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
+    else {
+        return Ok(None);
+    };
+    let ledger_id = submit::ledger_id(&c.tenant_id, &c.customer_id);
+    let reference = reference(app, log, c, &ledger_id)?;
+    let balance = rows
+        .balances
+        .iter()
+        .find(|b| b.id == c.id)
+        .and_then(|b| b.balance_after)
+        .unwrap_or(Amount::ZERO);
+    let text = Statement::Balance(BalanceStatement {
+        checkpoint: reference.clone(),
+        balance,
+    })
+    .to_text();
+    let key = rows
+        .keys
+        .into_iter()
+        .rev()
+        .find(|k| k.ledger_id == ledger_id);
+    let statements = rows
+        .statements
+        .iter()
+        .filter(|a| a.checkpoint_id == c.id)
+        .map(|a| StatementView::from_row(a, c))
+        .collect();
+    Ok(Some(CheckpointAgreement {
+        origin: reference.origin.as_str().to_string(),
+        ledger_id,
+        period: c.period.clone(),
+        merkle_root: c.merkle_root.to_hex(),
+        delta_count: c.delta_count,
+        balance,
+        balance_statement: text,
+        counterparty_key: key.as_ref().map(|k| k.verifier_key.clone()),
+        key_statement: key.map(|k| k.statement),
+        statements,
+    }))
+}
