@@ -311,8 +311,8 @@ pub async fn status(db: &D1Database, tenant_id: &str, anchor_id: &str) -> ApiRes
     )
     .await?;
     Ok(StatusRead {
-        delta: super::lookup::rows(&results, 0)?.into_iter().next(),
-        head: super::lookup::rows(&results, 1)?.into_iter().next(),
-        siblings: super::lookup::rows(&results, 2)?,
+        delta: super::rows(&results, 0)?.into_iter().next(),
+        head: super::rows(&results, 1)?.into_iter().next(),
+        siblings: super::rows(&results, 2)?,
     })
 }

@@ -292,11 +292,7 @@ fn first_row<T: serde::de::DeserializeOwned>(
     results: &[worker::D1Result],
     index: usize,
 ) -> ApiResult<T> {
-    results
-        .get(index)
-        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
-        .results::<T>()
-        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?
+    super::rows(results, index)?
         .into_iter()
         .next()
         .ok_or_else(|| ApiError::internal("emit outcome row missing"))

@@ -5,8 +5,8 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::contracts::ContractStatus;
-use super::{args, batch, queries, row, stmt};
-use crate::error::{ApiError, ApiResult};
+use super::{args, batch, queries, row, rows, stmt};
+use crate::error::ApiResult;
 use crate::plan::Plan;
 
 row! {
@@ -90,12 +90,7 @@ pub async fn for_auth_indexing(
         stmt(db, SELECT_AUTH, &args![id])?,
     ];
     let results = batch(db, statements).await?;
-    let rows = results
-        .get(1)
-        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
-        .results::<AuthRow>()
-        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))?;
-    Ok(rows.into_iter().next())
+    Ok(rows::<AuthRow>(&results, 1)?.into_iter().next())
 }
 
 row! {

@@ -250,9 +250,9 @@ pub async fn ledger_page(
     )
     .await?;
     Ok(LedgerPage {
-        ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
-        deltas: super::lookup::rows(&results, 1)?,
-        windows: super::lookup::rows(&results, 2)?,
+        ledger: super::rows(&results, 0)?.into_iter().next(),
+        deltas: super::rows(&results, 1)?,
+        windows: super::rows(&results, 2)?,
     })
 }
 
@@ -300,10 +300,10 @@ pub async fn ledger_page_from(
     )
     .await?;
     Ok(LedgerFrom {
-        ledger: super::lookup::rows(&results, 0)?.into_iter().next(),
-        start: super::lookup::rows(&results, 1)?.into_iter().next(),
-        deltas: super::lookup::rows(&results, 2)?,
-        next: super::lookup::rows(&results, 3)?.into_iter().next(),
-        windows: super::lookup::rows(&results, 4)?,
+        ledger: super::rows(&results, 0)?.into_iter().next(),
+        start: super::rows(&results, 1)?.into_iter().next(),
+        deltas: super::rows(&results, 2)?,
+        next: super::rows(&results, 3)?.into_iter().next(),
+        windows: super::rows(&results, 4)?,
     })
 }

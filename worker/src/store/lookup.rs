@@ -7,17 +7,16 @@
 //! keys, statements). The public verify route answers from it with one
 //! more read (the stored hashes of the inclusion proofs).
 
-use serde::de::DeserializeOwned;
-use worker::{D1Database, D1Result};
+use worker::D1Database;
 
 use super::agreements::{self, AgreementRow, KeyRow};
-use super::batch;
 use super::checkpoints::{self, CheckpointRow, ClosingBalance};
 use super::deltas::{self, DeltaRow};
 use super::log::{self, HeadRow};
 use super::receipts::{self, ReceiptRow};
 use super::submissions::{self, SubmissionRow};
-use crate::error::{ApiError, ApiResult};
+use super::{batch, rows};
+use crate::error::ApiResult;
 
 /// Everything the shard holds for one root.
 pub struct RootLookup {
@@ -41,15 +40,6 @@ pub struct AgreementRows {
     pub balances: Vec<ClosingBalance>,
     pub keys: Vec<KeyRow>,
     pub statements: Vec<AgreementRow>,
-}
-
-/// The rows of the `i`th statement of a batch.
-pub(super) fn rows<T: DeserializeOwned>(results: &[D1Result], i: usize) -> ApiResult<Vec<T>> {
-    results
-        .get(i)
-        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
-        .results::<T>()
-        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))
 }
 
 /// Looks `root` up on the shard `db`, with one page (`limit`, `offset`) of

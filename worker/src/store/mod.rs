@@ -39,7 +39,7 @@ use bvs_core::hash::Hash32;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement};
+use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
 
@@ -302,7 +302,7 @@ pub type Statements = ApiResult<Vec<D1PreparedStatement>>;
 pub async fn batch(
     db: &D1Database,
     statements: Vec<D1PreparedStatement>,
-) -> ApiResult<Vec<worker::D1Result>> {
+) -> ApiResult<Vec<D1Result>> {
     let _trip = crate::roundtrips::d1();
     db.batch(statements)
         .await
@@ -323,7 +323,7 @@ pub async fn batch_changed_one(
     Ok(changes(result)? == 1)
 }
 
-pub fn changes(result: &worker::D1Result) -> ApiResult<u64> {
+pub fn changes(result: &D1Result) -> ApiResult<u64> {
     let meta = result
         .meta()
         .map_err(|e| ApiError::internal(format!("d1 meta: {e}")))?;
@@ -517,6 +517,19 @@ pub fn bind_pair<'a>((a, b): &'a (String, String), args: &mut Vec<Arg<'a>>) -> A
     args.push(Arg::Text(a));
     args.push(Arg::Text(b));
     Ok(())
+}
+
+/// The rows of the `i`th statement of a batch's results (the reads of
+/// one round trip, taken apart by position).
+///
+/// # Errors
+/// Fewer results than `i + 1`, or rows that do not deserialize into `T`.
+pub(crate) fn rows<T: DeserializeOwned>(results: &[D1Result], i: usize) -> ApiResult<Vec<T>> {
+    results
+        .get(i)
+        .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?
+        .results::<T>()
+        .map_err(|e| ApiError::internal(format!("d1 rows: {e}")))
 }
 
 /// The rows of every read statement, in one batch round trip.

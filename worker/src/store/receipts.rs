@@ -9,7 +9,7 @@ use super::checkpoints::{self, CheckpointRow};
 use super::deltas::{self, DeltaRow};
 use super::ledgers::{self, LedgerRow, WindowRow};
 use super::log::{self, HeadRow};
-use super::lookup::rows;
+use super::rows;
 use super::{args, batch, stmt};
 use crate::error::ApiResult;
 

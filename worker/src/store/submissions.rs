@@ -4,8 +4,8 @@ use serde::Deserialize;
 
 use worker::D1Database;
 
-use super::{batch, bind_pair, chunked, row, ListSql};
-use crate::error::{ApiError, ApiResult};
+use super::{batch, bind_pair, chunked, row, rows, ListSql};
+use crate::error::ApiResult;
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -112,12 +112,11 @@ pub async fn progress_of(
     statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], pairs, bind_pair)?);
     let results = batch(db, statements).await?;
     let (mut progress, mut anchors) = (Vec::new(), Vec::new());
-    for (i, result) in results.iter().enumerate() {
-        let rows = |e| ApiError::internal(format!("d1 rows: {e}"));
+    for i in 0..results.len() {
         if i < progress_statements {
-            progress.extend(result.results::<SubmissionProgress>().map_err(rows)?);
+            progress.extend(rows::<SubmissionProgress>(&results, i)?);
         } else {
-            anchors.extend(result.results::<SubmissionAnchor>().map_err(rows)?);
+            anchors.extend(rows::<SubmissionAnchor>(&results, i)?);
         }
     }
     Ok((progress, anchors))
