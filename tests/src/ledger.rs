@@ -19,6 +19,10 @@ pub const COMPARE: &str = "/api/v1/balance/compare";
 pub const CHECKPOINT: &str = "/api/v1/balance/checkpoint";
 pub const CUSTOMERS: &str = "/api/v1/balance/customers";
 pub const FACTS: &str = "/api/v1/facts";
+/// The DEV_MODE fault-injection reason (worker `sequencer::DEV_FAULT_REASON`):
+/// a delta with it, or a fact whose content starts with it, can never be
+/// appended and ends FAILED.
+pub const POISON: &str = "dev:fail-sequencer";
 
 /// A JSON number token exactly as a client writes it: `"0.1"` stays
 /// `0.1`, and an `f64` is written the way `serde_json` writes it (`5.0`).

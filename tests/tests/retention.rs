@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use bvs_tests::client::{Api, Keyed};
 use bvs_tests::cron::{now_ms, run_retention, sweep};
-use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::ledger::{Delta, POISON, WAIT};
 use bvs_tests::log::{check_receipt, log_key};
 use bvs_tests::receiver::Receiver;
 use bvs_tests::tenant::{create_webhook, get_jwt, new_tenant, patch_jwt, Tenant};
@@ -225,11 +225,6 @@ fn no_window_keeps_everything_and_a_shorter_window_applies_at_the_next_run() {
     }
     receipt_verifies(&k_shortened, "cus_keep");
 }
-
-/// The DEV_MODE fault injection (worker `sequencer::DEV_FAULT_REASON`): a
-/// delta with this reason, or a fact whose content starts with it, can
-/// never be appended and ends FAILED.
-const POISON: &str = "dev:fail-sequencer";
 
 #[test]
 fn a_failed_delta_and_a_failed_fact_lose_their_raw_context_past_the_window_too() {

@@ -13,14 +13,11 @@ use bvs_tests::api;
 use bvs_tests::client::Api;
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::eventually;
-use bvs_tests::ledger::{Delta, WAIT};
+use bvs_tests::ledger::{Delta, POISON, WAIT};
 use bvs_tests::log::{check_consistency, log_key};
 use bvs_tests::receiver::{Received, Receiver};
 use bvs_tests::tenant::{create_webhook, new_tenant};
 use serde_json::{json, Value};
-
-/// The DEV_MODE fault-injection reason (worker `sequencer::DEV_FAULT_REASON`).
-const POISON: &str = "dev:fail-sequencer";
 
 fn body(d: &Delta) -> Value {
     serde_json::from_str(&d.to_json()).unwrap()

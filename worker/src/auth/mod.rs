@@ -109,7 +109,7 @@ async fn authenticate(
         ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))?;
     let db = app.control_db()?;
     let presented = secret::sha256_hex(key.secret());
-    let bucket = format!("key:{}", key.id());
+    let bucket = key_bucket(&key);
     let index = root.filter(|_| limit::holds_lease(&bucket, app.now_ms));
     let row = match index {
         None => store::keys::for_auth(&db, key.id()).await?,
@@ -189,7 +189,13 @@ pub fn holds_key_lease(app: &App, req: &Request) -> bool {
     let header = req.headers().get("x-api-key").ok().flatten();
     header
         .and_then(|h| ApiKey::parse(h.trim()).ok())
-        .is_some_and(|key| limit::holds_lease(&format!("key:{}", key.id()), app.now_ms))
+        .is_some_and(|key| limit::holds_lease(&key_bucket(&key), app.now_ms))
+}
+
+/// The rate-limit bucket of an API key: the one its requests spend from
+/// and the one [`holds_key_lease`] looks at.
+fn key_bucket(key: &ApiKey) -> String {
+    format!("key:{}", key.id())
 }
 
 /// The contract a balance write targets, from what authentication read
