@@ -47,6 +47,41 @@ fn kind_key(kind: TreeKind) -> u8 {
     }
 }
 
+/// A log of `noise` items, then `item`, then one more, signed by `key_seed`
+/// as `origin`: the log's verifier key and `item`'s evidence in it.
+///
+/// # Errors
+/// A bad origin, or a log limit.
+pub fn log_statement(
+    origin: &str,
+    key_seed: &[u8; 32],
+    item: &Hash32,
+    noise: u64,
+) -> Result<(String, LogEvidence), String> {
+    let mut log_items: Vec<Hash32> = (0..noise)
+        .map(|i| Hash32::digest(&i.to_be_bytes()))
+        .collect();
+    let leaf_index = log_items.len() as u64;
+    log_items.push(*item);
+    log_items.push(Hash32::digest(b"after the statement"));
+    let mut store = StoredHashes::new();
+    for (k, v) in log::append(TreeSize(0), &log_items, &StoredHashes::new()).map_err(err)? {
+        store.insert(k, v);
+    }
+    let size = TreeSize(log_items.len() as u64);
+    let root = log::tree_root(size, &store).map_err(err)?;
+    let head = note::sign_tree_head(origin, size, &root, key_seed).map_err(err)?;
+    let public_key = note::public_key_string(origin, key_seed).map_err(err)?;
+    let evidence = LogEvidence {
+        hash_scheme: log::HASH_SCHEME.name().into(),
+        tree_head: head,
+        public_key: public_key.clone(),
+        leaf_index,
+        inclusion_proof: log::inclusion_proof(LeafIndex(leaf_index), size, &store).map_err(err)?,
+    };
+    Ok((public_key, evidence))
+}
+
 /// Builds the statement of `tenant_id` for `period` over `balances`
 /// (customerId, balance at the end of the period) with the statement seed
 /// `seed`, pushing `page` ledgers per builder state (saved and read back
@@ -93,27 +128,7 @@ pub fn build(
         .map_err(err)?;
     let item = statement.item_hash();
 
-    let mut log_items: Vec<Hash32> = (0..noise)
-        .map(|i| Hash32::digest(&i.to_be_bytes()))
-        .collect();
-    let leaf_index = log_items.len() as u64;
-    log_items.push(item);
-    log_items.push(Hash32::digest(b"after the statement"));
-    let mut store = StoredHashes::new();
-    for (k, v) in log::append(TreeSize(0), &log_items, &StoredHashes::new()).map_err(err)? {
-        store.insert(k, v);
-    }
-    let size = TreeSize(log_items.len() as u64);
-    let root = log::tree_root(size, &store).map_err(err)?;
-    let head = note::sign_tree_head(origin, size, &root, key_seed).map_err(err)?;
-    let public_key = note::public_key_string(origin, key_seed).map_err(err)?;
-    let evidence = LogEvidence {
-        hash_scheme: log::HASH_SCHEME.name().into(),
-        tree_head: head,
-        public_key: public_key.clone(),
-        leaf_index,
-        inclusion_proof: log::inclusion_proof(LeafIndex(leaf_index), size, &store).map_err(err)?,
-    };
+    let (public_key, evidence) = log_statement(origin, key_seed, &item, noise)?;
 
     let by_ledger: BTreeMap<Hash32, &str> = balances
         .iter()
