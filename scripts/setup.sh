@@ -42,9 +42,11 @@ fi
 missing_debs=""
 [ -x /usr/bin/chromium ] || missing_debs="$missing_debs chromium"
 command -v jq >/dev/null 2>&1 || missing_debs="$missing_debs jq"
+command -v xxd >/dev/null 2>&1 || missing_debs="$missing_debs xxd"
 if [ -n "$missing_debs" ]; then
   # chromium: the headless browser of the page tests; jq: the README's
-  # auditor commands, which a test runs.
+  # auditor commands, which a test runs; xxd (with jq): the commands of
+  # docs/liabilities.md, which core/tests/liabilities_doc.rs runs.
   step "apt-get install$missing_debs"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq

@@ -57,7 +57,11 @@ fn blocks(text: &str, lang: &str) -> Vec<String> {
 fn the_worked_example_is_what_core_builds_and_verifies() {
     let text = doc();
     let s = example();
-    let a = s.customers.iter().find(|c| c.customer_id == "cust_a").unwrap();
+    let a = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id == "cust_a")
+        .unwrap();
     let shown = &blocks(&text, "json")[0];
     let read = ProofDocument::from_json(&bvs_core::json::parse(shown).unwrap()).unwrap();
     assert_eq!(read, a.document);
@@ -69,7 +73,11 @@ fn the_worked_example_is_what_core_builds_and_verifies() {
     );
     assert!(text.contains(&report.checks.last().unwrap().detail));
     // The values the page shows for the other customers and trees.
-    let c = s.customers.iter().find(|c| c.customer_id == "cust_c").unwrap();
+    let c = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id == "cust_c")
+        .unwrap();
     assert_eq!(c.document.liabilities.index, 1);
     assert_eq!(c.document.liabilities.amount, Amount::ZERO);
     assert_eq!(c.document.receivables.as_ref().unwrap().index, 0);
