@@ -54,9 +54,11 @@ if [ -n "$missing_debs" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing_debs >/dev/null
 fi
 
-# The verify page's WebAssembly verifier (public/pkg, git-ignored); skipped
-# when up to date.
+# The verify page's WebAssembly verifier (public/pkg, git-ignored), and the
+# liabilities check's own module (public/pkg-liabilities); skipped when up
+# to date.
 scripts/build-verifier.sh
+scripts/build-verifier.sh --liabilities
 
 # The vendor dashboard (public/assets, git-ignored); skipped when up to date.
 scripts/build-dashboard.sh

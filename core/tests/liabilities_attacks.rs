@@ -5,7 +5,7 @@
 //! customer whose path touches the change, and, whatever passes, the
 //! published total is at least the sum of what is owed to the customers
 //! whose proofs pass (the guarantee docs/liabilities.md states).
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::liabilities::proof::verify_proof;

@@ -4,7 +4,7 @@
 //! balances and seeds (roots, totals, counts, the statement's JSON and
 //! hash, every customer's leaf and path must be equal), and both judge the
 //! same proof documents, honest and tampered (their verdicts must be equal).
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::liabilities::proof::verify_proof;

@@ -2,7 +2,7 @@
 //! command the page shows gives the output it shows: its `console` blocks
 //! are run in bash (sha256sum, xxd, jq), one session for the page, with
 //! its JSON block saved as `proof.json`.
-#![cfg(feature = "server")]
+#![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::liabilities::proof::verify_proof;
