@@ -212,6 +212,60 @@ pub fn check_amount(what: impl Fn() -> String, amount: Amount) -> Result<(), Lia
     Ok(())
 }
 
+/// An amount's canonical decimal text (as `Amount`'s `Display` writes it)
+/// on the stack: hashing a node writes two, and a `String` each was most of
+/// the cost of building a tree (bench/README.md).
+struct AmountText {
+    buf: [u8; 48],
+}
+
+/// 10^18, the units of a whole.
+const UNITS_PER_WHOLE: u128 = 1_000_000_000_000_000_000;
+
+impl AmountText {
+    fn new() -> Self {
+        Self { buf: [0; 48] }
+    }
+
+    /// The text of `amount`: `-` for a negative, the whole part, and the
+    /// fraction without trailing zeros after a point when there is one.
+    fn of(&mut self, amount: Amount) -> &[u8] {
+        let units = amount.to_units();
+        let abs = units.unsigned_abs();
+        let (mut whole, frac) = (abs / UNITS_PER_WHOLE, (abs % UNITS_PER_WHOLE) as u64);
+        // Written backwards from the end: fraction, point, whole, sign.
+        let mut at = self.buf.len();
+        if frac != 0 {
+            let mut f = frac;
+            let mut digits = 18;
+            while f % 10 == 0 {
+                f /= 10;
+                digits -= 1;
+            }
+            for _ in 0..digits {
+                at -= 1;
+                self.buf[at] = b'0' + (f % 10) as u8;
+                f /= 10;
+            }
+            at -= 1;
+            self.buf[at] = b'.';
+        }
+        loop {
+            at -= 1;
+            self.buf[at] = b'0' + (whole % 10) as u8;
+            whole /= 10;
+            if whole == 0 {
+                break;
+            }
+        }
+        if units < 0 {
+            at -= 1;
+            self.buf[at] = b'-';
+        }
+        &self.buf[at..]
+    }
+}
+
 /// Largest input of any hash here: tag, two hashes, two sums of at most 41
 /// characters each (a sign, 21 digits, a point, 18 decimals) and a newline.
 const INPUT_BYTES_MAX: usize = 1 + 23 + 32 + 32 + 41 + 1 + 41;
@@ -246,13 +300,13 @@ fn digest_streamed(parts: &[&[u8]]) -> Hash32 {
 /// amount in its canonical decimal text (`42.1`, `0`). Any amount is hashed
 /// as given; [`leaf`] checks the range first.
 pub fn leaf_hash(kind: TreeKind, salt: &Salt, ledger: &Hash32, amount: Amount) -> Hash32 {
-    let text = amount.to_string();
+    let mut text = AmountText::new();
     digest(&[
         &[DOMAIN_BYTE],
         kind.leaf_tag(),
         &salt.0,
         &ledger.0,
-        text.as_bytes(),
+        text.of(amount),
     ])
 }
 
@@ -277,15 +331,15 @@ pub fn leaf(
 /// sum ‖ `\n` ‖ right sum), sums in canonical decimal text. Any sums are
 /// hashed as given; [`parent`] checks them first.
 pub fn node_hash(kind: TreeKind, left: &SumNode, right: &SumNode) -> Hash32 {
-    let (l, r) = (left.sum.to_string(), right.sum.to_string());
+    let (mut l, mut r) = (AmountText::new(), AmountText::new());
     digest(&[
         &[DOMAIN_BYTE],
         kind.node_tag(),
         &left.hash.0,
         &right.hash.0,
-        l.as_bytes(),
+        l.of(left.sum),
         b"\n",
-        r.as_bytes(),
+        r.of(right.sum),
     ])
 }
 
@@ -329,12 +383,12 @@ pub const EMPTY_TOP: SumNode = SumNode {
 /// has fails every customer's check, not only those at its right edge
 /// (RFC 9162's paths alone fit more than one size).
 pub fn root_hash(kind: TreeKind, top: &SumNode, leaf_count: u64) -> Hash32 {
-    let (total, count) = (top.sum.to_string(), leaf_count.to_string());
+    let (mut total, count) = (AmountText::new(), leaf_count.to_string());
     digest(&[
         &[DOMAIN_BYTE],
         kind.root_tag(),
         &top.hash.0,
-        total.as_bytes(),
+        total.of(top.sum),
         b"\n",
         count.as_bytes(),
     ])

@@ -374,20 +374,38 @@ impl StatementBuilder {
         } else {
             None
         };
-        // Both trees change or neither: work on copies, then commit.
-        let mut liabilities = self.liabilities.clone();
-        let mut receivables = self.receivables.clone();
-        let liabilities_index = liabilities.count();
-        let mut nodes: Vec<(TreeKind, NodeAddr, SumNode)> = liabilities
+        // Both trees change or neither: the totals after this ledger are
+        // checked first. With them in range every sum on the way up is too
+        // (a parent's sum is part of its tree's total), so neither push can
+        // fail after the first has changed its tree.
+        for (tree, add) in [
+            (&self.liabilities, Some(liability.sum)),
+            (&self.receivables, receivable.map(|r| r.sum)),
+        ] {
+            let Some(add) = add else { continue };
+            if tree.count() >= super::LEAVES_MAX {
+                return Err(LiabilitiesError::TooManyLeaves);
+            }
+            let total = tree
+                .total()?
+                .checked_add(add)
+                .map_err(|_| LiabilitiesError::Overflow {
+                    what: format!("the {} total", tree.kind()),
+                })?;
+            super::check_amount(|| format!("the {} total", tree.kind()), total)?;
+        }
+        let liabilities_index = self.liabilities.count();
+        let mut nodes: Vec<(TreeKind, NodeAddr, SumNode)> = self
+            .liabilities
             .push(liability)?
             .into_iter()
             .map(|(a, n)| (TreeKind::Liabilities, a, n))
             .collect();
         let receivables_index = match receivable {
             Some(r) => {
-                let index = receivables.count();
+                let index = self.receivables.count();
                 nodes.extend(
-                    receivables
+                    self.receivables
                         .push(r)?
                         .into_iter()
                         .map(|(a, n)| (TreeKind::Receivables, a, n)),
@@ -396,12 +414,6 @@ impl StatementBuilder {
             }
             None => None,
         };
-        // The totals must stay in range too, so check the roots now rather
-        // than at the last ledger.
-        liabilities.root()?;
-        receivables.root()?;
-        self.liabilities = liabilities;
-        self.receivables = receivables;
         self.last_key = Some(key);
         Ok(Placed {
             ledger,

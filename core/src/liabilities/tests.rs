@@ -181,6 +181,40 @@ fn a_path_from_missing_stored_nodes_names_the_missing_one() {
     assert!(matches!(e, LiabilitiesError::MissingNode(_)), "{e}");
 }
 
+#[test]
+fn amounts_are_hashed_in_their_canonical_text() {
+    for units in [
+        0i128,
+        1,
+        -1,
+        10,
+        1_000_000_000_000_000_000,
+        -1_000_000_000_000_000_000,
+        42_100_000_000_000_000_000,
+        AMOUNT_UNITS_MAX,
+        i128::MAX,
+        i128::MIN,
+    ] {
+        let a = Amount::from_units(units);
+        assert_eq!(
+            super::AmountText::new().of(a),
+            a.to_string().as_bytes(),
+            "{units}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn any_amount_text_is_amounts_display(units in any::<i128>()) {
+        let a = Amount::from_units(units);
+        let mut text = super::AmountText::new();
+        let want = a.to_string();
+        prop_assert_eq!(text.of(a), want.as_bytes());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     #[test]
@@ -544,4 +578,26 @@ fn a_proof_without_a_pinned_key_says_so_and_still_checks_everything() {
     assert!(r.ok);
     let key = r.checks.iter().find(|c| c.name == "log.publicKey").unwrap();
     assert!(key.detail.starts_with("not pinned"));
+}
+
+#[test]
+fn a_ledger_that_would_take_a_total_past_the_bound_changes_neither_tree() {
+    let seed = Seed(SEED);
+    let mut ids: Vec<(Hash32, Amount)> = (0..3).map(|i| (ledger(i), Amount::ZERO)).collect();
+    seed.shuffle(&mut ids);
+    let mut b = StatementBuilder::new(seed);
+    let max = Amount::from_units(AMOUNT_UNITS_MAX);
+    b.push(ids[0].0, max).unwrap();
+    let before = b.clone();
+    assert!(matches!(
+        b.push(ids[1].0, amount("0.000000000000000001")),
+        Err(LiabilitiesError::TooLarge { .. })
+    ));
+    assert_eq!(b, before);
+    // A negative balance adds 0 to the liabilities: it still fits.
+    let placed = b.push(ids[1].0, amount("-1")).unwrap();
+    assert_eq!(placed.receivables_index, Some(0));
+    let s = b.finish("ten_1", Env::Sandbox, period(), None).unwrap();
+    assert_eq!(s.liabilities.total, max);
+    assert_eq!(s.receivables.total, amount("1"));
 }

@@ -94,6 +94,19 @@ impl TreeBuilder {
         Ok(out)
     }
 
+    /// The sum of every leaf so far, from the frontier's sums (no hashing).
+    ///
+    /// # Errors
+    /// [`LiabilitiesError::Overflow`] (only from a state tampered with).
+    pub fn total(&self) -> Result<Amount, LiabilitiesError> {
+        self.frontier
+            .iter()
+            .try_fold(Amount::ZERO, |acc, n| acc.checked_add(n.sum))
+            .map_err(|_| LiabilitiesError::Overflow {
+                what: format!("the {} total", self.kind),
+            })
+    }
+
     /// The top node over every leaf so far ([`EMPTY_TOP`] when none): the
     /// fold of the frontier from the right.
     ///
