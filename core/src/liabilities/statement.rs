@@ -188,11 +188,29 @@ impl Statement {
         let environment =
             Env::parse(&f.path_of("environment"), f.string("environment")?).map_err(Box::new)?;
         let period = f.period("period")?;
+        // Strict: the statement is shown exactly as it is hashed, so a
+        // value in another form (an uppercase hash, `5.0`, a number for a
+        // total) would hash differently from the document's own bytes.
         let tree = |key: &str| -> Result<TreeSummary, json::ReadError> {
             let t = f.object(key)?;
+            let root = t.hash("root")?;
+            if t.string("root")? != root.to_hex() {
+                return Err(Box::new(FieldError::new(
+                    t.path_of("root"),
+                    "must be 64 lowercase hex digits",
+                )));
+            }
+            let total_text = t.string("total")?;
+            let total = t.amount("total")?;
+            if total_text != total.to_string() {
+                return Err(Box::new(FieldError::new(
+                    t.path_of("total"),
+                    "must be a decimal string in canonical form (no exponent, no trailing zeros)",
+                )));
+            }
             Ok(TreeSummary {
-                root: t.hash("root")?,
-                total: t.amount("total")?,
+                root,
+                total,
                 leaf_count: t.u64("leafCount")?,
             })
         };
@@ -200,7 +218,16 @@ impl Statement {
         let receivables = tree("receivables")?;
         let supersedes = match f.optional("supersedes") {
             None => None,
-            Some(_) => Some(f.hash("supersedes")?),
+            Some(_) => {
+                let h = f.hash("supersedes")?;
+                if f.string("supersedes")? != h.to_hex() {
+                    return Err(Box::new(FieldError::new(
+                        f.path_of("supersedes"),
+                        "must be 64 lowercase hex digits",
+                    )));
+                }
+                Some(h)
+            }
         };
         Statement::new(
             tenant_id,
@@ -210,16 +237,7 @@ impl Statement {
             receivables,
             supersedes,
         )
-        .map_err(|e| {
-            Box::new(FieldError::new(
-                if e.field.contains('.') || e.field == "leafCount" {
-                    format!("{path}.{}", e.field)
-                } else {
-                    f.path_of(&e.field)
-                },
-                e.reason,
-            ))
-        })
+        .map_err(|e| Box::new(FieldError::new(f.path_of(&e.field), e.reason)))
     }
 }
 

@@ -408,6 +408,21 @@ fn the_statement_json_is_rfc_8785_and_reads_back() {
             text.replace("\"total\":\"3\"", "\"total\":\"-3\""),
             "statement.receivables.total",
         ),
+        (
+            text.replace("\"total\":\"3\"", "\"total\":\"3.0\""),
+            "statement.receivables.total",
+        ),
+        (
+            text.replace("\"total\":\"3\"", "\"total\":3"),
+            "statement.receivables.total",
+        ),
+        (
+            text.replace(
+                &s.liabilities.root.to_hex(),
+                &s.liabilities.root.to_hex().to_uppercase(),
+            ),
+            "statement.liabilities.root",
+        ),
     ] {
         let e = Statement::from_json(&crate::json::parse(&bad).unwrap()).unwrap_err();
         assert_eq!(e.field, field, "{bad}: {e}");
