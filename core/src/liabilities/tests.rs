@@ -204,6 +204,19 @@ fn amounts_are_hashed_in_their_canonical_text() {
     }
 }
 
+#[test]
+fn the_block_digest_is_sha_256_for_every_length() {
+    let bytes: Vec<u8> = (0..300u32).map(|i| (i * 37 % 251) as u8).collect();
+    for len in 0..300 {
+        let (a, b) = bytes[..len].split_at(len / 3);
+        assert_eq!(
+            super::digest(&[a, b]),
+            Hash32::digest(&bytes[..len]),
+            "{len} bytes"
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
