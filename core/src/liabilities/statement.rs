@@ -94,6 +94,21 @@ impl Statement {
         {
             return Err(FieldError::new("leafCount", "must be at most 2^32"));
         }
+        // An empty tree has one root and a total of 0: no customer's path
+        // would ever check a claim about it, so it is checked here.
+        if receivables.leaf_count == 0
+            && receivables
+                != (TreeSummary {
+                    root: super::empty_root(TreeKind::Receivables).hash,
+                    total: Amount::ZERO,
+                    leaf_count: 0,
+                })
+        {
+            return Err(FieldError::new(
+                "receivables",
+                "an empty tree has the empty root and a total of 0",
+            ));
+        }
         Ok(Statement {
             tenant_id: tenant_id.to_owned(),
             environment,

@@ -443,6 +443,20 @@ fn the_statement_json_is_rfc_8785_and_reads_back() {
 }
 
 #[test]
+fn an_empty_receivables_tree_must_say_so() {
+    let (b, _) = statement_over(&[(1, "3")]);
+    let s = b.finish("ten_1", Env::Sandbox, period(), None).unwrap();
+    assert_eq!(s.receivables.root, empty_root(TreeKind::Receivables).hash);
+    let mut r = s.receivables;
+    r.total = amount("5");
+    let e = Statement::new("ten_1", Env::Sandbox, period(), s.liabilities, r, None).unwrap_err();
+    assert_eq!(e.field, "receivables");
+    let mut r = s.receivables;
+    r.root = Hash32::digest(b"x");
+    assert!(Statement::new("ten_1", Env::Sandbox, period(), s.liabilities, r, None).is_err());
+}
+
+#[test]
 fn the_ledger_id_is_the_one_docs_balance_md_defines() {
     assert_eq!(
         ledger_id("tenant_1", "cust_1"),
