@@ -3,17 +3,30 @@
 # Workers assets for the verify page: cargo (wasm32, release) → wasm-bindgen
 # --target web → wasm-opt -Oz. Skips the build when nothing it depends on
 # changed. `--proof-only` builds the variant without signature checks into
-# target/verifier-proof-only/ (for bench/verifier only).
+# target/verifier-proof-only/ (for bench/verifier only). `--liabilities`
+# builds the separate module of the liabilities check (issue 31,
+# docs/liabilities.md: `verifyLiabilities`, and the proof checks) into
+# public/pkg-liabilities/, which a page loads only to check a liabilities
+# proof: in the verify page's module it would pass the size budget.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 
 features=()
 out="public/pkg"
-if [ "${1:-}" = "--proof-only" ]; then
-  features=(--no-default-features)
-  out="target/verifier-proof-only"
-fi
+target_dir="target/verifier"
+case "${1:-}" in
+  --proof-only)
+    features=(--no-default-features)
+    out="target/verifier-proof-only"
+    target_dir="target/verifier-proof-only-build"
+    ;;
+  --liabilities)
+    features=(--no-default-features --features liabilities)
+    out="public/pkg-liabilities"
+    target_dir="target/verifier-liabilities"
+    ;;
+esac
 wasm="$out/bvs_verifier_wasm_bg.wasm"
 
 mkdir -p target
@@ -26,10 +39,8 @@ if [ -f "$wasm" ] && [ -z "${FORCE_BUILD:-}" ] \
 fi
 
 echo "building the verifier ($out)"
-# A separate target dir: the feature set differs from the workspace build,
-# and sharing one would rebuild core for each.
-target_dir="target/verifier"
-[ ${#features[@]} -gt 0 ] && target_dir="target/verifier-proof-only-build"
+# A separate target dir per variant (above): the feature set differs from
+# the workspace build, and sharing one would rebuild core for each.
 # Size is the budget here (bench/README.md: <= 64 KB gzipped with the
 # signature checks), speed only on the proof path. Core builds at "z".
 # Its few proof-check functions are #[inline], so they are compiled into

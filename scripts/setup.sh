@@ -42,9 +42,11 @@ fi
 missing_debs=""
 [ -x /usr/bin/chromium ] || missing_debs="$missing_debs chromium"
 command -v jq >/dev/null 2>&1 || missing_debs="$missing_debs jq"
+command -v xxd >/dev/null 2>&1 || missing_debs="$missing_debs xxd"
 if [ -n "$missing_debs" ]; then
   # chromium: the headless browser of the page tests; jq: the README's
-  # auditor commands, which a test runs.
+  # auditor commands, which a test runs; xxd (with jq): the commands of
+  # docs/liabilities.md, which core/tests/liabilities_doc.rs runs.
   step "apt-get install$missing_debs"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
@@ -52,9 +54,11 @@ if [ -n "$missing_debs" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing_debs >/dev/null
 fi
 
-# The verify page's WebAssembly verifier (public/pkg, git-ignored); skipped
-# when up to date.
+# The verify page's WebAssembly verifier (public/pkg, git-ignored), and the
+# liabilities check's own module (public/pkg-liabilities); skipped when up
+# to date.
 scripts/build-verifier.sh
+scripts/build-verifier.sh --liabilities
 
 # The vendor dashboard (public/assets, git-ignored); skipped when up to date.
 scripts/build-dashboard.sh

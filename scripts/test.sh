@@ -18,7 +18,7 @@ scripts/check-architecture.sh
 
 step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo clippy -p bvs-worker -p bvs-verifier-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
+cargo clippy -p bvs-worker -p bvs-verifier-wasm --features bvs-verifier-wasm/liabilities --target wasm32-unknown-unknown --quiet -- -D warnings
 
 step "dashboard type check (tsc --noEmit -p dashboard)"
 tsc --noEmit -p dashboard
@@ -31,8 +31,10 @@ cargo test --workspace --exclude bvs-tests --quiet
 
 step "verifier-wasm tests under Node (wasm-bindgen-test)"
 # No --quiet: cargo hands it to wasm-bindgen-test-runner, which rejects it.
+# With the liabilities check's export too (its own module's feature; core
+# already has it, through the tests' own dependency on core).
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test -p bvs-verifier-wasm --target wasm32-unknown-unknown
+  cargo test -p bvs-verifier-wasm --target wasm32-unknown-unknown --features liabilities
 
 step "building the worker once for every wrangler dev the tests start"
 scripts/build-worker.sh

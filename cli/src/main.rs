@@ -24,6 +24,7 @@ Usage:
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
   bvs-verify monitor <head.txt> [<proof>] --key <verifierKey> --state <heads.json> [--json]
   bvs-verify statement <statement.txt> --key <counterpartyKey> [--root <merkleRoot>] [--json]
+  bvs-verify liabilities <proof.json> --key <verifierKey> [--balance <amount>] [--json]
 
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
                (the whole answer or its data): signed tree head, every
@@ -58,15 +59,24 @@ Usage:
                key binding; docs/agreement.md), checked against the
                customer's key; --root pins the checkpoint's merkleRoot
                (alias: cosigned)
+  liabilities  a customer's proof that its balance is counted in a vendor's
+               liabilities statement (docs/liabilities.md): the statement's
+               hash, the statement in the signed log, the ledger id, the
+               leaf amount (the balance, or 0 with the absolute value in the
+               receivables tree for a negative balance) and each sum-tree
+               path to the statement's root, total and leaf count; --balance
+               pins the balance you expect (your receipt's finalBalance)
 
   --key   the log's verifier key, from GET /api/v1/log/<env>/key (verifierKey),
-          kept from before (pinned). Receipts and answers name a key
-          themselves, which proves nothing: without --key they are not
+          kept from before (pinned). Receipts, answers and liabilities
+          proofs name a key themselves, which proves nothing: without --key they are not
           reported VERIFIED. For statement: the customer's key,
           <name>+<key id>+<base64 key>.
   --allow-unpinned
-          check a receipt or answer against the key it names, reported as
-          VERIFIED WITH AN UNPINNED KEY.
+          check a receipt, answer or liabilities proof against the key it
+          names, reported as VERIFIED WITH AN UNPINNED KEY.
+  --balance
+          liabilities: the balance you expect the proof to be for.
   --state the monitor's state file (created if missing).
   --json  print the report as JSON: {ok, checks: [{name, ok, detail}]}
 
@@ -86,6 +96,7 @@ struct Args {
     files: Vec<String>,
     key: Option<String>,
     root: Option<String>,
+    balance: Option<String>,
     state: Option<String>,
     allow_unpinned: bool,
     json: bool,
@@ -99,6 +110,7 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
         files: Vec::new(),
         key: None,
         root: None,
+        balance: None,
         state: None,
         allow_unpinned: false,
         json: false,
@@ -109,6 +121,7 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
             "--key" => args.key = Some(it.next().ok_or("--key needs a value")?.clone()),
             "--root" => args.root = Some(it.next().ok_or("--root needs a value")?.clone()),
             "--state" => args.state = Some(it.next().ok_or("--state needs a value")?.clone()),
+            "--balance" => args.balance = Some(it.next().ok_or("--balance needs a value")?.clone()),
             "--allow-unpinned" => args.allow_unpinned = true,
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             f => args.files.push(f.to_string()),
@@ -202,6 +215,17 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
                 root.as_ref(),
             ))
         }
+        "liabilities" => {
+            let [text] = files::<1>(args)?;
+            let balance = args
+                .balance
+                .as_deref()
+                .map(|b| bvs_core::Amount::parse(b.trim()).map_err(|e| format!("--balance {e}")))
+                .transpose()?;
+            Ok(bvs_core::liabilities::proof::verify_proof_json(
+                &text, key, balance,
+            ))
+        }
         other => Err(format!("unknown command {other:?}")),
     }
 }
@@ -271,7 +295,8 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
 /// pinned `--key` its key checks fail, unless `--allow-unpinned`, which
 /// keeps them and says so.
 fn require_pinned_key(args: &Args, report: &mut VerificationReport) {
-    if args.key.is_some() || !matches!(args.command.as_str(), "receipt" | "public") {
+    if args.key.is_some() || !matches!(args.command.as_str(), "receipt" | "public" | "liabilities")
+    {
         return;
     }
     for c in report
@@ -295,7 +320,7 @@ fn require_pinned_key(args: &Args, report: &mut VerificationReport) {
 
 /// Whether the report was made with a key the user did not pin.
 fn unpinned(args: &Args) -> bool {
-    args.key.is_none() && matches!(args.command.as_str(), "receipt" | "public")
+    args.key.is_none() && matches!(args.command.as_str(), "receipt" | "public" | "liabilities")
 }
 
 // ------------------------------------------------------------------ monitor

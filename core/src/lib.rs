@@ -14,6 +14,8 @@ pub mod error;
 pub mod frontier;
 pub mod hash;
 pub mod json;
+#[cfg(feature = "liabilities")]
+pub mod liabilities;
 #[cfg(feature = "server")]
 pub mod log;
 pub mod merkle;

@@ -81,7 +81,7 @@ const BLOCK_BYTES: usize = 64;
 // and in WebAssembly (no SHA instructions) that bookkeeping was a
 // measurable share of each. Cross-checked against `Sha256` in the tests.
 #[inline]
-fn compress(blocks: &[[u8; BLOCK_BYTES]]) -> Hash32 {
+pub(crate) fn compress(blocks: &[[u8; BLOCK_BYTES]]) -> Hash32 {
     let mut state = SHA256_IV;
     for block in blocks {
         sha2::block_api::compress256(&mut state, std::slice::from_ref(block));

@@ -32,7 +32,7 @@ pub struct VerificationReport {
 }
 
 impl VerificationReport {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             ok: true,
             checks: Vec::new(),
@@ -46,7 +46,7 @@ impl VerificationReport {
         report
     }
 
-    fn push(&mut self, name: impl Into<String>, ok: bool, detail: impl Into<String>) {
+    pub(crate) fn push(&mut self, name: impl Into<String>, ok: bool, detail: impl Into<String>) {
         self.ok &= ok;
         self.checks.push(Check {
             name: name.into(),
@@ -55,7 +55,7 @@ impl VerificationReport {
         });
     }
 
-    fn result(&mut self, name: impl Into<String>, r: Result<String, String>) {
+    pub(crate) fn result(&mut self, name: impl Into<String>, r: Result<String, String>) {
         match r {
             Ok(d) => self.push(name, true, d),
             Err(d) => self.push(name, false, d),
@@ -98,7 +98,11 @@ impl VerificationReport {
 /// Reads a document's `hashScheme` as a check named `name`: the rule its
 /// log proofs were made with, or `None` (failed, named) when this verifier
 /// does not know it, so no inclusion proof is checked under a guessed rule.
-fn scheme_check(report: &mut VerificationReport, name: String, text: &str) -> Option<HashScheme> {
+pub(crate) fn scheme_check(
+    report: &mut VerificationReport,
+    name: String,
+    text: &str,
+) -> Option<HashScheme> {
     // A missing name reads as "" and is refused like any unknown one.
     match HashScheme::parse(text) {
         Ok(s) => {
@@ -114,7 +118,7 @@ fn scheme_check(report: &mut VerificationReport, name: String, text: &str) -> Op
 
 const UNKNOWN_SCHEME: &str = "cannot check: unknown hashScheme";
 
-fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
+pub(crate) fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
     if got.ct_eq(want) {
         Ok(format!("{name} is {want}"))
     } else {
@@ -145,7 +149,7 @@ fn verify_receipt_text(
 /// with `read`; with `envelope`, the `data` of a `{success, statusCode,
 /// data}` answer is read, so a file saved straight from the API and one
 /// holding only its `data` both verify.
-fn read_document<T>(
+pub(crate) fn read_document<T>(
     text: &str,
     envelope: bool,
     what: &str,
@@ -649,7 +653,7 @@ impl PublicAnswer {
     }
 }
 
-fn inclusion_detail(
+pub(crate) fn inclusion_detail(
     proof: &[Hash32],
     index: merkle::LeafIndex,
     head: Option<&TreeHead>,

@@ -211,3 +211,35 @@ pub fn verify_consistency(
         Err(e) => failed("consistency", e),
     }
 }
+
+/// A customer's liabilities proof (docs/liabilities.md): the statement's
+/// hash, the statement in the signed log (`trusted_key` pins the log's
+/// key), the ledger id, the leaf amounts and each sum-tree path to the
+/// statement's root, total and leaf count; `expected_balance` (decimal
+/// text, e.g. the receipt's `finalBalance`) pins the balance. The report's
+/// last check, `summary`, is the sentence a page shows once all passed.
+///
+/// Only in the separate module built with the `liabilities` feature
+/// (`scripts/build-verifier.sh --liabilities`, into
+/// `public/pkg-liabilities/`): the verify page's own module is at its size
+/// budget (bench/README.md).
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen(js_name = verifyLiabilities)]
+pub fn verify_liabilities(
+    proof_json: &str,
+    trusted_key: Option<String>,
+    expected_balance: Option<String>,
+) -> String {
+    let balance = match expected_balance.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => match bvs_core::Amount::parse(text) {
+            Ok(a) => Some(a),
+            Err(e) => return failed("balance", format!("expectedBalance {e}")),
+        },
+    };
+    json(&bvs_core::liabilities::proof::verify_proof_json(
+        proof_json,
+        trusted_key.as_deref(),
+        balance,
+    ))
+}

@@ -322,3 +322,77 @@ fn the_bytes_fast_path_agrees_with_the_report_and_rejects_any_flip() {
         ));
     }
 }
+
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen_test]
+fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_failure() {
+    use bvs_core::liabilities::sample as liabilities;
+    use bvs_core::types::Period;
+    use bvs_core::Amount;
+    let balances = [
+        ("cust_a", Amount::parse("42.1").unwrap()),
+        ("cust_b", Amount::parse("1234525.79").unwrap()),
+        ("cust_c", Amount::parse("-5").unwrap()),
+    ];
+    let s = liabilities::build(
+        ORIGIN,
+        &SEED,
+        "ten_wasm",
+        Period::parse("2026-11").unwrap(),
+        &balances,
+        [0x11; 32],
+        2,
+        3,
+    )
+    .unwrap();
+    for c in &s.customers {
+        let text = c.document.to_json();
+        let r = report(&v::verify_liabilities(
+            &text,
+            Some(s.public_key.clone()),
+            Some(c.balance.to_string()),
+        ));
+        assert!(r.ok, "{:?}", r.checks);
+        assert_eq!(r.checks.last().unwrap().name, "summary");
+    }
+    let a = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id == "cust_a")
+        .unwrap();
+    let text = a.document.to_json();
+    assert_eq!(
+        report(&v::verify_liabilities(&text, None, None))
+            .checks
+            .last()
+            .unwrap()
+            .detail,
+        "your balance of 42.1 is counted in a total of 1234567.89 owed to 3 customers on 2026-11-30"
+    );
+    assert_eq!(
+        failed(&v::verify_liabilities(
+            &text,
+            Some(s.public_key.clone()),
+            Some("42.2".into())
+        )),
+        vec!["balance"]
+    );
+    let mut tampered = a.document.clone();
+    tampered.liabilities.path[0].sum = Amount::parse("1").unwrap();
+    assert_eq!(
+        failed(&v::verify_liabilities(
+            &tampered.to_json(),
+            Some(s.public_key.clone()),
+            None
+        )),
+        vec!["liabilities.path"]
+    );
+    assert_eq!(
+        failed(&v::verify_liabilities("[]", None, None)),
+        vec!["parse"]
+    );
+    assert_eq!(
+        failed(&v::verify_liabilities(&text, None, Some("x".into()))),
+        vec!["balance"]
+    );
+}
