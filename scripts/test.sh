@@ -9,6 +9,7 @@ cd "$ROOT"
 
 step "set-up (installs only what is missing)"
 scripts/setup.sh
+scripts/setup-test.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -63,7 +64,7 @@ step "fuzz smoke run: every cargo-fuzz target for ${FUZZ_SECS:-10}s (fuzz/run.sh
 if cargo fuzz --version >/dev/null 2>&1 && rustup toolchain list | grep -q '^nightly'; then
   fuzz/run.sh "${FUZZ_SECS:-10}"
 else
-  echo "skipped: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs it)"
+  echo "skipped: cargo-fuzz or the nightly toolchain is missing (scripts/setup-test.sh installs it)"
 fi
 
 step "no wrangler or workerd process left behind"
