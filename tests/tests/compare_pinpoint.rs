@@ -265,7 +265,12 @@ fn compare_takes_derives_own_entries_back_with_delta_for_amount() {
     assert!(entries[0].get("amount").is_none(), "{}", derived.text);
     let r = compare(&k, "cus_echo", &entries, json!({}));
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.body["data"]["pinpoint"]["agrees"], json!(true), "{}", r.text);
+    assert_eq!(
+        r.body["data"]["pinpoint"]["agrees"],
+        json!(true),
+        "{}",
+        r.text
+    );
 
     // Both given and equal is fine; both given and unequal names `delta`.
     let mut both = entries.clone();

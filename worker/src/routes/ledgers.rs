@@ -198,7 +198,9 @@ fn entry_amount(e: &mut Fields) -> Option<Amount> {
     let amount = e.parse("amount", amount_t.clone(), |t| {
         Amount::parse_field("amount", t)
     });
-    let delta = e.parse("delta", delta_t.clone(), |t| Amount::parse_field("delta", t));
+    let delta = e.parse("delta", delta_t.clone(), |t| {
+        Amount::parse_field("delta", t)
+    });
     match (amount_t, delta_t) {
         (None, None) if e.raw("amount").is_none() && e.raw("delta").is_none() => {
             e.problem("amount", "is required (or delta, as derive lists it)");
