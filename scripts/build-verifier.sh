@@ -3,7 +3,8 @@
 # Workers assets for the verify page: cargo (wasm32, release) → wasm-bindgen
 # --target web → wasm-opt -Oz. Skips the build when nothing it depends on
 # changed. `--proof-only` builds the variant without signature checks into
-# target/verifier-proof-only/ (for bench/verifier only).
+# target/verifier-proof-only/ (for bench/verifier only); `--sdk` the SDKs'
+# variant with a receipt's agreement checks into target/verifier-sdk/.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -13,6 +14,12 @@ out="public/pkg"
 if [ "${1:-}" = "--proof-only" ]; then
   features=(--no-default-features)
   out="target/verifier-proof-only"
+fi
+# `--sdk`: the SDKs' build (issue 29), with a receipt's agreement side
+# (`verifyReceiptWithAgreement`), into target/verifier-sdk/ (sdk/README.md).
+if [ "${1:-}" = "--sdk" ]; then
+  features=(--features receipt-agreement)
+  out="target/verifier-sdk"
 fi
 wasm="$out/bvs_verifier_wasm_bg.wasm"
 
@@ -29,7 +36,8 @@ echo "building the verifier ($out)"
 # A separate target dir: the feature set differs from the workspace build,
 # and sharing one would rebuild core for each.
 target_dir="target/verifier"
-[ ${#features[@]} -gt 0 ] && target_dir="target/verifier-proof-only-build"
+[ "${1:-}" = "--proof-only" ] && target_dir="target/verifier-proof-only-build"
+[ "${1:-}" = "--sdk" ] && target_dir="target/verifier-sdk-build"
 # Size is the budget here (bench/README.md: <= 64 KB gzipped with the
 # signature checks), speed only on the proof path. Core builds at "z".
 # Its few proof-check functions are #[inline], so they are compiled into
