@@ -29,3 +29,20 @@ if rustup toolchain list 2>/dev/null | grep -q '^nightly' \
   step "cargo install cargo-fuzz $CARGO_FUZZ_VERSION (first run only)"
   cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
 fi
+
+# The SDKs (issue 29): the SDKs' verifier, the TypeScript SDK's packages
+# and dist/ (scripts/build-sdks.sh), and .venv-sdk (git-ignored) with the
+# Python SDK's dependencies and its suite's (pytest, the independent
+# standardwebhooks package); tests/tests/sdks.rs reinstalls the package
+# itself from sdk/python before its suite.
+scripts/build-sdks.sh
+if [ ! -x .venv-sdk/bin/python ]; then
+  step "python3 -m venv .venv-sdk"
+  python3 -m venv .venv-sdk
+fi
+if [ "$(.venv-sdk/bin/python -c 'import importlib.metadata as m; print(m.version("standardwebhooks"))' 2>/dev/null)" != "$STANDARDWEBHOOKS_PY_VERSION" ]; then
+  step "pip install the Python SDK's dependencies and pytest into .venv-sdk (first run only)"
+  .venv-sdk/bin/pip install --quiet --disable-pip-version-check \
+    "setuptools>=70" "httpx==$HTTPX_VERSION" "wasmtime==$WASMTIME_VERSION" \
+    "pytest==$PYTEST_VERSION" "standardwebhooks==$STANDARDWEBHOOKS_PY_VERSION"
+fi
