@@ -84,7 +84,14 @@ fn the_python_sdk_suite_passes_sync_and_async() {
     // The suite tests the package as installed, so reinstall the sources.
     run_ok(
         Command::new(python())
-            .args(["-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-build-isolation",
+            ])
             .arg(repo_root().join("sdk/python")),
         "pip install ./sdk/python",
     );
