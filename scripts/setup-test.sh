@@ -33,7 +33,7 @@ fi
 # The SDKs (issue 29): the SDKs' verifier, the TypeScript SDK's packages
 # and dist/ (scripts/build-sdks.sh), and .venv-sdk (git-ignored) with the
 # Python SDK's dependencies and its suite's (pytest, the independent
-# standardwebhooks package); tests/tests/sdks.rs reinstalls the package
+# standardwebhooks package); tests/tests/quickstart/sdks.rs reinstalls the package
 # itself from sdk/python before its suite.
 scripts/build-sdks.sh
 if [ ! -x .venv-sdk/bin/python ]; then

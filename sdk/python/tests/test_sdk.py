@@ -1,4 +1,4 @@
-"""The Python SDK against a real `wrangler dev` (run by tests/tests/sdks.rs,
+"""The Python SDK against a real `wrangler dev` (run by tests/tests/quickstart/sdks.rs,
 which starts the service and passes BVS_BASE, an Enterprise BVS_API_KEY and
 the tenant's dashboard BVS_JWT)."""
 

@@ -1,9 +1,9 @@
 // The TypeScript SDK against a real `wrangler dev` (run by
-// tests/tests/sdks.rs, which starts the service and passes BVS_BASE, an
+// tests/tests/quickstart/sdks.rs, which starts the service and passes BVS_BASE, an
 // Enterprise BVS_API_KEY and the tenant's dashboard BVS_JWT).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { Client, ConflictError, ValidationError, verifyWebhook } from "../dist/i
 const base = process.env.BVS_BASE;
 const apiKey = process.env.BVS_API_KEY;
 const jwt = process.env.BVS_JWT;
-if (!base || !apiKey || !jwt) throw new Error("BVS_BASE, BVS_API_KEY and BVS_JWT are required (tests/tests/sdks.rs)");
+if (!base || !apiKey || !jwt) throw new Error("BVS_BASE, BVS_API_KEY and BVS_JWT are required (tests/tests/quickstart/sdks.rs)");
 
 const run = `ts${Date.now().toString(36)}`;
 const noWait = async () => {};
@@ -273,5 +273,7 @@ test("the SDK runs inside a Worker (wrangler dev): receipt verified, webhook ver
     try {
       process.kill(-wrangler.pid, "SIGTERM");
     } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+    rmSync(state, { recursive: true, force: true });
   }
 });

@@ -6,7 +6,6 @@
 //! newcomer would, each ending with a verified receipt.
 //! `scripts/setup-test.sh` builds the SDKs (scripts/build-sdks.sh) and
 //! makes `.venv-sdk`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::Command;

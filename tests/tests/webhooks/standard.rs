@@ -7,7 +7,6 @@
 //! independently of the service's code. A secret rotation signs with both
 //! secrets for its overlap. (The SDK suites check `v1` again with the
 //! `standardwebhooks` packages from npm and PyPI.)
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;

@@ -3,7 +3,6 @@
 //! registration and a signed statement, each retried with its key, replay
 //! the first answer (`idempotent-replayed: true`) and make no second
 //! object; the same key with another body is 409 and never runs.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::agreement::{
     counterparty_key, sign, BalanceStatement, CheckpointRef, KeyBinding, Origin, Statement,
