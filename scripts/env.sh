@@ -6,6 +6,11 @@ WORKER_BUILD_VERSION="0.8.7"
 WASM_BINDGEN_VERSION="0.2.130"
 SCHEMATHESIS_VERSION="4.32.5"
 CARGO_FUZZ_VERSION="0.13.1"
+# The Python SDK suite's packages (.venv-sdk, scripts/setup-test.sh).
+HTTPX_VERSION="0.28.1"
+WASMTIME_VERSION="50.0.1"
+PYTEST_VERSION="9.2.0"
+STANDARDWEBHOOKS_PY_VERSION="1.1.0"
 export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 # worker-build would download these; point it at the pinned local ones.
 export WASM_BINDGEN_BIN="$HOME/.cargo/bin/wasm-bindgen"

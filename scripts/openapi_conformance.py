@@ -165,6 +165,9 @@ check("GET", "/dashboard/webhooks", "/dashboard/webhooks", want=200, **J)
 check("GET", "/dashboard/webhooks/{id}", f"/dashboard/webhooks/{wid}", want=200, **J)
 check("GET", "/dashboard/webhooks/{id}/deliveries", f"/dashboard/webhooks/{wid}/deliveries", want=200, **J)
 check("POST", "/dashboard/webhooks/{id}/toggle", f"/dashboard/webhooks/{wid}/toggle", want=200, **J)
+check("POST", "/dashboard/webhooks/{id}/rotate-secret", f"/dashboard/webhooks/{wid}/rotate-secret", want=200,
+      body={"overlapHours": 1}, **J)
+check("GET", "/api/v1/webhooks/keys", "/api/v1/webhooks/keys", want=200)
 check("DELETE", "/dashboard/webhooks/{id}", f"/dashboard/webhooks/{wid}", want=200, **J)
 for path, body in [
     ("/dashboard/auth/resend-verification-email", {"email": "nobody@example.com"}),

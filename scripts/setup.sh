@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs whatever is missing, and does nothing (quickly) when all is there.
-# Idempotent: safe to run before every command.
+# Installs whatever running the service needs (scripts/dev.sh) and is
+# missing, and does nothing (quickly) when all is there. Idempotent: safe to
+# run before every command. The tests' own tools: scripts/setup-test.sh.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -39,21 +40,6 @@ if [ ! -f .dev.vars ]; then
   } > .dev.vars
 fi
 
-missing_debs=""
-[ -x /usr/bin/chromium ] || missing_debs="$missing_debs chromium"
-command -v jq >/dev/null 2>&1 || missing_debs="$missing_debs jq"
-command -v xxd >/dev/null 2>&1 || missing_debs="$missing_debs xxd"
-if [ -n "$missing_debs" ]; then
-  # chromium: the headless browser of the page tests; jq: the README's
-  # auditor commands, which a test runs; xxd (with jq): the commands of
-  # docs/liabilities.md, which core/tests/liabilities_doc.rs runs.
-  step "apt-get install$missing_debs"
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing_debs >/dev/null
-fi
-
 # The verify page's WebAssembly verifier (public/pkg, git-ignored), and the
 # liabilities check's own module (public/pkg-liabilities); skipped when up
 # to date.
@@ -67,12 +53,6 @@ scripts/build-dashboard.sh
 # public/*.js, git-ignored); skipped when up to date.
 scripts/build-pages.sh
 
-# Python tooling for the schemathesis pass (.venv, git-ignored).
-scripts/setup-python.sh
-
-# cargo-fuzz for the fuzz smoke run; it needs the nightly toolchain.
-if rustup toolchain list 2>/dev/null | grep -q '^nightly' \
-  && [ "$(cargo fuzz --version 2>/dev/null | awk '{print $NF}')" != "$CARGO_FUZZ_VERSION" ]; then
-  step "cargo install cargo-fuzz $CARGO_FUZZ_VERSION (first run only)"
-  cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --quiet
-fi
+# What only the tests need (Chromium, jq, schemathesis, cargo-fuzz, the SDK
+# suites' packages) is installed by scripts/setup-test.sh, which
+# scripts/test.sh runs after this one.

@@ -9,6 +9,7 @@ cd "$ROOT"
 
 step "set-up (installs only what is missing)"
 scripts/setup.sh
+scripts/setup-test.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -18,7 +19,7 @@ scripts/check-architecture.sh
 
 step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo clippy -p bvs-worker -p bvs-verifier-wasm --features bvs-verifier-wasm/liabilities --target wasm32-unknown-unknown --quiet -- -D warnings
+cargo clippy -p bvs-worker -p bvs-verifier-wasm --features bvs-verifier-wasm/liabilities,bvs-verifier-wasm/receipt-agreement --target wasm32-unknown-unknown --quiet -- -D warnings
 
 step "dashboard type check (tsc --noEmit -p dashboard)"
 tsc --noEmit -p dashboard
@@ -65,7 +66,7 @@ step "fuzz smoke run: every cargo-fuzz target for ${FUZZ_SECS:-10}s (fuzz/run.sh
 if cargo fuzz --version >/dev/null 2>&1 && rustup toolchain list | grep -q '^nightly'; then
   fuzz/run.sh "${FUZZ_SECS:-10}"
 else
-  echo "skipped: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs it)"
+  echo "skipped: cargo-fuzz or the nightly toolchain is missing (scripts/setup-test.sh installs it)"
 fi
 
 step "no wrangler or workerd process left behind"

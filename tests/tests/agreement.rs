@@ -6,6 +6,11 @@
 //! `checkpoint.cosigned` / `checkpoint.disputed` webhook.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Idempotency-Key on every POST the SDKs send (issue 29): its own file,
+// in this binary's wrangler dev.
+#[path = "agreement/idempotent_writes.rs"]
+mod idempotent_writes;
+
 use bvs_core::agreement::{
     counterparty_key, item_hash, sign, BalanceStatement, CheckpointRef, Dispute, KeyBinding,
     Origin, Statement,

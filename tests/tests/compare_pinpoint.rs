@@ -251,6 +251,39 @@ fn compare_refuses_lists_it_cannot_pinpoint_naming_the_field() {
 }
 
 #[test]
+fn compare_takes_derives_own_entries_back_with_delta_for_amount() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let seeded = seed(&k, "cus_echo", 3);
+
+    // Derive's deltas, sent back as they came (`delta`, not `amount`).
+    let derived = k.derive("cus_echo", "");
+    assert_eq!(derived.status, 200, "{}", derived.text);
+    let entries = derived.body["data"]["deltas"].as_array().unwrap().clone();
+    assert_eq!(entries.len(), 3);
+    assert!(entries[0].get("amount").is_none(), "{}", derived.text);
+    let r = compare(&k, "cus_echo", &entries, json!({}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.body["data"]["pinpoint"]["agrees"],
+        json!(true),
+        "{}",
+        r.text
+    );
+
+    // Both given and equal is fine; both given and unequal names `delta`.
+    let mut both = entries.clone();
+    both[1]["amount"] = json!(seeded[1].amount);
+    let r = compare(&k, "cus_echo", &both, json!({}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    both[1]["amount"] = json!(seeded[1].amount + 1);
+    let r = compare(&k, "cus_echo", &both, json!({}));
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert_eq!(r.body["field"], json!("deltas[1].delta"), "{}", r.text);
+}
+
+#[test]
 fn compare_pinpoints_a_missing_an_extra_and_a_changed_delta_among_10000() {
     let api = api();
     let t = new_tenant_on_plan(&api, "enterprise");

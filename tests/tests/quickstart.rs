@@ -3,6 +3,11 @@
 //! publicly verified receipt.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The SDKs' suites and the quickstart's TypeScript and Python tabs
+// (issue 29): their own file, in this binary's wrangler dev.
+#[path = "quickstart/sdks.rs"]
+mod sdks;
+
 use std::process::Command;
 
 use bvs_tests::docs::sh_blocks;

@@ -2,6 +2,10 @@
 //! to a real HTTP receiver on loopback, checked with an independent HMAC.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Standard Webhooks (issue 29): its own file, in this binary's wrangler dev.
+#[path = "webhooks/standard.rs"]
+mod standard;
+
 use std::time::Duration;
 
 use bvs_tests::client::{Api, Reply};

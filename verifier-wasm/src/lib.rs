@@ -158,6 +158,40 @@ pub fn verify_receipt(receipt_json: &str, trusted_key: Option<String>) -> String
     ))
 }
 
+/// As [`verify_receipt`], followed by the checks of the receipt's
+/// agreement side (the customer's key binding and signed statements, each
+/// with its inclusion proof): core's `agreement::receipt_report`, what
+/// `bvs-verify receipt` runs. Only in the SDKs' build (feature
+/// `receipt-agreement`).
+#[cfg(feature = "receipt-agreement")]
+#[wasm_bindgen(js_name = verifyReceiptWithAgreement)]
+pub fn verify_receipt_with_agreement(receipt_json: &str, trusted_key: Option<String>) -> String {
+    json(&bvs_core::agreement::receipt_report(
+        receipt_json,
+        trusted_key.as_deref(),
+    ))
+}
+
+/// A plain Ed25519 check: `signature` (64 bytes) of `message` by
+/// `public_key` (32 bytes); false for anything malformed. The Python SDK's
+/// Standard Webhooks `v1a` check (its standard library has no Ed25519).
+/// Only in the SDKs' build.
+#[cfg(feature = "receipt-agreement")]
+#[wasm_bindgen(js_name = verifyEd25519)]
+pub fn verify_ed25519(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
+    let (Ok(key), Ok(sig)) = (
+        <[u8; 32]>::try_from(public_key),
+        <[u8; 64]>::try_from(signature),
+    ) else {
+        return false;
+    };
+    let Ok(key) = ed25519_dalek::VerifyingKey::from_bytes(&key) else {
+        return false;
+    };
+    key.verify_strict(message, &ed25519_dalek::Signature::from_bytes(&sig))
+        .is_ok()
+}
+
 /// A public verification answer (`GET /api/v1/verify/{root}`), given as
 /// a JSON array of the text of each of its pages (`JSON.stringify(texts)`:
 /// one string crosses into WebAssembly, and each page keeps its exact

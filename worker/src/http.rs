@@ -106,6 +106,20 @@ pub fn balance<T: Serialize>(status: u16, data: &T) -> ApiResult<Response> {
     )
 }
 
+/// The dashboard envelope as text, for routes that store their answer
+/// (idempotent replays).
+pub fn dashboard_text<T: Serialize>(
+    status: u16,
+    data: &T,
+    message: Option<&str>,
+) -> ApiResult<String> {
+    Ok(serde_json::to_string(&DashboardEnvelope {
+        status_code: status,
+        data,
+        message,
+    })?)
+}
+
 /// The balance envelope as text, for routes that store their answer
 /// (idempotent replays).
 pub fn balance_text<T: Serialize>(status: u16, data: &T) -> ApiResult<String> {

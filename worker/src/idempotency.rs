@@ -13,8 +13,11 @@
 //! a request between its write and its completion; a retry answers 202
 //! "processing" under the lease and replays the stored answer after it. An
 //! in-flight claim without an answer may be taken over after its lease.
-//! No other route takes an Idempotency-Key (the control database keeps no
-//! idempotency records any more).
+//! The other writes the SDKs send (issue 29: checkpoints, facts,
+//! invitations, key registrations, statements) take the same key through
+//! [`Guard`]: generic, a strict claim and the stored answer in the write's
+//! own batch (or right after a write that is idempotent by itself). The
+//! control database keeps no idempotency records any more.
 
 use std::rc::Rc;
 
@@ -29,6 +32,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
 use crate::store::emit::{self as emit_store, ClaimRow, NewClaim};
+use crate::store::idempotency::{self as idem_store, KeyClaim};
 
 /// How long an Idempotency-Key is remembered after its first use.
 pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
@@ -236,4 +240,238 @@ async fn held_by(
         .await;
     }
     replay(status, text)
+}
+
+// ------------------------------------------------------------------ other writes
+
+/// Whose keys: a tenant in one environment, or a public route's scope
+/// ([`for_public`]).
+pub struct Scope<'a> {
+    pub tenant_id: &'a str,
+    pub env: Env,
+}
+
+/// An Idempotency-Key on a write other than emit (issue 29: checkpoints,
+/// facts, invitations, key registrations, statements): generic, a strict
+/// claim and the stored answer, put into the write's own batch
+/// ([`Guard::statements`]) where the write makes a new object, or recorded
+/// right after it ([`Guard::record`]) where the write is idempotent by
+/// itself (content-addressed facts and statements, a single-use
+/// invitation token).
+pub struct Guard {
+    tenant_id: String,
+    env: Env,
+    key: String,
+    request_hash: String,
+    token: String,
+    now_ms: u64,
+}
+
+/// What [`check`] found: the key's answer (the write must not run), or
+/// the go-ahead with the guard to write under (none without a key).
+pub enum Checked {
+    Answered(Response),
+    Go(Option<Guard>),
+}
+
+/// Before a write: a key already held is answered here (the stored
+/// answer; 409 for another body; 202 while in flight) and the write is not
+/// run. `route` and `body` make the request's fingerprint.
+///
+/// # Errors
+/// D1 errors.
+pub async fn check(
+    app: &App,
+    db: &worker::D1Database,
+    scope: &Scope<'_>,
+    key: Option<IdempotencyKey>,
+    route: &str,
+    body: &[u8],
+) -> ApiResult<Checked> {
+    let Some(key) = key else {
+        return Ok(Checked::Go(None));
+    };
+    let guard = Guard {
+        tenant_id: scope.tenant_id.to_string(),
+        env: scope.env,
+        key: key.as_str().to_string(),
+        request_hash: fingerprint(route, body),
+        token: ids::new_id("clm")?,
+        now_ms: app.now_ms,
+    };
+    Ok(match guard.held(app, db).await? {
+        Some(answer) => Checked::Answered(answer),
+        None => Checked::Go(Some(guard)),
+    })
+}
+
+fn fingerprint(route: &str, body: &[u8]) -> String {
+    let mut hashed = route.as_bytes().to_vec();
+    hashed.push(b'\n');
+    hashed.extend_from_slice(body);
+    Hash32::digest(&hashed).to_hex()
+}
+
+impl Guard {
+    fn claim(&self) -> KeyClaim<'_> {
+        KeyClaim {
+            tenant_id: &self.tenant_id,
+            env: self.env.as_str(),
+            key: &self.key,
+            request_hash: &self.request_hash,
+            token: &self.token,
+            now_ms: self.now_ms,
+            expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
+        }
+    }
+
+    /// The claim and the answer (`status`, `body`: the exact text the
+    /// response carries), for the write's own batch: the claim fails when
+    /// another request took the key since [`check`], and D1 rolls the
+    /// whole batch back, the write included.
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
+    pub fn statements(
+        &self,
+        db: &worker::D1Database,
+        status: u16,
+        body: &str,
+    ) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+        idem_store::claim_and_answer(db, &self.claim(), status, body)
+    }
+
+    /// After a write that is idempotent by itself: stores its answer under
+    /// the key. If another request took the key meanwhile, its answer
+    /// stands and this one is logged only.
+    pub async fn record(&self, db: &worker::D1Database, status: u16, body: &str) {
+        let stored = match self.statements(db, status, body) {
+            Ok(statements) => crate::store::batch(db, statements).await.map(drop),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = stored {
+            worker::console_warn!("idempotency answer not stored: {e:?}");
+        }
+    }
+
+    /// The key's answer if another request holds it; `None` when it is
+    /// free (so a failed write's own error stands).
+    ///
+    /// # Errors
+    /// D1 errors.
+    pub async fn held(&self, app: &App, db: &worker::D1Database) -> ApiResult<Option<Response>> {
+        let held = idem_store::held(
+            db,
+            &self.tenant_id,
+            self.env.as_str(),
+            &self.key,
+            app.now_ms,
+        )
+        .await?;
+        let Some(held) = held else {
+            return Ok(None);
+        };
+        if held.token == self.token {
+            return Ok(None);
+        }
+        if held.request_hash != self.request_hash {
+            return Err(ApiError::coded(
+                ErrorCode::IdempotencyKeyReused,
+                "Idempotency-Key was already used with a different request body; use a new key for a new request",
+            ));
+        }
+        match (held.response_status, held.response_body) {
+            (Some(status), Some(text)) => replay(status, text).map(Some),
+            _ => processing_text(&self.key).map(Some),
+        }
+    }
+
+    /// Runs `write` under the guard: on failure, another request that
+    /// took the key meanwhile answers instead of the failure.
+    ///
+    /// # Errors
+    /// The write's error when the key is still free.
+    pub async fn or_held<T>(
+        guard: Option<&Guard>,
+        app: &App,
+        db: &worker::D1Database,
+        result: ApiResult<T>,
+    ) -> ApiResult<Result<T, Response>> {
+        match (result, guard) {
+            (Ok(v), _) => Ok(Ok(v)),
+            (Err(e), Some(g)) => match g.held(app, db).await? {
+                Some(answer) => Ok(Err(answer)),
+                None => Err(e),
+            },
+            (Err(e), None) => Err(e),
+        }
+    }
+}
+
+fn processing_text(key: &str) -> ApiResult<Response> {
+    http::balance(
+        202,
+        &json!({
+            "idempotencyKey": key,
+            "status": "processing",
+            "message": "A request with this Idempotency-Key is still being processed; retry shortly to get its result",
+        }),
+    )
+}
+
+/// [`check`] for a route of the caller's API key: the key's ledger shard
+/// and its tenant and environment. `Err(answer)`: the key is held.
+///
+/// # Errors
+/// 400 for a malformed key; D1 errors.
+pub async fn for_key(
+    app: &App,
+    ctx: &KeyContext,
+    req: &Request,
+    route: &str,
+    body: &[u8],
+) -> ApiResult<Result<(worker::D1Database, Option<Guard>), Response>> {
+    let db = crate::ledger::db(app, ctx.log())?;
+    let scope = Scope {
+        tenant_id: &ctx.tenant_id,
+        env: ctx.env,
+    };
+    Ok(
+        match check(app, &db, &scope, key(req)?, route, body).await? {
+            Checked::Answered(answer) => Err(answer),
+            Checked::Go(guard) => Ok((db, guard)),
+        },
+    )
+}
+
+/// Whose keys a public route's are (key registrations, statements): none
+/// of a tenant; each is scoped further by what the request names (an
+/// invitation token's hash, a ledger), so they never meet a vendor's own.
+const PUBLIC_TENANT: &str = "public";
+
+/// [`check`] for a public route: the keys live on the shard the request
+/// names (`log`), scoped by `scope` (e.g. `ledger:<id>`).
+///
+/// # Errors
+/// 400 for a malformed key; D1 errors.
+pub async fn for_public(
+    app: &App,
+    log: crate::ledger::LogId,
+    scope: &str,
+    req: &Request,
+    route: &str,
+    body: &[u8],
+) -> ApiResult<Result<(worker::D1Database, Option<Guard>), Response>> {
+    let db = crate::ledger::db(app, log)?;
+    let tenant = format!("{PUBLIC_TENANT}:{scope}");
+    let scope = Scope {
+        tenant_id: &tenant,
+        env: log.env,
+    };
+    Ok(
+        match check(app, &db, &scope, key(req)?, route, body).await? {
+            Checked::Answered(answer) => Err(answer),
+            Checked::Go(guard) => Ok((db, guard)),
+        },
+    )
 }

@@ -75,6 +75,8 @@ pub enum RouteId {
     AgreementOpen,
     AgreementKey,
     AgreementStatement,
+    WebhooksRotateSecret,
+    WebhookKeys,
 }
 
 pub struct Route {
@@ -367,6 +369,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: Method::Post,
+        pattern: "/dashboard/webhooks/:id/rotate-secret",
+        id: RouteId::WebhooksRotateSecret,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/webhooks/keys",
+        id: RouteId::WebhookKeys,
+    },
+    Route {
+        method: Method::Post,
         pattern: "/dev/bench/hash",
         id: RouteId::DevBenchHash,
     },
@@ -426,6 +438,7 @@ impl RouteId {
                 | RouteId::AgreementOpen
                 | RouteId::AgreementKey
                 | RouteId::AgreementStatement
+                | RouteId::WebhookKeys
         )
     }
 
@@ -529,6 +542,10 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::WebhooksDeliveries => {
             routes::webhooks::deliveries(app, req, params.get("id")?).await
         }
+        RouteId::WebhooksRotateSecret => {
+            routes::webhooks::rotate_secret(app, req, params.get("id")?).await
+        }
+        RouteId::WebhookKeys => routes::webhooks::keys(app, &req).await,
     }
 }
 

@@ -85,6 +85,27 @@ fn token_log(token: &str, shards: impl Fn(Env) -> u32) -> Option<LogId> {
     (shard < shards(env)).then(|| LogId::new(env, shard))
 }
 
+/// Where a key registration's Idempotency-Key lives: the shard its token
+/// names, scoped by the token's hash. `None` for a token this service
+/// could not have issued (the registration then says why).
+pub fn token_scope(app: &App, token: &str) -> Option<(LogId, String)> {
+    let log = token_log(token, |env| super::shard::count(app, env))?;
+    Some((log, format!("invitation:{}", token_hash(token))))
+}
+
+/// Where a statement's Idempotency-Key lives: the shard of the log its
+/// origin names, scoped by its ledger. `None` for a statement that cannot
+/// be read (the submission then says why).
+pub fn statement_scope(app: &App, signed: &str) -> Option<(LogId, String)> {
+    let named = match agreement::read_unverified(signed).ok()? {
+        Statement::Balance(b) => b.checkpoint,
+        Statement::Dispute(d) => d.checkpoint,
+        Statement::Key(_) => return None,
+    };
+    let log = log_of_origin(app, &named.origin).ok()?;
+    Some((log, format!("ledger:{}", named.ledger.to_hex())))
+}
+
 /// What is stored of a token: its SHA-256, hex.
 fn token_hash(token: &str) -> String {
     Hash32::digest(token.as_bytes()).to_hex()
@@ -134,6 +155,7 @@ pub async fn invite(
     tenant_id: &str,
     customer_id: &CustomerId,
     base_url: &str,
+    extra: &dyn Fn(&InvitationView) -> ApiResult<Vec<worker::D1PreparedStatement>>,
 ) -> ApiResult<InvitationView> {
     let db = db(app, log)?;
     let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
@@ -147,15 +169,20 @@ pub async fn invite(
         expires_at: app.now_ms + INVITATION_TTL_MS,
         used_at: None,
     };
-    agreements::insert_invitation(&db, &row).await?;
-    Ok(InvitationView {
+    let view = InvitationView {
         invitation_url: format!("{base_url}{INVITATION_PAGE}#{token}"),
         token,
-        customer_id: row.customer_id,
-        ledger_id: row.ledger_id,
+        customer_id: row.customer_id.clone(),
+        ledger_id: row.ledger_id.clone(),
         origin: origin(app, log)?.as_str().to_string(),
         expires_at: views::iso(row.expires_at),
-    })
+    };
+    // With `extra` (an Idempotency-Key's claim and answer) in the same
+    // batch: a retried POST never makes a second invitation.
+    let mut statements = vec![agreements::insert_invitation_stmt(&db, &row)?];
+    statements.extend(extra(&view)?);
+    crate::store::batch(&db, statements).await?;
+    Ok(view)
 }
 
 /// The shard and live invitation row of a token: one read, of the shard

@@ -5,14 +5,15 @@
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::types::{CustomerId, Page, Period};
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
 use super::{db, heads, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::plan::Plan;
-use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::checkpoints;
+pub use crate::store::checkpoints::CheckpointRow;
 use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
@@ -69,8 +70,13 @@ struct Window {
     last_leaf: u64,
 }
 
+/// Statements a caller adds to the checkpoint's own batch, made from the
+/// row about to be written (an Idempotency-Key's claim and answer).
+pub type Extra<'a> = &'a dyn Fn(&CheckpointRow) -> ApiResult<Vec<D1PreparedStatement>>;
+
 /// Fixes the covered deltas and their root now (QUEUED) and rings the
-/// sequencer, which commits the root to the log.
+/// sequencer, which commits the root to the log. `extra` statements join
+/// the write's batch.
 ///
 /// # Errors
 /// 404 for an unknown customer; 422 when the period has no verified deltas;
@@ -82,6 +88,7 @@ pub async fn create(
     plan: Plan,
     customer: Option<&CustomerId>,
     period: Period,
+    extra: Extra<'_>,
 ) -> ApiResult<CheckpointRow> {
     let db = db(app, log)?;
     if let Some(c) = customer {
@@ -127,10 +134,11 @@ pub async fn create(
         &period_text,
         plan,
     )];
-    let statements = vec![
+    let mut statements = vec![
         meters::raise(&db, &raises[0])?,
         checkpoints::insert_stmt(&db, &row)?,
     ];
+    statements.extend(extra(&row)?);
     meters::batch(&db, statements, &raises)
         .await?
         .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;

@@ -73,6 +73,16 @@ impl LogKey {
             .map_err(|e| ApiError::internal(format!("sign tree head: {e}")))
     }
 
+    /// A 32-byte key for another purpose, derived from the environment's
+    /// seed under `label` (HMAC-SHA256): the webhook signing key
+    /// (`webhooks::signing::WebhookKey`) signs nothing a log key signs.
+    ///
+    /// # Errors
+    /// Internal error if the HMAC cannot be keyed (never for a byte key).
+    pub fn derive(&self, label: &[u8]) -> ApiResult<[u8; 32]> {
+        crate::auth::secret::hmac_sha256(&self.seed, &[label])
+    }
+
     /// The signed-note verifier key: `<origin>+<key id>+<base64 key>`.
     pub fn verifier_key(&self) -> ApiResult<String> {
         note::public_key_string(&self.origin, &self.seed)

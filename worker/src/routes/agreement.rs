@@ -13,6 +13,7 @@ use crate::auth;
 use crate::error::ApiResult;
 use crate::fields::Fields;
 use crate::http;
+use crate::idempotency::{self, Guard};
 use crate::ledger::agreement;
 
 /// Largest body of the public agreement routes: a statement at its limit
@@ -25,12 +26,28 @@ fn origin(req: &Request) -> ApiResult<String> {
 
 /// `POST /api/v1/balance/customers/:customerId/invitations` (API key):
 /// 201 with a single-use invitation URL.
-pub async fn invite(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+/// Under an Idempotency-Key the answer is stored in the invitation's own
+/// batch: a retried POST never makes a second invitation.
+pub async fn invite(app: &App, mut req: Request, customer: &str) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
     let base = origin(&req)?;
-    let view = agreement::invite(app, ctx.log(), &ctx.tenant_id, &customer_id, &base).await?;
-    http::balance(201, &view)
+    let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
+    let route = format!("POST /api/v1/balance/customers/{customer}/invitations");
+    let (db, guard) = match idempotency::for_key(app, &ctx, &req, &route, &bytes).await? {
+        Ok(go) => go,
+        Err(answer) => return Ok(answer),
+    };
+    let extra = |view: &agreement::InvitationView| match &guard {
+        Some(g) => g.statements(&db, 201, &http::balance_text(201, view)?),
+        None => Ok(Vec::new()),
+    };
+    let invited =
+        agreement::invite(app, ctx.log(), &ctx.tenant_id, &customer_id, &base, &extra).await;
+    match Guard::or_held(guard.as_ref(), app, &db, invited).await? {
+        Ok(view) => http::raw_json(201, http::balance_text(201, &view)?),
+        Err(answer) => Ok(answer),
+    }
 }
 
 async fn body(req: &mut Request) -> ApiResult<Fields> {
@@ -50,23 +67,58 @@ pub async fn open(app: &App, mut req: Request) -> ApiResult<Response> {
 /// `POST /api/v1/agreement/keys` `{token, statement}` (public): registers
 /// the counterparty key a signed key statement binds (201).
 pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
-    let mut f = body(&mut req).await?;
+    let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
+    let mut f = Fields::from_bytes(&bytes)?;
     let token = f.required("token");
     let statement = f.required("statement");
     f.finish()?;
-    http::balance(
+    let route = "POST /api/v1/agreement/keys";
+    let (db, guard) = match agreement::token_scope(app, &token) {
+        Some((log, scope)) => {
+            match idempotency::for_public(app, log, &scope, &req, route, &bytes).await? {
+                Ok((db, guard)) => (Some(db), guard),
+                Err(answer) => return Ok(answer),
+            }
+        }
+        None => (None, None),
+    };
+    let text = http::balance_text(
         201,
         &agreement::register_key(app, &token, &statement).await?,
-    )
+    )?;
+    // The invitation is single-use: a retry after this would be refused;
+    // with a key, it gets this answer again.
+    if let (Some(db), Some(g)) = (&db, &guard) {
+        g.record(db, 201, &text).await;
+    }
+    http::raw_json(201, text)
 }
 
 /// `POST /api/v1/agreement/statements` `{statement}` (public): a signed
 /// `balance` or `dispute` statement about a committed checkpoint (201 when
 /// recorded, 200 when it already was).
 pub async fn statement(app: &App, mut req: Request) -> ApiResult<Response> {
-    let mut f = body(&mut req).await?;
+    let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
+    let mut f = Fields::from_bytes(&bytes)?;
     let statement = f.required("statement");
     f.finish()?;
+    let route = "POST /api/v1/agreement/statements";
+    let (db, guard) = match agreement::statement_scope(app, &statement) {
+        Some((log, scope)) => {
+            match idempotency::for_public(app, log, &scope, &req, route, &bytes).await? {
+                Ok((db, guard)) => (Some(db), guard),
+                Err(answer) => return Ok(answer),
+            }
+        }
+        None => (None, None),
+    };
     let (view, created) = agreement::submit_statement(app, &statement).await?;
-    http::balance(if created { 201 } else { 200 }, &view)
+    let status = if created { 201 } else { 200 };
+    let text = http::balance_text(status, &view)?;
+    // A statement is recorded once by its item hash; with a key, a retry
+    // gets this very answer (201) rather than "already recorded" (200).
+    if let (Some(db), Some(g)) = (&db, &guard) {
+        g.record(db, status, &text).await;
+    }
+    http::raw_json(status, text)
 }

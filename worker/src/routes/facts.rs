@@ -10,6 +10,7 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::idempotency;
 use crate::ledger::facts::FactRow;
 use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
@@ -23,6 +24,11 @@ pub const FACT_BODY_BYTES_MAX: usize = 256 * 1024;
 pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, FACT_BODY_BYTES_MAX).await?;
+    let (db, guard) =
+        match idempotency::for_key(app, &ctx, &req, "POST /api/v1/facts", &bytes).await? {
+            Ok(go) => go,
+            Err(answer) => return Ok(answer),
+        };
     let mut f = Fields::from_bytes(&bytes)?;
     let content = f.string("content", true);
     let metadata = f.metadata("metadata");
@@ -45,7 +51,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     )
     .await?;
     let status = views::fact_status(row.status);
-    http::dashboard(
+    let text = http::dashboard_text(
         202,
         &json!({
             "contentHash": row.content_hash,
@@ -58,7 +64,13 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
             "createdAt": views::iso(row.created_at),
         }),
         None,
-    )
+    )?;
+    // A fact is content-addressed (a retry makes no second one): its
+    // answer is stored after the write, so a replay answers the same.
+    if let Some(g) = &guard {
+        g.record(&db, 202, &text).await;
+    }
+    http::raw_json(202, text)
 }
 
 fn parse_hash(text: &str) -> ApiResult<Hash32> {

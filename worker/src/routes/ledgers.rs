@@ -189,8 +189,40 @@ struct CompareView {
     pinpoint: Option<ledger::pinpoint::Answer>,
 }
 
+/// An entry's amount: `amount`, or `delta` as derive lists it, so derive's
+/// own entries can be sent back as they came (issue 29). Both given and
+/// unequal is a problem naming `delta`; neither, one naming `amount`.
+fn entry_amount(e: &mut Fields) -> Option<Amount> {
+    let amount_t = e.number("amount", false);
+    let delta_t = e.number("delta", false);
+    let amount = e.parse("amount", amount_t.clone(), |t| {
+        Amount::parse_field("amount", t)
+    });
+    let delta = e.parse("delta", delta_t.clone(), |t| {
+        Amount::parse_field("delta", t)
+    });
+    match (amount_t, delta_t) {
+        (None, None) if e.raw("amount").is_none() && e.raw("delta").is_none() => {
+            e.problem("amount", "is required (or delta, as derive lists it)");
+            None
+        }
+        (Some(_), Some(_)) => match (amount, delta) {
+            (Some(a), Some(d)) if a != d => {
+                e.problem(
+                    "delta",
+                    format!("must equal amount when both are given (amount {a}, delta {d})"),
+                );
+                None
+            }
+            (a, _) => a,
+        },
+        _ => amount.or(delta),
+    }
+}
+
 /// The caller's own deltas of a pinpointing compare, each named by
-/// `itemHash`, `anchorId` or `referenceId` with its `amount`; every bad
+/// `itemHash`, `anchorId` or `referenceId` with its `amount` (or `delta`,
+/// as derive lists it); every bad
 /// entry is a problem of `f` named `deltas[i].<field>`.
 fn read_entries(f: &mut Fields, items: &[Box<RawValue>]) -> Vec<CallerEntry> {
     let mut entries = Vec::with_capacity(items.len());
@@ -203,8 +235,7 @@ fn read_entries(f: &mut Fields, items: &[Box<RawValue>]) -> Vec<CallerEntry> {
                 continue;
             }
         };
-        let amount_t = e.number("amount", true);
-        let amount = e.parse("amount", amount_t, |t| Amount::parse_field("amount", t));
+        let amount = entry_amount(&mut e);
         let hash_t = e.string("itemHash", false);
         let item_hash = e.parse("itemHash", hash_t, |t| Hash32::parse_field("itemHash", t));
         let anchor = e.string("anchorId", false);

@@ -13,6 +13,8 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::idempotency::{self, Guard};
+use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, checkpoint, heads, prove, LogId, LogKey};
 use crate::views::{self, CheckpointView};
 
@@ -27,10 +29,17 @@ fn origin(req: &Request) -> ApiResult<String> {
 // ------------------------------------------------------------------ checkpoints
 
 /// `POST /api/v1/balance/checkpoint`: fixes the covered deltas and their
-/// root now (202, QUEUED); the sequencer commits the root to the log.
+/// root now (202, QUEUED); the sequencer commits the root to the log. Under
+/// an Idempotency-Key the answer is stored in the checkpoint's own batch, so
+/// a retried POST never makes a second checkpoint.
 pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
+    let route = "POST /api/v1/balance/checkpoint";
+    let (db, guard) = match idempotency::for_key(app, &ctx, &req, route, &bytes).await? {
+        Ok(go) => go,
+        Err(answer) => return Ok(answer),
+    };
     let bytes = if bytes.iter().all(u8::is_ascii_whitespace) {
         b"{}".to_vec()
     } else {
@@ -44,15 +53,29 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let period = f.parse("period", period_t, |t| Period::parse_not_in_future(t, now));
     f.finish()?;
     let period = period.unwrap_or_else(|| Period::containing(now));
-    let row = checkpoint::create(
+    let extra = |row: &CheckpointRow| match &guard {
+        Some(g) => g.statements(&db, 202, &created_text(row)?),
+        None => Ok(Vec::new()),
+    };
+    let created = checkpoint::create(
         app,
         &ctx.tenant_id,
         ctx.log(),
         ctx.plan,
         customer.as_ref(),
         period,
+        &extra,
     )
-    .await?;
+    .await;
+    match Guard::or_held(guard.as_ref(), app, &db, created).await? {
+        Ok(row) => http::raw_json(202, created_text(&row)?),
+        Err(answer) => Ok(answer),
+    }
+}
+
+/// The answer to a created checkpoint, as sent and as stored under its
+/// Idempotency-Key.
+fn created_text(row: &CheckpointRow) -> ApiResult<String> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Created {
@@ -60,10 +83,10 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
         checkpoint: CheckpointView,
         message: String,
     }
-    http::balance(
+    http::balance_text(
         202,
         &Created {
-            checkpoint: CheckpointView::from_row(&row, None),
+            checkpoint: CheckpointView::from_row(row, None),
             message: "Checkpoint queued: its merkleRoot is fixed over the deltas listed; a checkpoint.verified \
                       webhook follows when the root is committed to the signed log (status COMMITTED)."
                 .to_string(),

@@ -1,5 +1,6 @@
 //! `/dashboard/webhooks*`: create (the secret is shown once), list, get,
-//! toggle, test, delete, and a webhook's recent deliveries. Another
+//! toggle, test, delete, rotate the secret, and a webhook's recent
+//! deliveries. Another
 //! tenant's webhook id is 404.
 
 use serde::Serialize;
@@ -239,6 +240,61 @@ async fn test_event_type(req: &mut Request) -> ApiResult<String> {
     Ok(event_type)
 }
 
+/// `POST /dashboard/webhooks/:id/rotate-secret` with an optional body
+/// `{"overlapHours": 0..168}` (default 24): a new secret, shown once; the
+/// previous one keeps signing beside it (a second `v1,` signature in
+/// `webhook-signature`) until `previousSecretExpiresAt`.
+pub async fn rotate_secret(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    let overlap_ms = overlap_ms(&mut req).await?;
+    endpoints::get(app, session.tenant_id(), id).await?;
+    session.require_verified()?;
+    let (secret, until) =
+        endpoints::rotate_secret(app, session.tenant_id(), id, overlap_ms).await?;
+    let message = match until {
+        Some(_) => "Secret rotated: deliveries carry a v1 signature with each secret until previousSecretExpiresAt",
+        None => "Secret rotated: the previous secret no longer signs",
+    };
+    http::dashboard(
+        200,
+        &serde_json::json!({
+            "id": id,
+            "secret": secret,
+            "previousSecretExpiresAt": until.map(iso),
+            "message": message,
+        }),
+        Some(message),
+    )
+}
+
+/// The rotation's overlap: the body's optional `overlapHours`, a whole
+/// number from 0 to a week; a day without one.
+async fn overlap_ms(req: &mut Request) -> ApiResult<u64> {
+    let bytes = http::body_bytes(req, http::BODY_BYTES_MAX).await?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(endpoints::ROTATION_OVERLAP_DEFAULT_MS);
+    }
+    let mut f = Fields::from_bytes(&bytes)?;
+    let max = endpoints::ROTATION_OVERLAP_MAX_HOURS;
+    let hours = f
+        .number("overlapHours", false)
+        .map(|t| match t.parse::<u64>() {
+            Ok(h) if h <= max => Some(h),
+            _ => None,
+        });
+    if let Some(None) = hours {
+        f.problem(
+            "overlapHours",
+            format!("must be a whole number of hours from 0 to {max}"),
+        );
+    }
+    f.finish()?;
+    Ok(match hours.flatten() {
+        Some(h) => h * 60 * 60 * 1000,
+        None => endpoints::ROTATION_OVERLAP_DEFAULT_MS,
+    })
+}
+
 /// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending
 /// deliveries.
 pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
@@ -323,4 +379,27 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
         })
         .collect();
     http::dashboard(200, &views, None)
+}
+
+/// `GET /api/v1/webhooks/keys` (public): every environment's webhook
+/// signing key, the public half receivers check `v1a,` signatures with, in
+/// the style of the log list (`GET /api/v1/logs`).
+pub async fn keys(app: &App, req: &Request) -> ApiResult<Response> {
+    let service = req.url()?.origin().ascii_serialization();
+    let keys = endpoints::signing_keys(app)?
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "environment": k.env.as_str(),
+                "keyId": k.key_id(),
+                "algorithm": "ed25519",
+                "signatureVersion": "v1a",
+                "publicKey": k.public_key(),
+                "keysUrl": format!("{service}/api/v1/webhooks/keys"),
+            })
+        })
+        .collect::<Vec<_>>();
+    let resp = http::balance(200, &serde_json::json!({ "keys": keys }))?;
+    resp.headers().set("cache-control", "public, max-age=300")?;
+    Ok(resp)
 }

@@ -5,7 +5,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, queries, run, stmt};
+use super::{all, args, first, run, stmt};
 use crate::error::ApiResult;
 
 const INSERT_INVITATION: &str =
@@ -167,11 +167,21 @@ super::statements! {
     pub fn agreements_by_checkpoint_root(root: &str) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
 }
 
-queries! {
-    pub fn insert_invitation(r: &InvitationRow) -> () = exec(
-        INSERT_INVITATION;
-        &r.token_hash, &r.tenant_id, &r.customer_id, &r.ledger_id, r.created_at, r.expires_at
-    );
+/// The invitation's insert, for a batch that also stores the answer under
+/// an Idempotency-Key (issue 29).
+pub fn insert_invitation_stmt(
+    db: &D1Database,
+    r: &InvitationRow,
+) -> ApiResult<worker::D1PreparedStatement> {
+    let args = args![
+        &r.token_hash,
+        &r.tenant_id,
+        &r.customer_id,
+        &r.ledger_id,
+        r.created_at,
+        r.expires_at
+    ];
+    stmt(db, INSERT_INVITATION, &args)
 }
 
 pub async fn invitation(db: &D1Database, token_hash: &str) -> ApiResult<Option<InvitationRow>> {

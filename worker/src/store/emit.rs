@@ -19,9 +19,10 @@ use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
 
-const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
+/// Shared with `store::idempotency`'s generic claim (issue 29).
+pub(super) const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
      WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
-const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
+pub(super) const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
      WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).

@@ -1,14 +1,87 @@
 //! Idempotency-Key records (ledger databases): the claims and the answers
-//! of committed writes, both written in the write's own batch
-//! (`store::emit`). Here: their expiry.
+//! of committed writes. The emit's live in its own batch (`store::emit`);
+//! the other writes under a key (checkpoints, facts, invitations, key
+//! registrations, statements: issue 29) take this generic pair, a strict
+//! claim and the stored answer, into their batch. Here too: their expiry.
 
-use worker::D1Database;
+use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, run};
+use super::emit::{ClaimRow, DELETE_EXPIRED_CLAIM, DELETE_EXPIRED_RESULT};
+use super::{args, first, run, stmt};
 use crate::error::ApiResult;
 
 const DELETE_EXPIRED_RESULTS: &str = "DELETE FROM idempotency_results WHERE expires_at <= ?1";
+/// A strict claim: a plain INSERT, so a key held by another request fails
+/// it (UNIQUE) and D1 rolls the whole batch back, the write included.
+const CLAIM_STRICT: &str = "INSERT INTO idempotency_claims \
+     (tenant_id, env, key, request_hash, token, state, lease_until, expires_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, 'done', ?6, ?7)";
+const INSERT_ANSWER: &str = "INSERT INTO idempotency_results \
+     (tenant_id, env, key, request_hash, response_status, response_body, expires_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+/// The key's live claim and its answer, if any.
+const HELD: &str = "SELECT c.request_hash, c.token, c.state, c.lease_until, \
+     r.response_status, r.response_body FROM idempotency_claims c \
+     LEFT JOIN idempotency_results r ON r.tenant_id = c.tenant_id AND r.env = c.env AND r.key = c.key \
+     WHERE c.tenant_id = ?1 AND c.env = ?2 AND c.key = ?3 AND c.expires_at > ?4";
 
 pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResult<u64> {
     run(ledger, DELETE_EXPIRED_RESULTS, &args![now_ms]).await
+}
+
+/// A key under which a write claims and stores its answer.
+pub struct KeyClaim<'a> {
+    pub tenant_id: &'a str,
+    pub env: &'a str,
+    pub key: &'a str,
+    pub request_hash: &'a str,
+    pub token: &'a str,
+    pub now_ms: u64,
+    pub expires_at: u64,
+}
+
+/// The statements that put the claim and `status`/`body` under the key:
+/// expired records of the key dropped, the strict claim, the answer.
+pub fn claim_and_answer(
+    db: &D1Database,
+    c: &KeyClaim<'_>,
+    status: u16,
+    body: &str,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let expired = args![c.tenant_id, c.env, c.key, c.now_ms];
+    let claim = args![
+        c.tenant_id,
+        c.env,
+        c.key,
+        c.request_hash,
+        c.token,
+        c.now_ms,
+        c.expires_at
+    ];
+    let answer = args![
+        c.tenant_id,
+        c.env,
+        c.key,
+        c.request_hash,
+        status,
+        body,
+        c.expires_at
+    ];
+    Ok(vec![
+        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
+        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        stmt(db, CLAIM_STRICT, &claim)?,
+        stmt(db, INSERT_ANSWER, &answer)?,
+    ])
+}
+
+/// The key's live claim (not expired at `now_ms`) and its answer.
+pub async fn held(
+    db: &D1Database,
+    tenant_id: &str,
+    env: &str,
+    key: &str,
+    now_ms: u64,
+) -> ApiResult<Option<ClaimRow>> {
+    first(db, HELD, &args![tenant_id, env, key, now_ms]).await
 }

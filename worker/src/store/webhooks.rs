@@ -20,6 +20,9 @@ row! {
         events: String,
         description: String, secret_sealed: String, active: i64, created_at: u64,
         updated_at: u64, last_triggered_at: Option<u64>,
+        /// The secret before the latest rotation, sealed, while it still
+        /// signs (until `previous_secret_expires_at`).
+        previous_secret_sealed: Option<String>, previous_secret_expires_at: Option<u64>,
     }
 }
 macro_rules! select_deliveries {
@@ -45,6 +48,11 @@ const SELECT_BY_ID: &str = select_webhooks!("WHERE id = ?1");
 const SELECT_LIST: &str = select_webhooks!("WHERE tenant_id = ?1 ORDER BY created_at, id");
 const TOGGLE: &str =
     "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2";
+/// A new secret; the current one keeps signing until `?5` (an overlap of
+/// 0 drops it at once: `?5` is then NULL).
+const ROTATE: &str = "UPDATE webhooks SET previous_secret_sealed = CASE WHEN ?5 IS NULL THEN NULL \
+     ELSE secret_sealed END, previous_secret_expires_at = ?5, secret_sealed = ?3, updated_at = ?4 \
+     WHERE id = ?1 AND tenant_id = ?2";
 const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2";
 const CANCEL_OF_WEBHOOK: &str =
     "UPDATE webhook_deliveries SET status = 'canceled', completed_at = ?3, \
@@ -142,6 +150,10 @@ queries! {
     pub fn by_id(id: &str) -> Option<WebhookRow> = first(SELECT_BY_ID);
     /// A tenant's webhooks, oldest first.
     pub fn list(tenant_id: &str) -> Vec<WebhookRow> = all(SELECT_LIST);
+    /// Seals in a new secret, keeping the current one as the previous
+    /// until `previous_until` (`None`: not at all); returns rows changed.
+    pub fn rotate(tenant_id: &str, id: &str, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
+        = run(ROTATE; id, tenant_id, sealed, now_ms, previous_until);
     /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
     pub fn toggle(tenant_id: &str, id: &str, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
 }

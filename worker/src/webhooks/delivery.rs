@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use bvs_core::types::Env;
 use futures_util::future::{select, Either};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -19,7 +20,9 @@ use worker::{
 };
 
 use super::signing::{
-    signature_header, HEADER_DELIVERY_ID, HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP,
+    signature_header, signed_content, standard_signatures, WebhookKey, HEADER_DELIVERY_ID,
+    HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_WEBHOOK_ID, HEADER_WEBHOOK_SIGNATURE,
+    HEADER_WEBHOOK_TIMESTAMP,
 };
 use super::url_safety;
 use crate::app::App;
@@ -240,9 +243,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
             "injected fault: the attempt ended before its record",
         ));
     }
-    let secret_text = secret::open(&super::secret_key(app)?, &webhook.secret_sealed)?
-        .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(|| ApiError::internal(format!("webhook {} secret unreadable", webhook.id)))?;
+    let secrets = live_secrets(app, &webhook)?;
 
     let started_at = crate::app::clock_ms();
     let data = RawValue::from_string(payload.to_string())
@@ -256,8 +257,8 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
         environment: row.of.env.as_deref(),
         data: &data,
     })?;
-    let signature = signature_header(&secret_text, body.as_bytes())?;
-    let sent = post(app, url, &body, &signature, &row, started_at).await;
+    let signatures = sign(app, &secrets, &row, &body, started_at)?;
+    let sent = post(app, url, &body, &signatures, &row, started_at).await;
     let duration_ms = crate::app::clock_ms().saturating_sub(started_at);
 
     let (http_status, error) = match &sent {
@@ -322,6 +323,64 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     })
 }
 
+/// The webhook's secrets that sign now: the current one, then the previous
+/// one while a rotation's overlap lasts.
+fn live_secrets(app: &App, webhook: &store::WebhookRow) -> ApiResult<Vec<String>> {
+    let key = super::secret_key(app)?;
+    let open = |sealed: &str| {
+        secret::open(&key, sealed)
+            .ok()
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok())
+    };
+    let current = open(&webhook.secret_sealed)
+        .ok_or_else(|| ApiError::internal(format!("webhook {} secret unreadable", webhook.id)))?;
+    let mut secrets = vec![current];
+    if let (Some(sealed), Some(until)) = (
+        webhook.previous_secret_sealed.as_deref(),
+        webhook.previous_secret_expires_at,
+    ) {
+        if until > app.now_ms {
+            secrets.extend(open(sealed));
+        }
+    }
+    Ok(secrets)
+}
+
+/// The signature headers' values of one attempt.
+struct Signatures {
+    /// Legacy `X-Service-Signature`: the current secret only.
+    legacy: String,
+    /// `webhook-signature`: `v1,` per live secret, then `v1a,`.
+    standard: String,
+}
+
+/// Signs the attempt's body: legacy with the current secret, Standard
+/// Webhooks over `{id}.{timestamp}.{body}` with every live secret and the
+/// delivery's environment's key (`test`, which has none: the sandbox's).
+fn sign(
+    app: &App,
+    secrets: &[String],
+    row: &store::DeliveryRow,
+    body: &str,
+    started_at: u64,
+) -> ApiResult<Signatures> {
+    let current = secrets
+        .first()
+        .ok_or_else(|| ApiError::internal("a webhook without a secret"))?;
+    let env = match row.of.env.as_deref() {
+        Some("production") => Env::Production,
+        _ => Env::Sandbox,
+    };
+    let key = WebhookKey::load(app, env)?;
+    let content = signed_content(&row.of.id, started_at / 1000, body.as_bytes());
+    let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    Ok(Signatures {
+        legacy: signature_header(current, body.as_bytes())?,
+        standard: standard_signatures(&refs, &key, &content)?,
+    })
+}
+
 /// Why no HTTP response came back.
 struct SendError {
     /// Network errors and time-outs are; a refused url is not.
@@ -344,7 +403,7 @@ async fn post(
     app: &App,
     url: &str,
     body: &str,
-    signature: &str,
+    signatures: &Signatures,
     row: &store::DeliveryRow,
     started_at: u64,
 ) -> Result<u16, SendError> {
@@ -360,9 +419,13 @@ async fn post(
     };
     set("content-type", "application/json")?;
     set("user-agent", "bvs-webhooks/1")?;
-    set(HEADER_SIGNATURE, signature)?;
+    let timestamp = (started_at / 1000).to_string();
+    set(HEADER_WEBHOOK_ID, &row.of.id)?;
+    set(HEADER_WEBHOOK_TIMESTAMP, &timestamp)?;
+    set(HEADER_WEBHOOK_SIGNATURE, &signatures.standard)?;
+    set(HEADER_SIGNATURE, &signatures.legacy)?;
     set(HEADER_DELIVERY_ID, &row.of.id)?;
-    set(HEADER_TIMESTAMP, &(started_at / 1000).to_string())?;
+    set(HEADER_TIMESTAMP, &timestamp)?;
     set(HEADER_EVENT, &row.of.event_type)?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)

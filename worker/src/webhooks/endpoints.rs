@@ -48,7 +48,7 @@ pub async fn create(app: &App, w: &NewEndpoint<'_>) -> ApiResult<(WebhookRow, St
     let db = app.control_db()?;
     let plan = auth::tenant_plan(app, w.tenant_id).await?;
     let id = ids::new_id("wh")?;
-    let secret_text = format!("whsec_{}", ids::random_token(SECRET_CHARS)?);
+    let secret_text = new_secret()?;
     let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
     // Webhooks a tenant may hold at once, per plan; counted inside the insert.
     let max = plan.webhooks_max();
@@ -113,6 +113,56 @@ pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRo
     store::of_tenant(&db, tenant_id, id)
         .await?
         .ok_or_else(|| not_found(id))
+}
+
+/// How long the previous secret keeps signing after a rotation, unless the
+/// request says otherwise. // spec: silent; a day to roll a new secret out
+/// to every receiver, as Svix and Stripe default to.
+pub const ROTATION_OVERLAP_DEFAULT_MS: u64 = 24 * 60 * 60 * 1000;
+/// The longest overlap a rotation may ask for (a week: Stripe's longest).
+pub const ROTATION_OVERLAP_MAX_HOURS: u64 = 7 * 24;
+
+/// A new secret for the webhook (shown once, stored sealed); the current
+/// one keeps signing beside it for `overlap_ms` (0: stops at once).
+/// Returns the new secret and when the previous one stops signing.
+///
+/// # Errors
+/// 404 for an unknown id or another tenant's; D1 errors.
+pub async fn rotate_secret(
+    app: &App,
+    tenant_id: &str,
+    id: &str,
+    overlap_ms: u64,
+) -> ApiResult<(String, Option<u64>)> {
+    let db = app.control_db()?;
+    let secret_text = new_secret()?;
+    let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
+    let until = (overlap_ms > 0).then(|| app.now_ms.saturating_add(overlap_ms));
+    if store::rotate(&db, tenant_id, id, &sealed, app.now_ms, until).await? == 0 {
+        return Err(not_found(id));
+    }
+    Ok((secret_text, until))
+}
+
+/// `whsec_` + 32 base62 characters: they are base64 characters too, 24
+/// bytes once decoded, the key Standard Webhooks' `v1` signs with.
+fn new_secret() -> ApiResult<String> {
+    Ok(format!(
+        "{}{}",
+        super::signing::SECRET_PREFIX,
+        ids::random_token(SECRET_CHARS)?
+    ))
+}
+
+/// Every environment's webhook signing key (sandbox first).
+///
+/// # Errors
+/// Internal error when an environment's log seed is missing.
+pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
+    [Env::Sandbox, Env::Production]
+        .into_iter()
+        .map(|env| super::signing::WebhookKey::load(app, env))
+        .collect()
 }
 
 /// Deletes a webhook and cancels its pending deliveries.

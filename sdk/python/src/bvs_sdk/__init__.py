@@ -1,0 +1,46 @@
+"""Python SDK of the balance verification service (sdk/README.md)."""
+
+from . import errors, receipts, webhooks
+from .client import SDK_VERSION, AsyncClient, Client, backoff_seconds
+from .errors import (
+    AuthenticationError,
+    BvsError,
+    ConflictError,
+    ConnectionError,
+    GoneError,
+    NotFoundError,
+    PaymentRequiredError,
+    PermissionError,
+    RateLimitError,
+    ServerError,
+    UnprocessableError,
+    ValidationError,
+    WebhookVerificationError,
+)
+from .models import Receipt, VerificationReport
+
+__version__ = SDK_VERSION
+__all__ = [
+    "AsyncClient",
+    "AuthenticationError",
+    "BvsError",
+    "Client",
+    "ConflictError",
+    "ConnectionError",
+    "GoneError",
+    "NotFoundError",
+    "PaymentRequiredError",
+    "PermissionError",
+    "RateLimitError",
+    "Receipt",
+    "SDK_VERSION",
+    "ServerError",
+    "UnprocessableError",
+    "ValidationError",
+    "VerificationReport",
+    "WebhookVerificationError",
+    "backoff_seconds",
+    "errors",
+    "receipts",
+    "webhooks",
+]

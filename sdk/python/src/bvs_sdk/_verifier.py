@@ -1,0 +1,104 @@
+"""The service's own verifier, run in Python without re-implementing it.
+
+The same Rust ``core`` the service, the verify page and ``bvs-verify`` run,
+compiled to WebAssembly (verifier-wasm, the SDKs' build with a receipt's
+agreement checks: ``scripts/build-verifier.sh --sdk``; the TypeScript SDK
+runs the very same module) and executed here with ``wasmtime``. No Rust
+toolchain is needed to install the SDK, and CI builds the module once for
+both SDKs (sdk/README.md says why this rather than PyO3).
+
+The module's exports follow wasm-bindgen's ABI: a string or byte argument
+is copied into the module's memory (``__wbindgen_malloc``) and passed as
+(pointer, length); a returned string comes back as (pointer, length) and is
+freed with ``__wbindgen_free``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from importlib import resources
+from typing import Any
+
+import wasmtime
+
+_IMPORTS_MODULE = "./bvs_verifier_wasm_bg.js"
+
+
+class _Verifier:
+    def __init__(self, wasm: bytes) -> None:
+        engine = wasmtime.Engine()
+        self._store = wasmtime.Store(engine)
+        module = wasmtime.Module(engine, wasm)
+        linker = wasmtime.Linker(engine)
+        # wasm-bindgen's start-up hook fills an externref table that none of
+        # the exports used here reads.
+        linker.define_func(
+            _IMPORTS_MODULE,
+            "__wbindgen_init_externref_table",
+            wasmtime.FuncType([], []),
+            lambda: None,
+        )
+        instance = linker.instantiate(self._store, module)
+        self._exports = instance.exports(self._store)
+        self._memory: wasmtime.Memory = self._exports["memory"]  # type: ignore[assignment]
+        start = self._exports.get("__wbindgen_start")
+        if start is not None:
+            start(self._store)  # type: ignore[operator]
+        self._lock = threading.Lock()
+
+    def _pass(self, data: bytes) -> tuple[int, int]:
+        malloc = self._exports["__wbindgen_malloc"]
+        ptr = malloc(self._store, len(data), 1)  # type: ignore[operator]
+        self._memory.write(self._store, data, ptr)
+        return ptr, len(data)
+
+    def _take_string(self, result: Any) -> str:
+        ptr, length = result
+        try:
+            return bytes(self._memory.read(self._store, ptr, ptr + length)).decode("utf-8")
+        finally:
+            self._exports["__wbindgen_free"](self._store, ptr, length, 1)  # type: ignore[operator]
+
+    def verify_receipt(self, receipt_text: str, key: str | None) -> dict[str, Any]:
+        with self._lock:
+            r_ptr, r_len = self._pass(receipt_text.encode("utf-8"))
+            if key is None:
+                k_ptr, k_len = 0, 0
+            else:
+                k_ptr, k_len = self._pass(key.encode("utf-8"))
+            fn = self._exports["verifyReceiptWithAgreement"]
+            out = self._take_string(fn(self._store, r_ptr, r_len, k_ptr, k_len))  # type: ignore[operator]
+        report: dict[str, Any] = json.loads(out)
+        return report
+
+    def verify_ed25519(self, public_key: bytes, message: bytes, signature: bytes) -> bool:
+        with self._lock:
+            args: list[int] = []
+            for part in (public_key, message, signature):
+                args.extend(self._pass(part))
+            fn = self._exports["verifyEd25519"]
+            return bool(fn(self._store, *args))  # type: ignore[operator]
+
+    def version(self) -> str:
+        with self._lock:
+            return self._take_string(self._exports["version"](self._store))  # type: ignore[operator]
+
+
+_instance: _Verifier | None = None
+_instance_lock = threading.Lock()
+
+
+def verifier() -> _Verifier:
+    """The verifier, loaded once per process."""
+    global _instance
+    with _instance_lock:
+        if _instance is None:
+            path = resources.files("bvs_sdk").joinpath("verifier.wasm")
+            if not path.is_file():
+                raise RuntimeError(
+                    "the receipt verifier (bvs_sdk/verifier.wasm) is missing: run "
+                    "scripts/build-sdks.sh in the repository, then pip install ./sdk/python again"
+                )
+            _instance = _Verifier(path.read_bytes())
+        return _instance

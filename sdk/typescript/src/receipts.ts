@@ -1,0 +1,109 @@
+// Receipt verification with the service's own verifier: verifier-wasm, the
+// Rust `core` compiled to WebAssembly, built with the receipt's agreement
+// checks (scripts/build-verifier.sh --sdk into verifier/). Nothing of the
+// verification is written in TypeScript here.
+//
+// Loading: on Node the module is read from the package's verifier/ folder;
+// on Cloudflare Workers, which refuse to compile WebAssembly from bytes at
+// run time, import "@bvs/sdk/workers", which imports the .wasm as a module
+// (wrangler bundles it as CompiledWasm); elsewhere (browsers, Deno) call
+// setVerifierModule() with a WebAssembly.Module or the bytes.
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** What the verifier found: `ok` only when every check passed. */
+export interface VerificationReport {
+  ok: boolean;
+  checks: Check[];
+}
+
+export interface ReceiptVerifyOptions {
+  /**
+   * The log's verifier key you trust (pinned from GET /api/v1/logs, or
+   * from a source you trust more). Checks that this key signed the tree head.
+   */
+  key?: string;
+  /**
+   * Without a key: `"receipt-key"` accepts the key the receipt names, so
+   * every proof is checked but not who signed the head (say so to the user).
+   */
+  policy?: "receipt-key";
+}
+
+interface Glue {
+  initSync(arg: { module: WebAssembly.Module | BufferSource }): unknown;
+  verifyReceiptWithAgreement(receipt: string, key?: string | null): string;
+  version(): string;
+}
+
+let provided: WebAssembly.Module | BufferSource | undefined;
+let providedGlue: Glue | undefined;
+let glue: Promise<Glue> | undefined;
+
+/**
+ * Hands the SDK the verifier's module (Workers, browsers, Deno), and
+ * optionally its glue already imported (the Workers entry does).
+ */
+export function setVerifierModule(module: WebAssembly.Module | BufferSource, withGlue?: unknown): void {
+  provided = module;
+  providedGlue = withGlue as Glue | undefined;
+  glue = undefined;
+}
+
+async function nodeBytes(): Promise<Uint8Array<ArrayBuffer>> {
+  // Node only; the name is a variable so bundlers for Workers and
+  // browsers leave it alone (they hand the module over instead).
+  const fs = "node:fs/promises";
+  const { readFile } = (await import(/* @vite-ignore */ fs)) as {
+    readFile(path: URL): Promise<Uint8Array<ArrayBuffer>>;
+  };
+  try {
+    return await readFile(new URL("../verifier/bvs_verifier_wasm_bg.wasm", import.meta.url));
+  } catch (e) {
+    throw new Error(
+      "the receipt verifier is missing from the SDK's verifier/ folder: run scripts/build-sdks.sh in the repository",
+      { cause: e },
+    );
+  }
+}
+
+async function load(): Promise<Glue> {
+  // @ts-ignore: the glue is built into verifier/ (scripts/build-sdks.sh).
+  const g = providedGlue ?? ((await import("../verifier/bvs_verifier_wasm.js")) as unknown as Glue);
+  g.initSync({ module: provided ?? (await nodeBytes()) });
+  return g;
+}
+
+/** The verifier, loaded once. */
+function verifier(): Promise<Glue> {
+  glue ??= load();
+  glue.catch(() => (glue = undefined));
+  return glue;
+}
+
+/** The text a receipt was answered with, kept by the client for each one. */
+export const rawText = new WeakMap<object, string>();
+
+/**
+ * Verifies a receipt: the tree head's signature, every delta's itemHash and
+ * inclusion proof, the roots, the count, the replayed balance, and its
+ * agreement side when it has one. Give the receipt as the client returned
+ * it (its exact text is kept), or as text saved from the API.
+ */
+export async function verifyReceipt(receipt: string | object, options: ReceiptVerifyOptions): Promise<VerificationReport> {
+  if (!options.key && options.policy !== "receipt-key") {
+    throw new TypeError('give the log key you trust ({key}), or {policy: "receipt-key"} to accept the key the receipt names');
+  }
+  const text = typeof receipt === "string" ? receipt : (rawText.get(receipt) ?? JSON.stringify(receipt));
+  const g = await verifier();
+  return JSON.parse(g.verifyReceiptWithAgreement(text, options.key ?? null)) as VerificationReport;
+}
+
+/** The verifier's version (the service's crate version). */
+export async function verifierVersion(): Promise<string> {
+  return (await verifier()).version();
+}
