@@ -75,6 +75,14 @@ pub enum RouteId {
     AgreementOpen,
     AgreementKey,
     AgreementStatement,
+    RequestLogList,
+    RequestLogGet,
+    EventsList,
+    EventsGet,
+    DeliveryResend,
+    Search,
+    UsageDaily,
+    BalanceHistory,
 }
 
 pub struct Route {
@@ -385,6 +393,46 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/retention",
         id: RouteId::DevRetention,
     },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/logs/requests",
+        id: RouteId::RequestLogList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/logs/requests/:requestId",
+        id: RouteId::RequestLogGet,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/events",
+        id: RouteId::EventsList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/events/:eventId",
+        id: RouteId::EventsGet,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/deliveries/:deliveryId/resend",
+        id: RouteId::DeliveryResend,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/search",
+        id: RouteId::Search,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/dashboard/usage/daily",
+        id: RouteId::UsageDaily,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/customers/:customerId/history",
+        id: RouteId::BalanceHistory,
+    },
 ];
 
 /// Finds the route for a request: `Ok((route, params))`, or 404 / 405.
@@ -528,6 +576,16 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::WebhooksDelete => routes::webhooks::delete(app, req, params.get("id")?).await,
         RouteId::WebhooksDeliveries => {
             routes::webhooks::deliveries(app, req, params.get("id")?).await
+        }
+        RouteId::RequestLogList => routes::logs::requests(app, req).await,
+        RouteId::RequestLogGet => routes::logs::request(app, req, params.get("requestId")?).await,
+        RouteId::EventsList => routes::logs::events(app, req).await,
+        RouteId::EventsGet => routes::logs::event(app, req, params.get("eventId")?).await,
+        RouteId::DeliveryResend => routes::logs::resend(app, req, params.get("deliveryId")?).await,
+        RouteId::Search => routes::insights::search(app, req).await,
+        RouteId::UsageDaily => routes::insights::daily(app, req).await,
+        RouteId::BalanceHistory => {
+            routes::ledgers::history(app, req, params.get("customerId")?).await
         }
     }
 }

@@ -1,0 +1,346 @@
+//! The request log's writer: rows wait in isolate memory and are written
+//! together after [`FLUSH_AFTER_MS`], one D1 batch per tenant and shard
+//! (the day's bytes meter raised, then the rows), the batches of a flush
+//! concurrently. The first row of a quiet isolate starts a flush in its own
+//! `after_response` work; rows that come while it waits or writes join it
+//! (as `ledger::doorbell` does for queue sends). What a tenant needs for
+//! its rows (plan, retention window, Sandbox shard) is read from the
+//! control database once per flush, and kept for [`TENANT_CACHE_MS`].
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use bvs_core::types::Env;
+use serde_json::json;
+
+use super::Source;
+use crate::app::App;
+use crate::error::ApiResult;
+use crate::ledger::LogId;
+use crate::store::meters::{self, Meter, Raise};
+use crate::store::request_log::{self as store, TenantRow};
+
+/// How long a row waits for others to share its write: the most it adds
+/// before a request shows in the log.
+pub const FLUSH_AFTER_MS: u64 = 250;
+/// Rows an isolate holds at most; rows past it are not logged (a flush
+/// that cannot keep up must not grow memory).
+pub const PENDING_ROWS_MAX: usize = 2_000;
+/// Rows per insert statement (one JSON parameter each).
+pub const ROWS_PER_STATEMENT_MAX: usize = 100;
+/// How long a tenant's plan, retention window and Sandbox shard are used
+/// without reading them again.
+pub const TENANT_CACHE_MS: u64 = 60_000;
+/// Tenants remembered at most; the cache starts afresh past it.
+const TENANT_CACHE_MAX: usize = 1_000;
+/// Expired rows deleted per shard per sweep (every minute).
+pub const PURGE_ROWS_MAX: u64 = 5_000;
+/// A row's bytes beyond its texts (numbers, index entries), for the meter.
+const ROW_OVERHEAD_BYTES: u64 = 64;
+const DAY_MS: u64 = 86_400_000;
+
+/// One request, as logged.
+pub struct Row {
+    pub request_id: String,
+    pub tenant_id: String,
+    pub source: Source,
+    pub created_at: u64,
+    pub method: String,
+    pub path: String,
+    pub route: &'static str,
+    pub status: u16,
+    pub code: Option<&'static str>,
+    pub key_id: Option<String>,
+    pub duration_ms: u64,
+    pub request_body: Option<String>,
+    pub response_body: Option<String>,
+}
+
+impl Row {
+    fn bytes(&self) -> u64 {
+        let texts = [
+            Some(&self.request_id),
+            Some(&self.tenant_id),
+            Some(&self.method),
+            Some(&self.path),
+            self.key_id.as_ref(),
+            self.request_body.as_ref(),
+            self.response_body.as_ref(),
+        ];
+        let text: usize = texts.iter().flatten().map(|s| s.len()).sum();
+        (text + self.route.len() + self.code.map_or(0, str::len)) as u64 + ROW_OVERHEAD_BYTES
+    }
+
+    fn json(&self, expires_at: u64) -> serde_json::Value {
+        json!([
+            self.request_id,
+            self.tenant_id,
+            self.source.as_str(),
+            self.created_at,
+            self.method,
+            self.path,
+            self.route,
+            self.status,
+            self.code,
+            self.key_id,
+            self.duration_ms,
+            self.request_body,
+            self.response_body,
+            expires_at
+        ])
+    }
+}
+
+#[derive(Default)]
+struct Pending {
+    rows: Vec<Row>,
+    /// A flush is waiting or writing: new rows join it.
+    flushing: bool,
+    /// Rows not logged because `rows` was full, since the last flush.
+    dropped: u64,
+}
+
+thread_local! {
+    static PENDING: RefCell<Pending> = RefCell::new(Pending::default());
+    static TENANTS: RefCell<HashMap<String, (TenantRow, u64)>> = RefCell::new(HashMap::new());
+}
+
+/// Queues a row; `true` when the caller must run [`flush`] (none is
+/// running).
+pub fn push(row: Row) -> bool {
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.rows.len() >= PENDING_ROWS_MAX {
+            p.dropped += 1;
+        } else {
+            p.rows.push(row);
+        }
+        if p.flushing {
+            false
+        } else {
+            p.flushing = true;
+            true
+        }
+    })
+}
+
+/// However a flush ends (even dropped half way), the next row starts one.
+struct Flushing;
+
+impl Drop for Flushing {
+    fn drop(&mut self) {
+        PENDING.with(|p| p.borrow_mut().flushing = false);
+    }
+}
+
+/// Writes the queued rows after [`FLUSH_AFTER_MS`], and again while rows
+/// keep coming.
+pub async fn flush(env: worker::Env) {
+    let _flushing = Flushing;
+    loop {
+        worker::Delay::from(Duration::from_millis(FLUSH_AFTER_MS)).await;
+        let (rows, dropped) = PENDING.with(|p| {
+            let mut p = p.borrow_mut();
+            (std::mem::take(&mut p.rows), std::mem::take(&mut p.dropped))
+        });
+        if dropped > 0 {
+            worker::console_warn!(
+                "request log: {dropped} requests not logged (isolate queue full)"
+            );
+        }
+        if rows.is_empty() {
+            return;
+        }
+        let app = App::new(env.clone());
+        if let Err(e) = write(&app, rows).await {
+            worker::console_warn!("request log: rows not written: {e:?}");
+        }
+    }
+}
+
+/// The tenants of `ids`, from the cache or read once.
+async fn tenants(app: &App, ids: Vec<String>) -> ApiResult<HashMap<String, TenantRow>> {
+    let now = app.now_ms;
+    let mut known = HashMap::new();
+    let mut missing = Vec::new();
+    TENANTS.with(|t| {
+        let t = t.borrow();
+        for id in ids {
+            match t.get(&id) {
+                Some((row, at)) if now.saturating_sub(*at) < TENANT_CACHE_MS => {
+                    known.insert(id, row.clone());
+                }
+                _ => missing.push(id),
+            }
+        }
+    });
+    if !missing.is_empty() {
+        let rows = store::tenants(&app.control_db()?, &missing).await?;
+        TENANTS.with(|t| {
+            let mut t = t.borrow_mut();
+            if t.len() + rows.len() > TENANT_CACHE_MAX {
+                t.clear();
+            }
+            for row in &rows {
+                t.insert(row.tenant_id.clone(), (row.clone(), now));
+            }
+        });
+        for row in rows {
+            known.insert(row.tenant_id.clone(), row);
+        }
+    }
+    Ok(known)
+}
+
+/// How long the tenant's rows are kept: the plan's log time, or its
+/// retention window if shorter.
+pub fn kept_ms(t: &TenantRow) -> u64 {
+    let days = match t.data_retention_days {
+        Some(window) => t.plan.request_log_days().min(u64::from(window)),
+        None => t.plan.request_log_days(),
+    };
+    days * DAY_MS
+}
+
+/// `YYYY-MM-DD` (UTC) of `ms`: the request log meter's period.
+pub fn day(ms: u64) -> String {
+    let iso = bvs_core::time::format_iso_ms(i64::try_from(ms).unwrap_or(i64::MAX));
+    iso.get(..10).unwrap_or_default().to_string()
+}
+
+async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.tenant_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let tenants = tenants(app, ids).await?;
+    let mut groups: BTreeMap<(LogId, String), Vec<Row>> = BTreeMap::new();
+    for row in rows {
+        let Some(t) = tenants.get(&row.tenant_id) else {
+            continue;
+        };
+        let log = match row.source {
+            Source::Key(env, shard) => LogId::new(env, shard),
+            Source::Dashboard => match t.sandbox_shard {
+                Some(shard) => LogId::new(Env::Sandbox, shard),
+                None => continue,
+            },
+        };
+        groups
+            .entry((log, row.tenant_id.clone()))
+            .or_default()
+            .push(row);
+    }
+    let today = day(app.now_ms);
+    let writes = groups.into_iter().filter_map(|((log, tenant_id), rows)| {
+        let t = tenants.get(&tenant_id)?;
+        Some(write_group(app, log, t, rows, &today))
+    });
+    futures_util::future::join_all(writes).await;
+    Ok(())
+}
+
+/// One tenant's rows on one shard: the day's meter raised by their bytes,
+/// then the rows, in one atomic batch. A day that is full writes nothing.
+async fn write_group(app: &App, log: LogId, t: &TenantRow, rows: Vec<Row>, today: &str) {
+    let result = async {
+        let db = crate::ledger::db(app, log)?;
+        let kept = kept_ms(t);
+        let raise = Raise {
+            tenant_id: &t.tenant_id,
+            meter: Meter::RequestLog,
+            period: today,
+            add: rows.iter().map(Row::bytes).sum(),
+            cap: t.plan.request_log_bytes_per_day(),
+        };
+        let mut statements = vec![meters::raise(&db, &raise)?];
+        for chunk in rows.chunks(ROWS_PER_STATEMENT_MAX) {
+            let values: Vec<serde_json::Value> = chunk
+                .iter()
+                .map(|r| r.json(r.created_at.saturating_add(kept)))
+                .collect();
+            statements.push(store::insert(&db, &serde_json::to_string(&values)?)?);
+        }
+        store::batch_after_response(&db, statements).await
+    }
+    .await;
+    if let Err(e) = result {
+        let text = format!("{e:?}");
+        if text.contains("CHECK constraint failed") {
+            worker::console_warn!(
+                "request log of tenant {} full for {today}: {} requests not logged",
+                t.tenant_id,
+                rows.len()
+            );
+        } else {
+            worker::console_warn!(
+                "request log of tenant {} on {}: {} rows not written: {text}",
+                t.tenant_id,
+                log.path_name(),
+                rows.len()
+            );
+        }
+    }
+}
+
+/// Deletes expired rows of every shard.
+pub async fn purge_expired(app: &App) -> ApiResult<u64> {
+    let mut total = 0;
+    let mut first_error = None;
+    for log in crate::ledger::shard::all(app) {
+        let result = async {
+            let db = crate::ledger::db(app, log)?;
+            store::purge_expired(&db, app.now_ms, PURGE_ROWS_MAX).await
+        }
+        .await;
+        match result {
+            Ok(n) => total += n,
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(total),
+    }
+}
+
+/// Deletes the daily meters of days before yesterday, on every shard.
+pub async fn purge_old_meters(app: &App) -> ApiResult<()> {
+    let before = day(app.now_ms.saturating_sub(DAY_MS));
+    for log in crate::ledger::shard::all(app) {
+        let db = crate::ledger::db(app, log)?;
+        store::purge_meters_before(&db, &before).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+
+    fn tenant(plan: Plan, window: Option<u32>) -> TenantRow {
+        TenantRow {
+            tenant_id: "t".into(),
+            plan,
+            data_retention_days: window,
+            sandbox_shard: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_row_is_kept_for_the_plans_time_or_the_retention_window_if_shorter() {
+        assert_eq!(kept_ms(&tenant(Plan::Free, None)), DAY_MS);
+        assert_eq!(kept_ms(&tenant(Plan::Enterprise, None)), 30 * DAY_MS);
+        assert_eq!(kept_ms(&tenant(Plan::Enterprise, Some(7))), 7 * DAY_MS);
+        assert_eq!(kept_ms(&tenant(Plan::Pilot, Some(90))), 7 * DAY_MS);
+    }
+
+    #[test]
+    fn the_meter_period_is_the_utc_day() {
+        assert_eq!(day(0), "1970-01-01");
+        assert_eq!(day(86_400_000 * 365 + 5), "1971-01-01");
+    }
+}
