@@ -31,6 +31,8 @@ pub struct KeyCaller {
     pub key_id: String,
     pub env: bvs_core::types::Env,
     pub shard: u32,
+    /// The tenant's plan (`Plan::as_str`), as read with the key.
+    pub plan: &'static str,
 }
 
 /// What `RateLimit-Limit`, `-Remaining` and `-Reset` report.

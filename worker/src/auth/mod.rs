@@ -130,6 +130,7 @@ async fn authenticate(
             key_id: row.id.clone(),
             env: key.env(),
             shard: row.shard.unwrap_or(0),
+            plan: row.plan.as_str(),
         },
     );
     if row.deleted_at.is_some() {

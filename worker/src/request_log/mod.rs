@@ -88,9 +88,13 @@ pub async fn finish(app: &App, capture: Option<Capture>, outcome: Outcome<'_>) {
     if UNLOGGED_ROUTES.contains(&outcome.route) {
         return;
     }
-    let (source, key_id) = match app.key_caller() {
-        Some(k) => (Source::Key(k.env, k.shard), Some(k.key_id)),
-        None => (Source::Dashboard, None),
+    let (source, key_id, plan) = match app.key_caller() {
+        Some(k) => (
+            Source::Key(k.env, k.shard),
+            Some(k.key_id),
+            Some(crate::plan::Plan::from_stored(k.plan)),
+        ),
+        None => (Source::Dashboard, None, None),
     };
     // Only what the log keeps is copied here; masking waits for later.
     let response = match outcome.response.body() {
@@ -113,6 +117,7 @@ pub async fn finish(app: &App, capture: Option<Capture>, outcome: Outcome<'_>) {
         status: outcome.status,
         code: outcome.code,
         key_id,
+        plan,
         duration_ms: now.saturating_sub(app.now_ms),
         request_body: None,
         response_body: None,
@@ -150,4 +155,11 @@ pub async fn purge_expired(app: &App) -> crate::error::ApiResult<u64> {
 /// D1 errors.
 pub async fn purge_old_meters(app: &App) -> crate::error::ApiResult<()> {
     writer::purge_old_meters(app).await
+}
+
+/// Forgets what this isolate's writer knows of a tenant (its plan or
+/// retention window changed): its next rows read it again. Other isolates
+/// use theirs for at most `writer::TENANT_CACHE_MS`.
+pub fn forget_tenant(tenant_id: &str) {
+    writer::forget_tenant(tenant_id);
 }

@@ -18,6 +18,7 @@ use super::Source;
 use crate::app::App;
 use crate::error::ApiResult;
 use crate::ledger::LogId;
+use crate::plan::Plan;
 use crate::store::meters::{self, Meter, Raise};
 use crate::store::request_log::{self as store, TenantRow};
 
@@ -52,6 +53,10 @@ pub struct Row {
     pub status: u16,
     pub code: Option<&'static str>,
     pub key_id: Option<String>,
+    /// The plan as read with the request's key (fresh); a dashboard row
+    /// takes the tenant's, read by the writer (at most
+    /// [`TENANT_CACHE_MS`] old).
+    pub plan: Option<Plan>,
     pub duration_ms: u64,
     pub request_body: Option<String>,
     pub response_body: Option<String>,
@@ -193,12 +198,17 @@ async fn tenants(app: &App, ids: Vec<String>) -> ApiResult<HashMap<String, Tenan
     Ok(known)
 }
 
-/// How long the tenant's rows are kept: the plan's log time, or its
-/// retention window if shorter.
-pub fn kept_ms(t: &TenantRow) -> u64 {
+/// Drops a tenant from this isolate's cache.
+pub fn forget_tenant(tenant_id: &str) {
+    TENANTS.with(|t| t.borrow_mut().remove(tenant_id));
+}
+
+/// How long a row of a tenant on `plan` is kept: the plan's log time, or
+/// the tenant's retention window if shorter.
+pub fn kept_ms(plan: Plan, t: &TenantRow) -> u64 {
     let days = match t.data_retention_days {
-        Some(window) => t.plan.request_log_days().min(u64::from(window)),
-        None => t.plan.request_log_days(),
+        Some(window) => plan.request_log_days().min(u64::from(window)),
+        None => plan.request_log_days(),
     };
     days * DAY_MS
 }
@@ -245,19 +255,24 @@ async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
 async fn write_group(app: &App, log: LogId, t: &TenantRow, rows: Vec<Row>, today: &str) {
     let result = async {
         let db = crate::ledger::db(app, log)?;
-        let kept = kept_ms(t);
+        // The freshest plan of the group: a keyed request's, else the
+        // tenant read's.
+        let plan = rows.iter().find_map(|r| r.plan).unwrap_or(t.plan);
         let raise = Raise {
             tenant_id: &t.tenant_id,
             meter: Meter::RequestLog,
             period: today,
             add: rows.iter().map(Row::bytes).sum(),
-            cap: t.plan.request_log_bytes_per_day(),
+            cap: plan.request_log_bytes_per_day(),
         };
         let mut statements = vec![meters::raise(&db, &raise)?];
         for chunk in rows.chunks(ROWS_PER_STATEMENT_MAX) {
             let values: Vec<serde_json::Value> = chunk
                 .iter()
-                .map(|r| r.json(r.created_at.saturating_add(kept)))
+                .map(|r| {
+                    let kept = kept_ms(r.plan.unwrap_or(t.plan), t);
+                    r.json(r.created_at.saturating_add(kept))
+                })
                 .collect();
             statements.push(store::insert(&db, &serde_json::to_string(&values)?)?);
         }
@@ -319,12 +334,11 @@ pub async fn purge_old_meters(app: &App) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Plan;
 
-    fn tenant(plan: Plan, window: Option<u32>) -> TenantRow {
+    fn tenant(window: Option<u32>) -> TenantRow {
         TenantRow {
             tenant_id: "t".into(),
-            plan,
+            plan: Plan::Free,
             data_retention_days: window,
             sandbox_shard: Some(0),
         }
@@ -332,10 +346,10 @@ mod tests {
 
     #[test]
     fn a_row_is_kept_for_the_plans_time_or_the_retention_window_if_shorter() {
-        assert_eq!(kept_ms(&tenant(Plan::Free, None)), DAY_MS);
-        assert_eq!(kept_ms(&tenant(Plan::Enterprise, None)), 30 * DAY_MS);
-        assert_eq!(kept_ms(&tenant(Plan::Enterprise, Some(7))), 7 * DAY_MS);
-        assert_eq!(kept_ms(&tenant(Plan::Pilot, Some(90))), 7 * DAY_MS);
+        assert_eq!(kept_ms(Plan::Free, &tenant(None)), DAY_MS);
+        assert_eq!(kept_ms(Plan::Enterprise, &tenant(None)), 30 * DAY_MS);
+        assert_eq!(kept_ms(Plan::Enterprise, &tenant(Some(7))), 7 * DAY_MS);
+        assert_eq!(kept_ms(Plan::Pilot, &tenant(Some(90))), 7 * DAY_MS);
     }
 
     #[test]
