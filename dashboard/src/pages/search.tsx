@@ -93,11 +93,14 @@ function Where({ h }: { h: SearchHit }) {
 }
 
 export function SearchPage() {
-  const { query } = useLocation();
-  const q = query.get("q") ?? "";
+  // Every submitted search runs, the same id again included (the log is
+  // written a moment after a request's answer): each navigation is a new
+  // location object.
+  const loc = useLocation();
+  const q = loc.query.get("q") ?? "";
   const found = useAsync(
     async () => (q ? (await call<{ results: SearchHit[] }>("GET", "/dashboard/search", { jwt: jwt(), query: { q } })).data.results : []),
-    [q],
+    [loc],
   );
   // A Request-Id found alone goes straight to its request.
   const only = found.data?.length === 1 ? found.data[0] : undefined;
@@ -114,7 +117,10 @@ export function SearchPage() {
       <ErrorBox error={found.error} />
       {found.loading && <Loading what="Searching" />}
       {found.data && found.data.length === 0 && !found.loading && (
-        <Empty>Nothing of your account has this id. Ids are matched whole (customers by their exact id; to find customers by the start of their id, use the Customers page).</Empty>
+        <Empty>
+          Nothing of your account has this id. Ids are matched whole (customers by their exact id; to find customers by the
+          start of their id, use the Customers page). A request shows in the log a moment after its answer: search again.
+        </Empty>
       )}
       {found.data && found.data.length > 0 && (
         <ul class="cards" id="search-results">

@@ -96,14 +96,19 @@ pub async fn finish(app: &App, capture: Option<Capture>, outcome: Outcome<'_>) {
         ),
         None => (Source::Dashboard, None, None),
     };
+    // A successful read of the dashboard is logged without its answer: the
+    // page showed it, and the dashboard polls while something is pending,
+    // which must not crowd the balance API's requests out of the day's
+    // bytes.
+    let keeps_answer =
+        !(source == Source::Dashboard && capture.method == "GET" && outcome.status < 400);
     // Only what the log keeps is copied here; masking waits for later.
-    let response = match outcome.response.body() {
-        ResponseBody::Body(b) => b[..b.len().min(redact::BODY_SCAN_BYTES_MAX)].to_vec(),
-        ResponseBody::Empty | ResponseBody::Stream(_) => Vec::new(),
-    };
-    let response_len = match outcome.response.body() {
-        ResponseBody::Body(b) => b.len(),
-        ResponseBody::Empty | ResponseBody::Stream(_) => 0,
+    let (response, response_len) = match outcome.response.body() {
+        ResponseBody::Body(b) if keeps_answer => (
+            b[..b.len().min(redact::BODY_SCAN_BYTES_MAX)].to_vec(),
+            b.len(),
+        ),
+        _ => (Vec::new(), 0),
     };
     let now = crate::app::clock_ms();
     let pending = writer::Row {
