@@ -47,7 +47,15 @@ export function draw(el: HTMLElement, spec: ChartSpec): () => void {
     legend: { show: true },
     cursor: { points: { size: 7 } },
     scales: {
-      x: { time: true },
+      // Room on both sides, so the first and last points (and bars) show
+      // whole, and a few points close together still get an axis of minutes.
+      x: {
+        time: true,
+        range: (_u, min, max) => {
+          const pad = Math.max(30, (max - min) * 0.03);
+          return [min - pad, max + pad];
+        },
+      },
       y: spec.logY ? { distr: 3 } : {},
       ...(hasRight ? { r: {} } : {}),
     },

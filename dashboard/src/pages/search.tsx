@@ -42,7 +42,7 @@ export function SearchBox() {
         name="q"
         type="search"
         value={q}
-        placeholder="Search by id: anchorId, proof root, Request-Id…"
+        placeholder="anchorId, proof root, Request-Id…"
         maxLength={128}
         onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)}
       />
