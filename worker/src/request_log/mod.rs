@@ -7,9 +7,9 @@
 //!
 //! Off the request's path: [`begin`] only keeps a handle on the request's
 //! body (a clone, read after the response) and [`finish`] hands the row to
-//! `after_response`. Rows of one isolate wait up to [`FLUSH_AFTER_MS`] in
-//! memory and are written together (`writer`), one batch per tenant and
-//! shard with the day's meter raised in it. Best effort: a row is lost if
+//! `after_response`. Rows of one isolate wait up to
+//! `writer::FLUSH_AFTER_MS` in memory and are written together (`writer`),
+//! one batch per tenant and shard with the day's meter raised in it. Best effort: a row is lost if
 //! the isolate dies before its flush, if the isolate holds more than
 //! `writer::PENDING_ROWS_MAX`, or if the tenant's log is full for the day;
 //! logging never refuses, delays or changes an answer.
@@ -137,7 +137,7 @@ pub async fn finish(app: &App, capture: Option<Capture>, outcome: Outcome<'_>) {
             }
         }
         row.response_body = redact::body_of(&response, response_len);
-        if writer::push(row) {
+        if writer::push(row, crate::app::clock_ms()) {
             writer::flush(env).await;
         }
     })

@@ -28,6 +28,14 @@ pub const FLUSH_AFTER_MS: u64 = 250;
 /// Rows an isolate holds at most; rows past it are not logged (a flush
 /// that cannot keep up must not grow memory).
 pub const PENDING_ROWS_MAX: usize = 2_000;
+/// Writes one flush makes at most before it ends (about 5 s of a busy
+/// isolate): the `after_response` work that runs it stays well inside the
+/// runtime's 30 s after a response; the next row starts another.
+pub const FLUSH_ROUNDS_MAX: u32 = 20;
+/// A flush that started this long ago is taken for dead (its work was cut
+/// off by the runtime without running its drop): the next row starts a
+/// new one rather than wait for it forever.
+pub const FLUSH_STALE_MS: u64 = 30_000;
 /// Rows per insert statement (one JSON parameter each).
 pub const ROWS_PER_STATEMENT_MAX: usize = 100;
 /// How long a tenant's plan, retention window and Sandbox shard are used
@@ -100,8 +108,8 @@ impl Row {
 #[derive(Default)]
 struct Pending {
     rows: Vec<Row>,
-    /// A flush is waiting or writing: new rows join it.
-    flushing: bool,
+    /// When the flush that is waiting or writing started: new rows join it.
+    flushing: Option<u64>,
     /// Rows not logged because `rows` was full, since the last flush.
     dropped: u64,
 }
@@ -111,9 +119,9 @@ thread_local! {
     static TENANTS: RefCell<HashMap<String, (TenantRow, u64)>> = RefCell::new(HashMap::new());
 }
 
-/// Queues a row; `true` when the caller must run [`flush`] (none is
-/// running).
-pub fn push(row: Row) -> bool {
+/// Queues a row at `now_ms`; `true` when the caller must run [`flush`]
+/// (none is running, or the one running is stale).
+pub fn push(row: Row, now_ms: u64) -> bool {
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
         if p.rows.len() >= PENDING_ROWS_MAX {
@@ -121,11 +129,12 @@ pub fn push(row: Row) -> bool {
         } else {
             p.rows.push(row);
         }
-        if p.flushing {
-            false
-        } else {
-            p.flushing = true;
-            true
+        match p.flushing {
+            Some(started) if now_ms.saturating_sub(started) < FLUSH_STALE_MS => false,
+            _ => {
+                p.flushing = Some(now_ms);
+                true
+            }
         }
     })
 }
@@ -135,15 +144,15 @@ struct Flushing;
 
 impl Drop for Flushing {
     fn drop(&mut self) {
-        PENDING.with(|p| p.borrow_mut().flushing = false);
+        PENDING.with(|p| p.borrow_mut().flushing = None);
     }
 }
 
 /// Writes the queued rows after [`FLUSH_AFTER_MS`], and again while rows
-/// keep coming.
+/// keep coming, [`FLUSH_ROUNDS_MAX`] times at most.
 pub async fn flush(env: worker::Env) {
     let _flushing = Flushing;
-    loop {
+    for _ in 0..FLUSH_ROUNDS_MAX {
         worker::Delay::from(Duration::from_millis(FLUSH_AFTER_MS)).await;
         let (rows, dropped) = PENDING.with(|p| {
             let mut p = p.borrow_mut();
@@ -334,6 +343,39 @@ pub async fn purge_old_meters(app: &App) -> ApiResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row() -> Row {
+        Row {
+            request_id: "req_1".into(),
+            tenant_id: "t".into(),
+            source: Source::Dashboard,
+            created_at: 0,
+            method: "GET".into(),
+            path: "/".into(),
+            route: "/",
+            status: 200,
+            code: None,
+            key_id: None,
+            plan: None,
+            duration_ms: 0,
+            request_body: None,
+            response_body: None,
+        }
+    }
+
+    #[test]
+    fn the_first_row_starts_a_flush_later_ones_join_it_until_it_is_stale() {
+        assert!(push(row(), 1_000), "a quiet isolate: this row flushes");
+        assert!(!push(row(), 1_100), "a flush is running: joined");
+        assert!(
+            push(row(), 1_000 + FLUSH_STALE_MS),
+            "a flush cut off by the runtime is taken over"
+        );
+        drop(Flushing);
+        assert!(push(row(), 50_000), "once a flush ended, the next row starts one");
+        drop(Flushing);
+        PENDING.with(|p| p.borrow_mut().rows.clear());
+    }
 
     fn tenant(window: Option<u32>) -> TenantRow {
         TenantRow {
