@@ -89,11 +89,12 @@ async function step(name, body) {
     console.log(`not ok - ${name} (skipped: an earlier step failed)`);
     return;
   }
+  const started = Date.now();
   try {
     await body();
     if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
     passed += 1;
-    console.log(`ok - ${name}`);
+    console.log(`ok - ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   } catch (e) {
     failed += 1;
     broken = true;
