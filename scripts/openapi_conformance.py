@@ -164,6 +164,21 @@ wid = data(w)["id"]
 check("GET", "/dashboard/webhooks", "/dashboard/webhooks", want=200, **J)
 check("GET", "/dashboard/webhooks/{id}", f"/dashboard/webhooks/{wid}", want=200, **J)
 check("GET", "/dashboard/webhooks/{id}/deliveries", f"/dashboard/webhooks/{wid}/deliveries", want=200, **J)
+# Issue 30: a test delivery (it fails: no network), resent; the event log,
+# the request log, search, the daily figures and a balance history.
+t = data(check("POST", "/dashboard/webhooks/{id}/test", f"/dashboard/webhooks/{wid}/test", want=200, **J))
+check("POST", "/dashboard/deliveries/{deliveryId}/resend", f"/dashboard/deliveries/{t['deliveryId']}/resend", want=200, **J)
+events = data(check("GET", "/dashboard/events", "/dashboard/events?environment=sandbox&limit=5", want=200, **J))
+test_event = data(check("GET", "/dashboard/search", f"/dashboard/search?q={t['deliveryId']}", want=200, **J))["results"][0]["eventId"]
+check("GET", "/dashboard/events/{eventId}", f"/dashboard/events/{test_event}", want=200, **J)
+if events.get("events"):
+    check("GET", "/dashboard/events/{eventId}", f"/dashboard/events/{events['events'][0]['id']}", want=200, **J)
+reqs = until("the request log", lambda: data(check(
+    "GET", "/dashboard/logs/requests", "/dashboard/logs/requests?family=api&status=2xx&limit=5", want=200, **J)).get("requests"))
+check("GET", "/dashboard/logs/requests/{requestId}", f"/dashboard/logs/requests/{reqs[0]['requestId']}", want=200, **J)
+check("GET", "/dashboard/search", f"/dashboard/search?q={anchor}", want=200, **J)
+check("GET", "/dashboard/usage/daily", "/dashboard/usage/daily?environment=sandbox&days=7", want=200, **J)
+check("GET", "/api/v1/balance/customers/{customerId}/history", f"/api/v1/balance/customers/{c}/history", want=200, **K)
 check("POST", "/dashboard/webhooks/{id}/toggle", f"/dashboard/webhooks/{wid}/toggle", want=200, **J)
 check("POST", "/dashboard/webhooks/{id}/rotate-secret", f"/dashboard/webhooks/{wid}/rotate-secret", want=200,
       body={"overlapHours": 1}, **J)

@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly retryAfter: number | null = null,
+    /** The answer's Request-Id: where the request log has it. */
+    readonly requestId: string | null = null,
   ) {
     super(message);
   }
@@ -89,7 +91,7 @@ export async function call<T>(method: string, path: string, opts: CallOptions = 
         : `The service answered ${res.status} ${res.statusText}`.trim();
     const retry = Number(res.headers.get("retry-after"));
     if (res.status === 401 && opts.jwt) onUnauthorized(message);
-    throw new ApiError(res.status, message, Number.isFinite(retry) && retry > 0 ? retry : null);
+    throw new ApiError(res.status, message, Number.isFinite(retry) && retry > 0 ? retry : null, res.headers.get("request-id"));
   }
   return {
     data: (parsed?.data ?? null) as T,
@@ -304,4 +306,104 @@ export interface Usage {
   period: string;
   resetsAt: string;
   environments: EnvUsage[];
+}
+
+// ---------------------------------------------------------------- issue 30: logs, events, search, charts
+
+/** A request of the request log (`GET /dashboard/logs/requests`). */
+export interface LoggedRequest {
+  requestId: string;
+  source: "sandbox" | "production" | "dashboard";
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  code: string | null;
+  keyId: string | null;
+  keyName: string | null;
+  durationMs: number;
+  createdAt: string;
+}
+
+export interface LoggedRequestDetail extends LoggedRequest {
+  requestBody: string | null;
+  responseBody: string | null;
+}
+
+export interface RequestPage {
+  requests: LoggedRequest[];
+  nextCursor: string | null;
+}
+
+export interface EventDelivery {
+  id: string;
+  webhookId: string;
+  url: string | null;
+  status: string;
+  attempts: DeliveryAttempt[];
+  nextAttemptAt: string | null;
+  lastHttpStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  dataPurged: boolean;
+}
+
+export interface LoggedEvent {
+  id: string | null;
+  type: string | null;
+  environment: EnvName | null;
+  createdAt: string | null;
+  dispatchedAt: string | null;
+  inOutbox: boolean;
+  summary: Record<string, string>;
+  deliveries: EventDelivery[];
+  payload?: unknown;
+}
+
+export interface EventPage {
+  events: LoggedEvent[];
+  nextCursor: string | null;
+}
+
+export interface Resent {
+  deliveryId: string;
+  success: boolean;
+  httpStatus: number;
+  message: string;
+}
+
+export interface SearchHit {
+  kind: "delta" | "submission" | "receipt" | "checkpoint" | "customer" | "event" | "request" | "fact" | "delivery";
+  id: string;
+  environment: EnvName | null;
+  customerId: string | null;
+  proofRoot: string | null;
+  state: string | null;
+  eventId: string | null;
+}
+
+export interface HistoryPoint {
+  ledgerSeq: number;
+  anchorId: string;
+  verifiedAt: string;
+  delta: Amount;
+  balanceAfter: Amount;
+}
+
+export interface BalanceHistory {
+  customerId: string;
+  computedBalance: Amount;
+  totalDeltas: number;
+  step: number;
+  points: HistoryPoint[];
+}
+
+export interface DailyUsage {
+  environment: EnvName;
+  plan: string;
+  period: string;
+  quota: number;
+  used: number;
+  days: { day: string; verified: number; lagP50Ms: number | null; lagP99Ms: number | null }[];
 }

@@ -4,6 +4,8 @@
 import type { ButtonHTMLAttributes, ComponentChildren, InputHTMLAttributes, PartialInputHTMLAttributes } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api";
+import { Link } from "./router";
+import { getState } from "./session";
 
 let nextId = 0;
 function useId(prefix: string): string {
@@ -97,6 +99,12 @@ export function ErrorBox({ error, children }: { error: unknown; children?: Compo
     <div class="box error" role="alert" tabIndex={-1} ref={ref} data-status={error instanceof ApiError ? error.status : ""}>
       <strong>Error{status}:</strong> {message}
       {error instanceof ApiError && error.retryAfter ? <> Try again in {error.retryAfter} s.</> : null}
+      {error instanceof ApiError && error.requestId && error.status !== 401 && getState().token ? (
+        <p class="hint" data-request-id={error.requestId}>
+          Request-Id <code>{error.requestId}</code>:{" "}
+          <Link href={`/app/logs/${encodeURIComponent(error.requestId)}`}>see the request in the log</Link>
+        </p>
+      ) : null}
       {children}
     </div>
   );
@@ -303,4 +311,51 @@ export function PageTitle({ children, title }: { children: ComponentChildren; ti
       {children}
     </h1>
   );
+}
+
+/** A status in words and colour: 2xx passed, 4xx and 5xx failed. */
+export function StatusBadge({ status }: { status: number }) {
+  const kind = status < 400 ? "pass" : "fail";
+  return (
+    <span class={`badge ${kind}`} data-http-status={status}>
+      {status}
+    </span>
+  );
+}
+
+/**
+ * JSON text laid out on lines, without parsing it: numbers (exact
+ * amounts) stay as written. Anything that is not balanced JSON comes back
+ * as it was.
+ */
+export function prettyJson(text: string): string {
+  let out = "";
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  const newline = () => `\n${"  ".repeat(Math.max(0, depth))}`;
+  for (const c of text) {
+    if (inString) {
+      out += c;
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      out += c;
+    } else if (c === "{" || c === "[") {
+      depth += 1;
+      out += c + newline();
+    } else if (c === "}" || c === "]") {
+      depth -= 1;
+      out += newline() + c;
+    } else if (c === ",") out += c + newline();
+    else if (c === ":") out += ": ";
+    else if (!/\s/.test(c)) out += c;
+  }
+  if (depth !== 0 || inString) return text;
+  // Empty objects and arrays stay on one line.
+  return out.replace(/([{[])\n\s*([}\]])/g, "$1$2");
 }

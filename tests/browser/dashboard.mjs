@@ -89,11 +89,12 @@ async function step(name, body) {
     console.log(`not ok - ${name} (skipped: an earlier step failed)`);
     return;
   }
+  const started = Date.now();
   try {
     await body();
     if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
     passed += 1;
-    console.log(`ok - ${name}`);
+    console.log(`ok - ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   } catch (e) {
     failed += 1;
     broken = true;
@@ -386,6 +387,171 @@ await step("the webhook received delta.verified", async () => {
   }
   await shot("webhook-deliveries-verified");
 });
+
+// ---------------------------------------------------------------- issue 30: logs, events, charts, search
+
+/** Runs the header's search box with the keyboard. */
+async function searchFor(q) {
+  const box = page.getByRole("searchbox", { name: "Search by id" });
+  await box.fill(q);
+  await box.press("Enter");
+}
+
+await step("the overview charts deltas per day and the verification lag", async () => {
+  await nav("Overview", /Welcome, Grace/);
+  // The figures are counted as the events go out: both deltas' by now, or in a moment.
+  const today = new Date().toISOString().slice(0, 10);
+  const row = page.locator("table[data-chart-table=deltas-per-day] tr", { hasText: today });
+  for (let i = 0; ; i++) {
+    await page.locator("figure[data-chart=deltas-per-day][data-drawn=true]").waitFor({ timeout: ASYNC_TIMEOUT_MS });
+    if (/\t2\t/.test(`${await row.innerText()}\t`)) break;
+    assert(i < 20, `today's row: ${await row.innerText()}`);
+    await page.waitForTimeout(1500);
+    await page.reload();
+  }
+  await page.locator("figure[data-chart=verification-lag][data-drawn=true]").waitFor({ timeout: ASYNC_TIMEOUT_MS });
+  // The table is one button away, for everyone.
+  await page.locator("figure[data-chart=deltas-per-day]").getByRole("button", { name: "Show as a table" }).click();
+  await page.locator("figure[data-chart=deltas-per-day] .table-wrap table").waitFor();
+  await shot("overview-charts");
+});
+
+let failedId = "";
+await step("a failed request is found by its Request-Id", async () => {
+  // What a vendor's integration sees: a 400 naming the field, and its Request-Id.
+  const bad = await fetch(`${base}/api/v1/balance/delta`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": sandboxKey },
+    body: JSON.stringify({ customerId: CUSTOMER, delta: 5 }),
+  });
+  const answer = await bad.json();
+  assert(bad.status === 400 && /reason/.test(answer.message), `${bad.status}: ${JSON.stringify(answer)}`);
+  failedId = answer.requestId;
+  assert(failedId && bad.headers.get("request-id") === failedId, `request id ${failedId}`);
+  // The header's search box goes straight to it (the log is written a moment after the answer).
+  const detail = page.locator(`[data-request='${failedId}'][data-status='400']`);
+  for (let i = 0; ; i++) {
+    await searchFor(failedId);
+    try {
+      await detail.waitFor({ timeout: 3000 });
+      break;
+    } catch (e) {
+      assert(i < 10, `the request never showed: ${await page.innerText("main")}`);
+    }
+  }
+  assert(page.url().endsWith(`/app/logs/${failedId}`), page.url());
+  const main = await page.innerText("main");
+  assert(main.includes('"customerId": "cus_dash"') && main.includes("validation_failed") && /reason/.test(main), main);
+  await shot("request");
+  await nav("Logs", "Request log");
+  await page.getByLabel("Status", { exact: true }).selectOption("4xx");
+  await page.getByRole("button", { name: "Show requests" }).click();
+  // The filtered page: the failed request, and no request that succeeded.
+  await page.waitForFunction((id) => {
+    const rows = [...document.querySelectorAll("#requests tr[data-status]")];
+    return rows.some((r) => r.dataset.requestId === id) && rows.every((r) => Number(r.dataset.status) >= 400);
+  }, failedId);
+  await shot("logs");
+});
+
+await step("an event is resent and its new attempt shown", async () => {
+  await nav("Events");
+  const row = page.locator("#events tr[data-type='delta.verified']").first();
+  for (let i = 0; ; i++) {
+    await row.waitFor();
+    if (/1 of 1 delivered/.test(await row.innerText())) break;
+    assert(i < 30, await row.innerText());
+    await page.waitForTimeout(1000);
+    await page.getByRole("button", { name: "Refresh" }).click();
+  }
+  await shot("events");
+  await row.getByRole("link", { name: "delta.verified" }).click();
+  await heading(/Event delta\.verified/);
+  const delivery = page.locator(".delivery[data-status=succeeded]").first();
+  await delivery.locator("[data-attempt='1'] td[data-http-status='200']").waitFor();
+  const resend = delivery.getByRole("button", { name: /Resend/ });
+  await resend.focus();
+  await page.keyboard.press("Enter");
+  await delivery.locator("[data-attempt='2'] td[data-http-status='200']").waitFor({ timeout: ASYNC_TIMEOUT_MS });
+  await delivery.locator(".box.ok", { hasText: "HTTP 200" }).waitFor();
+  assert((await page.innerText("main")).includes('"customerId": "cus_dash"'), "the payload is shown");
+  await shot("event");
+});
+
+let anchorId = "";
+let submissionRoot = "";
+await step("a customer's balance chart has a point per verified delta", async () => {
+  await nav("Customers");
+  await page.getByRole("link", { name: CUSTOMER, exact: true }).click();
+  await heading(`Customer ${CUSTOMER}`);
+  const chart = page.locator("figure[data-chart=balance][data-drawn=true]");
+  await chart.waitFor({ timeout: ASYNC_TIMEOUT_MS });
+  assert((await chart.getAttribute("data-points")) === "2", `points: ${await chart.getAttribute("data-points")}`);
+  assert((await chart.locator("canvas").count()) >= 1, "no canvas");
+  const rows = await chart.locator("table[data-chart-table=balance] tbody tr").allInnerTexts();
+  assert(rows.length === 2 && rows[0].includes("1250.75") && rows[1].includes("1250.5"), rows.join(" | "));
+  anchorId = await page.locator("#deltas tr[data-anchor]").first().getAttribute("data-anchor");
+  submissionRoot = (await page.locator("#deltas a[href^='/verify/']").first().getAttribute("href")).slice("/verify/".length);
+  await shot("customer-chart");
+});
+
+await step("search finds a delta by its anchorId and objects by a proof root", async () => {
+  await searchFor(anchorId);
+  await heading("Search");
+  const hit = page.locator(`#search-results [data-kind=delta][data-id='${anchorId}']`);
+  await hit.waitFor();
+  assert((await hit.innerText()).includes(`Customer ${CUSTOMER}`), await hit.innerText());
+  await shot("search");
+  await searchFor(receiptId);
+  await page.locator(`#search-results [data-kind=receipt][data-id='${receiptId}']`).waitFor();
+  await searchFor(submissionRoot);
+  const sub = page.locator("#search-results [data-kind=submission]").first();
+  await sub.waitFor();
+  await sub.getByRole("link", { name: `Customer ${CUSTOMER}` }).click();
+  await heading(`Customer ${CUSTOMER}`);
+});
+
+await step("one customer among 250 is found by prefix", async () => {
+  // The operator moves the account to Enterprise (250 deltas are past the
+  // Free plan's 10); the vendor's code records a delta for each customer.
+  const plan = await fetch(`${base}/admin/tenants/${await tenantId()}/plan`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${process.env.BVS_ADMIN_TOKEN}` },
+    body: JSON.stringify({ plan: "enterprise" }),
+  });
+  assert(plan.status === 200, `plan: ${plan.status} ${await plan.text()}`);
+  for (let from = 0; from < 250; from += 100) {
+    const deltas = [];
+    for (let i = from; i < Math.min(250, from + 100); i++) {
+      deltas.push({ customerId: `cus_many_${String(i).padStart(3, "0")}`, delta: 1, reason: "many" });
+    }
+    const r = await fetch(`${base}/api/v1/balance/delta/batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": sandboxKey },
+      body: JSON.stringify({ deltas }),
+    });
+    assert(r.status === 202, `batch: ${r.status} ${await r.text()}`);
+  }
+  await nav("Customers");
+  await page.getByLabel("Customer id starts with", { exact: true }).fill("cus_many_1");
+  await page.getByRole("button", { name: "Find", exact: true }).click();
+  await page.locator("[data-found='100']").waitFor();
+  await page.getByLabel("Customer id starts with", { exact: true }).fill("cus_many_137");
+  await page.getByLabel("Customer id starts with", { exact: true }).press("Enter");
+  await page.locator("[data-found='1']").waitFor();
+  const rows = page.locator("tr[data-customer]");
+  assert((await rows.count()) === 1 && (await rows.first().getAttribute("data-customer")) === "cus_many_137", await page.innerText("main"));
+  await shot("customers-search");
+  await page.getByRole("link", { name: "cus_many_137", exact: true }).click();
+  await heading("Customer cus_many_137");
+});
+
+/** The signed-in tenant's id, from the profile route. */
+async function tenantId() {
+  const jwt = await page.evaluate(() => JSON.parse(sessionStorage.getItem("bvs.session")).token);
+  const r = await fetch(`${base}/dashboard/auth/profile`, { headers: { authorization: `Bearer ${jwt}` } });
+  return (await r.json()).data.tenantId;
+}
 
 await step("the environment switch shows Production and is remembered", async () => {
   await nav("Customers");

@@ -14,12 +14,25 @@ pub struct App {
     /// The tenant of the authenticated caller, once known; only for the
     /// request log line.
     tenant_id: RefCell<Option<String>>,
+    /// The API key of the caller, once its secret checked out; for the
+    /// request log (`request_log`).
+    key_caller: RefCell<Option<KeyCaller>>,
     /// The API key's rate-limit bucket after this request, for the
     /// `RateLimit-*` headers.
     rate_limit: RefCell<Option<RateLimitState>>,
     /// The fetch event's context, for work that may finish after the
     /// response (`after_response`).
     ctx: Option<Context>,
+}
+
+/// A request's API key: which, and the environment and shard it reaches.
+#[derive(Debug, Clone)]
+pub struct KeyCaller {
+    pub key_id: String,
+    pub env: bvs_core::types::Env,
+    pub shard: u32,
+    /// The tenant's plan (`Plan::as_str`), as read with the key.
+    pub plan: &'static str,
 }
 
 /// What `RateLimit-Limit`, `-Remaining` and `-Reset` report.
@@ -48,6 +61,7 @@ impl App {
             env,
             now_ms,
             tenant_id: RefCell::new(None),
+            key_caller: RefCell::new(None),
             rate_limit: RefCell::new(None),
             ctx: None,
         }
@@ -73,6 +87,17 @@ impl App {
     /// Records who is calling, for the request log line.
     pub fn set_tenant(&self, tenant_id: &str) {
         *self.tenant_id.borrow_mut() = Some(tenant_id.to_string());
+    }
+
+    /// Records the caller's API key (and its tenant), for the request log.
+    pub fn set_key_caller(&self, tenant_id: &str, key: KeyCaller) {
+        self.set_tenant(tenant_id);
+        *self.key_caller.borrow_mut() = Some(key);
+    }
+
+    /// The caller's API key, if the request came with one that checked out.
+    pub fn key_caller(&self) -> Option<KeyCaller> {
+        self.key_caller.borrow().clone()
     }
 
     pub fn set_rate_limit(&self, state: RateLimitState) {

@@ -41,12 +41,18 @@ pub async fn run(app: &App, cron: &str) {
             {
                 worker::console_error!("sweep mail requests: {e:?}");
             }
+            if let Err(e) = crate::request_log::purge_expired(app).await {
+                worker::console_error!("sweep request log: {e:?}");
+            }
         }
         CRON_RETENTION => {
             match crate::retention::purge(app, app.now_ms, crate::retention::ROWS_PER_RUN_MAX).await
             {
                 Ok(r) => worker::console_log!("retention at {}: {r:?}", app.now_ms),
                 Err(e) => worker::console_error!("retention at {}: {e:?}", app.now_ms),
+            }
+            if let Err(e) = crate::request_log::purge_old_meters(app).await {
+                worker::console_error!("request log meters: {e:?}");
             }
         }
         other => worker::console_warn!("unknown cron schedule {other}"),

@@ -18,10 +18,12 @@ mod plan;
 mod profile;
 mod quota;
 mod request_id;
+mod request_log;
 mod retention;
 mod roundtrips;
 mod router;
 mod routes;
+mod search;
 mod store;
 mod tenant;
 mod views;
@@ -49,6 +51,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let path = req.path();
     let request_id = request_id::for_request(&req);
     let public = path.starts_with("/api/v1/verify/") || path.starts_with("/api/v1/log/");
+    let capture = request_log::begin(&req, &method, &path);
     let (pattern, result) = if public && method == worker::Method::Options {
         // CORS preflight for the public proof routes.
         ("(preflight)", preflight())
@@ -61,12 +64,14 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             Err(e) => ("(none)", Err(e)),
         }
     };
+    let mut code = None;
     let response = match result {
         Ok(r) => r,
         Err(e) => {
             if let error::ApiError::Internal(cause) = &e {
                 worker::console_error!("internal error on {method} {pattern}: {cause}");
             }
+            code = Some(e.code().as_str());
             http::error_response(&e, Some(&request_id))?
         }
     };
@@ -113,6 +118,19 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         line["kdfCalls"] = roundtrips::kdf_count().saturating_sub(kdf_before).into();
     }
     worker::console_log!("{line}");
+    // After the response: the request log (best effort, batched).
+    request_log::finish(
+        &app,
+        capture,
+        request_log::Outcome {
+            route: pattern,
+            status: response.status_code(),
+            code,
+            request_id: &request_id,
+            response: &response,
+        },
+    )
+    .await;
     Ok(response)
 }
 

@@ -59,6 +59,14 @@ pub const API_KEYS_MAX: [u64; 4] = [20, 100, 250, 1000];
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const WEBHOOKS_MAX: [u64; 4] = [5, 20, 50, 100];
 
+/// Days the request log keeps a request, per plan (shortened by the
+/// tenant's retention window). // spec: silent; docs/dashboard.md "Request log"
+pub const REQUEST_LOG_DAYS: [u64; 4] = [1, 7, 14, 30];
+/// Bytes of request log a tenant may write per day and environment (rows
+/// past it are not logged): with `REQUEST_LOG_DAYS`, the log's ceiling is
+/// 1 MiB, 112 MiB, 896 MiB and 3.75 GiB. // spec: silent; docs/dashboard.md
+pub const REQUEST_LOG_BYTES_PER_DAY: [u64; 4] = [1 << 20, 16 << 20, 64 << 20, 128 << 20];
+
 impl Plan {
     pub const ALL: [Plan; 4] = [Plan::Free, Plan::Pilot, Plan::Growth, Plan::Enterprise];
 
@@ -140,6 +148,16 @@ impl Plan {
     /// Webhook endpoints held at once.
     pub fn webhooks_max(self) -> u64 {
         WEBHOOKS_MAX[self.index()]
+    }
+
+    /// Days the request log keeps a request.
+    pub fn request_log_days(self) -> u64 {
+        REQUEST_LOG_DAYS[self.index()]
+    }
+
+    /// Bytes of request log written per day and environment.
+    pub fn request_log_bytes_per_day(self) -> u64 {
+        REQUEST_LOG_BYTES_PER_DAY[self.index()]
     }
 
     /// The per-key token bucket.

@@ -47,6 +47,8 @@ pub struct Report {
     pub facts: u64,
     pub events: u64,
     pub deliveries: u64,
+    /// Request log rows past a window shortened since they were written.
+    pub requests: u64,
     /// False when the row budget ran out; the next run continues.
     /// (`tenants` counts tenant visits.)
     pub complete: bool,
@@ -62,6 +64,8 @@ enum Table {
     FailedFacts,
     Events,
     Deliveries,
+    /// The request log (issue 30): by the time of the request.
+    RequestLog,
 }
 
 /// Purges what is past each tenant's window at `now_ms`, at most
@@ -121,6 +125,7 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
                         Table::Facts,
                         Table::FailedFacts,
                         Table::Events,
+                        Table::RequestLog,
                     ] {
                         let n = drain(ledger, table, &t.id, cutoff, now_ms, &mut share).await?;
                         tally(&mut report, table, n);
@@ -162,6 +167,7 @@ fn tally(report: &mut Report, table: Table, n: u64) {
         Table::Facts | Table::FailedFacts => report.facts += n,
         Table::Events => report.events += n,
         Table::Deliveries => report.deliveries += n,
+        Table::RequestLog => report.requests += n,
     }
 }
 
@@ -193,6 +199,9 @@ async fn drain(
                 store::retention::purge_events(db, tenant_id, cutoff_ms, limit).await?
             }
             Table::Deliveries => store::retention::purge_deliveries(db, &p).await?,
+            Table::RequestLog => {
+                store::request_log::purge_tenant_before(db, tenant_id, cutoff_ms, limit).await?
+            }
         };
         *budget = budget.saturating_sub(n);
         total += n;

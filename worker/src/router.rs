@@ -10,8 +10,10 @@ use crate::http;
 use crate::routes;
 
 mod matching;
+mod table;
 use matching::match_pattern;
 pub use matching::{is_loopback_host, Params};
+pub use table::ROUTES;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteId {
@@ -77,6 +79,14 @@ pub enum RouteId {
     AgreementStatement,
     WebhooksRotateSecret,
     WebhookKeys,
+    RequestLogList,
+    RequestLogGet,
+    EventsList,
+    EventsGet,
+    DeliveryResend,
+    Search,
+    UsageDaily,
+    BalanceHistory,
 }
 
 pub struct Route {
@@ -85,319 +95,6 @@ pub struct Route {
     pub pattern: &'static str,
     pub id: RouteId,
 }
-
-pub const ROUTES: &[Route] = &[
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/balance/customers/:customerId/invitations",
-        id: RouteId::AgreementInvite,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/agreement/invitation",
-        id: RouteId::AgreementOpen,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/agreement/keys",
-        id: RouteId::AgreementKey,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/agreement/statements",
-        id: RouteId::AgreementStatement,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/health",
-        id: RouteId::Health,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/openapi.json",
-        id: RouteId::OpenApi,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dev/ping",
-        id: RouteId::DevPingCreate,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dev/ping/:id",
-        id: RouteId::DevPingGet,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/register",
-        id: RouteId::AuthRegister,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/login",
-        id: RouteId::AuthLogin,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/auth/verify",
-        id: RouteId::AuthVerify,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/resend-verification-email",
-        id: RouteId::AuthResendVerification,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/request-password-reset",
-        id: RouteId::AuthRequestPasswordReset,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/reset-password",
-        id: RouteId::AuthResetPassword,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/auth/change-password",
-        id: RouteId::AuthChangePassword,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/auth/profile",
-        id: RouteId::AuthProfile,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/usage",
-        id: RouteId::Usage,
-    },
-    Route {
-        method: Method::Patch,
-        pattern: "/dashboard/auth/preferences",
-        id: RouteId::AuthPreferences,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/contracts/provision",
-        id: RouteId::ContractsProvision,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/contracts/:tenantId/status",
-        id: RouteId::ContractsStatus,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/contracts",
-        id: RouteId::ContractsList,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/api-keys",
-        id: RouteId::ApiKeysCreate,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/api-keys",
-        id: RouteId::ApiKeysList,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/api-keys/:id/toggle",
-        id: RouteId::ApiKeysToggle,
-    },
-    Route {
-        method: Method::Delete,
-        pattern: "/dashboard/api-keys/:id",
-        id: RouteId::ApiKeysDelete,
-    },
-    Route {
-        method: Method::Patch,
-        pattern: "/dashboard/tenant/retention",
-        id: RouteId::TenantRetention,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/admin/tenants/:tenantId/plan",
-        id: RouteId::AdminSetPlan,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dev/mail",
-        id: RouteId::DevMail,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/balance/delta",
-        id: RouteId::BalanceEmit,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/balance/delta/batch",
-        id: RouteId::BalanceBatch,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/delta/:anchorId",
-        id: RouteId::BalanceStatus,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/derive/:customerId",
-        id: RouteId::BalanceDerive,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/balance/compare",
-        id: RouteId::BalanceCompare,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/customers",
-        id: RouteId::BalanceCustomers,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/customers/:customerId",
-        id: RouteId::BalanceCustomer,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/facts",
-        id: RouteId::FactCreate,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/facts/:contentHash",
-        id: RouteId::FactGet,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/facts/:contentHash/verify",
-        id: RouteId::FactVerify,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/api/v1/balance/checkpoint",
-        id: RouteId::CheckpointCreate,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/checkpoints",
-        id: RouteId::CheckpointList,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/balance/receipt/:customerId",
-        id: RouteId::Receipt,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/verify/:proofRoot",
-        id: RouteId::PublicVerify,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/logs",
-        id: RouteId::LogList,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/log/:env/checkpoint",
-        id: RouteId::LogCheckpoint,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/log/:env/key",
-        id: RouteId::LogKey,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/log/:env/heads",
-        id: RouteId::LogHeads,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/log/:env/proof/inclusion",
-        id: RouteId::LogInclusion,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/log/:env/proof/consistency",
-        id: RouteId::LogConsistency,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/verify/:proofRoot",
-        id: RouteId::VerifyPage,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/webhooks",
-        id: RouteId::WebhooksCreate,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/webhooks",
-        id: RouteId::WebhooksList,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/webhooks/:id",
-        id: RouteId::WebhooksGet,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/webhooks/:id/toggle",
-        id: RouteId::WebhooksToggle,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/webhooks/:id/test",
-        id: RouteId::WebhooksTest,
-    },
-    Route {
-        method: Method::Delete,
-        pattern: "/dashboard/webhooks/:id",
-        id: RouteId::WebhooksDelete,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dashboard/webhooks/:id/deliveries",
-        id: RouteId::WebhooksDeliveries,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dashboard/webhooks/:id/rotate-secret",
-        id: RouteId::WebhooksRotateSecret,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/api/v1/webhooks/keys",
-        id: RouteId::WebhookKeys,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dev/bench/hash",
-        id: RouteId::DevBenchHash,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dev/log/grow",
-        id: RouteId::DevLogGrow,
-    },
-    Route {
-        method: Method::Get,
-        pattern: "/dev/log/leaf",
-        id: RouteId::DevLogLeaf,
-    },
-    Route {
-        method: Method::Post,
-        pattern: "/dev/retention",
-        id: RouteId::DevRetention,
-    },
-];
 
 /// Finds the route for a request: `Ok((route, params))`, or 404 / 405.
 pub fn resolve(method: &Method, path: &str) -> ApiResult<(&'static Route, Params)> {
@@ -546,6 +243,16 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
             routes::webhooks::rotate_secret(app, req, params.get("id")?).await
         }
         RouteId::WebhookKeys => routes::webhooks::keys(app, &req).await,
+        RouteId::RequestLogList => routes::logs::requests(app, req).await,
+        RouteId::RequestLogGet => routes::logs::request(app, req, params.get("requestId")?).await,
+        RouteId::EventsList => routes::logs::events(app, req).await,
+        RouteId::EventsGet => routes::logs::event(app, req, params.get("eventId")?).await,
+        RouteId::DeliveryResend => routes::logs::resend(app, req, params.get("deliveryId")?).await,
+        RouteId::Search => routes::insights::search(app, req).await,
+        RouteId::UsageDaily => routes::insights::daily(app, req).await,
+        RouteId::BalanceHistory => {
+            routes::ledgers::history(app, req, params.get("customerId")?).await
+        }
     }
 }
 

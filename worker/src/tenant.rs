@@ -30,6 +30,7 @@ pub async fn set_plan(app: &App, tenant_id: &str, plan: Plan) -> ApiResult<()> {
     if changed == 0 {
         return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
     }
+    crate::request_log::forget_tenant(tenant_id);
     Ok(())
 }
 
@@ -43,6 +44,7 @@ pub async fn set_retention(
     days: RetentionDays,
 ) -> ApiResult<TenantRow> {
     store::set_tenant_retention(&app.control_db()?, tenant_id, days.days(), app.now_ms).await?;
+    crate::request_log::forget_tenant(tenant_id);
     of_session(app, tenant_id).await
 }
 

@@ -14,6 +14,8 @@ import {
   type Usage as UsageReply,
 } from "../api";
 import { Link, navigate } from "../router";
+import { DailyCharts } from "./overview-charts";
+import { SearchBox } from "./search";
 import { getState, signOut, update, useSession } from "../session";
 import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAsync, usePoll, when } from "../ui";
 
@@ -23,6 +25,8 @@ const NAV: [string, string][] = [
   ["/app/keys", "API keys"],
   ["/app/webhooks", "Webhooks"],
   ["/app/customers", "Customers"],
+  ["/app/logs", "Logs"],
+  ["/app/events", "Events"],
   ["/app/settings", "Settings"],
 ];
 
@@ -71,6 +75,7 @@ export function Shell({ path, children }: { path: string; children: ComponentChi
               <option value="production">Production (live data)</option>
             </select>
           </div>
+          <SearchBox />
           <div class="who">
             <span class="email">{s.user?.email}</span>
             <Button
@@ -216,6 +221,7 @@ export function Overview() {
         </div>
         <Usage />
       </div>
+      <DailyCharts env={s.env} />
     </section>
   );
 }

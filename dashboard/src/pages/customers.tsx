@@ -6,6 +6,7 @@ import { useState } from "preact/hooks";
 import {
   type Amount,
   ApiError,
+  type BalanceHistory,
   call,
   type Checkpoint,
   type Customer,
@@ -16,6 +17,7 @@ import {
   type Pagination,
   type Receipt,
 } from "../api";
+import { Chart, seconds } from "../charts";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
 import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, Select, short, useAsync, usePoll, when } from "../ui";
@@ -78,16 +80,30 @@ export function Customers() {
 
 function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
   const [offset, setOffset] = useState(0);
+  const [typed, setTyped] = useState("");
+  const [prefix, setPrefix] = useState("");
+  const [prefixError, setPrefixError] = useState<unknown>(null);
   const list = useAsync(
     async () =>
       (
         await call<{ customers: Customer[]; pagination: Pagination }>("GET", "/api/v1/balance/customers", {
           apiKey,
-          query: { limit: PAGE, offset },
+          query: { limit: PAGE, offset, prefix },
         })
       ).data,
-    [apiKey, offset],
+    [apiKey, offset, prefix],
   );
+  const find = (e: Event) => {
+    e.preventDefault();
+    const p = typed.trim();
+    if (p && !CUSTOMER_ID.test(p)) {
+      setPrefixError(new Error("A customer id holds only letters, digits and _ . : - (up to 128)."));
+      return;
+    }
+    setPrefixError(null);
+    setOffset(0);
+    setPrefix(p);
+  };
   return (
     <>
       <p class="lede">
@@ -97,9 +113,40 @@ function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
         <RecordDelta apiKey={apiKey} onRecorded={(r) => navigate(`/app/customers/${encodeURIComponent(r.customerId)}`)} />
       )}
       <h2>Ledgers</h2>
+      <form class="inline-form" role="search" aria-label="Find customers" onSubmit={find}>
+        <Field
+          label="Customer id starts with"
+          name="prefix"
+          value={typed}
+          onValue={setTyped}
+          placeholder="cus_"
+          maxLength={128}
+        />
+        <Button type="submit">Find</Button>
+        {prefix && (
+          <Button
+            kind="link"
+            onClick={() => {
+              setTyped("");
+              setPrefix("");
+              setOffset(0);
+            }}
+          >
+            Show all
+          </Button>
+        )}
+      </form>
+      <ErrorBox error={prefixError} />
+      {list.data && prefix && (
+        <p role="status" data-found={list.data.pagination.total}>
+          {list.data.pagination.total} customer{list.data.pagination.total === 1 ? "" : "s"} whose id starts with{" "}
+          <code>{prefix}</code>.
+        </p>
+      )}
       {list.loading && !list.data && <Loading what="Loading ledgers" />}
       <ErrorBox error={list.error} />
-      {list.data && list.data.customers.length === 0 && (
+      {list.data && list.data.customers.length === 0 && prefix && <Empty>No customer id starts with {prefix}.</Empty>}
+      {list.data && list.data.customers.length === 0 && !prefix && (
         <Empty>No customers yet. {env === "sandbox" ? "Record a delta above to create the first ledger." : "Record deltas with a Production key from your code."}</Empty>
       )}
       {list.data && list.data.customers.length > 0 && (
@@ -287,6 +334,9 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
             {when(detail.data.firstActivityAt)} / {when(detail.data.lastActivityAt)}
           </dd>
         </dl>
+      )}
+      {detail.data && detail.data.totalDeltas > 0 && (
+        <BalanceChart apiKey={apiKey} id={id} verified={detail.data.totalDeltas} />
       )}
       {env === "sandbox" && <RecordDelta apiKey={apiKey} customerId={id} onRecorded={refreshAll} />}
       <h2>Deltas</h2>
@@ -527,6 +577,46 @@ function ReceiptPanel({ apiKey, id, periods }: { apiKey: string; id: string; per
           </div>
         </div>
       )}
+    </div>
+  );
+}
+
+/** The balance after each verified delta, one marker per delta (sampled past 2,000). */
+function BalanceChart({ apiKey, id, verified }: { apiKey: string; id: string; verified: number }) {
+  const h = useAsync(
+    async () => (await call<BalanceHistory>("GET", `/api/v1/balance/customers/${encodeURIComponent(id)}/history`, { apiKey })).data,
+    [apiKey, id, verified],
+  );
+  if (!h.data) return <ErrorBox error={h.error} />;
+  const d = h.data;
+  return (
+    <div class="card">
+      <Chart
+        name="balance"
+        title="Balance over time"
+        spec={{
+          x: d.points.map((p) => seconds(p.verifiedAt)),
+          yLabel: "balance",
+          series: [
+            {
+              label: "Balance",
+              // Chart positions only: the table and the ledger keep the exact amounts.
+              values: d.points.map((p) => Number(p.balanceAfter)),
+              kind: "steps",
+              points: true,
+              color: "#1a4fd6",
+            },
+          ],
+        }}
+        table={{
+          caption: `Balance of ${id} after each verified delta`,
+          columns: ["#", "Verified at", "Delta", "Balance after"],
+          numeric: [0, 2, 3],
+          rows: d.points.map((p) => [p.ledgerSeq, when(p.verifiedAt), p.delta, p.balanceAfter]),
+        }}
+      >
+        after each verified delta (a marker each){d.step > 1 ? `: every ${d.step}th of ${d.totalDeltas}, with the first and the last` : ""}.
+      </Chart>
     </div>
   );
 }

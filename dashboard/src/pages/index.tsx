@@ -2,7 +2,10 @@
 import { match } from "../router";
 import { Environments, Overview, Settings, Shell } from "./app";
 import { CustomerPage, Customers } from "./customers";
+import { EventDetail, Events } from "./events";
 import { Keys } from "./keys";
+import { RequestDetail, RequestLog } from "./logs";
+import { SearchPage } from "./search";
 import { WebhookDetail, Webhooks } from "./webhooks";
 import { PageTitle } from "../ui";
 
@@ -17,6 +20,11 @@ export function AppPages({ path }: { path: string }) {
   else if (path === "/app/customers") page = <Customers />;
   else if ((m = match("/app/customers/:id", path))) page = <CustomerPage id={m.id ?? ""} key={m.id} />;
   else if (path === "/app/settings") page = <Settings />;
+  else if (path === "/app/logs") page = <RequestLog />;
+  else if ((m = match("/app/logs/:id", path))) page = <RequestDetail id={m.id ?? ""} key={m.id} />;
+  else if (path === "/app/events") page = <Events />;
+  else if ((m = match("/app/events/:id", path))) page = <EventDetail id={m.id ?? ""} key={m.id} />;
+  else if (path === "/app/search") page = <SearchPage />;
   else
     page = (
       <section>

@@ -122,6 +122,17 @@ async fn authenticate(
     if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) || row.env != key.env() {
         return Err(ApiError::Unauthorized(INVALID_KEY.into()));
     }
+    // From here on the request is the tenant's: the request log keeps it,
+    // refusals included (a disabled key, a spent rate limit).
+    app.set_key_caller(
+        &row.tenant_id,
+        crate::app::KeyCaller {
+            key_id: row.id.clone(),
+            env: key.env(),
+            shard: row.shard.unwrap_or(0),
+            plan: row.plan.as_str(),
+        },
+    );
     if row.deleted_at.is_some() {
         return Err(ApiError::coded(
             ErrorCode::ApiKeyDeleted,

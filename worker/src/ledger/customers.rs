@@ -8,7 +8,8 @@ use crate::error::ApiResult;
 pub use crate::store::ledgers::LedgerRow;
 use crate::store::{deltas, ledgers};
 
-/// One page of the tenant's ledgers, and how many there are in all.
+/// One page of the tenant's ledgers (those whose customer id starts with
+/// `prefix`, if given), and how many there are in all.
 ///
 /// # Errors
 /// D1 errors.
@@ -16,7 +17,18 @@ pub async fn page(
     db: &D1Database,
     tenant_id: &str,
     page: &Page,
+    prefix: Option<&CustomerId>,
 ) -> ApiResult<(u64, Vec<LedgerRow>)> {
+    if let Some(prefix) = prefix {
+        // Every character a customer id may hold sorts below `{`.
+        let (from, to) = (prefix.as_str(), format!("{}{{", prefix.as_str()));
+        let (total, rows) = futures_util::future::try_join(
+            ledgers::count_in_range(db, tenant_id, from, &to),
+            ledgers::page_in_range(db, tenant_id, from, &to, page.limit(), page.offset()),
+        )
+        .await?;
+        return Ok((total, rows));
+    }
     let total = ledgers::count_of_tenant(db, tenant_id).await?;
     let rows = ledgers::page(db, tenant_id, page.limit(), page.offset()).await?;
     Ok((total, rows))

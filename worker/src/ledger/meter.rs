@@ -22,6 +22,7 @@ pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan
         Meter::Bytes => plan.storage_bytes(),
         // The delta quota depends on the environment: `quota::raise`.
         Meter::Deltas => plan.deltas_per_month(Env::Sandbox),
+        Meter::RequestLog => plan.request_log_bytes_per_day(),
     };
     Raise {
         tenant_id,
@@ -77,6 +78,8 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
                 plan.deltas_per_month(env)
             ),
         ),
+        // The request log refuses nothing: a full day is not logged.
+        Meter::RequestLog => ApiError::internal("the request log's meter answers no request"),
         Meter::Bytes => ApiError::coded(
             ErrorCode::StorageLimitReached,
             format!(

@@ -4,6 +4,7 @@
 pub mod agreement;
 pub mod balances;
 pub mod budget;
+pub mod charts;
 pub mod checkpoint;
 pub mod customers;
 pub mod derive;

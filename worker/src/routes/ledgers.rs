@@ -298,8 +298,14 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
         http::query_param(&req, "limit")?.as_deref(),
         http::query_param(&req, "offset")?.as_deref(),
     )?;
+    // `prefix` (issue 30): only customer ids starting with it.
+    let prefix = http::query_param(&req, "prefix")?
+        .filter(|p| !p.is_empty())
+        .map(|p| CustomerId::parse(&p).map_err(|e| bvs_core::FieldError::new("prefix", e.reason)))
+        .transpose()?;
     let db = ledger::db(app, ctx.log())?;
-    let (total, rows) = ledger::customers::page(&db, &ctx.tenant_id, &page).await?;
+    let (total, rows) =
+        ledger::customers::page(&db, &ctx.tenant_id, &page, prefix.as_ref()).await?;
     let customers: Vec<CustomerView> = rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
     http::balance(
         200,
@@ -320,4 +326,38 @@ pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Resp
     view.pending_deltas =
         Some(ledger::customers::queued_count(&db, &ctx.tenant_id, &customer_id).await?);
     http::balance(200, &view)
+}
+
+/// `GET /api/v1/balance/customers/:customerId/history` (issue 30): the
+/// balance after each verified delta, in ledger order, for a chart; past
+/// `charts::HISTORY_POINTS_MAX` deltas every `step`-th, the first and the
+/// last.
+pub async fn history(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+    let ctx = auth::authenticate_api_key(app, &req).await?;
+    let customer_id = CustomerId::parse(customer)?;
+    let db = ledger::db(app, ctx.log())?;
+    let h = ledger::charts::history(&db, &ctx.tenant_id, customer_id.as_str()).await?;
+    let points: Vec<Value> = h
+        .points
+        .iter()
+        .map(|p| {
+            json!({
+                "ledgerSeq": p.ledger_seq,
+                "anchorId": p.anchor_id,
+                "verifiedAt": views::iso(p.verified_at),
+                "delta": p.delta,
+                "balanceAfter": p.balance_after,
+            })
+        })
+        .collect();
+    http::balance(
+        200,
+        &json!({
+            "customerId": customer_id.as_str(),
+            "computedBalance": h.ledger.computed_balance,
+            "totalDeltas": h.ledger.verified_count,
+            "step": h.step,
+            "points": points,
+        }),
+    )
 }

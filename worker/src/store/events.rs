@@ -129,3 +129,59 @@ pub fn insert_if_failed(
     ];
     stmt(db, sql, &args)
 }
+
+// ---------------------------------------------------------------- the event log (issue 30)
+
+/// Dispatched events of a tenant, newest first, strictly older than
+/// (`?3`, `?4`), of type `?2` (NULL: any): the retention index
+/// `events_dispatched` serves it.
+const SELECT_DISPATCHED_PAGE: &str =
+    "SELECT id, tenant_id, type, payload, created_at, dispatched_at FROM events \
+     WHERE tenant_id = ?1 AND dispatched_at IS NOT NULL AND (?2 IS NULL OR type = ?2) \
+     AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) \
+     ORDER BY created_at DESC, id DESC LIMIT ?5";
+/// The same among events not dispatched yet (few, `events_pending`).
+const SELECT_PENDING_PAGE: &str =
+    "SELECT id, tenant_id, type, payload, created_at, dispatched_at FROM events \
+     WHERE dispatched_at IS NULL AND tenant_id = ?1 AND (?2 IS NULL OR type = ?2) \
+     AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) \
+     ORDER BY created_at DESC, id DESC LIMIT ?5";
+const SELECT_ONE_OF_TENANT: &str =
+    "SELECT id, tenant_id, type, payload, created_at, dispatched_at FROM events \
+     WHERE id = ?1 AND tenant_id = ?2";
+
+/// An event as the event log shows it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LoggedEventRow {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub payload: String,
+    pub created_at: u64,
+    pub dispatched_at: Option<u64>,
+}
+
+/// One page of a tenant's events on one shard, newest first: the
+/// dispatched ones and those still waiting, read in one batch.
+///
+/// # Errors
+/// D1 errors.
+pub async fn page_of_tenant(
+    db: &D1Database,
+    tenant_id: &str,
+    kind: Option<&str>,
+    before: (u64, &str),
+    limit: u64,
+) -> ApiResult<Vec<LoggedEventRow>> {
+    let a = args![tenant_id, kind, before.0, before.1, limit];
+    let statements = vec![
+        stmt(db, SELECT_DISPATCHED_PAGE, &a)?,
+        stmt(db, SELECT_PENDING_PAGE, &a)?,
+    ];
+    super::batch_rows(db, statements).await
+}
+
+queries! {
+    /// One of the tenant's events.
+    pub fn one_of_tenant(id: &str, tenant_id: &str) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
+}

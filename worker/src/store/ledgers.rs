@@ -48,6 +48,15 @@ const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id =
 const SELECT_PAGE: &str =
     select_ledgers!("WHERE tenant_id = ?1 ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3");
 const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1";
+/// Customer ids from `?2` (a prefix) up to `?3` (the prefix followed by
+/// `{`, past every character a customer id may hold): the ids that start
+/// with the prefix, read off the primary key (issue 30).
+const SELECT_PAGE_IN_RANGE: &str = select_ledgers!(
+    "WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3 \
+     ORDER BY customer_id ASC LIMIT ?4 OFFSET ?5"
+);
+const COUNT_IN_RANGE: &str = "SELECT COUNT(*) AS n FROM ledgers \
+     WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3";
 const SELECT_FOR_KEYS: ListSql = ListSql {
     sql: select_ledgers!("WHERE (tenant_id, customer_id) IN (VALUES {list})"),
     cols: 2,
@@ -87,6 +96,10 @@ queries! {
     pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
     pub fn page(tenant_id: &str, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
     pub fn count_of_tenant(tenant_id: &str) -> u64 = count(COUNT_OF_TENANT);
+    /// A page of the ledgers whose customer id is in [`from`, `to`).
+    pub fn page_in_range(tenant_id: &str, from: &str, to: &str, limit: u64, offset: u64)
+        -> Vec<LedgerRow> = all(SELECT_PAGE_IN_RANGE);
+    pub fn count_in_range(tenant_id: &str, from: &str, to: &str) -> u64 = count(COUNT_IN_RANGE);
 }
 
 /// The ledgers of `(tenant_id, customer_id)` pairs.

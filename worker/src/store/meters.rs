@@ -41,6 +41,8 @@ pub enum Meter {
     /// Deltas emitted in a calendar month: the plan's monthly quota
     /// (issue 16: next to the write, in the write's own batch).
     Deltas,
+    /// Bytes of request log written in a day (period `YYYY-MM-DD`).
+    RequestLog,
 }
 
 impl Meter {
@@ -50,6 +52,7 @@ impl Meter {
             Meter::Checkpoints => "checkpoints",
             Meter::Bytes => "bytes",
             Meter::Deltas => "deltas",
+            Meter::RequestLog => "request_log",
         }
     }
 }

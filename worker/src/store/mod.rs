@@ -14,6 +14,7 @@
 
 pub mod accounts;
 pub mod agreements;
+pub mod charts;
 pub mod checkpoints;
 pub mod contracts;
 pub mod deltas;
@@ -29,8 +30,10 @@ pub mod lookup;
 pub mod mail;
 pub mod meters;
 pub mod receipts;
+pub mod request_log;
 pub mod retention;
 pub mod roots;
+pub mod search;
 pub mod submissions;
 pub mod webhooks;
 

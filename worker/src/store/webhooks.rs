@@ -387,3 +387,44 @@ queries! {
     /// Deliveries whose next attempt (or expired lease) is due, oldest first.
     pub fn due(now_ms: u64, limit: u64) -> Vec<DueRow> = all(SELECT_DUE);
 }
+
+// ---------------------------------------------------------------- the event log (issue 30)
+
+const SELECT_DELIVERIES_OF_EVENTS: ListSql = ListSql {
+    sql: select_deliveries!(
+        "WHERE tenant_id = ?1 AND event_id IN ({list}) ORDER BY created_at, id"
+    ),
+    cols: 1,
+};
+/// Reopens a delivery for one attempt now (a resend): any state but a
+/// running attempt, while its payload is kept.
+const REOPEN: &str =
+    "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?3, completed_at = NULL \
+     WHERE id = ?1 AND tenant_id = ?2 AND status <> 'delivering' AND payload IS NOT NULL";
+const SELECT_DELIVERY_OF_TENANT: &str = select_deliveries!("WHERE id = ?1 AND tenant_id = ?2");
+
+/// The tenant's deliveries of these events (webhook_deliveries_by_event).
+///
+/// # Errors
+/// D1 errors.
+pub async fn deliveries_of_events(
+    db: &D1Database,
+    tenant_id: &str,
+    event_ids: &[String],
+) -> ApiResult<Vec<DeliveryRow>> {
+    let statements = chunked(
+        db,
+        &SELECT_DELIVERIES_OF_EVENTS,
+        &args![tenant_id],
+        event_ids,
+        bind_text,
+    )?;
+    batch_rows(db, statements).await
+}
+
+queries! {
+    /// One of the tenant's deliveries.
+    pub fn delivery_of_tenant(id: &str, tenant_id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
+    /// Makes the delivery due now for a resend; whether it could.
+    pub fn reopen(id: &str, tenant_id: &str, now_ms: u64) -> bool = changed(REOPEN);
+}

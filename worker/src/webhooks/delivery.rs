@@ -73,12 +73,20 @@ const QUEUE_DELAY_SECS_MAX: u64 = 43_200;
 /// Characters of an error message kept per attempt.
 const ERROR_CHARS_MAX: usize = 300;
 
-/// Scheduled deliveries retry; the dashboard's test event reports once.
+/// Scheduled deliveries retry; the dashboard's test event reports once; a
+/// resend from the event log is one attempt now, after which a delivery
+/// that was still on its schedule keeps it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Scheduled,
     Test,
+    Resend { keep_schedule: bool },
 }
+
+/// A resend is one more attempt whatever the delivery spent: its claim
+/// allows up to this many in all (resends are limited per tenant by the
+/// test-event rate, `endpoints::TEST_EVENTS_PER_TENANT`).
+pub const RESEND_ATTEMPTS_MAX: u64 = 1_000;
 
 #[expect(
     dead_code,
@@ -216,7 +224,11 @@ pub async fn ring_all(app: &App, ids: &[String]) {
 /// the sweeper tries again.
 pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Report> {
     let db = app.control_db()?;
-    match store::claim(&db, delivery_id, app.now_ms, lease_ms(app), ATTEMPTS_MAX).await? {
+    let cap = match mode {
+        Mode::Resend { .. } => RESEND_ATTEMPTS_MAX,
+        Mode::Scheduled | Mode::Test => ATTEMPTS_MAX,
+    };
+    match store::claim(&db, delivery_id, app.now_ms, lease_ms(app), cap).await? {
         Claim::Claimed => {}
         Claim::NotDue => return Ok(Report::skipped("not due, or delivered already")),
         Claim::GaveUp => return Ok(Report::skipped("every attempt is spent: failed")),
@@ -274,9 +286,10 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     let mut next_attempt_at = None;
     if verdict == Verdict::Retry {
         let next = match mode {
-            Mode::Scheduled if attempt_no < ATTEMPTS_MAX => {
-                retry_delay_ms(attempt_no, divisor(app))
-            }
+            Mode::Scheduled
+            | Mode::Resend {
+                keep_schedule: true,
+            } if attempt_no < ATTEMPTS_MAX => retry_delay_ms(attempt_no, divisor(app)),
             _ => None,
         };
         match next {

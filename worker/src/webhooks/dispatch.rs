@@ -87,7 +87,11 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
             .await?;
         }
         let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-        db_store::batch(&ledger, outbox::mark_dispatched(&ledger, &event_ids, now)?).await?;
+        // The dashboard's per-day figures (issue 30) count these events in
+        // the same batch, only if this run's mark changed them.
+        let mut marks = outbox::mark_dispatched(&ledger, &event_ids, now)?;
+        marks.extend(crate::ledger::charts::raise_statements(&ledger, &events)?);
+        db_store::batch(&ledger, marks).await?;
         let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
         delivery::ring_all(app, &ids).await;
         total += events.len() as u64;

@@ -258,3 +258,64 @@ pub async fn deliveries(
     let attempts = store::attempts_of(&db, &ids).await?;
     Ok((rows, attempts))
 }
+
+/// Resends one of the tenant's deliveries now: one attempt, recorded as
+/// its next, signed like the others; a delivery still on its retry
+/// schedule keeps it, a finished one ends with this attempt's outcome.
+/// Spends one of the tenant's test events first. Returns what the
+/// receiver answered.
+///
+/// # Errors
+/// 404 for another tenant's or an unknown delivery; 409 while an attempt
+/// runs, when the payload was removed by retention, or when its webhook is
+/// disabled or deleted; 429 when the tenant's test events are spent.
+pub async fn resend(app: &App, tenant_id: &str, delivery_id: &str) -> ApiResult<Report> {
+    let db = app.control_db()?;
+    let row = store::delivery_of_tenant(&db, delivery_id, tenant_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("No delivery {delivery_id}")))?;
+    let conflict = |why: &str| {
+        ApiError::coded(
+            ErrorCode::Conflict,
+            format!("Delivery {delivery_id} cannot be resent: {why}"),
+        )
+    };
+    match store::by_id(&db, &row.of.webhook_id).await? {
+        None => return Err(conflict("its webhook was deleted")),
+        Some(w) if w.active == 0 => {
+            return Err(conflict("its webhook is disabled; enable it first"))
+        }
+        Some(_) => {}
+    }
+    if row.payload.is_none() {
+        return Err(conflict("its payload was removed by retention"));
+    }
+    limit::take(
+        app,
+        &format!("webhook-test:{tenant_id}"),
+        TEST_EVENTS_PER_TENANT,
+    )
+    .await?;
+    let keep_schedule = row.status == store::STATUS_PENDING;
+    if !store::reopen(&db, delivery_id, tenant_id, app.now_ms).await? {
+        return Err(conflict("an attempt is running now; try again in a minute"));
+    }
+    delivery::attempt(app, delivery_id, Mode::Resend { keep_schedule }).await
+}
+
+/// The tenant's deliveries of these events with every attempt, and the
+/// tenant's webhooks (their urls and state).
+///
+/// # Errors
+/// D1 errors.
+pub async fn of_events(
+    app: &App,
+    tenant_id: &str,
+    event_ids: &[String],
+) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
+    let db = app.control_db()?;
+    let rows = store::deliveries_of_events(&db, tenant_id, event_ids).await?;
+    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let attempts = store::attempts_of(&db, &ids).await?;
+    Ok((rows, attempts))
+}

@@ -5,6 +5,7 @@
 pub mod delivery;
 pub mod dispatch;
 pub mod endpoints;
+pub mod event_log;
 pub mod samples;
 pub mod signing;
 pub mod url_safety;

@@ -1,0 +1,337 @@
+//! What the request log keeps of a body or a query: secrets masked, then
+//! cut to [`BODY_BYTES_MAX`].
+//!
+//! Invariant: no logged body or path holds a password, an API-key secret, a
+//! webhook secret, a JWT or an e-mail or invitation token. Two rules, both
+//! over the raw text, so a body that is not valid JSON (the very request a
+//! vendor is debugging) is masked as well as a valid one:
+//! - the string (or number) value of a member whose name is a secret's
+//!   ([`SECRET_NAMES`], compared without case, `-` or `_`) becomes
+//!   `"[redacted]"`;
+//! - inside every string, anything shaped like a secret ([`mask_tokens`]:
+//!   `pk_<env>_<id>.<secret>` keeps its key id, `whsec_…`, `inv_<env>_…`,
+//!   a JWT) is masked.
+//!
+//! A query string's values are masked the same way (by name, then by shape).
+
+/// Bytes kept of each body (request and response) after masking.
+pub const BODY_BYTES_MAX: usize = 4096;
+/// Bytes of a body read before masking: anything past [`BODY_BYTES_MAX`]
+/// is cut anyway, so a 4 MB body costs no more than this.
+pub const BODY_SCAN_BYTES_MAX: usize = 16 * 1024;
+/// Bytes kept of a path with its query.
+pub const PATH_BYTES_MAX: usize = 512;
+
+const REDACTED: &str = "[redacted]";
+
+/// Member names whose values are secrets, lowercase without `-` and `_`.
+pub const SECRET_NAMES: &[&str] = &[
+    "password",
+    "currentpassword",
+    "newpassword",
+    "token",
+    "secret",
+    "key",
+    "apikey",
+    "xapikey",
+    "authorization",
+    "jwt",
+    "signature",
+];
+
+fn is_secret_name(name: &str) -> bool {
+    let folded: String = name
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect();
+    SECRET_NAMES.contains(&folded.as_str())
+}
+
+/// A body as the log keeps it: masked, then cut; `None` for an empty one.
+pub fn body(raw: &[u8]) -> Option<String> {
+    body_of(raw, raw.len())
+}
+
+/// Like [`body`], given the body's first bytes (at least
+/// [`BODY_SCAN_BYTES_MAX`] of them, when it has that many) and its length.
+pub fn body_of(start: &[u8], total: usize) -> Option<String> {
+    if start.is_empty() {
+        return None;
+    }
+    let scanned = &start[..start.len().min(BODY_SCAN_BYTES_MAX)];
+    let text = String::from_utf8_lossy(scanned);
+    Some(cut(&mask_json_text(&text), total, BODY_BYTES_MAX))
+}
+
+/// `text` cut to `max` bytes at a character boundary, saying how long the
+/// original (`total` bytes) was when it is cut.
+fn cut(text: &str, total: usize, max: usize) -> String {
+    if text.len() <= max && total <= text.len() {
+        return text.to_string();
+    }
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [cut: {total} bytes in all]", &text[..end])
+}
+
+/// A path with its query as the log keeps it.
+pub fn path(path: &str, query: Option<&str>) -> String {
+    let Some(query) = query.filter(|q| !q.is_empty()) else {
+        return cut(&mask_tokens(path), path.len(), PATH_BYTES_MAX);
+    };
+    let masked: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if is_secret_name(name) => format!("{name}={REDACTED}"),
+            _ => mask_tokens(pair),
+        })
+        .collect();
+    let full = format!("{}?{}", mask_tokens(path), masked.join("&"));
+    cut(&full, full.len(), PATH_BYTES_MAX)
+}
+
+/// Masks a JSON(-like) text: secret-named members' values, and secret
+/// shapes anywhere. Works on any text: an unterminated string
+/// runs to the end.
+pub fn mask_json_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    // Set after a secret-named member's `:`: its value is masked.
+    let mut mask_next_value = false;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            let (inner, after, closed) = string_literal(&rest[1..]);
+            let is_name = after.trim_start().starts_with(':');
+            if mask_next_value && !is_name {
+                out.push('"');
+                out.push_str(REDACTED);
+                out.push('"');
+                mask_next_value = false;
+            } else {
+                out.push('"');
+                out.push_str(inner);
+                if closed {
+                    out.push('"');
+                }
+                mask_next_value = is_name && is_secret_name(&unescape_lossy(inner));
+            }
+            rest = after;
+            continue;
+        }
+        if mask_next_value && (c == '-' || c.is_ascii_digit()) {
+            // A number (or other bare token) as a secret's value.
+            let end = rest
+                .find(|ch: char| matches!(ch, ',' | '}' | ']') || ch.is_whitespace())
+                .unwrap_or(rest.len());
+            out.push('"');
+            out.push_str(REDACTED);
+            out.push('"');
+            rest = &rest[end..];
+            mask_next_value = false;
+            continue;
+        }
+        if !(c.is_whitespace() || c == ':') {
+            mask_next_value = false;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    // Secret shapes anywhere, inside strings or not (a body that is not
+    // JSON may hold a bare key); masking twice changes nothing.
+    mask_tokens(&out)
+}
+
+/// The inside of a string literal whose opening quote was just read: its
+/// raw text, what follows its closing quote, and whether it was closed.
+fn string_literal(s: &str) -> (&str, &str, bool) {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return (&s[..i], &s[i + 1..], true),
+            _ => i += 1,
+        }
+    }
+    (s, "", false)
+}
+
+/// A member name's text with simple escapes undone (enough to compare it
+/// with [`SECRET_NAMES`]; `\u` escapes are kept as written).
+fn unescape_lossy(s: &str) -> String {
+    s.replace("\\\"", "\"").replace("\\\\", "\\")
+}
+
+fn is_token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// Masks secret shapes inside a text: an API key's secret (`pk_test_<id>.`
+/// keeps its id, the part after the dot is masked), `whsec_…`,
+/// `inv_test_…`/`inv_live_…` (the whole token), and JWTs (`eyJ….eyJ….…`).
+pub fn mask_tokens(text: &str) -> String {
+    if !["pk_", "whsec_", "inv_", "eyJ"]
+        .iter()
+        .any(|p| text.contains(p))
+    {
+        return text.to_string();
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        let at_word_start = i == 0 || !is_token_char(bytes[i - 1]);
+        let masked = if at_word_start {
+            secret_at(&text[i..])
+        } else {
+            None
+        };
+        match masked {
+            Some((keep, len)) => {
+                out.push_str(&text[copied..i]);
+                out.push_str(&text[i..i + keep]);
+                out.push_str(REDACTED);
+                i += len;
+                copied = i;
+            }
+            None => i += 1,
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// At the start of `s`, a secret: (bytes kept, bytes it spans).
+fn secret_at(s: &str) -> Option<(usize, usize)> {
+    let run = |from: usize, extra: &[u8]| -> usize {
+        s.as_bytes()[from..]
+            .iter()
+            .take_while(|b| is_token_char(**b) || extra.contains(b))
+            .count()
+    };
+    for prefix in ["pk_test_", "pk_live_"] {
+        if s.starts_with(prefix) {
+            let id = run(prefix.len(), &[]);
+            let dot = prefix.len() + id;
+            if id > 0 && s.as_bytes().get(dot) == Some(&b'.') {
+                let secret = run(dot + 1, &[]);
+                if secret > 0 {
+                    return Some((dot + 1, dot + 1 + secret));
+                }
+            }
+            return None;
+        }
+    }
+    if s.starts_with("whsec_") {
+        let n = run(6, &[]);
+        return (n > 0).then_some((6, 6 + n));
+    }
+    for prefix in ["inv_test_", "inv_live_"] {
+        if s.starts_with(prefix) {
+            let n = run(prefix.len(), b"_");
+            return (n > 0).then_some((prefix.len(), prefix.len() + n));
+        }
+    }
+    if s.starts_with("eyJ") {
+        let n = run(0, b"-_.");
+        let dots = s.as_bytes()[..n].iter().filter(|b| **b == b'.').count();
+        return (dots >= 2).then_some((0, n));
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "pk_test_AbCdEfGhIjKlMnOp.0123456789abcdefghijABCDEFGHIJkl";
+
+    #[test]
+    fn secret_members_are_masked_by_name_whatever_their_case() {
+        let body = r#"{"email":"a@b.c","password":"Hunter-22","New_Password":"X","Token": "t0k"}"#;
+        let out = mask_json_text(body);
+        assert_eq!(
+            out,
+            r#"{"email":"a@b.c","password":"[redacted]","New_Password":"[redacted]","Token": "[redacted]"}"#
+        );
+    }
+
+    #[test]
+    fn an_api_key_keeps_its_id_and_loses_its_secret_anywhere_in_a_string() {
+        let body = format!(r#"{{"reason":"paid with {KEY} today","note":"{KEY}"}}"#);
+        let out = mask_json_text(&body);
+        assert!(!out.contains("0123456789abcdefghij"), "{out}");
+        assert!(
+            out.contains("pk_test_AbCdEfGhIjKlMnOp.[redacted] today"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn webhook_secrets_invitation_tokens_and_jwts_are_masked() {
+        let text = "whsec_abcDEF123 inv_test_1_QWErty123 eyJhbGciOi.eyJzdWIi.c2lnbmF0dXJl";
+        let out = mask_tokens(text);
+        assert_eq!(out, "whsec_[redacted] inv_test_[redacted] [redacted]");
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_is_masked_too() {
+        let body = format!(r#"{{"password": "oops", "customerId": "c" "delta": {KEY}"#);
+        let out = body_text(&body);
+        assert!(out.contains(r#""password": "[redacted]""#), "{out}");
+        assert!(!out.contains("0123456789abcdefghij"), "{out}");
+        // An unterminated string runs to the end, masked.
+        let out = body_text(r#"{"secret":"whsec_abc"#);
+        assert!(!out.contains("whsec_abc"), "{out}");
+    }
+
+    #[test]
+    fn a_numeric_secret_is_masked_and_other_values_stay() {
+        let out = mask_json_text(r#"{"key": 12345, "delta": -3.5, "keys": ["a"]}"#);
+        assert_eq!(
+            out,
+            r#"{"key": "[redacted]", "delta": -3.5, "keys": ["a"]}"#
+        );
+    }
+
+    #[test]
+    fn a_value_named_like_a_secret_is_not_a_secret() {
+        // "token" here is a value, not a member name.
+        let out = mask_json_text(r#"{"reason":"token","x":"y"}"#);
+        assert_eq!(out, r#"{"reason":"token","x":"y"}"#);
+    }
+
+    #[test]
+    fn long_bodies_are_cut_and_say_so() {
+        let raw = format!(r#"{{"reason":"{}"}}"#, "a".repeat(10_000));
+        let out = body(raw.as_bytes()).unwrap();
+        assert!(out.len() < BODY_BYTES_MAX + 64, "{}", out.len());
+        assert!(
+            out.ends_with(&format!("[cut: {} bytes in all]", raw.len())),
+            "{out}"
+        );
+        assert_eq!(body(b""), None);
+        let short = body(br#"{"a":1}"#).unwrap();
+        assert_eq!(short, r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn query_values_are_masked_by_name_and_shape() {
+        assert_eq!(
+            path("/dashboard/auth/verify", Some("token=abc&x=1")),
+            "/dashboard/auth/verify?token=[redacted]&x=1"
+        );
+        let p = path("/api/v1/x", Some(&format!("q={KEY}")));
+        assert!(!p.contains("0123456789abcdefghij"), "{p}");
+        assert_eq!(path("/api/v1/x", None), "/api/v1/x");
+    }
+
+    fn body_text(s: &str) -> String {
+        body(s.as_bytes()).unwrap()
+    }
+}

@@ -1,0 +1,104 @@
+//! What the dashboard's charts read (issue 30): a customer's balance after
+//! each verified delta (downsampled in SQL past a number of points), and
+//! the per-day delta figures of `delta_days`
+//! (migrations/ledger/0090_request_log.sql) that the webhook dispatcher
+//! raises.
+
+use bvs_core::amount::Amount;
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::ledgers::LedgerRow;
+use super::{chunked, int, queries, row, Arg, ListSql};
+use crate::error::ApiResult;
+
+/// The ledger's verified deltas in ledger order: every one while there are
+/// at most `?3`, else every k-th (k = ceil(total / `?3`)) with the first
+/// and the last. One pass over the ledger's index (`deltas_by_ledger`).
+const SELECT_HISTORY: &str =
+    "SELECT d.anchor_id, d.ledger_seq, d.verified_at, d.delta, d.balance_after FROM deltas d, \
+     (SELECT verified_count AS total FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2) n \
+     WHERE d.tenant_id = ?1 AND d.customer_id = ?2 AND d.ledger_seq IS NOT NULL \
+     AND (d.ledger_seq = 1 OR d.ledger_seq = n.total \
+     OR d.ledger_seq % ((n.total + ?3 - 1) / ?3) = 0) ORDER BY d.ledger_seq";
+row! {
+    /// One point: the balance after a verified delta.
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct PointRow {
+        anchor_id: String, ledger_seq: u64, verified_at: u64,
+        #[serde(deserialize_with = "super::amount")]
+        delta: Amount,
+        #[serde(deserialize_with = "super::amount")]
+        balance_after: Amount,
+    }
+}
+
+/// The ledger and its points, read concurrently (one round trip's time).
+///
+/// # Errors
+/// D1 errors.
+pub async fn history(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    points_max: u64,
+) -> ApiResult<(Option<LedgerRow>, Vec<PointRow>)> {
+    futures_util::future::try_join(
+        super::ledgers::ledger(db, tenant_id, customer_id),
+        points(db, tenant_id, customer_id, points_max),
+    )
+    .await
+}
+
+queries! {
+    fn points(tenant_id: &str, customer_id: &str, points_max: u64) -> Vec<PointRow>
+        = all(SELECT_HISTORY);
+}
+
+/// Raises (tenant, day, bucket) counts; `?1` guards the whole statement:
+/// it runs only if the batch's previous statement changed a row.
+const RAISE_DAYS: ListSql = ListSql {
+    sql: "INSERT INTO delta_days (tenant_id, day, bucket, n) \
+          SELECT column1, column2, column3, column4 FROM (VALUES {list}) \
+          WHERE changes() > 0 \
+          ON CONFLICT (tenant_id, day, bucket) DO UPDATE SET n = n + excluded.n",
+    cols: 4,
+};
+const SELECT_DAYS: &str = "SELECT day, bucket, n FROM delta_days \
+     WHERE tenant_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day, bucket";
+
+/// One raise of a day's bucket.
+pub struct DayRaise {
+    pub tenant_id: String,
+    pub day: String,
+    pub bucket: u32,
+    pub n: u64,
+}
+
+/// Statements raising `raises`, for the batch right after a statement
+/// whose change they depend on: each runs only if the statement before it
+/// changed a row (a raise changes at least one, so they chain).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn raise_days(db: &D1Database, raises: &[DayRaise]) -> ApiResult<Vec<D1PreparedStatement>> {
+    chunked(db, &RAISE_DAYS, &[], raises, |r, a| {
+        a.extend([
+            Arg::Text(&r.tenant_id),
+            Arg::Text(&r.day),
+            Arg::Int(i64::from(r.bucket)),
+            int(r.n)?,
+        ]);
+        Ok(())
+    })
+}
+
+row! {
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct DayRow { day: String, bucket: u32, n: u64 }
+}
+
+queries! {
+    /// The tenant's day figures from `from` to `to` (YYYY-MM-DD, inclusive).
+    pub fn days(tenant_id: &str, from: &str, to: &str) -> Vec<DayRow> = all(SELECT_DAYS);
+}
