@@ -200,9 +200,13 @@ pub enum Freshness {
 pub enum Timeliness {
     InTime,
     /// Older than the bound: made `age` seconds before the verifier's clock.
-    TooOld { age: u64 },
+    TooOld {
+        age: u64,
+    },
     /// Dated this many seconds after the verifier's clock.
-    InTheFuture { ahead: u64 },
+    InTheFuture {
+        ahead: u64,
+    },
 }
 
 impl Freshness {
@@ -381,10 +385,7 @@ mod tests {
             Timeliness::TooOld { age: 3601 }
         );
         assert_eq!(latest.judge(10_030), Timeliness::InTime);
-        assert_eq!(
-            latest.judge(10_031),
-            Timeliness::InTheFuture { ahead: 31 }
-        );
+        assert_eq!(latest.judge(10_031), Timeliness::InTheFuture { ahead: 31 });
         assert_eq!(Freshness::Offline.judge(0), Timeliness::InTime);
         assert_eq!(Freshness::Offline.judge(TIMESTAMP_MAX), Timeliness::InTime);
     }

@@ -187,10 +187,7 @@ impl Policy {
         let mut quorum_seen = false;
         for (i, line) in text.split('\n').enumerate() {
             let n = i + 1;
-            if line
-                .bytes()
-                .any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
-            {
+            if line.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
                 return Err(at(
                     n,
                     "control character (only tab and newline are allowed; CRLF line ends?)",
@@ -217,7 +214,8 @@ impl Policy {
                     if p.logs.len() == POLICY_LOGS_MAX {
                         return Err(at(n, format!("more than {POLICY_LOGS_MAX} logs")));
                     }
-                    let key = VerifierKey::parse(f[1]).map_err(|e| at(n, format!("log key: {e}")))?;
+                    let key =
+                        VerifierKey::parse(f[1]).map_err(|e| at(n, format!("log key: {e}")))?;
                     let bytes = *key.key.as_bytes();
                     if p.logs.iter().any(|l| l.key == bytes) {
                         return Err(at(n, "the same log key is listed twice"));
@@ -235,7 +233,10 @@ impl Policy {
                         return Err(at(n, format!("more than {POLICY_WITNESSES_MAX} witnesses")));
                     }
                     let key = WitnessKey::parse(f[2]).map_err(|e| at(n, e.to_string()))?;
-                    if p.witnesses.iter().any(|w| w.key.public_key() == key.public_key()) {
+                    if p.witnesses
+                        .iter()
+                        .any(|w| w.key.public_key() == key.public_key())
+                    {
                         return Err(at(n, "the same witness key is listed twice"));
                     }
                     names.push((f[1], Member::Witness(p.witnesses.len()), false));
@@ -259,13 +260,13 @@ impl Policy {
                             .ok()
                             .filter(|k| (1..=listed.len()).contains(k))
                             .ok_or_else(|| {
-                                at(n, format!("threshold {t} is not from 1 to {}", listed.len()))
+                                at(
+                                    n,
+                                    format!("threshold {t} is not from 1 to {}", listed.len()),
+                                )
                             })?,
                         t => {
-                            return Err(at(
-                                n,
-                                format!("threshold {t} is not all, any or a number"),
-                            ))
+                            return Err(at(n, format!("threshold {t} is not all, any or a number")))
                         }
                     };
                     let mut members = Vec::with_capacity(listed.len());
@@ -305,7 +306,9 @@ impl Policy {
                             names
                                 .iter()
                                 .find(|(x, _, _)| *x == q)
-                                .ok_or_else(|| at(n, format!("{q} is not defined on an earlier line")))?
+                                .ok_or_else(|| {
+                                    at(n, format!("{q} is not defined on an earlier line"))
+                                })?
                                 .1,
                         ),
                     };
@@ -317,7 +320,10 @@ impl Policy {
             }
         }
         if !quorum_seen {
-            return Err(at(0, "no quorum line (write `quorum none` to require no witness)"));
+            return Err(at(
+                0,
+                "no quorum line (write `quorum none` to require no witness)",
+            ));
         }
         Ok(p)
     }
@@ -330,7 +336,12 @@ impl Policy {
             out.push_str(&format!("log {}{}\n", l.vkey, url(&l.url)));
         }
         for w in &self.witnesses {
-            out.push_str(&format!("witness {} {}{}\n", w.name, w.key.vkey(), url(&w.url)));
+            out.push_str(&format!(
+                "witness {} {}{}\n",
+                w.name,
+                w.key.vkey(),
+                url(&w.url)
+            ));
         }
         for g in &self.groups {
             out.push_str(&format!("group {} {}", g.name, g.spelled));
@@ -559,7 +570,10 @@ mod tests {
     fn two_of_three_is_met_by_any_two_and_not_by_one() {
         let p = Policy::parse(&local("2")).unwrap();
         assert_eq!(p.witnesses().len(), 3);
-        assert_eq!(p.witnesses()[1].url.as_deref(), Some("http://127.0.0.1:7381"));
+        assert_eq!(
+            p.witnesses()[1].url.as_deref(),
+            Some("http://127.0.0.1:7381")
+        );
         for (ns, met) in [
             (&[1u8, 2][..], true),
             (&[2, 3], true),
@@ -582,7 +596,9 @@ mod tests {
         let r = p
             .check(&head_cosigned_by(&[2], 100), Freshness::Offline)
             .unwrap();
-        assert!(r.summary().starts_with("NOT witnessed: cosigned by w2; not cosigned by w1, w3"));
+        assert!(r
+            .summary()
+            .starts_with("NOT witnessed: cosigned by w2; not cosigned by w1, w3"));
     }
 
     #[test]
@@ -595,7 +611,11 @@ mod tests {
         };
         let r = p.check(&note, latest).unwrap();
         assert!(!r.met);
-        assert!(r.summary().contains("w1's cosignature is 7200 s old"), "{}", r.summary());
+        assert!(
+            r.summary().contains("w1's cosignature is 7200 s old"),
+            "{}",
+            r.summary()
+        );
         assert!(p.check(&note, Freshness::Offline).unwrap().met);
     }
 
@@ -632,22 +652,70 @@ mod tests {
         let log = note::public_key_string(ORIGIN, &LOG_SEED).unwrap();
         for (text, line, why) in [
             (String::new(), 0, "no quorum line"),
-            (format!("{w1}quorum w1\nquorum w1\n"), 3, "a second quorum line"),
-            (format!("{w1}group g 2 w1\nquorum g\n"), 2, "threshold 2 is not from 1 to 1"),
+            (
+                format!("{w1}quorum w1\nquorum w1\n"),
+                3,
+                "a second quorum line",
+            ),
+            (
+                format!("{w1}group g 2 w1\nquorum g\n"),
+                2,
+                "threshold 2 is not from 1 to 1",
+            ),
             (format!("{w1}group g 0 w1\nquorum g\n"), 2, "threshold 0"),
-            (format!("{w1}group g some w1\nquorum g\n"), 2, "not all, any or a number"),
+            (
+                format!("{w1}group g some w1\nquorum g\n"),
+                2,
+                "not all, any or a number",
+            ),
             (format!("{w1}quorum g\n"), 2, "g is not defined"),
-            (format!("group g any w1\n{w1}quorum g\n"), 1, "w1 is not defined"),
-            (format!("{w1}group g any w1\ngroup h any w1\nquorum h\n"), 3, "already a member"),
-            (format!("{w1}group g any none\nquorum g\n"), 2, "none cannot be a group member"),
+            (
+                format!("group g any w1\n{w1}quorum g\n"),
+                1,
+                "w1 is not defined",
+            ),
+            (
+                format!("{w1}group g any w1\ngroup h any w1\nquorum h\n"),
+                3,
+                "already a member",
+            ),
+            (
+                format!("{w1}group g any none\nquorum g\n"),
+                2,
+                "none cannot be a group member",
+            ),
             (format!("{w1}{w1}quorum w1\n"), 2, "w1 is defined twice"),
-            (format!("witness none {}\nquorum none\n", vkey(1)), 1, "reserved"),
-            (format!("{w1}witness w2 {}\nquorum w1\n", vkey(1)), 2, "same witness key"),
-            (format!("witness w1 {log}\nquorum none\n"), 1, "not a cosignature/v1 key"),
-            (format!("log {}\nquorum none\n", vkey(1)), 1, "unknown verifier algorithm"),
-            (format!("log {log}\nlog {log}\nquorum none\n"), 2, "same log key"),
+            (
+                format!("witness none {}\nquorum none\n", vkey(1)),
+                1,
+                "reserved",
+            ),
+            (
+                format!("{w1}witness w2 {}\nquorum w1\n", vkey(1)),
+                2,
+                "same witness key",
+            ),
+            (
+                format!("witness w1 {log}\nquorum none\n"),
+                1,
+                "not a cosignature/v1 key",
+            ),
+            (
+                format!("log {}\nquorum none\n", vkey(1)),
+                1,
+                "unknown verifier algorithm",
+            ),
+            (
+                format!("log {log}\nlog {log}\nquorum none\n"),
+                2,
+                "same log key",
+            ),
             (format!("{w1}quorum w1\r\n"), 2, "control character"),
-            ("witnesses w1 x\nquorum none\n".to_owned(), 1, "unknown keyword"),
+            (
+                "witnesses w1 x\nquorum none\n".to_owned(),
+                1,
+                "unknown keyword",
+            ),
             (format!("{w1}quorum w1 extra\n"), 2, "wrong number of items"),
         ] {
             let e = Policy::parse(&text).unwrap_err();
@@ -681,7 +749,10 @@ mod tests {
         let id = &note::base64_decode(w3_id.trim_end().rsplit(' ').next().unwrap()).unwrap()[..4];
         let mut bytes = note::base64_decode(w1_line.rsplit(' ').next().unwrap()).unwrap();
         bytes[..4].copy_from_slice(id);
-        let forged = format!("{note}\u{2014} w3.example {}\n", note::base64_encode(&bytes));
+        let forged = format!(
+            "{note}\u{2014} w3.example {}\n",
+            note::base64_encode(&bytes)
+        );
         assert_eq!(
             p.check(&forged, Freshness::Offline),
             Err(CosignatureError::InvalidCosignature("w3.example".into()))

@@ -53,7 +53,9 @@ pub enum TlogProofError {
     NoCheckpoint,
     #[error("tlog-proof has no extra line with the entry, and no itemHash was given")]
     NoEntry,
-    #[error("tlog-proof's extra is not a log entry of a known hash scheme (\"bvs-log-v1\" || itemHash)")]
+    #[error(
+        "tlog-proof's extra is not a log entry of a known hash scheme (\"bvs-log-v1\" || itemHash)"
+    )]
     UnknownEntry,
 }
 
@@ -182,6 +184,39 @@ impl TlogProof {
     }
 }
 
+/// One tlog-proof per delta of `receipt`, each with the anchorId it
+/// proves: the delta's itemHash as the entry, its leaf index and
+/// inclusion proof, and the receipt's signed (and cosigned) tree head.
+///
+/// # Errors
+/// The receipt's `hashScheme` is unknown, or a delta has no proof item.
+pub fn from_receipt(receipt: &crate::receipt::Receipt) -> Result<Vec<(String, TlogProof)>, String> {
+    let scheme = HashScheme::parse(&receipt.proof.hash_scheme).map_err(|e| e.to_string())?;
+    receipt
+        .deltas
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let item = receipt
+                .proof
+                .items
+                .get(i)
+                .filter(|p| p.item_hash.ct_eq(&d.item_hash))
+                .ok_or_else(|| format!("deltas[{i}] has no proof item of the same itemHash"))?;
+            Ok((
+                d.anchor_id.clone(),
+                TlogProof::for_item(
+                    scheme,
+                    &d.item_hash,
+                    item.leaf_index,
+                    item.inclusion_proof.clone(),
+                    &receipt.proof.tree_head,
+                ),
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -221,7 +256,10 @@ mod tests {
     #[test]
     fn malformed_proofs_are_refused_by_line() {
         let cases = [
-            ("c2sp.org/tlog-proof@v2\nindex 0\n\n", TlogProofError::Header),
+            (
+                "c2sp.org/tlog-proof@v2\nindex 0\n\n",
+                TlogProofError::Header,
+            ),
             (
                 "c2sp.org/tlog-proof@v1\nindex 01\n\nx\n",
                 TlogProofError::Line(2, "expected `index <decimal without leading zeros>`"),
@@ -234,8 +272,14 @@ mod tests {
                 "c2sp.org/tlog-proof@v1\nindex 0\nAAAA\n\nx\n",
                 TlogProofError::Line(3, "not a base64 SHA-256 hash"),
             ),
-            ("c2sp.org/tlog-proof@v1\nindex 0\n", TlogProofError::NoCheckpoint),
-            ("c2sp.org/tlog-proof@v1\nindex 0\n\n", TlogProofError::NoCheckpoint),
+            (
+                "c2sp.org/tlog-proof@v1\nindex 0\n",
+                TlogProofError::NoCheckpoint,
+            ),
+            (
+                "c2sp.org/tlog-proof@v1\nindex 0\n\n",
+                TlogProofError::NoCheckpoint,
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(TlogProof::parse(text), Err(want), "{text:?}");

@@ -434,6 +434,20 @@ pub fn read_receipt_document(text: &str) -> Result<Receipt, String> {
     read_document(text, true, "a receipt", Receipt::from_json)
 }
 
+/// Reads one page of a public verification answer saved from the API
+/// (the whole answer or its `data`).
+///
+/// # Errors
+/// Too large, not JSON, or the first field that is not an answer's.
+pub fn read_public_answer_document(text: &str) -> Result<PublicAnswer, String> {
+    read_document(
+        text,
+        true,
+        "a public verification answer",
+        PublicAnswer::from_json,
+    )
+}
+
 /// As [`verify_receipt_json`], for the receipt route's whole answer
 /// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
 pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
@@ -1270,13 +1284,9 @@ pub fn tlog_proof_report(
         );
     }
     let inclusion = match (entry, head.ok()) {
-        (Ok((scheme, item)), h) => inclusion_detail(
-            &proof.proof,
-            proof.index,
-            h.as_ref(),
-            Some(scheme),
-            &item,
-        ),
+        (Ok((scheme, item)), h) => {
+            inclusion_detail(&proof.proof, proof.index, h.as_ref(), Some(scheme), &item)
+        }
         (Err(_), _) => Err("cannot check: no entry to prove".into()),
     };
     report.result("inclusion", inclusion);

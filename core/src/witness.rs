@@ -83,7 +83,8 @@ pub fn add_checkpoint_body(
 
 /// The tree size a signed checkpoint states (its signature not checked).
 fn checkpoint_size(signed_checkpoint: &str) -> Result<TreeSize, WitnessError> {
-    let malformed = || WitnessError::Checkpoint(note::NoteError::Malformed("malformed note".into()));
+    let malformed =
+        || WitnessError::Checkpoint(note::NoteError::Malformed("malformed note".into()));
     let (body, _) = note::split_note(signed_checkpoint).ok_or_else(malformed)?;
     let (_, size, _) = note::read_checkpoint(&body).map_err(WitnessError::Checkpoint)?;
     Ok(size)
@@ -219,7 +220,8 @@ fn read_cosignature(
 /// # Errors
 /// A malformed checkpoint or line, or a result beyond a note's size.
 pub fn with_cosignatures(signed_checkpoint: &str, lines: &[&str]) -> Result<String, WitnessError> {
-    let malformed = || WitnessError::Checkpoint(note::NoteError::Malformed("malformed note".into()));
+    let malformed =
+        || WitnessError::Checkpoint(note::NoteError::Malformed("malformed note".into()));
     let (body, _) = note::split_note(signed_checkpoint).ok_or_else(malformed)?;
     let mut sig_lines: Vec<String> = signed_checkpoint[body.len() + 1..]
         .split_inclusive('\n')
@@ -239,7 +241,10 @@ pub fn with_cosignatures(signed_checkpoint: &str, lines: &[&str]) -> Result<Stri
         let key = key_of(&line).ok_or_else(|| {
             WitnessError::MalformedAnswer("a cosignature that is not a signature line".into())
         })?;
-        match sig_lines.iter().position(|l| key_of(l).as_ref() == Some(&key)) {
+        match sig_lines
+            .iter()
+            .position(|l| key_of(l).as_ref() == Some(&key))
+        {
             Some(i) => sig_lines[i] = line,
             None => sig_lines.push(line),
         }
@@ -327,10 +332,19 @@ mod tests {
         );
         assert!(read(409, Some("text/plain"), "12\n").is_err());
         assert!(read(409, Some(SIZE_CONTENT_TYPE), "012\n").is_err());
-        assert_eq!(read(422, None, "").unwrap(), AddCheckpointAnswer::Inconsistent);
-        assert_eq!(read(404, None, "").unwrap(), AddCheckpointAnswer::UnknownLog);
+        assert_eq!(
+            read(422, None, "").unwrap(),
+            AddCheckpointAnswer::Inconsistent
+        );
+        assert_eq!(
+            read(404, None, "").unwrap(),
+            AddCheckpointAnswer::UnknownLog
+        );
         assert_eq!(read(403, None, "").unwrap(), AddCheckpointAnswer::Forbidden);
-        assert_eq!(read(400, None, "").unwrap(), AddCheckpointAnswer::BadRequest);
+        assert_eq!(
+            read(400, None, "").unwrap(),
+            AddCheckpointAnswer::BadRequest
+        );
         assert_eq!(
             read(503, None, "").unwrap(),
             AddCheckpointAnswer::Unavailable {
