@@ -66,6 +66,10 @@ scripts/build-pages.sh
 # Python tooling for the schemathesis pass (.venv, git-ignored).
 scripts/setup-python.sh
 
+# The local witnesses (aics-witness, aics-tlog) in .venv-witness
+# (git-ignored): scripts/dev.sh runs three, and the tests that need them.
+scripts/setup-witness.sh
+
 # cargo-fuzz for the fuzz smoke run; it needs the nightly toolchain.
 if rustup toolchain list 2>/dev/null | grep -q '^nightly' \
   && [ "$(cargo fuzz --version 2>/dev/null | awk '{print $NF}')" != "$CARGO_FUZZ_VERSION" ]; then
