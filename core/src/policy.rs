@@ -117,52 +117,118 @@ pub struct QuorumReport {
 impl QuorumReport {
     /// In words: which witnesses cosigned, which did not, and the rule.
     pub fn summary(&self) -> String {
-        let names = |want: fn(&Cosigned) -> bool| -> Vec<&str> {
-            self.witnesses
-                .iter()
-                .filter(|(_, c)| want(c))
-                .map(|(n, _)| n.as_str())
-                .collect()
-        };
-        let yes = names(|c| matches!(c, Cosigned::Yes { .. }));
-        let no = names(|c| !matches!(c, Cosigned::Yes { .. }));
-        let mut out = String::from(if self.met {
-            "witnessed: "
-        } else {
-            "NOT witnessed: "
-        });
-        if yes.is_empty() {
-            out.push_str("cosigned by no witness");
-        } else {
-            out.push_str("cosigned by ");
-            out.push_str(&yes.join(", "));
-        }
-        if !no.is_empty() {
-            out.push_str("; not cosigned by ");
-            out.push_str(&no.join(", "));
-        }
+        let mut words = Words::default();
         for (name, c) in &self.witnesses {
-            if let Cosigned::OutOfTime { timeliness, .. } = c {
-                out.push_str(&match timeliness {
-                    Timeliness::TooOld { age } => format!(
-                        " ({name}'s cosignature is {age} s old, too old for the latest head)"
-                    ),
-                    Timeliness::InTheFuture { ahead } => {
-                        format!(" ({name}'s cosignature is dated {ahead} s ahead)")
-                    }
-                    Timeliness::InTime => String::new(),
-                });
-            }
+            words.add(name, *c);
         }
+        words.finish(self.met, &self.rule)
+    }
+}
+
+/// The words of a quorum check, built one witness at a time (shared by
+/// [`QuorumReport::summary`] and the browser verifier's k-of-n check).
+#[derive(Default)]
+pub struct Words {
+    yes: String,
+    no: String,
+    notes: String,
+}
+
+impl Words {
+    /// Adds witness `name`'s part; whether it counts.
+    pub fn add(&mut self, name: &str, c: Cosigned) -> bool {
+        let counted = matches!(c, Cosigned::Yes { .. });
+        if let Cosigned::OutOfTime { timeliness, .. } = c {
+            self.notes.push_str(" (");
+            self.notes.push_str(name);
+            self.notes.push_str(match timeliness {
+                Timeliness::InTheFuture { .. } => "'s cosignature is dated ahead of this clock)",
+                _ => "'s cosignature is too old for the latest head)",
+            });
+        }
+        let list = if counted { &mut self.yes } else { &mut self.no };
+        if !list.is_empty() {
+            list.push_str(", ");
+        }
+        list.push_str(name);
+        counted
+    }
+
+    /// `witnessed: cosigned by ...; not cosigned by ...; the quorum is <rule>`.
+    pub fn finish(self, met: bool, rule: &str) -> String {
+        let mut out = String::from(if met {
+            "witnessed: cosigned by "
+        } else {
+            "NOT witnessed: cosigned by "
+        });
+        out.push_str(if self.yes.is_empty() {
+            "no witness"
+        } else {
+            &self.yes
+        });
+        if !self.no.is_empty() {
+            out.push_str("; not cosigned by ");
+            out.push_str(&self.no);
+        }
+        out.push_str(&self.notes);
         out.push_str("; the quorum is ");
-        out.push_str(&self.rule);
+        out.push_str(rule);
         out
     }
 }
 
-/// The items of a policy line: split on spaces and tabs.
+impl Cosigned {
+    /// A witness's part: its cosignature time `found`, judged by `freshness`.
+    pub fn judge(found: Option<u64>, freshness: Freshness) -> Cosigned {
+        match found {
+            None => Cosigned::No,
+            Some(timestamp) => match freshness.judge(timestamp) {
+                Timeliness::InTime => Cosigned::Yes { timestamp },
+                timeliness => Cosigned::OutOfTime {
+                    timestamp,
+                    timeliness,
+                },
+            },
+        }
+    }
+}
+
+/// The items of a policy line: split on spaces and tabs (a byte scan:
+/// a `char` pattern would cost the browser verifier its searcher).
 fn fields(line: &str) -> Vec<&str> {
-    line.split([' ', '\t']).filter(|f| !f.is_empty()).collect()
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, b) in line.bytes().enumerate().chain([(line.len(), b' ')]) {
+        match (b == b' ' || b == b'\t', start) {
+            (true, Some(s)) => {
+                out.push(&line[s..i]);
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `text` followed by `what` (no `format!` on the verifier's path).
+fn cat(text: &str, what: &str) -> String {
+    let mut out = String::with_capacity(text.len() + what.len());
+    out.push_str(text);
+    out.push_str(what);
+    out
+}
+
+/// A threshold `k`: decimal digits only, from 1 to `n`.
+fn threshold(text: &str, n: usize) -> Option<usize> {
+    let mut k = 0usize;
+    for b in text.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        k = k.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
+    }
+    (1..=n).contains(&k).then_some(k)
 }
 
 impl Policy {
@@ -173,15 +239,23 @@ impl Policy {
     /// defined twice or used before it is defined, a duplicate key, a
     /// threshold out of range, not exactly one quorum line), by number.
     pub fn parse(text: &str) -> Result<Policy, PolicyError> {
-        if text.len() > POLICY_BYTES_MAX {
-            return Err(at(0, format!("longer than {POLICY_BYTES_MAX} bytes")));
-        }
         let mut p = Policy {
             logs: Vec::new(),
             witnesses: Vec::new(),
             groups: Vec::new(),
             quorum: None,
         };
+        // Filled in place, so a failed line drops the policy once, here,
+        // not at each of its returns (size of the browser verifier).
+        p.read(text)?;
+        Ok(p)
+    }
+
+    fn read(&mut self, text: &str) -> Result<(), PolicyError> {
+        let p = self;
+        if text.len() > POLICY_BYTES_MAX {
+            return Err(at(0, "longer than 64 KiB"));
+        }
         // Every defined name, what it is, and whether a group lists it.
         let mut names: Vec<(&str, Member, bool)> = Vec::new();
         let mut quorum_seen = false;
@@ -200,22 +274,25 @@ impl Policy {
             if keyword.starts_with('#') {
                 continue;
             }
-            let define = |names: &Vec<(&str, Member, bool)>, name: &str| {
-                if name == "none" {
-                    Err(at(n, "the name none is reserved"))
-                } else if names.iter().any(|(x, _, _)| *x == name) {
-                    Err(at(n, format!("{name} is defined twice")))
-                } else {
-                    Ok(())
-                }
+            let find = |names: &[(&str, Member, bool)], name: &str| {
+                names.iter().position(|(x, _, _)| *x == name)
             };
+            // A witness or group name: not `none`, not defined before.
+            if matches!(keyword, "witness" | "group") && f.len() > 1 {
+                if f[1] == "none" {
+                    return Err(at(n, "the name none is reserved"));
+                }
+                if find(&names, f[1]).is_some() {
+                    return Err(at(n, cat(f[1], " is defined twice")));
+                }
+            }
             match (keyword, f.len()) {
                 ("log", 2 | 3) => {
                     if p.logs.len() == POLICY_LOGS_MAX {
-                        return Err(at(n, format!("more than {POLICY_LOGS_MAX} logs")));
+                        return Err(at(n, "too many logs"));
                     }
-                    let key =
-                        VerifierKey::parse(f[1]).map_err(|e| at(n, format!("log key: {e}")))?;
+                    let key = VerifierKey::parse(f[1])
+                        .map_err(|e| at(n, cat("log key: ", &e.to_string())))?;
                     let bytes = *key.key.as_bytes();
                     if p.logs.iter().any(|l| l.key == bytes) {
                         return Err(at(n, "the same log key is listed twice"));
@@ -228,9 +305,8 @@ impl Policy {
                     });
                 }
                 ("witness", 3 | 4) => {
-                    define(&names, f[1])?;
                     if p.witnesses.len() == POLICY_WITNESSES_MAX {
-                        return Err(at(n, format!("more than {POLICY_WITNESSES_MAX} witnesses")));
+                        return Err(at(n, "too many witnesses"));
                     }
                     let key = WitnessKey::parse(f[2]).map_err(|e| at(n, e.to_string()))?;
                     if p.witnesses
@@ -247,51 +323,39 @@ impl Policy {
                     });
                 }
                 ("group", k) if k >= 4 => {
-                    define(&names, f[1])?;
                     if p.groups.len() == POLICY_GROUPS_MAX {
-                        return Err(at(n, format!("more than {POLICY_GROUPS_MAX} groups")));
+                        return Err(at(n, "too many groups"));
                     }
                     let listed = &f[3..];
-                    let threshold = match f[2] {
+                    let k = match f[2] {
                         "all" => listed.len(),
                         "any" => 1,
-                        t if t.bytes().all(|b| b.is_ascii_digit()) => t
-                            .parse::<usize>()
-                            .ok()
-                            .filter(|k| (1..=listed.len()).contains(k))
-                            .ok_or_else(|| {
-                                at(
-                                    n,
-                                    format!("threshold {t} is not from 1 to {}", listed.len()),
-                                )
-                            })?,
-                        t => {
-                            return Err(at(n, format!("threshold {t} is not all, any or a number")))
-                        }
+                        t => threshold(t, listed.len()).ok_or_else(|| {
+                            at(
+                                n,
+                                cat(t, " is not all, any or a number from 1 to the members"),
+                            )
+                        })?,
                     };
                     let mut members = Vec::with_capacity(listed.len());
                     for m in listed {
-                        let Some(entry) = names.iter_mut().find(|(x, _, _)| x == m) else {
+                        let Some(i) = find(&names, m) else {
                             return Err(at(
                                 n,
-                                if *m == "none" {
-                                    "none cannot be a group member".to_owned()
-                                } else {
-                                    format!("{m} is not defined on an earlier line")
-                                },
+                                cat(m, " is not a witness or group defined on an earlier line"),
                             ));
                         };
-                        if entry.2 {
-                            return Err(at(n, format!("{m} is already a member of a group")));
+                        if names[i].2 {
+                            return Err(at(n, cat(m, " is already a member of a group")));
                         }
-                        entry.2 = true;
-                        members.push(entry.1);
+                        names[i].2 = true;
+                        members.push(names[i].1);
                     }
                     names.push((f[1], Member::Group(p.groups.len()), false));
                     p.groups.push(Group {
                         name: f[1].to_owned(),
                         spelled: f[2].to_owned(),
-                        threshold,
+                        threshold: k,
                         members,
                     });
                 }
@@ -300,23 +364,23 @@ impl Policy {
                         return Err(at(n, "a second quorum line"));
                     }
                     quorum_seen = true;
-                    p.quorum = match f[1] {
-                        "none" => None,
-                        q => Some(
-                            names
-                                .iter()
-                                .find(|(x, _, _)| *x == q)
-                                .ok_or_else(|| {
-                                    at(n, format!("{q} is not defined on an earlier line"))
-                                })?
-                                .1,
-                        ),
-                    };
+                    if f[1] != "none" {
+                        let i = find(&names, f[1]).ok_or_else(|| {
+                            at(
+                                n,
+                                cat(
+                                    f[1],
+                                    " is not a witness or group defined on an earlier line",
+                                ),
+                            )
+                        })?;
+                        p.quorum = Some(names[i].1);
+                    }
                 }
                 ("log" | "witness" | "group" | "quorum", _) => {
-                    return Err(at(n, format!("wrong number of items for a {keyword} line")))
+                    return Err(at(n, cat(keyword, ": wrong number of items")))
                 }
-                _ => return Err(at(n, format!("unknown keyword {keyword}"))),
+                _ => return Err(at(n, cat(keyword, ": unknown keyword"))),
             }
         }
         if !quorum_seen {
@@ -325,7 +389,7 @@ impl Policy {
                 "no quorum line (write `quorum none` to require no witness)",
             ));
         }
-        Ok(p)
+        Ok(())
     }
 
     /// The policy as tlog-policy text: logs, witnesses, groups, quorum.
@@ -435,31 +499,43 @@ impl Policy {
 
     /// The quorum rule in words, e.g. `local: 2 of w1, w2, w3`.
     pub fn rule(&self) -> String {
+        let mut out = String::new();
         match self.quorum {
-            None => "none (no cosignature is required)".to_owned(),
-            Some(m) => self.describe(m),
+            None => out.push_str("none (no cosignature is required)"),
+            Some(m) => self.describe(m, &mut out),
         }
+        out
     }
 
-    fn describe(&self, m: Member) -> String {
+    fn describe(&self, m: Member, out: &mut String) {
         match m {
-            Member::Witness(w) => format!("{} alone", self.witnesses[w].name),
+            Member::Witness(w) => {
+                out.push_str(&self.witnesses[w].name);
+                out.push_str(" alone");
+            }
             Member::Group(g) => {
                 let g = &self.groups[g];
-                let members: Vec<String> = g
-                    .members
-                    .iter()
-                    .map(|m| match m {
-                        Member::Witness(w) => self.witnesses[*w].name.clone(),
-                        Member::Group(_) => format!("({})", self.describe(*m)),
-                    })
-                    .collect();
-                let k = if g.threshold == g.members.len() && g.members.len() > 1 {
-                    "all".to_owned()
+                out.push_str(&g.name);
+                out.push_str(": ");
+                if g.threshold == g.members.len() && g.members.len() > 1 {
+                    out.push_str("all");
                 } else {
-                    g.threshold.to_string()
-                };
-                format!("{}: {k} of {}", g.name, members.join(", "))
+                    out.push_str(&g.threshold.to_string());
+                }
+                out.push_str(" of ");
+                for (i, m) in g.members.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    match m {
+                        Member::Witness(w) => out.push_str(&self.witnesses[*w].name),
+                        Member::Group(_) => {
+                            out.push('(');
+                            self.describe(*m, out);
+                            out.push(')');
+                        }
+                    }
+                }
             }
         }
     }
@@ -494,20 +570,7 @@ impl Policy {
         freshness: Freshness,
     ) -> Result<QuorumReport, CosignatureError> {
         let keys: Vec<WitnessKey> = self.witnesses.iter().map(|w| w.key.clone()).collect();
-        let found = cosignature::cosignatures(note_text, &keys)?;
-        let parts: Vec<Cosigned> = found
-            .iter()
-            .map(|t| match *t {
-                None => Cosigned::No,
-                Some(timestamp) => match freshness.judge(timestamp) {
-                    Timeliness::InTime => Cosigned::Yes { timestamp },
-                    timeliness => Cosigned::OutOfTime {
-                        timestamp,
-                        timeliness,
-                    },
-                },
-            })
-            .collect();
+        let parts = parts(note_text, &keys, freshness)?;
         let counted: Vec<bool> = parts
             .iter()
             .map(|c| matches!(c, Cosigned::Yes { .. }))
@@ -523,6 +586,18 @@ impl Policy {
             rule: self.rule(),
         })
     }
+}
+
+/// Each witness's part in the signed note, judged by `freshness`.
+fn parts(
+    note_text: &str,
+    keys: &[WitnessKey],
+    freshness: Freshness,
+) -> Result<Vec<Cosigned>, CosignatureError> {
+    Ok(cosignature::cosignatures(note_text, keys)?
+        .into_iter()
+        .map(|t| Cosigned::judge(t, freshness))
+        .collect())
 }
 
 /// Whether `vkey` is a log's verifier key (type 0x01), for a caller that
@@ -612,7 +687,8 @@ mod tests {
         let r = p.check(&note, latest).unwrap();
         assert!(!r.met);
         assert!(
-            r.summary().contains("w1's cosignature is 7200 s old"),
+            r.summary()
+                .contains("(w1's cosignature is too old for the latest head)"),
             "{}",
             r.summary()
         );
@@ -660,19 +736,27 @@ mod tests {
             (
                 format!("{w1}group g 2 w1\nquorum g\n"),
                 2,
-                "threshold 2 is not from 1 to 1",
+                "2 is not all, any or a number from 1 to the members",
             ),
-            (format!("{w1}group g 0 w1\nquorum g\n"), 2, "threshold 0"),
+            (
+                format!("{w1}group g 0 w1\nquorum g\n"),
+                2,
+                "0 is not all, any",
+            ),
             (
                 format!("{w1}group g some w1\nquorum g\n"),
                 2,
                 "not all, any or a number",
             ),
-            (format!("{w1}quorum g\n"), 2, "g is not defined"),
+            (
+                format!("{w1}quorum g\n"),
+                2,
+                "g is not a witness or group defined",
+            ),
             (
                 format!("group g any w1\n{w1}quorum g\n"),
                 1,
-                "w1 is not defined",
+                "w1 is not a witness or group defined",
             ),
             (
                 format!("{w1}group g any w1\ngroup h any w1\nquorum h\n"),
@@ -682,7 +766,7 @@ mod tests {
             (
                 format!("{w1}group g any none\nquorum g\n"),
                 2,
-                "none cannot be a group member",
+                "none is not a witness or group",
             ),
             (format!("{w1}{w1}quorum w1\n"), 2, "w1 is defined twice"),
             (
@@ -698,7 +782,7 @@ mod tests {
             (
                 format!("witness w1 {log}\nquorum none\n"),
                 1,
-                "not a cosignature/v1 key",
+                "not a cosignature/v1 witness key",
             ),
             (
                 format!("log {}\nquorum none\n", vkey(1)),

@@ -2,12 +2,12 @@
 //! CLI. Nothing here panics; every failed check says precisely why.
 
 use crate::amount::Amount;
-use crate::cosignature::Freshness;
+use crate::cosignature::{CosignedNote, Freshness, WitnessKey};
 use crate::hash::{item_hash, Hash32};
 use crate::json;
 use crate::merkle::{self, HashScheme, ProofError};
 use crate::note::{self, NoteError, TreeHead};
-use crate::policy::Policy;
+use crate::policy::{Cosigned, Policy, Words};
 use crate::receipt::Receipt;
 use crate::tlog_proof::TlogProof;
 use serde::{Deserialize, Serialize};
@@ -1239,6 +1239,57 @@ pub fn witness_report(
         Err(e) => report.push("policy", false, e.to_string()),
     }
     report
+}
+
+/// A signed tree head against a log key and a k-of-n witness quorum,
+/// the form the log list publishes (`witnessPolicy`: `quorum` and the
+/// witnesses' cosignature vkeys), as a report: `treeHead` (the log's
+/// signature), then `witnesses`: whether at least `quorum` of them
+/// cosigned the head, naming those that did and did not. What the
+/// browser verifier checks; a C2SP tlog-policy file goes through
+/// [`witness_report`].
+pub fn cosignature_report(
+    note_text: &str,
+    log_key: &str,
+    witness_vkeys: &[String],
+    quorum: u64,
+    freshness: Freshness,
+) -> VerificationReport {
+    let mut report = tree_head_report(note_text, log_key);
+    report.result(
+        "witnesses",
+        threshold_detail(note_text, witness_vkeys, quorum, freshness),
+    );
+    report
+}
+
+/// The words of a k-of-n witness check (see [`cosignature_report`]).
+fn threshold_detail(
+    note_text: &str,
+    witness_vkeys: &[String],
+    quorum: u64,
+    freshness: Freshness,
+) -> Result<String, String> {
+    let note = CosignedNote::read(note_text).map_err(|e| e.to_string())?;
+    let n = witness_vkeys.len() as u64;
+    if quorum > n {
+        return Err("the quorum is larger than the number of witnesses".into());
+    }
+    let mut words = Words::default();
+    let mut count = 0u64;
+    for v in witness_vkeys {
+        let key = WitnessKey::parse(v).map_err(|e| e.to_string())?;
+        let found = note.cosigned_at(&key).map_err(|e| e.to_string())?;
+        count += u64::from(words.add(key.name(), Cosigned::judge(found, freshness)));
+    }
+    let rule = format!("{quorum} of the {n} witnesses");
+    let met = count >= quorum;
+    let text = words.finish(met, &rule);
+    if met {
+        Ok(text)
+    } else {
+        Err(text)
+    }
 }
 
 /// A C2SP tlog-proof file (`bvs-verify` exports one per receipt delta)
