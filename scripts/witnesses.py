@@ -21,6 +21,8 @@ would look like a fork to a witness that remembered the old log).
   add-logs --persist-to DIR [--shards-sandbox N] [--shards-production N]
            trusts the logs of added shards and reloads running witnesses
            (SIGHUP).
+  wait     --persist-to DIR
+           returns once every witness answers /healthz (at most 30 s).
   policy   --persist-to DIR
            prints policy.txt.
 
@@ -260,6 +262,16 @@ def serve(args: argparse.Namespace) -> None:
         time.sleep(0.5)
 
 
+def wait(args: argparse.Namespace) -> None:
+    base = state(args)
+    ports = [int(p) for p in (base / "ports").read_text().split()]
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not all(healthy(p) for p in ports):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the witnesses did not answer within {READY_TIMEOUT_S} s; see {base}/w*/serve.log")
+        time.sleep(0.1)
+
+
 def add_logs(args: argparse.Namespace) -> None:
     base = state(args)
     all_logs = logs(shard_counts(args))
@@ -278,7 +290,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/witnesses.sh", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("init", "serve", "add-logs", "policy"):
+    for name in ("init", "serve", "add-logs", "wait", "policy"):
         p = sub.add_parser(name)
         p.add_argument("--persist-to", required=True, help="the wrangler state directory")
         if name in ("init", "add-logs"):
@@ -296,6 +308,8 @@ def main() -> None:
         serve(args)
     elif args.command == "add-logs":
         add_logs(args)
+    elif args.command == "wait":
+        wait(args)
     else:
         sys.stdout.write((state(args) / "policy.txt").read_text())
 
