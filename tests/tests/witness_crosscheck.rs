@@ -383,3 +383,41 @@ print("\u2014 " + line.name + " " + base64.b64encode(line.key_id + line.signatur
         vec![Some(1_700_000_000)]
     );
 }
+
+#[test]
+fn a_witness_learns_an_added_shards_log_on_reload_and_keeps_its_state_across_a_restart() {
+    let dir = fresh_state_dir("witness-reload");
+    let mut witnesses = Witnesses::start(&dir, 1, 1);
+    let policy = Policy::parse(witnesses.policy()).unwrap();
+    let key = &policy_keys(&policy)[0];
+    let seed = sandbox_seed();
+    // wrangler.toml has two sandbox shards: logs `<origin>` and `<origin>/1`.
+    let third = format!("{}/2", sandbox_origin());
+    let mut log = Log::new();
+    log.grow(3, "shard 2");
+    let head = log.head(&third, &seed);
+    assert_eq!(
+        add_checkpoint(&witnesses.url(1), TreeSize(0), &[], &head, key),
+        AddCheckpointAnswer::UnknownLog
+    );
+    // A third shard: the running witness trusts its log after SIGHUP.
+    witnesses.add_shards(3, 2);
+    bvs_tests::eventually(
+        std::time::Duration::from_secs(10),
+        "the reload",
+        || match add_checkpoint(&witnesses.url(1), TreeSize(0), &[], &head, key) {
+            AddCheckpointAnswer::Cosigned { .. } => Some(()),
+            AddCheckpointAnswer::UnknownLog => None,
+            other => panic!("{other:?}"),
+        },
+    );
+    // Stopped and started again, it remembers what it cosigned.
+    witnesses.stop(1);
+    witnesses.resume(1);
+    log.grow(2, "more");
+    let head5 = log.head(&third, &seed);
+    assert_eq!(
+        add_checkpoint(&witnesses.url(1), TreeSize(0), &[], &head5, key),
+        AddCheckpointAnswer::Conflict { size: TreeSize(3) }
+    );
+}
