@@ -9,7 +9,7 @@ set -uo pipefail
 source "$(dirname "$0")/../scripts/env.sh"
 cd "$ROOT/fuzz"
 secs="${1:-60}"
-targets=(amount api_key signed_note merkle_proof receipt liabilities)
+targets=(amount api_key signed_note merkle_proof receipt liabilities witness)
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "cargo-fuzz is not installed: cargo install cargo-fuzz --version $CARGO_FUZZ_VERSION --locked" >&2
   exit 2

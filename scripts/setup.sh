@@ -56,3 +56,8 @@ scripts/build-pages.sh
 # What only the tests need (Chromium, jq, schemathesis, cargo-fuzz, the SDK
 # suites' packages) is installed by scripts/setup-test.sh, which
 # scripts/test.sh runs after this one.
+
+# The local witnesses (aics-witness, aics-tlog) in .venv-witness
+# (git-ignored): scripts/dev.sh runs three beside wrangler dev, and so do the
+# tests that need them.
+scripts/setup-witness.sh

@@ -4,10 +4,13 @@
 //!
 //! Exit status: 0 every check passed, 1 a check failed, 2 usage or I/O.
 
+use bvs_core::cosignature::{Freshness, LATEST_HEAD_AGE_SECONDS_DEFAULT};
 use bvs_core::hash::Hash32;
 use bvs_core::merkle::TreeSize;
 use bvs_core::monitor::{self, MonitorError, SeenHead};
 use bvs_core::note;
+use bvs_core::policy::Policy;
+use bvs_core::tlog_proof::{self, TlogProof};
 use bvs_core::verify::{self, VerificationReport};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -25,6 +28,10 @@ Usage:
   bvs-verify monitor <head.txt> [<proof>] --key <verifierKey> --state <heads.json> [--json]
   bvs-verify statement <statement.txt> --key <counterpartyKey> [--root <merkleRoot>] [--json]
   bvs-verify liabilities <proof.json> --key <verifierKey> [--balance <amount>] [--json]
+  bvs-verify export-proofs <receipt.json> --out <dir> --key <verifierKey> [--policy <file>]
+  bvs-verify proof <file.tlog-proof>... --key <verifierKey> [--policy <file>] [--item <itemHash>] [--json]
+
+  receipt, public, head and monitor also take --policy <file> (below).
 
   receipt      a receipt saved from GET /api/v1/balance/receipt/<customerId>
                (the whole answer or its data): signed tree head, every
@@ -66,6 +73,14 @@ Usage:
                receivables tree for a negative balance) and each sum-tree
                path to the statement's root, total and leaf count; --balance
                pins the balance you expect (your receipt's finalBalance)
+  export-proofs
+               checks a receipt as `receipt` does, then writes one C2SP
+               tlog-proof file per delta into <dir> (leaf-<index>.tlog-proof:
+               the entry \"bvs-log-v1\" || itemHash, its inclusion proof and
+               the receipt's cosigned tree head), and lists them
+  proof        C2SP tlog-proof files: the entry they name (--item pins the
+               itemHash), the log's signature, the witnesses (with
+               --policy) and the inclusion proof
 
   --key   the log's verifier key, from GET /api/v1/log/<env>/key (verifierKey),
           kept from before (pinned). Receipts, answers and liabilities
@@ -78,6 +93,24 @@ Usage:
   --balance
           liabilities: the balance you expect the proof to be for.
   --state the monitor's state file (created if missing).
+  --policy
+          the witness policy to hold heads to: C2SP tlog-policy text
+          (witness <name> <vkey>, group <name> <k> <names>, quorum <name>),
+          saved from the log list (GET /api/v1/logs) the first time and
+          kept, like the key. A head passes only when the policy's quorum
+          of witnesses cosigned it; the report names the witnesses that did
+          and did not. Its `log` lines, if any, must list the log's key (and
+          stand in for --key when it is absent). monitor pins the policy in
+          its state file on first use. Without --policy, cosignatures are
+          not checked, and the report says so.
+  --max-age <seconds>
+          head and monitor check the log's latest head, just fetched: a
+          cosignature counts only if made within this many seconds
+          (default 3600), so a log cannot keep a client on an old view.
+          Receipts, answers and proof files are saved documents: their
+          cosignatures count whatever their age.
+  --now <unix seconds>
+          the clock --max-age is measured against (default: this machine's).
   --json  print the report as JSON: {ok, checks: [{name, ok, detail}]}
 
 Log proofs are checked under the hash scheme the document names
@@ -98,6 +131,11 @@ struct Args {
     root: Option<String>,
     balance: Option<String>,
     state: Option<String>,
+    policy: Option<String>,
+    max_age: Option<u64>,
+    now: Option<u64>,
+    item: Option<String>,
+    out: Option<String>,
     allow_unpinned: bool,
     json: bool,
 }
@@ -112,8 +150,18 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
         root: None,
         balance: None,
         state: None,
+        policy: None,
+        max_age: None,
+        now: None,
+        item: None,
+        out: None,
         allow_unpinned: false,
         json: false,
+    };
+    let number = |v: Option<&String>, name: &str| -> Result<u64, String> {
+        v.ok_or(format!("{name} needs a value"))?
+            .parse()
+            .map_err(|_| format!("{name} must be a whole number of seconds"))
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -122,6 +170,11 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
             "--root" => args.root = Some(it.next().ok_or("--root needs a value")?.clone()),
             "--state" => args.state = Some(it.next().ok_or("--state needs a value")?.clone()),
             "--balance" => args.balance = Some(it.next().ok_or("--balance needs a value")?.clone()),
+            "--policy" => args.policy = Some(it.next().ok_or("--policy needs a value")?.clone()),
+            "--item" => args.item = Some(it.next().ok_or("--item needs a value")?.clone()),
+            "--out" => args.out = Some(it.next().ok_or("--out needs a value")?.clone()),
+            "--max-age" => args.max_age = Some(number(it.next(), "--max-age")?),
+            "--now" => args.now = Some(number(it.next(), "--now")?),
             "--allow-unpinned" => args.allow_unpinned = true,
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             f => args.files.push(f.to_string()),
@@ -157,12 +210,11 @@ fn required_key(args: &Args) -> Result<&str, String> {
 
 fn run(args: &Args) -> Result<VerificationReport, String> {
     let key = args.key.as_deref().map(str::trim);
+    let policy = read_policy(args)?;
     match args.command.as_str() {
         "receipt" => {
             let [text] = files::<1>(args)?;
-            // The receipt's own checks, then, for a receipt of a checkpoint
-            // the customer co-signed or disputed, its agreement side.
-            Ok(bvs_core::agreement::receipt_report(&text, key))
+            Ok(receipt_report(&text, key, policy.as_ref()))
         }
         "public" => {
             if args.files.is_empty() {
@@ -181,19 +233,44 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
                     .extend(agreement_checks(first, key, args.root.as_deref()));
                 report.ok = report.checks.iter().all(|c| c.ok);
             }
+            if let Some(policy) = &policy {
+                for (p, text) in texts.iter().enumerate() {
+                    let Ok(answer) = verify::read_public_answer_document(text) else {
+                        continue;
+                    };
+                    let prefix = if texts.len() == 1 {
+                        String::new()
+                    } else {
+                        format!("pages[{p}].")
+                    };
+                    let log_key = key.unwrap_or(&answer.verification.public_key);
+                    verify::push_witness_checks(
+                        &mut report,
+                        &prefix,
+                        &answer.verification.tree_head,
+                        log_key,
+                        policy,
+                        Freshness::Offline,
+                    );
+                }
+            }
             Ok(report)
         }
         "head" => {
             let key = required_key(args)?.trim();
             let [note] = files::<1>(args)?;
-            Ok(verify::tree_head_report(&note, key))
+            let mut report = verify::tree_head_report(&note, key);
+            if let Some(policy) = &policy {
+                verify::push_witness_checks(&mut report, "", &note, key, policy, latest(args)?);
+            }
+            Ok(report)
         }
         "inclusion" => {
             let key = required_key(args)?.trim();
             let [text] = files::<1>(args)?;
             Ok(verify::inclusion_answer_report(&text, key))
         }
-        "monitor" => monitor_head(args),
+        "monitor" => monitor_head(args, policy),
         "consistency" => {
             let key = required_key(args)?.trim();
             let [old, new, proof] = files::<3>(args)?;
@@ -226,8 +303,163 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
                 &text, key, balance,
             ))
         }
+        "export-proofs" => export_proofs(args, key, policy.as_ref()),
+        "proof" => {
+            let key = required_key(args)?.trim();
+            if args.files.is_empty() {
+                return Err("proof expects at least one .tlog-proof file".into());
+            }
+            let item = args
+                .item
+                .as_deref()
+                .map(|h| Hash32::parse(h.trim()).map_err(|e| format!("--item {e}")))
+                .transpose()?;
+            let mut report = VerificationReport {
+                ok: true,
+                checks: Vec::new(),
+            };
+            for (i, file) in args.files.iter().enumerate() {
+                let one =
+                    verify::tlog_proof_report(&read(file)?, key, policy.as_ref(), item.as_ref());
+                for mut c in one.checks {
+                    if args.files.len() > 1 {
+                        c.name = format!("proofs[{i}].{}", c.name);
+                    }
+                    report.checks.push(c);
+                }
+            }
+            report.ok = report.checks.iter().all(|c| c.ok);
+            Ok(report)
+        }
         other => Err(format!("unknown command {other:?}")),
     }
+}
+
+/// A receipt's checks (and its agreement side), with the witness checks
+/// of its tree head under `policy` (offline: a saved receipt's
+/// cosignatures count whatever their age).
+fn receipt_report(text: &str, key: Option<&str>, policy: Option<&Policy>) -> VerificationReport {
+    let mut report = bvs_core::agreement::receipt_report(text, key);
+    if let (Some(policy), Ok(receipt)) = (policy, verify::read_receipt_document(text)) {
+        let log_key = key.unwrap_or(&receipt.proof.public_key);
+        verify::push_witness_checks(
+            &mut report,
+            "",
+            &receipt.proof.tree_head,
+            log_key,
+            policy,
+            Freshness::Offline,
+        );
+    }
+    report
+}
+
+/// `export-proofs`: the receipt's checks, then, only if all passed, one
+/// tlog-proof file per delta in `--out`.
+fn export_proofs(
+    args: &Args,
+    key: Option<&str>,
+    policy: Option<&Policy>,
+) -> Result<VerificationReport, String> {
+    let [text] = files::<1>(args)?;
+    let out = args
+        .out
+        .as_deref()
+        .ok_or("export-proofs needs --out <dir>")?;
+    let mut report = receipt_report(&text, key, policy);
+    if !report.ok {
+        report.checks.push(verify::Check {
+            name: "export".into(),
+            ok: false,
+            detail: "nothing written: the receipt did not verify".into(),
+        });
+        return Ok(report);
+    }
+    let receipt = verify::read_receipt_document(&text)?;
+    let proofs = tlog_proof::from_receipt(&receipt)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{out}: {e}"))?;
+    let mut written = Vec::with_capacity(proofs.len());
+    for (anchor, proof) in &proofs {
+        let path = std::path::Path::new(out).join(format!("leaf-{}.tlog-proof", proof.index));
+        std::fs::write(&path, proof.to_text()).map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(format!("{anchor} -> {}", path.display()));
+    }
+    report.checks.push(verify::Check {
+        name: "export".into(),
+        ok: true,
+        detail: format!(
+            "{} tlog-proof files written: {}",
+            written.len(),
+            written.join(", ")
+        ),
+    });
+    Ok(report)
+}
+
+/// The `--policy` file, read.
+fn read_policy(args: &Args) -> Result<Option<Policy>, String> {
+    args.policy
+        .as_deref()
+        .map(|path| Policy::parse(&read(path)?).map_err(|e| format!("{path}: {e}")))
+        .transpose()
+}
+
+/// The bound for checking a log's latest head now (`head`, `monitor`).
+fn latest(args: &Args) -> Result<Freshness, String> {
+    let now = match args.now {
+        Some(n) => n,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_err(|e| format!("the clock reads before 1970: {e}"))?
+            .as_secs(),
+    };
+    Ok(Freshness::Latest {
+        now,
+        max_age: args.max_age.unwrap_or(LATEST_HEAD_AGE_SECONDS_DEFAULT),
+    })
+}
+
+/// The signed note a document carries: a receipt's or answer's tree
+/// head, a tlog-proof's checkpoint, or the file itself.
+fn note_of(text: &str) -> Option<String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        let v: Value = serde_json::from_str(trimmed).ok()?;
+        let data = if v.get("success").is_some() {
+            &v["data"]
+        } else {
+            &v
+        };
+        [
+            &data["proof"]["treeHead"],
+            &data["verification"]["treeHead"],
+            &data["treeHead"],
+        ]
+        .iter()
+        .find_map(|h| h.as_str().map(str::to_owned))
+    } else if trimmed.starts_with(tlog_proof::TLOG_PROOF_HEADER) {
+        TlogProof::parse(text).ok().map(|p| p.checkpoint)
+    } else {
+        Some(text.to_owned())
+    }
+}
+
+/// Without `--key`, a `--policy` that lists the document's log stands in
+/// for it: the policy was pinned, and its `log` line is that log's key.
+fn key_from_policy(args: &mut Args) -> Result<(), String> {
+    let uses_log_key = matches!(
+        args.command.as_str(),
+        "receipt" | "public" | "head" | "inclusion" | "monitor" | "export-proofs" | "proof"
+    );
+    if args.key.is_some() || !uses_log_key {
+        return Ok(());
+    }
+    let (Some(policy), Some(first)) = (read_policy(args)?, args.files.first()) else {
+        return Ok(());
+    };
+    let origin = note_of(&read(first)?).and_then(|n| n.lines().next().map(str::to_owned));
+    args.key = origin.and_then(|o| policy.log_key(&o).map(str::to_owned));
+    Ok(())
 }
 
 /// The agreement side of a public answer for a co-signed checkpoint
@@ -328,10 +560,18 @@ fn unpinned(args: &Args) -> bool {
 /// Most bytes of a state file read. // spec: silent; 10,000 heads per log, a few logs
 const STATE_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
-/// The monitor's state file: per log origin, its key and the heads seen.
-/// `{"logs": {"<origin>": {"verifierKey": "...", "heads": [{"treeSize", "root"}]}}}`
+/// The monitor's state file: per log origin, its key, the witness policy
+/// pinned with it (if any) and the heads seen.
+/// `{"logs": {"<origin>": {"verifierKey": "...", "witnessPolicy": "...", "heads": [{"treeSize", "root"}]}}}`
 struct State {
-    logs: BTreeMap<String, (String, Vec<SeenHead>)>,
+    logs: BTreeMap<String, LogState>,
+}
+
+struct LogState {
+    key: String,
+    /// tlog-policy text, pinned on first use.
+    policy: Option<String>,
+    heads: Vec<SeenHead>,
 }
 
 fn read_state(path: &str) -> Result<State, String> {
@@ -371,7 +611,22 @@ fn read_state(path: &str) -> Result<State, String> {
                 },
             );
         }
-        logs.insert(origin.clone(), (key.to_string(), heads));
+        let policy = match &log["witnessPolicy"] {
+            Value::Null => None,
+            p => Some(
+                p.as_str()
+                    .ok_or_else(|| bad("a witnessPolicy that is not text"))?
+                    .to_string(),
+            ),
+        };
+        logs.insert(
+            origin.clone(),
+            LogState {
+                key: key.to_string(),
+                policy,
+                heads,
+            },
+        );
     }
     Ok(State { logs })
 }
@@ -382,12 +637,17 @@ fn write_state(path: &str, state: &State) -> Result<(), String> {
     let logs: serde_json::Map<String, Value> = state
         .logs
         .iter()
-        .map(|(origin, (key, heads))| {
-            let heads: Vec<Value> = heads
+        .map(|(origin, log)| {
+            let heads: Vec<Value> = log
+                .heads
                 .iter()
                 .map(|h| json!({"treeSize": h.size.0, "root": h.root.to_hex()}))
                 .collect();
-            (origin.clone(), json!({"verifierKey": key, "heads": heads}))
+            let mut entry = json!({"verifierKey": log.key, "heads": heads});
+            if let Some(p) = &log.policy {
+                entry["witnessPolicy"] = json!(p);
+            }
+            (origin.clone(), entry)
         })
         .collect();
     let text = serde_json::to_string_pretty(&json!({ "logs": logs })).map_err(|e| e.to_string())?;
@@ -396,7 +656,7 @@ fn write_state(path: &str, state: &State) -> Result<(), String> {
     std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))
 }
 
-fn monitor_head(args: &Args) -> Result<VerificationReport, String> {
+fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationReport, String> {
     let key = required_key(args)?.trim();
     let state_path = args
         .state
@@ -444,23 +704,60 @@ fn monitor_head(args: &Args) -> Result<VerificationReport, String> {
             head.origin, head.size, head.root
         ),
     );
-    let (known_key, seen) = state
+    let log = state
         .logs
         .entry(head.origin.clone())
-        .or_insert_with(|| (key.to_string(), Vec::new()));
-    if known_key != key {
+        .or_insert_with(|| LogState {
+            key: key.to_string(),
+            policy: None,
+            heads: Vec::new(),
+        });
+    if log.key != key {
         push(
             &mut report,
             "publicKey",
             false,
             format!(
-                "the state pins key {known_key} for {}, this head was checked with {key}: a log's key never \
+                "the state pins key {} for {}, this head was checked with {key}: a log's key never \
                  changes silently",
-                head.origin
+                log.key, head.origin
             ),
         );
         return Ok(report);
     }
+    // The witness policy: pinned on first use, like the key; a different
+    // one later is refused, never swapped in silently.
+    let pinned = log
+        .policy
+        .as_deref()
+        .map(|text| {
+            Policy::parse(text).map_err(|e| format!("{state_path}: the pinned witness policy: {e}"))
+        })
+        .transpose()?;
+    let policy = match (policy, pinned) {
+        (Some(given), Some(pinned)) if given != pinned => {
+            push(
+                &mut report,
+                "policy",
+                false,
+                format!(
+                    "the state pins another witness policy for {}: a log's witnesses never change \
+                     silently (compare them, then start a new state file)",
+                    head.origin
+                ),
+            );
+            return Ok(report);
+        }
+        (Some(given), _) => Some(given),
+        (None, pinned) => pinned,
+    };
+    if let Some(policy) = &policy {
+        verify::push_witness_checks(&mut report, "", &note_text, key, policy, latest(args)?);
+        if !report.ok {
+            return Ok(report);
+        }
+    }
+    let seen = &mut log.heads;
     let seen_count = seen.len();
     match monitor::observe(seen, new, proof.as_deref()) {
         Ok(o) => {
@@ -475,6 +772,9 @@ fn monitor_head(args: &Args) -> Result<VerificationReport, String> {
             };
             push(&mut report, "history", true, detail);
             monitor::remember(seen, new);
+            if let Some(policy) = policy {
+                log.policy = Some(policy.to_text());
+            }
             write_state(state_path, &state)?;
         }
         Err(e @ MonitorError::NeedProof { .. }) => {
@@ -508,6 +808,17 @@ fn print_human(args: &Args, report: &VerificationReport) {
         );
     } else if report.ok {
         println!("\nVERIFIED: {what}: all {passed} checks passed.",);
+        if !report.checks.iter().any(|c| c.name.ends_with("witnesses"))
+            && matches!(
+                args.command.as_str(),
+                "receipt" | "public" | "head" | "monitor" | "proof" | "export-proofs"
+            )
+        {
+            println!(
+                "Witnesses: not checked (no --policy): a log showing others another history \
+                 would not be caught here."
+            );
+        }
         // The log it is proven in: the pinned key's name is the log's
         // origin (one log per ledger shard, GET /api/v1/logs).
         if let Some((origin, _)) = args.key.as_deref().and_then(|k| k.split_once('+')) {
@@ -535,7 +846,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         };
     }
-    let report = parse_args(&raw).and_then(|args| {
+    let report = parse_args(&raw).and_then(|mut args| {
+        key_from_policy(&mut args)?;
         run(&args).map(|mut r| {
             require_pinned_key(&args, &mut r);
             (args, r)

@@ -9,6 +9,7 @@
 
 pub mod agreement;
 pub mod amount;
+pub mod cosignature;
 pub mod derive;
 pub mod error;
 pub mod frontier;
@@ -22,10 +23,13 @@ pub mod merkle;
 pub mod monitor;
 pub mod note;
 pub mod pinpoint;
+pub mod policy;
 pub mod receipt;
 pub mod time;
+pub mod tlog_proof;
 pub mod types;
 pub mod verify;
+pub mod witness;
 
 pub use amount::Amount;
 pub use error::FieldError;

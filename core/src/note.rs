@@ -214,34 +214,48 @@ pub(crate) struct VerifierKey<'a> {
 
 impl<'a> VerifierKey<'a> {
     pub(crate) fn parse(text: &'a str) -> Result<Self, NoteError> {
-        let format = || NoteError::MalformedKey("malformed verifier key".into());
-        let (name, rest) = text.split_once('+').ok_or_else(format)?;
-        let (id_hex, key_b64) = rest.split_once('+').ok_or_else(format)?;
-        if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format());
-        }
-        // Eight hex digits, checked above.
-        let id = id_hex.bytes().fold(0u32, |id, b| {
-            (id << 4) | (b as char).to_digit(16).unwrap_or(0)
-        });
-        let key = base64_decode(key_b64).ok_or_else(format)?;
-        if !key_name_valid(name) || key.is_empty() {
-            return Err(format());
-        }
-        if id != key_id(name, &key) {
-            return Err(NoteError::MalformedKey("invalid verifier ID".into()));
-        }
+        let (name, id, key) = vkey_parts(text)?;
         if key[0] != ALG_ED25519 {
             return Err(NoteError::MalformedKey("unknown verifier algorithm".into()));
         }
-        let bytes = <[u8; 32]>::try_from(&key[1..]).map_err(|_| format())?;
-        let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes).map_err(|_| format())?;
+        let key = ed25519_key(&key[1..])?;
         Ok(Self { name, id, key })
     }
 }
 
+/// The parts of a vkey `<name>+<8 hex digit id>+<base64(type || key)>`:
+/// name, id (checked against the name and key) and the type byte
+/// followed by the key material (never empty). Any signature type.
+pub(crate) fn vkey_parts(text: &str) -> Result<(&str, u32, Vec<u8>), NoteError> {
+    let format = || NoteError::MalformedKey("malformed verifier key".into());
+    let (name, rest) = text.split_once('+').ok_or_else(format)?;
+    let (id_hex, key_b64) = rest.split_once('+').ok_or_else(format)?;
+    if id_hex.len() != 8 || !id_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format());
+    }
+    // Eight hex digits, checked above.
+    let id = id_hex.bytes().fold(0u32, |id, b| {
+        (id << 4) | (b as char).to_digit(16).unwrap_or(0)
+    });
+    let key = base64_decode(key_b64).ok_or_else(format)?;
+    if !key_name_valid(name) || key.is_empty() {
+        return Err(format());
+    }
+    if id != key_id(name, &key) {
+        return Err(NoteError::MalformedKey("invalid verifier ID".into()));
+    }
+    Ok((name, id, key))
+}
+
+/// 32 bytes of an Ed25519 public key, as a verifying key.
+pub(crate) fn ed25519_key(bytes: &[u8]) -> Result<ed25519_dalek::VerifyingKey, NoteError> {
+    let format = || NoteError::MalformedKey("malformed verifier key".into());
+    let bytes = <[u8; 32]>::try_from(bytes).map_err(|_| format())?;
+    ed25519_dalek::VerifyingKey::from_bytes(&bytes).map_err(|_| format())
+}
+
 /// A signed-note key id: the first 4 bytes of SHA-256(name || "\n" || key).
-fn key_id(name: &str, key: &[u8]) -> u32 {
+pub(crate) fn key_id(name: &str, key: &[u8]) -> u32 {
     let digest = Sha256::new()
         .chain_update(name.as_bytes())
         .chain_update(b"\n")
@@ -331,9 +345,32 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Standard base64 (RFC 4648 section 4), padded: what
+/// [`base64_decode`] reads back.
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// A C2SP tlog-checkpoint body: exactly `<origin>\n<size>\n<base64 root>\n`,
 /// the size in decimal without leading zeros.
-fn read_checkpoint(text: &str) -> Result<(&str, TreeSize, Hash32), NoteError> {
+pub(crate) fn read_checkpoint(text: &str) -> Result<(&str, TreeSize, Hash32), NoteError> {
     let body = || NoteError::Malformed("body is not origin, size and base64 root lines".into());
     let lines: Vec<&str> = text
         .strip_suffix('\n')
@@ -418,6 +455,7 @@ mod tests {
             let crate_reads = |t: &str| base64::engine::general_purpose::STANDARD.decode(t).ok();
             proptest::prop_assert_eq!(base64_decode(&text), crate_reads(&text), "{}", text);
             let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            proptest::prop_assert_eq!(&base64_encode(&bytes), &encoded);
             proptest::prop_assert_eq!(base64_decode(&encoded), Some(bytes));
         }
     }

@@ -2,11 +2,14 @@
 //! CLI. Nothing here panics; every failed check says precisely why.
 
 use crate::amount::Amount;
+use crate::cosignature::{CosignedNote, Freshness, WitnessKey};
 use crate::hash::{item_hash, Hash32};
 use crate::json;
 use crate::merkle::{self, HashScheme, ProofError};
 use crate::note::{self, NoteError, TreeHead};
+use crate::policy::{Cosigned, Policy, Words};
 use crate::receipt::Receipt;
+use crate::tlog_proof::TlogProof;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
@@ -433,6 +436,20 @@ fn unwrap_envelope(value: &json::Value) -> &json::Value {
 /// Too large, not JSON, or the first field that is not a receipt's.
 pub fn read_receipt_document(text: &str) -> Result<Receipt, String> {
     read_document(text, true, "a receipt", Receipt::from_json)
+}
+
+/// Reads one page of a public verification answer saved from the API
+/// (the whole answer or its `data`).
+///
+/// # Errors
+/// Too large, not JSON, or the first field that is not an answer's.
+pub fn read_public_answer_document(text: &str) -> Result<PublicAnswer, String> {
+    read_document(
+        text,
+        true,
+        "a public verification answer",
+        PublicAnswer::from_json,
+    )
 }
 
 /// As [`verify_receipt_json`], for the receipt route's whole answer
@@ -1158,6 +1175,177 @@ pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
             strings(items, "consistencyProof")
         }
     }
+}
+
+// ------------------------------------------------------------------ witnesses
+
+/// The witness checks of the signed tree head `note_text` under `policy`,
+/// added to `report` with `prefix` before their names: `policy.log`, that
+/// the policy accepts the log key the head was checked with (when it
+/// lists logs), and `witnesses`, whether the policy's quorum cosigned the
+/// head, naming the witnesses that did and did not. `freshness` is
+/// [`Freshness::Latest`] only for a log's latest head checked now, never
+/// for a saved receipt or answer.
+pub fn push_witness_checks(
+    report: &mut VerificationReport,
+    prefix: &str,
+    note_text: &str,
+    log_key: &str,
+    policy: &Policy,
+    freshness: Freshness,
+) {
+    if !policy.logs().is_empty() {
+        report.result(
+            format!("{prefix}policy.log"),
+            if policy.accepts_log(log_key.trim()) {
+                Ok("the policy lists the log's key".into())
+            } else {
+                Err(format!(
+                    "the policy does not list the log key {}",
+                    json::quoted(log_key.trim())
+                ))
+            },
+        );
+    }
+    report.result(
+        format!("{prefix}witnesses"),
+        match policy.check(note_text, freshness) {
+            Ok(q) if q.met => Ok(q.summary()),
+            Ok(q) => Err(q.summary()),
+            Err(e) => Err(e.to_string()),
+        },
+    );
+}
+
+/// A signed tree head against a log key and a witness policy (tlog-policy
+/// text), as a report: `treeHead` (the log's signature), `policy` (the
+/// text read), then the checks of [`push_witness_checks`].
+pub fn witness_report(
+    note_text: &str,
+    log_key: &str,
+    policy_text: &str,
+    freshness: Freshness,
+) -> VerificationReport {
+    let mut report = tree_head_report(note_text, log_key);
+    match Policy::parse(policy_text) {
+        Ok(policy) => {
+            report.push(
+                "policy",
+                true,
+                format!(
+                    "{} witnesses; quorum {}",
+                    policy.witnesses().len(),
+                    policy.rule()
+                ),
+            );
+            push_witness_checks(&mut report, "", note_text, log_key, &policy, freshness);
+        }
+        Err(e) => report.push("policy", false, e.to_string()),
+    }
+    report
+}
+
+/// A signed tree head against a log key and a k-of-n witness quorum,
+/// the form the log list publishes (`witnessPolicy`: `quorum` and the
+/// witnesses' cosignature vkeys), as a report: `treeHead` (the log's
+/// signature), then `witnesses`: whether at least `quorum` of them
+/// cosigned the head, naming those that did and did not. What the
+/// browser verifier checks; a C2SP tlog-policy file goes through
+/// [`witness_report`].
+pub fn cosignature_report(
+    note_text: &str,
+    log_key: &str,
+    witness_vkeys: &[String],
+    quorum: u64,
+    freshness: Freshness,
+) -> VerificationReport {
+    let mut report = tree_head_report(note_text, log_key);
+    report.result(
+        "witnesses",
+        threshold_detail(note_text, witness_vkeys, quorum, freshness),
+    );
+    report
+}
+
+/// The words of a k-of-n witness check (see [`cosignature_report`]).
+fn threshold_detail(
+    note_text: &str,
+    witness_vkeys: &[String],
+    quorum: u64,
+    freshness: Freshness,
+) -> Result<String, String> {
+    let note = CosignedNote::read(note_text).map_err(|e| e.to_string())?;
+    let n = witness_vkeys.len() as u64;
+    if quorum > n {
+        return Err("the quorum is larger than the number of witnesses".into());
+    }
+    let mut words = Words::default();
+    let mut count = 0u64;
+    for v in witness_vkeys {
+        let key = WitnessKey::parse(v).map_err(|e| e.to_string())?;
+        let found = note.cosigned_at(&key).map_err(|e| e.to_string())?;
+        count += u64::from(words.add(key.name(), Cosigned::judge(found, freshness)));
+    }
+    let rule = format!("{quorum} of the {n} witnesses");
+    let met = count >= quorum;
+    let text = words.finish(met, &rule);
+    if met {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+/// A C2SP tlog-proof file (`bvs-verify` exports one per receipt delta)
+/// as a report: `parse`, `entry` (the itemHash its extra data names, and
+/// `item` when the caller expects one), `treeHead` (the log's signature
+/// with `log_key`), with a policy the witness checks (offline: a saved
+/// proof's cosignatures count whatever their time), and `inclusion`.
+pub fn tlog_proof_report(
+    text: &str,
+    log_key: &str,
+    policy: Option<&Policy>,
+    item: Option<&Hash32>,
+) -> VerificationReport {
+    let proof = match TlogProof::parse(text) {
+        Ok(p) => p,
+        Err(e) => return VerificationReport::failure("parse", e.to_string()),
+    };
+    let mut report = VerificationReport::new();
+    let entry = proof.item().map_err(|e| e.to_string());
+    report.result(
+        "entry",
+        match (&entry, item) {
+            (Err(e), _) => Err(e.clone()),
+            (Ok((_, got)), Some(want)) => same("the proven itemHash", got, want),
+            (Ok((scheme, got)), None) => Ok(format!("itemHash {got}, leaf rule {}", scheme.rule())),
+        },
+    );
+    let head = note::verify_tree_head(&proof.checkpoint, log_key.trim());
+    report.result(
+        "treeHead",
+        head.as_ref()
+            .map(|h| format!("signed by {}: size {}, root {}", h.origin, h.size, h.root))
+            .map_err(ToString::to_string),
+    );
+    if let Some(policy) = policy {
+        push_witness_checks(
+            &mut report,
+            "",
+            &proof.checkpoint,
+            log_key,
+            policy,
+            Freshness::Offline,
+        );
+    }
+    let inclusion = match (entry, head.ok()) {
+        (Ok((scheme, item)), h) => {
+            inclusion_detail(&proof.proof, proof.index, h.as_ref(), Some(scheme), &item)
+        }
+        (Err(_), _) => Err("cannot check: no entry to prove".into()),
+    };
+    report.result("inclusion", inclusion);
+    report
 }
 
 /// A small signed log built with this crate's own functions, the way the

@@ -128,3 +128,18 @@ fn worked_examples_of_docs_hashes_md() {
         }
     }
 }
+
+#[test]
+fn the_cosignature_example_of_docs_hashes_md() {
+    use bvs_core::cosignature::{message, witness_vkey};
+    // The witness of the example is the one whose Ed25519 seed is [1; 32].
+    assert_eq!(
+        witness_vkey("witness.example/w1", &[1; 32]).unwrap(),
+        "witness.example/w1+0ad7d35e+BIqI4910CfGV/VLbLTy6XXLKZwm/HZQSG/N0iAG0D29c"
+    );
+    let body = "bvs.example/log/sandbox\n42\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
+    assert_eq!(
+        content_hash(&message(body, 1_795_323_500)),
+        h("bf83a8bc57242323fa24d1d7d05fd6f8b1430ec7e4c1f9988a14dca8ffecdf3a")
+    );
+}

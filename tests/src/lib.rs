@@ -16,7 +16,8 @@
 //! with `core`), [`cron`] (the scheduled route), [`tenant`] (sign-up, keys,
 //! plans, webhooks with a JWT), [`jwt`] (hand-made tokens) and
 //! [`receiver`] (a webhook receiver) and [`trips`] (storage round trips
-//! per request from the DEV_MODE log line, and the hot-route sample).
+//! per request from the DEV_MODE log line, and the hot-route sample), and
+//! [`witness`] (local C2SP witnesses, for the tests that need them).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -36,6 +37,7 @@ pub mod log;
 pub mod receiver;
 pub mod tenant;
 pub mod trips;
+pub mod witness;
 
 pub use client::api;
 

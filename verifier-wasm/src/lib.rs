@@ -62,7 +62,10 @@ fn whole(name: &str, n: f64) -> Result<u64, String> {
 /// hashes, leaf side first), the log's leaves hashed by `hash_scheme` (the
 /// answer's `hashScheme`, e.g. `bvs-log-v1`; an unknown or empty one is a
 /// failed `hashScheme` check, never a guess).
-#[wasm_bindgen(js_name = verifyInclusion)]
+// Exported to JavaScript by the proof-only build only: the served verifier
+// checks inclusion within receipts and answers, and makes room for the
+// witness checks (bench/README.md, size); Rust callers and tests keep it.
+#[cfg_attr(not(feature = "signatures"), wasm_bindgen(js_name = verifyInclusion))]
 pub fn verify_inclusion(
     item_hash: &str,
     leaf_index: f64,
@@ -138,7 +141,8 @@ pub fn verify_inclusion_bytes(
 
 /// A submission's `itemsRoot` (= `receiptId`) is the RFC 9162 root over
 /// its `itemHashes` (a JSON array of hex hashes) in order.
-#[wasm_bindgen(js_name = verifySubmission)]
+// Exported by the proof-only build only, as `verifyInclusion`.
+#[cfg_attr(not(feature = "signatures"), wasm_bindgen(js_name = verifySubmission))]
 pub fn verify_submission(item_hashes_json: &str, items_root: &str) -> String {
     match hashes("itemHashes", item_hashes_json) {
         Ok(h) => json(&verify::submission_report(&h, items_root)),
@@ -276,4 +280,50 @@ pub fn verify_liabilities(
         trusted_key.as_deref(),
         balance,
     ))
+}
+
+/// A signed tree head held to the log's witness policy as the log list
+/// publishes it (`witnessPolicy`: `quorum`, and `witnesses`, their
+/// cosignature/v1 vkeys, here as a JSON array of strings): the log's
+/// signature (`treeHead`) and whether at least `quorum` of the witnesses
+/// cosigned the head (`witnesses`, naming those that did and did not).
+/// `now_seconds` (Unix time) is given only when checking the log's latest
+/// head just fetched: a cosignature then counts only when made within
+/// `max_age_seconds` (default one hour). A receipt's or answer's head is a
+/// saved document: leave `now_seconds` out, and every valid cosignature
+/// counts whatever its age.
+#[cfg(feature = "signatures")]
+#[wasm_bindgen(js_name = verifyCosignatures)]
+pub fn verify_cosignatures(
+    note: &str,
+    verifier_key: &str,
+    witnesses_json: &str,
+    quorum: f64,
+    now_seconds: Option<f64>,
+    max_age_seconds: Option<f64>,
+) -> String {
+    use bvs_core::cosignature::{Freshness, LATEST_HEAD_AGE_SECONDS_DEFAULT};
+    // A clock or bound that is not a number (NaN) reads as 0: every
+    // cosignature then fails the bound, never passes it.
+    let freshness = match now_seconds {
+        None => Freshness::Offline,
+        Some(now) => Freshness::Latest {
+            now: now as u64,
+            max_age: max_age_seconds.map_or(LATEST_HEAD_AGE_SECONDS_DEFAULT, |m| m as u64),
+        },
+    };
+    let quorum = match whole("quorum", quorum) {
+        Ok(q) => q,
+        Err(e) => return failed("witnesses", e),
+    };
+    match strings("witnesses", "vkeys", witnesses_json) {
+        Ok(keys) => json(&verify::cosignature_report(
+            note,
+            verifier_key,
+            &keys,
+            quorum,
+            freshness,
+        )),
+        Err(e) => failed("witnesses", e),
+    }
 }

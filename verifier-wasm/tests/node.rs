@@ -396,3 +396,171 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
         vec!["balance"]
     );
 }
+
+#[wasm_bindgen_test]
+fn a_head_passes_only_with_a_quorum_of_fresh_cosignatures_and_says_which() {
+    use bvs_core::cosignature::{cosign, witness_vkey};
+    let s = fixture();
+    let names = ["w1.example/bvs", "w2.example/bvs", "w3.example/bvs"];
+    let keys: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| witness_vkey(n, &[i as u8 + 1; 32]).unwrap())
+        .collect();
+    let keys_json = serde_json::to_string(&keys).unwrap();
+    let at = 1_795_323_500u64;
+    let cosigned = |ws: &[usize]| {
+        let mut note = s.head.clone();
+        for w in ws {
+            note.push_str(&cosign(&s.head, names[*w], &[*w as u8 + 1; 32], at).unwrap());
+        }
+        note
+    };
+    let detail = |json: &str| {
+        report(json)
+            .checks
+            .into_iter()
+            .find(|c| c.name == "witnesses")
+            .unwrap()
+            .detail
+    };
+
+    // A saved head (no clock): two of three is the quorum.
+    let two = v::verify_cosignatures(
+        &cosigned(&[0, 2]),
+        &s.public_key,
+        &keys_json,
+        2.0,
+        None,
+        None,
+    );
+    assert!(report(&two).ok, "{two}");
+    assert!(
+        detail(&two).starts_with(
+            "witnessed: cosigned by w1.example/bvs, w3.example/bvs; not cosigned by w2.example/bvs; the quorum is 2 of the 3 witnesses"
+        ),
+        "{two}"
+    );
+    let one = v::verify_cosignatures(&cosigned(&[1]), &s.public_key, &keys_json, 2.0, None, None);
+    assert_eq!(failed(&one), vec!["witnesses"]);
+    assert!(
+        detail(&one).starts_with("NOT witnessed: cosigned by w2.example/bvs;"),
+        "{one}"
+    );
+
+    // The latest head, checked now: within the hour it counts, after it not.
+    let all = cosigned(&[0, 1, 2]);
+    let now = at as f64;
+    assert!(
+        report(&v::verify_cosignatures(
+            &all,
+            &s.public_key,
+            &keys_json,
+            2.0,
+            Some(now + 60.0),
+            None
+        ))
+        .ok
+    );
+    let stale = v::verify_cosignatures(
+        &all,
+        &s.public_key,
+        &keys_json,
+        2.0,
+        Some(now + 7200.0),
+        None,
+    );
+    assert_eq!(failed(&stale), vec!["witnesses"]);
+    assert!(
+        detail(&stale).contains("too old for the latest head"),
+        "{stale}"
+    );
+    assert!(
+        report(&v::verify_cosignatures(
+            &all,
+            &s.public_key,
+            &keys_json,
+            2.0,
+            Some(now + 7200.0),
+            Some(86400.0)
+        ))
+        .ok
+    );
+    // A clock that is not a number fails the bound, never passes it.
+    assert_eq!(
+        failed(&v::verify_cosignatures(
+            &all,
+            &s.public_key,
+            &keys_json,
+            2.0,
+            Some(f64::NAN),
+            None
+        )),
+        vec!["witnesses"]
+    );
+
+    // Bad input is a failed check: a quorum that is no whole number or
+    // larger than the witnesses, a key that is no witness key, a forged
+    // line, another log's key.
+    for q in [f64::NAN, -1.0, 1.5, 4.0] {
+        assert_eq!(
+            failed(&v::verify_cosignatures(
+                &all,
+                &s.public_key,
+                &keys_json,
+                q,
+                None,
+                None
+            )),
+            vec!["witnesses"],
+            "{q}"
+        );
+    }
+    let with_log_key = serde_json::to_string(&[&s.public_key]).unwrap();
+    assert_eq!(
+        failed(&v::verify_cosignatures(
+            &all,
+            &s.public_key,
+            &with_log_key,
+            1.0,
+            None,
+            None
+        )),
+        vec!["witnesses"]
+    );
+    assert_eq!(
+        failed(&v::verify_cosignatures(
+            &all,
+            &s.public_key,
+            "not json",
+            1.0,
+            None,
+            None
+        )),
+        vec!["witnesses"]
+    );
+    // w1's line with one signature byte changed.
+    let w1_line = all.lines().find(|l| l.contains("w1.example")).unwrap();
+    let mut b = w1_line.as_bytes().to_vec();
+    let k = b.len() - 10;
+    b[k] = if b[k] == b'A' { b'B' } else { b'A' };
+    let forged = all.replace(w1_line, std::str::from_utf8(&b).unwrap());
+    assert_eq!(
+        failed(&v::verify_cosignatures(
+            &forged,
+            &s.public_key,
+            &keys_json,
+            1.0,
+            None,
+            None
+        )),
+        vec!["witnesses"]
+    );
+    let other = note::public_key_string(ORIGIN, &[9; 32]).unwrap();
+    assert_eq!(
+        failed(&v::verify_cosignatures(
+            &all, &other, &keys_json, 2.0, None, None
+        )),
+        vec!["treeHead"]
+    );
+}

@@ -372,7 +372,10 @@ mod tests {
             "a flush cut off by the runtime is taken over"
         );
         drop(Flushing);
-        assert!(push(row(), 50_000), "once a flush ended, the next row starts one");
+        assert!(
+            push(row(), 50_000),
+            "once a flush ended, the next row starts one"
+        );
         drop(Flushing);
         PENDING.with(|p| p.borrow_mut().rows.clear());
     }
