@@ -176,7 +176,7 @@ function disputeText(a: Agreement, deltas: PublicRecord[]): string | null {
   // The balance both agree on before the chosen delta: the closing
   // balance less the service's deltas from it on.
   let agreed = toUnits(a.balance);
-  for (const d of deltas.slice(at)) agreed -= toUnits(d.delta);
+  for (const d of deltas.slice(at)) agreed -= toUnits(d.delta ?? "0");
   return `bvs-agreement/v1 dispute\norigin ${a.origin}\nledger ${a.ledgerId}\nperiod ${a.period}\n`
     + `root ${a.merkleRoot}\ndeltas ${a.deltaCount}\ndivergence ${kind}\nafter ${at}\n`
     + `delta ${id}\nagreed ${fromUnits(agreed)}\n`;
@@ -194,7 +194,7 @@ function showDispute(a: Agreement, deltas: PublicRecord[]): void {
     li.append(text);
     list.append(li);
   };
-  deltas.forEach((d, i) => option(i, `${d.delta} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
+  deltas.forEach((d, i) => option(i, `${d.delta ?? "withheld"} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
   option(deltas.length, "after the last delta (only for a delta I have and the service does not)");
   const update = (): void => {
     $("d-own-label").hidden = $<HTMLSelectElement>("d-kind").value !== "extra";

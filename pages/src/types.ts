@@ -44,7 +44,8 @@ export interface Agreement {
 export interface PublicRecord {
   anchorId: string;
   itemHash: string;
-  delta: string;
+  /** Absent when the answer withholds amounts (`summary.amountsWithheld`). */
+  delta?: string;
   leafIndex?: number | null;
   declaredTimestamp?: string;
   blockTimestamp?: string | null;
@@ -60,6 +61,12 @@ export interface Summary {
   status?: string;
   firstVerifiedAt?: string | null;
   lastVerifiedAt?: string | null;
+  /** Every kind of object the root names, the one shown first. */
+  issuedAs?: string[];
+  /** The root spans several ledgers: no amount or ledger is shown. */
+  amountsWithheld?: boolean;
+  /** A checkpoint's: `passed`, `failed` or `pending`. */
+  recordsCheck?: string;
 }
 
 /** `GET /api/v1/verify/{root}` data. */

@@ -37,6 +37,19 @@ const INVITATION_TOKEN_CHARS: usize = 32;
 /// so it never reaches a server log.
 pub const INVITATION_PAGE: &str = "/agree";
 
+/// Statements one checkpoint can have, all keys and kinds together: a
+/// customer's key signs one `balance` statement per checkpoint and may
+/// name disputes, each a distinct statement, so the cap bounds what one
+/// key holder can add to the vendor's log and to every public answer.
+/// // spec: silent; docs/agreement.md "Limits"
+pub const STATEMENTS_PER_CHECKPOINT_MAX: u64 = 20;
+
+/// One page of a checkpoint's statements on the public answer.
+pub struct StatementsPage {
+    pub limit: u64,
+    pub offset: u64,
+}
+
 pub const EVENT_CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
 pub const EVENT_CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
 

@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::plan::Plan;
-use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::checkpoints::{self, CheckpointRow, WHOLE_TENANT_ROW};
 use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
@@ -39,6 +39,14 @@ pub async fn list(
 ) -> ApiResult<(Vec<Listed>, u64)> {
     let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
+    // Whole-tenant checkpoints (`all`) are stored under a name no customer has.
+    let customer = customer.map(|c| {
+        if c == bvs_core::types::WHOLE_TENANT {
+            WHOLE_TENANT_ROW
+        } else {
+            c
+        }
+    });
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
@@ -87,11 +95,14 @@ pub async fn create(
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
-    let who = customer.map_or("all", CustomerId::as_str).to_string();
+    let who = customer
+        .map_or(WHOLE_TENANT_ROW, CustomerId::as_str)
+        .to_string();
     let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
         return Err(ApiError::Unprocessable(format!(
-            "No verified deltas to checkpoint for customer {who} in period {period} (deltas belong to the \
-             period in which they were verified)"
+            "No verified deltas to checkpoint for customer {} in period {period} (deltas belong to the \
+             period in which they were verified)",
+            customer.map_or(bvs_core::types::WHOLE_TENANT, CustomerId::as_str)
         )));
     };
     let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
@@ -102,7 +113,7 @@ pub async fn create(
             w.count
         )));
     }
-    let row = CheckpointRow {
+    let mut row = CheckpointRow {
         id: ids::new_id("chk")?,
         tenant_id: tenant_id.to_string(),
         customer_id: who,
@@ -118,7 +129,13 @@ pub async fn create(
         leaf_index: None,
         tree_size: None,
         failure: None,
+        records_verified: None,
+        check_frontier: None,
+        check_after_leaf: None,
     };
+    // Whether the records its public answer will list recompute its root,
+    // checked once, now (the sweep checks one too large to do at once).
+    row.records_verified = super::backfill::check_new_checkpoint(app, log, &row).await?;
     // Counted against the plan's checkpoints per month in the same batch.
     let period_text = meter::month(app.now_ms).to_string();
     let raises = [meter::monthly(

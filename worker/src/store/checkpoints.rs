@@ -20,6 +20,32 @@ row! {
         from_index: u64, to_index: u64, status: CheckpointStatus, created_at: u64,
         committed_at: Option<u64>, leaf_index: Option<u64>, tree_size: Option<u64>,
         failure: Option<String>,
+        /// Whether the records its public answer lists recompute its root:
+        /// 1 yes, 0 no, None not checked yet (migration 0060).
+        records_verified: Option<u64>,
+        /// The check's progress through a large checkpoint: the frontier
+        /// over the records read so far, and the last leaf read.
+        check_frontier: Option<String>, check_after_leaf: Option<u64>,
+    }
+}
+
+/// The stored `customer_id` of a whole-tenant checkpoint (the API's
+/// `all`, `bvs_core::types::WHOLE_TENANT`): no customer id can be `*`.
+pub const WHOLE_TENANT_ROW: &str = "*";
+
+impl CheckpointRow {
+    /// A checkpoint over every customer of its tenant.
+    pub fn is_whole_tenant(&self) -> bool {
+        self.customer_id == WHOLE_TENANT_ROW
+    }
+
+    /// Its `customerId` as the API names it (`all` for the whole tenant).
+    pub fn customer_view(&self) -> &str {
+        if self.is_whole_tenant() {
+            bvs_core::types::WHOLE_TENANT
+        } else {
+            &self.customer_id
+        }
     }
 }
 /// The optional filters of a tenant's checkpoint list.
@@ -31,8 +57,8 @@ macro_rules! page_filter {
 
 const INSERT: &str =
     "INSERT INTO checkpoints (id, tenant_id, customer_id, period, merkle_root, delta_count, \
-     net_delta, from_index, to_index, status, created_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9)";
+     net_delta, from_index, to_index, status, created_at, records_verified) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9, ?11)";
 const SELECT_QUEUED: &str =
     select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 const MARK_COMMITTED: &str =
@@ -87,7 +113,7 @@ const SELECT_RECEIPT_CANDIDATES_OF_PERIOD: &str = select_checkpoints!(concat!(
 /// the public verify route can show an agreement side for.
 macro_rules! agreement_checkpoints_by_root {
     () => {
-        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != 'all'"
+        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*'"
     };
 }
 pub(super) use agreement_checkpoints_by_root;
@@ -160,9 +186,81 @@ pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedSt
         c.from_index,
         c.to_index,
         c.created_at,
-        &net_delta
+        &net_delta,
+        c.records_verified
     ];
     stmt(db, INSERT, &args)
+}
+
+/// One page of the records a checkpoint's public answer lists, as leaf
+/// and item hash, after leaf `after` (exclusive; `None` from the first):
+/// what the check of its records reads. A customer's checkpoint reads its
+/// ledger's deltas, a whole tenant's the tenant's (the same condition as
+/// the lookup's, `deltas::checkpoint_records`, each by its own index).
+const SELECT_RECORDS_OF_LEDGER: &str = concat!(
+    "SELECT leaf_index, item_hash FROM deltas WHERE ",
+    super::deltas::checkpoint_records!("?1", "customer_id = ?2", "?3", "?4", "?5"),
+    " AND leaf_index > ?6 ORDER BY leaf_index ASC LIMIT ?7"
+);
+const SELECT_RECORDS_OF_TENANT: &str = concat!(
+    "SELECT leaf_index, item_hash FROM deltas WHERE ",
+    super::deltas::checkpoint_records!("?1", "?2 = '*'", "?3", "?4", "?5"),
+    " AND leaf_index > ?6 ORDER BY leaf_index ASC LIMIT ?7"
+);
+
+/// One record of a checkpoint, as its check reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordHash {
+    pub leaf_index: u64,
+    pub item_hash: Hash32,
+}
+
+/// Up to `limit` records of checkpoint `c` after leaf `after` (see
+/// [`SELECT_RECORDS_OF_LEDGER`]).
+///
+/// # Errors
+/// D1 errors.
+pub async fn records_page(
+    db: &D1Database,
+    c: &CheckpointRow,
+    after: Option<u64>,
+    limit: u64,
+) -> ApiResult<Vec<RecordHash>> {
+    let sql = if c.is_whole_tenant() {
+        SELECT_RECORDS_OF_TENANT
+    } else {
+        SELECT_RECORDS_OF_LEDGER
+    };
+    // Leaves are never negative: -1 reads from the first.
+    let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
+    let args = args![
+        &c.tenant_id,
+        &c.customer_id,
+        &c.period,
+        c.from_index,
+        c.to_index,
+        super::Arg::Int(after),
+        limit
+    ];
+    all(db, sql, &args).await
+}
+
+const SELECT_UNCHECKED: &str =
+    select_checkpoints!("WHERE records_verified IS NULL ORDER BY created_at ASC LIMIT ?1");
+const SET_CHECKED: &str =
+    "UPDATE checkpoints SET records_verified = ?2, check_frontier = NULL, check_after_leaf = NULL \
+     WHERE id = ?1";
+const SET_CHECK_PROGRESS: &str =
+    "UPDATE checkpoints SET check_frontier = ?2, check_after_leaf = ?3 WHERE id = ?1";
+
+queries! {
+    /// Checkpoints whose records are not checked yet, oldest first.
+    pub fn unchecked(limit: u64) -> Vec<CheckpointRow> = all(SELECT_UNCHECKED);
+    /// Stores a finished check: `verified` 1 passed, 0 failed.
+    pub fn set_checked(id: &str, verified: u64) -> () = exec(SET_CHECKED);
+    /// Stores a check's progress.
+    pub fn set_check_progress(id: &str, frontier: &str, after_leaf: u64) -> ()
+        = exec(SET_CHECK_PROGRESS);
 }
 
 queries! {

@@ -31,6 +31,16 @@ pub struct CheckpointAgreement {
     /// The key binding statement (a log item) of that key.
     pub key_statement: Option<String>,
     pub statements: Vec<StatementView>,
+    /// Which page of the statements this is (`?statementsLimit=`,
+    /// `?statementsOffset=`) and how many there are.
+    pub statements_pagination: StatementsPagination,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatementsPagination {
+    pub limit: u64,
+    pub offset: u64,
+    pub total: u64,
 }
 
 /// The agreement side of the first committed single-customer checkpoint
@@ -44,10 +54,11 @@ pub fn of_checkpoint(
     log: LogId,
     checkpoints: &[CheckpointRow],
     rows: AgreementRows,
+    page: &super::StatementsPage,
 ) -> ApiResult<Option<CheckpointAgreement>> {
     let Some(c) = checkpoints
         .iter()
-        .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
+        .find(|c| c.status == CheckpointStatus::Committed && !c.is_whole_tenant())
     else {
         return Ok(None);
     };
@@ -69,10 +80,22 @@ pub fn of_checkpoint(
         .into_iter()
         .rev()
         .find(|k| k.ledger_id == ledger_id);
-    let statements = rows
+    let all: Vec<_> = rows
         .statements
         .iter()
         .filter(|a| a.checkpoint_id == c.id)
+        .collect();
+    let statements_pagination = StatementsPagination {
+        limit: page.limit,
+        offset: page.offset,
+        total: all.len() as u64,
+    };
+    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    let statements = all
+        .into_iter()
+        .skip(skip)
+        .take(take)
         .map(|a| StatementView::from_row(a, c))
         .collect();
     Ok(Some(CheckpointAgreement {
@@ -86,5 +109,6 @@ pub fn of_checkpoint(
         counterparty_key: key.as_ref().map(|k| k.verifier_key.clone()),
         key_statement: key.map(|k| k.statement),
         statements,
+        statements_pagination,
     }))
 }
