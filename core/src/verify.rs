@@ -957,7 +957,7 @@ fn net_amount_check(all: &[&PublicRecord], net: Option<Amount>) -> Result<String
     let n = all.len();
     let amounts: Option<Vec<Amount>> = all.iter().map(|r| r.delta).collect();
     match (amounts, net) {
-        (Some(amounts), Some(net)) => match Amount::checked_sum(amounts.into_iter()) {
+        (Some(amounts), Some(net)) => match Amount::checked_sum(amounts) {
             Ok(s) if s == net => Ok(format!("the {n} deltas add up to {s}")),
             Ok(s) => Err(format!(
                 "the {n} deltas add up to {s}, the summary says {net}"

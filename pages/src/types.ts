@@ -38,6 +38,18 @@ export interface Agreement {
   counterpartyKey: string | null;
   keyStatement: string | null;
   statements: StatementView[];
+  /** Every key of the ledger, oldest first (the last is counterpartyKey). */
+  keys?: KeyBinding[];
+  /** One line per key change the previous key did not sign. */
+  keyWarnings?: string[];
+}
+
+/** One key binding of a ledger, as the public answer lists it. */
+export interface KeyBinding {
+  counterpartyKey: string;
+  keyStatement: string;
+  registeredAt: string;
+  signedByPrevious: boolean | null;
 }
 
 /** A record of a public answer. */

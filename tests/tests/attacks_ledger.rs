@@ -584,9 +584,8 @@ fn disputes_are_checked_against_the_checkpoint_capped_and_paged() {
     // Every distinct statement the key can sign about one checkpoint: at
     // most the cap, then 409 (an `extra` delta can be named by any id, so
     // without a cap the disputes were unlimited).
-    let mut accepted = 3;
     let mut refused = None;
-    for n in 0..40u64 {
+    for (accepted, n) in (3u64..).zip(0..40u64) {
         let after = n % 3;
         let s = sign(
             &Statement::Dispute(Dispute {
@@ -607,7 +606,6 @@ fn disputes_are_checked_against_the_checkpoint_capped_and_paged() {
             break;
         }
         assert_eq!(r.status, 201, "{}", r.text);
-        accepted += 1;
     }
     let cap = refused.expect("the cap refuses at some point");
     let page = public_get(
@@ -831,4 +829,63 @@ fn the_vendor_cannot_silently_replace_the_customers_key() {
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(r.text.contains("not_signed_by_current_key"), "{}", r.text);
     let _ = FACTS;
+}
+
+// ------------------------------------------------------------------ page headers
+
+#[test]
+fn every_page_asset_and_answer_carries_the_security_headers() {
+    let api = api();
+    let zeros = "0".repeat(64);
+    let paths = [
+        "/".to_string(),
+        "/app".into(),
+        "/app/keys".into(),
+        "/login".into(),
+        "/agree".into(),
+        "/verify".into(),
+        format!("/verify/{zeros}"),
+        "/verify.js".into(),
+        "/verify.css".into(),
+        "/agree.js".into(),
+        "/agreement-checks.js".into(),
+        "/pkg/bvs_verifier_wasm.js".into(),
+        "/assets/dashboard.js".into(),
+        "/health".into(),
+        "/openapi.json".into(),
+        "/api/v1/logs".into(),
+        format!("/api/v1/verify/{zeros}"),
+        "/no/such/route".into(),
+    ];
+    for path in &paths {
+        let r = public_get(&api, path);
+        assert!(r.status < 500, "{path}: {}", r.status);
+        let header = |name: &str| {
+            r.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let csp = header("content-security-policy");
+        for part in [
+            "default-src 'self'",
+            "script-src 'self' 'wasm-unsafe-eval'",
+            "style-src 'self'",
+            "frame-ancestors 'none'",
+            "object-src 'none'",
+        ] {
+            assert!(
+                csp.contains(part),
+                "{path} ({}): CSP {csp:?} lacks {part}",
+                r.status
+            );
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(header("x-content-type-options"), "nosniff", "{path}");
+        assert_eq!(header("referrer-policy"), "no-referrer", "{path}");
+    }
+    // The headers file is read by Workers, never served.
+    let r = public_get(&api, "/_headers");
+    assert!(!r.text.contains("Content-Security-Policy"), "{}", r.text);
 }

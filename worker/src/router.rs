@@ -75,6 +75,7 @@ pub enum RouteId {
     AgreementOpen,
     AgreementKey,
     AgreementStatement,
+    AuthLogout,
 }
 
 pub struct Route {
@@ -385,6 +386,11 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/retention",
         id: RouteId::DevRetention,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/logout",
+        id: RouteId::AuthLogout,
+    },
 ];
 
 /// Finds the route for a request: `Ok((route, params))`, or 404 / 405.
@@ -498,6 +504,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::AgreementOpen => routes::agreement::open(app, req).await,
         RouteId::AgreementKey => routes::agreement::register_key(app, req).await,
         RouteId::AgreementStatement => routes::agreement::statement(app, req).await,
+        RouteId::AuthLogout => routes::auth::logout(app, req).await,
         RouteId::BalanceCustomers => routes::ledgers::customers(app, req).await,
         RouteId::BalanceCustomer => {
             routes::ledgers::customer(app, req, params.get("customerId")?).await

@@ -7,7 +7,7 @@ use bvs_core::frontier::Frontier;
 use bvs_core::types::{CustomerId, Page, Period};
 use worker::D1Database;
 
-use super::{db, heads, meter, require_ledger, submit, LogId};
+use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
@@ -21,7 +21,14 @@ use crate::store::{ledgers, CheckpointStatus};
 pub struct Listed {
     pub row: CheckpointRow,
     pub tx_hash: Option<String>,
-    pub previous: Option<CheckpointRow>,
+    pub previous: Option<Previous>,
+}
+
+/// The same ledger's previous committed checkpoint of a listed one.
+pub struct Previous {
+    pub id: String,
+    pub period: String,
+    pub tree_size: Option<u64>,
 }
 
 /// A tenant's checkpoints, newest first, optionally of one customer (or
@@ -47,23 +54,27 @@ pub async fn list(
             c
         }
     });
+    // One round trip for the page, each row's head hash and previous
+    // checkpoint, and the count (issue 25: not two reads per row).
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let tx_hash = heads::tx_hash(&db, row.tree_size).await?;
-        let previous = match row.tree_size {
-            Some(_) => {
-                checkpoints::previous_committed(&db, tenant_id, &row.customer_id, row.created_at)
-                    .await?
+    let out = rows
+        .into_iter()
+        .map(|l| {
+            let previous = match (l.row.tree_size, l.prev_id, l.prev_period) {
+                (Some(_), Some(id), Some(period)) => Some(Previous {
+                    id,
+                    period,
+                    tree_size: l.prev_tree_size,
+                }),
+                _ => None,
+            };
+            Listed {
+                row: l.row,
+                tx_hash: l.tx_hash,
+                previous,
             }
-            None => None,
-        };
-        out.push(Listed {
-            row,
-            tx_hash,
-            previous,
-        });
-    }
+        })
+        .collect();
     Ok((out, total))
 }
 

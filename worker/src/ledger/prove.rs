@@ -91,7 +91,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let root = merkle::root(&item_hashes);
     let plan = super::agreement::plan_receipt(
         read.checkpoints,
-        read.key,
+        read.keys,
         read.statements,
         &root,
         head.tree_size,

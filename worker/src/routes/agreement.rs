@@ -29,7 +29,12 @@ pub async fn invite(app: &App, req: Request, customer: &str) -> ApiResult<Respon
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = CustomerId::parse(customer)?;
     let base = origin(&req)?;
-    let view = agreement::invite(app, ctx.log(), &ctx.tenant_id, &customer_id, &base).await?;
+    let by = agreement::Inviter {
+        tenant_id: &ctx.tenant_id,
+        log: ctx.log(),
+        plan: ctx.plan,
+    };
+    let view = agreement::invite(app, &by, &customer_id, &base).await?;
     http::balance(201, &view)
 }
 
@@ -47,17 +52,18 @@ pub async fn open(app: &App, mut req: Request) -> ApiResult<Response> {
     http::balance(200, &agreement::open(app, &token).await?)
 }
 
-/// `POST /api/v1/agreement/keys` `{token, statement}` (public): registers
-/// the counterparty key a signed key statement binds (201).
+/// `POST /api/v1/agreement/keys` `{token?, statement}` (public):
+/// registers the counterparty key a signed key statement binds (201):
+/// through an invitation's token, or without one when the ledger's
+/// current key signed the statement too (a rotation). The current key
+/// again: 200 with its binding.
 pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
     let mut f = body(&mut req).await?;
-    let token = f.required("token");
+    let token = f.string("token", false);
     let statement = f.required("statement");
     f.finish()?;
-    http::balance(
-        201,
-        &agreement::register_key(app, &token, &statement).await?,
-    )
+    let (view, created) = agreement::register_key(app, token.as_deref(), &statement).await?;
+    http::balance(if created { 201 } else { 200 }, &view)
 }
 
 /// `POST /api/v1/agreement/statements` `{statement}` (public): a signed

@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, queries, row, statements, stmt, CheckpointStatus};
+use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 row! {
@@ -66,15 +66,22 @@ const MARK_COMMITTED: &str =
      committed_at = ?4 WHERE id = ?1 AND status = 'QUEUED'";
 const MARK_FAILED: &str =
     "UPDATE checkpoints SET status = 'FAILED', failure = ?2 WHERE id = ?1 AND status = 'QUEUED'";
-const SELECT_PAGE: &str = select_checkpoints!(concat!(
+/// One page of a tenant's checkpoints, newest first, each with its
+/// signed head's hash and the same ledger's previous committed checkpoint
+/// (issue 25: one statement, not two reads per row).
+const SELECT_PAGE: &str = concat!(
+    "SELECT x.*, (SELECT note_hash FROM tree_heads h WHERE h.tree_size = x.tree_size) AS tx_hash, \
+     p.id AS prev_id, p.period AS prev_period, p.tree_size AS prev_tree_size \
+     FROM (SELECT rowid AS list_rowid, * FROM checkpoints ",
     page_filter!(),
-    "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5"
-));
-const COUNT_PAGE: &str = concat!("SELECT COUNT(*) AS n FROM checkpoints ", page_filter!());
-const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND created_at < ?3 \
-     ORDER BY created_at DESC, rowid DESC LIMIT 1"
+    "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5) AS x \
+     LEFT JOIN checkpoints p ON p.id = (SELECT q.id FROM checkpoints q \
+     WHERE q.tenant_id = x.tenant_id AND q.customer_id = x.customer_id \
+     AND q.status = 'COMMITTED' AND q.created_at < x.created_at \
+     ORDER BY q.created_at DESC, q.rowid DESC LIMIT 1) \
+     ORDER BY x.created_at DESC, x.list_rowid DESC"
 );
+const COUNT_PAGE: &str = concat!("SELECT COUNT(*) AS n FROM checkpoints ", page_filter!());
 const SELECT_BY_ROOT: &str =
     select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC, rowid ASC LIMIT 10");
 
@@ -285,7 +292,20 @@ statements! {
     pub fn mark_failed(id: &str, failure: &str) = MARK_FAILED;
 }
 
-/// Checkpoints of a tenant, newest first, optionally filtered.
+/// A listed checkpoint: the row, its signed head's hash, and the same
+/// ledger's previous committed checkpoint.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ListedRow {
+    #[serde(flatten)]
+    pub row: CheckpointRow,
+    pub tx_hash: Option<String>,
+    pub prev_id: Option<String>,
+    pub prev_period: Option<String>,
+    pub prev_tree_size: Option<u64>,
+}
+
+/// Checkpoints of a tenant, newest first, optionally filtered, and how
+/// many match: one round trip.
 pub async fn page(
     db: &D1Database,
     tenant_id: &str,
@@ -293,21 +313,31 @@ pub async fn page(
     period: Option<&str>,
     limit: u64,
     offset: u64,
-) -> ApiResult<(Vec<CheckpointRow>, u64)> {
+) -> ApiResult<(Vec<ListedRow>, u64)> {
     let filter = args![tenant_id, customer_id, period];
     let mut args = filter.to_vec();
     args.extend(args![limit, offset]);
-    let rows = all(db, SELECT_PAGE, &args).await?;
-    let total = count(db, COUNT_PAGE, &filter).await?;
+    let results = super::batch(
+        db,
+        vec![
+            stmt(db, SELECT_PAGE, &args)?,
+            stmt(db, COUNT_PAGE, &filter)?,
+        ],
+    )
+    .await?;
+    let rows = super::rows(&results, 0)?;
+    #[derive(Deserialize)]
+    struct Count {
+        n: u64,
+    }
+    let total = super::rows::<Count>(&results, 1)?
+        .into_iter()
+        .next()
+        .map_or(0, |c| c.n);
     Ok((rows, total))
 }
 
 queries! {
-    /// The committed checkpoint of the same ledger (customer or 'all') and
-    /// the latest period before `period`, if any: the link of consecutive
-    /// checkpoints.
-    pub fn previous_committed(tenant_id: &str, customer_id: &str, before_created_at: u64)
-        -> Option<CheckpointRow> = first(SELECT_PREVIOUS_COMMITTED);
     /// Checkpoints (any tenant) whose merkle_root is `root`.
     pub fn by_root(root: &str) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
 }

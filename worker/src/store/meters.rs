@@ -41,6 +41,15 @@ pub enum Meter {
     /// Deltas emitted in a calendar month: the plan's monthly quota
     /// (issue 16: next to the write, in the write's own batch).
     Deltas,
+    /// Invitations issued in a calendar month (issue 25).
+    Invitations,
+    /// Uses of one invitation (period: its token hash; cap 1): a second
+    /// use fails the registration's batch.
+    InvitationUses,
+    /// Key bindings of one ledger (period: its ledger id).
+    CounterpartyKeys,
+    /// Statements about one checkpoint (period: its id).
+    Statements,
 }
 
 impl Meter {
@@ -50,6 +59,10 @@ impl Meter {
             Meter::Checkpoints => "checkpoints",
             Meter::Bytes => "bytes",
             Meter::Deltas => "deltas",
+            Meter::Invitations => "invitations",
+            Meter::InvitationUses => "invitation_uses",
+            Meter::CounterpartyKeys => "counterparty_keys",
+            Meter::Statements => "statements",
         }
     }
 }
