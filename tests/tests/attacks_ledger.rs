@@ -642,18 +642,21 @@ fn a_key_registration_refused_by_the_plan_leaves_the_invitation_usable_and_no_ke
     let token = inv.body["data"]["token"].as_str().unwrap().to_string();
     let origin = inv.body["data"]["origin"].as_str().unwrap().to_string();
     let ledger = Hash32::parse(inv.body["data"]["ledgerId"].as_str().unwrap()).unwrap();
-    // Fill the Free plan's storage with the vendor's own facts.
-    let filler = "f".repeat(60 * 1024);
+    // Fill the Free plan's storage with the vendor's own facts, smaller and
+    // smaller, until fewer bytes are left than a key binding takes.
     let mut n = 0;
-    loop {
-        let r = k.submit_fact(&json!({ "content": format!("{n}{filler}") }));
-        if r.status == 402 {
-            break;
+    for size in [60 * 1024, 8 * 1024, 1024, 160] {
+        loop {
+            let content = format!("{n}:{}", "f".repeat(size));
+            let r = k.submit_fact(&json!({ "content": content }));
+            if r.status == 402 {
+                break;
+            }
+            assert_eq!(r.status, 202, "{}", r.text);
+            n += 1;
+            assert!(n < 80, "the storage ceiling never refused");
+            std::thread::sleep(Duration::from_millis(120));
         }
-        assert_eq!(r.status, 202, "{}", r.text);
-        n += 1;
-        assert!(n < 40, "the storage ceiling never refused");
-        std::thread::sleep(Duration::from_millis(150));
     }
     let key = counterparty_key("customer", &CUSTOMER_SEED).unwrap();
     let statement = sign(&binding(&origin, ledger, &key), "customer", &CUSTOMER_SEED).unwrap();

@@ -43,15 +43,21 @@ pub const REGISTRATIONS_PER_NETWORK: Rate = Rate {
 /// The registration limit for a request from `address`: `None` when it
 /// does not apply. The var `REGISTRATIONS_PER_NETWORK_PER_HOUR` (a
 /// positive number) replaces both the hourly rate and the burst; in
-/// DEV_MODE, `REGISTRATION_LIMIT_EXEMPT_UNKNOWN` = `true` exempts requests
-/// without a client address (a test harness on loopback: a request
-/// through Cloudflare always has one), so black-box tests can register
-/// hundreds of tenants while a test that sends `CF-Connecting-IP` still
-/// meets the limit.
+/// DEV_MODE, `REGISTRATION_LIMIT_EXEMPT_LOOPBACK` = `true` exempts
+/// requests from a loopback address or none (a test harness on loopback,
+/// which `wrangler dev` names as such: a request through Cloudflare has
+/// its client's address), so black-box tests can register hundreds of
+/// tenants while a test that sends another `CF-Connecting-IP` still meets
+/// the limit.
 pub fn registrations_rate(app: &App, address: Option<&str>) -> Option<Rate> {
+    let loopback = address.is_none_or(|a| {
+        a.trim()
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    });
     let exempt = app.dev_mode()
-        && address.is_none()
-        && app.var("REGISTRATION_LIMIT_EXEMPT_UNKNOWN").as_deref() == Some("true");
+        && loopback
+        && app.var("REGISTRATION_LIMIT_EXEMPT_LOOPBACK").as_deref() == Some("true");
     if exempt {
         return None;
     }

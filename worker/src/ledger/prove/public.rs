@@ -63,7 +63,7 @@ const PUBLIC_MESSAGE: &str =
 /// several ledgers' deltas (a batch's items root) shows no amounts or
 /// ledgers (`summary.amountsWithheld`); a checkpoint is `verified` only
 /// once its records were checked to recompute its root
-/// (`summary.recordsCheck`, `ledger::checkpoint::check_records`).
+/// (`summary.recordsCheck`, `ledger::backfill`).
 ///
 /// # Errors
 /// 404 when no environment issued `root`, or it names no `page.kind`.
@@ -80,14 +80,7 @@ pub async fn public_answer(
         None => crate::ledger::head_or_init(app, at).await?,
     };
     let kind = choose(&looked, page.kind, &root)?;
-    let mut issued_as = vec![kind.as_str().to_string()];
-    issued_as.extend(
-        looked
-            .kinds()
-            .into_iter()
-            .filter(|k| *k != kind)
-            .map(|k| k.as_str().to_string()),
-    );
+    let issued_as = issued_as(&looked, kind);
     let withheld = looked.submission.as_ref().is_some_and(|s| s.spans_ledgers);
     let Looked {
         submission,
@@ -109,14 +102,73 @@ pub async fn public_answer(
             .transpose()?,
     }
     .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))?;
+    let proven = prove_covered(&db, &covered, head.tree_size, withheld).await?;
+    // Only a checkpoint's root can have an agreement side.
+    let agreement = if kind == Kind::Checkpoint {
+        crate::ledger::agreement::of_checkpoint(
+            app,
+            at,
+            &checkpoints,
+            agreement_rows,
+            &page.statements,
+        )?
+    } else {
+        None
+    };
+    let mut summary = summary(at.env, root, &covered, &proven.records, withheld);
+    summary.issued_as = issued_as;
+    let key = LogKey::load(app, at)?;
+    let answer = PublicAnswer {
+        verified: proven.verified,
+        summary,
+        records: proven.records,
+        verification: PublicProof {
+            public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
+            hash_scheme: HASH_SCHEME.name().to_string(),
+            tree_head: head.note.clone(),
+            tree_size: TreeSize(head.tree_size),
+            public_key: key.verifier_key()?,
+            log: Some(log_ref(at, &key.origin, origin)),
+            items_root: proven.items_root,
+            checkpoint_leaf: proven.checkpoint_leaf,
+            message: Some(PUBLIC_MESSAGE.to_string()),
+        },
+        pagination: Some(RecordsPagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: covered.total,
+        }),
+    };
+    Ok((answer, agreement))
+}
+
+/// The covered page's records with their inclusion proofs, the
+/// checkpoint's own leaf, the page's root, and whether the answer says
+/// `verified`.
+struct Proven {
+    records: Vec<PublicRecord>,
+    checkpoint_leaf: Option<CheckpointLeaf>,
+    items_root: Hash32,
+    verified: bool,
+}
+
+/// Every proof of the page (the records' and a checkpoint's own leaf) in
+/// one read; `verified`: a checkpoint committed, in the log, and its
+/// records checked to recompute its root; anything else, every record in
+/// the log.
+async fn prove_covered(
+    db: &worker::D1Database,
+    covered: &Covered,
+    tree_size: u64,
+    withheld: bool,
+) -> ApiResult<Proven> {
     let checkpoint_at = covered
         .checkpoint
         .as_ref()
         .and_then(|c| c.leaf_index.map(|l| (c.merkle_root, l)));
-    // Every proof (the records' and the checkpoint's leaf) in one read.
     let mut leaves: Vec<u64> = covered.rows.iter().filter_map(|r| r.leaf_index).collect();
     leaves.extend(checkpoint_at.map(|(_, leaf)| leaf));
-    let mut proofs = inclusion_proofs(&db, &leaves, head.tree_size).await?;
+    let mut proofs = inclusion_proofs(db, &leaves, tree_size).await?;
     let checkpoint_leaf = checkpoint_at.map(|(item_hash, leaf)| CheckpointLeaf {
         item_hash,
         leaf_index: LeafIndex(leaf),
@@ -132,43 +184,25 @@ pub async fn public_answer(
         }
         None => !records.is_empty() && records.iter().all(|r| r.leaf_index.is_some()),
     };
-    // Only a checkpoint's root can have an agreement side.
-    let agreement = if kind == Kind::Checkpoint {
-        crate::ledger::agreement::of_checkpoint(
-            app,
-            at,
-            &checkpoints,
-            agreement_rows,
-            &page.statements,
-        )?
-    } else {
-        None
-    };
-    let mut summary = summary(at.env, root, &covered, &records, withheld);
-    summary.issued_as = issued_as;
-    let key = LogKey::load(app, at)?;
-    let answer = PublicAnswer {
-        verified,
-        summary,
+    Ok(Proven {
         records,
-        verification: PublicProof {
-            public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
-            hash_scheme: HASH_SCHEME.name().to_string(),
-            tree_head: head.note.clone(),
-            tree_size: TreeSize(head.tree_size),
-            public_key: key.verifier_key()?,
-            log: Some(log_ref(at, &key.origin, origin)),
-            items_root: merkle::root(&item_hashes),
-            checkpoint_leaf,
-            message: Some(PUBLIC_MESSAGE.to_string()),
-        },
-        pagination: Some(RecordsPagination {
-            limit: page.limit,
-            offset: page.offset,
-            total: covered.total,
-        }),
-    };
-    Ok((answer, agreement))
+        checkpoint_leaf,
+        items_root: merkle::root(&item_hashes),
+        verified,
+    })
+}
+
+/// Every kind the root names, `shown` first.
+fn issued_as(looked: &Looked, shown: Kind) -> Vec<String> {
+    let mut kinds = vec![shown.as_str().to_string()];
+    kinds.extend(
+        looked
+            .kinds()
+            .into_iter()
+            .filter(|k| *k != shown)
+            .map(|k| k.as_str().to_string()),
+    );
+    kinds
 }
 
 /// Which of the objects a root names the answer shows: the one asked for
