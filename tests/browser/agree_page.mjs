@@ -157,6 +157,8 @@ try {
   // extractable, on the next visit.
   checkHeaders(await page.goto(`${new URL(invitationUrl).origin}/agree`), "/agree");
   await plantLegacyKey("legacy-ledger");
+  // A new document (not a fragment change of the one open).
+  await page.goto("about:blank");
   checkHeaders(await page.goto(invitationUrl), "/agree#<token>");
   await page.waitForSelector("#register:not([disabled])", { timeout: STEP_TIMEOUT_MS });
   const migrated = await storedKeys();

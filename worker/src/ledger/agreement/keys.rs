@@ -45,15 +45,15 @@ pub async fn register_key(
     token: Option<&str>,
     signed: &str,
 ) -> ApiResult<(KeyView, bool)> {
-    let named = match agreement::read_unverified(signed).map_err(|e| rejected(&e))? {
-        Statement::Key(b) => b,
-        other => {
-            return Err(rejected(&StatementError::WrongKind {
-                expected: "key",
-                got: other.kind(),
-            }))
-        }
-    };
+    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
+    if !matches!(unverified, Statement::Key(_)) {
+        return Err(rejected(&StatementError::WrongKind {
+            expected: "key",
+            got: unverified.kind(),
+        }));
+    }
+    // Self-signed first: an edited binding is refused as such.
+    let named = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
     let (log, invitation) = match token {
         Some(t) => {
             let (log, _, row) = live_invitation(app, t).await?;
