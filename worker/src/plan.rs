@@ -60,10 +60,11 @@ pub const API_KEYS_MAX: [u64; 4] = [20, 100, 250, 1000];
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const INVITATIONS_PER_MONTH: [u64; 4] = [20, 1_000, 10_000, 1_000_000];
 /// API keys a tenant may create per calendar month (UTC), deleted ones
-/// included: create/delete cycles cannot pass `API_KEYS_MAX`, while
-/// rotating keys (one new, one deleted) still works.
+/// included: twice `API_KEYS_MAX`, so a tenant holding its whole cap can
+/// still rotate every key once a month, while create/delete cycles stop
+/// there (before, they had no bound at all).
 /// // spec: silent; docs/security.md "Limits per plan"
-pub const API_KEY_CREATIONS_PER_MONTH: [u64; 4] = [20, 100, 250, 1000];
+pub const API_KEY_CREATIONS_PER_MONTH: [u64; 4] = [40, 200, 500, 2000];
 /// Webhook endpoints a tenant may hold at once.
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const WEBHOOKS_MAX: [u64; 4] = [5, 20, 50, 100];
