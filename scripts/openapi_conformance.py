@@ -204,6 +204,9 @@ jwt = data(check("POST", "/dashboard/auth/login", "/dashboard/auth/login", want=
                  body={"email": email, "password": "Conformance-1"})).get("token")
 check("POST", "/dashboard/auth/change-password", "/dashboard/auth/change-password", want=200,
       body={"currentPassword": "Conformance-1", "newPassword": "Conformance-2"}, jwt=jwt)
+jwt = data(check("POST", "/dashboard/auth/login", "/dashboard/auth/login", want=200,
+                 body={"email": email, "password": "Conformance-2"})).get("token")
+check("POST", "/dashboard/auth/logout", "/dashboard/auth/logout", want=200, jwt=jwt)
 
 untested = [(m.upper(), p) for p, item in DOC["paths"].items() for m in item
             if (m.upper(), p) not in checked and m in ("get", "post", "patch", "delete")]

@@ -493,11 +493,31 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
             detail: "no merkleRoot to check the agreement against".into(),
         }];
     };
-    let statements: Vec<(String, String)> = a["statements"]
+    let statements: Vec<(String, String, String)> = a["statements"]
         .as_array()
         .map(|v| {
             v.iter()
-                .map(|s| (text(&s["statement"]), text(&s["recordedAt"])))
+                .map(|s| {
+                    (
+                        text(&s["statement"]),
+                        text(&s["recordedAt"]),
+                        text(&s["counterpartyKey"]),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let keys: Vec<(String, String, String)> = a["keys"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .map(|k| {
+                    (
+                        text(&k["counterpartyKey"]),
+                        text(&k["keyStatement"]),
+                        text(&k["registeredAt"]),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -518,7 +538,21 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
         balance_statement: &balance_statement,
         statements: statements
             .iter()
-            .map(|(s, at)| (s.as_str(), at.as_str()))
+            .map(|(s, at, k)| {
+                (
+                    s.as_str(),
+                    at.as_str(),
+                    (!k.is_empty()).then_some(k.as_str()),
+                )
+            })
+            .collect(),
+        keys: keys
+            .iter()
+            .map(|(k, s, at)| bvs_core::agreement::AnswerKey {
+                counterparty_key: k,
+                key_statement: s,
+                registered_at: at,
+            })
             .collect(),
     })
 }

@@ -228,6 +228,18 @@ pub enum StatementError {
     ItemHashMismatch { expected: Hash32, got: Hash32 },
     #[error("not proven to be in the log: {0}")]
     NotInLog(String),
+    #[error(
+        "a new key for a ledger that has one must be signed by the current key, or come through a new invitation from the vendor"
+    )]
+    NotSignedByCurrentKey,
+    #[error("after {after} is outside the checkpoint's {deltas} deltas")]
+    AfterOutOfRange { after: u64, deltas: u64 },
+    #[error("agreed {got} is not the checkpoint's balance at that point ({expected})")]
+    AgreedMismatch { expected: Amount, got: Amount },
+    #[error(
+        "the delta named is not the checkpoint's delta {position}, the one after those agreed"
+    )]
+    DeltaMismatch { position: u64 },
     #[cfg(feature = "server")]
     #[error("could not sign: {0}")]
     Signing(String),
@@ -530,12 +542,14 @@ pub fn verify(signed: &str, verifier_key: &str) -> Result<Statement, StatementEr
         })?;
     let signature = <[u8; 64]>::try_from(signature.2.as_slice())
         .map_err(|_| StatementError::InvalidSignature)?;
-    ed25519_dalek::Verifier::verify(
-        &key.key,
-        text.as_bytes(),
-        &ed25519_dalek::Signature::from_bytes(&signature),
-    )
-    .map_err(|_| StatementError::InvalidSignature)?;
+    // Strict: no small-order key or malleable encoding signs a statement
+    // (canonical statements, `canonical`).
+    key.key
+        .verify_strict(
+            text.as_bytes(),
+            &ed25519_dalek::Signature::from_bytes(&signature),
+        )
+        .map_err(|_| StatementError::InvalidSignature)?;
     if let Statement::Key(binding) = &statement {
         if binding.key != verifier_key {
             return Err(StatementError::KeyNotSelfSigned);
@@ -587,6 +601,10 @@ impl StatementError {
             StatementError::KeyMismatch { .. } => "key_mismatch",
             StatementError::ItemHashMismatch { .. } => "item_hash_mismatch",
             StatementError::NotInLog(_) => "not_in_log",
+            StatementError::NotSignedByCurrentKey => "not_signed_by_current_key",
+            StatementError::AfterOutOfRange { .. } => "after_out_of_range",
+            StatementError::AgreedMismatch { .. } => "agreed_mismatch",
+            StatementError::DeltaMismatch { .. } => "delta_mismatch",
             #[cfg(feature = "server")]
             StatementError::Signing(_) => "signing",
         }
@@ -752,8 +770,19 @@ pub struct AnswerAgreement<'a> {
     /// The service's `balanceStatement` (unsigned text): its balance is
     /// what a `balance` statement must agree to.
     pub balance_statement: &'a str,
-    /// Each statement's signed note and `recordedAt`.
-    pub statements: Vec<(&'a str, &'a str)>,
+    /// Each statement's signed note, `recordedAt` and the key it names
+    /// (`None`: `counterparty_key`).
+    pub statements: Vec<(&'a str, &'a str, Option<&'a str>)>,
+    /// Every key binding of the ledger, oldest first (empty: the current
+    /// one only, as answers from before keys could change).
+    pub keys: Vec<AnswerKey<'a>>,
+}
+
+/// One key binding of a ledger, as a public answer lists it.
+pub struct AnswerKey<'a> {
+    pub counterparty_key: &'a str,
+    pub key_statement: &'a str,
+    pub registered_at: &'a str,
 }
 
 /// A named check from its outcome: the detail either way.
@@ -816,14 +845,57 @@ pub fn answer_agreement_checks(a: &AnswerAgreement<'_>) -> Vec<Check> {
         });
     let key_ok = binding.is_ok();
     checks.push(check("agreement.key".into(), binding));
-    for (i, (signed, at)) in a.statements.iter().enumerate() {
+    let mut good: Vec<&str> = Vec::new();
+    if key_ok && a.keys.is_empty() {
+        good.push(a.counterparty_key);
+    }
+    for (i, k) in a.keys.iter().enumerate() {
         let r = (|| -> Result<String, String> {
-            if !key_ok {
-                return Err("the customer's key binding failed".into());
+            let b = verify_key_binding(k.key_statement).map_err(named)?;
+            let r = reference.as_ref().map_err(Clone::clone)?;
+            if b.key() != k.counterparty_key {
+                return Err("the key binding names another key than the one listed".into());
+            }
+            r.0.check(&CheckpointRef {
+                origin: b.origin.clone(),
+                ledger: b.ledger,
+                ..r.0.clone()
+            })
+            .map_err(named)?;
+            let Some(previous) = i.checked_sub(1).map(|p| a.keys[p].counterparty_key) else {
+                return Ok(format!(
+                    "the ledger's first key {} (trust on first use, through the vendor's invitation)",
+                    k.counterparty_key
+                ));
+            };
+            Ok(if signed_by(k.key_statement, previous).map_err(named)? {
+                format!(
+                    "key {} replaced {previous}, which signed the change",
+                    k.counterparty_key
+                )
+            } else {
+                format!(
+                    "WARNING: key changed on {}, not signed by the previous key {previous}",
+                    k.registered_at
+                )
+            })
+        })();
+        if r.is_ok() {
+            good.push(k.counterparty_key);
+        }
+        checks.push(check(format!("agreement.keys[{i}]"), r));
+    }
+    for (i, (signed, at, key)) in a.statements.iter().enumerate() {
+        let r = (|| -> Result<String, String> {
+            let key = key.unwrap_or(a.counterparty_key);
+            if !good.contains(&key) {
+                return Err(format!(
+                    "the statement's key {key} is not a checked key of this ledger"
+                ));
             }
             let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
-            let statement = verify(signed, a.counterparty_key).map_err(named)?;
-            statement_says(&statement, r, balance, a.counterparty_key, at).map_err(named)
+            let statement = verify(signed, key).map_err(named)?;
+            statement_says(&statement, r, balance, key, at).map_err(named)
         })();
         checks.push(check(format!("agreement.statements[{i}]"), r));
     }
@@ -1041,6 +1113,11 @@ mod sign {
 
 #[cfg(feature = "server")]
 pub use sign::{counterparty_key, sign};
+
+mod canonical;
+pub use canonical::{canonical_key_binding, canonical_statement, signed_by, CanonicalBinding};
+mod dispute;
+pub use dispute::{CheckpointDelta, DisputeContext};
 
 mod receipt;
 pub use receipt::{receipt_checks, receipt_report};

@@ -70,9 +70,35 @@ pub struct ReceiptAgreement {
     #[serde(default)]
     pub key_proof: Option<LoggedItem>,
     /// The customer's signed `balance` and `dispute` statements about
-    /// this checkpoint by that key, oldest first.
+    /// this checkpoint, oldest first: by the current key and by earlier
+    /// keys of the ledger (each names its key).
     #[serde(default)]
     pub statements: Vec<ReceiptStatement>,
+    /// Every key binding of the ledger in the log at the receipt's tree
+    /// head, oldest first (the last is `counterpartyKey`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<ReceiptKey>,
+    /// One line per key change not signed by the key before it ("key
+    /// changed on …, not signed by the previous key").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub key_warnings: Vec<String>,
+}
+
+/// One key binding of a ledger, as the log holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptKey {
+    pub counterparty_key: String,
+    /// The signed binding (canonical: the key's own line and, for a
+    /// rotation, the previous key's).
+    pub key_statement: String,
+    pub registered_at: String,
+    /// `None` for the ledger's first key; whether the key before it signed
+    /// this binding (a rotation by the customer) or not (a change through
+    /// an invitation from the vendor only).
+    #[serde(default)]
+    pub signed_by_previous: Option<bool>,
+    pub key_proof: LoggedItem,
 }
 
 /// A log item with its inclusion proof into the receipt's tree head.
@@ -92,6 +118,10 @@ pub struct ReceiptStatement {
     pub kind: String,
     /// The signed note, exactly as signed.
     pub statement: String,
+    /// The key that signed it (absent in receipts from before keys
+    /// changed: then the current key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterparty_key: Option<String>,
     pub recorded_at: String,
     pub item_hash: Hash32,
     pub leaf_index: LeafIndex,
@@ -243,16 +273,42 @@ fn read_agreement(f: &Fields<'_>) -> Result<ReceiptAgreement, ReadError> {
             let kind = s.string("kind")?;
             let statement = s.string("statement")?;
             let recorded_at = s.string("recordedAt")?;
+            let counterparty_key = s.optional_string("counterpartyKey")?;
             let logged = read_logged(s)?;
             Ok(ReceiptStatement {
                 kind: kind.to_owned(),
                 statement: statement.to_owned(),
+                counterparty_key: counterparty_key.map(str::to_owned),
                 recorded_at: recorded_at.to_owned(),
                 item_hash: logged.item_hash,
                 leaf_index: logged.leaf_index,
                 inclusion_proof: logged.inclusion_proof,
             })
         })?,
+        keys: f.each("keys", false, |k| {
+            let counterparty_key = k.string("counterpartyKey")?;
+            let key_statement = k.string("keyStatement")?;
+            let registered_at = k.string("registeredAt")?;
+            let signed_by_previous = match k.optional("signedByPrevious") {
+                None => None,
+                Some(_) => Some(k.bool("signedByPrevious")?),
+            };
+            Ok(ReceiptKey {
+                counterparty_key: counterparty_key.to_owned(),
+                key_statement: key_statement.to_owned(),
+                registered_at: registered_at.to_owned(),
+                signed_by_previous,
+                key_proof: read_logged(&k.object("keyProof")?)?,
+            })
+        })?,
+        key_warnings: f
+            .array("keyWarnings", false)?
+            .iter()
+            .filter_map(|w| match w {
+                crate::json::Value::String(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect(),
         checkpoint_id: checkpoint_id.to_owned(),
         origin: origin.to_owned(),
         ledger_id,

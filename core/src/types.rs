@@ -115,7 +115,36 @@ impl CustomerId {
             ))
         }
     }
+
+    /// A customer id for a new delta (emit, batch): as [`CustomerId::parse`],
+    /// and not [`WHOLE_TENANT`], which names the whole-tenant checkpoint
+    /// in checkpoint requests and answers (spec: Checkpoint,
+    /// `customerId`), so no ledger can be mistaken for it.
+    ///
+    /// # Errors
+    /// As [`CustomerId::parse`]; `customerId: must not be "all"` for it.
+    pub fn parse_new(text: &str) -> Result<Self, FieldError> {
+        let id = Self::parse(text)?;
+        if id.0 == WHOLE_TENANT {
+            return Err(FieldError::new(
+                Self::FIELD,
+                "must not be \"all\": it names the whole-tenant checkpoint",
+            ));
+        }
+        Ok(id)
+    }
+
+    /// Whether this is [`WHOLE_TENANT`] (a ledger of that name can only
+    /// be one created before it was refused).
+    pub fn is_whole_tenant(&self) -> bool {
+        self.0 == WHOLE_TENANT
+    }
 }
+
+/// The `customerId` of a checkpoint over every customer of a tenant.
+/// // spec: Checkpoint, `customerId` ("`all` when all customers are
+/// checkpointed"); refused as a customer id at emit (issue 25).
+pub const WHOLE_TENANT: &str = "all";
 
 /// Why a delta was recorded: required, 1 to 500 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -734,6 +763,20 @@ mod tests {
                 "customerId: must be 1 to 128 characters of letters, digits, _ - . :"
             );
         }
+    }
+
+    #[test]
+    fn all_is_no_new_customer_id() {
+        assert!(
+            CustomerId::parse("all").is_ok(),
+            "an old ledger is still read"
+        );
+        let e = CustomerId::parse_new("all").unwrap_err();
+        assert_eq!(e.field, "customerId");
+        assert!(e.reason.contains("whole-tenant"), "{e}");
+        assert!(CustomerId::parse_new("All").is_ok());
+        assert!(CustomerId::parse_new("all2").is_ok());
+        assert!(CustomerId::parse_new("").is_err());
     }
 
     #[test]

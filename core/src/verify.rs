@@ -485,7 +485,10 @@ pub struct PublicSummary {
     pub environment: String,
     pub proof_root: Hash32,
     pub item_count: u64,
-    pub net_amount: Amount,
+    /// The records' net amount; absent when amounts are withheld (a root
+    /// over several ledgers' deltas: `amounts_withheld`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_amount: Option<Amount>,
     #[serde(default)]
     pub period: Option<String>,
     /// The ledger every record belongs to, when they all share one.
@@ -497,6 +500,21 @@ pub struct PublicSummary {
     pub last_verified_at: Option<String>,
     #[serde(default)]
     pub status: Option<String>,
+    /// Every kind of object the root names (`checkpoint`, `submission`,
+    /// `receipt`), the one shown (`kind`) first: two objects over the
+    /// same deltas share one root, and `?kind=` shows each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issued_as: Vec<String>,
+    /// The root covers several ledgers' deltas (a batch's items root): no
+    /// record shows its amount or ledger, so whoever holds the root learns
+    /// no customer's amounts; the itemHashes still recompute the root.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub amounts_withheld: bool,
+    /// A checkpoint's: whether the records listed (every page of them)
+    /// recompute its merkleRoot, checked once by the service: `passed`,
+    /// `failed`, or `pending` until checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_check: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -506,7 +524,9 @@ pub struct PublicRecord {
     pub item_hash: Hash32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_id: Option<String>,
-    pub delta: Amount,
+    /// Absent when the answer withholds amounts (`amounts_withheld`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Amount>,
     /// `None` while the item is not yet in the log (QUEUED).
     #[serde(default)]
     pub leaf_index: Option<merkle::LeafIndex>,
@@ -595,7 +615,10 @@ impl PublicAnswer {
         let environment = s.string("environment")?;
         let proof_root = s.hash("proofRoot")?;
         let item_count = s.u64("itemCount")?;
-        let net_amount = s.amount("netAmount")?;
+        let net_amount = match s.optional("netAmount") {
+            None => None,
+            Some(_) => Some(s.amount("netAmount")?),
+        };
         let period = s.optional_string("period")?;
         let status = s.optional_string("status")?;
         let first_verified_at = s.optional_string("firstVerifiedAt")?;
@@ -623,7 +646,10 @@ impl PublicAnswer {
             records: f.each("records", false, |r| {
                 let anchor_id = r.string("anchorId")?;
                 let item_hash = r.hash("itemHash")?;
-                let delta = r.amount("delta")?;
+                let delta = match r.optional("delta") {
+                    None => None,
+                    Some(_) => Some(r.amount("delta")?),
+                };
                 let leaf_index = match r.optional("leafIndex") {
                     None => None,
                     Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
@@ -653,6 +679,9 @@ impl PublicAnswer {
                 first_verified_at: owned(first_verified_at),
                 last_verified_at: owned(last_verified_at),
                 status: owned(status),
+                issued_as: Vec::new(),
+                amounts_withheld: false,
+                records_check: None,
             },
             verification: PublicProof {
                 public_ledger_url: None,
@@ -926,18 +955,7 @@ pub fn verify_public_answer(
                 &root,
             ),
         );
-        let sum = Amount::checked_sum(all.iter().map(|r| r.delta));
-        report.result(
-            "netAmount",
-            match sum {
-                Ok(s) if s == first.net_amount => Ok(format!("the {n} deltas add up to {s}")),
-                Ok(s) => Err(format!(
-                    "the {n} deltas add up to {s}, the summary says {}",
-                    first.net_amount
-                )),
-                Err(e) => Err(format!("adding the deltas: {e}")),
-            },
-        );
+        report.result("netAmount", net_amount_check(&all, first.net_amount));
     }
     report.result(
         "verified",
@@ -951,6 +969,27 @@ pub fn verify_public_answer(
         },
     );
     report
+}
+
+/// The records' amounts against the summary's net amount; an answer that
+/// withholds amounts (a root over several ledgers) withholds every one of
+/// them and the total.
+fn net_amount_check(all: &[&PublicRecord], net: Option<Amount>) -> Result<String, String> {
+    let n = all.len();
+    let amounts: Option<Vec<Amount>> = all.iter().map(|r| r.delta).collect();
+    match (amounts, net) {
+        (Some(amounts), Some(net)) => match Amount::checked_sum(amounts) {
+            Ok(s) if s == net => Ok(format!("the {n} deltas add up to {s}")),
+            Ok(s) => Err(format!(
+                "the {n} deltas add up to {s}, the summary says {net}"
+            )),
+            Err(e) => Err(format!("adding the deltas: {e}")),
+        },
+        (None, None) if all.iter().all(|r| r.delta.is_none()) => {
+            Ok("amounts are withheld (the root spans several ledgers): nothing to add up".into())
+        }
+        _ => Err("some amounts are shown and others withheld".into()),
+    }
 }
 
 // ------------------------------------------------------------------ single checks as reports
@@ -1484,7 +1523,7 @@ pub mod sample {
                 anchor_id: c.anchor_id.clone(),
                 item_hash: h,
                 ledger_id: None,
-                delta: c.delta,
+                delta: Some(c.delta),
                 leaf_index: Some(leaf),
                 inclusion_proof: proof.clone(),
                 block_timestamp: Some(format_iso_ms(block_ms)),
@@ -1526,7 +1565,7 @@ pub mod sample {
             },
             agreement: None,
         };
-        let net = Amount::checked_sum(records.iter().map(|r| r.delta)).map_err(err)?;
+        let net = Amount::checked_sum(records.iter().filter_map(|r| r.delta)).map_err(err)?;
         let answer = PublicAnswer {
             verified: true,
             summary: PublicSummary {
@@ -1534,12 +1573,15 @@ pub mod sample {
                 environment: "sandbox".into(),
                 proof_root: items_root,
                 item_count: records.len() as u64,
-                net_amount: net,
+                net_amount: Some(net),
                 period: None,
                 ledger_id: None,
                 first_verified_at: Some(format_iso_ms(block_ms)),
                 last_verified_at: Some(format_iso_ms(block_ms)),
                 status: Some("VERIFIED".into()),
+                issued_as: Vec::new(),
+                amounts_withheld: false,
+                records_check: None,
             },
             records,
             verification: PublicProof {

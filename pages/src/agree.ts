@@ -3,13 +3,20 @@
 // the browser (WebCrypto), register its public key with a self-signed
 // `bvs-agreement/v1 key` statement, then sign a period's balance statement,
 // or a dispute naming the first delta the customer disagrees with.
-// The private key is kept in localStorage (per ledger) and offered as a
-// download; it is never sent anywhere.
+// The private key is a non-extractable WebCrypto key kept in this
+// browser's IndexedDB (per ledger): the page can sign with it, but no
+// script, the page's own included, can read its bytes out (issue 25). It
+// is never sent anywhere. Keys an earlier version of the page kept in
+// localStorage (PKCS#8) are moved there on load and removed.
 import { byId as $, message } from "./types";
 import type { Agreement, PublicAnswer, PublicRecord, StatementView } from "./types";
 
 const KEY_NAME = "customer";
-const STORE = "bvs-agreement-key:";
+/** The localStorage prefix of keys kept by earlier versions (PKCS#8). */
+const LEGACY_STORE = "bvs-agreement-key:";
+/** IndexedDB: database, object store (one record per ledger id). */
+const DB_NAME = "bvs-agreement";
+const DB_STORE = "keys";
 const enc = new TextEncoder();
 
 const b64 = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes));
@@ -66,26 +73,59 @@ async function signNote(text: string, privateKey: CryptoKey, id: Uint8Array): Pr
   return `${text}\n\u2014 ${KEY_NAME} ${b64(new Uint8Array([...id, ...sig]))}\n`;
 }
 
+/** The page's IndexedDB database. */
+function openDb(): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.open(DB_NAME, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(DB_STORE);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+/** One request of a transaction on the keys store. */
+async function keys<T>(mode: IDBTransactionMode, act: (s: IDBObjectStore) => IDBRequest): Promise<T> {
+  const db = await openDb();
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      const req = act(db.transaction(DB_STORE, mode).objectStore(DB_STORE));
+      req.onsuccess = () => resolve(req.result as T);
+      req.onerror = () => reject(req.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+async function saveKey(ledgerId: string, key: LocalKey): Promise<void> {
+  await keys<unknown>("readwrite", (s) => s.put(key, ledgerId));
+}
+
 async function loadKey(ledgerId: string): Promise<LocalKey | null> {
-  const saved = localStorage.getItem(STORE + ledgerId);
-  if (!saved) return null;
-  const k = JSON.parse(saved) as { pkcs8: string; id: string; verifierKey: string };
-  const privateKey = await crypto.subtle.importKey("pkcs8", unb64(k.pkcs8), "Ed25519", false, ["sign"]);
-  return { privateKey, id: unb64(k.id), verifierKey: k.verifierKey };
+  return (await keys<LocalKey | undefined>("readonly", (s) => s.get(ledgerId))) ?? null;
+}
+
+/** Moves keys an earlier version kept in localStorage (PKCS#8, readable
+ * by any script of this origin) into IndexedDB as non-extractable keys. */
+async function migrateLegacyKeys(): Promise<void> {
+  for (const name of Object.keys(localStorage).filter((k) => k.startsWith(LEGACY_STORE))) {
+    const saved = localStorage.getItem(name);
+    if (!saved) continue;
+    const k = JSON.parse(saved) as { pkcs8: string; id: string; verifierKey: string };
+    const privateKey = await crypto.subtle.importKey("pkcs8", unb64(k.pkcs8), "Ed25519", false, ["sign"]);
+    await saveKey(name.slice(LEGACY_STORE.length), { privateKey, id: unb64(k.id), verifierKey: k.verifierKey });
+    localStorage.removeItem(name);
+  }
 }
 
 async function register(token: string, invitation: Invitation): Promise<void> {
-  const pair = await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"]) as CryptoKeyPair;
+  // Not extractable: the private key can sign here, and never be read out.
+  const pair = await crypto.subtle.generateKey("Ed25519", false, ["sign", "verify"]) as CryptoKeyPair;
   const publicRaw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
-  const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
   const vk = await verifierKey(publicRaw);
   const text = `bvs-agreement/v1 key\norigin ${invitation.origin}\nledger ${invitation.ledgerId}\nkey ${vk.text}\n`;
   const statement = await signNote(text, pair.privateKey, vk.id);
-  const saved = { ledgerId: invitation.ledgerId, verifierKey: vk.text, id: b64(vk.id), pkcs8: b64(pkcs8) };
-  localStorage.setItem(STORE + invitation.ledgerId, JSON.stringify(saved));
-  const link = $<HTMLAnchorElement>("download");
-  link.href = URL.createObjectURL(new Blob([JSON.stringify(saved, null, 2)], { type: "application/json" }));
-  link.hidden = false;
+  await saveKey(invitation.ledgerId, { privateKey: pair.privateKey, id: vk.id, verifierKey: vk.text });
   const done = await api<KeyView>("/api/v1/agreement/keys", { token, statement });
   $("key-status").textContent = `Registered: your key ${done.counterpartyKey} (log item ${done.itemHash}).`;
   $("key-status").dataset.state = "registered";
@@ -95,6 +135,12 @@ async function register(token: string, invitation: Invitation): Promise<void> {
 function showStatements(agreement: Agreement): void {
   const list = $("statements");
   list.replaceChildren();
+  for (const w of agreement.keyWarnings ?? []) {
+    const li = document.createElement("li");
+    li.className = "warning";
+    li.textContent = `Warning: ${w}`;
+    list.append(li);
+  }
   for (const s of agreement.statements as StatementView[]) {
     const li = document.createElement("li");
     li.textContent = s.kind === "balance"
@@ -176,7 +222,7 @@ function disputeText(a: Agreement, deltas: PublicRecord[]): string | null {
   // The balance both agree on before the chosen delta: the closing
   // balance less the service's deltas from it on.
   let agreed = toUnits(a.balance);
-  for (const d of deltas.slice(at)) agreed -= toUnits(d.delta);
+  for (const d of deltas.slice(at)) agreed -= toUnits(d.delta ?? "0");
   return `bvs-agreement/v1 dispute\norigin ${a.origin}\nledger ${a.ledgerId}\nperiod ${a.period}\n`
     + `root ${a.merkleRoot}\ndeltas ${a.deltaCount}\ndivergence ${kind}\nafter ${at}\n`
     + `delta ${id}\nagreed ${fromUnits(agreed)}\n`;
@@ -194,7 +240,7 @@ function showDispute(a: Agreement, deltas: PublicRecord[]): void {
     li.append(text);
     list.append(li);
   };
-  deltas.forEach((d, i) => option(i, `${d.delta} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
+  deltas.forEach((d, i) => option(i, `${d.delta ?? "withheld"} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
   option(deltas.length, "after the last delta (only for a delta I have and the service does not)");
   const update = (): void => {
     $("d-own-label").hidden = $<HTMLSelectElement>("d-kind").value !== "extra";
@@ -256,6 +302,7 @@ const fail = (id: string) => (e: unknown): void => {
   $(id).dataset.state = "error";
 };
 
+await migrateLegacyKeys().catch(fail("key-status"));
 const token = location.hash.slice(1);
 if (token) {
   $("invite").hidden = false;

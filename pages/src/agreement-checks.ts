@@ -43,10 +43,13 @@ async function signedBy(note: string, key: string): Promise<true | string> {
   if (material.length !== 33 || material[0] !== 0x01) return "the counterparty key is not an Ed25519 key";
   const split = splitNote(note);
   if (!split) return "not a signed note";
-  const line = split.sigs.find((l) => l.startsWith(`\u2014 ${name} `));
-  if (!line) return `no signature by ${name}+${idHex}`;
-  const sig = unb64(line.slice(`\u2014 ${name} `.length));
-  if (sig.length !== 68 || hex(sig.slice(0, 4)) !== idHex) return `no signature by ${name}+${idHex}`;
+  // Several keys may share a name (a customer's key and its successor):
+  // the line is the one whose key id is this key's.
+  const sig = split.sigs
+    .filter((l) => l.startsWith(`\u2014 ${name} `))
+    .map((l) => unb64(l.slice(`\u2014 ${name} `.length)))
+    .find((b) => b.length === 68 && hex(b.slice(0, 4)) === idHex);
+  if (!sig) return `no signature by ${name}+${idHex}`;
   const pub = await crypto.subtle.importKey("raw", material.slice(1), "Ed25519", false, ["verify"]);
   const ok = await crypto.subtle.verify("Ed25519", pub, sig.slice(4), enc.encode(split.text));
   return ok ? true : "the signature does not match the statement text";
@@ -54,35 +57,63 @@ async function signedBy(note: string, key: string): Promise<true | string> {
 
 /**
  * Checks of `agreement` (the public answer's field) for proof root `root`
- * of the log `logOrigin`, whose summary says `period` and `itemCount`.
+ * of the log `logOrigin`, whose summary says `period` and `itemCount`:
+ * every key binding of the ledger (the current one is `agreement.key`, an
+ * earlier one `agreement.keys[i]`; a change the previous key did not sign
+ * passes with a warning, as the service must show it), then each
+ * statement against the key that signed it.
  */
 export async function agreementChecks(agreement: Agreement, root: string, logOrigin: string, summary: Summary): Promise<Check[]> {
   const checks: Check[] = [];
-  const key = agreement.counterpartyKey;
-  if (!key) return checks;
-  const binding = fields(splitNote(agreement.keyStatement ?? "")?.text ?? "");
-  const bindingWrong =
-    binding.first !== "bvs-agreement/v1 key" ? "the key binding is not a bvs-agreement/v1 key statement"
-    : binding.map.get("key") !== key ? "the key binding names another key"
-    : binding.map.get("ledger") !== agreement.ledgerId ? "the key binding names another ledger"
-    : binding.map.get("origin") !== logOrigin ? `the key binding names log ${binding.map.get("origin")}, not ${logOrigin}`
-    : null;
-  const bindingSig = bindingWrong ? null : await signedBy(agreement.keyStatement ?? "", key);
-  checks.push({
-    name: "agreement.key",
-    ok: !bindingWrong && bindingSig === true,
-    detail: bindingWrong ?? (bindingSig === true
-      ? `Ledger ${agreement.ledgerId} has the customer's key ${key} (self-signed; checked in this browser with WebCrypto Ed25519).`
-      : String(bindingSig)),
-  });
+  const current = agreement.counterpartyKey;
+  if (!current) return checks;
+  const keys = agreement.keys?.length
+    ? agreement.keys
+    : [{ counterpartyKey: current, keyStatement: agreement.keyStatement ?? "", registeredAt: "", signedByPrevious: null }];
+  const good = new Set<string>();
+  for (const [i, k] of keys.entries()) {
+    const last = i === keys.length - 1;
+    const binding = fields(splitNote(k.keyStatement ?? "")?.text ?? "");
+    const bindingWrong =
+      binding.first !== "bvs-agreement/v1 key" ? "the key binding is not a bvs-agreement/v1 key statement"
+      : binding.map.get("key") !== k.counterpartyKey ? "the key binding names another key"
+      : last && k.counterpartyKey !== current ? "the last key listed is not the ledger's counterpartyKey"
+      : binding.map.get("ledger") !== agreement.ledgerId ? "the key binding names another ledger"
+      : binding.map.get("origin") !== logOrigin ? `the key binding names log ${binding.map.get("origin")}, not ${logOrigin}`
+      : null;
+    const bindingSig = bindingWrong ? null : await signedBy(k.keyStatement ?? "", k.counterpartyKey);
+    let ok = !bindingWrong && bindingSig === true;
+    let detail = bindingWrong ?? (bindingSig === true
+      ? `Ledger ${agreement.ledgerId} has the customer's key ${k.counterpartyKey} (self-signed; checked in this browser with WebCrypto Ed25519).`
+      : String(bindingSig));
+    let title: string | undefined;
+    if (ok && i > 0) {
+      const previous = keys[i - 1].counterpartyKey;
+      const byPrevious = await signedBy(k.keyStatement, previous);
+      if (byPrevious === true) {
+        detail += ` It replaced ${previous}, which signed the change.`;
+      } else if (byPrevious.startsWith("no signature")) {
+        title = "Key changed, not signed by the previous key";
+        detail = `Warning: key changed on ${k.registeredAt}, not signed by the previous key ${previous}: `
+          + `it came through a new invitation from the vendor, and is trusted only as much as the vendor. ${detail}`;
+      } else {
+        ok = false;
+        detail = `the previous key's signature on this binding does not verify: ${byPrevious}`;
+      }
+    }
+    if (ok) good.add(k.counterpartyKey);
+    checks.push({ name: last ? "agreement.key" : `agreement.keys[${i}]`, ok, detail, ...(title ? { title } : {}) });
+  }
   for (const [i, s] of (agreement.statements ?? []).entries()) {
+    const key = s.counterpartyKey ?? current;
     const f = fields(splitNote(s.statement ?? "")?.text ?? "");
     const kind = f.first.replace("bvs-agreement/v1 ", "");
     const expect: [string, string][] = [
       ["origin", logOrigin], ["ledger", agreement.ledgerId], ["root", root],
       ["period", String(summary.period)], ["deltas", String(summary.itemCount)],
     ];
-    const wrong = !["balance", "dispute"].includes(kind) ? "not a balance or dispute statement"
+    const wrong = !good.has(key) ? `the statement's key ${key} is not a checked key of this ledger`
+      : !["balance", "dispute"].includes(kind) ? "not a balance or dispute statement"
       : expect.map(([n, v]) => (f.map.get(n) !== v ? `the statement names ${n} ${f.map.get(n)}, not ${v}` : null)).find(Boolean);
     const sig = wrong ? null : await signedBy(s.statement, key);
     const who = `the customer's key ${key} at ${s.recordedAt}`;

@@ -38,13 +38,26 @@ export interface Agreement {
   counterpartyKey: string | null;
   keyStatement: string | null;
   statements: StatementView[];
+  /** Every key of the ledger, oldest first (the last is counterpartyKey). */
+  keys?: KeyBinding[];
+  /** One line per key change the previous key did not sign. */
+  keyWarnings?: string[];
+}
+
+/** One key binding of a ledger, as the public answer lists it. */
+export interface KeyBinding {
+  counterpartyKey: string;
+  keyStatement: string;
+  registeredAt: string;
+  signedByPrevious: boolean | null;
 }
 
 /** A record of a public answer. */
 export interface PublicRecord {
   anchorId: string;
   itemHash: string;
-  delta: string;
+  /** Absent when the answer withholds amounts (`summary.amountsWithheld`). */
+  delta?: string;
   leafIndex?: number | null;
   declaredTimestamp?: string;
   blockTimestamp?: string | null;
@@ -60,6 +73,12 @@ export interface Summary {
   status?: string;
   firstVerifiedAt?: string | null;
   lastVerifiedAt?: string | null;
+  /** Every kind of object the root names, the one shown first. */
+  issuedAs?: string[];
+  /** The root spans several ledgers: no amount or ledger is shown. */
+  amountsWithheld?: boolean;
+  /** A checkpoint's: `passed`, `failed` or `pending`. */
+  recordsCheck?: string;
 }
 
 /** `GET /api/v1/verify/{root}` data. */

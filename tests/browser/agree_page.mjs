@@ -12,6 +12,12 @@
 // With a second invitation (another customer's ledger), the customer there
 // disputes its period from the second delta ("the amount differs"), and
 // that verify page shows "Disputed by the customer's key … at …".
+// Issue 25: every page answer carries the security headers (a strict
+// Content-Security-Policy with frame-ancestors 'none', nosniff,
+// no-referrer) and the pages run under it with no violation; the key the
+// page makes is a non-extractable WebCrypto key in IndexedDB (exporting it
+// fails; nothing in localStorage), and a key an earlier page kept in
+// localStorage is moved there.
 // Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -41,7 +47,70 @@ const browser = await chromium.launchPersistentContext(profile, {
 const page = await browser.newPage();
 const errors = [];
 page.on("pageerror", (e) => errors.push(String(e)));
+// A CSP violation is reported on the console ("Refused to ...").
+page.on("console", (m) => {
+  if (/Content Security Policy|Refused to/i.test(m.text())) errors.push(`CSP: ${m.text()}`);
+});
 let ok = false;
+
+/** The security headers every page answer must carry. */
+function checkHeaders(response, what) {
+  const h = response?.headers() ?? {};
+  const csp = h["content-security-policy"] ?? "";
+  for (const part of ["script-src 'self' 'wasm-unsafe-eval'", "style-src 'self'", "frame-ancestors 'none'"]) {
+    if (!csp.includes(part)) throw new Error(`${what}: Content-Security-Policy lacks ${part}: ${csp}`);
+  }
+  if (h["x-content-type-options"] !== "nosniff") throw new Error(`${what}: X-Content-Type-Options ${h["x-content-type-options"]}`);
+  if (h["referrer-policy"] !== "no-referrer") throw new Error(`${what}: Referrer-Policy ${h["referrer-policy"]}`);
+}
+
+/** The keys the page keeps in IndexedDB: ledger id, extractable, and
+ * whether exporting the private key fails. */
+async function storedKeys() {
+  return page.evaluate(async () => {
+    const db = await new Promise((resolve, reject) => {
+      const req = indexedDB.open("bvs-agreement", 1);
+      req.onupgradeneeded = () => req.result.createObjectStore("keys");
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    const all = await new Promise((resolve, reject) => {
+      const store = db.transaction("keys", "readonly").objectStore("keys");
+      const out = [];
+      const req = store.openCursor();
+      req.onsuccess = () => {
+        const c = req.result;
+        if (!c) return resolve(out);
+        out.push([c.key, c.value]);
+        c.continue();
+      };
+      req.onerror = () => reject(req.error);
+    });
+    db.close();
+    const keys = [];
+    for (const [ledger, v] of all) {
+      let exportFails = false;
+      try { await crypto.subtle.exportKey("pkcs8", v.privateKey); } catch { exportFails = true; }
+      keys.push({ ledger, extractable: v.privateKey.extractable, exportFails });
+    }
+    return {
+      keys,
+      localStorage: Object.keys(localStorage).filter((k) => k.startsWith("bvs-agreement-key:")),
+    };
+  });
+}
+
+/** A key as an earlier page kept it: PKCS#8 in localStorage. */
+async function plantLegacyKey(ledger) {
+  await page.evaluate(async (ledger) => {
+    const pair = await crypto.subtle.generateKey("Ed25519", true, ["sign", "verify"]);
+    const pkcs8 = new Uint8Array(await crypto.subtle.exportKey("pkcs8", pair.privateKey));
+    const b64 = (b) => btoa(String.fromCharCode(...b));
+    localStorage.setItem(`bvs-agreement-key:${ledger}`, JSON.stringify({
+      ledgerId: ledger, verifierKey: "customer+00000000+AQ==", id: b64(new Uint8Array(4)), pkcs8: b64(pkcs8),
+    }));
+  }, ledger);
+}
 
 /** The second ledger: register its key, dispute from the second delta. */
 async function dispute() {
@@ -84,14 +153,28 @@ async function dispute() {
 }
 
 try {
-  await page.goto(invitationUrl);
+  // A key an earlier page kept in localStorage moves to IndexedDB, not
+  // extractable, on the next visit.
+  checkHeaders(await page.goto(`${new URL(invitationUrl).origin}/agree`), "/agree");
+  await plantLegacyKey("legacy-ledger");
+  // A new document (not a fragment change of the one open).
+  await page.goto("about:blank");
+  checkHeaders(await page.goto(invitationUrl), "/agree#<token>");
   await page.waitForSelector("#register:not([disabled])", { timeout: STEP_TIMEOUT_MS });
+  const migrated = await storedKeys();
+  const legacy = migrated.keys.find((k) => k.ledger === "legacy-ledger");
+  if (migrated.localStorage.length || !legacy || legacy.extractable || !legacy.exportFails) {
+    throw new Error(`legacy key not migrated: ${JSON.stringify(migrated)}`);
+  }
   await page.click("#register");
   await page.waitForSelector("#key-status[data-state]", { timeout: STEP_TIMEOUT_MS });
   const keyStatus = await page.textContent("#key-status");
   if (!keyStatus.startsWith("Registered")) throw new Error(`key: ${keyStatus}`);
-  const stored = await page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("bvs-agreement-key:")));
-  if (stored.length !== 1) throw new Error(`private key not kept in localStorage: ${stored}`);
+  const stored = await storedKeys();
+  const own = stored.keys.filter((k) => k.ledger !== "legacy-ledger");
+  if (own.length !== 1 || own[0].extractable || !own[0].exportFails || stored.localStorage.length) {
+    throw new Error(`the private key is not a non-extractable key in IndexedDB: ${JSON.stringify(stored)}`);
+  }
 
   await page.fill("#root", root);
   await page.click("#period-form button[type=submit]");
@@ -105,7 +188,7 @@ try {
   await page.screenshot({ path: join(artifacts, "agree-page.png"), fullPage: true });
 
   // The verify page shows the agreement as checks of its own.
-  await page.goto(`${new URL(invitationUrl).origin}/verify/${root}`);
+  checkHeaders(await page.goto(`${new URL(invitationUrl).origin}/verify/${root}`), "/verify/<root>");
   await page.waitForSelector("body[data-state=done]", { timeout: 60_000 });
   const checks = await page.$$eval("#checks li.check", (items) => items.map((li) => ({
     name: li.dataset.name, ok: li.dataset.ok === "true", text: li.innerText,
@@ -122,7 +205,7 @@ try {
   let disputed = null;
   if (disputeUrl && disputeRoot) disputed = await dispute();
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
-  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown, verifyCheck: agreedCheck.text, disputed }, null, 2));
+  writeFileSync(outPath, JSON.stringify({ keyStatus, agreed, shown, verifyCheck: agreedCheck.text, disputed, keys: stored }, null, 2));
   ok = true;
   console.log("ok - the customer registered a key and agreed in the browser");
   if (disputed) console.log("ok - the customer of a second ledger disputed its period from a delta");

@@ -671,3 +671,189 @@ fn empty_required_strings_are_400_naming_the_field() {
         assert!(r.message().contains(field), "{}", r.text);
     }
 }
+
+// ------------------------------------------------------------------ account-level limits (issue 25)
+
+fn register_from(api: &Api, address: &str, email: &str) -> u16 {
+    api.send(
+        api.req(Method::POST, "/dashboard/auth/register")
+            .header("cf-connecting-ip", address)
+            .json(&json!({
+                "email": email,
+                "password": bvs_tests::tenant::TEST_PASSWORD,
+                "firstName": "Mass",
+                "lastName": "Signup",
+                "companyName": "Sybil Ltd",
+            })),
+    )
+    .status
+}
+
+#[test]
+fn registrations_are_limited_per_client_network() {
+    let api = api();
+    let statuses: Vec<u16> = (0..7)
+        .map(|i| {
+            let email = format!(
+                "{}@example.com",
+                unique(&format!("mass{i}")).replace('_', "-")
+            );
+            register_from(&api, "198.51.100.7", &email)
+        })
+        .collect();
+    assert_eq!(statuses[..5], [201; 5], "{statuses:?}");
+    assert!(statuses[5..].iter().all(|s| *s == 429), "{statuses:?}");
+    // Another network still registers; a taken address is still 409.
+    let email = format!("{}@example.com", unique("other-net").replace('_', "-"));
+    assert_eq!(register_from(&api, "198.51.100.8", &email), 201);
+    assert_eq!(register_from(&api, "198.51.100.9", &email), 409);
+}
+
+#[test]
+fn api_key_create_delete_cycles_cannot_pass_the_monthly_creations() {
+    let api = api();
+    let t = new_tenant(&api);
+    // The tenant's first key counts: 39 more this month on Free (twice
+    // the 20 keys it may hold).
+    let mut created = 1;
+    loop {
+        let r = post_jwt(
+            &api,
+            "/dashboard/api-keys",
+            &t.jwt,
+            &json!({"environment": "test"}),
+        );
+        if r.status == 402 {
+            assert_eq!(r.body["code"], "plan_limit_exceeded", "{}", r.text);
+            assert!(r.message().contains("per month"), "{}", r.text);
+            break;
+        }
+        assert_eq!(r.status, 201, "{}", r.text);
+        created += 1;
+        assert!(created <= 40, "more than 40 keys created this month");
+        let id = key_id(r.body["data"]["key"].as_str().unwrap());
+        let d = delete_jwt(&api, &format!("/dashboard/api-keys/{id}"), &t.jwt);
+        assert_eq!(d.status, 200, "{}", d.text);
+    }
+    assert_eq!(created, 40);
+    // The tenant's key still works.
+    let k = api.keyed(&t.test_key);
+    assert_eq!(k.get(CUSTOMERS).status, 200);
+}
+
+#[test]
+fn a_stranger_cannot_lock_the_owner_out_by_failing_logins() {
+    let api = api();
+    let t = new_tenant(&api);
+    let login_from = |address: &str, password: &str| {
+        api.send(
+            api.req(Method::POST, "/dashboard/auth/login")
+                .header("cf-connecting-ip", address)
+                .json(&json!({"email": t.email, "password": password})),
+        )
+    };
+    let statuses: Vec<u16> = (0..12)
+        .map(|_| login_from("203.0.113.66", "Wrong-Password-1").status)
+        .collect();
+    assert!(
+        statuses.contains(&429),
+        "the stranger is throttled: {statuses:?}"
+    );
+    // The owner, from its own network, logs in.
+    let owner = login_from("203.0.113.77", &t.password);
+    assert_eq!(owner.status, 200, "{}", owner.text);
+}
+
+#[test]
+fn a_password_change_retires_open_reset_links_and_logout_ends_sessions() {
+    let api = api();
+    let t = new_tenant(&api);
+    let r = api.post(
+        "/dashboard/auth/request-password-reset",
+        &json!({"email": t.email}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    let token = bvs_tests::tenant::latest_token(&api, &t.email, "reset_password");
+    let changed = post_jwt(
+        &api,
+        "/dashboard/auth/change-password",
+        &t.jwt,
+        &json!({"currentPassword": t.password, "newPassword": "Another-Pass-7"}),
+    );
+    assert_eq!(changed.status, 200, "{}", changed.text);
+    let reset = api.post(
+        "/dashboard/auth/reset-password",
+        &json!({"token": token, "newPassword": "Attacker-Pass-8"}),
+    );
+    assert_eq!(
+        reset.status, 400,
+        "an old reset link undid the change: {}",
+        reset.text
+    );
+
+    let jwt = bvs_tests::tenant::login(&api, &t.email, "Another-Pass-7");
+    assert_eq!(get_jwt(&api, "/dashboard/auth/profile", &jwt).status, 200);
+    let out = post_jwt(&api, "/dashboard/auth/logout", &jwt, &json!({}));
+    assert_eq!(out.status, 200, "{}", out.text);
+    let after = get_jwt(&api, "/dashboard/auth/profile", &jwt);
+    assert_eq!(after.status, 401, "{}", after.text);
+}
+
+#[test]
+fn invitations_are_metered_per_plan() {
+    let api = api();
+    let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
+    k.emit(&delta("cus_invited", 1.0));
+    let path = "/api/v1/balance/customers/cus_invited/invitations";
+    let mut issued = 0;
+    loop {
+        let r = k.post(path, &json!({}));
+        if r.status == 402 {
+            assert_eq!(r.body["code"], "plan_limit_exceeded", "{}", r.text);
+            assert!(r.message().contains("invitations"), "{}", r.text);
+            break;
+        }
+        assert_eq!(r.status, 201, "{}", r.text);
+        issued += 1;
+        assert!(issued <= 20, "more than 20 invitations on Free");
+        std::thread::sleep(Duration::from_millis(120));
+    }
+    assert_eq!(issued, 20);
+}
+
+#[test]
+fn the_checkpoint_list_reads_in_one_round_trip_whatever_its_length() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let mut last = Value::Null;
+    for c in 0..6 {
+        last = k.emit(&delta(&format!("cus_list_{c}"), 1.0));
+    }
+    k.wait_anchored(last["anchorId"].as_str().unwrap());
+    let mut ids = Vec::new();
+    for c in 0..6 {
+        let r = k.checkpoint(&json!({"customerId": format!("cus_list_{c}")}));
+        assert_eq!(r.status, 202, "{}", r.text);
+        ids.push(r.body["data"]["checkpointId"].as_str().unwrap().to_string());
+    }
+    for id in &ids {
+        k.wait_committed(id);
+    }
+    let request_id = unique("req_list");
+    let r = k.send(
+        k.req(Method::GET, "/api/v1/balance/checkpoints?limit=100")
+            .header("request-id", &request_id),
+    );
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.body["data"]["checkpoints"].as_array().unwrap().len() >= 6);
+    let trips = bvs_tests::eventually(Duration::from_secs(10), "the request's log line", || {
+        bvs_tests::trips::of_request(&server().log_path, &request_id)
+    });
+    assert!(
+        trips.d1_trips <= 2,
+        "the list took {} sequential D1 round trips: {trips:?}",
+        trips.d1_trips
+    );
+}

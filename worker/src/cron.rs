@@ -25,6 +25,9 @@ pub async fn run(app: &App, cron: &str) {
                     worker::console_error!("sweep {}: {e:?}", log.path_name());
                 }
             }
+            for log in crate::ledger::shard::all(app) {
+                sweep_backfill(app, log).await;
+            }
             if let Err(e) = sweep_idempotency(app).await {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }
@@ -73,6 +76,17 @@ async fn sweep_queued(app: &App, log: LogId) -> ApiResult<()> {
         }
     }
     Ok(())
+}
+
+/// The bounded slices of `ledger::backfill`: per-ledger roots of deltas
+/// from before them, and checkpoint records not checked yet.
+async fn sweep_backfill(app: &App, log: LogId) {
+    if let Err(e) = crate::ledger::backfill::ledger_roots(app, log).await {
+        worker::console_error!("sweep ledger roots {}: {e:?}", log.path_name());
+    }
+    if let Err(e) = crate::ledger::backfill::checkpoint_records(app, log).await {
+        worker::console_error!("sweep checkpoint records {}: {e:?}", log.path_name());
+    }
 }
 
 /// Re-rings the delivery queue for webhook deliveries that are due (a lost

@@ -55,6 +55,8 @@ pub enum ErrorCode {
     InternalError,
     InvitationInvalid,
     StatementRejected,
+    StatementLimitReached,
+    KeyAlreadyRegistered,
 }
 
 impl ErrorCode {
@@ -90,6 +92,8 @@ impl ErrorCode {
         Self::InternalError,
         Self::InvitationInvalid,
         Self::StatementRejected,
+        Self::StatementLimitReached,
+        Self::KeyAlreadyRegistered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -123,6 +127,8 @@ impl ErrorCode {
             Self::InternalError => "internal_error",
             Self::InvitationInvalid => "invitation_invalid",
             Self::StatementRejected => "statement_rejected",
+            Self::StatementLimitReached => "statement_limit_reached",
+            Self::KeyAlreadyRegistered => "key_already_registered",
         }
     }
 
@@ -145,7 +151,10 @@ impl ErrorCode {
             | Self::Forbidden => 403,
             Self::RecordNotFound | Self::FactNotFound | Self::RouteNotFound => 404,
             Self::MethodNotAllowed => 405,
-            Self::IdempotencyKeyReused | Self::Conflict => 409,
+            Self::IdempotencyKeyReused
+            | Self::Conflict
+            | Self::StatementLimitReached
+            | Self::KeyAlreadyRegistered => 409,
             Self::PayloadTooLarge => 413,
             Self::InvitationInvalid => 410,
             Self::Unprocessable | Self::StatementRejected => 422,

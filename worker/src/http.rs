@@ -14,6 +14,25 @@ pub const BODY_BYTES_MAX: usize = 1024 * 1024;
 /// with long referenceIds). // spec: silent; issue 19 "documented limit"
 pub const COMPARE_BODY_BYTES_MAX: usize = 4 * 1024 * 1024;
 
+/// The headers every response carries (issue 25): a strict Content
+/// Security Policy (scripts and styles from this origin only, no inline
+/// script or style attribute, WebAssembly compiled for the verifier
+/// (`'wasm-unsafe-eval'`), nothing may frame a page), no MIME sniffing and
+/// no referrer. The same lines are in `public/_headers` for the static
+/// assets Workers serves without running the Worker; a unit test holds the
+/// two to one text (docs/security.md, "Pages").
+pub const SECURITY_HEADERS: [(&str, &str); 4] = [
+    (
+        "content-security-policy",
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+         form-action 'self'; frame-ancestors 'none'",
+    ),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("x-frame-options", "DENY"),
+];
+
 /// Reads the raw body, refusing anything over `max` bytes with 413.
 pub async fn body_bytes(req: &mut Request, max: usize) -> ApiResult<Vec<u8>> {
     if let Some(len) = req
@@ -190,5 +209,33 @@ mod tests {
     #[test]
     fn an_empty_body_is_a_bad_request() {
         assert_eq!(body_text(b" \n").unwrap_err().status(), 400);
+    }
+}
+
+#[cfg(test)]
+mod security_header_tests {
+    use super::SECURITY_HEADERS;
+
+    /// `public/_headers` gives the static assets the Worker never sees the
+    /// same headers as every Worker response.
+    #[test]
+    fn the_static_assets_headers_file_says_what_the_worker_sends() {
+        let file = include_str!("../../public/_headers");
+        for (name, value) in SECURITY_HEADERS {
+            let line = file
+                .lines()
+                .map(str::trim)
+                .find(|l| l.to_ascii_lowercase().starts_with(&format!("{name}:")))
+                .unwrap_or_else(|| panic!("public/_headers has no {name}"));
+            let got = line
+                .split_once(':')
+                .map(|(_, v)| v.trim())
+                .unwrap_or_default();
+            assert_eq!(got, value, "{name}");
+        }
+        assert!(
+            file.lines().any(|l| l.trim() == "/*"),
+            "the rules cover every path"
+        );
     }
 }

@@ -75,8 +75,13 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             http::error_response(&e, Some(&request_id))?
         }
     };
-    // Every response, asset pass-throughs included, names its request.
+    // Every response, asset pass-throughs included, names its request and
+    // carries the pages' security headers (`http::SECURITY_HEADERS`; static
+    // assets served without the Worker get them from public/_headers).
     let response = request_id::stamp(response, &request_id)?;
+    for (name, value) in http::SECURITY_HEADERS {
+        response.headers().set(name, value)?;
+    }
     // Keyed requests report their bucket (draft-ietf-httpapi-ratelimit-headers-07
     // fields: quota units, whole tokens left, delta-seconds until full).
     if let Some(rl) = app.rate_limit() {

@@ -55,6 +55,16 @@ pub const STORAGE_BYTES: [u64; 4] = [1 << 20, 256 << 20, 1 << 30, 4 << 30];
 /// API keys a tenant may hold at once (deleted ones do not count).
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const API_KEYS_MAX: [u64; 4] = [20, 100, 250, 1000];
+/// Invitations a tenant may issue per calendar month (UTC), per
+/// environment: each is a row and a page a stranger can open.
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const INVITATIONS_PER_MONTH: [u64; 4] = [20, 1_000, 10_000, 1_000_000];
+/// API keys a tenant may create per calendar month (UTC), deleted ones
+/// included: twice `API_KEYS_MAX`, so a tenant holding its whole cap can
+/// still rotate every key once a month, while create/delete cycles stop
+/// there (before, they had no bound at all).
+/// // spec: silent; docs/security.md "Limits per plan"
+pub const API_KEY_CREATIONS_PER_MONTH: [u64; 4] = [40, 200, 500, 2000];
 /// Webhook endpoints a tenant may hold at once.
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const WEBHOOKS_MAX: [u64; 4] = [5, 20, 50, 100];
@@ -143,6 +153,16 @@ impl Plan {
     /// API keys held at once.
     pub fn api_keys_max(self) -> u64 {
         API_KEYS_MAX[self.index()]
+    }
+
+    /// Invitations per calendar month in one environment.
+    pub fn invitations_per_month(self) -> u64 {
+        INVITATIONS_PER_MONTH[self.index()]
+    }
+
+    /// API keys created per calendar month, deleted ones included.
+    pub fn api_key_creations_per_month(self) -> u64 {
+        API_KEY_CREATIONS_PER_MONTH[self.index()]
     }
 
     /// Webhook endpoints held at once.

@@ -87,6 +87,7 @@ pub enum RouteId {
     Search,
     UsageDaily,
     BalanceHistory,
+    AuthLogout,
 }
 
 pub struct Route {
@@ -208,6 +209,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::AgreementOpen => routes::agreement::open(app, req).await,
         RouteId::AgreementKey => routes::agreement::register_key(app, req).await,
         RouteId::AgreementStatement => routes::agreement::statement(app, req).await,
+        RouteId::AuthLogout => routes::auth::logout(app, req).await,
         RouteId::BalanceCustomers => routes::ledgers::customers(app, req).await,
         RouteId::BalanceCustomer => {
             routes::ledgers::customer(app, req, params.get("customerId")?).await

@@ -22,7 +22,9 @@ fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
         .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))
 }
 
-/// The Delta object of derive and receipt responses.
+/// The Delta object of derive responses: its `itemsRoot`/`receiptId` is
+/// the root over its own ledger's deltas of its submission
+/// (`DeltaRow::proof_root`), never a batch root over other customers'.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaView {
@@ -49,8 +51,8 @@ impl DeltaView {
         Ok(DeltaView {
             anchor_id: row.anchor_id.clone(),
             item_hash: row.item_hash.to_hex(),
-            items_root: row.items_root.to_hex(),
-            receipt_id: row.items_root.to_hex(),
+            items_root: row.proof_root().to_hex(),
+            receipt_id: row.proof_root().to_hex(),
             delta: row.delta,
             reason: row.reason.clone(),
             reference_id: row.reference_id.clone(),
@@ -150,9 +152,13 @@ impl DeltaRecord {
 }
 
 /// The `delta.verified` event payload: the full delta record with its final
-/// receiptId and itemsRoot.
+/// receiptId and itemsRoot. A vendor forwards it to its customer, so its
+/// root is the customer's (`DeltaRow::proof_root`), not the batch's (the
+/// status route keeps the batch's, for the vendor).
 pub fn delta_event_payload(row: &DeltaRow, tx_hash: &str) -> ApiResult<String> {
-    let record = DeltaRecord::from_row(row, Some(tx_hash.to_string()))?;
+    let mut record = DeltaRecord::from_row(row, Some(tx_hash.to_string()))?;
+    record.items_root = row.proof_root().to_hex();
+    record.receipt_id = record.items_root.clone();
     Ok(serde_json::to_string(&record)?)
 }
 
@@ -284,7 +290,7 @@ impl CheckpointView {
     pub fn from_row(row: &CheckpointRow, tx_hash: Option<&str>) -> CheckpointView {
         CheckpointView {
             checkpoint_id: row.id.clone(),
-            customer_id: row.customer_id.clone(),
+            customer_id: row.customer_view().to_string(),
             period: row.period.clone(),
             merkle_root: row.merkle_root.to_hex(),
             delta_count: row.delta_count,
@@ -309,7 +315,9 @@ impl CheckpointView {
 pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<String> {
     let mut failed = row.clone();
     failed.status = ItemStatus::Failed;
-    let record = DeltaRecord::from_row(&failed, None)?;
+    let mut record = DeltaRecord::from_row(&failed, None)?;
+    record.items_root = row.proof_root().to_hex();
+    record.receipt_id = record.items_root.clone();
     let mut value = serde_json::to_value(&record)?;
     if let Value::Object(map) = &mut value {
         map.insert(

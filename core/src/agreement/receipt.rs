@@ -24,7 +24,7 @@ use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::merkle::{self, HashScheme};
 use crate::note::{self, TreeHead};
-use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement};
+use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptKey};
 use crate::types::Period;
 use crate::verify::{self, Check, VerificationReport};
 
@@ -67,11 +67,36 @@ pub fn receipt_checks(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
     let binding = key_check(a, reference.as_ref().ok(), &log);
     let key_ok = binding.is_ok();
     checks.push(check("agreement.key".into(), binding));
+    // Every key of the ledger, oldest first, and which of them checked.
+    let mut good_keys: Vec<&str> = Vec::new();
+    if key_ok && a.keys.is_empty() {
+        good_keys.extend(a.counterparty_key.as_deref());
+    }
+    for (i, k) in a.keys.iter().enumerate() {
+        let previous = i
+            .checked_sub(1)
+            .map(|p| a.keys[p].counterparty_key.as_str());
+        let last = i + 1 == a.keys.len();
+        let r = listed_key_check(a, k, previous, last, reference.as_ref().ok(), &log);
+        if r.is_ok() {
+            good_keys.push(&k.counterparty_key);
+        }
+        checks.push(check(format!("agreement.keys[{i}]"), r));
+    }
     for (i, s) in a.statements.iter().enumerate() {
         let r = (|| -> Result<String, String> {
-            let counterparty = match (&a.counterparty_key, key_ok) {
-                (Some(k), true) => k,
-                _ => return Err("cannot check: the customer's key binding failed".into()),
+            let counterparty = match s
+                .counterparty_key
+                .as_deref()
+                .or(a.counterparty_key.as_deref())
+            {
+                Some(k) if good_keys.contains(&k) => k,
+                Some(k) => {
+                    return Err(format!(
+                        "cannot check: the statement's key {k} is not a checked key of this ledger"
+                    ))
+                }
+                None => return Err("cannot check: the customer's key binding failed".into()),
             };
             let (reference, balance) = reference.as_ref().map_err(Clone::clone)?;
             let statement = verify(&s.statement, counterparty).map_err(named)?;
@@ -100,6 +125,62 @@ pub fn receipt_checks(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
         checks.push(check(format!("agreement.statements[{i}]"), r));
     }
     checks
+}
+
+/// `agreement.keys[i]`: a self-signed binding of this ledger of this log,
+/// in the log; the last is `counterpartyKey`; after the first, whether the
+/// key before it signed it (a rotation by the customer) or not (a change
+/// through the vendor's invitation alone, passed with a warning: the
+/// receipt shows it, as the service must).
+fn listed_key_check(
+    a: &ReceiptAgreement,
+    k: &ReceiptKey,
+    previous: Option<&str>,
+    last: bool,
+    reference: Option<&(CheckpointRef, Amount)>,
+    log: &Log<'_>,
+) -> Result<String, String> {
+    let binding = verify_key_binding(&k.key_statement).map_err(named)?;
+    if binding.key() != k.counterparty_key {
+        return Err(named(StatementError::KeyMismatch {
+            expected: k.counterparty_key.clone(),
+            got: binding.key().to_owned(),
+        }));
+    }
+    if last && a.counterparty_key.as_deref() != Some(k.counterparty_key.as_str()) {
+        return Err("the last key listed is not counterpartyKey".into());
+    }
+    let (r, _) = reference.ok_or("cannot check: the receipt's tree head did not verify")?;
+    r.check(&CheckpointRef {
+        origin: binding.origin.clone(),
+        ledger: binding.ledger,
+        ..r.clone()
+    })
+    .map_err(named)?;
+    let at = log
+        .includes(&k.key_statement, Some(&k.key_proof))
+        .map_err(named)?;
+    let Some(previous) = previous else {
+        return Ok(format!(
+            "the ledger's first key {} (registered through the vendor's invitation: trust on first use); {at}",
+            k.counterparty_key
+        ));
+    };
+    let signed = super::signed_by(&k.key_statement, previous).map_err(named)?;
+    match (k.signed_by_previous, signed) {
+        (_, true) => Ok(format!(
+            "key {} replaced {previous}, which signed the change; {at}",
+            k.counterparty_key
+        )),
+        (Some(true), false) => Err(format!(
+            "the binding says the previous key {previous} signed it; it carries no such signature"
+        )),
+        (_, false) => Ok(format!(
+            "WARNING: key changed on {}, not signed by the previous key {previous}: registered \
+             through a new invitation from the vendor, {} is trusted only as much as the vendor; {at}",
+            k.registered_at, k.counterparty_key
+        )),
+    }
 }
 
 /// The checkpoint as the receipt itself shows it: the signed head's log,

@@ -12,7 +12,7 @@ use crate::log::{self, StoredHashes};
 use crate::merkle::{LeafIndex, TreeSize};
 use crate::note;
 use crate::pinpoint::{DivergenceKind, EntryId};
-use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptStatement};
+use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptKey, ReceiptStatement};
 use crate::types::Period;
 use crate::verify::sample;
 
@@ -132,6 +132,77 @@ impl SampleLog<'_> {
         statements: &[(&str, String)],
         key_seed: &[u8; 32],
     ) -> Result<Receipt, String> {
+        let key = counterparty_key(KEY_NAME, key_seed).map_err(err)?;
+        let listed: Vec<(&str, String, Option<String>)> = statements
+            .iter()
+            .map(|(kind, note)| (*kind, note.clone(), None))
+            .collect();
+        self.built(&[(binding.to_owned(), key, None)], &listed, false)
+    }
+
+    /// The customer's key (from `customer_seed`) and then another key
+    /// (from `next_seed`), registered through an invitation alone or, with
+    /// `rotate`, signed by the customer's key too; the customer disputes
+    /// and the next key agrees. Every binding is listed (`keys`).
+    ///
+    /// # Errors
+    /// As [`SampleLog::cosigned_with`].
+    pub fn with_key_change(
+        &self,
+        customer_seed: &[u8; 32],
+        next_seed: &[u8; 32],
+        rotate: bool,
+    ) -> Result<Receipt, String> {
+        let base = self.receipt()?;
+        let first = counterparty_key(KEY_NAME, customer_seed).map_err(err)?;
+        let next = counterparty_key(KEY_NAME, next_seed).map_err(err)?;
+        let mut next_binding = self.binding(next_seed)?;
+        if rotate {
+            let by_first = sign(
+                &Statement::Key(
+                    KeyBinding::new(
+                        Origin::parse(self.origin).map_err(err)?,
+                        self.ledger(),
+                        &next,
+                    )
+                    .map_err(err)?,
+                ),
+                KEY_NAME,
+                customer_seed,
+            )
+            .map_err(err)?;
+            let line = by_first
+                .split_once("\n\n")
+                .map(|(_, l)| l)
+                .unwrap_or_default();
+            next_binding.push_str(line);
+        }
+        let disputed = sign(&self.dispute_of(&base)?, KEY_NAME, customer_seed).map_err(err)?;
+        let agreed = sign(&self.balance_of(&base)?, KEY_NAME, next_seed).map_err(err)?;
+        self.built(
+            &[
+                (self.binding(customer_seed)?, first.clone(), None),
+                (next_binding, next.clone(), Some(rotate)),
+            ],
+            &[
+                ("dispute", disputed, Some(first)),
+                ("balance", agreed, Some(next)),
+            ],
+            true,
+        )
+    }
+
+    /// The sample receipt with `bindings` (signed note, key, signed by the
+    /// previous key) then `statements` (kind, signed note, its key)
+    /// appended to its log, the head re-signed, every proof into the new
+    /// head, and its agreement side filled in (the last binding's key
+    /// current); with `list_keys`, every binding listed in `keys`.
+    fn built(
+        &self,
+        bindings: &[(String, String, Option<bool>)],
+        statements: &[(&str, String, Option<String>)],
+        list_keys: bool,
+    ) -> Result<Receipt, String> {
         let s = sample::build(
             self.origin,
             self.seed,
@@ -142,9 +213,9 @@ impl SampleLog<'_> {
         let mut r = s.receipt;
         let mut items = s.log_items.clone();
         let key_leaf = items.len() as u64;
-        items.push(item_hash(binding));
+        items.extend(bindings.iter().map(|(n, _, _)| item_hash(n)));
         let first = items.len() as u64;
-        items.extend(statements.iter().map(|(_, n)| item_hash(n)));
+        items.extend(statements.iter().map(|(_, n, _)| item_hash(n)));
         let mut store = StoredHashes::new();
         for (k, v) in log::append(TreeSize(0), &items, &StoredHashes::new()).map_err(err)? {
             store.insert(k, v);
@@ -167,17 +238,39 @@ impl SampleLog<'_> {
         };
         let c = self.checkpoint_of(&r)?;
         let mut listed = Vec::new();
-        for (i, (kind, note)) in statements.iter().enumerate() {
+        for (i, (kind, note, key)) in statements.iter().enumerate() {
             let p = proof(first + i as u64)?;
             listed.push(ReceiptStatement {
                 kind: (*kind).to_owned(),
                 statement: note.clone(),
+                counterparty_key: key.clone(),
                 recorded_at: RECORDED_AT.into(),
                 item_hash: p.item_hash,
                 leaf_index: p.leaf_index,
                 inclusion_proof: p.inclusion_proof,
             });
         }
+        let mut keys = Vec::new();
+        for (i, (note, key, signed_by_previous)) in bindings.iter().enumerate() {
+            keys.push(ReceiptKey {
+                counterparty_key: key.clone(),
+                key_statement: note.clone(),
+                registered_at: RECORDED_AT.into(),
+                signed_by_previous: *signed_by_previous,
+                key_proof: proof(key_leaf + i as u64)?,
+            });
+        }
+        let current = keys.last().ok_or("no binding")?.clone();
+        let key_warnings = keys
+            .iter()
+            .filter(|k| k.signed_by_previous == Some(false))
+            .map(|k| {
+                format!(
+                    "key changed on {}, not signed by the previous key",
+                    k.registered_at
+                )
+            })
+            .collect();
         r.agreement = Some(ReceiptAgreement {
             checkpoint_id: "chk_1".into(),
             origin: self.origin.into(),
@@ -187,10 +280,12 @@ impl SampleLog<'_> {
             delta_count: c.deltas,
             balance: r.final_balance,
             balance_statement: self.balance_of(&r)?.to_text(),
-            counterparty_key: Some(counterparty_key(KEY_NAME, key_seed).map_err(err)?),
-            key_statement: Some(binding.to_owned()),
-            key_proof: Some(proof(key_leaf)?),
+            counterparty_key: Some(current.counterparty_key),
+            key_statement: Some(current.key_statement),
+            key_proof: Some(current.key_proof),
             statements: listed,
+            keys: if list_keys { keys } else { Vec::new() },
+            key_warnings: if list_keys { key_warnings } else { Vec::new() },
         });
         Ok(r)
     }

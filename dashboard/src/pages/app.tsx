@@ -81,6 +81,10 @@ export function Shell({ path, children }: { path: string; children: ComponentChi
             <Button
               kind="link"
               onClick={() => {
+                // End the session on the server too: the token stops working
+                // everywhere, not only in this tab (issue 25).
+                const jwt = s.token ?? undefined;
+                void call("POST", "/dashboard/auth/logout", { jwt }).catch(() => undefined);
                 signOut("You are logged out.");
                 navigate("/login");
               }}

@@ -847,7 +847,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register the customer's counterparty key (public; uses the invitation up) */
+        /** Register the customer's counterparty key (public): through an invitation, or a rotation signed by the current key */
         post: operations["registerCounterpartyKey"];
         delete?: never;
         options?: never;
@@ -906,6 +906,171 @@ export interface paths {
         get: operations["webhookSigningKeys"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/logs/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request log: the tenant's authenticated requests, newest first
+         * @description Kept for the shorter of the plan's log time (Free 1 day, Pilot 7, Growth 14, Enterprise 30) and the retention window; written shortly after each response (docs/dashboard.md, "Request log"). Requests to the request log itself are not logged.
+         */
+        get: operations["requestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/logs/requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One logged request by its Request-Id, with its request and response bodies */
+        get: operations["requestLogEntry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The event log: the environment's events, newest first, with their deliveries */
+        get: operations["eventLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event with its payload and every delivery and attempt */
+        get: operations["eventLogEntry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resends a delivery now: one more attempt, answered with what the receiver said
+         * @description A delivery still on its retry schedule keeps it; a finished one ends with this attempt's outcome. Spends one of the tenant's test events (10 at once, then one every 6 s).
+         */
+        post: operations["resendDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Finds any object of the tenant by its id */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per day: deltas verified and their verification lag (p50, p99), with this month's quota */
+        get: operations["dailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/balance/customers/{customerId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's balance after each verified delta, for a chart
+         * @description Every verified delta's balance in ledger order; past 2,000 deltas every k-th (`step`), the first and the last.
+         */
+        get: operations["customerHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out: end every session of the account on the server
+         * @description Every JWT issued to this account so far is refused from now on (401 jwt_revoked); log in again to continue.
+         */
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1385,6 +1550,7 @@ export interface components {
             webhookId: string;
         };
         DeltaInput: {
+            /** @description Not "all", which names the whole-tenant checkpoint (400). */
             customerId: string;
             /** @description Non-zero, finite, -1,000,000,000 to 1,000,000,000, at most 18 fractional digits */
             delta: number;
@@ -1806,6 +1972,17 @@ export interface components {
             keyStatement: string | null;
             keyProof: components["schemas"]["LoggedItem"] | null;
             statements: components["schemas"]["ReceiptStatement"][];
+            /** @description Every key binding of the ledger in the log at proof.treeHead, oldest first, each with its inclusion proof; the last is counterpartyKey. Present once the ledger has a key in the log. */
+            keys?: {
+                counterpartyKey: string;
+                keyStatement: string;
+                /** Format: date-time */
+                registeredAt: string;
+                signedByPrevious?: boolean | null;
+                keyProof: components["schemas"]["LoggedItem"];
+            }[];
+            /** @description One line per key change the previous key did not sign. */
+            keyWarnings?: string[];
         };
         /** @description A log item with its inclusion proof into the receipt's proof.treeHead. */
         LoggedItem: {
@@ -1825,6 +2002,8 @@ export interface components {
             itemHash: string;
             leafIndex: number;
             inclusionProof: string[];
+            /** @description The key that signed it (one of keys). */
+            counterpartyKey?: string;
         };
         PublicVerification: {
             verified: boolean;
@@ -1835,8 +2014,8 @@ export interface components {
                 environment: "sandbox" | "production";
                 proofRoot: string;
                 itemCount: number;
-                /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
-                netAmount: number;
+                /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. Absent when amountsWithheld. */
+                netAmount?: number;
                 period: string | null;
                 ledgerId: string | null;
                 /** Format: date-time */
@@ -1845,13 +2024,22 @@ export interface components {
                 lastVerifiedAt: string | null;
                 /** @enum {unknown} */
                 status: "VERIFIED" | "QUEUED" | "COMMITTED";
+                /** @description Every kind of object this root names, the one shown first; ?kind= shows another. */
+                issuedAs?: ("submission" | "checkpoint" | "receipt")[];
+                /** @description The root spans several ledgers (a batch's items root): no record shows its delta or ledgerId, and there is no netAmount. */
+                amountsWithheld?: boolean;
+                /**
+                 * @description A checkpoint's: whether its records (every page) were checked to recompute its merkleRoot. verified needs passed.
+                 * @enum {unknown}
+                 */
+                recordsCheck?: "passed" | "pending" | "failed";
             };
             records: {
                 anchorId: string;
                 itemHash: string;
-                ledgerId: string;
-                /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
-                delta: number;
+                ledgerId?: string;
+                /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. Absent when summary.amountsWithheld. */
+                delta?: number;
                 leafIndex: number | null;
                 inclusionProof: string[];
                 /** Format: date-time */
@@ -2037,7 +2225,15 @@ export interface components {
             itemHash: string;
             /** Format: date-time */
             registeredAt: string;
-            status: string;
+            /**
+             * @description QUEUED: registered now, its binding on its way into the log; REGISTERED: it was already the ledger's current key (200).
+             * @enum {unknown}
+             */
+            status: "QUEUED" | "REGISTERED";
+            /** @description null for the ledger's first key; whether the current key signed this one (a rotation) or not (a change through a new invitation, flagged). */
+            signedByPrevious: boolean | null;
+            /** @description For a key change the previous key did not sign: what receipts and public answers say of it. */
+            warning?: string;
         };
         AgreementStatement: {
             /** @enum {unknown} */
@@ -2066,6 +2262,23 @@ export interface components {
             counterpartyKey?: string | null;
             keyStatement?: string | null;
             statements: components["schemas"]["AgreementStatement"][];
+            /** @description Every key binding of the ledger, oldest first; the last is counterpartyKey. Statements by every key stay listed. */
+            keys: {
+                counterpartyKey: string;
+                keyStatement: string;
+                /** Format: date-time */
+                registeredAt: string;
+                /** @description null for the first key (trust on first use); whether the key before it signed this binding (a rotation) or not (a change through a new invitation from the vendor, flagged in keyWarnings). */
+                signedByPrevious: boolean | null;
+            }[];
+            /** @description One line per key change the previous key did not sign: "key changed on <time>, not signed by the previous key: ..." */
+            keyWarnings: string[];
+            /** @description This page of the statements (?statementsLimit=, ?statementsOffset=) and how many the checkpoint has (at most 20). */
+            statementsPagination: {
+                limit: number;
+                offset: number;
+                total: number;
+            };
         };
         /** @description The log (shard) a document is proven in. */
         LogRef: {
@@ -2192,6 +2405,129 @@ export interface components {
             /** @description whpk_ + base64 of the 32-byte Ed25519 public key (Standard Webhooks' serialization). */
             publicKey: string;
             keysUrl: string;
+        };
+        RequestLogEntry: {
+            /** @description The Request-Id of the request (the caller's, if it sent a well-formed one) */
+            requestId: string;
+            /**
+             * @description A balance request with a key of this environment, or a dashboard request
+             * @enum {string}
+             */
+            source: "sandbox" | "production" | "dashboard";
+            method: string;
+            /** @description Path and query; secrets in the query masked */
+            path: string;
+            /** @description The route's pattern */
+            route: string;
+            status: number;
+            /** @description The error's code, for an error */
+            code: string | null;
+            keyId: string | null;
+            keyName: string | null;
+            durationMs: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RequestLogPage: {
+            requests: components["schemas"]["RequestLogEntry"][];
+            /** @description Pass as `before` for the next (older) page; null on the last */
+            nextCursor: string | null;
+        };
+        RequestLogDetail: components["schemas"]["RequestLogEntry"] & {
+            /** @description The request body as sent, secrets masked, cut at 4 KiB */
+            requestBody: string | null;
+            /** @description The response body, secrets masked, cut at 4 KiB */
+            responseBody: string | null;
+        };
+        EventDelivery: {
+            id: string;
+            webhookId: string;
+            url?: string | null;
+            status: string;
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /** Format: date-time */
+            nextAttemptAt?: string | null;
+            lastHttpStatus?: number | null;
+            lastError?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt?: string | null;
+            dataPurged: boolean;
+        };
+        LoggedEvent: {
+            id: string | null;
+            type: string | null;
+            environment: string | null;
+            /** Format: date-time */
+            createdAt: string | null;
+            /** Format: date-time */
+            dispatchedAt: string | null;
+            /** @description False when only deliveries remain (a test event, or an event past the retention window) */
+            inOutbox: boolean;
+            /** @description The ids the event is about (customerId, anchorId, checkpointId, ...) */
+            summary: {
+                [key: string]: string;
+            };
+            deliveries: components["schemas"]["EventDelivery"][];
+            /** @description The event's data (event detail only); null when the outbox no longer has it */
+            payload?: unknown;
+        };
+        EventsPage: {
+            events: components["schemas"]["LoggedEvent"][];
+            nextCursor: string | null;
+        };
+        Resent: {
+            deliveryId: string;
+            success: boolean;
+            /** @description The receiver's status; 0 when no response came back */
+            httpStatus: number;
+            message: string;
+        };
+        SearchResults: {
+            query: string;
+            results: {
+                /** @enum {string} */
+                kind: "delta" | "submission" | "receipt" | "checkpoint" | "customer" | "event" | "request" | "fact" | "delivery";
+                id: string;
+                environment: string | null;
+                customerId: string | null;
+                proofRoot: string | null;
+                state: string | null;
+                eventId: string | null;
+            }[];
+        };
+        DailyUsage: {
+            environment: string;
+            plan: string;
+            period: string;
+            /** @description Deltas per month */
+            quota: number;
+            /** @description Deltas counted this month */
+            used: number;
+            days: {
+                /** Format: date */
+                day: string;
+                verified: number;
+                /** @description Verification lag (received to verified) at the median, an upper bound within 19% */
+                lagP50Ms: number | null;
+                lagP99Ms: number | null;
+            }[];
+        };
+        BalanceHistory: {
+            customerId: string;
+            computedBalance: number;
+            totalDeltas: number;
+            /** @description 1: every verified delta is a point; k: every k-th, with the first and the last (past 2,000) */
+            step: number;
+            points: {
+                ledgerSeq: number;
+                anchorId: string;
+                /** Format: date-time */
+                verifiedAt: string;
+                delta: number;
+                balanceAfter: number;
+            }[];
         };
     };
     responses: {
@@ -3427,6 +3763,8 @@ export interface operations {
             query?: {
                 limit?: components["parameters"]["Limit20"];
                 offset?: components["parameters"]["Offset"];
+                /** @description Only customer ids starting with this text */
+                prefix?: string;
             };
             header?: never;
             path?: never;
@@ -3722,6 +4060,11 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: components["parameters"]["Offset"];
+                /** @description Which of the objects the root names to show (summary.issuedAs); default: a committed checkpoint, else the submission, else the receipt. */
+                kind?: "checkpoint" | "submission" | "receipt";
+                /** @description A checkpoint's agreement statements per page. */
+                statementsLimit?: number;
+                statementsOffset?: number;
             };
             header?: never;
             path: {
@@ -4119,13 +4462,29 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    token: string;
-                    /** @description A signed bvs-agreement/v1 key statement, signed by the key it binds */
+                    /** @description The invitation's token: required for a ledger's first key, and for a new key the current key did not sign (flagged). */
+                    token?: string;
+                    /** @description A signed bvs-agreement/v1 key statement, signed by the key it binds (and, for a rotation, by the ledger's current key) */
                     statement: string;
                 };
             };
         };
         responses: {
+            /** @description The key is already the ledger's current key: its binding, nothing written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["CounterpartyKey"];
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
@@ -4142,7 +4501,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            402: components["responses"]["PaymentRequired"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
@@ -4196,6 +4558,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            402: components["responses"]["PaymentRequired"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -4269,6 +4632,311 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    requestLog: {
+        parameters: {
+            query?: {
+                /** @description Which environment's requests or events */
+                environment?: "sandbox" | "production";
+                /** @description Balance API requests, dashboard requests, or both */
+                family?: "all" | "api" | "dashboard";
+                /** @description 2xx, 3xx, 4xx, 5xx, errors (400 and up) or one status such as 404 */
+                status?: string;
+                /** @description Only paths containing this text */
+                path?: string;
+                /** @description Only requests made with this API key */
+                keyId?: string;
+                /** @description From this time */
+                since?: string;
+                /** @description Up to this time */
+                until?: string;
+                /** @description The nextCursor of the previous page */
+                before?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["RequestLogPage"];
+                        message?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    requestLogEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["RequestLogDetail"];
+                        message?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    eventLog: {
+        parameters: {
+            query?: {
+                /** @description Which environment's requests or events */
+                environment?: "sandbox" | "production";
+                /** @description Only events of this type */
+                type?: string;
+                /** @description The nextCursor of the previous page */
+                before?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["EventsPage"];
+                        message?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    eventLogEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["LoggedEvent"];
+                        message?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resendDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["Resent"];
+                        message?: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /** @description An anchorId, proof root, checkpoint id, customer id, event id, Request-Id, delivery id or content hash */
+                q: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["SearchResults"];
+                        message?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    dailyUsage: {
+        parameters: {
+            query?: {
+                /** @description Which environment's requests or events */
+                environment?: "sandbox" | "production";
+                /** @description Days up to today (UTC) */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["DailyUsage"];
+                        message?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    customerHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["BalanceHistory"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: components["schemas"]["Empty"];
+                        message: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

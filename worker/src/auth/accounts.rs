@@ -23,8 +23,14 @@ pub struct Registration {
 }
 
 /// The failed-login bucket of an address (login and change-password).
-pub fn login_bucket(email: &str) -> String {
-    format!("login:{}", secret::sha256_hex(email))
+/// The failed-login bucket of an e-mail address from one client network
+/// (`limit::client_network`): a stranger's failures spend only the
+/// stranger's network's bucket, never the owner's (issue 25).
+pub fn login_bucket(email: &str, network: &str) -> String {
+    format!(
+        "login:{}",
+        secret::sha256_hex(&format!("{email}\n{network}"))
+    )
 }
 
 fn mail_bucket(email: &str) -> String {
@@ -175,6 +181,15 @@ pub async fn reset_password(app: &App, token: &str, new_password: &Password) -> 
 pub async fn set_password(app: &App, user_id: &str, new_password: &Password) -> ApiResult<()> {
     let hash = password::hash(new_password.expose()).await?;
     store::set_password(&app.control_db()?, user_id, &hash, app.now_ms).await
+}
+
+/// Ends every session of the user (logout): every JWT issued so far is
+/// refused from now on.
+///
+/// # Errors
+/// D1 errors.
+pub async fn end_sessions(app: &App, user_id: &str) -> ApiResult<()> {
+    store::end_sessions(&app.control_db()?, user_id, app.now_ms).await
 }
 
 /// # Errors

@@ -2,7 +2,7 @@
 //! limit, for an active environment), list, toggle, delete. Only the
 //! SHA-256 of a key's secret is stored.
 
-use bvs_core::types::{ApiKey, Env};
+use bvs_core::types::{ApiKey, Env, Period};
 
 use super::secret;
 use crate::app::App;
@@ -49,9 +49,15 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
         &ids::random_token(KEY_SECRET_CHARS)?,
     )
     .map_err(|e| ApiError::internal(format!("generated key is invalid: {e}")))?;
-    // Keys a tenant may hold at once, per plan (deleted ones do not count);
-    // counted inside the insert.
+    // Keys a tenant may hold at once, per plan (deleted ones do not count),
+    // and create per month (deleted ones count); counted inside the insert.
     let max = plan.api_keys_max();
+    let month_start = Period::containing(i64::try_from(app.now_ms).unwrap_or(i64::MAX)).start_ms();
+    let limits = store::KeyLimits {
+        held_max: max,
+        since_ms: u64::try_from(month_start).unwrap_or(0),
+        created_max: plan.api_key_creations_per_month(),
+    };
     let db = app.control_db()?;
     let inserted = store::insert_within(
         &db,
@@ -64,9 +70,25 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
             created_by: k.user_id,
         },
         app.now_ms,
-        max,
+        &limits,
     )
     .await?;
+    if !inserted
+        && store::created_since(&db, k.tenant_id, limits.since_ms).await? >= limits.created_max
+    {
+        return Err(ApiError::coded(
+            ErrorCode::PlanLimitExceeded,
+            format!(
+                "Plan limit exceeded: the {} plan creates at most {} API keys per month (deleted \
+                 ones count); the count resets at {}",
+                plan.label(),
+                limits.created_max,
+                bvs_core::time::format_iso_ms(
+                    Period::containing(i64::try_from(app.now_ms).unwrap_or(i64::MAX)).end_ms()
+                )
+            ),
+        ));
+    }
     if !inserted {
         return Err(ApiError::coded(
             ErrorCode::PlanLimitExceeded,

@@ -30,6 +30,47 @@ pub const LOGIN_FAILURES_PER_NETWORK: Rate = Rate {
     burst: 30.0,
 };
 
+/// Registrations per client network (`client_network`): 5 at once, then
+/// one every 12 minutes (5 an hour). A registration creates a tenant and
+/// runs the password KDF: an office signing up its team fits, a script
+/// creating accounts does not. `REGISTRATIONS_PER_NETWORK_PER_HOUR` (a
+/// var) replaces the figure; docs/security.md.
+pub const REGISTRATIONS_PER_NETWORK: Rate = Rate {
+    rate_per_sec: 5.0 / 3600.0,
+    burst: 5.0,
+};
+
+/// The registration limit for a request from `address`: `None` when it
+/// does not apply. The var `REGISTRATIONS_PER_NETWORK_PER_HOUR` (a
+/// positive number) replaces both the hourly rate and the burst; in
+/// DEV_MODE, `REGISTRATION_LIMIT_EXEMPT_LOOPBACK` = `true` exempts
+/// requests from a loopback address or none (a test harness on loopback,
+/// which `wrangler dev` names as such: a request through Cloudflare has
+/// its client's address), so black-box tests can register hundreds of
+/// tenants while a test that sends another `CF-Connecting-IP` still meets
+/// the limit.
+pub fn registrations_rate(app: &App, address: Option<&str>) -> Option<Rate> {
+    let loopback = address.is_none_or(|a| {
+        a.trim()
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+    });
+    let exempt = app.dev_mode()
+        && loopback
+        && app.var("REGISTRATION_LIMIT_EXEMPT_LOOPBACK").as_deref() == Some("true");
+    if exempt {
+        return None;
+    }
+    let per_hour = app
+        .var("REGISTRATIONS_PER_NETWORK_PER_HOUR")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|r| r.is_finite() && *r > 0.0);
+    Some(per_hour.map_or(REGISTRATIONS_PER_NETWORK, |n| Rate {
+        rate_per_sec: n / 3600.0,
+        burst: n,
+    }))
+}
+
 /// Mails (verification and reset) per e-mail address: 5 at once, then one
 /// every 2 minutes, so the service cannot be used to flood a mailbox.
 pub const MAILS_PER_ADDRESS: Rate = Rate {

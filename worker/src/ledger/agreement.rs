@@ -10,22 +10,21 @@
 //! note, so the sequencer appends it like any fact and it is provable by
 //! the facts routes. The service keeps no identity, only the key.
 
-use bvs_core::agreement::{
-    self, BalanceStatement, CheckpointRef, Dispute, Origin, Statement, StatementError,
-};
+use bvs_core::agreement::{self, CheckpointRef, Origin, Statement, StatementError};
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Env, Period};
 use serde::Serialize;
-use serde_json::json;
 use worker::D1Database;
 
-use super::{db, facts, submit, LogId, LogKey};
+use super::{db, meter, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::plan::Plan;
 use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
 use crate::store::checkpoints::{self, CheckpointRow};
-use crate::store::{events, CheckpointStatus};
+use crate::store::meters::{self, Meter};
+use crate::store::CheckpointStatus;
 use crate::{ids, views};
 
 /// How long an invitation stays usable. // spec: silent; a week covers a
@@ -36,6 +35,19 @@ const INVITATION_TOKEN_CHARS: usize = 32;
 /// The public page an invitation opens; the token rides in the fragment,
 /// so it never reaches a server log.
 pub const INVITATION_PAGE: &str = "/agree";
+
+/// Statements one checkpoint can have, all keys and kinds together: a
+/// customer's key signs one `balance` statement per checkpoint and may
+/// name disputes, each a distinct statement, so the cap bounds what one
+/// key holder can add to the vendor's log and to every public answer.
+/// // spec: silent; docs/agreement.md "Limits"
+pub const STATEMENTS_PER_CHECKPOINT_MAX: u64 = 20;
+
+/// One page of a checkpoint's statements on the public answer.
+pub struct StatementsPage {
+    pub limit: u64,
+    pub offset: u64,
+}
 
 pub const EVENT_CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
 pub const EVENT_CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
@@ -144,19 +156,27 @@ pub struct InvitationView {
     pub expires_at: String,
 }
 
+/// Who invites: the API key's tenant, its shard and plan.
+pub struct Inviter<'a> {
+    pub tenant_id: &'a str,
+    pub log: LogId,
+    pub plan: Plan,
+}
+
 /// Issues a single-use invitation for `customer_id`'s ledger; only the
-/// token's SHA-256 is stored.
+/// token's SHA-256 is stored. Counted against the plan's invitations per
+/// month in the same batch (issue 25).
 ///
 /// # Errors
-/// 404 for a customer without a ledger.
+/// 404 for a customer without a ledger; 402 past the plan's invitations.
 pub async fn invite(
     app: &App,
-    log: LogId,
-    tenant_id: &str,
+    by: &Inviter<'_>,
     customer_id: &CustomerId,
     base_url: &str,
     extra: &dyn Fn(&InvitationView) -> ApiResult<Vec<worker::D1PreparedStatement>>,
 ) -> ApiResult<InvitationView> {
+    let (log, tenant_id) = (by.log, by.tenant_id);
     let db = db(app, log)?;
     let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
     let token = new_token(log)?;
@@ -177,11 +197,24 @@ pub async fn invite(
         origin: origin(app, log)?.as_str().to_string(),
         expires_at: views::iso(row.expires_at),
     };
-    // With `extra` (an Idempotency-Key's claim and answer) in the same
-    // batch: a retried POST never makes a second invitation.
-    let mut statements = vec![agreements::insert_invitation_stmt(&db, &row)?];
+    let period = meter::month(app.now_ms).to_string();
+    let raises = [meter::monthly(
+        tenant_id,
+        Meter::Invitations,
+        &period,
+        by.plan,
+    )];
+    // The meter, the invitation and `extra` (an Idempotency-Key's claim and
+    // answer) in one batch: a retried POST never makes a second invitation,
+    // and a refused one leaves nothing behind.
+    let mut statements = vec![
+        meters::raise(&db, &raises[0])?,
+        agreements::insert_invitation(&db, &row)?,
+    ];
     statements.extend(extra(&view)?);
-    crate::store::batch(&db, statements).await?;
+    meters::batch(&db, statements, &raises)
+        .await?
+        .map_err(|m| meter::over(m, by.plan, log.env, app.now_ms))?;
     Ok(view)
 }
 
@@ -247,74 +280,40 @@ pub struct KeyView {
     pub item_hash: String,
     pub registered_at: String,
     pub status: &'static str,
+    /// `null` for a ledger's first key; whether the key before it signed
+    /// this binding (a rotation) or not (a change through an invitation).
+    pub signed_by_previous: Option<bool>,
+    /// For a change not signed by the previous key: what every receipt and
+    /// public answer says of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
-/// Registers the counterparty key a signed key statement binds, using the
-/// invitation up; records the binding in the log.
-///
-/// # Errors
-/// 410 for a bad token; 422 `statement_rejected` naming the reason.
-pub async fn register_key(app: &App, token: &str, signed: &str) -> ApiResult<KeyView> {
-    let (log, db, row) = live_invitation(app, token).await?;
-    let binding = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
-    let expected_origin = origin(app, log)?;
-    if binding.origin != expected_origin {
-        return Err(rejected(&StatementError::OriginMismatch {
-            expected: expected_origin.as_str().to_string(),
-            got: binding.origin.as_str().to_string(),
-        }));
+impl KeyView {
+    fn from_row(k: &KeyRow, status: &'static str) -> KeyView {
+        KeyView {
+            ledger_id: k.ledger_id.clone(),
+            counterparty_key: k.verifier_key.clone(),
+            item_hash: k.item_hash.clone(),
+            registered_at: views::iso(k.registered_at),
+            status,
+            signed_by_previous: k.signed_by_previous.map(|v| v == 1),
+            warning: key_warning(k),
+        }
     }
-    let ledger = ledger_hash(&row.ledger_id)?;
-    if !binding.ledger.ct_eq(&ledger) {
-        return Err(rejected(&StatementError::LedgerMismatch {
-            expected: ledger,
-            got: binding.ledger,
-        }));
-    }
-    if !agreements::use_invitation(&db, &row.token_hash, app.now_ms).await? {
-        return Err(invalid(
-            "Invitation was already used; ask the vendor for a new one",
-        ));
-    }
-    let item_hash = agreement::item_hash(signed).to_hex();
-    let key = KeyRow {
-        item_hash: item_hash.clone(),
-        ledger_id: row.ledger_id.clone(),
-        tenant_id: row.tenant_id.clone(),
-        customer_id: row.customer_id.clone(),
-        verifier_key: binding.key().to_string(),
-        statement: signed.to_string(),
-        registered_at: app.now_ms,
-    };
-    agreements::insert_key(&db, &key).await?;
-    record_in_log(app, log, &row.tenant_id, signed, "key").await?;
-    Ok(KeyView {
-        ledger_id: key.ledger_id,
-        counterparty_key: key.verifier_key,
-        item_hash,
-        registered_at: views::iso(key.registered_at),
-        status: "QUEUED",
+}
+
+/// What receipts and public answers say of a key change the previous key
+/// did not sign.
+pub fn key_warning(k: &KeyRow) -> Option<String> {
+    (k.signed_by_previous == Some(0)).then(|| {
+        format!(
+            "key changed on {}, not signed by the previous key: {} was registered through a new \
+             invitation from the vendor",
+            views::iso(k.registered_at),
+            k.verifier_key
+        )
     })
-}
-
-/// Records a signed note in the log as a fact of the tenant (its
-/// contentHash is the note's item hash).
-async fn record_in_log(
-    app: &App,
-    log: LogId,
-    tenant_id: &str,
-    signed: &str,
-    kind: &str,
-) -> ApiResult<()> {
-    let metadata = json!({ "agreement": kind }).to_string();
-    // A statement is a fact of the vendor's tenant: it counts against the
-    // vendor's plan like any fact, so no party can fill the shared database.
-    let plan = crate::auth::tenant_plan(app, tenant_id).await?;
-    let (_, created) = facts::record(app, tenant_id, log, plan, signed, Some(&metadata)).await?;
-    if !created {
-        submit::ring(app, log).await;
-    }
-    Ok(())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -420,132 +419,11 @@ async fn checkpoint_ref(
     Ok((reference, balance))
 }
 
-/// Accepts a customer's signed `balance` or `dispute` statement about a
-/// committed checkpoint of its ledger: verified against the ledger's
-/// registered key, recorded, appended to the log, and told to the vendor
-/// (`checkpoint.cosigned` / `checkpoint.disputed`). The same statement
-/// twice is recorded once.
-///
-/// # Errors
-/// 422 `statement_rejected` naming the reason; 404 for a ledger without a
-/// key or an unknown checkpoint; 409 for one not committed yet.
-pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementView, bool)> {
-    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
-    let named = match &unverified {
-        Statement::Balance(b) => b.checkpoint.clone(),
-        Statement::Dispute(d) => d.checkpoint.clone(),
-        Statement::Key(_) => {
-            return Err(rejected(&StatementError::WrongKind {
-                expected: "balance or dispute",
-                got: "key",
-            }))
-        }
-    };
-    let log = log_of_origin(app, &named.origin)?;
-    let db = db(app, log)?;
-    let ledger_id = named.ledger.to_hex();
-    let key = agreements::keys(&db, &ledger_id)
-        .await?
-        .pop()
-        .ok_or_else(|| {
-            ApiError::NotFound(format!(
-                "No counterparty key is registered for ledger {ledger_id}; open the vendor's invitation first"
-            ))
-        })?;
-    let statement = agreement::verify(signed, &key.verifier_key).map_err(|e| rejected(&e))?;
-    let c = named_checkpoint(&db, &key, &named).await?;
-    let (reference, balance) = checkpoint_ref(app, log, &db, &c, &ledger_id).await?;
-    let kind = match &statement {
-        Statement::Balance(BalanceStatement { .. }) => {
-            agreement::verify_cosigned_balance(signed, &key.verifier_key, &reference, balance)
-                .map_err(|e| rejected(&e))?;
-            "balance"
-        }
-        Statement::Dispute(Dispute { checkpoint, .. }) => {
-            reference.check(checkpoint).map_err(|e| rejected(&e))?;
-            "dispute"
-        }
-        Statement::Key(_) => return Err(ApiError::internal("key statement after kind check")),
-    };
-    let row = AgreementRow {
-        item_hash: agreement::item_hash(signed).to_hex(),
-        ledger_id: ledger_id.clone(),
-        tenant_id: key.tenant_id.clone(),
-        customer_id: key.customer_id.clone(),
-        checkpoint_id: c.id.clone(),
-        kind: kind.to_string(),
-        verifier_key: key.verifier_key.clone(),
-        statement: signed.to_string(),
-        created_at: app.now_ms,
-    };
-    let created = agreements::insert_agreement(&db, &row).await?;
-    record_in_log(app, log, &key.tenant_id, signed, kind).await?;
-    let view = StatementView::from_row(&row, &c);
-    if created {
-        tell_vendor(app, &db, &row, &c, balance, &view).await?;
-    }
-    Ok((view, created))
-}
+mod keys;
+pub use keys::register_key;
 
-/// The vendor's `checkpoint.cosigned` / `checkpoint.disputed` event of a
-/// newly recorded statement, written once to the outbox.
-async fn tell_vendor(
-    app: &App,
-    db: &D1Database,
-    row: &AgreementRow,
-    c: &CheckpointRow,
-    balance: Amount,
-    view: &StatementView,
-) -> ApiResult<()> {
-    let event = if row.kind == "balance" {
-        EVENT_CHECKPOINT_COSIGNED
-    } else {
-        EVENT_CHECKPOINT_DISPUTED
-    };
-    let payload = AgreementEvent {
-        checkpoint_id: &c.id,
-        customer_id: &c.customer_id,
-        period: &c.period,
-        merkle_root: c.merkle_root.to_hex(),
-        delta_count: c.delta_count,
-        balance,
-        kind: &row.kind,
-        ledger_id: &row.ledger_id,
-        counterparty_key: &row.verifier_key,
-        item_hash: &row.item_hash,
-        statement: &row.statement,
-        recorded_at: &view.recorded_at,
-    };
-    let id = format!("evt_agr_{}", &row.item_hash[..32]);
-    events::insert_once(
-        db,
-        &id,
-        &row.tenant_id,
-        event,
-        &serde_json::to_string(&payload)?,
-        app.now_ms,
-    )
-    .await
-}
-
-/// The payload of `checkpoint.cosigned` / `checkpoint.disputed`
-/// (docs/webhooks.md).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AgreementEvent<'a> {
-    checkpoint_id: &'a str,
-    customer_id: &'a str,
-    period: &'a str,
-    merkle_root: String,
-    delta_count: u64,
-    balance: Amount,
-    kind: &'a str,
-    ledger_id: &'a str,
-    counterparty_key: &'a str,
-    item_hash: &'a str,
-    statement: &'a str,
-    recorded_at: &'a str,
-}
+mod statements;
+pub use statements::submit_statement;
 
 mod public;
 pub use public::{of_checkpoint, CheckpointAgreement};

@@ -98,7 +98,7 @@ impl Balances {
             .balance
             .checked_add(delta)
             .map_err(|e| ApiError::internal(format!("balance overflow: {e}")))?;
-        entry.latest_items_root = Some(d.items_root);
+        entry.latest_items_root = Some(d.proof_root());
         entry.frontier.push(&item);
         entry.first_leaf.get_or_insert(leaf_index);
         entry.last_leaf = leaf_index;

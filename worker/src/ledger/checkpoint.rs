@@ -7,13 +7,13 @@ use bvs_core::frontier::Frontier;
 use bvs_core::types::{CustomerId, Page, Period};
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{db, heads, meter, require_ledger, submit, LogId};
+use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::plan::Plan;
-use crate::store::checkpoints;
 pub use crate::store::checkpoints::CheckpointRow;
+use crate::store::checkpoints::{self, WHOLE_TENANT_ROW};
 use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
@@ -22,7 +22,14 @@ use crate::store::{ledgers, CheckpointStatus};
 pub struct Listed {
     pub row: CheckpointRow,
     pub tx_hash: Option<String>,
-    pub previous: Option<CheckpointRow>,
+    pub previous: Option<Previous>,
+}
+
+/// The same ledger's previous committed checkpoint of a listed one.
+pub struct Previous {
+    pub id: String,
+    pub period: String,
+    pub tree_size: Option<u64>,
 }
 
 /// A tenant's checkpoints, newest first, optionally of one customer (or
@@ -40,23 +47,35 @@ pub async fn list(
 ) -> ApiResult<(Vec<Listed>, u64)> {
     let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
+    // Whole-tenant checkpoints (`all`) are stored under a name no customer has.
+    let customer = customer.map(|c| {
+        if c == bvs_core::types::WHOLE_TENANT {
+            WHOLE_TENANT_ROW
+        } else {
+            c
+        }
+    });
+    // One round trip for the page, each row's head hash and previous
+    // checkpoint, and the count (issue 25: not two reads per row).
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let tx_hash = heads::tx_hash(&db, row.tree_size).await?;
-        let previous = match row.tree_size {
-            Some(_) => {
-                checkpoints::previous_committed(&db, tenant_id, &row.customer_id, row.created_at)
-                    .await?
+    let out = rows
+        .into_iter()
+        .map(|l| {
+            let previous = match (l.row.tree_size, l.prev_id, l.prev_period) {
+                (Some(_), Some(id), Some(period)) => Some(Previous {
+                    id,
+                    period,
+                    tree_size: l.prev_tree_size,
+                }),
+                _ => None,
+            };
+            Listed {
+                row: l.row,
+                tx_hash: l.tx_hash,
+                previous,
             }
-            None => None,
-        };
-        out.push(Listed {
-            row,
-            tx_hash,
-            previous,
-        });
-    }
+        })
+        .collect();
     Ok((out, total))
 }
 
@@ -94,22 +113,18 @@ pub async fn create(
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
-    let who = customer.map_or("all", CustomerId::as_str).to_string();
+    let who = customer
+        .map_or(WHOLE_TENANT_ROW, CustomerId::as_str)
+        .to_string();
     let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
         return Err(ApiError::Unprocessable(format!(
-            "No verified deltas to checkpoint for customer {who} in period {period} (deltas belong to the \
-             period in which they were verified)"
+            "No verified deltas to checkpoint for customer {} in period {period} (deltas belong to the \
+             period in which they were verified)",
+            customer.map_or(bvs_core::types::WHOLE_TENANT, CustomerId::as_str)
         )));
     };
-    let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
-    if frontier.size() != w.count {
-        return Err(ApiError::internal(format!(
-            "window frontier covers {} deltas, aggregates say {}",
-            frontier.size(),
-            w.count
-        )));
-    }
-    let row = CheckpointRow {
+    let frontier = checked_frontier(&w)?;
+    let mut row = CheckpointRow {
         id: ids::new_id("chk")?,
         tenant_id: tenant_id.to_string(),
         customer_id: who,
@@ -125,7 +140,13 @@ pub async fn create(
         leaf_index: None,
         tree_size: None,
         failure: None,
+        records_verified: None,
+        check_frontier: None,
+        check_after_leaf: None,
     };
+    // Whether the records its public answer will list recompute its root,
+    // checked once, now (the sweep checks one too large to do at once).
+    row.records_verified = super::backfill::check_new_checkpoint(app, log, &row).await?;
     // Counted against the plan's checkpoints per month in the same batch.
     let period_text = meter::month(app.now_ms).to_string();
     let raises = [meter::monthly(
@@ -152,6 +173,20 @@ pub async fn create(
     .await?;
     submit::ring(app, log).await;
     Ok(row)
+}
+
+/// The window's frontier, which must cover exactly the deltas its
+/// aggregates count.
+fn checked_frontier(w: &Window) -> ApiResult<Frontier> {
+    let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
+    if frontier.size() != w.count {
+        return Err(ApiError::internal(format!(
+            "window frontier covers {} deltas, aggregates say {}",
+            frontier.size(),
+            w.count
+        )));
+    }
+    Ok(frontier)
 }
 
 /// The covered deltas' root, count and span, kept up to date by the

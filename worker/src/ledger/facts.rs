@@ -55,6 +55,57 @@ pub async fn record(
     Ok((row, created))
 }
 
+/// A fact written inside another write's batch (an agreement's key
+/// binding or statement, issue 25): its statements and the raises they
+/// make, so that the fact, its meters and the write commit together or
+/// not at all.
+pub struct FactWrite {
+    hash: String,
+    period: String,
+    stored: u64,
+}
+
+impl FactWrite {
+    pub fn new(content: &str, metadata: Option<&str>, now_ms: u64) -> FactWrite {
+        let hash = content_hash(content).to_hex();
+        let stored = (hash.len() + content.len() + metadata.map_or(0, str::len)) as u64;
+        FactWrite {
+            hash,
+            period: meter::month(now_ms).to_string(),
+            stored,
+        }
+    }
+
+    /// The fact's raises (facts per month, stored bytes), for `meters::batch`.
+    pub fn raises<'a>(&'a self, tenant_id: &'a str, plan: Plan) -> [meters::Raise<'a>; 2] {
+        [
+            meter::monthly(tenant_id, Meter::Facts, &self.period, plan),
+            meter::bytes(tenant_id, self.stored, plan),
+        ]
+    }
+
+    /// The fact's insert and its raises, in that order (the raises count
+    /// only a new fact), to put first in the write's batch.
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
+    pub fn statements(
+        &self,
+        db: &worker::D1Database,
+        raises: &[meters::Raise<'_>; 2],
+        tenant_id: &str,
+        content: &str,
+        metadata: Option<&str>,
+        now_ms: u64,
+    ) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+        Ok(vec![
+            facts::insert_stmt(db, tenant_id, &self.hash, content, metadata, now_ms)?,
+            meters::raise_if_changed(db, &raises[0])?,
+            meters::raise_if_changed(db, &raises[1])?,
+        ])
+    }
+}
+
 /// The tenant's fact with this content hash.
 ///
 /// # Errors

@@ -39,17 +39,6 @@ pub async fn leaf_of_item(db: &D1Database, at: super::LogId, item: &str) -> ApiR
     })
 }
 
-/// `txHash`: the hash of the signed tree head of `tree_size`, if any.
-///
-/// # Errors
-/// D1 errors.
-pub async fn tx_hash(db: &D1Database, tree_size: Option<u64>) -> ApiResult<Option<String>> {
-    match tree_size {
-        Some(size) => Ok(log::head_at(db, size).await?.map(|h| h.note_hash)),
-        None => Ok(None),
-    }
-}
-
 /// The leaf at `index` of a log.
 ///
 /// # Errors

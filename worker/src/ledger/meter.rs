@@ -20,9 +20,12 @@ pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan
         Meter::Facts => plan.facts_per_month(),
         Meter::Checkpoints => plan.checkpoints_per_month(),
         Meter::Bytes => plan.storage_bytes(),
+        Meter::Invitations => plan.invitations_per_month(),
         // The delta quota depends on the environment: `quota::raise`.
         Meter::Deltas => plan.deltas_per_month(Env::Sandbox),
         Meter::RequestLog => plan.request_log_bytes_per_day(),
+        // Not monthly: `agreement` raises them with their own caps.
+        Meter::InvitationUses | Meter::CounterpartyKeys | Meter::Statements => 1,
     };
     Raise {
         tenant_id,
@@ -54,11 +57,11 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
     };
     let resets = format_iso_ms(month(now_ms).end_ms());
     match meter {
-        Meter::Facts | Meter::Checkpoints => {
-            let (what, cap) = if meter == Meter::Facts {
-                ("facts", plan.facts_per_month())
-            } else {
-                ("checkpoints", plan.checkpoints_per_month())
+        Meter::Facts | Meter::Checkpoints | Meter::Invitations => {
+            let (what, cap) = match meter {
+                Meter::Facts => ("facts", plan.facts_per_month()),
+                Meter::Checkpoints => ("checkpoints", plan.checkpoints_per_month()),
+                _ => ("invitations", plan.invitations_per_month()),
             };
             ApiError::coded(
                 ErrorCode::PlanLimitExceeded,
@@ -80,6 +83,10 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
         ),
         // The request log refuses nothing: a full day is not logged.
         Meter::RequestLog => ApiError::internal("the request log's meter answers no request"),
+        // Raised by the agreement's writes, which answer them themselves.
+        Meter::InvitationUses | Meter::CounterpartyKeys | Meter::Statements => {
+            ApiError::internal(format!("{} refused outside the agreement", meter.as_str()))
+        }
         Meter::Bytes => ApiError::coded(
             ErrorCode::StorageLimitReached,
             format!(

@@ -2,6 +2,7 @@
 //! sequencer that appends queued items to it.
 
 pub mod agreement;
+pub mod backfill;
 pub mod balances;
 pub mod budget;
 pub mod charts;

@@ -265,7 +265,10 @@ async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiR
     let plan = Plan::of(head.tree_size, items);
     match apply_plan(app, log, db, &plan).await {
         Ok(()) => {
-            let roots = plan.deltas.iter().map(|d| d.items_root.to_hex());
+            let roots = plan
+                .deltas
+                .iter()
+                .flat_map(|d| [d.items_root.to_hex(), d.proof_root().to_hex()]);
             super::submit::backfill_roots(app, log, roots).await;
             Ok(Outcome::Appended)
         }

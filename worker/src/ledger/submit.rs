@@ -85,17 +85,47 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             reference_id: content.reference_id,
             metadata: metadata.map(|m| m.to_string()),
             declared_at,
+            ledger_root: String::new(),
         },
         item,
         delta: input.delta,
     })
 }
 
-/// Gives prepared deltas the ledger ids of `tenant_id`'s customers.
+/// Gives prepared deltas (one submission's) the ledger ids of
+/// `tenant_id`'s customers and their per-ledger roots: each delta's is
+/// the RFC 9162 root over the itemHashes of its own ledger's deltas in
+/// the submission, in position order (the items root when the submission
+/// holds one ledger). That root is what the customer is given (derive,
+/// receipts, `delta.verified`), so it opens no other customer's deltas.
 pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
-    for p in prepared {
+    for p in prepared.iter_mut() {
         p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
     }
+    let roots: Vec<String> = prepared
+        .iter()
+        .map(|p| {
+            let own: Vec<Hash32> = prepared
+                .iter()
+                .filter(|q| q.row.customer_id == p.row.customer_id)
+                .map(|q| q.item)
+                .collect();
+            merkle::root(&own).to_hex()
+        })
+        .collect();
+    for (p, root) in prepared.iter_mut().zip(roots) {
+        p.row.ledger_root = root;
+    }
+}
+
+/// Every distinct proof root of a submission of `prepared` (after
+/// [`for_tenant`]): its items root and its ledgers' roots.
+pub fn roots_of(prepared: &[Prepared]) -> Vec<String> {
+    let mut roots: Vec<String> = prepared.iter().map(|p| p.row.ledger_root.clone()).collect();
+    roots.push(items_root(prepared).to_hex());
+    roots.sort_unstable();
+    roots.dedup();
+    roots
 }
 
 /// The items root (proof root) of a submission of `prepared`.
@@ -220,7 +250,8 @@ where
         }),
     };
     let ledger = db(app, by.log)?;
-    let estimated = match write_indexed(app, by, &ledger, &write).await? {
+    let roots = roots_of(prepared);
+    let estimated = match write_indexed(app, by, &ledger, &write, &roots).await? {
         EmitOutcome::Written { estimated } => estimated,
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
         EmitOutcome::Refused(Meter::Deltas) => {
@@ -245,19 +276,20 @@ where
 }
 
 /// The write's batch and, alongside it (not after it: one more call, no
-/// more sequential trips), the proof-root index row in the control
-/// database.
+/// more sequential trips), the proof-root index rows in the control
+/// database: the items root and, for a batch over several ledgers, each
+/// ledger's root.
 async fn write_indexed(
     app: &App,
     by: &Submitter<'_>,
     ledger: &D1Database,
     write: &EmitWrite<'_>,
+    roots: &[String],
 ) -> ApiResult<EmitOutcome> {
     if by.root_indexed || by.stop == Some(Stop::Write) {
         return emit_store::write(ledger, write).await;
     }
-    let root = write.submission.items_root;
-    with_root_index(app, by.log, root, emit_store::write(ledger, write)).await
+    with_roots_index(app, by.log, roots, emit_store::write(ledger, write)).await
 }
 
 /// Runs `write` (the D1 call that creates `root` on the shard `log`)
@@ -275,17 +307,28 @@ pub async fn with_root_index<T>(
     root: &str,
     write: impl std::future::Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
+    with_roots_index(app, log, &[root.to_string()], write).await
+}
+
+/// [`with_root_index`] for several roots (one control-database call).
+pub async fn with_roots_index<T>(
+    app: &App,
+    log: LogId,
+    roots: &[String],
+    write: impl std::future::Future<Output = ApiResult<T>>,
+) -> ApiResult<T> {
     let index = async {
-        match app.control_db() {
-            Ok(db) => roots::insert(&db, root, log.env.as_str(), log.shard, app.now_ms)
+        let db = app.control_db()?;
+        match roots {
+            [root] => roots::insert(&db, root, log.env.as_str(), log.shard, app.now_ms)
                 .await
                 .map(|_| ()),
-            Err(e) => Err(e),
+            _ => roots::insert_all(&db, roots, log.env.as_str(), log.shard, app.now_ms).await,
         }
     };
     let (written, indexed) = futures_util::future::join(write, index).await;
     if let Err(e) = indexed {
-        worker::console_warn!("proof root {root} not indexed yet: {e:?}");
+        worker::console_warn!("proof roots {roots:?} not indexed yet: {e:?}");
     }
     written
 }

@@ -356,4 +356,9 @@ pub const ROUTES: &[Route] = &[
         pattern: "/api/v1/balance/customers/:customerId/history",
         id: RouteId::BalanceHistory,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dashboard/auth/logout",
+        id: RouteId::AuthLogout,
+    },
 ];

@@ -42,8 +42,12 @@ pub async fn invite(app: &App, mut req: Request, customer: &str) -> ApiResult<Re
         Some(g) => g.statements(&db, 201, &http::balance_text(201, view)?),
         None => Ok(Vec::new()),
     };
-    let invited =
-        agreement::invite(app, ctx.log(), &ctx.tenant_id, &customer_id, &base, &extra).await;
+    let by = agreement::Inviter {
+        tenant_id: &ctx.tenant_id,
+        log: ctx.log(),
+        plan: ctx.plan,
+    };
+    let invited = agreement::invite(app, &by, &customer_id, &base, &extra).await;
     match Guard::or_held(guard.as_ref(), app, &db, invited).await? {
         Ok(view) => http::raw_json(201, http::balance_text(201, &view)?),
         Err(answer) => Ok(answer),
@@ -64,16 +68,25 @@ pub async fn open(app: &App, mut req: Request) -> ApiResult<Response> {
     http::balance(200, &agreement::open(app, &token).await?)
 }
 
-/// `POST /api/v1/agreement/keys` `{token, statement}` (public): registers
-/// the counterparty key a signed key statement binds (201).
+/// `POST /api/v1/agreement/keys` `{token?, statement}` (public):
+/// registers the counterparty key a signed key statement binds (201):
+/// through an invitation's token, or without one when the ledger's
+/// current key signed the statement too (a rotation). The current key
+/// again: 200 with its binding.
 pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
     let mut f = Fields::from_bytes(&bytes)?;
-    let token = f.required("token");
+    let token = f.string("token", false);
     let statement = f.required("statement");
     f.finish()?;
     let route = "POST /api/v1/agreement/keys";
-    let (db, guard) = match agreement::token_scope(app, &token) {
+    // Through an invitation, an Idempotency-Key lives under its token; a
+    // rotation signed by the current key needs none (sent again, it
+    // answers the binding, 200, and writes nothing).
+    let scope = token
+        .as_deref()
+        .and_then(|t| agreement::token_scope(app, t));
+    let (db, guard) = match scope {
         Some((log, scope)) => {
             match idempotency::for_public(app, log, &scope, &req, route, &bytes).await? {
                 Ok((db, guard)) => (Some(db), guard),
@@ -82,16 +95,15 @@ pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
         }
         None => (None, None),
     };
-    let text = http::balance_text(
-        201,
-        &agreement::register_key(app, &token, &statement).await?,
-    )?;
+    let (view, created) = agreement::register_key(app, token.as_deref(), &statement).await?;
+    let status = if created { 201 } else { 200 };
+    let text = http::balance_text(status, &view)?;
     // The invitation is single-use: a retry after this would be refused;
     // with a key, it gets this answer again.
     if let (Some(db), Some(g)) = (&db, &guard) {
-        g.record(db, 201, &text).await;
+        g.record(db, status, &text).await;
     }
-    http::raw_json(201, text)
+    http::raw_json(status, text)
 }
 
 /// `POST /api/v1/agreement/statements` `{statement}` (public): a signed

@@ -59,9 +59,17 @@ struct ProfileView {
     created_at: String,
 }
 
-/// `POST /dashboard/auth/register`.
+/// `POST /dashboard/auth/register`. Each registration creates a tenant,
+/// a user, a contract, a token and a mail and runs the password KDF, so
+/// one client network may register only a few accounts an hour
+/// (`limit::registrations_rate`; spent before any of that work).
 pub async fn register(app: &App, mut req: Request) -> ApiResult<Response> {
     let r = registration(Fields::read(&mut req).await?)?;
+    let address = http::header(&req, "cf-connecting-ip");
+    if let Some(rate) = limit::registrations_rate(app, address.as_deref()) {
+        let network = limit::client_network(address.as_deref());
+        limit::take(app, &format!("register-{network}"), rate).await?;
+    }
     let user_id = accounts::create(app, &r).await?;
     let view = RegisteredView {
         id: user_id,
@@ -117,10 +125,11 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     // Every attempt spends a token; success refills the bucket. Concurrent
     // guesses cannot slip past the limit.
-    let network = limit::client_network(http::header(&req, "cf-connecting-ip").as_deref());
-    let network = format!("login-{network}");
+    let client = limit::client_network(http::header(&req, "cf-connecting-ip").as_deref());
+    let network = format!("login-{client}");
     limit::take(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
-    let bucket = login_bucket(email.as_str());
+    // Per e-mail and network: a stranger's failures never lock the owner out.
+    let bucket = login_bucket(email.as_str(), &client);
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
     let user = accounts::user_by_email(app, &email).await?;
     let ok = match &user {
@@ -256,7 +265,8 @@ pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response>
         new_password.ok_or_else(|| ApiError::internal("validated password missing"))?;
     // Guessing the current password through this route counts against the
     // same failed-login bucket as /login.
-    let bucket = login_bucket(&session.user.email);
+    let client = limit::client_network(http::header(&req, "cf-connecting-ip").as_deref());
+    let bucket = login_bucket(&session.user.email, &client);
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
     if !password::verify(&current, &session.user.password_hash).await? {
         return Err(ApiError::field("currentPassword", "is incorrect"));
@@ -267,6 +277,19 @@ pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response>
         200,
         &serde_json::json!({}),
         Some("Password changed: every session was signed out; log in again with the new password"),
+    )
+}
+
+/// `POST /dashboard/auth/logout`: ends every session of the account on the
+/// server (every JWT issued so far is refused with 401 `jwt_revoked`), not
+/// only the caller's copy of its token.
+pub async fn logout(app: &App, req: Request) -> ApiResult<Response> {
+    let session = auth::session(app, &req).await?;
+    accounts::end_sessions(app, &session.user.id).await?;
+    http::dashboard(
+        200,
+        &serde_json::json!({}),
+        Some("Signed out: every session of this account has ended; log in again to continue"),
     )
 }
 

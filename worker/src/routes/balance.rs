@@ -24,7 +24,8 @@ use crate::views;
 
 fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     let customer = f.string("customerId", true);
-    let customer_id = f.parse("customerId", customer, CustomerId::parse);
+    // `all` names the whole-tenant checkpoint: no ledger may have it.
+    let customer_id = f.parse("customerId", customer, CustomerId::parse_new);
     let delta_text = f.number("delta", true);
     let delta = f.parse("delta", delta_text, |t| Amount::parse_delta("delta", t));
     let reason_text = f.string("reason", true);

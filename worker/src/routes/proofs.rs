@@ -3,7 +3,7 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::{CustomerId, Page, Period};
+use bvs_core::types::{CustomerId, Page, Period, WHOLE_TENANT};
 use serde::Serialize;
 use serde_json::{json, Value};
 use worker::{Headers, Request, Response};
@@ -15,7 +15,7 @@ use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::{self, Guard};
 use crate::ledger::checkpoint::CheckpointRow;
-use crate::ledger::{self, checkpoint, heads, prove, LogId, LogKey};
+use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
 use crate::views::{self, CheckpointView};
 
 /// Records per page of the public verify route.
@@ -47,6 +47,8 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     };
     let mut f = Fields::from_bytes(&bytes)?;
     let customer_t = f.string("customerId", false);
+    // `all` (the spec's name for every customer) is the whole tenant.
+    let customer_t = customer_t.filter(|c| c != WHOLE_TENANT);
     let customer = f.parse("customerId", customer_t, CustomerId::parse);
     let period_t = f.string("period", false);
     let now = i64::try_from(app.now_ms).unwrap_or(i64::MAX);
@@ -100,7 +102,7 @@ pub async fn checkpoint_list(app: &App, req: Request) -> ApiResult<Response> {
     let q = |n: &str| http::query_param(&req, n);
     let customer = q("customerId")?;
     if let Some(c) = &customer {
-        if c != "all" {
+        if c != WHOLE_TENANT {
             CustomerId::parse(c)?;
         }
     }
@@ -227,7 +229,35 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
                 )
             })?,
     };
-    let page = prove::RecordsPage { limit, offset };
+    let kind =
+        match http::query_param(&req, "kind")? {
+            None => None,
+            Some(t) => Some(prove::Kind::parse(&t).ok_or_else(|| {
+                ApiError::field("kind", "must be checkpoint, submission or receipt")
+            })?),
+        };
+    let statements = agreement::StatementsPage {
+        limit: bounded(
+            &req,
+            "statementsLimit",
+            1,
+            agreement::STATEMENTS_PER_CHECKPOINT_MAX,
+        )?
+        .unwrap_or(agreement::STATEMENTS_PER_CHECKPOINT_MAX),
+        offset: bounded(
+            &req,
+            "statementsOffset",
+            0,
+            agreement::STATEMENTS_PER_CHECKPOINT_MAX,
+        )?
+        .unwrap_or(0),
+    };
+    let page = prove::RecordsPage {
+        limit,
+        offset,
+        kind,
+        statements,
+    };
     let (answer, agreement) = prove::public_answer(app, root, &page, &origin(&req)?).await?;
     match agreement {
         None => http::balance(200, &answer),
@@ -239,6 +269,20 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
             },
         ),
     }
+}
+
+/// The whole-number query parameter `name`, from `min` to `max`.
+fn bounded(req: &Request, name: &str, min: u64, max: u64) -> ApiResult<Option<u64>> {
+    http::query_param(req, name)?
+        .map(|t| {
+            t.parse::<u64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .ok_or_else(|| {
+                    ApiError::field(name, format!("must be a whole number from {min} to {max}"))
+                })
+        })
+        .transpose()
 }
 
 /// A public answer with its checkpoint's agreement side (fields flattened

@@ -123,9 +123,44 @@ queries! {
     pub fn user_by_id(id: &str) -> Option<UserRow> = first(SELECT_USER_BY_ID);
     pub fn set_preferred_environment(user_id: &str, env: &str, now_ms: u64) -> ()
         = exec(UPDATE_USER_PREFERENCE);
-    /// Sets a new password hash and revokes every JWT issued before.
-    pub fn set_password(user_id: &str, password_hash: &str, now_ms: u64) -> ()
-        = exec(UPDATE_USER_PASSWORD);
+}
+
+/// Ends every session of a user (server-side logout): JWTs carry the
+/// session version, and every one issued before no longer matches.
+const BUMP_SESSION_VERSION: &str =
+    "UPDATE users SET session_version = session_version + 1, updated_at = ?2 WHERE id = ?1";
+
+queries! {
+    /// Revokes every JWT issued to the user so far.
+    pub fn end_sessions(user_id: &str, now_ms: u64) -> () = exec(BUMP_SESSION_VERSION);
+}
+
+/// Sets a new password hash, revokes every JWT issued before and retires
+/// the user's open password-reset tokens, in one batch: a reset link sent
+/// before the change cannot undo it.
+///
+/// # Errors
+/// D1 errors.
+pub async fn set_password(
+    db: &D1Database,
+    user_id: &str,
+    password_hash: &str,
+    now_ms: u64,
+) -> ApiResult<()> {
+    let statements = vec![
+        stmt(
+            db,
+            UPDATE_USER_PASSWORD,
+            &args![user_id, password_hash, now_ms],
+        )?,
+        stmt(
+            db,
+            EXPIRE_OPEN_TOKENS,
+            &args![user_id, PURPOSE_RESET_PASSWORD, now_ms],
+        )?,
+    ];
+    super::batch(db, statements).await?;
+    Ok(())
 }
 
 // ---- single-use e-mail tokens ----

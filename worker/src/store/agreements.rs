@@ -5,7 +5,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, run, stmt};
+use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
 
 const INSERT_INVITATION: &str =
@@ -14,25 +14,37 @@ const INSERT_INVITATION: &str =
 const SELECT_INVITATION: &str =
     "SELECT token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at, used_at \
      FROM invitations WHERE token_hash = ?1";
-/// Consumes a live invitation; `changes` says whether this call did.
-const USE_INVITATION: &str =
-    "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2";
+/// Marks an invitation used, in the batch of the key it registers (the
+/// batch's `invitation_uses` meter refuses a second use).
+const USE_INVITATION: &str = "UPDATE invitations SET used_at = ?2 WHERE token_hash = ?1";
+/// A key binding, in the batch that meters it and logs it (a plain
+/// INSERT: a binding already recorded fails the batch).
 const INSERT_KEY: &str =
-    "INSERT OR IGNORE INTO counterparty_keys (item_hash, ledger_id, tenant_id, customer_id, \
-     verifier_key, statement, registered_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT INTO counterparty_keys (item_hash, ledger_id, tenant_id, customer_id, \
+     verifier_key, statement, registered_at, signed_by_previous) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 const SELECT_KEYS: &str =
-    "SELECT item_hash, ledger_id, tenant_id, customer_id, verifier_key, statement, registered_at \
-     FROM counterparty_keys WHERE ledger_id = ?1 ORDER BY registered_at ASC, rowid ASC";
+    "SELECT item_hash, ledger_id, tenant_id, customer_id, verifier_key, statement, registered_at, \
+     signed_by_previous FROM counterparty_keys WHERE ledger_id = ?1 \
+     ORDER BY registered_at ASC, rowid ASC";
+/// A statement, in the batch that meters it and logs it (a plain INSERT:
+/// the same (checkpoint, key, text) twice fails the batch).
 const INSERT_AGREEMENT: &str =
-    "INSERT OR IGNORE INTO agreements (item_hash, ledger_id, tenant_id, customer_id, checkpoint_id, \
-     kind, verifier_key, statement, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-/// The latest key binding of a ledger (`?2`) with its fact's log position
-/// in tenant `?1` (NULL until appended).
-const SELECT_LOGGED_KEY: &str =
+    "INSERT INTO agreements (item_hash, ledger_id, tenant_id, customer_id, checkpoint_id, \
+     kind, verifier_key, statement, created_at, text) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+/// The statement a key made about a checkpoint with this text, if any.
+const SELECT_AGREEMENT_BY_TEXT: &str =
+    "SELECT item_hash, ledger_id, tenant_id, customer_id, checkpoint_id, kind, verifier_key, \
+     statement, created_at FROM agreements \
+     WHERE checkpoint_id = ?1 AND verifier_key = ?2 AND text = ?3";
+/// Every key binding of a ledger (`?2`), oldest first, with its fact's log
+/// position in tenant `?1` (NULL until appended).
+const SELECT_LOGGED_KEYS: &str =
     "SELECT k.item_hash, k.ledger_id, k.tenant_id, k.customer_id, k.verifier_key, k.statement, \
-     k.registered_at, f.leaf_index FROM counterparty_keys k \
+     k.registered_at, k.signed_by_previous, f.leaf_index FROM counterparty_keys k \
      LEFT JOIN facts f ON f.tenant_id = ?1 AND f.content_hash = k.item_hash \
-     WHERE k.ledger_id = ?2 ORDER BY k.registered_at DESC, k.rowid DESC LIMIT 1";
+     WHERE k.ledger_id = ?2 ORDER BY k.registered_at ASC, k.rowid ASC";
 /// The statements about a receipt's candidate checkpoints (see
 /// `checkpoints::receipt_candidates`), each with its fact's log position.
 macro_rules! logged_statements_of {
@@ -54,8 +66,8 @@ const SELECT_LOGGED_STATEMENTS_OF_PERIOD: &str =
 /// The keys of the ledgers of the agreement checkpoints with root `?1`
 /// (`checkpoints::agreement_checkpoints_by_root`), oldest first.
 const SELECT_KEYS_BY_CHECKPOINT_ROOT: &str = concat!(
-    "SELECT item_hash, ledger_id, tenant_id, customer_id, verifier_key, statement, registered_at \
-     FROM counterparty_keys WHERE ledger_id IN (SELECT ledger_id FROM ledgers \
+    "SELECT item_hash, ledger_id, tenant_id, customer_id, verifier_key, statement, registered_at, \
+     signed_by_previous FROM counterparty_keys WHERE ledger_id IN (SELECT ledger_id FROM ledgers \
      WHERE (tenant_id, customer_id) IN (SELECT tenant_id, customer_id FROM checkpoints WHERE ",
     super::checkpoints::agreement_checkpoints_by_root!(),
     ")) ORDER BY registered_at ASC, rowid ASC"
@@ -94,6 +106,9 @@ pub struct KeyRow {
     pub verifier_key: String,
     pub statement: String,
     pub registered_at: u64,
+    /// None for a ledger's first key; 1 when the key before it signed
+    /// this binding, 0 when it came through an invitation alone.
+    pub signed_by_previous: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,17 +140,17 @@ pub struct LoggedStatement {
     pub leaf_index: Option<u64>,
 }
 
-/// For a receipt's batch (`store::receipts::read`): the latest key of
-/// ledger `ledger_id` (tenant `tenant_id`) with its log position.
+/// For a receipt's batch (`store::receipts::read`): every key of ledger
+/// `ledger_id` (tenant `tenant_id`), oldest first, with its log position.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn logged_key(
+pub fn logged_keys(
     db: &D1Database,
     tenant_id: &str,
     ledger_id: &str,
 ) -> ApiResult<D1PreparedStatement> {
-    stmt(db, SELECT_LOGGED_KEY, &args![tenant_id, ledger_id])
+    stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
 }
 
 /// For a receipt's batch: the statements about the checkpoints that can
@@ -167,12 +182,11 @@ super::statements! {
     pub fn agreements_by_checkpoint_root(root: &str) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
 }
 
-/// The invitation's insert, for a batch that also stores the answer under
-/// an Idempotency-Key (issue 29).
-pub fn insert_invitation_stmt(
-    db: &D1Database,
-    r: &InvitationRow,
-) -> ApiResult<worker::D1PreparedStatement> {
+/// An invitation's insert, for its metered batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<D1PreparedStatement> {
     let args = args![
         &r.token_hash,
         &r.tenant_id,
@@ -188,13 +202,16 @@ pub async fn invitation(db: &D1Database, token_hash: &str) -> ApiResult<Option<I
     first(db, SELECT_INVITATION, &args![token_hash]).await
 }
 
-/// Marks the invitation used if it is live at `now_ms`; whether this call did.
-pub async fn use_invitation(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
-    let changes = run(db, USE_INVITATION, &args![token_hash, now_ms]).await?;
-    Ok(changes == 1)
+super::statements! {
+    /// Marks an invitation used (for the registration's batch).
+    pub fn use_invitation(token_hash: &str, now_ms: u64) = USE_INVITATION;
 }
 
-pub async fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<()> {
+/// A key binding's insert, for the registration's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<D1PreparedStatement> {
     let args = args![
         &k.item_hash,
         &k.ledger_id,
@@ -202,10 +219,10 @@ pub async fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<()> {
         &k.customer_id,
         &k.verifier_key,
         &k.statement,
-        k.registered_at
+        k.registered_at,
+        k.signed_by_previous
     ];
-    run(db, INSERT_KEY, &args).await?;
-    Ok(())
+    stmt(db, INSERT_KEY, &args)
 }
 
 /// Every key binding of a ledger, oldest first (the last is its key).
@@ -213,8 +230,16 @@ pub async fn keys(db: &D1Database, ledger_id: &str) -> ApiResult<Vec<KeyRow>> {
     all(db, SELECT_KEYS, &args![ledger_id]).await
 }
 
-/// Records a statement; whether it was new.
-pub async fn insert_agreement(db: &D1Database, a: &AgreementRow) -> ApiResult<bool> {
+/// A statement's insert, with its text (what makes two the same), for
+/// the statement's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_agreement(
+    db: &D1Database,
+    a: &AgreementRow,
+    text: &str,
+) -> ApiResult<D1PreparedStatement> {
     let args = args![
         &a.item_hash,
         &a.ledger_id,
@@ -224,9 +249,17 @@ pub async fn insert_agreement(db: &D1Database, a: &AgreementRow) -> ApiResult<bo
         &a.kind,
         &a.verifier_key,
         &a.statement,
-        a.created_at
+        a.created_at,
+        text
     ];
-    Ok(run(db, INSERT_AGREEMENT, &args).await? == 1)
+    stmt(db, INSERT_AGREEMENT, &args)
+}
+
+queries! {
+    /// The statement `verifier_key` made about checkpoint `checkpoint_id`
+    /// with this text, if recorded.
+    pub fn agreement_by_text(checkpoint_id: &str, verifier_key: &str, text: &str)
+        -> Option<AgreementRow> = first(SELECT_AGREEMENT_BY_TEXT);
 }
 
 /// The customer's balance after its last verified delta at or before log
@@ -249,4 +282,56 @@ pub async fn balance_at_leaf(
     )
     .await?;
     Ok(row.and_then(|r| r.balance_after).unwrap_or(Amount::ZERO))
+}
+
+/// Where a checkpoint's period starts in its ledger: its window's first
+/// position and the balance before it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WindowStart {
+    pub first_seq: u64,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_before: Amount,
+}
+
+/// One delta as a dispute names it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeltaAt {
+    pub ledger_seq: u64,
+    pub item_hash: bvs_core::hash::Hash32,
+    pub anchor_id: String,
+    pub reference_id: Option<String>,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_after: Amount,
+}
+
+const SELECT_WINDOW_START: &str = "SELECT first_seq, balance_before FROM ledger_windows \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3";
+/// The verified deltas of a ledger at up to four positions (`?3..?6`).
+const SELECT_DELTAS_AT: &str =
+    "SELECT ledger_seq, item_hash, anchor_id, reference_id, balance_after FROM deltas \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
+     AND ledger_seq IN (?3, ?4, ?5, ?6)";
+
+queries! {
+    /// Where period `window` starts in the ledger.
+    pub fn window_start(tenant_id: &str, customer_id: &str, window: &str) -> Option<WindowStart>
+        = first(SELECT_WINDOW_START);
+}
+
+/// The ledger's verified deltas at `seqs` (at most four; none: no read).
+///
+/// # Errors
+/// D1 errors.
+pub async fn deltas_at(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &str,
+    seqs: &[u64],
+) -> ApiResult<Vec<DeltaAt>> {
+    let Some(first_seq) = seqs.first() else {
+        return Ok(Vec::new());
+    };
+    let at = |i: usize| seqs.get(i).copied().unwrap_or(*first_seq);
+    let args = args![tenant_id, customer_id, at(0), at(1), at(2), at(3)];
+    all(db, SELECT_DELTAS_AT, &args).await
 }

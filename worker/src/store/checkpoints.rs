@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, count, queries, row, statements, stmt, CheckpointStatus};
+use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
 
 row! {
@@ -20,6 +20,32 @@ row! {
         from_index: u64, to_index: u64, status: CheckpointStatus, created_at: u64,
         committed_at: Option<u64>, leaf_index: Option<u64>, tree_size: Option<u64>,
         failure: Option<String>,
+        /// Whether the records its public answer lists recompute its root:
+        /// 1 yes, 0 no, None not checked yet (migration 0060).
+        records_verified: Option<u64>,
+        /// The check's progress through a large checkpoint: the frontier
+        /// over the records read so far, and the last leaf read.
+        check_frontier: Option<String>, check_after_leaf: Option<u64>,
+    }
+}
+
+/// The stored `customer_id` of a whole-tenant checkpoint (the API's
+/// `all`, `bvs_core::types::WHOLE_TENANT`): no customer id can be `*`.
+pub const WHOLE_TENANT_ROW: &str = "*";
+
+impl CheckpointRow {
+    /// A checkpoint over every customer of its tenant.
+    pub fn is_whole_tenant(&self) -> bool {
+        self.customer_id == WHOLE_TENANT_ROW
+    }
+
+    /// Its `customerId` as the API names it (`all` for the whole tenant).
+    pub fn customer_view(&self) -> &str {
+        if self.is_whole_tenant() {
+            bvs_core::types::WHOLE_TENANT
+        } else {
+            &self.customer_id
+        }
     }
 }
 /// The optional filters of a tenant's checkpoint list.
@@ -31,8 +57,8 @@ macro_rules! page_filter {
 
 const INSERT: &str =
     "INSERT INTO checkpoints (id, tenant_id, customer_id, period, merkle_root, delta_count, \
-     net_delta, from_index, to_index, status, created_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9)";
+     net_delta, from_index, to_index, status, created_at, records_verified) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9, ?11)";
 const SELECT_QUEUED: &str =
     select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 const MARK_COMMITTED: &str =
@@ -40,15 +66,22 @@ const MARK_COMMITTED: &str =
      committed_at = ?4 WHERE id = ?1 AND status = 'QUEUED'";
 const MARK_FAILED: &str =
     "UPDATE checkpoints SET status = 'FAILED', failure = ?2 WHERE id = ?1 AND status = 'QUEUED'";
-const SELECT_PAGE: &str = select_checkpoints!(concat!(
+/// One page of a tenant's checkpoints, newest first, each with its
+/// signed head's hash and the same ledger's previous committed checkpoint
+/// (issue 25: one statement, not two reads per row).
+const SELECT_PAGE: &str = concat!(
+    "SELECT x.*, (SELECT note_hash FROM tree_heads h WHERE h.tree_size = x.tree_size) AS tx_hash, \
+     p.id AS prev_id, p.period AS prev_period, p.tree_size AS prev_tree_size \
+     FROM (SELECT rowid AS list_rowid, * FROM checkpoints ",
     page_filter!(),
-    "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5"
-));
-const COUNT_PAGE: &str = concat!("SELECT COUNT(*) AS n FROM checkpoints ", page_filter!());
-const SELECT_PREVIOUS_COMMITTED: &str = select_checkpoints!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND created_at < ?3 \
-     ORDER BY created_at DESC, rowid DESC LIMIT 1"
+    "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5) AS x \
+     LEFT JOIN checkpoints p ON p.id = (SELECT q.id FROM checkpoints q \
+     WHERE q.tenant_id = x.tenant_id AND q.customer_id = x.customer_id \
+     AND q.status = 'COMMITTED' AND q.created_at < x.created_at \
+     ORDER BY q.created_at DESC, q.rowid DESC LIMIT 1) \
+     ORDER BY x.created_at DESC, x.list_rowid DESC"
 );
+const COUNT_PAGE: &str = concat!("SELECT COUNT(*) AS n FROM checkpoints ", page_filter!());
 const SELECT_BY_ROOT: &str =
     select_checkpoints!("WHERE merkle_root = ?1 ORDER BY created_at ASC, rowid ASC LIMIT 10");
 
@@ -87,7 +120,7 @@ const SELECT_RECEIPT_CANDIDATES_OF_PERIOD: &str = select_checkpoints!(concat!(
 /// the public verify route can show an agreement side for.
 macro_rules! agreement_checkpoints_by_root {
     () => {
-        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != 'all'"
+        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*'"
     };
 }
 pub(super) use agreement_checkpoints_by_root;
@@ -160,9 +193,81 @@ pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedSt
         c.from_index,
         c.to_index,
         c.created_at,
-        &net_delta
+        &net_delta,
+        c.records_verified
     ];
     stmt(db, INSERT, &args)
+}
+
+/// One page of the records a checkpoint's public answer lists, as leaf
+/// and item hash, after leaf `after` (exclusive; `None` from the first):
+/// what the check of its records reads. A customer's checkpoint reads its
+/// ledger's deltas, a whole tenant's the tenant's (the same condition as
+/// the lookup's, `deltas::checkpoint_records`, each by its own index).
+const SELECT_RECORDS_OF_LEDGER: &str = concat!(
+    "SELECT leaf_index, item_hash FROM deltas WHERE ",
+    super::deltas::checkpoint_records!("?1", "customer_id = ?2", "?3", "?4", "?5"),
+    " AND leaf_index > ?6 ORDER BY leaf_index ASC LIMIT ?7"
+);
+const SELECT_RECORDS_OF_TENANT: &str = concat!(
+    "SELECT leaf_index, item_hash FROM deltas WHERE ",
+    super::deltas::checkpoint_records!("?1", "?2 = '*'", "?3", "?4", "?5"),
+    " AND leaf_index > ?6 ORDER BY leaf_index ASC LIMIT ?7"
+);
+
+/// One record of a checkpoint, as its check reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordHash {
+    pub leaf_index: u64,
+    pub item_hash: Hash32,
+}
+
+/// Up to `limit` records of checkpoint `c` after leaf `after` (see
+/// [`SELECT_RECORDS_OF_LEDGER`]).
+///
+/// # Errors
+/// D1 errors.
+pub async fn records_page(
+    db: &D1Database,
+    c: &CheckpointRow,
+    after: Option<u64>,
+    limit: u64,
+) -> ApiResult<Vec<RecordHash>> {
+    let sql = if c.is_whole_tenant() {
+        SELECT_RECORDS_OF_TENANT
+    } else {
+        SELECT_RECORDS_OF_LEDGER
+    };
+    // Leaves are never negative: -1 reads from the first.
+    let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
+    let args = args![
+        &c.tenant_id,
+        &c.customer_id,
+        &c.period,
+        c.from_index,
+        c.to_index,
+        super::Arg::Int(after),
+        limit
+    ];
+    all(db, sql, &args).await
+}
+
+const SELECT_UNCHECKED: &str =
+    select_checkpoints!("WHERE records_verified IS NULL ORDER BY created_at ASC LIMIT ?1");
+const SET_CHECKED: &str =
+    "UPDATE checkpoints SET records_verified = ?2, check_frontier = NULL, check_after_leaf = NULL \
+     WHERE id = ?1";
+const SET_CHECK_PROGRESS: &str =
+    "UPDATE checkpoints SET check_frontier = ?2, check_after_leaf = ?3 WHERE id = ?1";
+
+queries! {
+    /// Checkpoints whose records are not checked yet, oldest first.
+    pub fn unchecked(limit: u64) -> Vec<CheckpointRow> = all(SELECT_UNCHECKED);
+    /// Stores a finished check: `verified` 1 passed, 0 failed.
+    pub fn set_checked(id: &str, verified: u64) -> () = exec(SET_CHECKED);
+    /// Stores a check's progress.
+    pub fn set_check_progress(id: &str, frontier: &str, after_leaf: u64) -> ()
+        = exec(SET_CHECK_PROGRESS);
 }
 
 queries! {
@@ -187,7 +292,20 @@ statements! {
     pub fn mark_failed(id: &str, failure: &str) = MARK_FAILED;
 }
 
-/// Checkpoints of a tenant, newest first, optionally filtered.
+/// A listed checkpoint: the row, its signed head's hash, and the same
+/// ledger's previous committed checkpoint.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ListedRow {
+    #[serde(flatten)]
+    pub row: CheckpointRow,
+    pub tx_hash: Option<String>,
+    pub prev_id: Option<String>,
+    pub prev_period: Option<String>,
+    pub prev_tree_size: Option<u64>,
+}
+
+/// Checkpoints of a tenant, newest first, optionally filtered, and how
+/// many match: one round trip.
 pub async fn page(
     db: &D1Database,
     tenant_id: &str,
@@ -195,21 +313,31 @@ pub async fn page(
     period: Option<&str>,
     limit: u64,
     offset: u64,
-) -> ApiResult<(Vec<CheckpointRow>, u64)> {
+) -> ApiResult<(Vec<ListedRow>, u64)> {
     let filter = args![tenant_id, customer_id, period];
     let mut args = filter.to_vec();
     args.extend(args![limit, offset]);
-    let rows = all(db, SELECT_PAGE, &args).await?;
-    let total = count(db, COUNT_PAGE, &filter).await?;
+    let results = super::batch(
+        db,
+        vec![
+            stmt(db, SELECT_PAGE, &args)?,
+            stmt(db, COUNT_PAGE, &filter)?,
+        ],
+    )
+    .await?;
+    let rows = super::rows(&results, 0)?;
+    #[derive(Deserialize)]
+    struct Count {
+        n: u64,
+    }
+    let total = super::rows::<Count>(&results, 1)?
+        .into_iter()
+        .next()
+        .map_or(0, |c| c.n);
     Ok((rows, total))
 }
 
 queries! {
-    /// The committed checkpoint of the same ledger (customer or 'all') and
-    /// the latest period before `period`, if any: the link of consecutive
-    /// checkpoints.
-    pub fn previous_committed(tenant_id: &str, customer_id: &str, before_created_at: u64)
-        -> Option<CheckpointRow> = first(SELECT_PREVIOUS_COMMITTED);
     /// Checkpoints (any tenant) whose merkle_root is `root`.
     pub fn by_root(root: &str) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
 }

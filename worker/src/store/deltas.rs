@@ -24,6 +24,18 @@ row! {
         #[serde(deserialize_with = "super::opt_amount")]
         balance_after: Option<Amount>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
+        ledger_root: Option<Hash32>,
+    }
+}
+
+impl DeltaRow {
+    /// The proof root a customer is given for this delta: the root over
+    /// its own ledger's deltas of its submission (the submission's items
+    /// root when the submission holds one ledger). The items root until a
+    /// delta from before per-ledger roots is backfilled (its public answer
+    /// withholds amounts when it spans ledgers).
+    pub fn proof_root(&self) -> Hash32 {
+        self.ledger_root.unwrap_or(self.items_root)
     }
 }
 
@@ -44,8 +56,8 @@ const SELECT_LEDGER_RANGE: &str = select_deltas!(
      ORDER BY ledger_seq ASC"
 );
 const SELECT_LEDGER_BY_ITEMS_ROOT: &str = select_deltas!(
-    "WHERE items_root = ?3 AND tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
-     ORDER BY ledger_seq DESC LIMIT 1"
+    "WHERE (items_root = ?3 OR ledger_root = ?3) AND tenant_id = ?1 AND customer_id = ?2 \
+     AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1"
 );
 const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, delta FROM deltas \
      WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
@@ -60,8 +72,9 @@ const SELECT_OLDEST_QUEUED: &str =
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
 
 /// A verified delta of one ledger as a client names a starting point:
-/// by the itemsRoot of its submission (the latest such delta) or by its
-/// anchorId.
+/// by an itemsRoot it was given (its ledger's root of its submission, or
+/// the submission's own root handed out before per-ledger roots; the
+/// latest such delta) or by its anchorId.
 #[derive(Debug, Clone, Copy)]
 pub enum StartAt<'a> {
     ItemsRoot(&'a str),
@@ -72,8 +85,9 @@ pub enum StartAt<'a> {
 /// the itemsRoot), as a subquery: NULL when there is none.
 macro_rules! start_seq_by_items_root {
     () => {
-        "(SELECT ledger_seq FROM deltas WHERE items_root = ?3 AND tenant_id = ?1 \
-         AND customer_id = ?2 AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1)"
+        "(SELECT ledger_seq FROM deltas WHERE (items_root = ?3 OR ledger_root = ?3) \
+         AND tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
+         ORDER BY ledger_seq DESC LIMIT 1)"
     };
 }
 /// The same, `?3` an anchorId.
@@ -170,20 +184,104 @@ const SELECT_OF_RECEIPT_BY_ROOT: &str = select_deltas!(
      WHERE tenant_id = r.rt AND customer_id = r.rc AND ledger_seq >= r.rf AND ledger_seq <= r.rl \
      ORDER BY ledger_seq ASC"
 );
+/// The deltas a checkpoint covers, as its public answer lists them: of
+/// tenant `$t`, those `$who` selects (its customer's, or every one of a
+/// whole-tenant checkpoint), verified, in its period `$p` (`YYYY-MM`, a
+/// UTC month by verification time), at log positions `$from..=$to`. The
+/// lookup and the check of a checkpoint's records
+/// (`checkpoints::records_page`) share it, so the check is of what the
+/// answer lists.
+macro_rules! checkpoint_records {
+    ($t:literal, $who:literal, $p:literal, $from:literal, $to:literal) => {
+        concat!(
+            "tenant_id = ",
+            $t,
+            " AND ",
+            $who,
+            " AND status = 'VERIFIED' \
+             AND verified_at >= CAST(strftime('%s', ",
+            $p,
+            " || '-01') AS INTEGER) * 1000 \
+             AND verified_at < CAST(strftime('%s', ",
+            $p,
+            " || '-01', '+1 month') AS INTEGER) * 1000 \
+             AND leaf_index >= ",
+            $from,
+            " AND leaf_index <= ",
+            $to
+        )
+    };
+}
+pub(super) use checkpoint_records;
+
 /// One page (`?2` limit, `?3` offset) of the deltas the checkpoint with
 /// merkle root `?1` covers (the first of `checkpoints::by_root_statement`'s
-/// rows): its tenant's (or customer's) verified deltas at its log positions
-/// verified in its period (`YYYY-MM`, a UTC month), for the public verify
-/// lookup.
-const SELECT_OF_CHECKPOINT_BY_ROOT: &str = select_deltas!(
+/// rows), for the public verify lookup. A whole-tenant checkpoint's
+/// customer is `'*'`, which no customer id can be.
+const SELECT_OF_CHECKPOINT_BY_ROOT: &str = select_deltas!(concat!(
     ", (SELECT tenant_id AS ct, customer_id AS cc, from_index AS cf, to_index AS cl, \
-     CAST(strftime('%s', period || '-01') AS INTEGER) * 1000 AS c_from, \
-     CAST(strftime('%s', period || '-01', '+1 month') AS INTEGER) * 1000 AS c_to \
-     FROM checkpoints WHERE merkle_root = ?1 ORDER BY created_at ASC, rowid ASC LIMIT 1) AS c \
-     WHERE tenant_id = c.ct AND (c.cc = 'all' OR customer_id = c.cc) AND status = 'VERIFIED' \
-     AND verified_at >= c.c_from AND verified_at < c.c_to AND leaf_index >= c.cf \
-     AND leaf_index <= c.cl ORDER BY leaf_index ASC LIMIT ?2 OFFSET ?3"
-);
+     period AS cp FROM checkpoints WHERE merkle_root = ?1 \
+     ORDER BY created_at ASC, rowid ASC LIMIT 1) AS c WHERE ",
+    checkpoint_records!(
+        "c.ct",
+        "(c.cc = '*' OR customer_id = c.cc)",
+        "c.cp",
+        "c.cf",
+        "c.cl"
+    ),
+    " ORDER BY leaf_index ASC LIMIT ?2 OFFSET ?3"
+));
+/// The deltas of one ledger's part of a submission: those whose ledger
+/// root is `?1` (at most a batch's).
+const SELECT_BY_LEDGER_ROOT: &str =
+    select_deltas!("WHERE ledger_root = ?1 ORDER BY submission_id ASC, position ASC LIMIT 200");
+
+super::statements! {
+    /// For the public verify lookup (`store::lookup`).
+    pub fn by_ledger_root_statement(root: &str) = SELECT_BY_LEDGER_ROOT;
+}
+
+// ------------------------------------------------------------------ ledger roots backfill
+
+/// Deltas from before per-ledger roots (migration 0060), of single emits
+/// (`?1` at most): their ledger's root is their submission's items root.
+const BACKFILL_SINGLE: &str = "UPDATE deltas SET ledger_root = items_root WHERE rowid IN \
+     (SELECT d.rowid FROM deltas d JOIN submissions s ON s.id = d.submission_id \
+     WHERE d.ledger_root IS NULL AND s.kind = 'single' LIMIT ?1)";
+/// Every delta of up to `?1` batches with deltas from before per-ledger
+/// roots, in submission and position order.
+const SELECT_BATCHES_WITHOUT_LEDGER_ROOT: &str =
+    "SELECT tenant_id, customer_id, submission_id, item_hash, items_root \
+     FROM deltas WHERE submission_id IN (SELECT d.submission_id FROM deltas d \
+     JOIN submissions s ON s.id = d.submission_id \
+     WHERE d.ledger_root IS NULL AND s.kind = 'batch' LIMIT ?1) \
+     ORDER BY submission_id ASC, position ASC";
+const SET_LEDGER_ROOT: &str =
+    "UPDATE deltas SET ledger_root = ?3 WHERE submission_id = ?1 AND customer_id = ?2";
+
+/// A delta as the ledger roots backfill reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BackfillRow {
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub submission_id: String,
+    pub item_hash: Hash32,
+    pub items_root: Hash32,
+}
+
+queries! {
+    /// Gives up to `limit` single emits from before per-ledger roots
+    /// theirs; how many.
+    pub fn backfill_single(limit: u64) -> u64 = run(BACKFILL_SINGLE);
+    /// The deltas of up to `limit` batches from before per-ledger roots.
+    pub fn batches_without_ledger_root(limit: u64) -> Vec<BackfillRow>
+        = all(SELECT_BATCHES_WITHOUT_LEDGER_ROOT);
+}
+
+super::statements! {
+    /// Sets the ledger root of one ledger's deltas of one submission.
+    pub fn set_ledger_root(submission_id: &str, customer_id: &str, root: &str) = SET_LEDGER_ROOT;
+}
 
 super::statements! {
     /// A receipt's deltas of one period, for its batch (`store::receipts`).

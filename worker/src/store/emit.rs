@@ -56,8 +56,8 @@ macro_rules! insert_delta_if_mine {
         concat!(
             "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
              item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
-             received_at, status) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED' ",
+             received_at, status, ledger_root) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15 ",
             "WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)"
         )
     };
@@ -343,7 +343,8 @@ fn row_statements(
             d.metadata.as_deref(),
             d.declared_at,
             received_at,
-            token
+            token,
+            &d.ledger_root
         ];
         let sql = if counting {
             INSERT_DELTA_COUNTING

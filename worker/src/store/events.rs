@@ -51,10 +51,10 @@ fn insert_rows(db: &D1Database, list: &ListSql, events: &[NewEvent], now_ms: u64
     })
 }
 
-queries! {
-    /// Adds an event once (its id is deterministic).
-    pub fn insert_once(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64) -> ()
-        = exec(INSERT_ONCE);
+super::statements! {
+    /// Adds an event once (its id is deterministic), in the caller's batch.
+    pub fn insert_once_statement(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64)
+        = INSERT_ONCE;
 }
 
 #[derive(Debug, Clone, Deserialize)]

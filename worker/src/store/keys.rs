@@ -22,13 +22,18 @@ const SELECT_OF_TENANT: &str =
     select_keys!("WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL");
 const SELECT_LIST: &str =
     select_keys!("WHERE tenant_id = ?1 AND deleted_at IS NULL ORDER BY created_at, id");
-/// Inserts the key only while the tenant holds fewer than `?8` live keys:
-/// the count and the insert are one statement, so concurrent creations
-/// never pass the limit together.
+/// Inserts the key only while the tenant holds fewer than `?8` live keys
+/// and has created fewer than `?10` since `?9` (the month's start, deleted
+/// keys included, so create/delete cycles cannot pass the cap): the counts
+/// and the insert are one statement, so concurrent creations never pass
+/// the limits together.
 const INSERT_KEY_WITHIN: &str =
     "INSERT INTO api_keys (id, tenant_id, env, name, secret_hash, active, created_by, created_at, \
      last_used_at, deleted_at) SELECT ?1, ?2, ?3, ?4, ?5, 1, ?6, ?7, NULL, NULL \
-     WHERE (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ?2 AND deleted_at IS NULL) < ?8";
+     WHERE (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ?2 AND deleted_at IS NULL) < ?8 \
+     AND (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ?2 AND created_at >= ?9) < ?10";
+const COUNT_CREATED_SINCE: &str =
+    "SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?1 AND created_at >= ?2";
 const TOGGLE_KEY: &str = "UPDATE api_keys SET active = 1 - active \
      WHERE id = ?1 AND tenant_id = ?2 AND deleted_at IS NULL";
 const DELETE_KEY: &str = "UPDATE api_keys SET active = 0, deleted_at = ?3 \
@@ -100,12 +105,23 @@ row! {
     }
 }
 
+/// The limits a new key must fit.
+pub struct KeyLimits {
+    /// Live keys held at once.
+    pub held_max: u64,
+    /// Keys created since `since_ms`, deleted ones included.
+    pub since_ms: u64,
+    pub created_max: u64,
+}
+
 queries! {
-    /// Inserts the key if the tenant holds fewer than `max` live keys; returns
-    /// whether it did.
-    pub fn insert_within(k: &NewKey<'_>, now_ms: u64, max: u64) -> bool = changed(
-        INSERT_KEY_WITHIN; k.id, k.tenant_id, k.env, k.name, k.secret_hash, k.created_by, now_ms, max
+    /// Inserts the key if it fits `l`; returns whether it did.
+    pub fn insert_within(k: &NewKey<'_>, now_ms: u64, l: &KeyLimits) -> bool = changed(
+        INSERT_KEY_WITHIN; k.id, k.tenant_id, k.env, k.name, k.secret_hash, k.created_by, now_ms,
+        l.held_max, l.since_ms, l.created_max
     );
+    /// Keys the tenant created since `since_ms`, deleted ones included.
+    pub fn created_since(tenant_id: &str, since_ms: u64) -> u64 = count(COUNT_CREATED_SINCE);
 }
 
 queries! {

@@ -92,6 +92,17 @@ const UPSERT_TENANT_WINDOW: &str =
      deltas_count = excluded.deltas_count, net_delta = excluded.net_delta, \
      last_leaf = excluded.last_leaf, frontier = excluded.frontier";
 
+/// A ledger's latest root `?3` (a batch's, handed out before per-ledger
+/// roots) replaced by its own ledger's root `?4`.
+const SET_LATEST_ROOT: &str = "UPDATE ledgers SET latest_items_root = ?4 \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND latest_items_root = ?3";
+
+super::statements! {
+    /// For the ledger roots backfill (`ledger::backfill`).
+    pub fn replace_latest_root(tenant_id: &str, customer_id: &str, old: &str, new: &str)
+        = SET_LATEST_ROOT;
+}
+
 queries! {
     pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
     pub fn page(tenant_id: &str, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);

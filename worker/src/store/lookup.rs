@@ -1,11 +1,17 @@
 //! What a proof root was issued for, read in one round trip (issue 16):
 //! one batch on a ledger shard with the log's latest head, the submissions
-//! with that items root and their deltas, the checkpoints with that merkle
-//! root and one page of the first one's deltas, the receipts with that
-//! items root and the first one's deltas, and the agreement side of the
-//! committed single-customer checkpoints with that root (closing balances,
-//! keys, statements). The public verify route answers from it with one
-//! more read (the stored hashes of the inclusion proofs).
+//! with that items root and their deltas, the deltas whose ledger's root
+//! (of their submission) it is, the checkpoints with that merkle root and
+//! one page of the first one's deltas, the receipts with that items root
+//! and the first one's deltas, and the agreement side of the committed
+//! single-customer checkpoints with that root (closing balances, keys,
+//! statements). The public verify route answers from it with one more read
+//! (the stored hashes of the inclusion proofs).
+//!
+//! One root can name several objects (issue 25): a checkpoint and a
+//! receipt over the same deltas, or over one delta whose single emit has
+//! the same RFC 9162 root. Every one of them is returned, so the answer
+//! can show each (`ledger::prove`).
 
 use worker::D1Database;
 
@@ -24,6 +30,8 @@ pub struct RootLookup {
     pub submissions: Vec<SubmissionRow>,
     /// The deltas of every submission in `submissions`, by position.
     pub deltas: Vec<DeltaRow>,
+    /// The deltas whose ledger root (of their submission) is the root.
+    pub ledger_part: Vec<DeltaRow>,
     pub checkpoints: Vec<CheckpointRow>,
     /// One page of the deltas the first checkpoint covers.
     pub checkpoint_deltas: Vec<DeltaRow>,
@@ -61,6 +69,7 @@ pub async fn root(db: &D1Database, root: &str, limit: u64, offset: u64) -> ApiRe
             checkpoints::closing_balances_by_root_statement(db, root)?,
             agreements::keys_by_checkpoint_root(db, root)?,
             agreements::agreements_by_checkpoint_root(db, root)?,
+            deltas::by_ledger_root_statement(db, root)?,
         ],
     )
     .await?;
@@ -77,47 +86,118 @@ pub async fn root(db: &D1Database, root: &str, limit: u64, offset: u64) -> ApiRe
             keys: rows(&results, 8)?,
             statements: rows(&results, 9)?,
         },
+        ledger_part: rows(&results, 10)?,
     })
 }
 
-/// What a proof root was issued for.
-pub enum Found {
-    Submission(SubmissionRow),
-    Checkpoint(CheckpointRow),
-    Receipt(ReceiptRow),
+/// The kinds of object a root can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Checkpoint,
+    Submission,
+    Receipt,
 }
 
-/// A root found on a shard, with the shard's head, the deltas of what it
-/// was issued for (a submission's: of every submission with that root,
-/// keep those of the one found; a receipt's; one page of a checkpoint's),
-/// every checkpoint with the root (for its agreement side) and that
-/// agreement side's rows.
-pub struct Looked {
-    pub found: Found,
-    pub head: Option<HeadRow>,
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Checkpoint, Kind::Submission, Kind::Receipt];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Checkpoint => "checkpoint",
+            Kind::Submission => "submission",
+            Kind::Receipt => "receipt",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// A submission a root names: the whole submission (its items root), or
+/// one ledger's part of it (that ledger's root).
+pub struct SubmissionFound {
+    /// Its deltas the root covers, by position.
     pub deltas: Vec<DeltaRow>,
+    /// The root is a whole submission's over several ledgers: its answer
+    /// shows no amounts or ledgers (issue 25).
+    pub spans_ledgers: bool,
+}
+
+/// Everything a root was issued for on a shard, with the shard's head and
+/// the agreement side's rows.
+pub struct Looked {
+    pub head: Option<HeadRow>,
+    pub submission: Option<SubmissionFound>,
+    /// Every checkpoint with the root, oldest first (the first is shown;
+    /// the agreement side is of the first committed single-customer one),
+    /// and one page of the first one's deltas.
     pub checkpoints: Vec<CheckpointRow>,
+    pub checkpoint_deltas: Vec<DeltaRow>,
+    pub receipt: Option<(ReceiptRow, Vec<DeltaRow>)>,
     pub agreement: AgreementRows,
 }
 
+impl Looked {
+    /// The kinds the root names, in the order [`Kind::ALL`] lists them.
+    pub fn kinds(&self) -> Vec<Kind> {
+        Kind::ALL
+            .into_iter()
+            .filter(|k| match k {
+                Kind::Checkpoint => !self.checkpoints.is_empty(),
+                Kind::Submission => self.submission.is_some(),
+                Kind::Receipt => self.receipt.is_some(),
+            })
+            .collect()
+    }
+}
+
 impl RootLookup {
-    /// What the root was issued for, if this shard issued it: a submission
-    /// first, then a checkpoint, then a receipt.
+    /// What the root was issued for, if this shard issued it.
     pub fn found(self) -> Option<Looked> {
-        let (found, deltas) = if let Some(s) = self.submissions.into_iter().next() {
-            (Found::Submission(s), self.deltas)
-        } else if let Some(c) = self.checkpoints.first() {
-            (Found::Checkpoint(c.clone()), self.checkpoint_deltas)
-        } else {
-            let r = self.receipts.into_iter().next()?;
-            (Found::Receipt(r), self.receipt_deltas)
+        let submission = match self.submissions.into_iter().next() {
+            Some(s) => {
+                let deltas: Vec<DeltaRow> = self
+                    .deltas
+                    .into_iter()
+                    .filter(|d| d.submission_id == s.id)
+                    .collect();
+                let spans_ledgers = deltas.iter().any(|d| {
+                    deltas
+                        .first()
+                        .is_some_and(|f| f.customer_id != d.customer_id)
+                });
+                Some(SubmissionFound {
+                    deltas,
+                    spans_ledgers,
+                })
+            }
+            None => {
+                // One ledger's part of a submission: of one submission only.
+                let first = self.ledger_part.first().map(|d| d.submission_id.clone());
+                first.map(|id| SubmissionFound {
+                    deltas: self
+                        .ledger_part
+                        .into_iter()
+                        .filter(|d| d.submission_id == id)
+                        .collect(),
+                    spans_ledgers: false,
+                })
+            }
         };
-        Some(Looked {
-            found,
+        let receipt = self
+            .receipts
+            .into_iter()
+            .next()
+            .map(|r| (r, self.receipt_deltas));
+        let looked = Looked {
             head: self.head,
-            deltas,
+            submission,
             checkpoints: self.checkpoints,
+            checkpoint_deltas: self.checkpoint_deltas,
+            receipt,
             agreement: self.agreement,
-        })
+        };
+        (!looked.kinds().is_empty()).then_some(looked)
     }
 }

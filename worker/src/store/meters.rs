@@ -43,6 +43,15 @@ pub enum Meter {
     Deltas,
     /// Bytes of request log written in a day (period `YYYY-MM-DD`).
     RequestLog,
+    /// Invitations issued in a calendar month (issue 25).
+    Invitations,
+    /// Uses of one invitation (period: its token hash; cap 1): a second
+    /// use fails the registration's batch.
+    InvitationUses,
+    /// Key bindings of one ledger (period: its ledger id).
+    CounterpartyKeys,
+    /// Statements about one checkpoint (period: its id).
+    Statements,
 }
 
 impl Meter {
@@ -53,6 +62,10 @@ impl Meter {
             Meter::Bytes => "bytes",
             Meter::Deltas => "deltas",
             Meter::RequestLog => "request_log",
+            Meter::Invitations => "invitations",
+            Meter::InvitationUses => "invitation_uses",
+            Meter::CounterpartyKeys => "counterparty_keys",
+            Meter::Statements => "statements",
         }
     }
 }

@@ -74,7 +74,8 @@ pub struct ReceiptRead {
     pub deltas: Vec<DeltaRow>,
     pub head: Option<HeadRow>,
     pub checkpoints: Vec<CheckpointRow>,
-    pub key: Option<LoggedKey>,
+    /// Every key of the ledger, oldest first.
+    pub keys: Vec<LoggedKey>,
     pub statements: Vec<LoggedStatement>,
 }
 
@@ -93,7 +94,7 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         deltas,
         log::latest_head_statement(db)?,
         checkpoints::receipt_candidates(db, tenant, customer, r.period)?,
-        agreements::logged_key(db, tenant, r.ledger_id)?,
+        agreements::logged_keys(db, tenant, r.ledger_id)?,
         agreements::logged_statements(db, tenant, customer, r.period)?,
     ];
     if let Some(p) = r.period {
@@ -105,7 +106,7 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         deltas: rows(&results, 1)?,
         head: rows(&results, 2)?.into_iter().next(),
         checkpoints: rows(&results, 3)?,
-        key: rows(&results, 4)?.into_iter().next(),
+        keys: rows(&results, 4)?,
         statements: rows(&results, 5)?,
         window: match r.period {
             Some(_) => rows(&results, 6)?.into_iter().next(),

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use worker::D1Database;
 
-use super::{batch, bind_pair, chunked, row, rows, ListSql};
+use super::{batch, bind_text, chunked, row, rows, ListSql};
 use crate::error::ApiResult;
 
 const SELECT_BY_ROOT: &str =
@@ -23,6 +23,9 @@ row! {
         anchor_id: String, customer_id: String, ledger_id: String, position: u64,
         item_hash: String, delta: String, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
+        /// The root over its ledger's deltas of the submission
+        /// (`ledger::submit::for_tenant`).
+        ledger_root: String,
     }
 }
 
@@ -60,22 +63,21 @@ super::statements! {
     pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }
 
-/// The progress of the submissions with these (tenant, items root) pairs.
+/// The progress of the submissions of these deltas (anchor ids).
 const SELECT_PROGRESS_OF: ListSql = ListSql {
     sql: "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
      SUM(CASE WHEN d.status = 'VERIFIED' THEN 1 ELSE 0 END) AS verified, \
      MAX(d.verified_at) AS verified_at \
      FROM submissions s JOIN deltas d ON d.submission_id = s.id \
-     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) GROUP BY s.id",
-    cols: 2,
+     WHERE s.id IN (SELECT submission_id FROM deltas WHERE anchor_id IN ({list})) GROUP BY s.id",
+    cols: 1,
 };
 /// The anchor ids of the same submissions' deltas, in their order.
 const SELECT_ANCHORS_OF: ListSql = ListSql {
     sql: "SELECT d.submission_id, d.anchor_id FROM deltas d \
-     JOIN submissions s ON s.id = d.submission_id \
-     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) \
+     WHERE d.submission_id IN (SELECT submission_id FROM deltas WHERE anchor_id IN ({list})) \
      ORDER BY d.submission_id, d.position",
-    cols: 2,
+    cols: 1,
 };
 
 /// A submission with how many of its deltas are verified.
@@ -94,22 +96,22 @@ pub struct SubmissionAnchor {
     pub anchor_id: String,
 }
 
-/// The submissions of these (tenant, items root) pairs, with their
-/// progress and their deltas' anchor ids (in position order), read in one
-/// batch round trip whatever the number of pairs.
+/// The submissions of these deltas (anchor ids), with their progress and
+/// their deltas' anchor ids (in position order), read in one batch round
+/// trip whatever the number of deltas.
 ///
 /// # Errors
 /// D1 errors.
 pub async fn progress_of(
     db: &D1Database,
-    pairs: &[(String, String)],
+    anchor_ids: &[String],
 ) -> ApiResult<(Vec<SubmissionProgress>, Vec<SubmissionAnchor>)> {
-    if pairs.is_empty() {
+    if anchor_ids.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let mut statements = chunked(db, &SELECT_PROGRESS_OF, &[], pairs, bind_pair)?;
+    let mut statements = chunked(db, &SELECT_PROGRESS_OF, &[], anchor_ids, bind_text)?;
     let progress_statements = statements.len();
-    statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], pairs, bind_pair)?);
+    statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], anchor_ids, bind_text)?);
     let results = batch(db, statements).await?;
     let (mut progress, mut anchors) = (Vec::new(), Vec::new());
     for i in 0..results.len() {

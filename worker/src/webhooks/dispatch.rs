@@ -121,18 +121,19 @@ struct Completed {
 /// whatever the number of submissions: one batch reads their progress and
 /// anchor ids, one adds the events (multi-row inserts).
 async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> ApiResult<()> {
-    let mut roots: Vec<(String, String)> = events
+    // By anchor id: a payload's itemsRoot is its customer's root, not
+    // necessarily its submission's.
+    let mut anchors_seen: Vec<String> = events
         .iter()
         .filter(|e| e.kind == EVENT_DELTA_VERIFIED)
         .filter_map(|e| {
             let v: serde_json::Value = serde_json::from_str(&e.payload).ok()?;
-            let root = v.get("itemsRoot")?.as_str()?.to_string();
-            Some((e.tenant_id.clone(), root))
+            Some(v.get("anchorId")?.as_str()?.to_string())
         })
         .collect();
-    roots.sort();
-    roots.dedup();
-    let (progress, anchors) = submissions::progress_of(ledger, &roots).await?;
+    anchors_seen.sort();
+    anchors_seen.dedup();
+    let (progress, anchors) = submissions::progress_of(ledger, &anchors_seen).await?;
     let mut done = Vec::new();
     for p in progress {
         let s = &p.submission;

@@ -132,6 +132,7 @@ fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
         verified_at: Some(now_ms),
         data_purged: 0,
         purged_at: None,
+        ledger_root: None,
     })
 }
 
@@ -152,6 +153,9 @@ fn checkpoint(now_ms: u64) -> CheckpointRow {
         leaf_index: Some(42),
         tree_size: Some(43),
         failure: None,
+        records_verified: Some(1),
+        check_frontier: None,
+        check_after_leaf: None,
     }
 }
 

@@ -388,3 +388,64 @@ fn print_known_answers() {
 const KAT_KEY_ITEM: &str = "d25af118a450b59d917e3b243ac4b0bbc67c234469f0f9c146acd7dfa555b1b5";
 const KAT_BALANCE_ITEM: &str = "afed760bd8d9eba457d150bca92b8c6f03e1c961cb88b088f2c8c51e56b38a5e";
 const KAT_DISPUTE_ITEM: &str = "365155840bf4abb53a4fe0aea30493fcdb125fdef28a726ebbb48a42c3991ad3";
+
+// ------------------------------------------------------------------ key changes (issue 25)
+
+#[test]
+fn a_key_changed_through_an_invitation_alone_passes_with_a_warning_and_keeps_both_statements() {
+    let r = LOG
+        .with_key_change(&CUSTOMER_SEED, &OTHER_SEED, false)
+        .unwrap();
+    let rep = report(&r);
+    assert!(rep.ok, "{:?}", failed(&r));
+    let warning = rep
+        .checks
+        .iter()
+        .find(|c| c.name == "agreement.keys[1]")
+        .unwrap();
+    assert!(
+        warning.detail.contains("not signed by the previous key"),
+        "{}",
+        warning.detail
+    );
+    for name in ["agreement.statements[0]", "agreement.statements[1]"] {
+        assert!(rep.checks.iter().any(|c| c.name == name && c.ok), "{name}");
+    }
+}
+
+#[test]
+fn a_key_rotated_by_the_previous_key_passes_without_a_warning() {
+    let r = LOG
+        .with_key_change(&CUSTOMER_SEED, &OTHER_SEED, true)
+        .unwrap();
+    let rep = report(&r);
+    assert!(rep.ok, "{:?}", failed(&r));
+    assert!(!rep.to_json().contains("WARNING"), "{}", rep.to_json());
+}
+
+#[test]
+fn a_key_change_claimed_as_signed_or_a_statement_by_an_unlisted_key_fails() {
+    let mut r = LOG
+        .with_key_change(&CUSTOMER_SEED, &OTHER_SEED, false)
+        .unwrap();
+    let a = r.agreement.as_mut().unwrap();
+    a.keys[1].signed_by_previous = Some(true);
+    assert!(
+        failed(&r)
+            .iter()
+            .any(|f| f.starts_with("agreement.keys[1]")),
+        "{:?}",
+        failed(&r)
+    );
+
+    let mut r = LOG
+        .with_key_change(&CUSTOMER_SEED, &OTHER_SEED, false)
+        .unwrap();
+    let a = r.agreement.as_mut().unwrap();
+    a.keys.remove(0);
+    let f = failed(&r);
+    assert!(
+        f.iter().any(|f| f.starts_with("agreement.statements[0]")),
+        "{f:?}"
+    );
+}

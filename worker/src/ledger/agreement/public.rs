@@ -30,7 +30,33 @@ pub struct CheckpointAgreement {
     pub counterparty_key: Option<String>,
     /// The key binding statement (a log item) of that key.
     pub key_statement: Option<String>,
+    /// Every key of the ledger, oldest first (the last is
+    /// `counterpartyKey`); statements by each stay listed.
+    pub keys: Vec<PublicKey>,
+    /// One line per key change the previous key did not sign.
+    pub key_warnings: Vec<String>,
     pub statements: Vec<StatementView>,
+    /// Which page of the statements this is (`?statementsLimit=`,
+    /// `?statementsOffset=`) and how many there are.
+    pub statements_pagination: StatementsPagination,
+}
+
+/// One key binding of a ledger, as the public answer lists it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicKey {
+    pub counterparty_key: String,
+    pub key_statement: String,
+    pub registered_at: String,
+    /// `null` for the first key; whether the key before it signed it.
+    pub signed_by_previous: Option<bool>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StatementsPagination {
+    pub limit: u64,
+    pub offset: u64,
+    pub total: u64,
 }
 
 /// The agreement side of the first committed single-customer checkpoint
@@ -44,10 +70,11 @@ pub fn of_checkpoint(
     log: LogId,
     checkpoints: &[CheckpointRow],
     rows: AgreementRows,
+    page: &super::StatementsPage,
 ) -> ApiResult<Option<CheckpointAgreement>> {
     let Some(c) = checkpoints
         .iter()
-        .find(|c| c.status == CheckpointStatus::Committed && c.customer_id != "all")
+        .find(|c| c.status == CheckpointStatus::Committed && !c.is_whole_tenant())
     else {
         return Ok(None);
     };
@@ -64,15 +91,39 @@ pub fn of_checkpoint(
         balance,
     })
     .to_text();
-    let key = rows
+    let ledger_keys: Vec<_> = rows
         .keys
         .into_iter()
-        .rev()
-        .find(|k| k.ledger_id == ledger_id);
-    let statements = rows
+        .filter(|k| k.ledger_id == ledger_id)
+        .collect();
+    let key_warnings = ledger_keys.iter().filter_map(super::key_warning).collect();
+    let keys = ledger_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| PublicKey {
+            counterparty_key: k.verifier_key.clone(),
+            key_statement: k.statement.clone(),
+            registered_at: crate::views::iso(k.registered_at),
+            signed_by_previous: (i > 0).then(|| k.signed_by_previous == Some(1)),
+        })
+        .collect();
+    let key = ledger_keys.last();
+    let all: Vec<_> = rows
         .statements
         .iter()
         .filter(|a| a.checkpoint_id == c.id)
+        .collect();
+    let statements_pagination = StatementsPagination {
+        limit: page.limit,
+        offset: page.offset,
+        total: all.len() as u64,
+    };
+    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    let statements = all
+        .into_iter()
+        .skip(skip)
+        .take(take)
         .map(|a| StatementView::from_row(a, c))
         .collect();
     Ok(Some(CheckpointAgreement {
@@ -83,8 +134,11 @@ pub fn of_checkpoint(
         delta_count: c.delta_count,
         balance,
         balance_statement: text,
-        counterparty_key: key.as_ref().map(|k| k.verifier_key.clone()),
-        key_statement: key.map(|k| k.statement),
+        counterparty_key: key.map(|k| k.verifier_key.clone()),
+        key_statement: key.map(|k| k.statement.clone()),
+        keys,
+        key_warnings,
         statements,
+        statements_pagination,
     }))
 }

@@ -8,10 +8,10 @@
 use bvs_core::agreement::{BalanceStatement, Statement};
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::receipt::{LoggedItem, ReceiptAgreement, ReceiptStatement};
+use bvs_core::receipt::{LoggedItem, ReceiptAgreement, ReceiptKey, ReceiptStatement};
 use bvs_core::LeafIndex;
 
-use super::reference;
+use super::{key_warning, reference};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ledger::LogId;
@@ -21,54 +21,56 @@ use crate::views;
 
 /// The agreement side of a receipt before its proofs: the committed
 /// checkpoint of this customer whose merkleRoot is the receipt's root, and
-/// the key binding and statements by that key **already in the log at
-/// the receipt's tree size**, with their log positions (docs/agreement.md).
-/// A statement still queued shows in a later receipt; without a logged
-/// key binding, no statements are listed.
+/// every key binding of its ledger and every statement about the
+/// checkpoint (by any of those keys) **already in the log at the
+/// receipt's tree size**, with their log positions (docs/agreement.md).
+/// A statement still queued shows in a later receipt.
 pub struct ReceiptAgreementPlan {
     checkpoint: CheckpointRow,
-    key: Option<(KeyRow, u64)>,
+    keys: Vec<(KeyRow, u64)>,
     signed: Vec<(AgreementRow, u64)>,
 }
 
 /// Plans the agreement side of a receipt with root `root` in the tree of
 /// `tree_size`, from `candidates` (the customer's committed checkpoints
-/// that can have that root, oldest first), the ledger's latest `key` and
-/// the `statements` about the candidates. None when no candidate has the
-/// root.
+/// that can have that root, oldest first), the ledger's `keys` (oldest
+/// first) and the `statements` about the candidates. None when no
+/// candidate has the root.
 pub fn plan_receipt(
     candidates: Vec<CheckpointRow>,
-    key: Option<LoggedKey>,
+    keys: Vec<LoggedKey>,
     statements: Vec<LoggedStatement>,
     root: &Hash32,
     tree_size: u64,
 ) -> Option<ReceiptAgreementPlan> {
     let checkpoint = candidates.into_iter().find(|c| c.merkle_root == *root)?;
     let logged = |leaf: Option<u64>| leaf.filter(|l| *l < tree_size);
-    let key = key.and_then(|k| logged(k.leaf_index).map(|leaf| (k.key, leaf)));
-    let signed = match &key {
-        None => Vec::new(),
-        Some((k, _)) => statements
-            .into_iter()
-            .filter(|s| {
-                s.agreement.checkpoint_id == checkpoint.id
-                    && s.agreement.verifier_key == k.verifier_key
-            })
-            .filter_map(|s| logged(s.leaf_index).map(|leaf| (s.agreement, leaf)))
-            .collect(),
-    };
+    let keys: Vec<(KeyRow, u64)> = keys
+        .into_iter()
+        .filter_map(|k| logged(k.leaf_index).map(|leaf| (k.key, leaf)))
+        .collect();
+    let signed = statements
+        .into_iter()
+        .filter(|s| {
+            s.agreement.checkpoint_id == checkpoint.id
+                && keys
+                    .iter()
+                    .any(|(k, _)| k.verifier_key == s.agreement.verifier_key)
+        })
+        .filter_map(|s| logged(s.leaf_index).map(|leaf| (s.agreement, leaf)))
+        .collect();
     Some(ReceiptAgreementPlan {
         checkpoint,
-        key,
+        keys,
         signed,
     })
 }
 
 impl ReceiptAgreementPlan {
     /// The log positions whose inclusion proofs [`Self::finish`] takes, in
-    /// its order: the key binding's, then each statement's.
+    /// its order: each key binding's, then each statement's.
     pub fn leaves(&self) -> Vec<u64> {
-        self.key
+        self.keys
             .iter()
             .map(|(_, leaf)| *leaf)
             .chain(self.signed.iter().map(|(_, leaf)| *leaf))
@@ -98,7 +100,37 @@ impl ReceiptAgreementPlan {
             balance,
         })
         .to_text();
-        let mut agreement = ReceiptAgreement {
+        let mut proofs = proofs.into_iter();
+        let mut keys = Vec::with_capacity(self.keys.len());
+        let mut key_warnings = Vec::new();
+        for (i, (k, leaf)) in self.keys.into_iter().enumerate() {
+            key_warnings.extend(key_warning(&k));
+            keys.push(ReceiptKey {
+                key_proof: LoggedItem {
+                    item_hash: stored_item_hash(&k.item_hash)?,
+                    leaf_index: LeafIndex(leaf),
+                    inclusion_proof: proofs.next().unwrap_or_default(),
+                },
+                counterparty_key: k.verifier_key,
+                key_statement: k.statement,
+                registered_at: views::iso(k.registered_at),
+                signed_by_previous: (i > 0).then(|| k.signed_by_previous == Some(1)),
+            });
+        }
+        let current = keys.last().cloned();
+        let mut statements = Vec::with_capacity(self.signed.len());
+        for (a, leaf) in self.signed {
+            statements.push(ReceiptStatement {
+                kind: a.kind,
+                item_hash: stored_item_hash(&a.item_hash)?,
+                statement: a.statement,
+                counterparty_key: Some(a.verifier_key),
+                recorded_at: views::iso(a.created_at),
+                leaf_index: LeafIndex(leaf),
+                inclusion_proof: proofs.next().unwrap_or_default(),
+            });
+        }
+        Ok(ReceiptAgreement {
             checkpoint_id: c.id.clone(),
             origin: reference.origin.as_str().to_string(),
             ledger_id: reference.ledger,
@@ -107,33 +139,13 @@ impl ReceiptAgreementPlan {
             delta_count: c.delta_count,
             balance,
             balance_statement,
-            counterparty_key: None,
-            key_statement: None,
-            key_proof: None,
-            statements: Vec::new(),
-        };
-        let Some((key, key_leaf)) = self.key else {
-            return Ok(agreement);
-        };
-        let mut proofs = proofs.into_iter();
-        agreement.key_proof = Some(LoggedItem {
-            item_hash: stored_item_hash(&key.item_hash)?,
-            leaf_index: LeafIndex(key_leaf),
-            inclusion_proof: proofs.next().unwrap_or_default(),
-        });
-        agreement.counterparty_key = Some(key.verifier_key);
-        agreement.key_statement = Some(key.statement);
-        for (a, leaf) in self.signed {
-            agreement.statements.push(ReceiptStatement {
-                kind: a.kind,
-                item_hash: stored_item_hash(&a.item_hash)?,
-                statement: a.statement,
-                recorded_at: views::iso(a.created_at),
-                leaf_index: LeafIndex(leaf),
-                inclusion_proof: proofs.next().unwrap_or_default(),
-            });
-        }
-        Ok(agreement)
+            counterparty_key: current.as_ref().map(|k| k.counterparty_key.clone()),
+            key_statement: current.as_ref().map(|k| k.key_statement.clone()),
+            key_proof: current.map(|k| k.key_proof),
+            statements,
+            keys,
+            key_warnings,
+        })
     }
 }
 

@@ -1,0 +1,191 @@
+//! A ledger's counterparty keys (issue 25, docs/agreement.md "Who can
+//! change a customer's key"). The first key comes through the vendor's
+//! invitation (trust on first use: the spec gives the service no channel
+//! to the customer but the vendor). A later key is either signed by the
+//! current key too (a rotation by the customer: no invitation needed) or
+//! comes through a new invitation without it, and is then flagged in
+//! every receipt and public answer as a change the previous key did not
+//! sign. Each binding is a log item; earlier keys and their statements
+//! stay listed.
+//!
+//! A registration is one atomic batch: the log fact and its meters, the
+//! invitation's use (a meter of cap 1: a second use fails the batch), the
+//! ledger's key count, and the key row. A write the plan refuses leaves
+//! the invitation usable and no key registered.
+
+use bvs_core::agreement::{self, Statement, StatementError};
+use serde_json::json;
+
+use super::{invalid, ledger_hash, live_invitation, log_of_origin, origin, rejected, KeyView};
+use crate::app::App;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ledger::facts::FactWrite;
+use crate::ledger::{db, meter, submit};
+use crate::store::agreements::{self, KeyRow};
+use crate::store::meters::{self, Meter, Raise};
+
+/// Key bindings one ledger can have: its first key and later changes.
+/// // spec: silent; docs/agreement.md "Limits"
+pub const KEYS_PER_LEDGER_MAX: u64 = 20;
+
+/// Registers the counterparty key a signed key statement binds: through
+/// the invitation `token` (the first key, or a change the current key did
+/// not sign, flagged), or without one when the current key signed it too
+/// (a rotation). The current key again answers its binding (`false`:
+/// nothing written, the invitation not used).
+///
+/// # Errors
+/// 410 for a bad token; 422 `statement_rejected` naming the reason (a new
+/// key without an invitation must be signed by the current key:
+/// `not_signed_by_current_key`); 409 for a key this ledger had before or a
+/// ledger at its key limit; 404 without an invitation for a ledger that
+/// has no key; 402 when the vendor's plan refuses the log fact.
+pub async fn register_key(
+    app: &App,
+    token: Option<&str>,
+    signed: &str,
+) -> ApiResult<(KeyView, bool)> {
+    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
+    if !matches!(unverified, Statement::Key(_)) {
+        return Err(rejected(&StatementError::WrongKind {
+            expected: "key",
+            got: unverified.kind(),
+        }));
+    }
+    // Self-signed first: an edited binding is refused as such.
+    let named = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
+    let (log, invitation) = match token {
+        Some(t) => {
+            let (log, _, row) = live_invitation(app, t).await?;
+            (log, Some(row))
+        }
+        None => (log_of_origin(app, &named.origin)?, None),
+    };
+    let db = db(app, log)?;
+    let expected_origin = origin(app, log)?;
+    if named.origin != expected_origin {
+        return Err(rejected(&StatementError::OriginMismatch {
+            expected: expected_origin.as_str().to_string(),
+            got: named.origin.as_str().to_string(),
+        }));
+    }
+    let ledger_id = match &invitation {
+        Some(i) => i.ledger_id.clone(),
+        None => named.ledger.to_hex(),
+    };
+    let ledger = ledger_hash(&ledger_id)?;
+    if !named.ledger.ct_eq(&ledger) {
+        return Err(rejected(&StatementError::LedgerMismatch {
+            expected: ledger,
+            got: named.ledger,
+        }));
+    }
+    let keys = agreements::keys(&db, &ledger_id).await?;
+    let current = keys.last();
+    let c = agreement::canonical_key_binding(signed, current.map(|k| k.verifier_key.as_str()))
+        .map_err(|e| rejected(&e))?;
+    if let Some(k) = keys.iter().find(|k| k.verifier_key == c.binding.key()) {
+        if current.is_some_and(|cur| cur.item_hash == k.item_hash) {
+            return Ok((KeyView::from_row(k, status_of(k)), false));
+        }
+        return Err(ApiError::coded(
+            ErrorCode::KeyAlreadyRegistered,
+            "This key was registered for this ledger before and has been replaced since; a key \
+             is registered once: make a new key",
+        ));
+    }
+    let (tenant_id, customer_id) = match (&invitation, current) {
+        (Some(i), _) => (i.tenant_id.clone(), i.customer_id.clone()),
+        (None, Some(k)) => (k.tenant_id.clone(), k.customer_id.clone()),
+        (None, None) => {
+            return Err(ApiError::NotFound(format!(
+                "No counterparty key is registered for ledger {ledger_id}; open the vendor's invitation first"
+            )))
+        }
+    };
+    if invitation.is_none() && !c.signed_by_previous {
+        return Err(rejected(&StatementError::NotSignedByCurrentKey));
+    }
+    let row = KeyRow {
+        item_hash: agreement::item_hash(&c.signed).to_hex(),
+        ledger_id,
+        tenant_id,
+        customer_id,
+        verifier_key: c.binding.key().to_string(),
+        statement: c.signed,
+        registered_at: app.now_ms,
+        signed_by_previous: current.map(|_| u64::from(c.signed_by_previous)),
+    };
+    let token_hash = invitation.as_ref().map(|i| i.token_hash.as_str());
+    write(app, log, &row, token_hash).await?;
+    Ok((KeyView::from_row(&row, "QUEUED"), true))
+}
+
+fn status_of(_k: &KeyRow) -> &'static str {
+    "REGISTERED"
+}
+
+/// The registration's one batch: the log fact and its meters, the
+/// invitation's use, the ledger's key count and the key row.
+async fn write(
+    app: &App,
+    log: super::LogId,
+    row: &KeyRow,
+    token_hash: Option<&str>,
+) -> ApiResult<()> {
+    let db = db(app, log)?;
+    // A statement is a fact of the vendor's tenant: it counts against the
+    // vendor's plan like any fact, so no party can fill the shared database.
+    let plan = crate::auth::tenant_plan(app, &row.tenant_id).await?;
+    let metadata = json!({ "agreement": "key" }).to_string();
+    let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
+    let fact_raises = fact.raises(&row.tenant_id, plan);
+    let mut statements = fact.statements(
+        &db,
+        &fact_raises,
+        &row.tenant_id,
+        &row.statement,
+        Some(&metadata),
+        app.now_ms,
+    )?;
+    let keys = Raise {
+        tenant_id: &row.tenant_id,
+        meter: Meter::CounterpartyKeys,
+        period: &row.ledger_id,
+        add: 1,
+        cap: KEYS_PER_LEDGER_MAX,
+    };
+    let mut raises = Vec::new();
+    if let Some(t) = token_hash {
+        let used = Raise {
+            tenant_id: &row.tenant_id,
+            meter: Meter::InvitationUses,
+            period: t,
+            add: 1,
+            cap: 1,
+        };
+        statements.push(meters::raise(&db, &used)?);
+        statements.push(agreements::use_invitation(&db, t, app.now_ms)?);
+        raises.push(used);
+    }
+    statements.push(meters::raise(&db, &keys)?);
+    statements.push(agreements::insert_key(&db, row)?);
+    raises.push(keys);
+    raises.extend(fact_raises);
+    match meters::batch(&db, statements, &raises).await? {
+        Ok(_) => {}
+        Err(Meter::InvitationUses) => {
+            return Err(invalid(
+                "Invitation was already used; ask the vendor for a new one",
+            ))
+        }
+        Err(Meter::CounterpartyKeys) => {
+            return Err(ApiError::Conflict(format!(
+                "This ledger has the most key bindings it can have ({KEYS_PER_LEDGER_MAX})"
+            )))
+        }
+        Err(m) => return Err(meter::over(m, plan, log.env, app.now_ms)),
+    }
+    submit::ring(app, log).await;
+    Ok(())
+}
