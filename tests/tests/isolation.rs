@@ -515,6 +515,7 @@ fn every_numeric_query_parameter_out_of_range_is_400_naming_it() {
             base = base.replace(&format!("{{{name}}}"), &valid(name));
         }
         let keyed = op["security"].is_array() && op["security"].to_string().contains("apiKey");
+        let dashboard = op["security"].to_string().contains("bearerJwt");
         for p in &numeric {
             let name = p["name"].as_str().unwrap();
             let schema = &p["schema"];
@@ -553,6 +554,9 @@ fn every_numeric_query_parameter_out_of_range_is_400_naming_it() {
                     .header("cf-connecting-ip", format!("{}::1", fresh_64()));
                 if keyed {
                     rb = rb.header("x-api-key", &t.test_key);
+                }
+                if dashboard {
+                    rb = rb.bearer_auth(&t.jwt);
                 }
                 let r = api.send(rb);
                 assert_eq!(r.status, 400, "GET {url}: {}", r.text);

@@ -34,12 +34,13 @@ fn environment(req: &Request) -> ApiResult<Env> {
     }
 }
 
-/// `limit`: 1 to `max`, `default` when absent.
+/// `limit`: 1 to `max`, `default` when absent. Present but empty is not
+/// a number (400), unlike the text filters, where empty means "any".
 fn limit(req: &Request, default: u64, max: u64) -> ApiResult<u64> {
-    let Some(text) = param(req, "limit")? else {
+    let Some(text) = http::query_param(req, "limit")? else {
         return Ok(default);
     };
-    match text.parse::<u64>() {
+    match text.trim().parse::<u64>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => {
             Err(FieldError::new("limit", format!("must be a whole number from 1 to {max}")).into())
