@@ -77,23 +77,34 @@ fn the_typescript_sdk_suite_passes_on_node_and_in_a_worker() {
     assert!(out.contains("# fail 0"), "{out}");
 }
 
+/// The Python SDK as installed from its sources into `.venv-sdk`, once per
+/// run: its suite and the quickstart's Python tab both import it, and the
+/// tests run at the same time in any order.
+fn python_with_sdk() -> PathBuf {
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        run_ok(
+            Command::new(python())
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--no-deps",
+                    "--no-build-isolation",
+                ])
+                .arg(repo_root().join("sdk/python")),
+            "pip install ./sdk/python",
+        );
+    });
+    python()
+}
+
 #[test]
 fn the_python_sdk_suite_passes_sync_and_async() {
     let (base, t) = tenant();
     // The suite tests the package as installed, so reinstall the sources.
-    run_ok(
-        Command::new(python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--no-build-isolation",
-            ])
-            .arg(repo_root().join("sdk/python")),
-        "pip install ./sdk/python",
-    );
+    python_with_sdk();
     suite(
         Command::new(python())
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
@@ -125,7 +136,7 @@ fn the_quickstart_typescript_tab_ends_with_a_verified_receipt() {
 fn the_quickstart_python_tab_ends_with_a_verified_receipt() {
     let (base, t) = tenant();
     let out = run_ok(
-        Command::new(python())
+        Command::new(python_with_sdk())
             .args(["-c", &tab("python", "Python tab")])
             .env("BASE", &base)
             .env("KEY", &t.test_key),
