@@ -21,6 +21,8 @@ pub mod monitor;
 pub mod note;
 pub mod pinpoint;
 pub mod receipt;
+#[cfg(feature = "server")]
+pub mod tiles;
 pub mod time;
 pub mod types;
 pub mod verify;
