@@ -474,7 +474,9 @@ mod tests {
 
     #[test]
     fn tiles_hold_exactly_the_tlog_tiles_hashes_of_each_level() {
-        let (store, all) = grow(&[1, 3, 250, 2, 300, 1, 9000, 9000, 9000, 9000, 9000, 9000, 9000, 1979, 21, 5]);
+        let (store, all) = grow(&[
+            1, 3, 250, 2, 300, 1, 9000, 9000, 9000, 9000, 9000, 9000, 9000, 1979, 21, 5,
+        ]);
         let n = all.len() as u64;
         let hashes = stored(&all);
         // Every tile of the tree, nothing more, each at its width.
@@ -495,7 +497,10 @@ mod tests {
         let first = store.get(&(0, 0)).unwrap();
         assert_eq!(&first[..32], &HASH_SCHEME.leaf_hash(&all[0]).0);
         let l1 = store.get(&(1, 0)).unwrap();
-        let leaves: Vec<Hash32> = all[..256].iter().map(|i| HASH_SCHEME.leaf_hash(i)).collect();
+        let leaves: Vec<Hash32> = all[..256]
+            .iter()
+            .map(|i| HASH_SCHEME.leaf_hash(i))
+            .collect();
         assert_eq!(
             &l1[..32],
             &crate::merkle::root_of_leaf_hashes(&leaves).0,
@@ -513,7 +518,8 @@ mod tests {
             let want = tiles_for(need);
             assert!(want.len() <= 3 * usize::from(levels(n)) + 2, "{want:?}");
             for t in want {
-                tiles.insert(t.level, t.index, store.get(&(t.level, t.index)).unwrap())
+                tiles
+                    .insert(t.level, t.index, store.get(&(t.level, t.index)).unwrap())
                     .unwrap();
             }
             let (h, missing) = tiles.stored_hashes(need);
@@ -554,7 +560,9 @@ mod tests {
         assert!(got.get(inside).is_some());
         assert_eq!(missing, vec![outside]);
         // A narrower copy neither replaces nor is needed.
-        tiles.insert(0, 0, &store.get(&(0, 0)).unwrap()[..64]).unwrap();
+        tiles
+            .insert(0, 0, &store.get(&(0, 0)).unwrap()[..64])
+            .unwrap();
         assert_eq!(tiles.width(0, 0), Some(256));
         assert!(tiles.insert(0, 1, &[0u8; 33]).is_err());
         assert!(tiles.insert(0, 1, &[]).is_err());
@@ -571,7 +579,12 @@ mod tests {
         assert_eq!(t(0, 7, 3).path(), "tile/0/007.p/3");
         assert_eq!(t(1, 1234, 256).path(), "tile/1/x001/234");
         assert_eq!(t(2, 1_234_067, 8).path(), "tile/2/x001/x234/067.p/8");
-        for c in [t(0, 0, 256), t(0, 7, 3), t(1, 1234, 256), t(2, 1_234_067, 8)] {
+        for c in [
+            t(0, 0, 256),
+            t(0, 7, 3),
+            t(1, 1234, 256),
+            t(2, 1_234_067, 8),
+        ] {
             assert_eq!(TileCoord::from_path(&c.path()), Some(c));
         }
         for bad in [
@@ -594,7 +607,13 @@ mod tests {
 
     #[test]
     fn the_tiles_of_a_size_match_go_tlog() {
-        for (old, new) in [(0, 1), (0, 256), (255, 257), (300, 70_000), (65_536, 65_537)] {
+        for (old, new) in [
+            (0, 1),
+            (0, 256),
+            (255, 257),
+            (300, 70_000),
+            (65_536, 65_537),
+        ] {
             let ours = grown(old, new);
             let go: Vec<TileCoord> = tlog_tiles::Tile::new_tiles(8, old, new)
                 .into_iter()
@@ -610,7 +629,10 @@ mod tests {
         assert_eq!(tile_at(300, 0, 2), None);
         assert_eq!(tile_at(300, 1, 0).map(|t| t.width), Some(1));
         assert_eq!(tile_at(255, 1, 0), None);
-        assert_eq!(edge(300), vec![tile_at(300, 0, 1).unwrap(), tile_at(300, 1, 0).unwrap()]);
+        assert_eq!(
+            edge(300),
+            vec![tile_at(300, 0, 1).unwrap(), tile_at(300, 1, 0).unwrap()]
+        );
         assert_eq!(edge(512), vec![tile_at(512, 1, 0).unwrap()]);
         assert!(edge(0).is_empty());
     }

@@ -23,7 +23,7 @@ use crate::profile::Stop;
 use crate::quota;
 use crate::store::deltas;
 use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
-use crate::store::meters::Meter;
+use crate::store::meters::{self, Meter};
 use crate::store::roots;
 use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
@@ -211,6 +211,7 @@ where
         raises: [
             quota::raise(&account, &period, count),
             super::meter::bytes(by.tenant_id, stored, by.plan),
+            super::meter::backlog(by.tenant_id, count, by.plan),
         ],
         claim: claim.map(|c| c.new_claim(status, &text)),
         estimate: estimate_for.map(|customer_id| Estimate {
@@ -225,6 +226,10 @@ where
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
         EmitOutcome::Refused(Meter::Deltas) => {
             return Err(quota::exceeded(&ledger, &account, count, app.now_ms).await?)
+        }
+        EmitOutcome::Refused(Meter::Backlog) => {
+            let used = meters::used_of(&ledger, by.tenant_id, Meter::Backlog, "").await?;
+            return Err(super::meter::backlogged(by.plan, by.log.env, used, count));
         }
         EmitOutcome::Refused(m) => {
             return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms))

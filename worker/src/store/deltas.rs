@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, queries, row, stmt, ItemStatus};
+use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
 
 row! {
@@ -27,7 +27,35 @@ row! {
     }
 }
 
-const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
+/// The tenants with queued deltas after `?1` (at most `?2`), in order: a
+/// walk of the partial index `deltas_queued_by_tenant` (one seek each).
+macro_rules! queued_tenants {
+    () => {
+        "WITH RECURSIVE t(tenant, n) AS (SELECT (SELECT MIN(tenant_id) FROM deltas \
+         WHERE status = 'QUEUED' AND tenant_id > ?1), 1 UNION ALL \
+         SELECT (SELECT MIN(tenant_id) FROM deltas WHERE status = 'QUEUED' AND tenant_id > t.tenant), \
+         n + 1 FROM t WHERE t.tenant IS NOT NULL AND n < ?2) "
+    };
+}
+const SELECT_QUEUED_TENANTS: &str = concat!(
+    queued_tenants!(),
+    "SELECT tenant FROM t WHERE tenant IS NOT NULL"
+);
+/// A sequencer round's candidates (issue 27, fair across tenants): the
+/// first `?3` queued deltas of each tenant `queued_tenants` names, then the
+/// first `?4` queued deltas of the shard, each once, in that order (each
+/// part in arrival order). Every tenant's candidates are thus a prefix of
+/// its queue in arrival order, and stay so under any prefix of the list.
+const SELECT_QUEUED_FAIR: &str = select_deltas!(concat!(
+    "JOIN (",
+    queued_tenants!(),
+    "SELECT r, MIN(p) AS p FROM (SELECT q.rowid AS r, 0 AS p FROM t JOIN deltas AS q \
+     ON q.rowid IN (SELECT x.rowid FROM deltas AS x WHERE x.status = 'QUEUED' \
+     AND x.tenant_id = t.tenant ORDER BY x.rowid LIMIT ?3) \
+     UNION ALL SELECT g.r, 1 FROM (SELECT rowid AS r FROM deltas WHERE status = 'QUEUED' \
+     ORDER BY rowid LIMIT ?4) AS g) GROUP BY r) AS pick ON pick.r = deltas.rowid \
+     ORDER BY pick.p, deltas.rowid"
+));
 const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
 /// The deltas of the submission of a delta (`?1` tenant, `?2` anchorId).
 const SELECT_SIBLINGS: &str = select_deltas!(
@@ -52,9 +80,13 @@ const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, de
      ORDER BY ledger_seq ASC";
 const COUNT_QUEUED_OF_LEDGER: &str =
     "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
-const MARK_VERIFIED: &str =
-    "UPDATE deltas SET status = 'VERIFIED', leaf_index = ?2, tree_size = ?3, ledger_seq = ?4, \
-     balance_after = ?5, verified_at = ?6 WHERE anchor_id = ?1 AND status = 'QUEUED'";
+/// A round's deltas (`?1`: `[anchor_id, leaf_index, ledger_seq,
+/// balance_after]` each) VERIFIED into the head of size `?2` at `?3`.
+const MARK_VERIFIED_SET: &str = "UPDATE deltas SET status = 'VERIFIED', \
+     leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, \
+     ledger_seq = json_extract(j.value, '$[2]'), balance_after = json_extract(j.value, '$[3]'), \
+     verified_at = ?3 FROM json_each(?1) AS j \
+     WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND deltas.status = 'QUEUED'";
 const SELECT_OLDEST_QUEUED: &str =
     "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
@@ -208,8 +240,19 @@ super::statements! {
     pub fn of_submissions_by_root_statement(root: &str) = SELECT_OF_SUBMISSIONS_BY_ROOT;
 }
 
+super::statements! {
+    /// For a round's read batch: the tenants with queued deltas after
+    /// `after` (at most `max`), in order (rows: `tenant`).
+    pub fn queued_tenants_statement(after: &str, max: u64) = SELECT_QUEUED_TENANTS;
+}
+
+super::statements! {
+    /// For a round's read batch: its candidates ([`SELECT_QUEUED_FAIR`]).
+    pub fn queued_fair_statement(after: &str, tenants: u64, per_tenant: u64, first: u64)
+        = SELECT_QUEUED_FAIR;
+}
+
 queries! {
-    pub fn queued(limit: usize) -> Vec<DeltaRow> = all(SELECT_QUEUED; limit as u64);
     pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
     pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
@@ -249,17 +292,29 @@ pub struct VerifiedDelta<'a> {
     pub verified_at: u64,
 }
 
-pub fn mark_verified(db: &D1Database, v: &VerifiedDelta<'_>) -> ApiResult<D1PreparedStatement> {
-    let balance_after = v.balance_after.to_string();
-    let args = args![
-        v.anchor_id,
-        v.leaf_index,
-        v.tree_size,
-        v.ledger_seq,
-        &balance_after,
-        v.verified_at
-    ];
-    stmt(db, MARK_VERIFIED, &args)
+/// Marks a round's deltas VERIFIED (all into one head, at one time): one
+/// statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_verified_all(
+    db: &D1Database,
+    verified: &[VerifiedDelta<'_>],
+    tree_size: u64,
+    verified_at: u64,
+) -> Statements {
+    let rows: Vec<(&str, u64, u64, String)> = verified
+        .iter()
+        .map(|v| {
+            (
+                v.anchor_id,
+                v.leaf_index,
+                v.ledger_seq,
+                v.balance_after.to_string(),
+            )
+        })
+        .collect();
+    over_json(db, MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
 }
 
 /// The receive time of the oldest QUEUED delta or fact, if any.

@@ -4,13 +4,13 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, bind_text, chunked, int, queries, stmt, ListSql, Statements};
+use super::{args, bind_text, chunked, int, over_json, queries, stmt, ListSql, Statements};
 use crate::error::ApiResult;
 
-const INSERT: ListSql = ListSql {
-    sql: "INSERT INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
-    cols: 5,
-};
+/// A round's events (`?1`: `[id, tenant_id, type, payload]` each), at `?2`.
+const INSERT_SET: &str = "INSERT INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), ?2 FROM json_each(?1)";
 const INSERT_ONCE_ROWS: ListSql = ListSql {
     sql: "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
     cols: 5,
@@ -33,8 +33,23 @@ pub struct NewEvent {
     pub payload: String,
 }
 
+/// A round's events: one statement per JSON set (issue 27).
+///
+/// # Errors
+/// A value that cannot be bound.
 pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
-    insert_rows(db, &INSERT, events, now_ms)
+    let rows: Vec<(&str, &str, &str, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.id.as_str(),
+                e.tenant_id.as_str(),
+                e.kind,
+                e.payload.as_str(),
+            )
+        })
+        .collect();
+    over_json(db, INSERT_SET, &rows, &args![now_ms])
 }
 
 /// Like [`insert`], adding only the events whose id is not there yet (ids
