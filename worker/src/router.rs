@@ -71,6 +71,7 @@ pub enum RouteId {
     DevLogGrow,
     DevLogLeaf,
     DevRetention,
+    AdminShards,
     AgreementInvite,
     AgreementOpen,
     AgreementKey,
@@ -385,6 +386,11 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/retention",
         id: RouteId::DevRetention,
     },
+    Route {
+        method: Method::Get,
+        pattern: "/admin/shards",
+        id: RouteId::AdminShards,
+    },
 ];
 
 /// Finds the route for a request: `Ok((route, params))`, or 404 / 405.
@@ -484,6 +490,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::ApiKeysDelete => routes::api_keys::delete(app, req, params.get("id")?).await,
         RouteId::TenantRetention => routes::tenant::retention(app, req).await,
         RouteId::AdminSetPlan => routes::admin::set_plan(app, req, params.get("tenantId")?).await,
+        RouteId::AdminShards => routes::admin::shards(app, req).await,
         RouteId::DevMail => routes::mail::outbox(app, req).await,
         RouteId::BalanceEmit => routes::balance::emit(app, req).await,
         RouteId::BalanceBatch => routes::balance::emit_batch(app, req).await,

@@ -20,6 +20,7 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::budget::{self, ItemCost};
+use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
@@ -166,4 +167,51 @@ pub async fn read(db: &D1Database, cursor: &str, skip: &BTreeSet<String>) -> Api
         items,
         next_cursor,
     })
+}
+
+/// One shard's sequencer progress (`GET /admin/shards`, issue 27).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShardProgress {
+    pub log: String,
+    pub env: &'static str,
+    pub shard: u32,
+    pub queued_deltas: u64,
+    pub queued_facts: u64,
+    pub queued_checkpoints: u64,
+    /// How long the oldest queued item has waited, in milliseconds.
+    pub oldest_queued_age_ms: Option<u64>,
+    /// Events the webhook dispatcher has not moved yet.
+    pub outbox_pending: u64,
+    pub tree_size: u64,
+    /// The tree size the log's tiles cover: below `treeSize` while a log
+    /// kept before tiles is migrated.
+    pub tiles_size: u64,
+}
+
+/// Every shard's progress, read one after the other.
+///
+/// # Errors
+/// D1 errors.
+pub async fn progress(app: &App) -> ApiResult<Vec<ShardProgress>> {
+    let mut out = Vec::new();
+    for log in super::shard::all(app) {
+        let db = super::db(app, log)?;
+        let p = deltas::progress(&db)
+            .await?
+            .ok_or_else(|| ApiError::internal("progress row missing"))?;
+        out.push(ShardProgress {
+            log: log.path_name(),
+            env: log.env.as_str(),
+            shard: log.shard,
+            queued_deltas: p.queued_deltas,
+            queued_facts: p.queued_facts,
+            queued_checkpoints: p.queued_checkpoints,
+            oldest_queued_age_ms: p.oldest_queued_at.map(|at| app.now_ms.saturating_sub(at)),
+            outbox_pending: p.outbox_pending,
+            tree_size: p.tree_size.unwrap_or(0),
+            tiles_size: p.tiles_size.and_then(|t| t.parse().ok()).unwrap_or(0),
+        });
+    }
+    Ok(out)
 }

@@ -151,6 +151,10 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
         return Ok(false);
     }
     let snapshot = queue::read(db, &run.cursor, &run.skip).await?;
+    let mut phases = Phases {
+        read: app::clock_ms().saturating_sub(started),
+        ..Phases::default()
+    };
     run.cursor = snapshot.next_cursor;
     if snapshot.tiles_size < snapshot.head.tree_size {
         // The log grew without tiles meanwhile (an older Worker): the next
@@ -195,7 +199,7 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
         if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
             return Ok(false);
         }
-        match attempt(app, log, db, size, &group).await? {
+        match attempt(app, log, db, size, &group, &mut phases).await? {
             Outcome::Appended(written) => {
                 run.appended += group.len() as u64;
                 run.committed = true;
@@ -228,7 +232,7 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
     }
     if app.dev_mode() {
         let ms = app::clock_ms().saturating_sub(started);
-        round_line(log, (taken, tenants), statements, ms);
+        round_line(log, (taken, tenants), statements, ms, &phases);
     }
     Ok(true)
 }
@@ -236,15 +240,36 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
 /// DEV_MODE: one structured line per round (issue 27): the items it took
 /// and the tenants they belong to, the statements its writes took, and its
 /// milliseconds.
-fn round_line(log: LogId, (items, tenants): (usize, usize), statements: usize, ms: u64) {
+fn round_line(
+    log: LogId,
+    (items, tenants): (usize, usize),
+    statements: usize,
+    ms: u64,
+    phases: &Phases,
+) {
     let line = serde_json::json!({
         "sequencerRound": log.path_name(),
         "items": items,
         "tenants": tenants,
         "statements": statements,
         "ms": ms,
+        "readMs": phases.read,
+        "prepareMs": phases.prepare,
+        "computeMs": phases.compute,
+        "writeMs": phases.write,
     });
     worker::console_log!("{line}");
+}
+
+/// Where a round's milliseconds went (DEV_MODE log line): the queue's
+/// read, the attempts' reads (tiles, ledgers), their computing (hashes,
+/// signature, events) and their write batches.
+#[derive(Default)]
+struct Phases {
+    read: u64,
+    prepare: u64,
+    compute: u64,
+    write: u64,
 }
 
 enum Outcome {
@@ -265,9 +290,10 @@ async fn attempt(
     db: &D1Database,
     old_size: u64,
     items: &[Item],
+    phases: &mut Phases,
 ) -> ApiResult<Outcome> {
     let plan = Plan::of(old_size, items);
-    match apply_plan(app, log, db, &plan).await {
+    match apply_plan(app, log, db, &plan, phases).await {
         Ok(written) => {
             let roots = plan.deltas.iter().map(|d| d.items_root.to_hex());
             super::submit::backfill_roots(app, log, roots).await;
@@ -287,7 +313,13 @@ async fn attempt(
 /// Reads what the plan needs (one batch: the log's tiles, the ledgers and
 /// windows), then writes the round (one batch). Returns the number of
 /// statements written.
-async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiResult<usize> {
+async fn apply_plan(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    plan: &Plan,
+    phases: &mut Phases,
+) -> ApiResult<usize> {
     if app.dev_mode() && plan.has_dev_fault() {
         return Err(ApiError::internal(
             "DEV_MODE fault injection: this item cannot be appended",
@@ -304,6 +336,8 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
     let mut reads = Vec::from(Balances::reads(db, &plan.deltas, &window)?);
     reads.push(log_store::tiles_statement(db, &coords)?);
     let results = store::batch(db, reads).await?;
+    let read = app::clock_ms();
+    phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
     let have = log_store::tiles_from_rows(store::rows(&results, 3)?)?;
     let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, &have, now)?;
@@ -311,7 +345,10 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
     statements.extend(round::writes(db, plan, &appended.head, now, balances)?);
     statements.push(log_store::insert_head(db, &appended.head)?);
     let written = statements.len();
+    let computed = app::clock_ms();
+    phases.compute += computed.saturating_sub(read);
     store::batch(db, statements).await?;
+    phases.write += app::clock_ms().saturating_sub(computed);
     Ok(written)
 }
 

@@ -87,9 +87,23 @@ const MARK_VERIFIED_SET: &str = "UPDATE deltas SET status = 'VERIFIED', \
      ledger_seq = json_extract(j.value, '$[2]'), balance_after = json_extract(j.value, '$[3]'), \
      verified_at = ?3 FROM json_each(?1) AS j \
      WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND deltas.status = 'QUEUED'";
-const SELECT_OLDEST_QUEUED: &str =
-    "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
+/// The oldest queued delta is the first in arrival order (one index step,
+/// however long the queue), or the oldest queued fact.
+const SELECT_OLDEST_QUEUED: &str = "SELECT MIN(at) AS at FROM (SELECT received_at AS at FROM \
+     (SELECT received_at FROM deltas WHERE status = 'QUEUED' ORDER BY rowid LIMIT 1) \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
+/// A shard's queue as the operator sees it (`GET /admin/shards`).
+const SELECT_PROGRESS: &str = "SELECT \
+     (SELECT COUNT(*) FROM deltas WHERE status = 'QUEUED') AS queued_deltas, \
+     (SELECT COUNT(*) FROM facts WHERE status = 'QUEUED') AS queued_facts, \
+     (SELECT COUNT(*) FROM checkpoints WHERE status = 'QUEUED') AS queued_checkpoints, \
+     (SELECT MIN(at) FROM (SELECT received_at AS at FROM (SELECT received_at FROM deltas \
+     WHERE status = 'QUEUED' ORDER BY rowid LIMIT 1) UNION ALL SELECT MIN(created_at) FROM facts \
+     WHERE status = 'QUEUED' UNION ALL SELECT MIN(created_at) FROM checkpoints \
+     WHERE status = 'QUEUED')) AS oldest_queued_at, \
+     (SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL) AS outbox_pending, \
+     (SELECT MAX(tree_size) FROM tree_heads) AS tree_size, \
+     (SELECT value FROM log_meta WHERE key = 'tiles_size') AS tiles_size";
 
 /// A verified delta of one ledger as a client names a starting point:
 /// by the itemsRoot of its submission (the latest such delta) or by its
@@ -315,6 +329,24 @@ pub fn mark_verified_all(
         })
         .collect();
     over_json(db, MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
+}
+
+/// A shard's queue and log as the operator sees them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Progress {
+    pub queued_deltas: u64,
+    pub queued_facts: u64,
+    pub queued_checkpoints: u64,
+    pub oldest_queued_at: Option<u64>,
+    pub outbox_pending: u64,
+    pub tree_size: Option<u64>,
+    pub tiles_size: Option<String>,
+}
+
+queries! {
+    /// The shard's queue and log (counts scan the queue's index: an
+    /// operator's read, not a hot route's).
+    pub fn progress() -> Option<Progress> = first(SELECT_PROGRESS);
 }
 
 /// The receive time of the oldest QUEUED delta or fact, if any.
