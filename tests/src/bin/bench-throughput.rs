@@ -187,7 +187,10 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
     let ring = api.keyed(&tenants[CONNECTIONS].test_key);
     let cpu_before = Cpu::now(server.group, &server.port);
     let start = Instant::now();
-    let r = ring.post(DELTA, &json!({"customerId": "cus_ring", "delta": 1}));
+    let r = ring.post(
+        DELTA,
+        &json!({"customerId": "cus_ring", "delta": 1, "reason": "ring"}),
+    );
     assert_eq!(r.status, 202, "{}", r.text);
     let ks: Vec<Keyed> = keys.iter().map(|k| api.keyed(k)).collect();
     eventually(Duration::from_secs(3600), "the backlog to drain", || {
@@ -371,7 +374,10 @@ fn isolation_and_burst(build: &Build, round: usize) -> Shared {
         let (accepted, refused, _) = send_batches(&api, &keys, secs, "cus_burst");
         let end = Instant::now();
         let k = api.keyed(&fresh.test_key);
-        let r = k.post(DELTA, &json!({"customerId": "cus_fresh", "delta": 1}));
+        let r = k.post(
+            DELTA,
+            &json!({"customerId": "cus_fresh", "delta": 1, "reason": "fresh"}),
+        );
         assert_eq!(r.status, 202, "{}", r.text);
         wait_verified(&k, r.body["data"]["anchorId"].as_str().unwrap());
         out.burst_accepted = accepted;

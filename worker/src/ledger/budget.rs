@@ -12,7 +12,6 @@
 //! A round's CPU time (hashing, signing, JSON) grows with its items, which
 //! [`ROUND_ITEMS_MAX`] bounds.
 
-use crate::store::events::NewEvent;
 use crate::store::{D1_BOUND_PARAMS_MAX, JSON_PARAM_BYTES_MAX};
 
 /// D1: maximum SQL statement length, 100,000 bytes (the SQL text; every
@@ -113,41 +112,6 @@ fn sets(rows: usize, total: usize, largest: usize) -> usize {
         return rows;
     }
     total.div_ceil(JSON_PARAM_BYTES_MAX - largest).max(1)
-}
-
-/// Groups consecutive rows of `sizes` bytes into statements of at most
-/// `per_statement` rows and [`JSON_PARAM_BYTES_MAX`] bytes (a row larger
-/// than that is alone). Returns each group's `(start, end)`.
-pub fn pack_by_bytes(sizes: &[usize], per_statement: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, size) in sizes.iter().enumerate() {
-        let rows = i - start;
-        if rows > 0 && (rows >= per_statement || bytes + size > JSON_PARAM_BYTES_MAX) {
-            out.push((start, i));
-            start = i;
-            bytes = 0;
-        }
-        bytes += size;
-    }
-    if start < sizes.len() {
-        out.push((start, sizes.len()));
-    }
-    out
-}
-
-/// Rows per multi-row event insert of the webhook dispatcher.
-pub const EVENTS_PER_STATEMENT: usize = D1_BOUND_PARAMS_MAX / 5;
-
-/// `events` in consecutive groups that each fit one multi-row insert
-/// ([`EVENTS_PER_STATEMENT`] rows, [`JSON_PARAM_BYTES_MAX`] bytes): each
-/// group's `(start, end)`.
-pub fn event_groups(events: &[NewEvent]) -> Vec<(usize, usize)> {
-    let sizes: Vec<usize> = events
-        .iter()
-        .map(|e| e.payload.len() + e.id.len() + e.tenant_id.len() + e.kind.len() + 32)
-        .collect();
-    pack_by_bytes(&sizes, EVENTS_PER_STATEMENT)
 }
 
 /// An event's row in its JSON set: its payload escaped as a JSON string
@@ -341,11 +305,9 @@ mod tests {
             .collect();
         let rounds = plan_all(&queue);
         assert!(!rounds.is_empty());
-        let events = vec![MAX_DELTA_EVENT; 400];
-        for (a, b) in pack_by_bytes(&events, EVENTS_PER_STATEMENT) {
-            assert!(events[a..b].iter().sum::<usize>() <= JSON_PARAM_BYTES_MAX);
-            assert!(b - a <= EVENTS_PER_STATEMENT);
-        }
+        // Their sets: several statements, each value under the limit.
+        let cost = round_cost(&queue[..rounds[0]]);
+        assert!(cost.largest_value_bytes < JSON_PARAM_BYTES_MAX, "{cost:?}");
     }
 
     #[test]
@@ -361,11 +323,12 @@ mod tests {
 
     #[test]
     fn an_event_over_the_value_budget_is_alone_and_an_empty_budget_takes_nothing() {
-        assert_eq!(
-            pack_by_bytes(&[10, 899_995, 10], 20),
-            vec![(0, 1), (1, 2), (2, 3)]
-        );
-        assert_eq!(pack_by_bytes(&[], 20), Vec::<(usize, usize)>::new());
+        let json_sets = |sizes: &[usize]| {
+            let rows: Vec<String> = sizes.iter().map(|n| "x".repeat(*n)).collect();
+            crate::store::json_sets(&rows).map(|s| s.len()).unwrap_or(0)
+        };
+        assert_eq!(json_sets(&[10, 899_990, 10]), 3);
+        assert_eq!(json_sets(&[]), 0);
         assert_eq!(take(&[delta(0, 0, 10)], 5), 0);
         assert_eq!(take(&[delta(0, 0, 10)], RUN_QUERIES_MAX), 1);
         assert_eq!(plan(&[], RUN_QUERIES_MAX), Take::Nothing);

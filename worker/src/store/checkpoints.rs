@@ -37,10 +37,12 @@ const SELECT_QUEUED: &str =
     select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 /// A round's checkpoints (`?1`: `[id, leaf_index]` each) COMMITTED into
 /// the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
 const MARK_COMMITTED_SET: &str = "UPDATE checkpoints SET status = 'COMMITTED', \
      leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, committed_at = ?3 \
      FROM json_each(?1) AS j WHERE checkpoints.id = json_extract(j.value, '$[0]') \
-     AND checkpoints.status = 'QUEUED'";
+     AND +checkpoints.status = 'QUEUED'";
 const MARK_FAILED: &str =
     "UPDATE checkpoints SET status = 'FAILED', failure = ?2 WHERE id = ?1 AND status = 'QUEUED'";
 const SELECT_PAGE: &str = select_checkpoints!(concat!(

@@ -82,11 +82,13 @@ const COUNT_QUEUED_OF_LEDGER: &str =
     "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
 /// A round's deltas (`?1`: `[anchor_id, leaf_index, ledger_seq,
 /// balance_after]` each) VERIFIED into the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
 const MARK_VERIFIED_SET: &str = "UPDATE deltas SET status = 'VERIFIED', \
      leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, \
      ledger_seq = json_extract(j.value, '$[2]'), balance_after = json_extract(j.value, '$[3]'), \
      verified_at = ?3 FROM json_each(?1) AS j \
-     WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND deltas.status = 'QUEUED'";
+     WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND +deltas.status = 'QUEUED'";
 /// The oldest queued delta is the first in arrival order (one index step,
 /// however long the queue), or the oldest queued fact.
 const SELECT_OLDEST_QUEUED: &str = "SELECT MIN(at) AS at FROM (SELECT received_at AS at FROM \

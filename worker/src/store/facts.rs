@@ -25,10 +25,12 @@ const SELECT_ONE: &str = select_facts!("WHERE tenant_id = ?1 AND content_hash = 
 const SELECT_QUEUED: &str = select_facts!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 /// A round's facts (`?1`: `[tenant_id, content_hash, leaf_index]` each)
 /// VERIFIED into the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
 const MARK_VERIFIED_SET: &str = "UPDATE facts SET status = 'VERIFIED', \
      leaf_index = json_extract(j.value, '$[2]'), tree_size = ?2, verified_at = ?3 \
      FROM json_each(?1) AS j WHERE facts.tenant_id = json_extract(j.value, '$[0]') \
-     AND facts.content_hash = json_extract(j.value, '$[1]') AND facts.status = 'QUEUED'";
+     AND facts.content_hash = json_extract(j.value, '$[1]') AND +facts.status = 'QUEUED'";
 const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
 

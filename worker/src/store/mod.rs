@@ -566,17 +566,6 @@ pub fn bind_text<'a, S: AsRef<str>>(text: &'a S, args: &mut Vec<Arg<'a>>) -> Api
     Ok(())
 }
 
-/// Binds a pair of texts per row of a two-column [`ListSql`] (for
-/// [`chunked`]): (tenant, customer), (tenant, items root).
-///
-/// # Errors
-/// None; the signature is [`chunked`]'s.
-pub fn bind_pair<'a>((a, b): &'a (String, String), args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
-    args.push(Arg::Text(a));
-    args.push(Arg::Text(b));
-    Ok(())
-}
-
 /// The rows of the `i`th statement of a batch's results (the reads of
 /// one round trip, taken apart by position).
 ///

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use worker::D1Database;
 
-use super::{batch, bind_pair, chunked, row, rows, ListSql};
+use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
 
 const SELECT_BY_ROOT: &str =
@@ -61,22 +61,28 @@ super::statements! {
 }
 
 /// The progress of the submissions with these (tenant, items root) pairs.
-const SELECT_PROGRESS_OF: ListSql = ListSql {
-    sql: "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
+/// The submissions of the pairs `?1` (`[tenant_id, items_root]` each).
+macro_rules! of_pairs {
+    () => {
+        "(s.tenant_id, s.items_root) IN (SELECT json_extract(value, '$[0]'), \
+         json_extract(value, '$[1]') FROM json_each(?1))"
+    };
+}
+const SELECT_PROGRESS_OF: &str = concat!(
+    "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
      SUM(CASE WHEN d.status = 'VERIFIED' THEN 1 ELSE 0 END) AS verified, \
      MAX(d.verified_at) AS verified_at \
-     FROM submissions s JOIN deltas d ON d.submission_id = s.id \
-     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) GROUP BY s.id",
-    cols: 2,
-};
+     FROM submissions s JOIN deltas d ON d.submission_id = s.id WHERE ",
+    of_pairs!(),
+    " GROUP BY s.id"
+);
 /// The anchor ids of the same submissions' deltas, in their order.
-const SELECT_ANCHORS_OF: ListSql = ListSql {
-    sql: "SELECT d.submission_id, d.anchor_id FROM deltas d \
-     JOIN submissions s ON s.id = d.submission_id \
-     WHERE (s.tenant_id, s.items_root) IN (VALUES {list}) \
-     ORDER BY d.submission_id, d.position",
-    cols: 2,
-};
+const SELECT_ANCHORS_OF: &str = concat!(
+    "SELECT d.submission_id, d.anchor_id FROM deltas d \
+     JOIN submissions s ON s.id = d.submission_id WHERE ",
+    of_pairs!(),
+    " ORDER BY d.submission_id, d.position"
+);
 
 /// A submission with how many of its deltas are verified.
 #[derive(Debug, Clone, Deserialize)]
@@ -96,7 +102,7 @@ pub struct SubmissionAnchor {
 
 /// The submissions of these (tenant, items root) pairs, with their
 /// progress and their deltas' anchor ids (in position order), read in one
-/// batch round trip whatever the number of pairs.
+/// batch round trip of two statements whatever the number of pairs.
 ///
 /// # Errors
 /// D1 errors.
@@ -107,17 +113,11 @@ pub async fn progress_of(
     if pairs.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let mut statements = chunked(db, &SELECT_PROGRESS_OF, &[], pairs, bind_pair)?;
-    let progress_statements = statements.len();
-    statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], pairs, bind_pair)?);
+    let set = serde_json::to_string(pairs)?;
+    let statements = vec![
+        stmt(db, SELECT_PROGRESS_OF, &args![set.as_str()])?,
+        stmt(db, SELECT_ANCHORS_OF, &args![set.as_str()])?,
+    ];
     let results = batch(db, statements).await?;
-    let (mut progress, mut anchors) = (Vec::new(), Vec::new());
-    for i in 0..results.len() {
-        if i < progress_statements {
-            progress.extend(rows::<SubmissionProgress>(&results, i)?);
-        } else {
-            anchors.extend(rows::<SubmissionAnchor>(&results, i)?);
-        }
-    }
-    Ok((progress, anchors))
+    Ok((rows(&results, 0)?, rows(&results, 1)?))
 }
