@@ -45,15 +45,26 @@ pub fn bytes(tenant_id: &str, bytes: u64, plan: Plan) -> Raise<'_> {
 }
 
 /// A raise of the tenant's backlog (deltas emitted, not yet verified) by
-/// `count` (issue 27).
-pub fn backlog(tenant_id: &str, count: u64, plan: Plan) -> Raise<'_> {
+/// `count`, capped at `cap` ([`backlog_cap`]; issue 27).
+pub fn backlog(tenant_id: &str, count: u64, cap: u64) -> Raise<'_> {
     Raise {
         tenant_id,
         meter: Meter::Backlog,
         period: "",
         add: count,
-        cap: plan.backlog_max(),
+        cap,
     }
+}
+
+/// The bound on a tenant's backlog: its plan's, or, in DEV_MODE only, the
+/// var `BACKLOG_MAX` (the backpressure test's lower bound).
+pub fn backlog_cap(app: &crate::app::App, plan: Plan) -> u64 {
+    if app.dev_mode() {
+        if let Some(cap) = app.var("BACKLOG_MAX").and_then(|v| v.parse().ok()) {
+            return cap;
+        }
+    }
+    plan.backlog_max()
 }
 
 /// A shard verifies at least this many deltas a second (bench/README.md,
@@ -64,8 +75,7 @@ pub const DRAIN_PER_SEC_FLOOR: u64 = 1_000;
 /// backlog (now `used`) past its plan's bound: nothing was written.
 /// `Retry-After` is the time the shard needs to verify the excess at
 /// [`DRAIN_PER_SEC_FLOOR`], 1 to 60 seconds.
-pub fn backlogged(plan: Plan, env: Env, used: u64, count: u64) -> ApiError {
-    let cap = plan.backlog_max();
+pub fn backlogged(plan: Plan, env: Env, cap: u64, (used, count): (u64, u64)) -> ApiError {
     let excess = (used + count).saturating_sub(cap);
     let retry_after_secs = (excess.div_ceil(DRAIN_PER_SEC_FLOOR) + 1).clamp(1, 60);
     let env_name = match env {
@@ -118,7 +128,7 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
             ),
         ),
         // The emit reads what is used for its answer (`submit`).
-        Meter::Backlog => backlogged(plan, env, plan.backlog_max(), 0),
+        Meter::Backlog => backlogged(plan, env, plan.backlog_max(), (plan.backlog_max(), 0)),
         Meter::Bytes => ApiError::coded(
             ErrorCode::StorageLimitReached,
             format!(

@@ -78,7 +78,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
         more: false,
         cursor: String::new(),
     };
-    let mut result = migrate(&db, &mut run).await;
+    let mut result = migrate(app, &db, &mut run).await;
     if matches!(result, Ok(Migration::Done)) {
         for _ in 0..ROUNDS_MAX {
             match round(app, log, &db, &mut run).await {
@@ -101,18 +101,35 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
 }
 
 /// Migrates a log kept as stored hashes to tiles, step by step within the
-/// run's budget (`tiles::migrate_step`): `Done` once the tiles cover the
-/// head (at once for every log written with tiles).
-async fn migrate(db: &D1Database, run: &mut Run) -> ApiResult<Migration> {
-    loop {
+/// run's budget (`tiles::migrate_step`; DEV_MODE var `TILES_MIGRATE_STEPS`
+/// caps the steps per run, so a test sees it resume across runs): `Done`
+/// once the tiles cover the head (at once for every log written with
+/// tiles).
+async fn migrate(app: &App, db: &D1Database, run: &mut Run) -> ApiResult<Migration> {
+    let steps_max = app
+        .dev_mode()
+        .then(|| app.var("TILES_MIGRATE_STEPS"))
+        .flatten()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(usize::MAX);
+    for _ in 0..steps_max {
         if !run.spend(tiles::MIGRATE_STEP_QUERIES) {
             return Ok(Migration::Going);
         }
         match tiles::migrate_step(db).await? {
+            Migration::Covered => {
+                // Only the check ran: the rest of the step's budget is the
+                // rounds'.
+                run.queries_left += tiles::MIGRATE_STEP_QUERIES - tiles::MIGRATE_CHECK_QUERIES;
+                return Ok(Migration::Done);
+            }
             Migration::Done => return Ok(Migration::Done),
             Migration::Going => {}
         }
     }
+    // Steps are left: the next run goes on.
+    run.more = true;
+    Ok(Migration::Going)
 }
 
 /// A run's state across its rounds.

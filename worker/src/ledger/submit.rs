@@ -205,13 +205,14 @@ where
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
     let placeholder = format!("{ESTIMATE_PREFIX}{ESTIMATE_PENDING}");
+    let backlog_cap = super::meter::backlog_cap(app, by.plan);
     let write = EmitWrite {
         submission: &submission,
         deltas: &rows,
         raises: [
             quota::raise(&account, &period, count),
             super::meter::bytes(by.tenant_id, stored, by.plan),
-            super::meter::backlog(by.tenant_id, count, by.plan),
+            super::meter::backlog(by.tenant_id, count, backlog_cap),
         ],
         claim: claim.map(|c| c.new_claim(status, &text)),
         estimate: estimate_for.map(|customer_id| Estimate {
@@ -229,7 +230,13 @@ where
         }
         EmitOutcome::Refused(Meter::Backlog) => {
             let used = meters::used_of(&ledger, by.tenant_id, Meter::Backlog, "").await?;
-            return Err(super::meter::backlogged(by.plan, by.log.env, used, count));
+            let env = by.log.env;
+            return Err(super::meter::backlogged(
+                by.plan,
+                env,
+                backlog_cap,
+                (used, count),
+            ));
         }
         EmitOutcome::Refused(m) => {
             return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms))

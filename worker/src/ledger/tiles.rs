@@ -135,6 +135,8 @@ pub fn grow(old_size: u64, items: &[Hash32], tiles: &Tiles) -> ApiResult<Growth>
 /// Tiles a migration step writes at most (level-0 tiles: 2 × 256 stored
 /// hashes read each, in one range).
 pub const MIGRATE_TILES_PER_STEP: usize = 8;
+/// Queries of the check that a log needs no migration.
+pub const MIGRATE_CHECK_QUERIES: usize = 2;
 /// Queries a migration step takes at most: the tiles-size and head reads,
 /// the stored hashes (one range, or up to three lists of 100 for each
 /// higher-level tile), then the tiles, their narrower copies and the place.
@@ -143,6 +145,8 @@ pub const MIGRATE_STEP_QUERIES: usize = 2 + 3 * MIGRATE_TILES_PER_STEP + 4;
 /// Where a log's migration to tiles stands after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Migration {
+    /// The tiles covered the log's latest head already (two reads).
+    Covered,
     /// The tiles cover the log's latest head: appends may go on.
     Done,
     /// More steps are left.
@@ -160,7 +164,7 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
         .await?
         .map_or(0, |h| h.tree_size);
     if covered >= head {
-        return Ok(Migration::Done);
+        return Ok(Migration::Covered);
     }
     let place = store::log::migration_place(db).await?;
     // A place recorded for another target (the log grew meanwhile through
