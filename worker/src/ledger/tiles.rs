@@ -137,10 +137,11 @@ pub fn grow(old_size: u64, items: &[Hash32], tiles: &Tiles) -> ApiResult<Growth>
 pub const MIGRATE_TILES_PER_STEP: usize = 8;
 /// Queries of the check that a log needs no migration.
 pub const MIGRATE_CHECK_QUERIES: usize = 2;
-/// Queries a migration step takes at most: the tiles-size and head reads,
-/// the stored hashes (one range, or up to three lists of 100 for each
-/// higher-level tile), then the tiles, their narrower copies and the place.
-pub const MIGRATE_STEP_QUERIES: usize = 2 + 3 * MIGRATE_TILES_PER_STEP + 4;
+/// Queries a migration step takes at most: the tiles-size, head and place
+/// reads, the stored hashes (one range, or up to three lists of 100 for
+/// each higher-level tile) and the tiles already there, then the tiles,
+/// their narrower copies and the place.
+pub const MIGRATE_STEP_QUERIES: usize = 3 + 3 * MIGRATE_TILES_PER_STEP + 1 + 4;
 
 /// Where a log's migration to tiles stands after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,9 +183,19 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
         .copied()
         .collect();
     let hashes = stored_for(db, &step).await?;
+    // What a narrower copy of a tile holds (leaves appended over tiles
+    // before an older Worker appended more as stored hashes) is read from
+    // it: only such a Worker's own leaves are stored hashes.
+    let have = store::log::tiles_with(db, &step, Vec::new()).await?;
     let mut written = Vec::with_capacity(step.len());
     for coord in &step {
-        let data = tiles::data_from_stored(coord, &hashes).map_err(ApiError::internal)?;
+        let mut entries = StoredHashes::new();
+        for i in coord.entry_indexes() {
+            if let Some(h) = have.stored_hash(i).or_else(|| hashes.get(i).copied()) {
+                entries.insert(i, h);
+            }
+        }
+        let data = tiles::data_from_stored(coord, &entries).map_err(ApiError::internal)?;
         written.push((*coord, data));
     }
     let next = from + step.len();
