@@ -294,7 +294,8 @@ impl Tiles {
     /// # Errors
     /// [`LogError::Internal`] for bytes that are no tile.
     pub fn insert(&mut self, level: u8, index: u64, data: &[u8]) -> Result<(), LogError> {
-        if data.is_empty() || data.len() % HASH_BYTES != 0 || data.len() > FULL_TILE_BYTES {
+        if data.is_empty() || !data.len().is_multiple_of(HASH_BYTES) || data.len() > FULL_TILE_BYTES
+        {
             return Err(LogError::Internal(format!(
                 "tile {level}/{index} has {} bytes",
                 data.len()
@@ -414,8 +415,11 @@ mod tests {
     /// Grows a tiled log batch by batch the way the worker does: read the
     /// tiles the append and the root need (and the edge), append, write
     /// the grown tiles. Returns every tile written (widest kept).
-    fn grow(batches: &[u64]) -> (BTreeMap<(u8, u64), Vec<u8>>, Vec<Hash32>) {
-        let mut store: BTreeMap<(u8, u64), Vec<u8>> = BTreeMap::new();
+    /// Tiles as a store keeps them: the widest bytes of each (level, index).
+    type Store = BTreeMap<(u8, u64), Vec<u8>>;
+
+    fn grow(batches: &[u64]) -> (Store, Vec<Hash32>) {
+        let mut store = Store::new();
         let mut all: Vec<Hash32> = Vec::new();
         for &b in batches {
             let old = all.len() as u64;

@@ -325,7 +325,9 @@ mod tests {
     fn an_event_over_the_value_budget_is_alone_and_an_empty_budget_takes_nothing() {
         let json_sets = |sizes: &[usize]| {
             let rows: Vec<String> = sizes.iter().map(|n| "x".repeat(*n)).collect();
-            crate::store::json_sets(&rows).map(|s| s.len()).unwrap_or(0)
+            crate::store::sets::json_sets(&rows)
+                .map(|s| s.len())
+                .unwrap_or(0)
         };
         assert_eq!(json_sets(&[10, 899_990, 10]), 3);
         assert_eq!(json_sets(&[]), 0);

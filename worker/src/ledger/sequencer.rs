@@ -179,15 +179,51 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
         run.more = true;
         return Ok(false);
     }
-    let mut items = snapshot.items;
-    if items.is_empty() {
+    let items = match take(run, snapshot.items) {
+        Taken::Items(items) => items,
+        Taken::SetAside => return Ok(true),
+        Taken::Nothing => return Ok(false),
+    };
+    let taken = items.len();
+    let mut tenants: Vec<&str> = items.iter().map(Item::tenant).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    let tenants = tenants.len();
+    let size = snapshot.head.tree_size;
+    let Some(statements) = apply_splitting(app, (log, db), run, items, size, &mut phases).await?
+    else {
         return Ok(false);
+    };
+    if app.dev_mode() {
+        let ms = app::clock_ms().saturating_sub(started);
+        round_line(log, (taken, tenants), statements, ms, &phases);
+    }
+    Ok(true)
+}
+
+/// What a round takes of the queue's candidates.
+enum Taken {
+    Items(Vec<Item>),
+    /// The first can never be appended: set aside to be FAILED.
+    SetAside,
+    /// Nothing queued, or the run's budget is spent.
+    Nothing,
+}
+
+/// The candidates that fit the round and what is left of the run's budget
+/// (`budget::plan`).
+fn take(run: &mut Run, mut items: Vec<Item>) -> Taken {
+    if items.is_empty() {
+        return Taken::Nothing;
     }
     match budget::plan(
         &costs(&items),
         run.queries_left.saturating_sub(FAIL_QUERIES),
     ) {
-        budget::Take::Items(n) => items.truncate(n),
+        budget::Take::Items(n) => {
+            items.truncate(n);
+            Taken::Items(items)
+        }
         budget::Take::TooLarge => {
             // It can never be appended: set it aside to be FAILED, and go on.
             items.truncate(1);
@@ -196,34 +232,41 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
                 let message = "the item is larger than one D1 statement allows".to_string();
                 run.isolated.push((item, message, true));
             }
-            return Ok(true);
+            Taken::SetAside
         }
         budget::Take::Nothing => {
             run.more = true;
-            return Ok(false);
+            Taken::Nothing
         }
     }
-    let taken = items.len();
-    let mut tenants: Vec<&str> = items.iter().map(Item::tenant).collect();
-    tenants.sort_unstable();
-    tenants.dedup();
-    let tenants = tenants.len();
-    let mut size = snapshot.head.tree_size;
+}
+
+/// Appends `items` at `size`, splitting what fails until the failing item
+/// is alone. Returns the statements written, or `None` when the run must
+/// stop (its budget is spent, or another run moved the log).
+async fn apply_splitting(
+    app: &App,
+    (log, db): (LogId, &D1Database),
+    run: &mut Run,
+    items: Vec<Item>,
+    mut size: u64,
+    phases: &mut Phases,
+) -> ApiResult<Option<usize>> {
     let mut statements = 0;
     let mut stack = vec![items];
     while let Some(mut group) = stack.pop() {
         // An attempt's queries, and one more to tell a race from a failure.
         if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
-            return Ok(false);
+            return Ok(None);
         }
-        match attempt(app, log, db, size, &group, &mut phases).await? {
+        match attempt(app, log, db, size, &group, phases).await? {
             Outcome::Appended(written) => {
                 run.appended += group.len() as u64;
                 run.committed = true;
                 size += group.len() as u64;
                 statements += written;
             }
-            Outcome::Raced => return Ok(false),
+            Outcome::Raced => return Ok(None),
             Outcome::Failed(e) if group.len() == 1 => {
                 worker::console_error!("sequencer {}: item failed alone: {e:?}", log.path_name());
                 let message = match &e {
@@ -247,11 +290,7 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
             }
         }
     }
-    if app.dev_mode() {
-        let ms = app::clock_ms().saturating_sub(started);
-        round_line(log, (taken, tenants), statements, ms, &phases);
-    }
-    Ok(true)
+    Ok(Some(statements))
 }
 
 /// DEV_MODE: one structured line per round (issue 27): the items it took

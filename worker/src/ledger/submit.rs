@@ -225,21 +225,8 @@ where
     let estimated = match write_indexed(app, by, &ledger, &write).await? {
         EmitOutcome::Written { estimated } => estimated,
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
-        EmitOutcome::Refused(Meter::Deltas) => {
-            return Err(quota::exceeded(&ledger, &account, count, app.now_ms).await?)
-        }
-        EmitOutcome::Refused(Meter::Backlog) => {
-            let used = meters::used_of(&ledger, by.tenant_id, Meter::Backlog, "").await?;
-            let env = by.log.env;
-            return Err(super::meter::backlogged(
-                by.plan,
-                env,
-                backlog_cap,
-                (used, count),
-            ));
-        }
         EmitOutcome::Refused(m) => {
-            return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms))
+            return Err(refusal(app, (by, &account), &ledger, m, (count, backlog_cap)).await?)
         }
     };
     if let Some(c) = claim {
@@ -254,6 +241,26 @@ where
         text
     };
     Ok(Submitted::Answer(status, text))
+}
+
+/// The answer to an emit of `count` deltas that `meter` refused (nothing
+/// was written): 402 past the monthly quota or the storage ceiling, 429
+/// `verification_backlog` past the backlog's bound `backlog_cap`.
+async fn refusal(
+    app: &App,
+    (by, account): (&Submitter<'_>, &Account<'_>),
+    ledger: &D1Database,
+    meter: Meter,
+    (count, backlog_cap): (u64, u64),
+) -> ApiResult<ApiError> {
+    Ok(match meter {
+        Meter::Deltas => quota::exceeded(ledger, account, count, app.now_ms).await?,
+        Meter::Backlog => {
+            let used = meters::used_of(ledger, by.tenant_id, Meter::Backlog, "").await?;
+            super::meter::backlogged(by.plan, by.log.env, backlog_cap, (used, count))
+        }
+        m => super::meter::over(m, by.plan, by.log.env, app.now_ms),
+    })
 }
 
 /// The write's batch and, alongside it (not after it: one more call, no

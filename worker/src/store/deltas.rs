@@ -27,34 +27,44 @@ row! {
     }
 }
 
-/// The tenants with queued deltas after `?1` (at most `?2`), in order: a
-/// walk of the partial index `deltas_queued_by_tenant` (one seek each).
-macro_rules! queued_tenants {
-    () => {
-        "WITH RECURSIVE t(tenant, n) AS (SELECT (SELECT MIN(tenant_id) FROM deltas \
-         WHERE status = 'QUEUED' AND tenant_id > ?1), 1 UNION ALL \
-         SELECT (SELECT MIN(tenant_id) FROM deltas WHERE status = 'QUEUED' AND tenant_id > t.tenant), \
-         n + 1 FROM t WHERE t.tenant IS NOT NULL AND n < ?2) "
+/// `$tail` after the CTE `t(tenant, n)`: the tenants with queued deltas
+/// after `?1` (at most `?2`), in order, a walk of the partial index
+/// `deltas_queued_by_tenant` (one seek each).
+macro_rules! after_queued_tenants {
+    ($tail:expr) => {
+        concat!(
+            "WITH RECURSIVE t(tenant, n) AS (SELECT (SELECT MIN(tenant_id) FROM deltas \
+             WHERE status = 'QUEUED' AND tenant_id > ?1), 1 UNION ALL \
+             SELECT (SELECT MIN(tenant_id) FROM deltas WHERE status = 'QUEUED' AND tenant_id > t.tenant), \
+             n + 1 FROM t WHERE t.tenant IS NOT NULL AND n < ?2) ",
+            $tail
+        )
     };
 }
-const SELECT_QUEUED_TENANTS: &str = concat!(
-    queued_tenants!(),
-    "SELECT tenant FROM t WHERE tenant IS NOT NULL"
-);
-/// A sequencer round's candidates (issue 27, fair across tenants): the
-/// first `?3` queued deltas of each tenant `queued_tenants` names, then the
-/// first `?4` queued deltas of the shard, each once, in that order (each
-/// part in arrival order). Every tenant's candidates are thus a prefix of
-/// its queue in arrival order, and stay so under any prefix of the list.
+const SELECT_QUEUED_TENANTS: &str =
+    after_queued_tenants!("SELECT tenant FROM t WHERE tenant IS NOT NULL");
+/// The rowids (`r`) of a round's candidates with their part (`p`): the
+/// first `?3` queued deltas of each tenant `t` names (part 0), and the
+/// first `?4` queued deltas of the shard (part 1), each once.
+macro_rules! fair_pick {
+    () => {
+        after_queued_tenants!(concat!(
+            "SELECT r, MIN(p) AS p FROM (SELECT q.rowid AS r, 0 AS p FROM t JOIN deltas AS q \
+             ON q.rowid IN (SELECT x.rowid FROM deltas AS x WHERE x.status = 'QUEUED' \
+             AND x.tenant_id = t.tenant ORDER BY x.rowid LIMIT ?3) \
+             UNION ALL SELECT g.r, 1 FROM (SELECT rowid AS r FROM deltas WHERE status = 'QUEUED' \
+             ORDER BY rowid LIMIT ?4) AS g) GROUP BY r"
+        ))
+    };
+}
+/// A sequencer round's candidates (issue 27, fair across tenants):
+/// [`fair_pick`]'s, its part 0 first, each part in arrival order. Every
+/// tenant's candidates are thus a prefix of its queue in arrival order,
+/// and stay so under any prefix of the list.
 const SELECT_QUEUED_FAIR: &str = select_deltas!(concat!(
     "JOIN (",
-    queued_tenants!(),
-    "SELECT r, MIN(p) AS p FROM (SELECT q.rowid AS r, 0 AS p FROM t JOIN deltas AS q \
-     ON q.rowid IN (SELECT x.rowid FROM deltas AS x WHERE x.status = 'QUEUED' \
-     AND x.tenant_id = t.tenant ORDER BY x.rowid LIMIT ?3) \
-     UNION ALL SELECT g.r, 1 FROM (SELECT rowid AS r FROM deltas WHERE status = 'QUEUED' \
-     ORDER BY rowid LIMIT ?4) AS g) GROUP BY r) AS pick ON pick.r = deltas.rowid \
-     ORDER BY pick.p, deltas.rowid"
+    fair_pick!(),
+    ") AS pick ON pick.r = deltas.rowid ORDER BY pick.p, deltas.rowid"
 ));
 const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
 /// The deltas of the submission of a delta (`?1` tenant, `?2` anchorId).
