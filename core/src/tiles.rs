@@ -165,6 +165,21 @@ pub fn tile_at(size: u64, level: u8, index: u64) -> Option<TileCoord> {
     })
 }
 
+/// Whether a tiles server whose committed tree has `size` leaves serves
+/// the hash tile `requested` (issue 28): a full tile once it is full, a
+/// partial tile `.p/W` while the tile holds at least W hashes. Its bytes
+/// are the first `32·W` of the stored tile (a stored tile only ever
+/// widens; its first hashes never change).
+pub fn servable(size: u64, requested: &TileCoord) -> bool {
+    tile_at(size, requested.level, requested.index).is_some_and(|have| {
+        if requested.is_full() {
+            have.is_full()
+        } else {
+            requested.width <= have.width
+        }
+    })
+}
+
 /// The levels a tree of `size` leaves has tiles at.
 pub fn levels(size: u64) -> u8 {
     let mut l = 0u8;
@@ -639,5 +654,18 @@ mod tests {
         );
         assert_eq!(edge(512), vec![tile_at(512, 1, 0).unwrap()]);
         assert!(edge(0).is_empty());
+        let t = |level, index, width| TileCoord {
+            level,
+            index,
+            width,
+        };
+        assert!(servable(300, &t(0, 0, 256)));
+        assert!(servable(300, &t(0, 1, 44)));
+        assert!(servable(300, &t(0, 1, 10)));
+        assert!(!servable(300, &t(0, 1, 45)));
+        assert!(!servable(300, &t(0, 1, 256)));
+        assert!(!servable(300, &t(0, 2, 1)));
+        assert!(servable(300, &t(1, 0, 1)));
+        assert!(!servable(255, &t(1, 0, 1)));
     }
 }

@@ -137,11 +137,15 @@ fn verified(k: &Keyed, customer: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Deltas accepted before the first 429 of the last [`send_batches`].
+static BEFORE_FIRST_429: AtomicU64 = AtomicU64::new(u64::MAX);
+
 /// Sends batches from `keys` (one connection each) for `secs`: accepted
 /// deltas, 429 answers, and the seconds it took.
 fn send_batches(api: &Api, keys: &[String], secs: u64, customer: &str) -> (u64, u64, f64) {
     let accepted = AtomicU64::new(0);
     let refused = AtomicU64::new(0);
+    BEFORE_FIRST_429.store(u64::MAX, Ordering::Relaxed);
     let start = Instant::now();
     let end = start + Duration::from_secs(secs);
     std::thread::scope(|s| {
@@ -158,6 +162,8 @@ fn send_batches(api: &Api, keys: &[String], secs: u64, customer: &str) -> (u64, 
                         }
                         429 => {
                             refused.fetch_add(1, Ordering::Relaxed);
+                            BEFORE_FIRST_429
+                                .fetch_min(accepted.load(Ordering::Relaxed), Ordering::Relaxed);
                             let wait = r
                                 .headers
                                 .get("retry-after")
@@ -361,6 +367,8 @@ struct Shared {
     beside: f64,
     burst_accepted: u64,
     burst_refused: u64,
+    /// Accepted before the first 429 (`u64::MAX`: none).
+    burst_first_429: u64,
     after_burst: f64,
 }
 
@@ -377,6 +385,7 @@ fn isolation_and_burst(build: &Build, round: usize) -> Shared {
         beside: 0.0,
         burst_accepted: 0,
         burst_refused: 0,
+        burst_first_429: u64::MAX,
         after_burst: 0.0,
     };
     if part("isolation") {
@@ -413,6 +422,7 @@ fn isolation_and_burst(build: &Build, round: usize) -> Shared {
         wait_verified(&k, r.body["data"]["anchorId"].as_str().unwrap());
         out.burst_accepted = accepted;
         out.burst_refused = refused;
+        out.burst_first_429 = BEFORE_FIRST_429.load(Ordering::Relaxed);
         out.after_burst = end.elapsed().as_secs_f64();
         eprintln!(
             "[{}] burst: {accepted} accepted, {refused} answers 429; a fresh tenant's delta verified {:.1} s after the burst (load {})",
