@@ -24,10 +24,14 @@ use crate::views::iso;
 pub const EVENTS_PER_ROUND: u64 = 1_000;
 /// Rounds per run; the run's query budget usually ends it first.
 pub const ROUNDS_MAX: usize = 60;
-/// Queries a run makes at most: what the sequencer's run
-/// (`ledger::budget::RUN_QUERIES_MAX`) leaves of an invocation's 1,000,
-/// less a margin. A round makes at most [`ROUND_QUERIES`].
+/// Queries a run after the sequencer's makes at most: what the
+/// sequencer's run (`ledger::budget::RUN_QUERIES_MAX`) leaves of an
+/// invocation's 1,000, less a margin. A round makes at most
+/// [`ROUND_QUERIES`].
 pub const RUN_QUERIES_MAX: usize = 250;
+/// Queries of the sweep's run per shard (every shard in one invocation):
+/// a round or two; when events are left the shard's doorbell takes over.
+pub const SWEEP_QUERIES_MAX: usize = 2 * ROUND_QUERIES;
 /// Queries of one round, at most: the events, the webhooks, the
 /// submissions' progress (two) and their completion events, the
 /// deliveries (a few JSON sets), the mark.
@@ -40,8 +44,8 @@ pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
     format!("dlv_{}", &h[..32])
 }
 
-/// Dispatches the events of the shard `log` within the run's query
-/// budget (issue 27: a round's statements are a constant number per table,
+/// Dispatches the events of the shard `log` within `queries_max` queries
+/// (issue 27: a round's statements are a constant number per table,
 /// whatever its events); when events are left, rings the shard's doorbell
 /// so that another invocation goes on. Returns the number of events
 /// dispatched.
@@ -49,7 +53,7 @@ pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
 /// # Errors
 /// Internal error on storage failure; nothing is lost, the next run
 /// continues.
-pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
+pub async fn run(app: &App, log: LogId, queries_max: usize) -> ApiResult<u64> {
     let ledger = crate::ledger::db(app, log)?;
     let control = app.control_db()?;
     // A new delivery is due at once: never later than the real clock,
@@ -59,7 +63,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let mut total = 0;
     let mut queries = 0;
     for _ in 0..ROUNDS_MAX {
-        if queries + ROUND_QUERIES > RUN_QUERIES_MAX {
+        if queries + ROUND_QUERIES > queries_max {
             crate::ledger::submit::ring(app, log).await;
             break;
         }
