@@ -185,6 +185,15 @@ fn send_batches(api: &Api, keys: &[String], secs: u64, customer: &str) -> (u64, 
     )
 }
 
+/// "Deltas accepted before the first 429", or that none was answered.
+fn first_429(accepted: u64) -> String {
+    if accepted == u64::MAX {
+        "no 429".into()
+    } else {
+        accepted.to_string()
+    }
+}
+
 /// Intake with the sequencer off, then the drain of what it left.
 struct Drain {
     intake: f64,
@@ -425,8 +434,9 @@ fn isolation_and_burst(build: &Build, round: usize) -> Shared {
         out.burst_first_429 = BEFORE_FIRST_429.load(Ordering::Relaxed);
         out.after_burst = end.elapsed().as_secs_f64();
         eprintln!(
-            "[{}] burst: {accepted} accepted, {refused} answers 429; a fresh tenant's delta verified {:.1} s after the burst (load {})",
+            "[{}] burst: {accepted} accepted, {refused} answers 429 (first after {}); a fresh tenant's delta verified {:.1} s after the burst (load {})",
             build.name,
+            first_429(out.burst_first_429),
             out.after_burst,
             load()
         );
@@ -516,6 +526,11 @@ fn main() {
             shared[i].first().map_or("n/a".into(), |s| {
                 format!("{} / {}", s.burst_accepted, s.burst_refused)
             })
+        });
+        row("burst: deltas accepted before the first 429", &|i| {
+            shared[i]
+                .first()
+                .map_or("n/a".into(), |s| first_429(s.burst_first_429))
         });
         row("fresh tenant's delta verified after the burst (s)", &|i| {
             format!(
