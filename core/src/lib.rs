@@ -25,6 +25,8 @@ pub mod note;
 pub mod pinpoint;
 pub mod policy;
 pub mod receipt;
+#[cfg(feature = "server")]
+pub mod tiles;
 pub mod time;
 pub mod tlog_proof;
 pub mod types;

@@ -299,6 +299,9 @@ export interface EnvUsage {
   used: number;
   remaining: number | null;
   resetsAt: string;
+  /** Deltas emitted and not yet verified, and the plan's bound on them. */
+  backlog: number;
+  backlogMax: number;
 }
 
 export interface Usage {

@@ -385,6 +385,18 @@ fn reference_examples_are_captured_from_a_real_run() {
         None,
     );
     assert_eq!(r.status, 200, "{}", r.text);
+    // The usage answer shows the deltas awaiting verification (issue 27):
+    // captured once the batch is verified, so the example is the same
+    // every run.
+    eventually(WAIT, "the batch to be verified", || {
+        let pending = |c: &str| {
+            api.keyed(key)
+                .get(&format!("/api/v1/balance/customers/{c}"))
+                .body["data"]["pendingDeltas"]
+                .as_u64()
+        };
+        (pending("cus_ada") == Some(0) && pending("cus_bob") == Some(0)).then_some(())
+    });
     let p = "/dashboard/usage";
     assert_eq!(
         rec.call(Method::GET, p, p, Auth::Jwt(jwt), None).status,

@@ -117,7 +117,8 @@ async fn sequence_shard(app: &App, log: LogId, dispatch: bool) -> bool {
         Ok(_) => {
             // Events the run wrote become webhook deliveries; the sweep
             // catches up if this fails.
-            if let Err(e) = webhooks::dispatch::run(app, log).await {
+            let queries = webhooks::dispatch::RUN_QUERIES_MAX;
+            if let Err(e) = webhooks::dispatch::run(app, log, queries).await {
                 worker::console_error!("webhook dispatch {}: {e:?}", log.path_name());
             }
             true

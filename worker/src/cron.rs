@@ -32,7 +32,8 @@ pub async fn run(app: &App, cron: &str) {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }
             for log in crate::ledger::shard::all(app) {
-                if let Err(e) = crate::webhooks::dispatch::run(app, log).await {
+                let queries = crate::webhooks::dispatch::SWEEP_QUERIES_MAX;
+                if let Err(e) = crate::webhooks::dispatch::run(app, log, queries).await {
                     worker::console_error!("sweep webhook dispatch {}: {e:?}", log.path_name());
                 }
             }

@@ -57,6 +57,7 @@ pub enum ErrorCode {
     StatementRejected,
     StatementLimitReached,
     KeyAlreadyRegistered,
+    VerificationBacklog,
 }
 
 impl ErrorCode {
@@ -94,6 +95,7 @@ impl ErrorCode {
         Self::StatementRejected,
         Self::StatementLimitReached,
         Self::KeyAlreadyRegistered,
+        Self::VerificationBacklog,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -129,6 +131,7 @@ impl ErrorCode {
             Self::StatementRejected => "statement_rejected",
             Self::StatementLimitReached => "statement_limit_reached",
             Self::KeyAlreadyRegistered => "key_already_registered",
+            Self::VerificationBacklog => "verification_backlog",
         }
     }
 
@@ -158,7 +161,7 @@ impl ErrorCode {
             Self::PayloadTooLarge => 413,
             Self::InvitationInvalid => 410,
             Self::Unprocessable | Self::StatementRejected => 422,
-            Self::RateLimited => 429,
+            Self::RateLimited | Self::VerificationBacklog => 429,
             Self::InternalError => 500,
         }
     }
@@ -193,6 +196,12 @@ pub enum ApiError {
     Unprocessable(String),
     /// 429 `rate_limited`: retry after this many whole seconds.
     RateLimited { retry_after_secs: u64 },
+    /// 429 `verification_backlog`: the tenant's unverified deltas on its
+    /// shard are at its plan's bound; retry after this many whole seconds.
+    Backlogged {
+        retry_after_secs: u64,
+        message: String,
+    },
     /// 500 `internal_error`: a bug or platform failure. The cause is logged, never sent.
     Internal(String),
     /// A named case: the code decides the status.
@@ -252,6 +261,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => ErrorCode::PayloadTooLarge,
             Self::Unprocessable(_) => ErrorCode::Unprocessable,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::Backlogged { .. } => ErrorCode::VerificationBacklog,
             Self::Internal(_) => ErrorCode::InternalError,
             Self::Coded(code, _) => *code,
         }
@@ -259,6 +269,17 @@ impl ApiError {
 
     pub fn status(&self) -> u16 {
         self.code().status()
+    }
+
+    /// The `Retry-After` seconds of a 429.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Self::RateLimited { retry_after_secs }
+            | Self::Backlogged {
+                retry_after_secs, ..
+            } => Some(*retry_after_secs),
+            _ => None,
+        }
     }
 
     /// The envelope the spec prescribes (statusCode, error, message) plus
@@ -286,6 +307,7 @@ impl ApiError {
             | Self::Conflict(m)
             | Self::PayloadTooLarge(m)
             | Self::Unprocessable(m)
+            | Self::Backlogged { message: m, .. }
             | Self::Coded(_, m) => m.clone(),
         };
         let (field, errors) = match self {

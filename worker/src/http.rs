@@ -172,8 +172,8 @@ pub fn error_response(err: &ApiError, request_id: Option<&str>) -> worker::Resul
     let headers = Headers::new();
     headers.set("content-type", "application/json; charset=utf-8")?;
     headers.set("cache-control", "no-store")?;
-    if let ApiError::RateLimited { retry_after_secs } = err {
-        headers.set("retry-after", &retry_after_secs.to_string())?;
+    if let Some(secs) = err.retry_after_secs() {
+        headers.set("retry-after", &secs.to_string())?;
     }
     Ok(Response::ok(text)?
         .with_status(body.status_code)

@@ -52,6 +52,12 @@ pub const CHECKPOINTS_PER_MONTH: [u64; 4] = [50, 10_000, 100_000, 10_000_000];
 /// shared ledger database holds 10 GB). Free: 1 MiB, sixteen 64 KiB facts.
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const STORAGE_BYTES: [u64; 4] = [1 << 20, 256 << 20, 1 << 30, 4 << 30];
+/// Deltas a tenant may have emitted and not yet verified, per environment
+/// (its shard): past it, emit and batch answer 429 `verification_backlog`
+/// with `Retry-After` and write nothing (issue 27: backpressure instead
+/// of an unbounded backlog). Enterprise at least 50,000 (the large-history
+/// test queues that many at once). // spec: silent; docs/scaling.md "Backpressure"
+pub const BACKLOG_MAX: [u64; 4] = [1_000, 10_000, 25_000, 100_000];
 /// API keys a tenant may hold at once (deleted ones do not count).
 /// // spec: silent; docs/security.md "Limits per plan"
 pub const API_KEYS_MAX: [u64; 4] = [20, 100, 250, 1000];
@@ -133,6 +139,11 @@ impl Plan {
             Plan::Growth => 2,
             Plan::Enterprise => 3,
         }
+    }
+
+    /// Deltas emitted and not yet verified, in one environment.
+    pub fn backlog_max(self) -> u64 {
+        BACKLOG_MAX[self.index()]
     }
 
     /// Facts per calendar month in one environment.

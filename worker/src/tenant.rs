@@ -50,17 +50,21 @@ pub async fn set_retention(
 
 /// Verified deltas counted against the tenant's quota in `env` during
 /// `period`: the monthly counter on the environment's ledger shard, next
-/// to the writes that raise it (issue 16): the contract's placement, then
-/// one read of that shard (0 without a contract).
+/// to the writes that raise it (issue 16), and the tenant's deltas emitted
+/// and not yet verified there (the backlog meter, issue 27): the
+/// contract's placement, then two reads of that shard (0 without a
+/// contract).
 ///
 /// # Errors
 /// D1 errors.
-pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<u64> {
+pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<(u64, u64)> {
     let placed =
         crate::store::contracts::for_env(&app.control_db()?, tenant_id, env.as_str()).await?;
     let Some(contract) = placed else {
-        return Ok(0);
+        return Ok((0, 0));
     };
     let ledger = crate::ledger::db(app, crate::ledger::LogId::new(env, contract.shard))?;
-    meters::used_of(&ledger, tenant_id, Meter::Deltas, &period.to_string()).await
+    let used = meters::used_of(&ledger, tenant_id, Meter::Deltas, &period.to_string()).await?;
+    let backlog = meters::used_of(&ledger, tenant_id, Meter::Backlog, "").await?;
+    Ok((used, backlog))
 }

@@ -253,6 +253,7 @@ function Usage() {
                 <th scope="col">Used</th>
                 <th scope="col">Quota</th>
                 <th scope="col">Left</th>
+                <th scope="col">Awaiting verification</th>
               </tr>
             </thead>
             <tbody>
@@ -262,6 +263,9 @@ function Usage() {
                   <td data-used>{count(e.used)}</td>
                   <td>{e.quota === 0 ? "not included" : count(e.quota)}</td>
                   <td>{e.quota === 0 ? "—" : count(e.remaining)}</td>
+                  <td data-backlog title={`Emits answer 429 past ${count(e.backlogMax)}`}>
+                    {count(e.backlog)} of {count(e.backlogMax)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1077,6 +1077,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/shards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each ledger shard's sequencer progress
+         * @description Per environment and shard: queued deltas, facts and checkpoints, the oldest queued item's age, the event outbox not yet dispatched, the log's size and the size its tiles cover (issue 27; docs/scaling.md).
+         */
+        get: operations["shardProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -2139,6 +2159,10 @@ export interface components {
                 remaining: number | null;
                 /** Format: date-time */
                 resetsAt: string;
+                /** @description Deltas emitted and not yet verified */
+                backlog: number;
+                /** @description The plan's bound on the backlog: past it, emits answer 429 verification_backlog */
+                backlogMax: number;
             }[];
         };
         /** @description One of your deltas: named by itemHash, anchorId or referenceId (the strongest given decides), with its amount: `amount`, or `delta` as derive lists it (derive's own entries can be sent back as they are; both given and unequal is a 400 naming delta). */
@@ -2528,6 +2552,19 @@ export interface components {
                 delta: number;
                 balanceAfter: number;
             }[];
+        };
+        ShardProgress: {
+            log: string;
+            /** @enum {unknown} */
+            env: "sandbox" | "production";
+            shard: number;
+            queuedDeltas: number;
+            queuedFacts: number;
+            queuedCheckpoints: number;
+            oldestQueuedAgeMs: number | null;
+            outboxPending: number;
+            treeSize: number;
+            tilesSize: number;
         };
     };
     responses: {
@@ -4939,6 +4976,34 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    shardProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        data: {
+                            shards: components["schemas"]["ShardProgress"][];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
         };
     };

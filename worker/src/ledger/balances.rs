@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
-use worker::{D1Database, D1PreparedStatement};
+use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
 use crate::store::deltas::DeltaRow;
-use crate::store::ledgers::{self, LedgerUpdate, TenantWindowRow};
+use crate::store::ledgers::{self, FrontierRow, LedgerRow, LedgerUpdate, TenantWindowRow};
+use crate::store::rows;
 
 /// One ledger's state through a round.
 struct LedgerRound {
@@ -39,15 +40,34 @@ pub struct Balances {
 }
 
 impl Balances {
-    pub async fn load(db: &D1Database, deltas: &[DeltaRow], window: &str) -> ApiResult<Balances> {
+    /// The reads of the ledgers and tenants `deltas` touch, for the round's
+    /// read batch (three statements: [`Balances::from_results`] reads them).
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
+    pub fn reads(
+        db: &D1Database,
+        deltas: &[DeltaRow],
+        window: &str,
+    ) -> ApiResult<[D1PreparedStatement; 3]> {
         let mut keys: Vec<(String, String)> = deltas
             .iter()
             .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
             .collect();
         keys.sort();
         keys.dedup();
+        let mut tenant_ids: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
+        tenant_ids.dedup();
+        ledgers::round_reads(db, &keys, &tenant_ids, window)
+    }
+
+    /// The balances from the results of [`Balances::reads`] at `at`.
+    ///
+    /// # Errors
+    /// Rows that do not read, or a stored frontier that does not parse.
+    pub fn from_results(results: &[D1Result], at: usize) -> ApiResult<Balances> {
         let mut ledgers = BTreeMap::new();
-        for l in ledgers::for_keys(db, &keys).await? {
+        for l in rows::<LedgerRow>(results, at)? {
             let balance = l.computed_balance;
             let round = LedgerRound {
                 old_count: l.verified_count,
@@ -62,15 +82,13 @@ impl Balances {
             ledgers.insert((l.tenant_id, l.customer_id), round);
         }
         // The current window's frontiers, per ledger and per tenant.
-        for (t, c, text) in ledgers::window_frontiers(db, &keys, window).await? {
-            if let Some(l) = ledgers.get_mut(&(t, c)) {
-                l.frontier = Frontier::from_text(&text).map_err(ApiError::internal)?;
+        for f in rows::<FrontierRow>(results, at + 1)? {
+            if let Some(l) = ledgers.get_mut(&(f.tenant_id, f.customer_id)) {
+                l.frontier = Frontier::from_text(&f.frontier).map_err(ApiError::internal)?;
             }
         }
-        let mut tenant_ids: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
-        tenant_ids.dedup();
         let mut tenants = BTreeMap::new();
-        for w in ledgers::tenant_windows_for(db, &tenant_ids, window).await? {
+        for w in rows::<TenantWindowRow>(results, at + 2)? {
             let frontier = Frontier::from_text(&w.frontier).map_err(ApiError::internal)?;
             let net = w.net_delta;
             tenants.insert(
@@ -129,38 +147,48 @@ impl Balances {
     }
 
     /// The ledger aggregates and windows, and the tenant windows, as they
-    /// stand after the round.
+    /// stand after the round: one statement per table (issue 27).
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
     pub fn statements(
         self,
         db: &D1Database,
         now: u64,
         window: &str,
     ) -> ApiResult<Vec<D1PreparedStatement>> {
+        let updates: Vec<LedgerUpdate<'_>> = self
+            .ledgers
+            .iter()
+            .filter(|(_, l)| l.count > l.old_count)
+            .map(|((tenant_id, customer_id), l)| LedgerUpdate {
+                tenant_id,
+                customer_id,
+                old_count: l.old_count,
+                new_count: l.count,
+                old_balance: l.old_balance,
+                new_balance: l.balance,
+                latest_items_root: l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
+                frontier: l.frontier.to_text(),
+                first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
+                last_leaf: l.last_leaf,
+            })
+            .collect();
         let mut out = Vec::new();
-        for ((tenant_id, customer_id), l) in &self.ledgers {
-            let latest_items_root = l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default();
-            out.extend(ledgers::update(
-                db,
-                &LedgerUpdate {
-                    tenant_id,
-                    customer_id,
-                    old_count: l.old_count,
-                    new_count: l.count,
-                    old_balance: l.old_balance,
-                    new_balance: l.balance,
-                    verified_at: now,
-                    latest_items_root: &latest_items_root,
-                    window: window.to_string(),
-                    frontier: l.frontier.to_text(),
-                    first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
-                    last_leaf: l.last_leaf,
-                },
-            )?);
+        if !updates.is_empty() {
+            out.extend(ledgers::update_all(db, &updates, window, now)?);
         }
-        for mut t in self.tenants.into_values() {
-            t.row.frontier = t.frontier.to_text();
-            t.row.net_delta = t.net;
-            out.push(ledgers::upsert_tenant_window(db, &t.row)?);
+        let windows: Vec<TenantWindowRow> = self
+            .tenants
+            .into_values()
+            .map(|mut t| {
+                t.row.frontier = t.frontier.to_text();
+                t.row.net_delta = t.net;
+                t.row
+            })
+            .collect();
+        if !windows.is_empty() {
+            out.extend(ledgers::upsert_tenant_windows(db, &windows, window)?);
         }
         Ok(out)
     }

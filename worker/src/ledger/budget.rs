@@ -2,16 +2,20 @@
 //! test holds every plan to D1's published limits (which `wrangler dev` does
 //! not enforce). <https://developers.cloudflare.com/d1/platform/limits/>
 //!
-//! A round's cost is counted in queries (D1 counts each statement of a
-//! batch) and in the bytes of its largest statement. The model is
-//! conservative: it counts the statements the sequencer builds with the
-//! same per-statement row counts the store uses (`store::chunked`).
+//! A round is set-based (issue 27, `ledger::round`): each table is written
+//! with one statement per JSON set, a set being at most
+//! [`JSON_PARAM_BYTES_MAX`] bytes (one value, under D1's largest string);
+//! tiles with multi-row inserts of at most 100 bound parameters. So a
+//! round's queries grow with the bytes it writes, not with its items,
+//! ledgers or tenants. The model counts them from each item's bytes,
+//! conservatively (every set may leave room for its largest row unused).
+//! A round's CPU time (hashing, signing, JSON) grows with its items, which
+//! [`ROUND_ITEMS_MAX`] bounds.
 
-use crate::store::events::NewEvent;
-use crate::store::D1_BOUND_PARAMS_MAX;
+use crate::store::{D1_BOUND_PARAMS_MAX, JSON_PARAM_BYTES_MAX};
 
-/// D1: maximum SQL statement length, 100,000 bytes (we count the SQL text
-/// and every bound value, which is stricter).
+/// D1: maximum SQL statement length, 100,000 bytes (the SQL text; every
+/// statement of a round is a constant or a tile insert's placeholders).
 pub const D1_STATEMENT_BYTES_MAX: usize = 100_000;
 /// D1: maximum string, BLOB or table row size, 1,000,000 bytes.
 pub const D1_ROW_BYTES_MAX: usize = 1_000_000;
@@ -23,31 +27,40 @@ pub const D1_QUERIES_PER_INVOCATION_MAX: usize = 1_000;
 /// in the same invocation and to the request or consumer around it.
 pub const RUN_QUERIES_MAX: usize = 700;
 const _: () = assert!(RUN_QUERIES_MAX + 300 <= D1_QUERIES_PER_INVOCATION_MAX);
-/// Queries of one round (its reads and its one atomic batch). Bounding the
-/// round bounds its CPU time too (hashing, signing, JSON: linear in it).
-pub const ROUND_QUERIES_MAX: usize = 400;
-/// Bytes of the largest statement a round may build (margin under
-/// [`D1_STATEMENT_BYTES_MAX`] for the SQL text).
-pub const STATEMENT_BYTES_BUDGET: usize = D1_STATEMENT_BYTES_MAX - 10_000;
-/// Items appended per round.
-pub const ROUND_ITEMS_MAX: usize = 400;
+/// Queries of one round's attempt (its reads and its one atomic batch).
+pub const ROUND_QUERIES_MAX: usize = 100;
+/// Items appended per round: bounds its CPU time (a round's hashing,
+/// signing and JSON grow with it) and how long a tenant's new delta waits
+/// behind another's round (bench/README.md, "throughput").
+pub const ROUND_ITEMS_MAX: usize = 1_000;
+/// The largest value a round binds: a JSON set (the SQL text is constant).
+pub const VALUE_BYTES_MAX: usize = JSON_PARAM_BYTES_MAX;
+const _: () = assert!(VALUE_BYTES_MAX < D1_ROW_BYTES_MAX);
 
-/// Columns per row of the multi-row statements a round writes (see
-/// `store::log` and `store::events`).
-const HASH_COLS: usize = 2;
-const LEAF_COLS: usize = 6;
-const EVENT_COLS: usize = 5;
-/// Bytes of one leaf row's values (index, 64-hex hash, kind, ref id up to
-/// 64, tenant id, time) and of a ledger window row (its frontier is at most
-/// 64 hashes of 64 hex).
-const LEAF_ROW_BYTES: usize = 512;
-const LEDGER_WINDOW_BYTES: usize = 64 * 65 + 1_024;
 /// Everything in an event payload besides the item's own free text.
 pub const EVENT_FIXED_BYTES: usize = 2_048;
-/// Reads of a round besides the chunked ones: the head, the three queued
-/// lists, the stored hashes the append and the root need (two batches of
-/// at most two statements each).
-const ROUND_FIXED_READS: usize = 8;
+/// Bytes of one row of each JSON set, at most: a leaf (index, 64-hex hash,
+/// kind, ref id up to 64, tenant id), a delta's mark (anchor id, index,
+/// sequence, balance), a ledger's aggregates, a ledger or tenant window
+/// (its frontier is at most 64 hashes of 64 hex), a backlog release, a
+/// fact's or checkpoint's mark, a proof root.
+const LEAF_JSON: usize = 300;
+const MARK_JSON: usize = 200;
+const LEDGER_JSON: usize = 400;
+const WINDOW_JSON: usize = 64 * 65 + 600;
+const TENANT_JSON: usize = 100;
+const ROOT_JSON: usize = 70;
+/// Reads of an attempt: the ledgers, their frontiers, the tenant windows
+/// and the log's tiles (one batch).
+const ATTEMPT_READS: usize = 4;
+/// Writes of an attempt besides its sets: the tiles' narrower copies,
+/// the tiles' size, the head.
+const FIXED_WRITES: usize = 3;
+/// Columns of a tile insert's row (level, index, width, bytes).
+const TILE_COLS: usize = 4;
+/// A tile insert's SQL text at most: its constant and 100 placeholders.
+const TILE_INSERT_SQL_BYTES: usize = 100 + 6 * D1_BOUND_PARAMS_MAX;
+const _: () = assert!(TILE_INSERT_SQL_BYTES < D1_STATEMENT_BYTES_MAX);
 
 /// What an item costs a round.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,58 +77,54 @@ pub struct ItemCost {
 /// A round's cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RoundCost {
+    /// Queries of the attempt: its read batch, its write batch, and the
+    /// proof roots' index write.
     pub queries: usize,
-    pub largest_statement_bytes: usize,
+    /// Statements of the write batch.
+    pub writes: usize,
+    /// The largest value bound: a JSON set, a tile.
+    pub largest_value_bytes: usize,
+    /// The largest row written: an event, a window.
     pub largest_row_bytes: usize,
+    /// Bound parameters of the statement with the most.
+    pub most_params: usize,
 }
 
 impl RoundCost {
     /// Within D1's limits and the round's budget of `queries_max`.
     pub fn fits(&self, queries_max: usize) -> bool {
         self.queries <= queries_max.min(ROUND_QUERIES_MAX)
-            && self.largest_statement_bytes <= STATEMENT_BYTES_BUDGET
+            && self.largest_value_bytes <= VALUE_BYTES_MAX
             && self.largest_row_bytes <= D1_ROW_BYTES_MAX
+            && self.most_params <= D1_BOUND_PARAMS_MAX
     }
 }
 
-fn statements_for(rows: usize, cols: usize) -> usize {
-    let per = D1_BOUND_PARAMS_MAX / cols;
-    rows.div_ceil(per)
+/// The JSON sets of `rows` rows of `total` bytes, the largest `largest`:
+/// each set is at most [`JSON_PARAM_BYTES_MAX`] and closes before a row
+/// that would pass it, so it holds at least that less the largest row.
+fn sets(rows: usize, total: usize, largest: usize) -> usize {
+    if rows == 0 {
+        return 0;
+    }
+    if largest >= JSON_PARAM_BYTES_MAX / 2 {
+        // Rows this large may each be alone.
+        return rows;
+    }
+    total.div_ceil(JSON_PARAM_BYTES_MAX - largest).max(1)
 }
 
-/// Groups consecutive rows of `sizes` bytes into statements of at most
-/// `per_statement` rows and [`STATEMENT_BYTES_BUDGET`] bytes (a row larger
-/// than that is alone). Returns each group's `(start, end)`.
-pub fn pack_by_bytes(sizes: &[usize], per_statement: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, size) in sizes.iter().enumerate() {
-        let rows = i - start;
-        if rows > 0 && (rows >= per_statement || bytes + size > STATEMENT_BYTES_BUDGET) {
-            out.push((start, i));
-            start = i;
-            bytes = 0;
-        }
-        bytes += size;
-    }
-    if start < sizes.len() {
-        out.push((start, sizes.len()));
-    }
-    out
+/// An event's row in its JSON set: its payload escaped as a JSON string
+/// (at most twice as long), and its id, tenant and type.
+fn event_json(bytes: usize) -> usize {
+    2 * bytes + 200
 }
 
-/// Rows per multi-row event insert.
-pub const EVENTS_PER_STATEMENT: usize = D1_BOUND_PARAMS_MAX / EVENT_COLS;
-
-/// `events` in consecutive groups that each fit one multi-row insert
-/// ([`EVENTS_PER_STATEMENT`] rows, [`STATEMENT_BYTES_BUDGET`] bytes):
-/// each group's `(start, end)`.
-pub fn event_groups(events: &[NewEvent]) -> Vec<(usize, usize)> {
-    let sizes: Vec<usize> = events
-        .iter()
-        .map(|e| e.payload.len() + e.id.len() + e.tenant_id.len() + e.kind.len() + 32)
-        .collect();
-    pack_by_bytes(&sizes, EVENTS_PER_STATEMENT)
+/// Tiles an append of `n` leaves writes at most: the level-0 tiles it
+/// fills or widens, and one per higher level (a log of at most 2^50
+/// leaves has 7 tile levels).
+fn tiles_written(n: usize) -> usize {
+    n / 256 + 2 + 6
 }
 
 /// The cost of appending `items` in one round.
@@ -128,44 +137,40 @@ pub fn round_cost(items: &[ItemCost]) -> RoundCost {
     let mut tenants: Vec<&String> = items.iter().filter_map(|i| i.tenant.as_ref()).collect();
     tenants.sort();
     tenants.dedup();
-    let events: Vec<usize> = items.iter().filter_map(|i| i.event_bytes).collect();
-    let event_statements = pack_by_bytes(&events, EVENTS_PER_STATEMENT);
-    let largest_event_statement = event_statements
+    let deltas = items.iter().filter(|i| i.ledger.is_some()).count();
+    let others = n - deltas;
+    let events: Vec<usize> = items
         .iter()
-        .map(|(a, b)| events[*a..*b].iter().sum::<usize>())
-        .max()
-        .unwrap_or(0);
-    let l = ledgers.len();
-    let t = tenants.len();
-    // Reads: ledgers by key (2 columns), their window frontiers (2 columns
-    // after the window), tenant windows (1 column after the window).
-    let reads = ROUND_FIXED_READS
-        + statements_for(l, 2)
-        + (l * 2).div_ceil(D1_BOUND_PARAMS_MAX - 1)
-        + t.div_ceil(D1_BOUND_PARAMS_MAX - 1);
-    // Writes: an append of n leaves writes at most 2n stored hashes; the
-    // leaves; one mark per item; two statements per ledger; one per tenant
-    // window; the events; the head.
-    let writes = statements_for(2 * n, HASH_COLS)
-        + statements_for(n, LEAF_COLS)
-        + n
-        + 2 * l
-        + t
-        + event_statements.len()
-        + 1;
-    let largest_statement_bytes = largest_event_statement
-        .max((D1_BOUND_PARAMS_MAX / LEAF_COLS) * LEAF_ROW_BYTES)
-        .max(LEDGER_WINDOW_BYTES);
+        .filter_map(|i| i.event_bytes)
+        .map(event_json)
+        .collect();
+    let largest_event = events.iter().copied().max().unwrap_or(0);
+    let (l, t) = (ledgers.len(), tenants.len());
+    let tile_statements = tiles_written(n).div_ceil(D1_BOUND_PARAMS_MAX / TILE_COLS);
+    let writes = FIXED_WRITES
+        + tile_statements
+        + sets(n, n * LEAF_JSON, LEAF_JSON)
+        + sets(deltas, deltas * MARK_JSON, MARK_JSON)
+        + sets(t, t * TENANT_JSON, TENANT_JSON)
+        + sets(l, l * LEDGER_JSON, LEDGER_JSON)
+        + sets(l, l * WINDOW_JSON, WINDOW_JSON)
+        + sets(t, t * WINDOW_JSON, WINDOW_JSON)
+        // Facts' and checkpoints' marks: a set each.
+        + 2 * sets(others, others * MARK_JSON, MARK_JSON)
+        + sets(events.len(), events.iter().sum(), largest_event);
+    let roots = sets(deltas, deltas * ROOT_JSON, ROOT_JSON);
     let largest_row_bytes = events
         .iter()
-        .copied()
+        .map(|e| e / 2)
         .max()
         .unwrap_or(0)
-        .max(LEDGER_WINDOW_BYTES);
+        .max(WINDOW_JSON);
     RoundCost {
-        queries: reads + writes,
-        largest_statement_bytes,
+        queries: ATTEMPT_READS + writes + roots,
+        writes,
+        largest_value_bytes: largest_event.max(WINDOW_JSON),
         largest_row_bytes,
+        most_params: (D1_BOUND_PARAMS_MAX / TILE_COLS) * TILE_COLS,
     }
 }
 
@@ -241,6 +246,8 @@ mod tests {
     /// and customer id, JSON-escaped at worst (6 bytes per char).
     /// (Metadata is a JSON value inside the payload: copied, not escaped.)
     const MAX_DELTA_EVENT: usize = METADATA_BYTES_MAX + 500 * 6 + 128 * 6 * 2 + EVENT_FIXED_BYTES;
+    /// Reads of a round besides its attempts: the queue's snapshot.
+    const SNAPSHOT_READS: usize = 6;
 
     /// Plans every round of a run over `queue` and checks each against D1's
     /// limits and the run's query budget. Returns the rounds' sizes.
@@ -248,7 +255,8 @@ mod tests {
         let mut rounds = Vec::new();
         let mut left = RUN_QUERIES_MAX;
         let mut at = 0;
-        while at < queue.len() {
+        while at < queue.len() && left > SNAPSHOT_READS {
+            left -= SNAPSHOT_READS;
             let n = take(&queue[at..], left);
             if n == 0 {
                 break;
@@ -256,11 +264,9 @@ mod tests {
             let cost = round_cost(&queue[at..at + n]);
             assert!(cost.queries <= ROUND_QUERIES_MAX, "{cost:?}");
             assert!(cost.queries <= left, "{cost:?} over {left}");
-            assert!(
-                cost.largest_statement_bytes <= D1_STATEMENT_BYTES_MAX,
-                "{cost:?}"
-            );
+            assert!(cost.largest_value_bytes < D1_ROW_BYTES_MAX, "{cost:?}");
             assert!(cost.largest_row_bytes <= D1_ROW_BYTES_MAX, "{cost:?}");
+            assert!(cost.most_params <= D1_BOUND_PARAMS_MAX, "{cost:?}");
             assert!(n <= ROUND_ITEMS_MAX);
             left -= cost.queries;
             rounds.push(n);
@@ -271,25 +277,37 @@ mod tests {
     }
 
     #[test]
-    fn many_customers_split_into_rounds_within_the_query_limits() {
-        let queue: Vec<ItemCost> = (0..5_000).map(|i| delta(i % 7, i, 300)).collect();
-        let rounds = plan_all(&queue);
-        assert!(rounds.len() >= 2, "{rounds:?}");
-        assert!(rounds.iter().all(|n| *n > 50), "{rounds:?}");
+    fn a_round_takes_a_constant_number_of_statements_whatever_its_ledgers() {
+        // One ledger, or a thousand: the same few statements per table.
+        let one: Vec<ItemCost> = (0..ROUND_ITEMS_MAX).map(|_| delta(0, 0, 300)).collect();
+        let many: Vec<ItemCost> = (0..ROUND_ITEMS_MAX).map(|i| delta(i % 7, i, 300)).collect();
+        let (a, b) = (round_cost(&one), round_cost(&many));
+        assert!(a.writes <= 20, "{a:?}");
+        assert!(b.writes <= 25, "{b:?}");
+        // Before issue 27 a round wrote about one statement per item.
+        assert!(b.writes * 20 < ROUND_ITEMS_MAX, "{b:?}");
     }
 
     #[test]
-    fn maximal_events_are_packed_under_the_statement_size_limit() {
+    fn a_run_does_many_full_rounds_within_its_query_budget() {
+        let queue: Vec<ItemCost> = (0..60_000).map(|i| delta(i % 7, i % 500, 300)).collect();
+        let rounds = plan_all(&queue);
+        // 25 full rounds where a run took one or two before issue 27.
+        assert!(rounds.len() >= 20, "{rounds:?}");
+        let full = &rounds[..rounds.len() - 1];
+        assert!(full.iter().all(|n| *n == ROUND_ITEMS_MAX), "{rounds:?}");
+    }
+
+    #[test]
+    fn maximal_events_are_packed_under_the_value_size_limit() {
         let queue: Vec<ItemCost> = (0..2_000)
             .map(|i| delta(0, i % 3, MAX_DELTA_EVENT))
             .collect();
         let rounds = plan_all(&queue);
         assert!(!rounds.is_empty());
-        let events = vec![MAX_DELTA_EVENT; 400];
-        for (a, b) in pack_by_bytes(&events, EVENTS_PER_STATEMENT) {
-            assert!(events[a..b].iter().sum::<usize>() <= D1_STATEMENT_BYTES_MAX);
-            assert!(b - a <= EVENTS_PER_STATEMENT);
-        }
+        // Their sets: several statements, each value under the limit.
+        let cost = round_cost(&queue[..rounds[0]]);
+        assert!(cost.largest_value_bytes < JSON_PARAM_BYTES_MAX, "{cost:?}");
     }
 
     #[test]
@@ -297,25 +315,40 @@ mod tests {
         let mut queue: Vec<ItemCost> = (0..1_000).map(|_| delta(1, 1, 400)).collect();
         queue.extend((0..1_000).map(|_| fact()));
         let rounds = plan_all(&queue);
-        assert!(rounds[0] > 300, "{rounds:?}");
+        assert_eq!(rounds[0], ROUND_ITEMS_MAX, "{rounds:?}");
         let facts: Vec<ItemCost> = (0..1_000).map(|_| fact()).collect();
         let rounds = plan_all(&facts);
-        assert!(rounds[0] > 300, "{rounds:?}");
+        assert_eq!(rounds[0], ROUND_ITEMS_MAX, "{rounds:?}");
     }
 
     #[test]
-    fn an_event_over_the_statement_budget_is_alone_and_an_empty_budget_takes_nothing() {
-        assert_eq!(
-            pack_by_bytes(&[10, 95_000, 10], 20),
-            vec![(0, 1), (1, 2), (2, 3)]
-        );
-        assert_eq!(pack_by_bytes(&[], 20), Vec::<(usize, usize)>::new());
+    fn an_event_over_the_value_budget_is_alone_and_an_empty_budget_takes_nothing() {
+        let json_sets = |sizes: &[usize]| {
+            let rows: Vec<String> = sizes.iter().map(|n| "x".repeat(*n)).collect();
+            crate::store::sets::json_sets(&rows)
+                .map(|s| s.len())
+                .unwrap_or(0)
+        };
+        assert_eq!(json_sets(&[10, 899_990, 10]), 3);
+        assert_eq!(json_sets(&[]), 0);
         assert_eq!(take(&[delta(0, 0, 10)], 5), 0);
         assert_eq!(take(&[delta(0, 0, 10)], RUN_QUERIES_MAX), 1);
         assert_eq!(plan(&[], RUN_QUERIES_MAX), Take::Nothing);
         assert_eq!(plan(&[delta(0, 0, 10)], 5), Take::Nothing);
-        let huge = [delta(0, 0, D1_STATEMENT_BYTES_MAX), delta(0, 1, 10)];
+        let huge = [delta(0, 0, D1_ROW_BYTES_MAX), delta(0, 1, 10)];
         assert_eq!(plan(&huge, RUN_QUERIES_MAX), Take::TooLarge);
         assert_eq!(plan(&huge[1..], RUN_QUERIES_MAX), Take::Items(1));
+    }
+
+    #[test]
+    fn a_tile_insert_is_the_one_statement_with_bound_placeholders() {
+        // Every other statement of a round is a constant with at most four
+        // parameters; a tile insert's placeholders (`store::chunked`) stay
+        // at 100 parameters and far under the statement length.
+        let placeholders = (1..=D1_BOUND_PARAMS_MAX)
+            .map(|i| format!("?{i}, "))
+            .collect::<String>();
+        assert!(placeholders.len() + 1_000 < D1_STATEMENT_BYTES_MAX);
+        assert!(round_cost(&[delta(0, 0, 10)]).most_params <= D1_BOUND_PARAMS_MAX);
     }
 }

@@ -26,6 +26,7 @@ pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan
         Meter::RequestLog => plan.request_log_bytes_per_day(),
         // Not monthly: `agreement` raises them with their own caps.
         Meter::InvitationUses | Meter::CounterpartyKeys | Meter::Statements => 1,
+        Meter::Backlog => plan.backlog_max(),
     };
     Raise {
         tenant_id,
@@ -44,6 +45,55 @@ pub fn bytes(tenant_id: &str, bytes: u64, plan: Plan) -> Raise<'_> {
         period: "",
         add: bytes,
         cap: plan.storage_bytes(),
+    }
+}
+
+/// A raise of the tenant's backlog (deltas emitted, not yet verified) by
+/// `count`, capped at `cap` ([`backlog_cap`]; issue 27).
+pub fn backlog(tenant_id: &str, count: u64, cap: u64) -> Raise<'_> {
+    Raise {
+        tenant_id,
+        meter: Meter::Backlog,
+        period: "",
+        add: count,
+        cap,
+    }
+}
+
+/// The bound on a tenant's backlog: its plan's, or, in DEV_MODE only, the
+/// var `BACKLOG_MAX` (the backpressure test's lower bound).
+pub fn backlog_cap(app: &crate::app::App, plan: Plan) -> u64 {
+    if app.dev_mode() {
+        if let Some(cap) = app.var("BACKLOG_MAX").and_then(|v| v.parse().ok()) {
+            return cap;
+        }
+    }
+    plan.backlog_max()
+}
+
+/// A shard verifies at least this many deltas a second (bench/README.md,
+/// "throughput"): how `Retry-After` of a backlog's 429 is estimated.
+pub const DRAIN_PER_SEC_FLOOR: u64 = 1_000;
+
+/// The 429 of an emit of `count` deltas that would take the tenant's
+/// backlog (now `used`) past its plan's bound: nothing was written.
+/// `Retry-After` is the time the shard needs to verify the excess at
+/// [`DRAIN_PER_SEC_FLOOR`], 1 to 60 seconds.
+pub fn backlogged(plan: Plan, env: Env, cap: u64, (used, count): (u64, u64)) -> ApiError {
+    let excess = (used + count).saturating_sub(cap);
+    let retry_after_secs = (excess.div_ceil(DRAIN_PER_SEC_FLOOR) + 1).clamp(1, 60);
+    let env_name = match env {
+        Env::Sandbox => "Sandbox",
+        Env::Production => "Production",
+    };
+    ApiError::Backlogged {
+        retry_after_secs,
+        message: format!(
+            "Verification backlog: the {} plan allows {cap} deltas emitted and not yet verified \
+             in {env_name}; {used} are queued and {count} more were sent. Nothing was written; \
+             retry after {retry_after_secs} second(s)",
+            plan.label()
+        ),
     }
 }
 
@@ -87,6 +137,8 @@ pub fn over(meter: Meter, plan: Plan, env: Env, now_ms: u64) -> ApiError {
         Meter::InvitationUses | Meter::CounterpartyKeys | Meter::Statements => {
             ApiError::internal(format!("{} refused outside the agreement", meter.as_str()))
         }
+        // The emit reads what is used for its answer (`submit`).
+        Meter::Backlog => backlogged(plan, env, plan.backlog_max(), (plan.backlog_max(), 0)),
         Meter::Bytes => ApiError::coded(
             ErrorCode::StorageLimitReached,
             format!(

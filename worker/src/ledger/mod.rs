@@ -15,9 +15,12 @@ pub mod heads;
 pub mod meter;
 pub mod pinpoint;
 pub mod prove;
+pub mod queue;
+pub mod round;
 pub mod sequencer;
 pub mod shard;
 pub mod submit;
+pub mod tiles;
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};
@@ -115,34 +118,8 @@ pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRo
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
 }
 
-/// Reads the stored hashes `indexes`, on top of those already in `have`.
-pub async fn fetch_missing(
-    db: &D1Database,
-    have: &mut StoredHashes,
-    indexes: &[u64],
-) -> ApiResult<()> {
-    let missing: Vec<u64> = indexes
-        .iter()
-        .copied()
-        .filter(|i| have.get(*i).is_none())
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let fetched = store::log::stored_hashes(db, &missing).await?;
-    for (i, h) in fetched.0 {
-        have.insert(i, h);
-    }
-    if let Some(i) = missing.iter().find(|i| have.get(**i).is_none()) {
-        return Err(ApiError::internal(format!(
-            "log hash {i} is missing from storage"
-        )));
-    }
-    Ok(())
-}
-
 /// Inclusion proofs of `leaves` into the tree of `size`, reading each
-/// needed stored hash once (O(k log n) hashes in one batch round trip).
+/// needed tile once (a few tiles per level, in one batch round trip).
 pub async fn inclusion_proofs(
     db: &D1Database,
     leaves: &[u64],
@@ -152,8 +129,8 @@ pub async fn inclusion_proofs(
 }
 
 /// Like [`inclusion_proofs`], with `writes` sent in the same batch as the
-/// stored-hash reads (issue 16: a receipt's record costs no round trip of
-/// its own); the batch is atomic, so the writes land only if the reads
+/// tile reads (issue 16: a receipt's record costs no round trip of its
+/// own); the batch is atomic, so the writes land only if the reads
 /// succeed.
 pub async fn inclusion_proofs_with(
     db: &D1Database,
@@ -173,13 +150,8 @@ pub async fn inclusion_proofs_with(
     let hashes = if need.is_empty() && writes.is_empty() {
         StoredHashes::new()
     } else {
-        store::log::stored_hashes_with(db, &need, writes).await?
+        tiles::read_hashes(db, &need, writes).await?
     };
-    if let Some(i) = need.iter().find(|i| hashes.get(**i).is_none()) {
-        return Err(ApiError::internal(format!(
-            "log hash {i} is missing from storage"
-        )));
-    }
     leaves
         .iter()
         .map(|leaf| {
@@ -193,8 +165,11 @@ pub async fn inclusion_proofs_with(
 pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult<Vec<Hash32>> {
     let need =
         log::indexes_for_consistency(TreeSize(old), TreeSize(new)).map_err(ApiError::internal)?;
-    let mut hashes = StoredHashes::new();
-    fetch_missing(db, &mut hashes, &need).await?;
+    let hashes = if need.is_empty() {
+        StoredHashes::new()
+    } else {
+        tiles::read_hashes(db, &need, Vec::new()).await?
+    };
     log::consistency_proof(TreeSize(old), TreeSize(new), &hashes).map_err(ApiError::internal)
 }
 
@@ -212,48 +187,41 @@ pub async fn require_ledger(
         })
 }
 
-/// What one append writes: the new stored hashes and leaves (statements,
-/// in order), and the new signed head, which the caller inserts last.
+/// What one append writes: the grown tiles, the leaves and the size the
+/// tiles cover (statements, in order), and the new signed head, which the
+/// caller inserts last.
 pub struct Appended {
     pub statements: Vec<D1PreparedStatement>,
     pub head: store::log::HeadRow,
 }
 
 /// Appends `leaves` (numbered from `old_size`) to the log of size
-/// `old_size`: reads the stored hashes the append and the new root need,
-/// computes the new ones with `bvs_core::log::append`, and signs the new
-/// tree head. Writes nothing: the caller puts the statements, its own, and
-/// the head into one batch. The sequencer and the benchmark fixture both
-/// write the log through here.
+/// `old_size` whose tiles `tiles::tiles_for_append` are in `tiles`:
+/// computes the new root and tiles (`tiles::grow`) and signs the new tree
+/// head. Writes nothing: the caller puts the statements, its own, and the
+/// head into one batch. The sequencer and the benchmark fixture both write
+/// the log through here.
 ///
 /// # Errors
-/// A stored hash that is missing, or the signing key.
-pub async fn append_and_sign(
+/// A tile that is missing, or the signing key.
+pub fn append_and_sign(
     db: &D1Database,
     key: &LogKey,
     old_size: u64,
     leaves: &[store::log::NewLeaf],
+    tiles: &bvs_core::tiles::Tiles,
     now_ms: u64,
 ) -> ApiResult<Appended> {
-    let count = leaves.len() as u64;
-    let new_size = old_size + count;
-    let mut hashes = StoredHashes::new();
-    let need = log::indexes_for_append(TreeSize(old_size), count).map_err(ApiError::internal)?;
-    fetch_missing(db, &mut hashes, &need).await?;
+    let new_size = old_size + leaves.len() as u64;
     let items: Vec<Hash32> = leaves.iter().map(|l| l.item_hash).collect();
-    let written = log::append(TreeSize(old_size), &items, &hashes).map_err(ApiError::internal)?;
-    for (i, h) in &written {
-        hashes.insert(*i, *h);
-    }
-    let need_root = log::indexes_for_root(TreeSize(new_size)).map_err(ApiError::internal)?;
-    fetch_missing(db, &mut hashes, &need_root).await?;
-    let root = log::tree_root(TreeSize(new_size), &hashes).map_err(ApiError::internal)?;
-    let note_text = key.sign(new_size, &root)?;
-    let mut statements = store::log::insert_stored_hashes(db, &written)?;
-    statements.extend(store::log::insert_leaves(db, leaves, now_ms)?);
+    let growth = tiles::grow(old_size, &items, tiles)?;
+    let note_text = key.sign(new_size, &growth.root)?;
+    let mut statements = store::log::insert_tiles(db, &growth.tiles)?;
+    statements.extend(store::log::insert_leaf_set(db, leaves, now_ms)?);
+    statements.push(store::log::set_tiles_size(db, new_size)?);
     let head = store::log::HeadRow {
         tree_size: new_size,
-        root: root.to_hex(),
+        root: growth.root.to_hex(),
         note_hash: note::tree_head_hash(&note_text).to_hex(),
         note: note_text,
         created_at: now_ms,
@@ -263,8 +231,17 @@ pub async fn append_and_sign(
 
 /// Benchmark fixture (DEV_MODE only, see routes::dev): appends `count`
 /// synthetic leaves through the same append, signing and storage code as
-/// the sequencer, so proof latency can be measured on a large log.
-pub async fn grow_synthetic(app: &App, at: LogId, count: u64, seed: &str) -> ApiResult<u64> {
+/// the sequencer, so proof latency can be measured on a large log. With
+/// `legacy`, writes them as a log was kept before tiles (stored hashes,
+/// `log_hashes`; the tiles do not grow), as a Worker from before tiles
+/// would: the fixture of the migration's test.
+pub async fn grow_synthetic(
+    app: &App,
+    at: LogId,
+    count: u64,
+    seed: &str,
+    legacy: bool,
+) -> ApiResult<u64> {
     let db = db(app, at)?;
     let key = LogKey::load(app, at)?;
     let mut done = 0;
@@ -280,11 +257,49 @@ pub async fn grow_synthetic(app: &App, at: LogId, count: u64, seed: &str) -> Api
                 tenant_id: "bench".to_string(),
             })
             .collect();
-        let appended = append_and_sign(&db, &key, old, &leaves, app.now_ms).await?;
+        let appended = if legacy {
+            append_legacy(&db, &key, old, &leaves, app.now_ms).await?
+        } else {
+            let coords = tiles::tiles_for_append(old, n)?;
+            let have = store::log::tiles_with(&db, &coords, Vec::new()).await?;
+            append_and_sign(&db, &key, old, &leaves, &have, app.now_ms)?
+        };
         let mut statements = appended.statements;
         statements.push(store::log::insert_head(&db, &appended.head)?);
         store::batch(&db, statements).await?;
         done += n;
     }
     Ok(done)
+}
+
+/// An append as a log was kept before tiles: stored hashes (DEV_MODE
+/// fixture, `grow_synthetic`).
+async fn append_legacy(
+    db: &D1Database,
+    key: &LogKey,
+    old_size: u64,
+    leaves: &[store::log::NewLeaf],
+    now_ms: u64,
+) -> ApiResult<Appended> {
+    let count = leaves.len() as u64;
+    let new_size = old_size + count;
+    let need = tiles::indexes_for_append(old_size, count)?;
+    let mut hashes = tiles::read_hashes(db, &need, Vec::new()).await?;
+    let items: Vec<Hash32> = leaves.iter().map(|l| l.item_hash).collect();
+    let written = log::append(TreeSize(old_size), &items, &hashes).map_err(ApiError::internal)?;
+    for (i, h) in &written {
+        hashes.insert(*i, *h);
+    }
+    let root = log::tree_root(TreeSize(new_size), &hashes).map_err(ApiError::internal)?;
+    let note_text = key.sign(new_size, &root)?;
+    let mut statements = store::log::insert_stored_hashes(db, &written)?;
+    statements.extend(store::log::insert_leaf_set(db, leaves, now_ms)?);
+    let head = store::log::HeadRow {
+        tree_size: new_size,
+        root: root.to_hex(),
+        note_hash: note::tree_head_hash(&note_text).to_hex(),
+        note: note_text,
+        created_at: now_ms,
+    };
+    Ok(Appended { statements, head })
 }

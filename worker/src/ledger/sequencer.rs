@@ -1,13 +1,17 @@
-//! The sequencer: appends every QUEUED item of a shard to its log,
-//! signs the new tree head, and marks the items VERIFIED, all in one atomic
-//! D1 batch per round. A round is planned (what is queued, in rowid order,
-//! as much as fits D1's limits: see `budget`) then applied (the append, and
-//! what each item's verification changes).
+//! The sequencer: appends every QUEUED item of a shard to its log, signs
+//! the new tree head, and marks the items VERIFIED, all in one atomic D1
+//! batch per round. A round reads the head and the queue (`queue`: fair
+//! across tenants, one snapshot), takes as much as fits D1's limits (see
+//! `budget`), reads what the append and the items' ledgers need (one
+//! batch: the log's edge tiles, the ledgers, their windows), then writes
+//! everything in one batch of a constant number of statements per table
+//! (`round`, issue 27).
 //!
-//! Safe under redelivery and races: a round reads the tree size before the
-//! queued items, and writes leaves, stored hashes and the head under primary
-//! keys, so two rounds starting from the same size cannot both commit, and
-//! an item already VERIFIED is never read again.
+//! Safe under redelivery and races: a round appends at the size it read
+//! with the queue, and writes leaves, tiles (keyed by level, index and
+//! width) and the head under primary keys, so two rounds starting from the
+//! same size cannot both commit, and an item already VERIFIED is never
+//! read again.
 //!
 //! A failing round cannot block the log: its items are split in halves,
 //! each applied on its own, until the failing item is alone. An item
@@ -17,29 +21,34 @@
 //! until then it stays QUEUED and is skipped for the rest of the run). A
 //! round that failed because another run moved the log meanwhile (a race)
 //! is not split: it stops.
+//!
+//! A log kept as stored hashes before tiles is first migrated to tiles
+//! (`tiles::migrate_step`, a few tiles per step within the run's budget);
+//! rounds append only once the tiles cover the head.
 
 use std::collections::BTreeSet;
 
-use bvs_core::hash::Hash32;
-use bvs_core::types::Period;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::balances::Balances;
-use super::budget::{self, ItemCost};
+use super::budget;
+use super::queue::{self, costs, Item};
+use super::round::{self, Plan};
+use super::tiles::{self, Migration};
 use super::{append_and_sign, db, head_or_init, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
-use crate::store::checkpoints::{self, CheckpointRow};
-use crate::store::deltas::{self, DeltaRow};
+use crate::store::checkpoints;
+use crate::store::deltas;
 use crate::store::events::{self, FailedItem, NewEvent};
-use crate::store::facts::{self, FactRow};
-use crate::store::log::{self as log_store, HeadRow, NewLeaf};
-use crate::store::{self, parse_hash, CheckpointStatus, ItemStatus};
-use crate::{ids, views};
+use crate::store::facts;
+use crate::store::log as log_store;
+use crate::store::{self, meters};
+use crate::views;
 
-pub use super::budget::ROUND_ITEMS_MAX;
-/// Rounds per invocation; the next doorbell or sweep continues.
-pub const ROUNDS_MAX: usize = 25;
+/// Rounds per invocation; the run's query budget usually ends it first.
+/// The next doorbell (the run rings one when items are left) continues.
+pub const ROUNDS_MAX: usize = 60;
 /// DEV_MODE fault injection: a delta with this `reason`, a fact whose
 /// content starts with it, or a checkpoint of the customer with this id
 /// makes every round that holds it fail, as an item that can never be
@@ -59,6 +68,7 @@ const FAIL_QUERIES: usize = 3;
 /// number of items appended.
 pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let db = db(app, log)?;
+    head_or_init(app, log).await?;
     let mut run = Run {
         queries_left: budget::RUN_QUERIES_MAX,
         appended: 0,
@@ -66,15 +76,18 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
         isolated: Vec::new(),
         skip: BTreeSet::new(),
         more: false,
+        cursor: String::new(),
     };
-    let mut result = Ok(());
-    for _ in 0..ROUNDS_MAX {
-        match round(app, log, &db, &mut run).await {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                result = Err(e);
-                break;
+    let mut result = migrate(app, &db, &mut run).await;
+    if matches!(result, Ok(Migration::Done)) {
+        for _ in 0..ROUNDS_MAX {
+            match round(app, log, &db, &mut run).await {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
     }
@@ -85,6 +98,38 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     result?;
     failed?;
     Ok(run.appended)
+}
+
+/// Migrates a log kept as stored hashes to tiles, step by step within the
+/// run's budget (`tiles::migrate_step`; DEV_MODE var `TILES_MIGRATE_STEPS`
+/// caps the steps per run, so a test sees it resume across runs): `Done`
+/// once the tiles cover the head (at once for every log written with
+/// tiles).
+async fn migrate(app: &App, db: &D1Database, run: &mut Run) -> ApiResult<Migration> {
+    let steps_max = app
+        .dev_mode()
+        .then(|| app.var("TILES_MIGRATE_STEPS"))
+        .flatten()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(usize::MAX);
+    for _ in 0..steps_max {
+        if !run.spend(tiles::MIGRATE_STEP_QUERIES) {
+            return Ok(Migration::Going);
+        }
+        match tiles::migrate_step(db).await? {
+            Migration::Covered => {
+                // Only the check ran: the rest of the step's budget is the
+                // rounds'.
+                run.queries_left += tiles::MIGRATE_STEP_QUERIES - tiles::MIGRATE_CHECK_QUERIES;
+                return Ok(Migration::Done);
+            }
+            Migration::Done => return Ok(Migration::Done),
+            Migration::Going => {}
+        }
+    }
+    // Steps are left: the next run goes on.
+    run.more = true;
+    Ok(Migration::Going)
 }
 
 /// A run's state across its rounds.
@@ -100,6 +145,8 @@ struct Run {
     skip: BTreeSet<String>,
     /// Items are left that the budget did not reach.
     more: bool,
+    /// Where the next round's fair shares start (`queue`).
+    cursor: String,
 }
 
 impl Run {
@@ -113,89 +160,70 @@ impl Run {
     }
 }
 
-/// One queued item.
-#[derive(Clone)]
-enum Item {
-    Delta(DeltaRow),
-    Fact(FactRow),
-    Checkpoint(CheckpointRow),
-}
-
-impl Item {
-    fn key(&self) -> String {
-        match self {
-            Item::Delta(d) => format!("delta:{}", d.anchor_id),
-            Item::Fact(f) => format!("fact:{}:{}", f.tenant_id, f.content_hash),
-            Item::Checkpoint(c) => format!("checkpoint:{}", c.id),
-        }
-    }
-
-    fn cost(&self) -> ItemCost {
-        match self {
-            Item::Delta(d) => {
-                let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-                let free = text(&d.metadata)
-                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.len());
-                ItemCost {
-                    ledger: Some((d.tenant_id.clone(), d.customer_id.clone())),
-                    tenant: Some(d.tenant_id.clone()),
-                    event_bytes: Some(budget::EVENT_FIXED_BYTES + free),
-                }
-            }
-            Item::Fact(_) => ItemCost {
-                ledger: None,
-                tenant: None,
-                event_bytes: None,
-            },
-            Item::Checkpoint(c) => ItemCost {
-                ledger: None,
-                tenant: None,
-                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.len()),
-            },
-        }
-    }
-}
-
-fn costs(items: &[Item]) -> Vec<ItemCost> {
-    items.iter().map(Item::cost).collect()
-}
-
-/// The queued items in append order: deltas, then facts, then checkpoints,
-/// each in rowid order, skipping those this run set aside.
-async fn read_queued(db: &D1Database, skip: &BTreeSet<String>) -> ApiResult<Vec<Item>> {
-    let limit = ROUND_ITEMS_MAX + skip.len();
-    let deltas = deltas::queued(db, limit).await?;
-    let facts = facts::queued(db, limit.saturating_sub(deltas.len()).max(skip.len())).await?;
-    let left = limit
-        .saturating_sub(deltas.len() + facts.len())
-        .max(skip.len());
-    let checkpoints = checkpoints::queued(db, left).await?;
-    let items = deltas
-        .into_iter()
-        .map(Item::Delta)
-        .chain(facts.into_iter().map(Item::Fact))
-        .chain(checkpoints.into_iter().map(Item::Checkpoint))
-        .filter(|i| !skip.contains(&i.key()))
-        .take(ROUND_ITEMS_MAX)
-        .collect();
-    Ok(items)
-}
-
-/// One round: plans what fits, applies it, and splits what fails. Returns
-/// whether the run should go on.
+/// One round: reads the queue, plans what fits, applies it, and splits
+/// what fails. Returns whether the run should go on.
 async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResult<bool> {
-    if !run.spend(3) {
+    let started = app::clock_ms();
+    if !run.spend(queue::READ_QUERIES) {
         return Ok(false);
     }
-    let mut items = read_queued(db, &run.skip).await?;
-    if items.is_empty() {
+    let snapshot = queue::read(db, &run.cursor, &run.skip).await?;
+    let mut phases = Phases {
+        read: app::clock_ms().saturating_sub(started),
+        ..Phases::default()
+    };
+    run.cursor = snapshot.next_cursor;
+    if snapshot.tiles_size < snapshot.head.tree_size {
+        // The log grew without tiles meanwhile (an older Worker): the next
+        // run migrates first.
+        run.more = true;
         return Ok(false);
+    }
+    let items = match take(run, snapshot.items) {
+        Taken::Items(items) => items,
+        Taken::SetAside => return Ok(true),
+        Taken::Nothing => return Ok(false),
+    };
+    let taken = items.len();
+    let mut tenants: Vec<&str> = items.iter().map(Item::tenant).collect();
+    tenants.sort_unstable();
+    tenants.dedup();
+    let tenants = tenants.len();
+    let size = snapshot.head.tree_size;
+    let Some(statements) = apply_splitting(app, (log, db), run, items, size, &mut phases).await?
+    else {
+        return Ok(false);
+    };
+    if app.dev_mode() {
+        let ms = app::clock_ms().saturating_sub(started);
+        round_line(log, (taken, tenants), statements, ms, &phases);
+    }
+    Ok(true)
+}
+
+/// What a round takes of the queue's candidates.
+enum Taken {
+    Items(Vec<Item>),
+    /// The first can never be appended: set aside to be FAILED.
+    SetAside,
+    /// Nothing queued, or the run's budget is spent.
+    Nothing,
+}
+
+/// The candidates that fit the round and what is left of the run's budget
+/// (`budget::plan`).
+fn take(run: &mut Run, mut items: Vec<Item>) -> Taken {
+    if items.is_empty() {
+        return Taken::Nothing;
     }
     match budget::plan(
         &costs(&items),
         run.queries_left.saturating_sub(FAIL_QUERIES),
     ) {
-        budget::Take::Items(n) => items.truncate(n),
+        budget::Take::Items(n) => {
+            items.truncate(n);
+            Taken::Items(items)
+        }
         budget::Take::TooLarge => {
             // It can never be appended: set it aside to be FAILED, and go on.
             items.truncate(1);
@@ -204,25 +232,41 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
                 let message = "the item is larger than one D1 statement allows".to_string();
                 run.isolated.push((item, message, true));
             }
-            return Ok(true);
+            Taken::SetAside
         }
         budget::Take::Nothing => {
             run.more = true;
-            return Ok(false);
+            Taken::Nothing
         }
     }
+}
+
+/// Appends `items` at `size`, splitting what fails until the failing item
+/// is alone. Returns the statements written, or `None` when the run must
+/// stop (its budget is spent, or another run moved the log).
+async fn apply_splitting(
+    app: &App,
+    (log, db): (LogId, &D1Database),
+    run: &mut Run,
+    items: Vec<Item>,
+    mut size: u64,
+    phases: &mut Phases,
+) -> ApiResult<Option<usize>> {
+    let mut statements = 0;
     let mut stack = vec![items];
     while let Some(mut group) = stack.pop() {
         // An attempt's queries, and one more to tell a race from a failure.
         if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
-            return Ok(false);
+            return Ok(None);
         }
-        match attempt(app, log, db, &group).await? {
-            Outcome::Appended => {
+        match attempt(app, log, db, size, &group, phases).await? {
+            Outcome::Appended(written) => {
                 run.appended += group.len() as u64;
                 run.committed = true;
+                size += group.len() as u64;
+                statements += written;
             }
-            Outcome::Raced => return Ok(false),
+            Outcome::Raced => return Ok(None),
             Outcome::Failed(e) if group.len() == 1 => {
                 worker::console_error!("sequencer {}: item failed alone: {e:?}", log.path_name());
                 let message = match &e {
@@ -246,31 +290,73 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
             }
         }
     }
-    Ok(true)
+    Ok(Some(statements))
+}
+
+/// DEV_MODE: one structured line per round (issue 27): the items it took
+/// and the tenants they belong to, the statements its writes took, and its
+/// milliseconds.
+fn round_line(
+    log: LogId,
+    (items, tenants): (usize, usize),
+    statements: usize,
+    ms: u64,
+    phases: &Phases,
+) {
+    let line = serde_json::json!({
+        "sequencerRound": log.path_name(),
+        "items": items,
+        "tenants": tenants,
+        "statements": statements,
+        "ms": ms,
+        "readMs": phases.read,
+        "prepareMs": phases.prepare,
+        "computeMs": phases.compute,
+        "writeMs": phases.write,
+    });
+    worker::console_log!("{line}");
+}
+
+/// Where a round's milliseconds went (DEV_MODE log line): the queue's
+/// read, the attempts' reads (tiles, ledgers), their computing (hashes,
+/// signature, events) and their write batches.
+#[derive(Default)]
+struct Phases {
+    read: u64,
+    prepare: u64,
+    compute: u64,
+    write: u64,
 }
 
 enum Outcome {
-    Appended,
+    /// Committed, with this many statements in its write batch.
+    Appended(usize),
     /// Another run moved the log meanwhile.
     Raced,
     Failed(ApiError),
 }
 
-/// Appends `items` in one atomic batch. A failure of the batch (or of
-/// building it) is `Failed` unless the log moved meanwhile (`Raced`);
-/// failing to read the log at all is an error of the run.
-async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiResult<Outcome> {
-    // The size first, then the items: see the module docs.
-    let head = head_or_init(app, log).await?;
-    let plan = Plan::of(head.tree_size, items);
-    match apply_plan(app, log, db, &plan).await {
-        Ok(()) => {
+/// Appends `items` to the log of `old_size` in one atomic batch. A failure
+/// of the batch (or of building it) is `Failed` unless the log moved
+/// meanwhile (`Raced`); failing to read the log at all is an error of the
+/// run.
+async fn attempt(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    old_size: u64,
+    items: &[Item],
+    phases: &mut Phases,
+) -> ApiResult<Outcome> {
+    let plan = Plan::of(old_size, items);
+    match apply_plan(app, log, db, &plan, phases).await {
+        Ok(written) => {
             let roots = plan
                 .deltas
                 .iter()
                 .flat_map(|d| [d.items_root.to_hex(), d.proof_root().to_hex()]);
             super::submit::backfill_roots(app, log, roots).await;
-            Ok(Outcome::Appended)
+            Ok(Outcome::Appended(written))
         }
         Err(e) => {
             let now = log_store::latest_head(db).await?;
@@ -283,7 +369,16 @@ async fn attempt(app: &App, log: LogId, db: &D1Database, items: &[Item]) -> ApiR
     }
 }
 
-async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiResult<()> {
+/// Reads what the plan needs (one batch: the log's tiles, the ledgers and
+/// windows), then writes the round (one batch). Returns the number of
+/// statements written.
+async fn apply_plan(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    plan: &Plan,
+    phases: &mut Phases,
+) -> ApiResult<usize> {
     if app.dev_mode() && plan.has_dev_fault() {
         return Err(ApiError::internal(
             "DEV_MODE fault injection: this item cannot be appended",
@@ -295,17 +390,25 @@ async fn apply_plan(app: &App, log: LogId, db: &D1Database, plan: &Plan) -> ApiR
     }
     let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
-    let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, now).await?;
+    let window = round::window_of(now);
+    let coords = tiles::tiles_for_append(plan.old_size, plan.len())?;
+    let mut reads = Vec::from(Balances::reads(db, &plan.deltas, &window)?);
+    reads.push(log_store::tiles_statement(db, &coords)?);
+    let results = store::batch(db, reads).await?;
+    let read = app::clock_ms();
+    phases.prepare += read.saturating_sub(now);
+    let balances = Balances::from_results(&results, 0)?;
+    let have = log_store::tiles_from_rows(store::rows(&results, 3)?)?;
+    let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, &have, now)?;
     let mut statements = appended.statements;
-    let mut outbox = Vec::new();
-    statements.extend(apply(db, plan, &appended.head, now, &mut outbox).await?);
-    // Events packed so that no statement passes D1's size limit.
-    for (a, b) in budget::event_groups(&outbox) {
-        statements.extend(events::insert(db, &outbox[a..b], now)?);
-    }
+    statements.extend(round::writes(db, plan, &appended.head, now, balances)?);
     statements.push(log_store::insert_head(db, &appended.head)?);
+    let written = statements.len();
+    let computed = app::clock_ms();
+    phases.compute += computed.saturating_sub(read);
     store::batch(db, statements).await?;
-    Ok(())
+    phases.write += app::clock_ms().saturating_sub(computed);
+    Ok(written)
 }
 
 /// Marks the items that failed alone FAILED, each with why and its
@@ -356,7 +459,7 @@ fn mark_failed(
     item: &Item,
     message: &str,
     now: u64,
-) -> ApiResult<[D1PreparedStatement; 2]> {
+) -> ApiResult<Vec<D1PreparedStatement>> {
     let failed = |id: String, tenant_id: &String, payload: String| NewEvent {
         id,
         tenant_id: tenant_id.clone(),
@@ -367,8 +470,9 @@ fn mark_failed(
         Item::Delta(d) => {
             let payload = views::delta_failed_event_payload(d, message)?;
             let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
-            [
+            vec![
                 deltas::mark_failed(db, &d.anchor_id)?,
+                meters::release_backlog_if_changed(db, &d.tenant_id)?,
                 events::insert_if_failed(db, &event, FailedItem::Delta(&d.anchor_id), now)?,
             ]
         }
@@ -377,7 +481,7 @@ fn mark_failed(
             // A content hash is per tenant: the tenant is part of the id.
             let id = format!("evt_failed_fact_{}_{}", f.tenant_id, f.content_hash);
             let event = failed(id, &f.tenant_id, payload);
-            [
+            vec![
                 facts::mark_failed(db, &f.tenant_id, &f.content_hash, message)?,
                 events::insert_if_failed(db, &event, FailedItem::Fact(&f.content_hash), now)?,
             ]
@@ -385,200 +489,10 @@ fn mark_failed(
         Item::Checkpoint(c) => {
             let payload = views::checkpoint_failed_event_payload(c, message)?;
             let event = failed(format!("evt_failed_{}", c.id), &c.tenant_id, payload);
-            [
+            vec![
                 checkpoints::mark_failed(db, &c.id, message)?,
                 events::insert_if_failed(db, &event, FailedItem::Checkpoint(&c.id), now)?,
             ]
         }
-    })
-}
-
-/// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, &'static str, &'a String, &'a String);
-
-/// What one round appends: the queued deltas, then facts, then checkpoints,
-/// each in rowid order, at log positions from `old_size`.
-struct Plan {
-    old_size: u64,
-    deltas: Vec<DeltaRow>,
-    facts: Vec<FactRow>,
-    checkpoints: Vec<CheckpointRow>,
-}
-
-impl Plan {
-    fn of(old_size: u64, items: &[Item]) -> Plan {
-        let mut plan = Plan {
-            old_size,
-            deltas: Vec::new(),
-            facts: Vec::new(),
-            checkpoints: Vec::new(),
-        };
-        for item in items {
-            match item {
-                Item::Delta(d) => plan.deltas.push(d.clone()),
-                Item::Fact(f) => plan.facts.push(f.clone()),
-                Item::Checkpoint(c) => plan.checkpoints.push(c.clone()),
-            }
-        }
-        plan
-    }
-
-    /// The plan holds an item poisoned by the DEV_MODE fault injection
-    /// (`DEV_FAULT_REASON`).
-    fn has_dev_fault(&self) -> bool {
-        self.deltas
-            .iter()
-            .any(|d| d.reason.as_deref() == Some(DEV_FAULT_REASON))
-            || self
-                .facts
-                .iter()
-                .any(|f| f.content.starts_with(DEV_FAULT_REASON))
-            || self
-                .checkpoints
-                .iter()
-                .any(|c| c.customer_id == DEV_FAULT_REASON)
-    }
-
-    /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).
-    fn holds(&self) -> bool {
-        self.deltas
-            .iter()
-            .any(|d| d.reason.as_deref() == Some(DEV_HOLD_REASON))
-    }
-
-    /// The log position of the `i`-th fact and checkpoint.
-    fn fact_leaf(&self, i: usize) -> u64 {
-        self.old_size + (self.deltas.len() + i) as u64
-    }
-
-    fn checkpoint_leaf(&self, i: usize) -> u64 {
-        self.old_size + (self.deltas.len() + self.facts.len() + i) as u64
-    }
-
-    fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
-        let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
-            Ok((d.item_hash, "delta", &d.anchor_id, &d.tenant_id))
-        });
-        let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
-            let hash = parse_hash(&f.content_hash)?;
-            Ok((hash, "fact", &f.content_hash, &f.tenant_id))
-        });
-        let checkpoints = self
-            .checkpoints
-            .iter()
-            .map(|c| -> ApiResult<LeafParts<'_>> {
-                Ok((c.merkle_root, "checkpoint", &c.id, &c.tenant_id))
-            });
-        deltas
-            .chain(facts)
-            .chain(checkpoints)
-            .enumerate()
-            .map(|(i, item)| {
-                let (item_hash, kind, ref_id, tenant_id) = item?;
-                Ok(NewLeaf {
-                    leaf_index: self.old_size + i as u64,
-                    item_hash,
-                    kind,
-                    ref_id: ref_id.clone(),
-                    tenant_id: tenant_id.clone(),
-                })
-            })
-            .collect()
-    }
-}
-
-/// Everything the round's items change besides the log: each delta's
-/// verification and its ledger's aggregates and windows, each fact's and
-/// checkpoint's mark, and the outbox events.
-async fn apply(
-    db: &D1Database,
-    plan: &Plan,
-    head: &HeadRow,
-    now: u64,
-    outbox: &mut Vec<NewEvent>,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let window = Period::containing(i64::try_from(now).unwrap_or(i64::MAX)).to_string();
-    let mut balances = Balances::load(db, &plan.deltas, &window).await?;
-    let mut statements = Vec::new();
-    for (i, d) in plan.deltas.iter().enumerate() {
-        let leaf_index = plan.old_size + i as u64;
-        let (ledger_seq, balance_after) = balances.add(d, leaf_index, &window)?;
-        let verified = deltas::VerifiedDelta {
-            anchor_id: &d.anchor_id,
-            leaf_index,
-            tree_size: head.tree_size,
-            ledger_seq,
-            balance_after,
-            verified_at: now,
-        };
-        statements.push(deltas::mark_verified(db, &verified)?);
-        outbox.push(delta_verified_event(d, &verified, &head.note_hash)?);
-    }
-    statements.extend(balances.statements(db, now, &window)?);
-    for (i, f) in plan.facts.iter().enumerate() {
-        let leaf = plan.fact_leaf(i);
-        let (tenant, hash) = (&f.tenant_id, &f.content_hash);
-        statements.push(facts::mark_verified(
-            db,
-            tenant,
-            hash,
-            leaf,
-            head.tree_size,
-            now,
-        )?);
-    }
-    for (i, c) in plan.checkpoints.iter().enumerate() {
-        let leaf = plan.checkpoint_leaf(i);
-        statements.push(checkpoints::mark_committed(
-            db,
-            &c.id,
-            leaf,
-            head.tree_size,
-            now,
-        )?);
-        outbox.push(checkpoint_verified_event(c, leaf, head, now)?);
-    }
-    Ok(statements)
-}
-
-/// `delta.verified`: the delta as it reads once this round commits.
-fn delta_verified_event(
-    d: &DeltaRow,
-    v: &deltas::VerifiedDelta<'_>,
-    note_hash: &str,
-) -> ApiResult<NewEvent> {
-    let mut row = d.clone();
-    row.status = ItemStatus::Verified;
-    row.leaf_index = Some(v.leaf_index);
-    row.tree_size = Some(v.tree_size);
-    row.ledger_seq = Some(v.ledger_seq);
-    row.balance_after = Some(v.balance_after);
-    row.verified_at = Some(v.verified_at);
-    Ok(NewEvent {
-        id: ids::new_id("evt")?,
-        tenant_id: d.tenant_id.clone(),
-        kind: "delta.verified",
-        payload: views::delta_event_payload(&row, note_hash)?,
-    })
-}
-
-/// `checkpoint.verified`: the checkpoint as it reads once this round commits.
-fn checkpoint_verified_event(
-    c: &CheckpointRow,
-    leaf_index: u64,
-    head: &HeadRow,
-    now: u64,
-) -> ApiResult<NewEvent> {
-    let mut row = c.clone();
-    row.status = CheckpointStatus::Committed;
-    row.leaf_index = Some(leaf_index);
-    row.tree_size = Some(head.tree_size);
-    row.committed_at = Some(now);
-    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash));
-    Ok(NewEvent {
-        id: ids::new_id("evt")?,
-        tenant_id: c.tenant_id.clone(),
-        kind: "checkpoint.verified",
-        payload: serde_json::to_string(&view)?,
     })
 }

@@ -23,7 +23,7 @@ use crate::profile::Stop;
 use crate::quota;
 use crate::store::deltas;
 use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
-use crate::store::meters::Meter;
+use crate::store::meters::{self, Meter};
 use crate::store::roots;
 use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
@@ -235,12 +235,14 @@ where
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
     let placeholder = format!("{ESTIMATE_PREFIX}{ESTIMATE_PENDING}");
+    let backlog_cap = super::meter::backlog_cap(app, by.plan);
     let write = EmitWrite {
         submission: &submission,
         deltas: &rows,
         raises: [
             quota::raise(&account, &period, count),
             super::meter::bytes(by.tenant_id, stored, by.plan),
+            super::meter::backlog(by.tenant_id, count, backlog_cap),
         ],
         claim: claim.map(|c| c.new_claim(status, &text)),
         estimate: estimate_for.map(|customer_id| Estimate {
@@ -254,11 +256,8 @@ where
     let estimated = match write_indexed(app, by, &ledger, &write, &roots).await? {
         EmitOutcome::Written { estimated } => estimated,
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
-        EmitOutcome::Refused(Meter::Deltas) => {
-            return Err(quota::exceeded(&ledger, &account, count, app.now_ms).await?)
-        }
         EmitOutcome::Refused(m) => {
-            return Err(super::meter::over(m, by.plan, by.log.env, app.now_ms))
+            return Err(refusal(app, (by, &account), &ledger, m, (count, backlog_cap)).await?)
         }
     };
     if let Some(c) = claim {
@@ -273,6 +272,26 @@ where
         text
     };
     Ok(Submitted::Answer(status, text))
+}
+
+/// The answer to an emit of `count` deltas that `meter` refused (nothing
+/// was written): 402 past the monthly quota or the storage ceiling, 429
+/// `verification_backlog` past the backlog's bound `backlog_cap`.
+async fn refusal(
+    app: &App,
+    (by, account): (&Submitter<'_>, &Account<'_>),
+    ledger: &D1Database,
+    meter: Meter,
+    (count, backlog_cap): (u64, u64),
+) -> ApiResult<ApiError> {
+    Ok(match meter {
+        Meter::Deltas => quota::exceeded(ledger, account, count, app.now_ms).await?,
+        Meter::Backlog => {
+            let used = meters::used_of(ledger, by.tenant_id, Meter::Backlog, "").await?;
+            super::meter::backlogged(by.plan, by.log.env, backlog_cap, (used, count))
+        }
+        m => super::meter::over(m, by.plan, by.log.env, app.now_ms),
+    })
 }
 
 /// The write's batch and, alongside it (not after it: one more call, no

@@ -361,4 +361,9 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dashboard/auth/logout",
         id: RouteId::AuthLogout,
     },
+    Route {
+        method: Method::Get,
+        pattern: "/admin/shards",
+        id: RouteId::AdminShards,
+    },
 ];

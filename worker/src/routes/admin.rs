@@ -27,3 +27,12 @@ pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult
         Some("Plan updated"),
     )
 }
+
+/// `GET /admin/shards`: each ledger shard's sequencer progress (queued
+/// items, the oldest one's age, the event outbox, the log's size and the
+/// size its tiles cover; issue 27).
+pub async fn shards(app: &App, req: Request) -> ApiResult<Response> {
+    auth::require_admin(app, &req)?;
+    let shards = crate::ledger::queue::progress(app).await?;
+    http::dashboard(200, &serde_json::json!({ "shards": shards }), None)
+}

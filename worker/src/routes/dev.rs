@@ -66,8 +66,10 @@ pub async fn bench_hash(app: &App, mut req: worker::Request) -> ApiResult<Respon
     )
 }
 
-/// `POST /dev/log/grow {"n": N, "env": "sandbox"}`: appends N synthetic
-/// leaves to a log (benchmark fixture for proof latency on large logs).
+/// `POST /dev/log/grow {"n": N, "env": "sandbox", "legacy": false}`:
+/// appends N synthetic leaves to a log (benchmark fixture for proof
+/// latency on large logs); `"legacy": true` writes them as a log was kept
+/// before tiles (the tiles migration's test fixture).
 pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response> {
     app.require_dev_mode()?;
     let mut f = Fields::read(&mut req).await?;
@@ -75,8 +77,9 @@ pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response
     let env_text = f.string("env", false);
     // A log's path name: `sandbox`, `production-1`, ...
     let env = crate::ledger::LogId::from_path(app, env_text.as_deref().unwrap_or("sandbox"))?;
+    let legacy = f.raw("legacy") == Some("true");
     let seed = ids::random_token(8)?;
-    let added = crate::ledger::grow_synthetic(app, env, n, &seed).await?;
+    let added = crate::ledger::grow_synthetic(app, env, n, &seed, legacy).await?;
     http::dashboard(200, &serde_json::json!({ "added": added }), None)
 }
 

@@ -1,5 +1,6 @@
 //! `GET /dashboard/usage`: this month's verified deltas against the plan's
-//! quota, per environment.
+//! quota, and the deltas awaiting verification against the plan's bound,
+//! per environment.
 
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
@@ -21,6 +22,10 @@ struct EnvUsage {
     used: u64,
     remaining: Option<u64>,
     resets_at: String,
+    /// Deltas emitted and not yet verified (issue 27), and the plan's
+    /// bound on them: past it, emits answer 429 `verification_backlog`.
+    backlog: u64,
+    backlog_max: u64,
 }
 
 #[derive(Serialize)]
@@ -41,7 +46,7 @@ pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
     let resets_at = format_iso_ms(period.end_ms());
     let mut environments = Vec::new();
     for env in [Env::Sandbox, Env::Production] {
-        let used = tenant::usage(app, &tenant_id, env, period).await?;
+        let (used, backlog) = tenant::usage(app, &tenant_id, env, period).await?;
         let quota = Some(plan.deltas_per_month(env));
         environments.push(EnvUsage {
             environment: env.as_str(),
@@ -50,6 +55,8 @@ pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
             used,
             remaining: quota.map(|q| q.saturating_sub(used)),
             resets_at: resets_at.clone(),
+            backlog,
+            backlog_max: crate::ledger::meter::backlog_cap(app, plan),
         });
     }
     http::dashboard(

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::ledgers::LedgerRow;
-use super::{chunked, int, queries, row, Arg, ListSql};
+use super::{queries, row};
 use crate::error::ApiResult;
 
 /// The ledger's verified deltas in ledger order: every one while there are
@@ -55,15 +55,15 @@ queries! {
         = all(SELECT_HISTORY);
 }
 
-/// Raises (tenant, day, bucket) counts; `?1` guards the whole statement:
-/// it runs only if the batch's previous statement changed a row.
-const RAISE_DAYS: ListSql = ListSql {
-    sql: "INSERT INTO delta_days (tenant_id, day, bucket, n) \
-          SELECT column1, column2, column3, column4 FROM (VALUES {list}) \
-          WHERE changes() > 0 \
-          ON CONFLICT (tenant_id, day, bucket) DO UPDATE SET n = n + excluded.n",
-    cols: 4,
-};
+/// Raises (tenant, day, bucket) counts from the JSON set `?1` (`[tenant_id,
+/// day, bucket, n]` each: one statement whatever the number, issue 27);
+/// `changes()` guards the whole statement: it runs only if the batch's
+/// previous statement changed a row.
+const RAISE_DAYS: &str = "INSERT INTO delta_days (tenant_id, day, bucket, n) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]') FROM json_each(?1) \
+     WHERE changes() > 0 \
+     ON CONFLICT (tenant_id, day, bucket) DO UPDATE SET n = n + excluded.n";
 const SELECT_DAYS: &str = "SELECT day, bucket, n FROM delta_days \
      WHERE tenant_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day, bucket";
 
@@ -82,15 +82,11 @@ pub struct DayRaise {
 /// # Errors
 /// A value that cannot be bound.
 pub fn raise_days(db: &D1Database, raises: &[DayRaise]) -> ApiResult<Vec<D1PreparedStatement>> {
-    chunked(db, &RAISE_DAYS, &[], raises, |r, a| {
-        a.extend([
-            Arg::Text(&r.tenant_id),
-            Arg::Text(&r.day),
-            Arg::Int(i64::from(r.bucket)),
-            int(r.n)?,
-        ]);
-        Ok(())
-    })
+    let rows: Vec<(&str, &str, u32, u64)> = raises
+        .iter()
+        .map(|r| (r.tenant_id.as_str(), r.day.as_str(), r.bucket, r.n))
+        .collect();
+    super::sets::over_json(db, RAISE_DAYS, &rows, &[])
 }
 
 row! {

@@ -61,9 +61,14 @@ const INSERT: &str =
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9, ?11)";
 const SELECT_QUEUED: &str =
     select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
-const MARK_COMMITTED: &str =
-    "UPDATE checkpoints SET status = 'COMMITTED', leaf_index = ?2, tree_size = ?3, \
-     committed_at = ?4 WHERE id = ?1 AND status = 'QUEUED'";
+/// A round's checkpoints (`?1`: `[id, leaf_index]` each) COMMITTED into
+/// the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
+const MARK_COMMITTED_SET: &str = "UPDATE checkpoints SET status = 'COMMITTED', \
+     leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, committed_at = ?3 \
+     FROM json_each(?1) AS j WHERE checkpoints.id = json_extract(j.value, '$[0]') \
+     AND +checkpoints.status = 'QUEUED'";
 const MARK_FAILED: &str =
     "UPDATE checkpoints SET status = 'FAILED', failure = ?2 WHERE id = ?1 AND status = 'QUEUED'";
 /// One page of a tenant's checkpoints, newest first, each with its
@@ -270,8 +275,9 @@ queries! {
         = exec(SET_CHECK_PROGRESS);
 }
 
-queries! {
-    pub fn queued(limit: usize) -> Vec<CheckpointRow> = all(SELECT_QUEUED; limit as u64);
+statements! {
+    /// For a sequencer round's read batch: the queued checkpoints in order.
+    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
 }
 
 statements! {
@@ -283,7 +289,20 @@ statements! {
     /// The closing balances of the agreement checkpoints with this root,
     /// for a caller's batch (`store::lookup`).
     pub fn closing_balances_by_root_statement(root: &str) = SELECT_CLOSING_BALANCES_BY_ROOT;
-    pub fn mark_committed(id: &str, leaf_index: u64, tree_size: u64, now_ms: u64) = MARK_COMMITTED;
+}
+
+/// Marks a round's checkpoints (`(id, leaf index)` each) COMMITTED: one
+/// statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_committed_all(
+    db: &D1Database,
+    committed: &[(&str, u64)],
+    tree_size: u64,
+    now_ms: u64,
+) -> super::Statements {
+    super::over_json(db, MARK_COMMITTED_SET, committed, &args![tree_size, now_ms])
 }
 
 statements! {

@@ -6,7 +6,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{all, args, first, queries, row, stmt, ItemStatus};
+use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
 
 row! {
@@ -39,7 +39,45 @@ impl DeltaRow {
     }
 }
 
-const SELECT_QUEUED: &str = select_deltas!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
+/// `$tail` after the CTE `t(tenant, n)`: the tenants with queued deltas
+/// after `?1` (at most `?2`), in order, a walk of the partial index
+/// `deltas_queued_by_tenant` (one seek each).
+macro_rules! after_queued_tenants {
+    ($tail:expr) => {
+        concat!(
+            "WITH RECURSIVE t(tenant, n) AS (SELECT (SELECT MIN(tenant_id) FROM deltas \
+             WHERE status = 'QUEUED' AND tenant_id > ?1), 1 UNION ALL \
+             SELECT (SELECT MIN(tenant_id) FROM deltas WHERE status = 'QUEUED' AND tenant_id > t.tenant), \
+             n + 1 FROM t WHERE t.tenant IS NOT NULL AND n < ?2) ",
+            $tail
+        )
+    };
+}
+const SELECT_QUEUED_TENANTS: &str =
+    after_queued_tenants!("SELECT tenant FROM t WHERE tenant IS NOT NULL");
+/// The rowids (`r`) of a round's candidates with their part (`p`): the
+/// first `?3` queued deltas of each tenant `t` names (part 0), and the
+/// first `?4` queued deltas of the shard (part 1), each once.
+macro_rules! fair_pick {
+    () => {
+        after_queued_tenants!(concat!(
+            "SELECT r, MIN(p) AS p FROM (SELECT q.rowid AS r, 0 AS p FROM t JOIN deltas AS q \
+             ON q.rowid IN (SELECT x.rowid FROM deltas AS x WHERE x.status = 'QUEUED' \
+             AND x.tenant_id = t.tenant ORDER BY x.rowid LIMIT ?3) \
+             UNION ALL SELECT g.r, 1 FROM (SELECT rowid AS r FROM deltas WHERE status = 'QUEUED' \
+             ORDER BY rowid LIMIT ?4) AS g) GROUP BY r"
+        ))
+    };
+}
+/// A sequencer round's candidates (issue 27, fair across tenants):
+/// [`fair_pick`]'s, its part 0 first, each part in arrival order. Every
+/// tenant's candidates are thus a prefix of its queue in arrival order,
+/// and stay so under any prefix of the list.
+const SELECT_QUEUED_FAIR: &str = select_deltas!(concat!(
+    "JOIN (",
+    fair_pick!(),
+    ") AS pick ON pick.r = deltas.rowid ORDER BY pick.p, deltas.rowid"
+));
 const SELECT_ONE: &str = select_deltas!("WHERE tenant_id = ?1 AND anchor_id = ?2");
 /// The deltas of the submission of a delta (`?1` tenant, `?2` anchorId).
 const SELECT_SIBLINGS: &str = select_deltas!(
@@ -64,12 +102,32 @@ const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, de
      ORDER BY ledger_seq ASC";
 const COUNT_QUEUED_OF_LEDGER: &str =
     "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
-const MARK_VERIFIED: &str =
-    "UPDATE deltas SET status = 'VERIFIED', leaf_index = ?2, tree_size = ?3, ledger_seq = ?4, \
-     balance_after = ?5, verified_at = ?6 WHERE anchor_id = ?1 AND status = 'QUEUED'";
-const SELECT_OLDEST_QUEUED: &str =
-    "SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM deltas WHERE status = 'QUEUED' \
+/// A round's deltas (`?1`: `[anchor_id, leaf_index, ledger_seq,
+/// balance_after]` each) VERIFIED into the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
+const MARK_VERIFIED_SET: &str = "UPDATE deltas SET status = 'VERIFIED', \
+     leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, \
+     ledger_seq = json_extract(j.value, '$[2]'), balance_after = json_extract(j.value, '$[3]'), \
+     verified_at = ?3 FROM json_each(?1) AS j \
+     WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND +deltas.status = 'QUEUED'";
+/// The oldest queued delta is the first in arrival order (one index step,
+/// however long the queue), or the oldest queued fact.
+const SELECT_OLDEST_QUEUED: &str = "SELECT MIN(at) AS at FROM (SELECT received_at AS at FROM \
+     (SELECT received_at FROM deltas WHERE status = 'QUEUED' ORDER BY rowid LIMIT 1) \
      UNION ALL SELECT MIN(created_at) AS at FROM facts WHERE status = 'QUEUED')";
+/// A shard's queue as the operator sees it (`GET /admin/shards`).
+const SELECT_PROGRESS: &str = "SELECT \
+     (SELECT COUNT(*) FROM deltas WHERE status = 'QUEUED') AS queued_deltas, \
+     (SELECT COUNT(*) FROM facts WHERE status = 'QUEUED') AS queued_facts, \
+     (SELECT COUNT(*) FROM checkpoints WHERE status = 'QUEUED') AS queued_checkpoints, \
+     (SELECT MIN(at) FROM (SELECT received_at AS at FROM (SELECT received_at FROM deltas \
+     WHERE status = 'QUEUED' ORDER BY rowid LIMIT 1) UNION ALL SELECT MIN(created_at) FROM facts \
+     WHERE status = 'QUEUED' UNION ALL SELECT MIN(created_at) FROM checkpoints \
+     WHERE status = 'QUEUED')) AS oldest_queued_at, \
+     (SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL) AS outbox_pending, \
+     (SELECT MAX(tree_size) FROM tree_heads) AS tree_size, \
+     (SELECT value FROM log_meta WHERE key = 'tiles_size') AS tiles_size";
 
 /// A verified delta of one ledger as a client names a starting point:
 /// by an itemsRoot it was given (its ledger's root of its submission, or
@@ -306,8 +364,19 @@ super::statements! {
     pub fn of_submissions_by_root_statement(root: &str) = SELECT_OF_SUBMISSIONS_BY_ROOT;
 }
 
+super::statements! {
+    /// For a round's read batch: the tenants with queued deltas after
+    /// `after` (at most `max`), in order (rows: `tenant`).
+    pub fn queued_tenants_statement(after: &str, max: u64) = SELECT_QUEUED_TENANTS;
+}
+
+super::statements! {
+    /// For a round's read batch: its candidates ([`SELECT_QUEUED_FAIR`]).
+    pub fn queued_fair_statement(after: &str, tenants: u64, per_tenant: u64, first: u64)
+        = SELECT_QUEUED_FAIR;
+}
+
 queries! {
-    pub fn queued(limit: usize) -> Vec<DeltaRow> = all(SELECT_QUEUED; limit as u64);
     pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
     pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
@@ -347,17 +416,47 @@ pub struct VerifiedDelta<'a> {
     pub verified_at: u64,
 }
 
-pub fn mark_verified(db: &D1Database, v: &VerifiedDelta<'_>) -> ApiResult<D1PreparedStatement> {
-    let balance_after = v.balance_after.to_string();
-    let args = args![
-        v.anchor_id,
-        v.leaf_index,
-        v.tree_size,
-        v.ledger_seq,
-        &balance_after,
-        v.verified_at
-    ];
-    stmt(db, MARK_VERIFIED, &args)
+/// Marks a round's deltas VERIFIED (all into one head, at one time): one
+/// statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_verified_all(
+    db: &D1Database,
+    verified: &[VerifiedDelta<'_>],
+    tree_size: u64,
+    verified_at: u64,
+) -> Statements {
+    let rows: Vec<(&str, u64, u64, String)> = verified
+        .iter()
+        .map(|v| {
+            (
+                v.anchor_id,
+                v.leaf_index,
+                v.ledger_seq,
+                v.balance_after.to_string(),
+            )
+        })
+        .collect();
+    over_json(db, MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
+}
+
+/// A shard's queue and log as the operator sees them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Progress {
+    pub queued_deltas: u64,
+    pub queued_facts: u64,
+    pub queued_checkpoints: u64,
+    pub oldest_queued_at: Option<u64>,
+    pub outbox_pending: u64,
+    pub tree_size: Option<u64>,
+    pub tiles_size: Option<String>,
+}
+
+queries! {
+    /// The shard's queue and log (counts scan the queue's index: an
+    /// operator's read, not a hot route's).
+    pub fn progress() -> Option<Progress> = first(SELECT_PROGRESS);
 }
 
 /// The receive time of the oldest QUEUED delta or fact, if any.

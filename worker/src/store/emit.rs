@@ -1,6 +1,6 @@
 //! The emit write (issue 16): one atomic D1 batch on the tenant's shard
-//! that claims the Idempotency-Key (if any), raises the monthly delta quota
-//! and the storage meter, writes the submission, its ledgers and deltas,
+//! that claims the Idempotency-Key (if any), raises the monthly delta quota,
+//! the storage meter and the unverified backlog (issue 27), writes the submission, its ledgers and deltas,
 //! stores the answer under the key, and reads back what the response needs.
 //!
 //! Every statement after the claim runs only while the claim holds this
@@ -35,12 +35,12 @@ const CLAIM: &str = "INSERT INTO idempotency_claims \
      AND idempotency_claims.request_hash = excluded.request_hash \
      AND NOT EXISTS (SELECT 1 FROM idempotency_results r \
      WHERE r.tenant_id = ?1 AND r.env = ?2 AND r.key = ?3)";
-/// Both raises (`?1..?5` and `?6..?10`: tenant, meter, period, add, cap)
-/// in one statement.
-const RAISE_BOTH_IF_MINE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+/// The three raises (`?1..?5`, `?6..?10`, `?11..?15`: tenant, meter,
+/// period, add, cap) in one statement.
+const RAISE_ALL_IF_MINE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
      SELECT column1, column2, column3, column4, column5 \
-     FROM (VALUES (?1, ?2, ?3, ?4, ?5), (?6, ?7, ?8, ?9, ?10)) \
-     WHERE ?11 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?11) \
+     FROM (VALUES (?1, ?2, ?3, ?4, ?5), (?6, ?7, ?8, ?9, ?10), (?11, ?12, ?13, ?14, ?15)) \
+     WHERE ?16 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?16) \
      ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
      cap = excluded.cap";
 const INSERT_SUBMISSION_IF_MINE: &str =
@@ -125,9 +125,10 @@ pub struct Estimate<'a> {
 pub struct EmitWrite<'a> {
     pub submission: &'a NewSubmission<'a>,
     pub deltas: &'a [&'a NewDelta],
-    /// The monthly delta quota, then the storage ceiling: the first that
-    /// does not fit is the one reported.
-    pub raises: [Raise<'a>; 2],
+    /// The monthly delta quota, then the storage ceiling, then the
+    /// backlog's bound (issue 27): the first that does not fit is the one
+    /// reported.
+    pub raises: [Raise<'a>; 3],
     pub claim: Option<NewClaim<'a>>,
     pub estimate: Option<Estimate<'a>>,
 }
@@ -177,7 +178,7 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     if let Some(c) = &w.claim {
         statements.extend(claim_statements(db, tenant, c)?);
     }
-    let [a, b] = &w.raises;
+    let [a, b, c] = &w.raises;
     let raises = args![
         a.tenant_id,
         a.meter.as_str(),
@@ -189,9 +190,14 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
         b.period,
         b.add,
         b.cap,
+        c.tenant_id,
+        c.meter.as_str(),
+        c.period,
+        c.add,
+        c.cap,
         token
     ];
-    statements.push(stmt(db, RAISE_BOTH_IF_MINE, &raises)?);
+    statements.push(stmt(db, RAISE_ALL_IF_MINE, &raises)?);
     // Without a claim, a single emit's estimate comes back from its delta's
     // insert (the last row statement) and a batch needs none: no OUTCOME.
     let counting = w.claim.is_none() && w.estimate.is_some() && w.deltas.len() == 1;

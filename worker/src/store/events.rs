@@ -4,27 +4,27 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, bind_text, chunked, int, queries, stmt, ListSql, Statements};
+use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
 
-const INSERT: ListSql = ListSql {
-    sql: "INSERT INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
-    cols: 5,
-};
-const INSERT_ONCE_ROWS: ListSql = ListSql {
-    sql: "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) VALUES {list}",
-    cols: 5,
-};
+/// A round's events (`?1`: `[id, tenant_id, type, payload]` each), at `?2`.
+const INSERT_SET: &str = "INSERT INTO events (id, tenant_id, type, payload, created_at) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), ?2 FROM json_each(?1)";
+/// Events (`?1`: `[id, tenant_id, type, payload]` each) at `?2`, each only
+/// if its id is not there yet.
+const INSERT_ONCE_SET: &str = "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, \
+     created_at) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), ?2 FROM json_each(?1)";
 const INSERT_ONCE: &str =
     "INSERT OR IGNORE INTO events (id, tenant_id, type, payload, created_at) \
      VALUES (?1, ?2, ?3, ?4, ?5)";
 const SELECT_PENDING: &str =
     "SELECT id, tenant_id, type, payload, created_at FROM events WHERE dispatched_at IS NULL \
      ORDER BY created_at, id LIMIT ?1";
-const MARK_DISPATCHED: ListSql = ListSql {
-    sql: "UPDATE events SET dispatched_at = ?1 WHERE dispatched_at IS NULL AND id IN ({list})",
-    cols: 1,
-};
+/// Events `?1` (a JSON array of ids) dispatched at `?2`.
+const MARK_DISPATCHED_SET: &str = "UPDATE events SET dispatched_at = ?2 \
+     WHERE dispatched_at IS NULL AND id IN (SELECT value FROM json_each(?1))";
 
 pub struct NewEvent {
     pub id: String,
@@ -33,22 +33,36 @@ pub struct NewEvent {
     pub payload: String,
 }
 
+/// A round's events: one statement per JSON set (issue 27).
+///
+/// # Errors
+/// A value that cannot be bound.
 pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
-    insert_rows(db, &INSERT, events, now_ms)
+    insert_set(db, INSERT_SET, events, now_ms)
 }
 
 /// Like [`insert`], adding only the events whose id is not there yet (ids
 /// derived from what they report: each is added once however often).
+///
+/// # Errors
+/// A value that cannot be bound.
 pub fn insert_once_all(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
-    insert_rows(db, &INSERT_ONCE_ROWS, events, now_ms)
+    insert_set(db, INSERT_ONCE_SET, events, now_ms)
 }
 
-fn insert_rows(db: &D1Database, list: &ListSql, events: &[NewEvent], now_ms: u64) -> Statements {
-    let now = int(now_ms)?;
-    chunked(db, list, &[], events, |e, args| {
-        args.extend(args![&e.id, &e.tenant_id, e.kind, &e.payload, now]);
-        Ok(())
-    })
+fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> Statements {
+    let rows: Vec<(&str, &str, &str, &str)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.id.as_str(),
+                e.tenant_id.as_str(),
+                e.kind,
+                e.payload.as_str(),
+            )
+        })
+        .collect();
+    over_json(db, sql, &rows, &args![now_ms])
 }
 
 super::statements! {
@@ -77,7 +91,7 @@ pub fn mark_dispatched(
     ids: &[String],
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    chunked(ledger, &MARK_DISPATCHED, &args![now_ms], ids, bind_text)
+    over_json(ledger, MARK_DISPATCHED_SET, ids, &args![now_ms])
 }
 
 const INSERT_IF_DELTA_FAILED: &str =

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, queries, row, stmt, ItemStatus};
+use super::{args, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
 
 row! {
@@ -23,9 +23,14 @@ const INSERT: &str =
      VALUES (?1, ?2, ?3, ?4, 'QUEUED', ?5)";
 const SELECT_ONE: &str = select_facts!("WHERE tenant_id = ?1 AND content_hash = ?2");
 const SELECT_QUEUED: &str = select_facts!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
-const MARK_VERIFIED: &str =
-    "UPDATE facts SET status = 'VERIFIED', leaf_index = ?3, tree_size = ?4, verified_at = ?5 \
-     WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
+/// A round's facts (`?1`: `[tenant_id, content_hash, leaf_index]` each)
+/// VERIFIED into the head of size `?2` at `?3`.
+/// `+status`: no index on the status drives the update (the queued rows
+/// times the set); the set does, one primary-key lookup per row.
+const MARK_VERIFIED_SET: &str = "UPDATE facts SET status = 'VERIFIED', \
+     leaf_index = json_extract(j.value, '$[2]'), tree_size = ?2, verified_at = ?3 \
+     FROM json_each(?1) AS j WHERE facts.tenant_id = json_extract(j.value, '$[0]') \
+     AND facts.content_hash = json_extract(j.value, '$[1]') AND +facts.status = 'QUEUED'";
 const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
      WHERE tenant_id = ?1 AND content_hash = ?2 AND status = 'QUEUED'";
 
@@ -45,19 +50,25 @@ pub fn insert_stmt(
 
 queries! {
     pub fn fact(tenant_id: &str, content_hash: &str) -> Option<FactRow> = first(SELECT_ONE);
-    pub fn queued(limit: usize) -> Vec<FactRow> = all(SELECT_QUEUED; limit as u64);
 }
 
-pub fn mark_verified(
+super::statements! {
+    /// For a sequencer round's read batch: the queued facts in order.
+    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
+}
+
+/// Marks a round's facts (`(tenant, content hash, leaf index)` each)
+/// VERIFIED: one statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_verified_all(
     db: &D1Database,
-    tenant_id: &str,
-    content_hash: &str,
-    leaf_index: u64,
+    facts: &[(&str, &str, u64)],
     tree_size: u64,
     verified_at: u64,
-) -> ApiResult<D1PreparedStatement> {
-    let args = args![tenant_id, content_hash, leaf_index, tree_size, verified_at];
-    stmt(db, MARK_VERIFIED, &args)
+) -> Statements {
+    over_json(db, MARK_VERIFIED_SET, facts, &args![tree_size, verified_at])
 }
 
 /// Marks a QUEUED fact FAILED (it can never be appended), keeping why; a

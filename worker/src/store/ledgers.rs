@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_rows, bind_pair, bind_text, chunked, queries, row, stmt, ListSql};
+use super::{args, over_json, queries, row, stmt, Statements};
 use crate::error::ApiResult;
 
 row! {
@@ -35,6 +35,7 @@ row! {
 }
 row! {
     $ select_tenant_windows from "tenant_windows";
+    #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct TenantWindowRow {
         tenant_id: String, window: String, deltas_count: u64,
@@ -57,40 +58,57 @@ const SELECT_PAGE_IN_RANGE: &str = select_ledgers!(
 );
 const COUNT_IN_RANGE: &str = "SELECT COUNT(*) AS n FROM ledgers \
      WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3";
-const SELECT_FOR_KEYS: ListSql = ListSql {
-    sql: select_ledgers!("WHERE (tenant_id, customer_id) IN (VALUES {list})"),
-    cols: 2,
-};
-const UPDATE_AGGREGATES: &str = "UPDATE ledgers SET verified_count = ?3, computed_balance = ?4, \
-     first_activity_at = COALESCE(first_activity_at, ?5), last_activity_at = ?5, \
-     latest_items_root = ?6 WHERE tenant_id = ?1 AND customer_id = ?2";
-const UPSERT_WINDOW: &str =
-    "INSERT INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, balance_before, \
-     balance_after, first_verified_at, last_verified_at, frontier, first_leaf, last_leaf) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11) \
+/// The ledgers of the pairs `?1` (`[tenant_id, customer_id]` each).
+const SELECT_FOR_KEY_SET: &str = select_ledgers!(
+    "WHERE (tenant_id, customer_id) IN (SELECT json_extract(value, '$[0]'), \
+     json_extract(value, '$[1]') FROM json_each(?1))"
+);
+/// A round's ledgers (`?1`: `[tenant_id, customer_id, verified_count,
+/// computed_balance, latest_items_root]` each), verified at `?2`.
+const UPDATE_AGGREGATES_SET: &str = "UPDATE ledgers SET \
+     verified_count = json_extract(j.value, '$[2]'), \
+     computed_balance = json_extract(j.value, '$[3]'), \
+     first_activity_at = COALESCE(first_activity_at, ?2), last_activity_at = ?2, \
+     latest_items_root = json_extract(j.value, '$[4]') FROM json_each(?1) AS j \
+     WHERE ledgers.tenant_id = json_extract(j.value, '$[0]') \
+     AND ledgers.customer_id = json_extract(j.value, '$[1]')";
+/// A round's ledger windows of window `?2` at `?3` (`?1`: `[tenant_id,
+/// customer_id, first_seq, last_seq, balance_before, balance_after,
+/// frontier, first_leaf, last_leaf]` each).
+const UPSERT_WINDOW_SET: &str =
+    "INSERT INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, \
+     balance_before, balance_after, first_verified_at, last_verified_at, frontier, first_leaf, \
+     last_leaf) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2, \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
+     json_extract(value, '$[5]'), ?3, ?3, json_extract(value, '$[6]'), \
+     json_extract(value, '$[7]'), json_extract(value, '$[8]') FROM json_each(?1) WHERE true \
      ON CONFLICT (tenant_id, customer_id, window) DO UPDATE SET last_seq = excluded.last_seq, \
      balance_after = excluded.balance_after, last_verified_at = excluded.last_verified_at, \
      frontier = excluded.frontier, last_leaf = excluded.last_leaf";
-const SELECT_WINDOW_FRONTIERS: ListSql = ListSql {
-    sql: "SELECT tenant_id, customer_id, frontier FROM ledger_windows WHERE window = ?1 \
-          AND (tenant_id, customer_id) IN (VALUES {list})",
-    cols: 2,
-};
+/// The frontiers of window `?2` of the pairs `?1`.
+const SELECT_WINDOW_FRONTIER_SET: &str =
+    "SELECT tenant_id, customer_id, frontier FROM ledger_windows WHERE window = ?2 \
+     AND (tenant_id, customer_id) IN (SELECT json_extract(value, '$[0]'), \
+     json_extract(value, '$[1]') FROM json_each(?1))";
 const SELECT_WINDOWS_AFTER: &str = select_windows!(
     "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ?3 ORDER BY first_seq ASC"
 );
 const SELECT_WINDOW: &str =
     select_windows!("WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3");
 const SELECT_TENANT_WINDOW: &str = select_tenant_windows!("WHERE tenant_id = ?1 AND window = ?2");
-const SELECT_TENANT_WINDOWS_FOR: ListSql = ListSql {
-    sql: select_tenant_windows!("WHERE window = ?1 AND tenant_id IN ({list})"),
-    cols: 1,
-};
-const UPSERT_TENANT_WINDOW: &str =
+/// The tenant windows of window `?2` of the tenants `?1`.
+const SELECT_TENANT_WINDOW_SET: &str =
+    select_tenant_windows!("WHERE window = ?2 AND tenant_id IN (SELECT value FROM json_each(?1))");
+/// A round's tenant windows of window `?2` (`?1`: `[tenant_id,
+/// deltas_count, net_delta, first_leaf, last_leaf, frontier]` each).
+const UPSERT_TENANT_WINDOW_SET: &str =
     "INSERT INTO tenant_windows (tenant_id, window, deltas_count, net_delta, first_leaf, last_leaf, \
-     frontier) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (tenant_id, window) DO UPDATE SET \
-     deltas_count = excluded.deltas_count, net_delta = excluded.net_delta, \
-     last_leaf = excluded.last_leaf, frontier = excluded.frontier";
+     frontier) SELECT json_extract(value, '$[0]'), ?2, json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
+     json_extract(value, '$[5]') FROM json_each(?1) WHERE true \
+     ON CONFLICT (tenant_id, window) DO UPDATE SET deltas_count = excluded.deltas_count, \
+     net_delta = excluded.net_delta, last_leaf = excluded.last_leaf, \
+     frontier = excluded.frontier";
 
 /// A ledger's latest root `?3` (a batch's, handed out before per-ledger
 /// roots) replaced by its own ledger's root `?4`.
@@ -113,17 +131,48 @@ queries! {
     pub fn count_in_range(tenant_id: &str, from: &str, to: &str) -> u64 = count(COUNT_IN_RANGE);
 }
 
-/// The ledgers of `(tenant_id, customer_id)` pairs.
-pub async fn for_keys(db: &D1Database, keys: &[(String, String)]) -> ApiResult<Vec<LedgerRow>> {
-    let statements = chunked(db, &SELECT_FOR_KEYS, &[], keys, bind_pair)?;
-    batch_rows(db, statements).await
+/// A round's read of the ledgers it touches (`keys`: (tenant, customer)),
+/// their frontiers in `window`, and their tenants' windows: three
+/// statements for the round's read batch, in that order (rows:
+/// [`LedgerRow`], [`FrontierRow`], [`TenantWindowRow`]).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn round_reads(
+    db: &D1Database,
+    keys: &[(String, String)],
+    tenants: &[String],
+    window: &str,
+) -> ApiResult<[D1PreparedStatement; 3]> {
+    let pairs = serde_json::to_string(keys)?;
+    let tenant_set = serde_json::to_string(tenants)?;
+    Ok([
+        stmt(db, SELECT_FOR_KEY_SET, &args![pairs.as_str()])?,
+        stmt(
+            db,
+            SELECT_WINDOW_FRONTIER_SET,
+            &args![pairs.as_str(), window],
+        )?,
+        stmt(
+            db,
+            SELECT_TENANT_WINDOW_SET,
+            &args![tenant_set.as_str(), window],
+        )?,
+    ])
+}
+
+/// A ledger window's frontier, as [`round_reads`] reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FrontierRow {
+    pub tenant_id: String,
+    pub customer_id: String,
+    pub frontier: String,
 }
 
 row! {
     pub struct LedgerUpdate<'a> {
         tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
-        old_balance: Amount, new_balance: Amount, verified_at: u64, latest_items_root: &'a str,
-        window: String,
+        old_balance: Amount, new_balance: Amount, latest_items_root: String,
         /// The window's frontier after this round, and the log positions of
         /// the round's first and last delta of this ledger.
         frontier: String,
@@ -131,55 +180,64 @@ row! {
     }
 }
 
-/// The ledger's aggregates and its current window, for one sequencer round.
-pub fn update(db: &D1Database, u: &LedgerUpdate<'_>) -> ApiResult<Vec<D1PreparedStatement>> {
-    let (old_balance, new_balance) = (u.old_balance.to_string(), u.new_balance.to_string());
-    let aggregates = args![
-        u.tenant_id,
-        u.customer_id,
-        u.new_count,
-        &new_balance,
-        u.verified_at,
-        u.latest_items_root
-    ];
-    let window = args![
-        u.tenant_id,
-        u.customer_id,
-        &u.window,
-        u.old_count + 1,
-        u.new_count,
-        &old_balance,
-        &new_balance,
-        u.verified_at,
-        &u.frontier,
-        u.first_leaf,
-        u.last_leaf
-    ];
-    Ok(vec![
-        stmt(db, UPDATE_AGGREGATES, &aggregates)?,
-        stmt(db, UPSERT_WINDOW, &window)?,
-    ])
-}
-
-/// The frontiers of ledger windows `(tenant, customer)` in `window`.
-pub async fn window_frontiers(
+/// The round's ledger aggregates and current windows (`window`), verified
+/// at `now`: one statement per table and JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn update_all(
     db: &D1Database,
-    keys: &[(String, String)],
+    updates: &[LedgerUpdate<'_>],
     window: &str,
-) -> ApiResult<Vec<(String, String, String)>> {
-    #[derive(Deserialize)]
-    struct Row {
-        tenant_id: String,
-        customer_id: String,
-        frontier: String,
-    }
-    let fixed = args![window];
-    let statements = chunked(db, &SELECT_WINDOW_FRONTIERS, &fixed, keys, bind_pair)?;
-    let rows = batch_rows::<Row>(db, statements).await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r.tenant_id, r.customer_id, r.frontier))
-        .collect())
+    now: u64,
+) -> Statements {
+    let aggregates: Vec<(&str, &str, u64, String, &str)> = updates
+        .iter()
+        .map(|u| {
+            (
+                u.tenant_id,
+                u.customer_id,
+                u.new_count,
+                u.new_balance.to_string(),
+                u.latest_items_root.as_str(),
+            )
+        })
+        .collect();
+    type WindowSet<'a> = (
+        &'a str,
+        &'a str,
+        u64,
+        u64,
+        String,
+        String,
+        &'a str,
+        u64,
+        u64,
+    );
+    let windows: Vec<WindowSet<'_>> = updates
+        .iter()
+        .map(|u| {
+            (
+                u.tenant_id,
+                u.customer_id,
+                u.old_count + 1,
+                u.new_count,
+                u.old_balance.to_string(),
+                u.new_balance.to_string(),
+                u.frontier.as_str(),
+                u.first_leaf,
+                u.last_leaf,
+            )
+        })
+        .collect();
+    let mut out = over_json(db, UPDATE_AGGREGATES_SET, &aggregates, &args![now])?;
+    out.extend(over_json(
+        db,
+        UPSERT_WINDOW_SET,
+        &windows,
+        &args![window, now],
+    )?);
+    Ok(out)
 }
 
 queries! {
@@ -190,31 +248,30 @@ queries! {
         = first(SELECT_TENANT_WINDOW);
 }
 
-pub async fn tenant_windows_for(
+/// The round's tenant windows (all of window `window`): one statement
+/// per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn upsert_tenant_windows(
     db: &D1Database,
-    tenants: &[String],
+    rows: &[TenantWindowRow],
     window: &str,
-) -> ApiResult<Vec<TenantWindowRow>> {
-    let fixed = args![window];
-    let statements = chunked(db, &SELECT_TENANT_WINDOWS_FOR, &fixed, tenants, bind_text)?;
-    batch_rows(db, statements).await
-}
-
-pub fn upsert_tenant_window(
-    db: &D1Database,
-    w: &TenantWindowRow,
-) -> ApiResult<D1PreparedStatement> {
-    let net_delta = w.net_delta.to_string();
-    let args = args![
-        &w.tenant_id,
-        &w.window,
-        w.deltas_count,
-        &net_delta,
-        w.first_leaf,
-        w.last_leaf,
-        &w.frontier
-    ];
-    stmt(db, UPSERT_TENANT_WINDOW, &args)
+) -> Statements {
+    let set: Vec<(&str, u64, String, u64, u64, &str)> = rows
+        .iter()
+        .map(|w| {
+            (
+                w.tenant_id.as_str(),
+                w.deltas_count,
+                w.net_delta.to_string(),
+                w.first_leaf,
+                w.last_leaf,
+                w.frontier.as_str(),
+            )
+        })
+        .collect();
+    over_json(db, UPSERT_TENANT_WINDOW_SET, &set, &args![window])
 }
 
 /// Windows ending after a starting delta named as `store::deltas::StartAt`

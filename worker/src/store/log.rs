@@ -1,16 +1,21 @@
-//! The log's tables: stored hashes (`log_hashes`), leaves (`log_leaves`)
-//! and signed tree heads (`tree_heads`). Written only by the sequencer's
-//! append (see `ledger::sequence`) and the log's first head.
+//! The log's tables: its hashes as C2SP tlog-tiles (`log_tiles`, keyed by
+//! level, index and width; issue 27), leaves (`log_leaves`) and signed
+//! tree heads (`tree_heads`), and the stored hashes of a log kept before
+//! tiles (`log_hashes`, read only: migrated to tiles, `ledger::tiles`).
+//! Written only by the sequencer's append (see `ledger::sequencer`), the
+//! migration and the log's first head.
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::StoredHashes;
+use bvs_core::tiles::{TileCoord, Tiles};
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{
-    args, batch_rows, chunked, int, parse_hash, queries, row, run, stmt, Arg, ListSql, Statements,
+    args, batch_rows, chunked, int, over_json, parse_hash, queries, row, run, stmt, Arg, ListSql,
+    Statements,
 };
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 
 row! {
     $ select_heads from "tree_heads";
@@ -74,11 +79,6 @@ const INSERT_STORED_HASHES: ListSql = ListSql {
     sql: "INSERT INTO log_hashes (idx, hash) VALUES {list}",
     cols: 2,
 };
-const INSERT_LEAVES: ListSql = ListSql {
-    sql: "INSERT INTO log_leaves (leaf_index, item_hash, kind, ref_id, tenant_id, appended_at) \
-          VALUES {list}",
-    cols: 6,
-};
 
 queries! {
     pub fn latest_head() -> Option<HeadRow> = first(SELECT_LATEST_HEAD);
@@ -91,38 +91,293 @@ queries! {
     pub fn leaf_at(leaf_index: u64) -> Option<LeafRow> = first(SELECT_LEAF_AT);
 }
 
-/// Reads the stored hashes at `indexes`: one SELECT per 100 indexes (D1's
-/// parameter limit), all sent in one batch round trip.
-pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    stored_hashes_with(db, indexes, Vec::new()).await
+/// Every stored width of the tiles `?1` names (a JSON array of `[level,
+/// index]`), the bytes as hex (one string per tile through the binding).
+const SELECT_TILES: &str =
+    "SELECT t.level AS level, t.idx AS idx, t.width AS width, hex(t.data) AS data \
+     FROM json_each(?1) AS j JOIN log_tiles AS t \
+     ON t.level = json_extract(j.value, '$[0]') AND t.idx = json_extract(j.value, '$[1]')";
+/// Tiles are inserted, never replaced: two rounds that grow the log from
+/// the same size write the same (level, index, width) and cannot both
+/// commit.
+const INSERT_TILES: ListSql = ListSql {
+    sql: "INSERT INTO log_tiles (level, idx, width, data) VALUES {list}",
+    cols: 4,
+};
+/// Drops the narrower copies of the tiles `?1` (`[level, index, width]`
+/// each) just written: the wider tile holds the same hashes first.
+const DELETE_NARROWER_TILES: &str = "DELETE FROM log_tiles WHERE rowid IN (SELECT t.rowid \
+     FROM json_each(?1) AS j JOIN log_tiles AS t ON t.level = json_extract(j.value, '$[0]') \
+     AND t.idx = json_extract(j.value, '$[1]') AND t.width < json_extract(j.value, '$[2]'))";
+/// The migration's tiles, written again as they are if a step runs twice.
+const INSERT_TILES_MIGRATED: ListSql = ListSql {
+    sql: "INSERT OR REPLACE INTO log_tiles (level, idx, width, data) VALUES {list}",
+    cols: 4,
+};
+/// The migration's place: `<target size>:<next tile>` (ledger::tiles).
+const SELECT_MIGRATION_PLACE: &str = "SELECT value FROM log_meta WHERE key = 'tiles_migration'";
+const SET_MIGRATION_PLACE: &str =
+    "INSERT INTO log_meta (key, value) VALUES ('tiles_migration', ?1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+const CLEAR_MIGRATION_PLACE: &str = "DELETE FROM log_meta WHERE key = 'tiles_migration'";
+/// The stored hashes of a pre-tiles log in the index range `?1 ..= ?2`.
+const SELECT_STORED_RANGE: &str = "SELECT idx, hash FROM log_hashes WHERE idx >= ?1 AND idx <= ?2";
+/// The tree size the tiles cover (absent: 0, an empty or a pre-tiles log).
+const SELECT_TILES_SIZE: &str = "SELECT value FROM log_meta WHERE key = 'tiles_size'";
+const SET_TILES_SIZE: &str = "INSERT INTO log_meta (key, value) VALUES ('tiles_size', ?1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+/// The leaves of a round (`?1`: `[leaf_index, item_hash, kind, ref_id,
+/// tenant_id]` each), appended at `?2`.
+const INSERT_LEAVES_SET: &str =
+    "INSERT INTO log_leaves (leaf_index, item_hash, kind, ref_id, tenant_id, appended_at) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), ?2 \
+     FROM json_each(?1)";
+
+#[derive(Deserialize)]
+pub struct TileRow {
+    level: u8,
+    idx: u64,
+    width: u32,
+    data: String,
 }
 
-/// Like [`stored_hashes`], with `writes` (statements that return no rows)
-/// at the end of the same batch: one round trip for both, and the writes
-/// are atomic with the reads.
+/// The statement reading the tiles `coords` (every stored width of each),
+/// for a caller's batch; [`tiles_from_rows`] reads its rows.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn tiles_statement(db: &D1Database, coords: &[TileCoord]) -> ApiResult<D1PreparedStatement> {
+    let keys: Vec<(u8, u64)> = coords.iter().map(|c| (c.level, c.index)).collect();
+    let set = serde_json::to_string(&keys)?;
+    stmt(db, SELECT_TILES, &args![set.as_str()])
+}
+
+/// The tiles of [`tiles_statement`]'s rows (the widest of each).
+///
+/// # Errors
+/// A stored tile that is no tile.
+pub fn tiles_from_rows(rows: Vec<TileRow>) -> ApiResult<Tiles> {
+    let mut tiles = Tiles::new();
+    for r in rows {
+        let data = hex::decode(&r.data)
+            .map_err(|e| ApiError::internal(format!("tile {}/{}: {e}", r.level, r.idx)))?;
+        if data.len() != r.width as usize * bvs_core::tiles::HASH_BYTES {
+            return Err(ApiError::internal(format!(
+                "tile {}/{} has {} bytes for width {}",
+                r.level,
+                r.idx,
+                data.len(),
+                r.width
+            )));
+        }
+        tiles
+            .insert(r.level, r.idx, &data)
+            .map_err(ApiError::internal)?;
+    }
+    Ok(tiles)
+}
+
+/// Reads the tiles `coords`, with `writes` at the end of the same batch
+/// (one round trip; the writes are atomic with the read).
+///
+/// # Errors
+/// D1 errors, or a stored tile that is no tile.
+pub async fn tiles_with(
+    db: &D1Database,
+    coords: &[TileCoord],
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<Tiles> {
+    if coords.is_empty() {
+        if !writes.is_empty() {
+            super::batch(db, writes).await?;
+        }
+        return Ok(Tiles::new());
+    }
+    let mut statements = vec![tiles_statement(db, coords)?];
+    statements.extend(writes);
+    let results = super::batch(db, statements).await?;
+    tiles_from_rows(super::rows(&results, 0)?)
+}
+
+/// Statements that write `tiles` (coordinates and bytes) and drop their
+/// narrower copies: a round's new tiles.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_tiles(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statements {
+    if tiles.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = chunked(db, &INSERT_TILES, &[], tiles, |(c, data), args| {
+        args.extend([
+            Arg::Int(i64::from(c.level)),
+            int(c.index)?,
+            Arg::Int(i64::from(c.width)),
+            Arg::Blob(data),
+        ]);
+        Ok(())
+    })?;
+    let keys: Vec<(u8, u64, u32)> = tiles
+        .iter()
+        .map(|(c, _)| (c.level, c.index, c.width))
+        .collect();
+    out.extend(over_json(db, DELETE_NARROWER_TILES, &keys, &[])?);
+    Ok(out)
+}
+
+/// The migration's tiles: written over any copy (the same bytes), and
+/// their narrower copies dropped.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_tiles_migrated(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statements {
+    let mut out = chunked(db, &INSERT_TILES_MIGRATED, &[], tiles, |(c, data), args| {
+        args.extend([
+            Arg::Int(i64::from(c.level)),
+            int(c.index)?,
+            Arg::Int(i64::from(c.width)),
+            Arg::Blob(data),
+        ]);
+        Ok(())
+    })?;
+    let keys: Vec<(u8, u64, u32)> = tiles
+        .iter()
+        .map(|(c, _)| (c.level, c.index, c.width))
+        .collect();
+    out.extend(over_json(db, DELETE_NARROWER_TILES, &keys, &[])?);
+    Ok(out)
+}
+
+/// The migration's place: the size it migrates to and its next tile.
 ///
 /// # Errors
 /// D1 errors.
-pub async fn stored_hashes_with(
+pub async fn migration_place(db: &D1Database) -> ApiResult<Option<(u64, usize)>> {
+    #[derive(Deserialize)]
+    struct Value {
+        value: String,
+    }
+    let row: Option<Value> = super::first(db, SELECT_MIGRATION_PLACE, &[]).await?;
+    Ok(row.and_then(|r| {
+        let (target, next) = r.value.split_once(':')?;
+        Some((target.parse().ok()?, next.parse().ok()?))
+    }))
+}
+
+/// The statement recording the migration's place.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn set_migration_place(
     db: &D1Database,
-    indexes: &[u64],
-    writes: Vec<D1PreparedStatement>,
+    target: u64,
+    next: usize,
+) -> ApiResult<D1PreparedStatement> {
+    let text = format!("{target}:{next}");
+    stmt(db, SET_MIGRATION_PLACE, &args![text.as_str()])
+}
+
+super::statements! {
+    /// The statement ending the migration's record.
+    pub fn clear_migration_place() = CLEAR_MIGRATION_PLACE;
+}
+
+/// The stored hashes of a pre-tiles log in the index range `range`
+/// (inclusive) and at `listed`, in one batch round trip.
+///
+/// # Errors
+/// D1 errors.
+pub async fn stored_hashes_in(
+    db: &D1Database,
+    range: Option<(u64, u64)>,
+    listed: &[u64],
 ) -> ApiResult<StoredHashes> {
+    let mut statements = Vec::new();
+    if let Some((lo, hi)) = range {
+        statements.push(stmt(db, SELECT_STORED_RANGE, &args![lo, hi])?);
+    }
+    statements.extend(chunked(
+        db,
+        &SELECT_STORED_HASHES,
+        &[],
+        listed,
+        |i, args| {
+            args.push(int(*i)?);
+            Ok(())
+        },
+    )?);
     #[derive(Deserialize)]
     struct HashRow {
         idx: u64,
         hash: String,
     }
-    let mut statements = chunked(db, &SELECT_STORED_HASHES, &[], indexes, |i, args| {
-        args.push(int(*i)?);
-        Ok(())
-    })?;
-    statements.extend(writes);
     let mut out = StoredHashes::new();
     for r in batch_rows::<HashRow>(db, statements).await? {
         out.insert(r.idx, parse_hash(&r.hash)?);
     }
     Ok(out)
+}
+
+/// The tree size the log's tiles cover (0 for a log kept before tiles
+/// until its migration ends, `ledger::tiles`).
+///
+/// # Errors
+/// D1 errors, or a stored value that is no number.
+pub async fn tiles_size(db: &D1Database) -> ApiResult<u64> {
+    #[derive(Deserialize)]
+    struct Value {
+        value: String,
+    }
+    let row: Option<Value> = super::first(db, SELECT_TILES_SIZE, &[]).await?;
+    row.map_or(Ok(0), |r| {
+        r.value
+            .parse()
+            .map_err(|_| ApiError::internal(format!("tiles_size {:?}", r.value)))
+    })
+}
+
+super::statements! {
+    /// `tiles_size` for a caller's batch (its one row: `value`).
+    pub fn tiles_size_statement() = SELECT_TILES_SIZE;
+}
+
+/// The statement recording that the tiles cover `size` leaves.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn set_tiles_size(db: &D1Database, size: u64) -> ApiResult<D1PreparedStatement> {
+    let text = size.to_string();
+    stmt(db, SET_TILES_SIZE, &args![text.as_str()])
+}
+
+/// The leaves' insert: one statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Statements {
+    let rows: Vec<(u64, String, &str, &str, &str)> = leaves
+        .iter()
+        .map(|l| {
+            (
+                l.leaf_index,
+                l.item_hash.to_hex(),
+                l.kind,
+                l.ref_id.as_str(),
+                l.tenant_id.as_str(),
+            )
+        })
+        .collect();
+    over_json(db, INSERT_LEAVES_SET, &rows, &args![now_ms])
+}
+
+/// Reads the stored hashes at `indexes` of a pre-tiles log: one SELECT per
+/// 100 indexes (D1's parameter limit), all sent in one batch round trip.
+///
+/// # Errors
+/// D1 errors.
+pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
+    stored_hashes_in(db, None, indexes).await
 }
 
 /// Statements that insert stored hashes.
@@ -144,23 +399,6 @@ pub struct NewLeaf {
     pub kind: &'static str,
     pub ref_id: String,
     pub tenant_id: String,
-}
-
-pub fn insert_leaves(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Statements {
-    let now = int(now_ms)?;
-    let hexes: Vec<String> = leaves.iter().map(|l| l.item_hash.to_hex()).collect();
-    let rows: Vec<(&NewLeaf, &String)> = leaves.iter().zip(&hexes).collect();
-    chunked(db, &INSERT_LEAVES, &[], &rows, |(l, hex), args| {
-        args.extend(args![
-            l.leaf_index,
-            hex.as_str(),
-            l.kind,
-            &l.ref_id,
-            &l.tenant_id,
-            now
-        ]);
-        Ok(())
-    })
 }
 
 pub fn insert_head(db: &D1Database, head: &HeadRow) -> ApiResult<D1PreparedStatement> {

@@ -23,6 +23,18 @@ const RAISE_IF_CHANGED: &str = "INSERT INTO meters (tenant_id, meter, period, us
      SELECT ?1, ?2, ?3, ?4, ?5 WHERE changes() > 0 \
      ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
      cap = excluded.cap";
+/// Lowers the backlog of the tenants `?1` (`[tenant_id, verified]` each):
+/// a sequencer round's, in its batch. Never below 0 (deltas queued before
+/// the meter existed were counted by migration 0070, any emitted between
+/// that migration and the new Worker were not).
+const RELEASE_BACKLOG_SET: &str =
+    "UPDATE meters SET used = MAX(0, used - json_extract(j.value, '$[1]')) \
+     FROM json_each(?1) AS j WHERE meters.tenant_id = json_extract(j.value, '$[0]') \
+     AND meters.meter = 'backlog' AND meters.period = ''";
+/// Lowers tenant `?1`'s backlog by one if the batch's previous statement
+/// changed a row (a delta's FAILED mark that took).
+const RELEASE_BACKLOG_IF_CHANGED: &str = "UPDATE meters SET used = MAX(0, used - 1) \
+     WHERE tenant_id = ?1 AND meter = 'backlog' AND period = '' AND changes() > 0";
 const SELECT_USED: &str =
     "SELECT used FROM meters WHERE tenant_id = ?1 AND meter = ?2 AND period = ?3";
 
@@ -52,6 +64,11 @@ pub enum Meter {
     CounterpartyKeys,
     /// Statements about one checkpoint (period: its id).
     Statements,
+    /// Deltas emitted and not verified yet (period `""`): the plan's bound
+    /// on a tenant's backlog on its shard (issue 27: backpressure). Raised
+    /// by the emit's batch, lowered by the sequencer's round (and a
+    /// delta's FAILED mark) in theirs.
+    Backlog,
 }
 
 impl Meter {
@@ -66,6 +83,7 @@ impl Meter {
             Meter::InvitationUses => "invitation_uses",
             Meter::CounterpartyKeys => "counterparty_keys",
             Meter::Statements => "statements",
+            Meter::Backlog => "backlog",
         }
     }
 }
@@ -139,6 +157,27 @@ pub async fn batch(
             Ok(Err(first.meter))
         }
     }
+}
+
+/// The statements lowering the backlog of `(tenant, verified deltas)`
+/// pairs, for a sequencer round's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn release_backlog_all(db: &D1Database, released: &[(&str, u64)]) -> super::Statements {
+    super::over_json(db, RELEASE_BACKLOG_SET, released, &[])
+}
+
+/// The statement lowering `tenant_id`'s backlog by one, right after a
+/// delta's FAILED mark (only if that mark changed the delta).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn release_backlog_if_changed(
+    db: &D1Database,
+    tenant_id: &str,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(db, RELEASE_BACKLOG_IF_CHANGED, &args![tenant_id])
 }
 
 /// How much of the tenant's `meter` in `period` is used (0 without a row).

@@ -34,6 +34,7 @@ pub mod request_log;
 pub mod retention;
 pub mod roots;
 pub mod search;
+pub mod sets;
 pub mod submissions;
 pub mod webhooks;
 
@@ -46,6 +47,8 @@ use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
 
+pub use sets::{over_json, JSON_PARAM_BYTES_MAX};
+
 /// D1 allows at most 100 bound parameters per statement.
 pub const D1_BOUND_PARAMS_MAX: usize = 100;
 
@@ -56,6 +59,8 @@ pub enum Arg<'a> {
     Text(&'a str),
     Int(i64),
     Null,
+    /// Bytes, bound as a BLOB (a log tile).
+    Blob(&'a [u8]),
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -66,6 +71,7 @@ impl From<&Arg<'_>> for JsValue {
             #[allow(clippy::cast_precision_loss)]
             Arg::Int(i) => JsValue::from_f64(*i as f64),
             Arg::Null => JsValue::NULL,
+            Arg::Blob(b) => worker::js_sys::Uint8Array::from(*b).into(),
         }
     }
 }
@@ -508,17 +514,6 @@ pub fn chunked<'a, T>(
 /// None; the signature is [`chunked`]'s.
 pub fn bind_text<'a, S: AsRef<str>>(text: &'a S, args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
     args.push(Arg::Text(text.as_ref()));
-    Ok(())
-}
-
-/// Binds a pair of texts per row of a two-column [`ListSql`] (for
-/// [`chunked`]): (tenant, customer), (tenant, items root).
-///
-/// # Errors
-/// None; the signature is [`chunked`]'s.
-pub fn bind_pair<'a>((a, b): &'a (String, String), args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
-    args.push(Arg::Text(a));
-    args.push(Arg::Text(b));
     Ok(())
 }
 

@@ -12,6 +12,9 @@ use crate::error::ApiResult;
 /// A root issued twice (the same receipt asked again) keeps its first row.
 const INSERT_ROOT: &str = "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
      VALUES (?1, ?2, ?3, ?4)";
+/// Roots `?1` (a JSON array) of shard `?3` of `?2`, at `?4`.
+const INSERT_ROOT_SET: &str = "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
+     SELECT value, ?2, ?3, ?4 FROM json_each(?1)";
 const SELECT_ROOT: &str = "SELECT env, shard FROM proof_roots WHERE root = ?1";
 /// Records `?1` for the shard of API key `?3`'s environment, only if the
 /// key is active, not deleted, has the secret hash `?4` and its
@@ -39,16 +42,13 @@ queries! {
 }
 
 statements! {
-    fn insert_statement(root: &str, env: &str, shard: u32, now_ms: u64) = INSERT_ROOT;
-}
-
-statements! {
     /// Records `root` for the shard of key `key_id` (see the constant).
     pub fn insert_for_key_statement(root: &str, now_ms: u64, key_id: &str, secret_hash: &str)
         = INSERT_ROOT_FOR_KEY;
 }
 
-/// Records `roots` (one batch; rows already there are kept).
+/// Records `roots` (one statement per JSON set, one batch; rows already
+/// there are kept).
 ///
 /// # Errors
 /// D1 errors.
@@ -59,10 +59,12 @@ pub async fn insert_all(
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<()> {
-    let statements = roots
-        .iter()
-        .map(|r| insert_statement(db, r, env, shard, now_ms))
-        .collect::<ApiResult<Vec<_>>>()?;
+    let statements = super::over_json(
+        db,
+        INSERT_ROOT_SET,
+        roots,
+        &super::args![env, shard, now_ms],
+    )?;
     batch(db, statements).await?;
     Ok(())
 }

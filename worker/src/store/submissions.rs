@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use worker::D1Database;
 
-use super::{batch, bind_text, chunked, row, rows, ListSql};
+use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
 
 const SELECT_BY_ROOT: &str =
@@ -63,22 +63,29 @@ super::statements! {
     pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
 }
 
-/// The progress of the submissions of these deltas (anchor ids).
-const SELECT_PROGRESS_OF: ListSql = ListSql {
-    sql: "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
+/// The submissions of the deltas whose anchor ids are the JSON set `?1`
+/// (a payload's itemsRoot is its customer's root, not necessarily its
+/// submission's, so a submission is found through its deltas).
+macro_rules! of_anchors {
+    () => {
+        "(SELECT submission_id FROM deltas WHERE anchor_id IN (SELECT value FROM json_each(?1)))"
+    };
+}
+/// The progress of those submissions.
+const SELECT_PROGRESS_OF: &str = concat!(
+    "SELECT s.id, s.tenant_id, s.kind, s.items_root, s.item_count, s.received_at, \
      SUM(CASE WHEN d.status = 'VERIFIED' THEN 1 ELSE 0 END) AS verified, \
      MAX(d.verified_at) AS verified_at \
-     FROM submissions s JOIN deltas d ON d.submission_id = s.id \
-     WHERE s.id IN (SELECT submission_id FROM deltas WHERE anchor_id IN ({list})) GROUP BY s.id",
-    cols: 1,
-};
+     FROM submissions s JOIN deltas d ON d.submission_id = s.id WHERE s.id IN ",
+    of_anchors!(),
+    " GROUP BY s.id"
+);
 /// The anchor ids of the same submissions' deltas, in their order.
-const SELECT_ANCHORS_OF: ListSql = ListSql {
-    sql: "SELECT d.submission_id, d.anchor_id FROM deltas d \
-     WHERE d.submission_id IN (SELECT submission_id FROM deltas WHERE anchor_id IN ({list})) \
-     ORDER BY d.submission_id, d.position",
-    cols: 1,
-};
+const SELECT_ANCHORS_OF: &str = concat!(
+    "SELECT d.submission_id, d.anchor_id FROM deltas d WHERE d.submission_id IN ",
+    of_anchors!(),
+    " ORDER BY d.submission_id, d.position"
+);
 
 /// A submission with how many of its deltas are verified.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,7 +105,7 @@ pub struct SubmissionAnchor {
 
 /// The submissions of these deltas (anchor ids), with their progress and
 /// their deltas' anchor ids (in position order), read in one batch round
-/// trip whatever the number of deltas.
+/// trip of two statements whatever the number of deltas.
 ///
 /// # Errors
 /// D1 errors.
@@ -109,17 +116,11 @@ pub async fn progress_of(
     if anchor_ids.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let mut statements = chunked(db, &SELECT_PROGRESS_OF, &[], anchor_ids, bind_text)?;
-    let progress_statements = statements.len();
-    statements.extend(chunked(db, &SELECT_ANCHORS_OF, &[], anchor_ids, bind_text)?);
+    let set = serde_json::to_string(anchor_ids)?;
+    let statements = vec![
+        stmt(db, SELECT_PROGRESS_OF, &args![set.as_str()])?,
+        stmt(db, SELECT_ANCHORS_OF, &args![set.as_str()])?,
+    ];
     let results = batch(db, statements).await?;
-    let (mut progress, mut anchors) = (Vec::new(), Vec::new());
-    for i in 0..results.len() {
-        if i < progress_statements {
-            progress.extend(rows::<SubmissionProgress>(&results, i)?);
-        } else {
-            anchors.extend(rows::<SubmissionAnchor>(&results, i)?);
-        }
-    }
-    Ok((progress, anchors))
+    Ok((rows(&results, 0)?, rows(&results, 1)?))
 }

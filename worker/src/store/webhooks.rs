@@ -58,18 +58,19 @@ const CANCEL_OF_WEBHOOK: &str =
     "UPDATE webhook_deliveries SET status = 'canceled', completed_at = ?3, \
      next_attempt_at = NULL, last_error = 'webhook deleted' \
      WHERE webhook_id = ?1 AND tenant_id = ?2 AND status IN ('pending', 'delivering')";
-const SELECT_ACTIVE_FOR_TENANTS: ListSql = ListSql {
-    sql: select_webhooks!("WHERE active = 1 AND tenant_id IN ({list})"),
-    cols: 1,
-};
-/// `status` and `attempts` are bound per row ('pending', 0) so that every
-/// column of a row is a placeholder.
-const INSERT_DELIVERIES: ListSql = ListSql {
-    sql: "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant_id, env, event_id, \
-          event_type, url, payload, event_created_at, status, attempts, next_attempt_at, created_at) \
-          VALUES {list}",
-    cols: 13,
-};
+/// The active webhooks of the tenants `?1` (a JSON array).
+const SELECT_ACTIVE_FOR_TENANTS: &str =
+    select_webhooks!("WHERE active = 1 AND tenant_id IN (SELECT value FROM json_each(?1))");
+/// New deliveries (`?1`: `[id, webhook_id, tenant_id, env, event_id,
+/// event_type, url, payload, event_created_at]` each), pending and due at
+/// `?2` (issue 27: one statement per JSON set).
+const INSERT_DELIVERY_SET: &str =
+    "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant_id, env, event_id, \
+     event_type, url, payload, event_created_at, status, attempts, next_attempt_at, created_at) \
+     SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
+     json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'), \
+     json_extract(value, '$[8]'), 'pending', 0, ?2, ?2 FROM json_each(?1)";
 /// A claim: only while attempts remain (`?4` is the cap), so a delivery
 /// whose attempts keep ending before their record cannot be tried forever.
 const CLAIM: &str =
@@ -176,8 +177,8 @@ pub async fn active_for_tenants(
     db: &D1Database,
     tenant_ids: &[String],
 ) -> ApiResult<Vec<WebhookRow>> {
-    let statements = chunked(db, &SELECT_ACTIVE_FOR_TENANTS, &[], tenant_ids, bind_text)?;
-    batch_rows(db, statements).await
+    let set = serde_json::to_string(tenant_ids)?;
+    super::all(db, SELECT_ACTIVE_FOR_TENANTS, &args![set.as_str()]).await
 }
 
 // ---------------------------------------------------------------- deliveries
@@ -212,26 +213,35 @@ pub struct NewDelivery {
 /// INSERT OR IGNORE: a delivery id is derived from (event, webhook), so a
 /// second dispatch of the same event adds nothing.
 pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u64) -> Statements {
-    let now = int(now_ms)?;
-    chunked(db, &INSERT_DELIVERIES, &[], deliveries, |d, args| {
-        let of = &d.of;
-        args.extend(args![
-            &of.id,
-            &of.webhook_id,
-            &of.tenant_id,
-            of.env.as_deref(),
-            &of.event_id,
-            &of.event_type,
-            &d.url,
-            &d.payload,
-            of.event_created_at,
-            STATUS_PENDING,
-            Arg::Int(0),
-            now,
-            now
-        ]);
-        Ok(())
-    })
+    type Row<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        u64,
+    );
+    let rows: Vec<Row<'_>> = deliveries
+        .iter()
+        .map(|d| {
+            let of = &d.of;
+            (
+                of.id.as_str(),
+                of.webhook_id.as_str(),
+                of.tenant_id.as_str(),
+                of.env.as_deref(),
+                of.event_id.as_str(),
+                of.event_type.as_str(),
+                d.url.as_str(),
+                d.payload.as_str(),
+                of.event_created_at,
+            )
+        })
+        .collect();
+    super::over_json(db, INSERT_DELIVERY_SET, &rows, &args![now_ms])
 }
 
 /// Takes the delivery for one attempt when it is due: pending and due, or

@@ -21,9 +21,21 @@ use crate::store::{self as db_store, submissions};
 use crate::views::iso;
 
 /// Events read per round.
-pub const EVENTS_PER_ROUND: u64 = 50;
-/// Rounds per run; the next run continues.
-pub const ROUNDS_MAX: usize = 10;
+pub const EVENTS_PER_ROUND: u64 = 1_000;
+/// Rounds per run; the run's query budget usually ends it first.
+pub const ROUNDS_MAX: usize = 60;
+/// Queries a run after the sequencer's makes at most: what the
+/// sequencer's run (`ledger::budget::RUN_QUERIES_MAX`) leaves of an
+/// invocation's 1,000, less a margin. A round makes at most
+/// [`ROUND_QUERIES`].
+pub const RUN_QUERIES_MAX: usize = 250;
+/// Queries of the sweep's run per shard (every shard in one invocation):
+/// a round or two; when events are left the shard's doorbell takes over.
+pub const SWEEP_QUERIES_MAX: usize = 2 * ROUND_QUERIES;
+/// Queries of one round, at most: the events, the webhooks, the
+/// submissions' progress (two) and their completion events, the
+/// deliveries (a few JSON sets), the mark.
+const ROUND_QUERIES: usize = 10;
 
 /// The delivery of `event_id` to `webhook_id`: the same pair always gives
 /// the same id.
@@ -32,13 +44,16 @@ pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
     format!("dlv_{}", &h[..32])
 }
 
-/// Dispatches up to `ROUNDS_MAX * EVENTS_PER_ROUND` events of the shard `log`.
-/// Returns the number of events dispatched.
+/// Dispatches the events of the shard `log` within `queries_max` queries
+/// (issue 27: a round's statements are a constant number per table,
+/// whatever its events); when events are left, rings the shard's doorbell
+/// so that another invocation goes on. Returns the number of events
+/// dispatched.
 ///
 /// # Errors
 /// Internal error on storage failure; nothing is lost, the next run
 /// continues.
-pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
+pub async fn run(app: &App, log: LogId, queries_max: usize) -> ApiResult<u64> {
     let ledger = crate::ledger::db(app, log)?;
     let control = app.control_db()?;
     // A new delivery is due at once: never later than the real clock,
@@ -46,57 +61,87 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let now = app.now_ms.min(crate::app::clock_ms());
     let log_named = log_member(app, log)?;
     let mut total = 0;
+    let mut queries = 0;
     for _ in 0..ROUNDS_MAX {
+        if queries + ROUND_QUERIES > queries_max {
+            crate::ledger::submit::ring(app, log).await;
+            break;
+        }
         let events = outbox::pending(&ledger, EVENTS_PER_ROUND).await?;
         if events.is_empty() {
             break;
         }
-        completions(app, &ledger, &events).await?;
-        let mut tenants: Vec<String> = events.iter().map(|e| e.tenant_id.clone()).collect();
-        tenants.sort();
-        tenants.dedup();
-        let hooks = store::active_for_tenants(&control, &tenants).await?;
-        let mut deliveries = Vec::new();
-        for e in &events {
-            // One payload per event, whatever the number of its webhooks.
-            let payload = with_log(&e.payload, &log_named);
-            for h in hooks
-                .iter()
-                .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
-            {
-                deliveries.push(NewDelivery {
-                    of: DeliveryOf {
-                        id: delivery_id(&e.id, &h.id),
-                        webhook_id: h.id.clone(),
-                        tenant_id: e.tenant_id.clone(),
-                        env: Some(log.env.as_str().to_string()),
-                        event_id: e.id.clone(),
-                        event_type: e.kind.clone(),
-                        event_created_at: e.created_at,
-                    },
-                    url: h.url.clone(),
-                    payload: payload.clone(),
-                });
-            }
-        }
-        if !deliveries.is_empty() {
-            db_store::batch(
-                &control,
-                store::insert_deliveries(&control, &deliveries, now)?,
-            )
-            .await?;
-        }
-        let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-        // The dashboard's per-day figures (issue 30) count these events in
-        // the same batch, only if this run's mark changed them.
-        let mut marks = outbox::mark_dispatched(&ledger, &event_ids, now)?;
-        marks.extend(crate::ledger::charts::raise_statements(&ledger, &events)?);
-        db_store::batch(&ledger, marks).await?;
-        let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
-        delivery::ring_all(app, &ids).await;
+        queries += round(app, log, (&ledger, &control), &events, (&log_named, now)).await?;
         total += events.len() as u64;
+        if (events.len() as u64) < EVENTS_PER_ROUND {
+            break;
+        }
     }
     Ok(total)
+}
+
+/// One round over `events`: the completions they finish, the deliveries
+/// to their tenants' webhooks, the events marked dispatched. Events of a
+/// tenant with no active webhook go nowhere: they are only marked (their
+/// completions would go nowhere too). Returns the queries it made.
+async fn round(
+    app: &App,
+    log: LogId,
+    (ledger, control): (&D1Database, &D1Database),
+    events: &[EventRow],
+    (log_named, now): (&serde_json::Value, u64),
+) -> ApiResult<usize> {
+    let mut tenants: Vec<String> = events.iter().map(|e| e.tenant_id.clone()).collect();
+    tenants.sort();
+    tenants.dedup();
+    let hooks = store::active_for_tenants(control, &tenants).await?;
+    let mut queries = 3;
+    let hooked: Vec<&EventRow> = events
+        .iter()
+        .filter(|e| hooks.iter().any(|h| h.tenant_id == e.tenant_id))
+        .collect();
+    if !hooked.is_empty() {
+        queries += completions(app, ledger, &hooked).await?;
+    }
+    let mut deliveries = Vec::new();
+    for e in hooked {
+        // One payload per event, whatever the number of its webhooks.
+        let payload = with_log(&e.payload, log_named);
+        for h in hooks
+            .iter()
+            .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
+        {
+            deliveries.push(NewDelivery {
+                of: DeliveryOf {
+                    id: delivery_id(&e.id, &h.id),
+                    webhook_id: h.id.clone(),
+                    tenant_id: e.tenant_id.clone(),
+                    env: Some(log.env.as_str().to_string()),
+                    event_id: e.id.clone(),
+                    event_type: e.kind.clone(),
+                    event_created_at: e.created_at,
+                },
+                url: h.url.clone(),
+                payload: payload.clone(),
+            });
+        }
+    }
+    if !deliveries.is_empty() {
+        let statements = store::insert_deliveries(control, &deliveries, now)?;
+        queries += statements.len();
+        db_store::batch(control, statements).await?;
+    }
+    let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    // The dashboard's per-day figures (issue 30) count these events in the
+    // same batch, only if this run's mark changed them.
+    let mut marks = outbox::mark_dispatched(ledger, &event_ids, now)?;
+    let charts = crate::ledger::charts::raise_statements(ledger, events)?;
+    queries += charts.len();
+    marks.extend(charts);
+    db_store::batch(ledger, marks).await?;
+    let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
+    delivery::ring_all(app, &ids).await;
+    Ok(queries)
 }
 
 /// The `verification.completed` payload: a submission (single emit or
@@ -119,8 +164,9 @@ struct Completed {
 /// `delta.verified` events finish. Its id is derived from the submission,
 /// so it is added once however often this runs. Two D1 round trips
 /// whatever the number of submissions: one batch reads their progress and
-/// anchor ids, one adds the events (multi-row inserts).
-async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> ApiResult<()> {
+/// anchor ids, one adds the events (multi-row inserts). Returns the
+/// queries it made.
+async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> ApiResult<usize> {
     // By anchor id: a payload's itemsRoot is its customer's root, not
     // necessarily its submission's.
     let mut anchors_seen: Vec<String> = events
@@ -163,14 +209,12 @@ async fn completions(app: &App, ledger: &D1Database, events: &[EventRow]) -> Api
             payload,
         });
     }
-    let mut statements = Vec::new();
-    for (a, b) in crate::ledger::budget::event_groups(&done) {
-        statements.extend(outbox::insert_once_all(ledger, &done[a..b], app.now_ms)?);
-    }
+    let statements = outbox::insert_once_all(ledger, &done, app.now_ms)?;
+    let made = 2 + statements.len();
     if !statements.is_empty() {
         db_store::batch(ledger, statements).await?;
     }
-    Ok(())
+    Ok(made)
 }
 
 /// What every event says of the log (shard) its items are proven in.

@@ -1,0 +1,251 @@
+//! One sequencer round's plan and writes (issue 27: set-based): whatever
+//! the number of its items, ledgers and tenants, a round writes each table
+//! with one statement per JSON set (`store::over_json`; one set unless a
+//! set would pass D1's value size): the grown tiles, the leaves, the
+//! deltas' VERIFIED marks, the facts' and checkpoints' marks, the ledger
+//! aggregates and windows, the tenant windows, the event outbox, the
+//! backlog meters, the tiles' size and the head.
+
+use std::collections::BTreeMap;
+
+use bvs_core::hash::Hash32;
+use bvs_core::types::Period;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::balances::Balances;
+use super::queue::Item;
+use super::sequencer::{DEV_FAULT_REASON, DEV_HOLD_REASON};
+use crate::error::ApiResult;
+use crate::store::checkpoints::{self, CheckpointRow};
+use crate::store::deltas::{self, DeltaRow};
+use crate::store::events::{self, NewEvent};
+use crate::store::facts::{self, FactRow};
+use crate::store::log::{HeadRow, NewLeaf};
+use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
+use crate::{ids, views};
+
+/// A leaf's item hash, kind, reference and tenant.
+type LeafParts<'a> = (Hash32, &'static str, &'a String, &'a String);
+
+/// What one round appends: the queued deltas, then facts, then checkpoints,
+/// each in the order taken, at log positions from `old_size`.
+pub struct Plan {
+    pub old_size: u64,
+    pub deltas: Vec<DeltaRow>,
+    pub facts: Vec<FactRow>,
+    pub checkpoints: Vec<CheckpointRow>,
+}
+
+impl Plan {
+    pub fn of(old_size: u64, items: &[Item]) -> Plan {
+        let mut plan = Plan {
+            old_size,
+            deltas: Vec::new(),
+            facts: Vec::new(),
+            checkpoints: Vec::new(),
+        };
+        for item in items {
+            match item {
+                Item::Delta(d) => plan.deltas.push(d.clone()),
+                Item::Fact(f) => plan.facts.push(f.clone()),
+                Item::Checkpoint(c) => plan.checkpoints.push(c.clone()),
+            }
+        }
+        plan
+    }
+
+    pub fn len(&self) -> u64 {
+        (self.deltas.len() + self.facts.len() + self.checkpoints.len()) as u64
+    }
+
+    /// The plan holds an item poisoned by the DEV_MODE fault injection
+    /// (`DEV_FAULT_REASON`).
+    pub fn has_dev_fault(&self) -> bool {
+        self.deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_FAULT_REASON))
+            || self
+                .facts
+                .iter()
+                .any(|f| f.content.starts_with(DEV_FAULT_REASON))
+            || self
+                .checkpoints
+                .iter()
+                .any(|c| c.customer_id == DEV_FAULT_REASON)
+    }
+
+    /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).
+    pub fn holds(&self) -> bool {
+        self.deltas
+            .iter()
+            .any(|d| d.reason.as_deref() == Some(DEV_HOLD_REASON))
+    }
+
+    /// The log position of the `i`-th fact and checkpoint.
+    fn fact_leaf(&self, i: usize) -> u64 {
+        self.old_size + (self.deltas.len() + i) as u64
+    }
+
+    fn checkpoint_leaf(&self, i: usize) -> u64 {
+        self.old_size + (self.deltas.len() + self.facts.len() + i) as u64
+    }
+
+    pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
+        let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
+            Ok((d.item_hash, "delta", &d.anchor_id, &d.tenant_id))
+        });
+        let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
+            let hash = parse_hash(&f.content_hash)?;
+            Ok((hash, "fact", &f.content_hash, &f.tenant_id))
+        });
+        let checkpoints = self
+            .checkpoints
+            .iter()
+            .map(|c| -> ApiResult<LeafParts<'_>> {
+                Ok((c.merkle_root, "checkpoint", &c.id, &c.tenant_id))
+            });
+        deltas
+            .chain(facts)
+            .chain(checkpoints)
+            .enumerate()
+            .map(|(i, item)| {
+                let (item_hash, kind, ref_id, tenant_id) = item?;
+                Ok(NewLeaf {
+                    leaf_index: self.old_size + i as u64,
+                    item_hash,
+                    kind,
+                    ref_id: ref_id.clone(),
+                    tenant_id: tenant_id.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The month a round verifies in: its ledger and tenant windows.
+pub fn window_of(now: u64) -> String {
+    Period::containing(i64::try_from(now).unwrap_or(i64::MAX)).to_string()
+}
+
+/// Everything the round's items change besides the log: the deltas'
+/// verification with their ledgers' aggregates and windows and the
+/// tenants' backlogs, the facts' and checkpoints' marks, and the outbox
+/// events, each table in one statement per JSON set.
+///
+/// # Errors
+/// A ledger missing for a delta, a balance past its limits, or a value
+/// that cannot be bound.
+pub fn writes(
+    db: &D1Database,
+    plan: &Plan,
+    head: &HeadRow,
+    now: u64,
+    mut balances: Balances,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    let window = window_of(now);
+    let mut outbox = Vec::new();
+    let mut verified = Vec::with_capacity(plan.deltas.len());
+    let mut released: BTreeMap<&str, u64> = BTreeMap::new();
+    for (i, d) in plan.deltas.iter().enumerate() {
+        let leaf_index = plan.old_size + i as u64;
+        let (ledger_seq, balance_after) = balances.add(d, leaf_index, &window)?;
+        let v = deltas::VerifiedDelta {
+            anchor_id: &d.anchor_id,
+            leaf_index,
+            tree_size: head.tree_size,
+            ledger_seq,
+            balance_after,
+            verified_at: now,
+        };
+        outbox.push(delta_verified_event(d, &v, &head.note_hash)?);
+        verified.push(v);
+        *released.entry(d.tenant_id.as_str()).or_insert(0) += 1;
+    }
+    let mut statements = Vec::new();
+    if !verified.is_empty() {
+        statements.extend(deltas::mark_verified_all(
+            db,
+            &verified,
+            head.tree_size,
+            now,
+        )?);
+        let released: Vec<(&str, u64)> = released.into_iter().collect();
+        statements.extend(meters::release_backlog_all(db, &released)?);
+    }
+    statements.extend(balances.statements(db, now, &window)?);
+    if !plan.facts.is_empty() {
+        let marks: Vec<(&str, &str, u64)> = plan
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                (
+                    f.tenant_id.as_str(),
+                    f.content_hash.as_str(),
+                    plan.fact_leaf(i),
+                )
+            })
+            .collect();
+        statements.extend(facts::mark_verified_all(db, &marks, head.tree_size, now)?);
+    }
+    if !plan.checkpoints.is_empty() {
+        let mut marks = Vec::with_capacity(plan.checkpoints.len());
+        for (i, c) in plan.checkpoints.iter().enumerate() {
+            let leaf = plan.checkpoint_leaf(i);
+            marks.push((c.id.as_str(), leaf));
+            outbox.push(checkpoint_verified_event(c, leaf, head, now)?);
+        }
+        statements.extend(checkpoints::mark_committed_all(
+            db,
+            &marks,
+            head.tree_size,
+            now,
+        )?);
+    }
+    if !outbox.is_empty() {
+        statements.extend(events::insert(db, &outbox, now)?);
+    }
+    Ok(statements)
+}
+
+/// `delta.verified`: the delta as it reads once this round commits.
+fn delta_verified_event(
+    d: &DeltaRow,
+    v: &deltas::VerifiedDelta<'_>,
+    note_hash: &str,
+) -> ApiResult<NewEvent> {
+    let mut row = d.clone();
+    row.status = ItemStatus::Verified;
+    row.leaf_index = Some(v.leaf_index);
+    row.tree_size = Some(v.tree_size);
+    row.ledger_seq = Some(v.ledger_seq);
+    row.balance_after = Some(v.balance_after);
+    row.verified_at = Some(v.verified_at);
+    Ok(NewEvent {
+        id: ids::new_id("evt")?,
+        tenant_id: d.tenant_id.clone(),
+        kind: "delta.verified",
+        payload: views::delta_event_payload(&row, note_hash)?,
+    })
+}
+
+/// `checkpoint.verified`: the checkpoint as it reads once this round commits.
+fn checkpoint_verified_event(
+    c: &CheckpointRow,
+    leaf_index: u64,
+    head: &HeadRow,
+    now: u64,
+) -> ApiResult<NewEvent> {
+    let mut row = c.clone();
+    row.status = CheckpointStatus::Committed;
+    row.leaf_index = Some(leaf_index);
+    row.tree_size = Some(head.tree_size);
+    row.committed_at = Some(now);
+    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash));
+    Ok(NewEvent {
+        id: ids::new_id("evt")?,
+        tenant_id: c.tenant_id.clone(),
+        kind: "checkpoint.verified",
+        payload: serde_json::to_string(&view)?,
+    })
+}

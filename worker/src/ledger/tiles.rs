@@ -1,0 +1,239 @@
+//! The log over C2SP tlog-tiles (issue 27, `bvs_core::tiles`): proofs and
+//! appends read tiles, an append writes the tiles it grows, and a log kept
+//! as stored hashes before tiles (`log_hashes`) is migrated to tiles,
+//! resumably, by its sequencer.
+//!
+//! Reading: the stored hashes an operation needs name the tiles to read
+//! (one statement, in the caller's batch); a stored hash no tile holds yet
+//! (a log mid-migration) is read from `log_hashes` in a second round trip,
+//! only then. Answers are computed by the same `bvs_core::log` code over
+//! the same hashes as before tiles: byte for byte the same proofs.
+//!
+//! Migration: the tiles a log of size `a` lacks to be the tiles of size
+//! `T` are exactly those its growth from `a` to `T` writes
+//! (`tiles::grown`): the migration writes them in order, a few per step,
+//! each step one batch (their stored hashes read, then the tiles and the
+//! step's place written together), and records `tiles_size = T` with the
+//! last. Until then the sequencer appends nothing; proofs read tiles where
+//! they exist and stored hashes where not, so every published root and
+//! proof stays answerable throughout.
+
+use bvs_core::hash::Hash32;
+use bvs_core::log::{self, StoredHashes};
+use bvs_core::merkle::TreeSize;
+use bvs_core::tiles::{self, TileCoord, Tiles};
+use worker::{D1Database, D1PreparedStatement};
+
+use crate::error::{ApiError, ApiResult};
+use crate::store;
+
+/// Reads the stored hashes `indexes` from tiles, with `writes` in the same
+/// batch (one round trip); stored hashes no tile holds yet from the rows of
+/// a log kept before tiles (a second round trip, only mid-migration).
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+pub async fn read_hashes(
+    db: &D1Database,
+    indexes: &[u64],
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<StoredHashes> {
+    let coords = tiles::tiles_for(indexes);
+    let tiles = store::log::tiles_with(db, &coords, writes).await?;
+    complete(db, &tiles, indexes).await
+}
+
+/// The stored hashes `indexes` from `tiles`, reading what they lack from a
+/// log's pre-tiles rows.
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
+    let (mut hashes, missing) = tiles.stored_hashes(indexes);
+    if missing.is_empty() {
+        return Ok(hashes);
+    }
+    let legacy = store::log::stored_hashes(db, &missing).await?;
+    for i in missing {
+        let h = legacy
+            .get(i)
+            .ok_or_else(|| ApiError::internal(format!("log hash {i} is missing from storage")))?;
+        hashes.insert(i, *h);
+    }
+    Ok(hashes)
+}
+
+/// The stored indexes an append of `count` leaves to a log of `old_size`
+/// reads: the right fringe it closes and the old subtrees of the new root.
+///
+/// # Errors
+/// A size past the log's limits.
+pub fn indexes_for_append(old_size: u64, count: u64) -> ApiResult<Vec<u64>> {
+    let new_size = old_size + count;
+    let existing = log::stored_hash_count(TreeSize(old_size));
+    let mut need =
+        log::indexes_for_append(TreeSize(old_size), count).map_err(ApiError::internal)?;
+    need.extend(
+        log::indexes_for_root(TreeSize(new_size))
+            .map_err(ApiError::internal)?
+            .into_iter()
+            .filter(|i| *i < existing),
+    );
+    need.sort_unstable();
+    need.dedup();
+    Ok(need)
+}
+
+/// The tiles an append of `count` leaves to a log of `old_size` reads:
+/// those holding [`indexes_for_append`] and the old right edge (which the
+/// append widens).
+///
+/// # Errors
+/// A size past the log's limits.
+pub fn tiles_for_append(old_size: u64, count: u64) -> ApiResult<Vec<TileCoord>> {
+    let mut coords = tiles::tiles_for(&indexes_for_append(old_size, count)?);
+    coords.extend(tiles::edge(old_size));
+    coords.sort_unstable_by_key(|c| (c.level, c.index));
+    coords.dedup_by_key(|c| (c.level, c.index));
+    Ok(coords)
+}
+
+/// What appending leaves computes, before it is written.
+pub struct Growth {
+    /// The new tree's root.
+    pub root: Hash32,
+    /// The tiles to write (coordinates at the new size, bytes).
+    pub tiles: Vec<(TileCoord, Vec<u8>)>,
+}
+
+/// Appends `items` (itemHashes) to the log of `old_size` whose tiles
+/// [`tiles_for_append`] are in `tiles`: the new root and the grown tiles.
+///
+/// # Errors
+/// A tile the append needs that `tiles` lacks (the log's tiles do not
+/// cover `old_size`), or a size past the log's limits.
+pub fn grow(old_size: u64, items: &[Hash32], tiles: &Tiles) -> ApiResult<Growth> {
+    let count = items.len() as u64;
+    let new_size = old_size + count;
+    let need = indexes_for_append(old_size, count)?;
+    let (mut hashes, missing) = tiles.stored_hashes(&need);
+    if let Some(i) = missing.first() {
+        return Err(ApiError::internal(format!(
+            "log hash {i} is in no tile: the tiles do not cover size {old_size}"
+        )));
+    }
+    let written = log::append(TreeSize(old_size), items, &hashes).map_err(ApiError::internal)?;
+    for (i, h) in &written {
+        hashes.insert(*i, *h);
+    }
+    let root = log::tree_root(TreeSize(new_size), &hashes).map_err(ApiError::internal)?;
+    let grown =
+        tiles::grown_data(old_size, new_size, tiles, &written).map_err(ApiError::internal)?;
+    Ok(Growth { root, tiles: grown })
+}
+
+/// Tiles a migration step writes at most (level-0 tiles: 2 × 256 stored
+/// hashes read each, in one range).
+pub const MIGRATE_TILES_PER_STEP: usize = 8;
+/// Queries of the check that a log needs no migration.
+pub const MIGRATE_CHECK_QUERIES: usize = 2;
+/// Queries a migration step takes at most: the tiles-size, head and place
+/// reads, the stored hashes (one range, or up to three lists of 100 for
+/// each higher-level tile) and the tiles already there, then the tiles,
+/// their narrower copies and the place.
+pub const MIGRATE_STEP_QUERIES: usize = 3 + 3 * MIGRATE_TILES_PER_STEP + 1 + 4;
+
+/// Where a log's migration to tiles stands after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// The tiles covered the log's latest head already (two reads).
+    Covered,
+    /// The tiles cover the log's latest head: appends may go on.
+    Done,
+    /// More steps are left.
+    Going,
+}
+
+/// One step of the migration of a log kept as stored hashes to tiles
+/// (a no-op once the tiles cover its latest head).
+///
+/// # Errors
+/// D1 errors, or a stored hash the log lacks.
+pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
+    let covered = store::log::tiles_size(db).await?;
+    let head = store::log::latest_head(db)
+        .await?
+        .map_or(0, |h| h.tree_size);
+    if covered >= head {
+        return Ok(Migration::Covered);
+    }
+    let place = store::log::migration_place(db).await?;
+    // A place recorded for another target (the log grew meanwhile through
+    // an older Worker) starts over toward the new one: rewriting a tile
+    // writes the same bytes.
+    let from = match place {
+        Some((target, next)) if target == head => next,
+        _ => 0,
+    };
+    let work = tiles::grown(covered, head);
+    let step: Vec<TileCoord> = work
+        .iter()
+        .skip(from)
+        .take(MIGRATE_TILES_PER_STEP)
+        .copied()
+        .collect();
+    let hashes = stored_for(db, &step).await?;
+    // What a narrower copy of a tile holds (leaves appended over tiles
+    // before an older Worker appended more as stored hashes) is read from
+    // it: only such a Worker's own leaves are stored hashes.
+    let have = store::log::tiles_with(db, &step, Vec::new()).await?;
+    let mut written = Vec::with_capacity(step.len());
+    for coord in &step {
+        let mut entries = StoredHashes::new();
+        for i in coord.entry_indexes() {
+            if let Some(h) = have.stored_hash(i).or_else(|| hashes.get(i).copied()) {
+                entries.insert(i, h);
+            }
+        }
+        let data = tiles::data_from_stored(coord, &entries).map_err(ApiError::internal)?;
+        written.push((*coord, data));
+    }
+    let next = from + step.len();
+    let mut statements = store::log::insert_tiles_migrated(db, &written)?;
+    if next >= work.len() {
+        statements.push(store::log::set_tiles_size(db, head)?);
+        statements.push(store::log::clear_migration_place(db)?);
+    } else {
+        statements.push(store::log::set_migration_place(db, head, next)?);
+    }
+    store::batch(db, statements).await?;
+    worker::console_log!(
+        "tiles migration: {next} of {} tiles toward size {head}",
+        work.len()
+    );
+    Ok(if next >= work.len() {
+        Migration::Done
+    } else {
+        Migration::Going
+    })
+}
+
+/// The stored hashes of the entries of `coords`: the level-0 tiles' by
+/// one range read, the others' by index lists, in one batch.
+async fn stored_for(db: &D1Database, coords: &[TileCoord]) -> ApiResult<StoredHashes> {
+    let mut range: Option<(u64, u64)> = None;
+    let mut listed = Vec::new();
+    for c in coords {
+        let entries = c.entry_indexes();
+        if c.level == 0 {
+            let (lo, hi) = (
+                entries.first().copied().unwrap_or(0),
+                entries.last().copied().unwrap_or(0),
+            );
+            range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        } else {
+            listed.extend(entries);
+        }
+    }
+    store::log::stored_hashes_in(db, range, &listed).await
+}
