@@ -36,7 +36,28 @@ def imports(path):
             target = module_file([p for p in item if p])
             if target and target != path:
                 found.add(target)
+    # `super::a::b` paths and `use super::{a, b::c}` groups, from the
+    # parent of this file's module (a sibling file, or the folder's mod.rs).
+    parent = module_of(path)[:-1]
+    for m in re.finditer(r"\bsuper::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", text):
+        target = module_file(parent + m.group(1).split("::"))
+        if target and target != path:
+            found.add(target)
+    for m in re.finditer(r"use super::\{([^;]*)\};", text, re.S):
+        for item in re.findall(r"([a-z_][a-z0-9_]*)(?:::([a-z_][a-z0-9_]*))?", m.group(1)):
+            target = module_file(parent + [p for p in item if p])
+            if target and target != path:
+                found.add(target)
     return found
+
+
+def module_of(path):
+    """The module path of a file: `ledger/round.rs` is ledger::round,
+    `ledger/mod.rs` and `ledger.rs` are ledger, `lib.rs` the crate."""
+    parts = path[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return parts
 
 
 def main():

@@ -14,7 +14,6 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::balances::Balances;
 use super::queue::Item;
-use super::sequencer::{DEV_FAULT_REASON, DEV_HOLD_REASON};
 use crate::error::ApiResult;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
@@ -23,6 +22,17 @@ use crate::store::facts::{self, FactRow};
 use crate::store::log::{HeadRow, NewLeaf};
 use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
+
+/// DEV_MODE fault injection: a delta with this `reason`, a fact whose
+/// content starts with it, or a checkpoint of the customer with this id
+/// makes every round that holds it fail, as an item that can never be
+/// appended would. Has no effect unless `DEV_MODE` is on.
+pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
+/// DEV_MODE: a delta with this `reason` holds its round for
+/// `sequencer::DEV_HOLD_SECS` before the round commits, as a slow or saturated shard
+/// would: that shard's sequencer stays busy (tests/tests/shard_queues.rs:
+/// another shard is sequenced meanwhile). No effect unless `DEV_MODE` is on.
+pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
 type LeafParts<'a> = (Hash32, &'static str, &'a String, &'a String);

@@ -49,16 +49,6 @@ use crate::views;
 /// Rounds per invocation; the run's query budget usually ends it first.
 /// The next doorbell (the run rings one when items are left) continues.
 pub const ROUNDS_MAX: usize = 60;
-/// DEV_MODE fault injection: a delta with this `reason`, a fact whose
-/// content starts with it, or a checkpoint of the customer with this id
-/// makes every round that holds it fail, as an item that can never be
-/// appended would. Has no effect unless `DEV_MODE` is on.
-pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
-/// DEV_MODE: a delta with this `reason` holds its round for
-/// `DEV_HOLD_SECS` before the round commits, as a slow or saturated shard
-/// would: that shard's sequencer stays busy (tests/tests/shard_queues.rs:
-/// another shard is sequenced meanwhile). No effect unless `DEV_MODE` is on.
-pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 pub const DEV_HOLD_SECS: u64 = 30;
 /// Queries a run keeps for marking isolated items FAILED.
 const FAIL_QUERIES: usize = 3;
