@@ -45,6 +45,11 @@ export function getState(): State {
   return state;
 }
 
+/** The signed-in user's dashboard JWT, for an API call. */
+export function jwt(): string | null {
+  return getState().token;
+}
+
 export function update(patch: Partial<State>): void {
   state = { ...state, ...patch };
   const { token, user, env, keys } = state;

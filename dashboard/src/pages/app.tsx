@@ -16,7 +16,7 @@ import {
 import { Link, navigate } from "../router";
 import { DailyCharts } from "./overview-charts";
 import { SearchBox } from "./search";
-import { getState, signOut, update, useSession } from "../session";
+import { getState, jwt, signOut, update, useSession } from "../session";
 import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAsync, usePoll, when } from "../ui";
 
 const NAV: [string, string][] = [
@@ -29,10 +29,6 @@ const NAV: [string, string][] = [
   ["/app/events", "Events"],
   ["/app/settings", "Settings"],
 ];
-
-export function jwt(): string | null {
-  return getState().token;
-}
 
 async function setEnvironment(env: EnvName): Promise<void> {
   const before = getState().env;

@@ -4,9 +4,8 @@
 import { useState } from "preact/hooks";
 import { call, ENV_LABEL, type EventDelivery, type EventPage, type LoggedEvent, type Resent } from "../api";
 import { Link } from "../router";
-import { useSession } from "../session";
+import { jwt, useSession } from "../session";
 import { Button, Empty, ErrorBox, Loading, Notice, PageTitle, prettyJson, Select, short, useAsync, usePoll, when } from "../ui";
-import { jwt } from "./app";
 
 const TYPES: [string, string][] = [
   ["", "Every event"],

@@ -2,9 +2,8 @@
 import { useState } from "preact/hooks";
 import { type ApiKey, call, type CreatedApiKey, type EnvName, ENV_LABEL, ENV_OF_KEY, KEY_ENV_OF } from "../api";
 import { Link } from "../router";
-import { getState, update, useSession } from "../session";
+import { getState, jwt, update, useSession } from "../session";
 import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, Select, useAsync, when } from "../ui";
-import { jwt } from "./app";
 
 /** Keeps `key` (this tab only) as the one the ledger views of `env` use. */
 export function keepKeyForLedgers(env: EnvName, key: string | null): void {

@@ -5,9 +5,8 @@
 import { useState } from "preact/hooks";
 import { type ApiKey, call, ENV_LABEL, type LoggedRequest, type LoggedRequestDetail, type RequestPage } from "../api";
 import { Link, navigate } from "../router";
-import { useSession } from "../session";
+import { jwt, useSession } from "../session";
 import { Button, Empty, ErrorBox, Field, Loading, PageTitle, prettyJson, Select, StatusBadge, useAsync, when } from "../ui";
-import { jwt } from "./app";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const SINCE: [string, string][] = [

@@ -4,7 +4,7 @@
 import { call, type DailyUsage, type EnvName, ENV_LABEL } from "../api";
 import { Chart, seconds } from "../charts";
 import { ErrorBox, Loading, useAsync } from "../ui";
-import { jwt } from "./app";
+import { jwt } from "../session";
 
 const count = (n: number) => n.toLocaleString("en-US");
 

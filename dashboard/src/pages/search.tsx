@@ -5,9 +5,8 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { call, type EnvName, ENV_LABEL, type SearchHit } from "../api";
 import { Link, navigate, useLocation } from "../router";
-import { getState, update } from "../session";
+import { getState, jwt, update } from "../session";
 import { Button, Empty, ErrorBox, Loading, PageTitle, useAsync } from "../ui";
-import { jwt } from "./app";
 
 const KIND_TEXT: Record<SearchHit["kind"], string> = {
   delta: "Delta (anchorId)",

@@ -4,7 +4,7 @@ import { useState } from "preact/hooks";
 import { call, type CreatedWebhook, type Delivery, type Webhook, type WebhookTest } from "../api";
 import { Link } from "../router";
 import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, useAsync, usePoll, when } from "../ui";
-import { jwt } from "./app";
+import { jwt } from "../session";
 
 const EVENTS: [string, string][] = [
   ["delta.verified", "a delta is verified"],
