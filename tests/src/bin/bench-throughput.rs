@@ -24,7 +24,8 @@
 //! Run: `bash bench/throughput.sh` (bench/README.md, "throughput");
 //! `BENCH_BUILDS=before=DIR,after=` compares a saved build (a copy of
 //! `worker/build`) with this checkout's (an empty path), `BENCH_ONLY`
-//! (`drain`, `isolation`, `burst`), `BENCH_ROUNDS` (1).
+//! (`drain`, `isolation`, `burst`, or `intake`: phase 1 alone, for quick
+//! alternating A/B rounds of the intake), `BENCH_ROUNDS` (1).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -223,6 +224,16 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
         load()
     );
     w.stop();
+    if !part("drain") {
+        // BENCH_ONLY=intake: the intake alone (A/B rounds are quick).
+        return Drain {
+            intake,
+            drain: f64::NAN,
+            cpu_ms_per_delta: f64::NAN,
+            outbox_secs: None,
+            backlog: accepted,
+        };
+    }
     // The same state, the sequencer on; nothing runs until a doorbell.
     let w = match &build.script {
         Some(script) => Wrangler::start_script(&dir, &[], script),
@@ -452,7 +463,7 @@ fn main() {
     let mut shared: Vec<Vec<Shared>> = builds.iter().map(|_| Vec::new()).collect();
     for round in 0..rounds {
         for (i, b) in builds.iter().enumerate() {
-            if part("drain") {
+            if part("drain") || part("intake") {
                 drains[i].push(intake_and_drain(b, round));
             }
             if part("isolation") || part("burst") {
@@ -481,10 +492,21 @@ fn main() {
             median(&mut v)
         }
     };
-    if part("drain") {
+    if part("drain") || part("intake") {
         row("batch intake, deltas/s (sequencer off)", &|i| {
             format!("{:.0}", med(drains[i].iter().map(|d| d.intake).collect()))
         });
+        row(
+            "batch intake vs the first build's, median of rounds",
+            &|i| {
+                let ratios = (0..drains[i].len().min(drains[0].len()))
+                    .map(|r| drains[i][r].intake / drains[0][r].intake)
+                    .collect();
+                format!("{:.2}×", med(ratios))
+            },
+        );
+    }
+    if part("drain") {
         row("drain of the intake's backlog, verified deltas/s", &|i| {
             let backlog = drains[i].first().map_or(0, |d| d.backlog);
             format!(
