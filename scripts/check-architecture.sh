@@ -15,6 +15,8 @@
 #     only in http.rs (and lib.rs's 204 preflight), and no handler hands an
 #     envelope a 4xx/5xx literal;
 #   - no import cycle between files of worker/src (scripts/check-cycles.py).
+#   - calls go one way: no module of worker/src imports from a higher layer
+#     (scripts/check-layers.py declares the layers).
 # Exits non-zero naming every breach.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -72,6 +74,7 @@ done < <(find worker/src -name '*.rs' | sort)
 
 python3 scripts/check-fn-length.py || failed=1
 python3 scripts/check-cycles.py || failed=1
+python3 scripts/check-layers.py || failed=1
 
 [ "$failed" -eq 0 ] && echo "architecture invariants hold"
 exit "$failed"

@@ -27,7 +27,6 @@ use serde_json::json;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
@@ -163,6 +162,13 @@ pub fn key(req: &Request) -> ApiResult<Option<IdempotencyKey>> {
         .transpose()
 }
 
+/// Whose emit keys and where their claims live: the API key's environment
+/// and its ledger shard's database (the caller resolves both).
+pub struct Owner {
+    pub env: Env,
+    pub ledger: worker::D1Database,
+}
+
 /// Runs `f` at most once per Idempotency-Key: `f` gets the claim to put
 /// into its write's batch ([`Claim::new_claim`]). The same key with the
 /// same body replays the stored answer; while the first is in flight
@@ -172,7 +178,7 @@ pub fn key(req: &Request) -> ApiResult<Option<IdempotencyKey>> {
 #[allow(clippy::too_many_arguments)]
 pub async fn once<F, Fut>(
     app: &App,
-    ctx: &KeyContext,
+    owner: Owner,
     key: Option<IdempotencyKey>,
     fault: Option<Fault>,
     route: &str,
@@ -193,7 +199,7 @@ where
     hashed.push(b'\n');
     hashed.extend_from_slice(body);
     let claim = Rc::new(Claim {
-        env: ctx.env,
+        env: owner.env,
         key: key.as_str().to_string(),
         request_hash: Hash32::digest(&hashed).to_hex(),
         token: ids::new_id("clm")?,
@@ -202,7 +208,7 @@ where
     });
     match f(Some(Rc::clone(&claim))).await? {
         Submitted::Answer(status, text) => http::raw_json(status, text),
-        Submitted::Claimed(held) => held_by(app, ctx, &key, &claim, held).await,
+        Submitted::Claimed(held) => held_by(app, owner.ledger, &key, &claim, held).await,
     }
 }
 
@@ -211,7 +217,7 @@ where
 /// lease passed), 202 "processing" while it is in flight under its lease.
 async fn held_by(
     app: &App,
-    ctx: &KeyContext,
+    ledger: worker::D1Database,
     key: &IdempotencyKey,
     claim: &Claim,
     held: ClaimRow,
@@ -230,7 +236,6 @@ async fn held_by(
         return processing(key);
     };
     if !done {
-        let ledger = crate::ledger::db(app, ctx.log())?;
         let token = held.token;
         app.after_response(async move {
             if let Err(e) = emit_store::complete(&ledger, &token).await {
@@ -245,7 +250,7 @@ async fn held_by(
 // ------------------------------------------------------------------ other writes
 
 /// Whose keys: a tenant in one environment, or a public route's scope
-/// ([`for_public`]).
+/// ([`public_owner`]).
 pub struct Scope<'a> {
     pub tenant_id: &'a str,
     pub env: Env,
@@ -419,25 +424,22 @@ fn processing_text(key: &str) -> ApiResult<Response> {
     )
 }
 
-/// [`check`] for a route of the caller's API key: the key's ledger shard
-/// and its tenant and environment. `Err(answer)`: the key is held.
+/// [`check`] with the key read from the request: `Err(answer)` when the
+/// key is held, else the database to write in and the guard to write
+/// under.
 ///
 /// # Errors
 /// 400 for a malformed key; D1 errors.
-pub async fn for_key(
+pub async fn checked(
     app: &App,
-    ctx: &KeyContext,
+    db: worker::D1Database,
+    scope: &Scope<'_>,
     req: &Request,
     route: &str,
     body: &[u8],
 ) -> ApiResult<Result<(worker::D1Database, Option<Guard>), Response>> {
-    let db = crate::ledger::db(app, ctx.log())?;
-    let scope = Scope {
-        tenant_id: &ctx.tenant_id,
-        env: ctx.env,
-    };
     Ok(
-        match check(app, &db, &scope, key(req)?, route, body).await? {
+        match check(app, &db, scope, key(req)?, route, body).await? {
             Checked::Answered(answer) => Err(answer),
             Checked::Go(guard) => Ok((db, guard)),
         },
@@ -449,29 +451,8 @@ pub async fn for_key(
 /// invitation token's hash, a ledger), so they never meet a vendor's own.
 const PUBLIC_TENANT: &str = "public";
 
-/// [`check`] for a public route: the keys live on the shard the request
-/// names (`log`), scoped by `scope` (e.g. `ledger:<id>`).
-///
-/// # Errors
-/// 400 for a malformed key; D1 errors.
-pub async fn for_public(
-    app: &App,
-    log: crate::ledger::LogId,
-    scope: &str,
-    req: &Request,
-    route: &str,
-    body: &[u8],
-) -> ApiResult<Result<(worker::D1Database, Option<Guard>), Response>> {
-    let db = crate::ledger::db(app, log)?;
-    let tenant = format!("{PUBLIC_TENANT}:{scope}");
-    let scope = Scope {
-        tenant_id: &tenant,
-        env: log.env,
-    };
-    Ok(
-        match check(app, &db, &scope, key(req)?, route, body).await? {
-            Checked::Answered(answer) => Err(answer),
-            Checked::Go(guard) => Ok((db, guard)),
-        },
-    )
+/// The owner a public route's keys are held under, for `scope` (e.g.
+/// `ledger:<id>`).
+pub fn public_owner(scope: &str) -> String {
+    format!("{PUBLIC_TENANT}:{scope}")
 }

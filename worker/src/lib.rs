@@ -24,6 +24,7 @@ mod roundtrips;
 mod router;
 mod routes;
 mod search;
+mod secret;
 mod store;
 mod tenant;
 mod views;

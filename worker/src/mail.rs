@@ -1,7 +1,7 @@
 //! Outgoing mail through one interface, two transports:
 //!
 //! - DEV_MODE: an outbox table, read back at `GET /dev/mail?to=<email>`.
-//!   Body and token are sealed (`auth::secret::seal`) so the table never
+//!   Body and token are sealed (`secret::seal`) so the table never
 //!   holds a token in clear.
 //! - otherwise: an HTTP mail API. `MAIL_HTTP_URL` (var) receives
 //!   `POST {"from", "to", "subject", "text"}` with
@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use worker::{Fetch, Headers, Method, Request, RequestInit};
 
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
+use crate::secret;
 use crate::{ids, store};
 
 pub const KIND_VERIFY_EMAIL: &str = "verify_email";

@@ -6,9 +6,10 @@ use bvs_core::types::{Email, Env, Password};
 
 use super::limit;
 use super::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS};
-use super::{password, secret};
+use super::password;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::secret;
 use crate::store::accounts::{self as store, NewUser, UserRow, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
 use crate::{ids, ledger, mail};

@@ -7,7 +7,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::store::contracts as store;
 pub use crate::store::contracts::{ContractRow, ContractStatus};
-use crate::{ids, ledger, tenant};
+use crate::{ids, ledger};
 
 /// Provisions `env` for the tenant: checks the plan, places the
 /// environment on a shard (a contract provisioned before keeps its
@@ -21,7 +21,7 @@ use crate::{ids, ledger, tenant};
 /// environment is being provisioned; D1 errors.
 pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
     let db = app.control_db()?;
-    let plan = tenant::of_session(app, tenant_id).await?.plan;
+    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, tenant_id).await?;
     if env == Env::Production && !plan.allows_production() {
         return Err(ApiError::coded(
             ErrorCode::ProductionRequiresPlan,

@@ -9,8 +9,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use super::secret;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::secret;
 
 /// How long a dashboard JWT is valid: 8 hours, one working day. There is no
 /// refresh token; after that the user logs in again. A password change or

@@ -4,10 +4,10 @@
 
 use bvs_core::types::{ApiKey, Env, Period};
 
-use super::secret;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::secret;
 pub use crate::store::keys::KeyRow;
 use crate::store::keys::{self as store, NewKey};
 

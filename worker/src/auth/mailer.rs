@@ -8,9 +8,9 @@
 use bvs_core::types::Email;
 
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::{Job, QUEUE_MAIL};
+use crate::secret;
 use crate::store::accounts::{self, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL};
 use crate::{ids, mail, store};
 

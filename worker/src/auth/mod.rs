@@ -8,7 +8,6 @@ pub mod keys;
 pub mod limit;
 pub mod mailer;
 pub mod password;
-pub mod secret;
 
 use bvs_core::types::{ApiKey, Env};
 use worker::Request;
@@ -16,6 +15,7 @@ use worker::Request;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::plan::Plan;
+use crate::secret;
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::ContractStatus;
@@ -247,10 +247,7 @@ pub fn env_label(env: Env) -> &'static str {
 /// # Errors
 /// D1 errors; a tenant that vanished is an internal error.
 pub async fn tenant_plan(app: &App, tenant_id: &str) -> ApiResult<Plan> {
-    store::accounts::tenant(&app.control_db()?, tenant_id)
-        .await?
-        .map(|t| t.plan)
-        .ok_or_else(|| ApiError::internal("tenant not found"))
+    store::accounts::tenant_plan(&app.control_db()?, tenant_id).await
 }
 
 /// A dashboard request authenticated by its JWT.

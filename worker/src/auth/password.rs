@@ -12,9 +12,9 @@ use worker::js_sys::{self, Array, Object, Reflect, Uint8Array};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 
-use super::secret;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
+use crate::secret;
 
 /// PBKDF2 iterations: workerd refuses more than 100,000.
 pub const PBKDF2_ITERATIONS: u32 = 100_000;

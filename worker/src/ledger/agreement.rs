@@ -49,8 +49,10 @@ pub struct StatementsPage {
     pub offset: u64,
 }
 
-pub const EVENT_CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
-pub const EVENT_CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
+pub use crate::store::events::{
+    CHECKPOINT_COSIGNED as EVENT_CHECKPOINT_COSIGNED,
+    CHECKPOINT_DISPUTED as EVENT_CHECKPOINT_DISPUTED,
+};
 
 fn token_prefix(env: Env) -> &'static str {
     match env {

@@ -18,7 +18,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use crate::error::{ApiError, ApiResult};
 use crate::store::charts::{self as store, DayRaise, DayRow, PointRow};
-use crate::store::events::EventRow;
+use crate::store::events::{EventRow, DELTA_VERIFIED};
 use crate::store::ledgers::LedgerRow;
 
 /// Points of a balance chart at most: past it the history is sampled
@@ -27,8 +27,6 @@ pub const HISTORY_POINTS_MAX: u64 = 2_000;
 /// Days the daily figures cover.
 pub const DAYS_MAX: u64 = 31;
 const DAY_MS: u64 = 86_400_000;
-/// The event whose deltas the figures count (as the sequencer names it).
-const DELTA_VERIFIED: &str = "delta.verified";
 
 /// A customer's balance history: the ledger, its points, and the sampling
 /// step (1: every verified delta is a point).

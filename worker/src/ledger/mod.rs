@@ -85,7 +85,7 @@ impl LogKey {
     /// # Errors
     /// Internal error if the HMAC cannot be keyed (never for a byte key).
     pub fn derive(&self, label: &[u8]) -> ApiResult<[u8; 32]> {
-        crate::auth::secret::hmac_sha256(&self.seed, &[label])
+        crate::secret::hmac_sha256(&self.seed, &[label])
     }
 
     /// The signed-note verifier key: `<origin>+<key id>+<base64 key>`.

@@ -234,7 +234,7 @@ fn delta_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: d.tenant_id.clone(),
-        kind: "delta.verified",
+        kind: events::DELTA_VERIFIED,
         payload: views::delta_event_payload(&row, note_hash)?,
     })
 }
@@ -255,7 +255,7 @@ fn checkpoint_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: c.tenant_id.clone(),
-        kind: "checkpoint.verified",
+        kind: events::CHECKPOINT_VERIFIED,
         payload: serde_json::to_string(&view)?,
     })
 }

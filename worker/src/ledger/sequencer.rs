@@ -453,7 +453,7 @@ fn mark_failed(
     let failed = |id: String, tenant_id: &String, payload: String| NewEvent {
         id,
         tenant_id: tenant_id.clone(),
-        kind: crate::webhooks::EVENT_VERIFICATION_FAILED,
+        kind: crate::store::events::VERIFICATION_FAILED,
         payload,
     };
     Ok(match item {

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::error::ApiResult;
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency::{self, Guard};
+use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
 /// Largest body of the public agreement routes: a statement at its limit
@@ -34,7 +34,7 @@ pub async fn invite(app: &App, mut req: Request, customer: &str) -> ApiResult<Re
     let base = origin(&req)?;
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
     let route = format!("POST /api/v1/balance/customers/{customer}/invitations");
-    let (db, guard) = match idempotency::for_key(app, &ctx, &req, &route, &bytes).await? {
+    let (db, guard) = match super::idempotent::for_key(app, &ctx, &req, &route, &bytes).await? {
         Ok(go) => go,
         Err(answer) => return Ok(answer),
     };
@@ -88,7 +88,7 @@ pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
         .and_then(|t| agreement::token_scope(app, t));
     let (db, guard) = match scope {
         Some((log, scope)) => {
-            match idempotency::for_public(app, log, &scope, &req, route, &bytes).await? {
+            match super::idempotent::for_public(app, log, &scope, &req, route, &bytes).await? {
                 Ok((db, guard)) => (Some(db), guard),
                 Err(answer) => return Ok(answer),
             }
@@ -117,7 +117,7 @@ pub async fn statement(app: &App, mut req: Request) -> ApiResult<Response> {
     let route = "POST /api/v1/agreement/statements";
     let (db, guard) = match agreement::statement_scope(app, &statement) {
         Some((log, scope)) => {
-            match idempotency::for_public(app, log, &scope, &req, route, &bytes).await? {
+            match super::idempotent::for_public(app, log, &scope, &req, route, &bytes).await? {
                 Ok((db, guard)) => (Some(db), guard),
                 Err(answer) => return Ok(answer),
             }

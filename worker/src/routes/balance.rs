@@ -149,7 +149,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
     let (ctx, pool) = (&ctx, &pool);
     idempotency::once(
         app,
-        ctx,
+        super::idempotent::owner(app, ctx)?,
         idem,
         fault,
         "POST /api/v1/balance/delta",
@@ -217,7 +217,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
     let (ctx, bytes, pool) = (&ctx, &bytes, &pool);
     idempotency::once(
         app,
-        ctx,
+        super::idempotent::owner(app, ctx)?,
         idem,
         fault,
         "POST /api/v1/balance/delta/batch",

@@ -10,7 +10,6 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency;
 use crate::ledger::facts::FactRow;
 use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
@@ -25,7 +24,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, FACT_BODY_BYTES_MAX).await?;
     let (db, guard) =
-        match idempotency::for_key(app, &ctx, &req, "POST /api/v1/facts", &bytes).await? {
+        match super::idempotent::for_key(app, &ctx, &req, "POST /api/v1/facts", &bytes).await? {
             Ok(go) => go,
             Err(answer) => return Ok(answer),
         };

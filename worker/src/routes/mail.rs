@@ -7,10 +7,10 @@ use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
 use crate::http;
 use crate::mail::{self, outbox_key, SealedMail};
+use crate::secret;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

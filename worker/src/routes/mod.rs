@@ -7,6 +7,7 @@ pub mod contracts;
 pub mod dev;
 pub mod facts;
 pub mod health;
+pub mod idempotent;
 pub mod insights;
 pub mod ledgers;
 pub mod logs;

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency::{self, Guard};
+use crate::idempotency::Guard;
 use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
 use crate::views::{self, CheckpointView};
@@ -36,7 +36,7 @@ pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Respons
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
     let route = "POST /api/v1/balance/checkpoint";
-    let (db, guard) = match idempotency::for_key(app, &ctx, &req, route, &bytes).await? {
+    let (db, guard) = match super::idempotent::for_key(app, &ctx, &req, route, &bytes).await? {
         Ok(go) => go,
         Err(answer) => return Ok(answer),
     };

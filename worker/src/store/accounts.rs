@@ -272,3 +272,14 @@ queries! {
     /// The newest `limit` mails to `to`, newest first.
     pub fn mails_to(to: &str, limit: u32) -> Vec<MailRow> = all(SELECT_MAIL);
 }
+
+/// A tenant's plan (what a public agreement write meters against).
+///
+/// # Errors
+/// D1 errors; an internal error for a tenant that does not exist.
+pub async fn tenant_plan(db: &D1Database, tenant_id: &str) -> ApiResult<Plan> {
+    tenant(db, tenant_id)
+        .await?
+        .map(|t| t.plan)
+        .ok_or_else(|| crate::error::ApiError::internal("tenant not found"))
+}

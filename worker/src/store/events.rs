@@ -7,6 +7,14 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
 
+/// The event names: an outbox row's `type` (spec: Events).
+pub const DELTA_VERIFIED: &str = "delta.verified";
+pub const CHECKPOINT_VERIFIED: &str = "checkpoint.verified";
+pub const VERIFICATION_COMPLETED: &str = "verification.completed";
+pub const VERIFICATION_FAILED: &str = "verification.failed";
+pub const CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
+pub const CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
+
 /// A round's events (`?1`: `[id, tenant_id, type, payload]` each), at `?2`.
 const INSERT_SET: &str = "INSERT INTO events (id, tenant_id, type, payload, created_at) \
      SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), \

@@ -209,21 +209,7 @@ pub fn insert_tiles(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statemen
     if tiles.is_empty() {
         return Ok(Vec::new());
     }
-    let mut out = chunked(db, &INSERT_TILES, &[], tiles, |(c, data), args| {
-        args.extend([
-            Arg::Int(i64::from(c.level)),
-            int(c.index)?,
-            Arg::Int(i64::from(c.width)),
-            Arg::Blob(data),
-        ]);
-        Ok(())
-    })?;
-    let keys: Vec<(u8, u64, u32)> = tiles
-        .iter()
-        .map(|(c, _)| (c.level, c.index, c.width))
-        .collect();
-    out.extend(over_json(db, DELETE_NARROWER_TILES, &keys, &[])?);
-    Ok(out)
+    insert_tiles_with(db, &INSERT_TILES, tiles)
 }
 
 /// The migration's tiles: written over any copy (the same bytes), and
@@ -232,7 +218,16 @@ pub fn insert_tiles(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statemen
 /// # Errors
 /// A value that cannot be bound.
 pub fn insert_tiles_migrated(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statements {
-    let mut out = chunked(db, &INSERT_TILES_MIGRATED, &[], tiles, |(c, data), args| {
+    insert_tiles_with(db, &INSERT_TILES_MIGRATED, tiles)
+}
+
+/// `tiles` written by `insert`, then their narrower copies dropped.
+fn insert_tiles_with(
+    db: &D1Database,
+    insert: &ListSql,
+    tiles: &[(TileCoord, Vec<u8>)],
+) -> Statements {
+    let mut out = chunked(db, insert, &[], tiles, |(c, data), args| {
         args.extend([
             Arg::Int(i64::from(c.level)),
             int(c.index)?,

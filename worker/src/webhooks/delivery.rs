@@ -26,9 +26,9 @@ use super::signing::{
 };
 use super::url_safety;
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
+use crate::secret;
 use crate::store::webhooks::{
     self as store, AttemptRecord, Claim, STATUS_FAILED, STATUS_PENDING, STATUS_SUCCEEDED,
 };

@@ -13,8 +13,8 @@ use worker::D1Database;
 
 use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::ApiResult;
+use crate::secret;
 use crate::store::events::{self as outbox, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
 use crate::store::{self as db_store, submissions};

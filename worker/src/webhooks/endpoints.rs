@@ -9,10 +9,11 @@ use worker::Url;
 use super::delivery::{self, Mode, Report};
 use super::{dispatch, samples, EVENT_TEST};
 use crate::app::App;
+use crate::auth;
 use crate::auth::limit::{self, Rate};
-use crate::auth::{self, secret};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
 pub use crate::store::webhooks::{AttemptRow, DeliveryRow, WebhookRow};
 

@@ -11,16 +11,17 @@ pub mod signing;
 pub mod url_safety;
 
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::ApiResult;
+use crate::secret;
 
 pub const EVENT_TEST: &str = "test";
-pub const EVENT_DELTA_VERIFIED: &str = "delta.verified";
-pub const EVENT_CHECKPOINT_VERIFIED: &str = "checkpoint.verified";
-pub const EVENT_VERIFICATION_COMPLETED: &str = "verification.completed";
-pub const EVENT_VERIFICATION_FAILED: &str = "verification.failed";
-pub const EVENT_CHECKPOINT_COSIGNED: &str = crate::ledger::agreement::EVENT_CHECKPOINT_COSIGNED;
-pub const EVENT_CHECKPOINT_DISPUTED: &str = crate::ledger::agreement::EVENT_CHECKPOINT_DISPUTED;
+pub use crate::store::events::{
+    CHECKPOINT_COSIGNED as EVENT_CHECKPOINT_COSIGNED,
+    CHECKPOINT_DISPUTED as EVENT_CHECKPOINT_DISPUTED,
+    CHECKPOINT_VERIFIED as EVENT_CHECKPOINT_VERIFIED, DELTA_VERIFIED as EVENT_DELTA_VERIFIED,
+    VERIFICATION_COMPLETED as EVENT_VERIFICATION_COMPLETED,
+    VERIFICATION_FAILED as EVENT_VERIFICATION_FAILED,
+};
 
 /// Every event name a webhook may subscribe to (spec: Events).
 pub const EVENT_NAMES: &[&str] = &[

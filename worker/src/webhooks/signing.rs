@@ -20,9 +20,9 @@ use bvs_core::types::Env;
 use ed25519_dalek::{Signer as _, SigningKey};
 
 use crate::app::App;
-use crate::auth::secret;
 use crate::error::ApiResult;
 use crate::ledger::{LogId, LogKey};
+use crate::secret;
 
 pub const HEADER_SIGNATURE: &str = "X-Service-Signature";
 pub const HEADER_DELIVERY_ID: &str = "X-Service-Delivery-Id";

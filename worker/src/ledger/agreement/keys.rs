@@ -136,7 +136,7 @@ async fn write(
     let db = db(app, log)?;
     // A statement is a fact of the vendor's tenant: it counts against the
     // vendor's plan like any fact, so no party can fill the shared database.
-    let plan = crate::auth::tenant_plan(app, &row.tenant_id).await?;
+    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": "key" }).to_string();
     let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
     let fact_raises = fact.raises(&row.tenant_id, plan);

@@ -202,7 +202,7 @@ async fn write(
     balance: Amount,
     view: &StatementView,
 ) -> ApiResult<()> {
-    let plan = crate::auth::tenant_plan(app, &row.tenant_id).await?;
+    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": row.kind }).to_string();
     let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
     let fact_raises = fact.raises(&row.tenant_id, plan);
