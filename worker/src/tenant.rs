@@ -48,6 +48,14 @@ pub async fn set_retention(
     of_session(app, tenant_id).await
 }
 
+/// A tenant's deltas in one environment: counted against the month's
+/// quota, and emitted but not yet verified.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Usage {
+    pub used: u64,
+    pub backlog: u64,
+}
+
 /// Verified deltas counted against the tenant's quota in `env` during
 /// `period`: the monthly counter on the environment's ledger shard, next
 /// to the writes that raise it (issue 16), and the tenant's deltas emitted
@@ -57,14 +65,14 @@ pub async fn set_retention(
 ///
 /// # Errors
 /// D1 errors.
-pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<(u64, u64)> {
+pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<Usage> {
     let placed =
         crate::store::contracts::for_env(&app.control_db()?, tenant_id, env.as_str()).await?;
     let Some(contract) = placed else {
-        return Ok((0, 0));
+        return Ok(Usage::default());
     };
     let ledger = crate::ledger::db(app, crate::ledger::LogId::new(env, contract.shard))?;
     let used = meters::used_of(&ledger, tenant_id, Meter::Deltas, &period.to_string()).await?;
     let backlog = meters::used_of(&ledger, tenant_id, Meter::Backlog, "").await?;
-    Ok((used, backlog))
+    Ok(Usage { used, backlog })
 }

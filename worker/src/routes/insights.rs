@@ -63,12 +63,12 @@ pub async fn daily(app: &App, req: Request) -> ApiResult<Response> {
     let figures = match contract {
         Some(c) => {
             let db = crate::ledger::db(app, crate::ledger::LogId::new(env, c.shard))?;
-            let (figures, used) = futures_util::future::try_join(
+            let (figures, usage) = futures_util::future::try_join(
                 charts::daily(&db, tenant_id, app.now_ms, days),
                 tenant::usage(app, tenant_id, env, period),
             )
             .await?;
-            Some((figures, used))
+            Some((figures, usage.used))
         }
         None => None,
     };

@@ -46,7 +46,7 @@ pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
     let resets_at = format_iso_ms(period.end_ms());
     let mut environments = Vec::new();
     for env in [Env::Sandbox, Env::Production] {
-        let (used, backlog) = tenant::usage(app, &tenant_id, env, period).await?;
+        let tenant::Usage { used, backlog } = tenant::usage(app, &tenant_id, env, period).await?;
         let quota = Some(plan.deltas_per_month(env));
         environments.push(EnvUsage {
             environment: env.as_str(),
