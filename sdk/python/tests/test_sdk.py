@@ -10,7 +10,7 @@ import os
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
@@ -187,6 +187,20 @@ def test_webhooks_verify_good_tampered_and_stale(client: Client) -> None:
             webhooks.verify(body, headers, secret=secret, now=stale)
         assert e.value.reason == "stale"
         webhooks.verify(body, headers, secret=secret, now=stale, tolerance_seconds=600)
+
+        # The webhook's deliveries come as the other lists do: a generator on
+        # Client, an async iterator on AsyncClient, the test delivery among them.
+        with_jwt = Client(base_url=BASE, api_key=API_KEY, dashboard_token=JWT)
+        listed = with_jwt.webhooks.deliveries(hook_id)
+        assert isinstance(listed, Iterator), type(listed)
+        ids = [d["id"] for d in listed]
+        assert headers["webhook-id"] in ids, ids
+
+        async def listed_async() -> list[str]:
+            async with AsyncClient(base_url=BASE, api_key=API_KEY, dashboard_token=JWT) as c:
+                return [d["id"] async for d in c.webhooks.deliveries(hook_id)]
+
+        assert asyncio.run(listed_async()) == ids
     finally:
         rx.close()
 

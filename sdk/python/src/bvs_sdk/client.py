@@ -191,6 +191,9 @@ class Client(_Base):
             if not got or offset >= data["pagination"]["total"]:
                 return
 
+    def _each(self, spec: _Spec) -> Iterator[Any]:
+        yield from self._send(spec)
+
     def compare(self, body: CompareInput, *, idempotency_key: str | None = None) -> dict[str, Any]:
         return self._send(_Spec("POST", "api/v1/balance/compare", body, idempotency_key=idempotency_key))  # type: ignore[no-any-return]
 
@@ -241,6 +244,10 @@ class AsyncClient(_Base):
             offset += len(got)
             if not got or offset >= data["pagination"]["total"]:
                 return
+
+    async def _each(self, spec: _Spec) -> AsyncIterator[Any]:
+        for item in await self._send(spec):
+            yield item
 
     async def compare(self, body: CompareInput, *, idempotency_key: str | None = None) -> dict[str, Any]:
         return await self._send(_Spec("POST", "api/v1/balance/compare", body, idempotency_key=idempotency_key))  # type: ignore[no-any-return]
@@ -358,6 +365,7 @@ class _Webhooks(_Resource):
         """Every environment's ``whpk_`` key (GET /api/v1/webhooks/keys), as ``{"keys": [...]}``."""
         return self._c._send(_Spec("GET", "api/v1/webhooks/keys"))
 
-    def deliveries(self, webhook_id: str) -> Any:
-        """A webhook's latest deliveries with their attempts (needs dashboard_token)."""
-        return self._c._send(_Spec("GET", f"dashboard/webhooks/{_seg(webhook_id)}/deliveries"))
+    def deliveries(self, webhook_id: str) -> Iterator[dict[str, Any]]:
+        """A webhook's latest deliveries with their attempts (needs dashboard_token):
+        a generator on Client, an async iterator on AsyncClient, as the other lists."""
+        return self._c._each(_Spec("GET", f"dashboard/webhooks/{_seg(webhook_id)}/deliveries"))  # type: ignore[no-any-return]
