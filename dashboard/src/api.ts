@@ -170,6 +170,14 @@ export interface CreatedWebhook extends Webhook {
   secret: string;
 }
 
+/** `POST /dashboard/webhooks/:id/rotate-secret`: the new secret, shown once. */
+export interface RotatedWebhookSecret {
+  id: string;
+  secret: string;
+  previousSecretExpiresAt: string | null;
+  message: string;
+}
+
 export interface WebhookTest {
   success: boolean;
   httpStatus: number;

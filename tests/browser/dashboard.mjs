@@ -287,6 +287,14 @@ await step("a webhook to the receiver is created and its test event delivered", 
   await page.getByRole("button", { name: "Send a test event" }).click();
   await page.locator("[data-test-status='200']").waitFor();
   await shot("webhooks");
+  // Rotating the secret shows the new one once; the old one keeps signing.
+  const row = page.locator("li[data-webhook-id]");
+  await row.getByRole("button", { name: "Rotate secret" }).click();
+  await row.getByRole("button", { name: "Rotate secret" }).click();
+  const rotated = (await row.locator("[data-secret]").innerText()).trim();
+  assert(rotated.startsWith("whsec_") && rotated !== secret, `rotated secret: ${rotated}`);
+  await row.locator("[data-previous-until]").waitFor();
+  await shot("webhook-rotated");
   await page.getByRole("link", { name: "Deliveries" }).click();
   await heading("Deliveries");
   await page.locator(".delivery[data-event=test] td[data-http-status='200']").waitFor();

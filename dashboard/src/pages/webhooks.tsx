@@ -1,7 +1,7 @@
 // Webhooks: create (secret shown once), list, toggle, test, delete, and
 // each webhook's deliveries with their attempts.
 import { useState } from "preact/hooks";
-import { call, type CreatedWebhook, type Delivery, type Webhook, type WebhookTest } from "../api";
+import { call, type CreatedWebhook, type Delivery, type RotatedWebhookSecret, type Webhook, type WebhookTest } from "../api";
 import { Link } from "../router";
 import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, useAsync, usePoll, when } from "../ui";
 import { jwt } from "../session";
@@ -20,6 +20,7 @@ export function Webhooks() {
   const [description, setDescription] = useState("");
   const [events, setEvents] = useState<string[]>(["delta.verified", "checkpoint.verified"]);
   const [created, setCreated] = useState<CreatedWebhook | null>(null);
+  const [rotated, setRotated] = useState<Record<string, RotatedWebhookSecret>>({});
   const [error, setError] = useState<unknown>(null);
   const [rowError, setRowError] = useState<unknown>(null);
   const [tested, setTested] = useState<Record<string, WebhookTest>>({});
@@ -117,12 +118,29 @@ export function Webhooks() {
                   Deliveries
                 </Link>
                 <ConfirmButton
+                  label="Rotate secret"
+                  question="Make a new signing secret? The current one also signs for 24 hours."
+                  confirmLabel="Rotate secret"
+                  onConfirm={() =>
+                    act(async () => {
+                      const path = `/dashboard/webhooks/${encodeURIComponent(h.id)}/rotate-secret`;
+                      const r = await call<RotatedWebhookSecret>("POST", path, { jwt: jwt() });
+                      setRotated({ ...rotated, [h.id]: r.data });
+                    })
+                  }
+                />
+                <ConfirmButton
                   label="Delete"
                   question="Delete this webhook? No more events are sent to it."
                   confirmLabel="Delete webhook"
                   onConfirm={() => act(() => call("DELETE", `/dashboard/webhooks/${encodeURIComponent(h.id)}`, { jwt: jwt() }))}
                 />
               </div>
+              {rotated[h.id] && (
+                <SecretOnce label={`New signing secret of the webhook to ${h.url}`} value={rotated[h.id]?.secret ?? ""}>
+                  {rotated[h.id]?.previousSecretExpiresAt && <p data-previous-until>The previous secret also signs until {when(rotated[h.id]?.previousSecretExpiresAt)}.</p>}
+                </SecretOnce>
+              )}
               {tested[h.id] && (
                 <p class={`box ${tested[h.id]?.success ? "ok" : "warn"}`} role="status" data-test-status={tested[h.id]?.httpStatus}>
                   Test event: {tested[h.id]?.httpStatus ? `your endpoint answered HTTP ${tested[h.id]?.httpStatus}` : "no answer"}.{" "}
