@@ -183,13 +183,19 @@ fn hash(v: &Value) -> Hash32 {
     Hash32::parse(v.as_str().unwrap()).unwrap()
 }
 
-/// Emits one delta and three batches of 100 (past a full tile), makes a
+/// Emits two deltas and three batches of 100 (past a full tile), makes a
 /// checkpoint, waits until all are in the log; returns the receipt's data.
 fn grow_log(api: &Api, key: &str, handed: &mut Handed) -> Value {
     let k = api.keyed(key);
-    let one = k.emit(&Delta::new("cus_known", 42, "known delta"));
-    handed.roots.insert(hash(&one["itemsRoot"]));
-    handed.items.insert(hash(&one["itemHash"]));
+    // Two known deltas, so the checkpoint's and receipt's root (over both)
+    // differs from each delta's own itemsRoot.
+    let mut known = Vec::new();
+    for amount in [42, -2] {
+        let one = k.emit(&Delta::new("cus_known", amount, "known delta"));
+        handed.roots.insert(hash(&one["itemsRoot"]));
+        handed.items.insert(hash(&one["itemHash"]));
+        known.push(one["anchorId"].as_str().unwrap().to_string());
+    }
     let mut last = String::new();
     for b in 0..3 {
         let items: Vec<Value> = (0..100)
@@ -205,7 +211,9 @@ fn grow_log(api: &Api, key: &str, handed: &mut Handed) -> Value {
         last = d["results"][99]["anchorId"].as_str().unwrap().to_string();
     }
     k.wait_anchored(&last);
-    k.wait_anchored(one["anchorId"].as_str().unwrap());
+    for a in &known {
+        k.wait_anchored(a);
+    }
     let cp = k.checkpoint(&json!({"customerId": "cus_known"}));
     assert_eq!(cp.status, 202, "{}", cp.text);
     let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
@@ -264,13 +272,13 @@ fn a_monitor_audits_a_log_from_its_tiles_alone_and_nothing_served_is_a_proof_roo
         .unwrap()
         .to_string();
 
-    // From here on, only the prefix. The checkpoint covers the 301 deltas.
+    // From here on, only the prefix. The checkpoint covers the 302 deltas.
     let (note, head) = eventually(WAIT, "the tiles checkpoint to cover the batches", || {
         let g = get(&format!("{prefix}checkpoint"));
         assert_eq!(g.status, 200);
         let note = String::from_utf8(g.body.clone()).unwrap();
         let head = verify_tree_head(&note, &log_key).unwrap();
-        (head.size.0 > 301).then_some((note, head))
+        (head.size.0 > 302).then_some((note, head))
     });
     let cp = get(&format!("{prefix}checkpoint"));
     assert_eq!(cp.cache, SHORT);
@@ -472,8 +480,10 @@ fn a_monitor_audits_a_log_from_its_tiles_alone_and_nothing_served_is_a_proof_roo
     assert_eq!(g.status, 404);
 
     // No served 32-byte chunk is a proof root or an itemHash we were
-    // handed (either opens GET /api/v1/verify/...); nor is the checkpoint.
-    assert!(handed.roots.len() >= 6 && handed.items.len() >= 301);
+    // handed (either opens GET /api/v1/verify/...); nor is the checkpoint's
+    // root. The roots: each known delta's itemsRoot, the three batches',
+    // and the checkpoint's merkleRoot (also the receipt's itemsRoot).
+    assert!(handed.roots.len() >= 6 && handed.items.len() >= 302);
     let all: Vec<[u8; 32]> = served.iter().flat_map(|(_, d)| chunks(d)).collect();
     for c in &all {
         let c = Hash32(*c);
