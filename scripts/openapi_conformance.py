@@ -39,7 +39,7 @@ def call(method, path, body=None, jwt=None, key=None):
         req.add_header("x-api-key", key)
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.headers.get("content-type", ""), r.read().decode()
+            return r.status, r.headers.get("content-type", ""), r.read().decode(errors="replace")
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("content-type", ""), e.read().decode()
 
@@ -134,6 +134,8 @@ check("GET", "/verify/{proofRoot}", f"/verify/{root}", want=200)
 for env in ["sandbox", "production"]:
     check("GET", "/api/v1/log/{env}/checkpoint", f"/api/v1/log/{env}/checkpoint", want=200)
     check("GET", "/api/v1/log/{env}/key", f"/api/v1/log/{env}/key", want=200)
+    check("GET", "/log/{name}/checkpoint", f"/log/{env}/checkpoint", want=200)
+check("GET", "/log/{name}/tile/{tile}", f"/log/{data(r)['log']['name']}/tile/0/000.p/1", want=200)
 heads = data(check("GET", "/api/v1/log/{env}/heads", "/api/v1/log/sandbox/heads?from=0&limit=100", want=200))["heads"]
 item = data(r)["deltas"][0]["itemHash"]
 check("GET", "/api/v1/log/{env}/proof/inclusion", f"/api/v1/log/sandbox/proof/inclusion?itemHash={item}", want=200)

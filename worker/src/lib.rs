@@ -51,7 +51,9 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     let method = req.method();
     let path = req.path();
     let request_id = request_id::for_request(&req);
-    let public = path.starts_with("/api/v1/verify/") || path.starts_with("/api/v1/log/");
+    let public = path.starts_with("/api/v1/verify/")
+        || path.starts_with("/api/v1/log/")
+        || path.starts_with("/log/");
     let capture = request_log::begin(&req, &method, &path);
     let (pattern, result) = if public && method == worker::Method::Options {
         // CORS preflight for the public proof routes.

@@ -89,6 +89,8 @@ pub enum RouteId {
     UsageDaily,
     BalanceHistory,
     AuthLogout,
+    TilesCheckpoint,
+    TilesTile,
 }
 
 pub struct Route {
@@ -138,6 +140,8 @@ impl RouteId {
                 | RouteId::AgreementKey
                 | RouteId::AgreementStatement
                 | RouteId::WebhookKeys
+                | RouteId::TilesCheckpoint
+                | RouteId::TilesTile
         )
     }
 
@@ -256,6 +260,10 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::UsageDaily => routes::insights::daily(app, req).await,
         RouteId::BalanceHistory => {
             routes::ledgers::history(app, req, params.get("customerId")?).await
+        }
+        RouteId::TilesCheckpoint => routes::tiles::checkpoint(app, params.get("name")?).await,
+        RouteId::TilesTile => {
+            routes::tiles::tile(app, params.get("name")?, params.get("tile")?).await
         }
     }
 }

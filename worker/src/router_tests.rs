@@ -14,6 +14,20 @@ fn a_pattern_captures_its_parameters() {
 }
 
 #[test]
+fn a_tail_pattern_captures_the_rest_of_the_path() {
+    let p = match_pattern(
+        "/log/:name/tile/*tile",
+        "/log/sandbox-1/tile/0/x001/234.p/7",
+    )
+    .unwrap();
+    assert_eq!(p.get("name").unwrap(), "sandbox-1");
+    assert_eq!(p.get("tile").unwrap(), "0/x001/234.p/7");
+    assert!(match_pattern("/log/:name/tile/*tile", "/log/sandbox/tile").is_none());
+    assert!(match_pattern("/log/:name/tile/*tile", "/log/sandbox/tile/0//000").is_none());
+    assert!(match_pattern("/log/:name/tile/*tile", "/log/sandbox/checkpoint").is_none());
+}
+
+#[test]
 fn only_loopback_hosts_are_local() {
     for h in ["localhost", "127.0.0.1", "[::1]", "127.0.0.2"] {
         assert!(is_loopback_host(Some(h)), "{h}");

@@ -1097,6 +1097,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/log/{name}/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * C2SP tlog-tiles: the log's latest signed tree head
+         * @description The checkpoint of the log's C2SP tlog-tiles monitoring prefix `/log/{name}/` (docs/proofs-api.md, "Tiles"): every tile served under the prefix belongs to this tree or an older one.
+         */
+        get: operations["tilesCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/{name}/tile/{tile}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * C2SP tlog-tiles: a hash tile of the log
+         * @description A hash tile of the log's latest signed tree (docs/proofs-api.md, "Tiles"). Nothing beyond the checkpoint's size is served: a tile that tree does not have is 404. A partial tile narrower than the tree's edge is the first 32·W bytes of the tile. A malformed path is 400 naming the part (`level`, `index`, `width`, `tile`). Entry bundles (`tile/entries/...`) are deliberately not served (404): an entry would carry an itemHash, which grants access.
+         */
+        get: operations["tilesTile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -2332,6 +2372,8 @@ export interface components {
             algorithm: "ed25519";
             /** @constant */
             hashScheme: "bvs-log-v1";
+            /** @description The log's C2SP tlog-tiles prefix (absolute, ending in `/`, like the CT log list's monitoring_url): append `checkpoint` or `tile/<L>/<N>[.p/<W>]` (docs/proofs-api.md, "Tiles"). */
+            monitoringUrl: string;
         };
         LogList: {
             logs: components["schemas"]["LogListEntry"][];
@@ -2687,6 +2729,10 @@ export interface components {
         Offset: number;
         /** @description The log's name: `sandbox` or `production` (shard 0, the log each environment had before sharding), or `<env>-<shard>` for another shard (`sandbox-1`). GET /api/v1/logs lists them; an unknown name or shard is 404. */
         LogEnv: string;
+        /** @description The log's name, as in /api/v1/log/{env}/... (`sandbox`, `production`, `sandbox-1`, ...). GET /api/v1/logs lists each log with its `monitoringUrl`, this prefix; an unknown name or shard is 404. */
+        LogName: string;
+        /** @description The rest of the path after `tile/`: `<L>/<N>[.p/<W>]` as C2SP tlog-tiles writes it: the level L (0 to 63, no leading zeros), the index N in groups of three digits, all but the last prefixed `x` (`x001/234` is 1234), and for a partial tile its width W (1 to 255). It spans several path segments. `entries/...` (entry bundles) is deliberately not served: 404. */
+        TilePath: string;
     };
     requestBodies: never;
     headers: {
@@ -5004,6 +5050,63 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    tilesCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The log's name, as in /api/v1/log/{env}/... (`sandbox`, `production`, `sandbox-1`, ...). GET /api/v1/logs lists each log with its `monitoringUrl`, this prefix; an unknown name or shard is 404. */
+                name: components["parameters"]["LogName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest signed tree head, a C2SP tlog-checkpoint signed note (the same as GET /api/v1/log/{env}/checkpoint). Cache-Control: public, max-age=5. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    tilesTile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The log's name, as in /api/v1/log/{env}/... (`sandbox`, `production`, `sandbox-1`, ...). GET /api/v1/logs lists each log with its `monitoringUrl`, this prefix; an unknown name or shard is 404. */
+                name: components["parameters"]["LogName"];
+                /** @description The rest of the path after `tile/`: `<L>/<N>[.p/<W>]` as C2SP tlog-tiles writes it: the level L (0 to 63, no leading zeros), the index N in groups of three digits, all but the last prefixed `x` (`x001/234` is 1234), and for a partial tile its width W (1 to 255). It spans several path segments. `entries/...` (entry bundles) is deliberately not served: 404. */
+                tile: components["parameters"]["TilePath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tile: W 32-byte hashes at tree level 8·L, concatenated (level 0: the log's leaf hashes, docs/hashes.md). A full tile has Cache-Control: public, max-age=31536000, immutable; a partial tile public, max-age=5. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

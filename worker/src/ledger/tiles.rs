@@ -132,6 +132,31 @@ pub fn grow(old_size: u64, items: &[Hash32], tiles: &Tiles) -> ApiResult<Growth>
     Ok(Growth { root, tiles: grown })
 }
 
+/// The bytes a C2SP tlog-tiles server serves for the hash tile `requested`
+/// (issue 28, docs/proofs-api.md "Tiles"): `None` unless the log's latest
+/// signed head covers it (`tiles::servable`: nothing past the committed
+/// size, so no tile shows a hash before its head is signed). A partial
+/// tile `.p/W` is the first `32·W` bytes of the stored tile, which only
+/// ever widens. One round trip; a second only mid-migration, for entries
+/// no tile holds yet (read from the log's pre-tiles rows).
+///
+/// # Errors
+/// D1 errors, or an entry found nowhere.
+pub async fn served(db: &D1Database, requested: TileCoord) -> ApiResult<Option<Vec<u8>>> {
+    let (head, tiles) = store::log::latest_head_and_tiles(db, &[requested]).await?;
+    let size = head.map_or(0, |h| h.tree_size);
+    if !tiles::servable(size, &requested) {
+        return Ok(None);
+    }
+    if let Some(data) = tiles.data(&requested) {
+        return Ok(Some(data));
+    }
+    let hashes = complete(db, &tiles, &requested.entry_indexes()).await?;
+    tiles::data_from_stored(&requested, &hashes)
+        .map(Some)
+        .map_err(ApiError::internal)
+}
+
 /// Tiles a migration step writes at most (level-0 tiles: 2 × 256 stored
 /// hashes read each, in one range).
 pub const MIGRATE_TILES_PER_STEP: usize = 8;

@@ -1,5 +1,7 @@
 //! How a request's path meets a route's pattern: `:name` segments capture
-//! one percent-decoded path segment. And the `/dev/*` routes' host guard.
+//! one percent-decoded path segment, and a last `*name` segment captures
+//! the rest of the path (one or more segments, `/`-joined; the tlog-tiles
+//! routes' `tile/<L>/<N>[.p/<W>]`). And the `/dev/*` routes' host guard.
 
 use crate::error::{ApiError, ApiResult};
 
@@ -24,6 +26,16 @@ pub(super) fn match_pattern(pattern: &'static str, path: &str) -> Option<Params>
         match (want.next(), have.next()) {
             (None, None) => return Some(Params(params)),
             (Some(w), Some(h)) => {
+                if let Some(name) = w.strip_prefix('*') {
+                    let rest: Vec<&str> = std::iter::once(h).chain(have.by_ref()).collect();
+                    if rest.iter().any(|s| s.is_empty()) {
+                        return None;
+                    }
+                    let decoded: Option<Vec<String>> =
+                        rest.iter().map(|s| percent_decode(s)).collect();
+                    params.push((name, decoded?.join("/")));
+                    return Some(Params(params));
+                }
                 if let Some(name) = w.strip_prefix(':') {
                     if h.is_empty() {
                         return None;

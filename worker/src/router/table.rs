@@ -366,4 +366,16 @@ pub const ROUTES: &[Route] = &[
         pattern: "/admin/shards",
         id: RouteId::AdminShards,
     },
+    // C2SP tlog-tiles (issue 28, docs/proofs-api.md "Tiles"): each log's
+    // monitoring prefix is /log/<name>/.
+    Route {
+        method: Method::Get,
+        pattern: "/log/:name/checkpoint",
+        id: RouteId::TilesCheckpoint,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/log/:name/tile/*tile",
+        id: RouteId::TilesTile,
+    },
 ];

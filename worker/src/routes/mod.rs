@@ -16,5 +16,6 @@ pub mod openapi;
 pub mod page;
 pub mod proofs;
 pub mod tenant;
+pub mod tiles;
 pub mod usage;
 pub mod webhooks;

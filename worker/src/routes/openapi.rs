@@ -35,10 +35,12 @@ mod tests {
     fn openapi_path(pattern: &str) -> String {
         pattern
             .split('/')
-            .map(|s| match s.strip_prefix(':') {
-                Some(name) => format!("{{{name}}}"),
-                None => s.to_string(),
-            })
+            .map(
+                |s| match s.strip_prefix(':').or_else(|| s.strip_prefix('*')) {
+                    Some(name) => format!("{{{name}}}"),
+                    None => s.to_string(),
+                },
+            )
             .collect::<Vec<_>>()
             .join("/")
     }

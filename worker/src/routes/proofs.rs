@@ -315,6 +315,9 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
         entry["verifierKey"] = json!(key.verifier_key()?);
         entry["algorithm"] = json!("ed25519");
         entry["hashScheme"] = json!(HASH_SCHEME.name());
+        // The C2SP tlog-tiles prefix (issue 28), ending in `/` like the CT
+        // log list's `monitoring_url`: append `checkpoint` or `tile/...`.
+        entry["monitoringUrl"] = json!(format!("{service}/log/{}/", at.path_name()));
         logs.push(entry);
     }
     let resp = http::balance(200, &json!({ "logs": logs }))?;

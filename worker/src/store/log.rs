@@ -200,6 +200,21 @@ pub async fn tiles_with(
     tiles_from_rows(super::rows(&results, 0)?)
 }
 
+/// The latest signed tree head and the tiles `coords` (every stored width
+/// of each), read in one batch: the tiles as they stood under that head.
+///
+/// # Errors
+/// D1 errors, or a stored tile that is no tile.
+pub async fn latest_head_and_tiles(
+    db: &D1Database,
+    coords: &[TileCoord],
+) -> ApiResult<(Option<HeadRow>, Tiles)> {
+    let statements = vec![latest_head_statement(db)?, tiles_statement(db, coords)?];
+    let results = super::batch(db, statements).await?;
+    let head = super::rows::<HeadRow>(&results, 0)?.into_iter().next();
+    Ok((head, tiles_from_rows(super::rows(&results, 1)?)?))
+}
+
 /// Statements that write `tiles` (coordinates and bytes) and drop their
 /// narrower copies: a round's new tiles.
 ///
