@@ -1035,25 +1035,7 @@ pub fn public_key_bytes(verifier_key: &str) -> Option<[u8; 32]> {
 #[cfg(feature = "server")]
 mod sign {
     use super::{Statement, StatementError};
-    use ed25519_dalek::{Signer as _, SigningKey};
-
-    struct SeedSigner {
-        name: String,
-        id: u32,
-        key: SigningKey,
-    }
-
-    impl signed_note::Signer for SeedSigner {
-        fn name(&self) -> &str {
-            &self.name
-        }
-        fn key_id(&self) -> u32 {
-            self.id
-        }
-        fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, ed25519_dalek::SignatureError> {
-            Ok(self.key.sign(msg).to_bytes().to_vec())
-        }
-    }
+    use crate::note::SeedSigner;
 
     #[cfg(test)]
     #[allow(clippy::unwrap_used)]
@@ -1067,14 +1049,7 @@ mod sign {
                 "key name must be non-empty, without spaces or '+'".into(),
             ));
         }
-        let key = SigningKey::from_bytes(seed);
-        let mut bytes = vec![0x01];
-        bytes.extend_from_slice(key.verifying_key().as_bytes());
-        Ok(SeedSigner {
-            name: name.to_owned(),
-            id: signed_note::key_id(name, &bytes),
-            key,
-        })
+        Ok(SeedSigner::new(name, seed))
     }
 
     /// The counterparty's verifier key `<name>+<key id>+<base64(0x01 || key)>`.
@@ -1087,7 +1062,7 @@ mod sign {
         let s = signer(name, seed)?;
         Ok(signed_note::new_ed25519_verifier_key(
             name,
-            &s.key.verifying_key(),
+            &s.verifying_key(),
         ))
     }
 
@@ -1121,7 +1096,7 @@ pub use dispute::{CheckpointDelta, DisputeContext};
 
 mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
-#[cfg(feature = "server")]
+#[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
 
 // The vectors are signed here, so they need the signing half.

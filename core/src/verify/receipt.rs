@@ -1,0 +1,234 @@
+//! A receipt (`GET /api/v1/balance/receipt/...`): its key, signed head,
+//! roots, deltas and balance.
+
+use super::{read_document, same, scheme_check, VerificationReport, UNKNOWN_SCHEME};
+use crate::hash::{item_hash, Hash32};
+use crate::json;
+use crate::merkle;
+use crate::note::{self, TreeHead};
+use crate::receipt::Receipt;
+use subtle::ConstantTimeEq;
+
+/// Most deltas a receipt may list for verification; bounds browser work. // spec: silent; 100k deltas verify in well under a second natively
+pub const RECEIPT_DELTAS_MAX: usize = 100_000;
+
+/// Verifies a receipt given as JSON text (amounts are read exactly from
+/// the text, never through a float).
+pub fn verify_receipt_json(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
+    verify_receipt_text(text, false, trusted_public_key)
+}
+
+/// Reads a receipt from `text` (see [`read_document`]) and verifies it; a
+/// text that is not a receipt is one failed `parse` check.
+fn verify_receipt_text(
+    text: &str,
+    envelope: bool,
+    trusted_public_key: Option<&str>,
+) -> VerificationReport {
+    match read_document(text, envelope, "a receipt", Receipt::from_json) {
+        Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
+        Err(e) => VerificationReport::failure("parse", e),
+    }
+}
+
+/// Verifies everything a receipt claims:
+/// the key (pinned or not), the signed tree head, the log's hash scheme
+/// (refused when unknown), each delta's itemHash
+/// (recomputed from raw content where present), each inclusion proof into
+/// the signed head, the receipt's itemsRoot/receiptId/proofRoot over the
+/// listed itemHashes, the count, and the balance replayed from
+/// startingBalance through each delta to finalBalance.
+pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    let n = receipt.deltas.len();
+    if n > RECEIPT_DELTAS_MAX {
+        report.push(
+            "deltasCount",
+            false,
+            format!("{n} deltas exceed the verifiable maximum of {RECEIPT_DELTAS_MAX}"),
+        );
+        return report;
+    }
+
+    // 1. Which key.
+    let key = match trusted_public_key {
+        Some(trusted) => {
+            let same_key: bool = trusted
+                .as_bytes()
+                .ct_eq(receipt.proof.public_key.as_bytes())
+                .into();
+            report.result(
+                "publicKey",
+                if same_key {
+                    Ok("receipt names the trusted key".into())
+                } else {
+                    Err(format!(
+                        "receipt names key {}, the trusted key is {}; checking against the trusted key",
+                        json::quoted(&receipt.proof.public_key),
+                        json::quoted(trusted)
+                    ))
+                },
+            );
+            trusted
+        }
+        None => {
+            report.push(
+                "publicKey",
+                true,
+                "not pinned: using the key inside the receipt; compare it with the log's published key",
+            );
+            receipt.proof.public_key.as_str()
+        }
+    };
+
+    // 2. Signed tree head.
+    let head: Option<TreeHead> = match note::verify_tree_head(&receipt.proof.tree_head, key) {
+        Ok(h) => {
+            report.push(
+                "treeHead",
+                true,
+                format!("signed by {}: size {}, root {}", h.origin, h.size, h.root),
+            );
+            Some(h)
+        }
+        Err(e) => {
+            report.push("treeHead", false, e.to_string());
+            None
+        }
+    };
+    let scheme = scheme_check(&mut report, "hashScheme".into(), &receipt.proof.hash_scheme);
+
+    // 3. Roots over the listed itemHashes.
+    let hashes: Vec<Hash32> = receipt.deltas.iter().map(|d| d.item_hash).collect();
+    let root = merkle::root(&hashes);
+    report.result("itemsRoot", same("itemsRoot", &receipt.items_root, &root));
+    report.result("receiptId", same("receiptId", &receipt.receipt_id, &root));
+    report.result("proofRoot", same("proofRoot", &receipt.proof_root, &root));
+    report.result(
+        "verification.proofRoot",
+        same(
+            "verification.proofRoot",
+            &receipt.verification.proof_root,
+            &root,
+        ),
+    );
+    report.result(
+        "verification.itemHashes",
+        if receipt.verification.item_hashes == hashes {
+            Ok(format!("lists the {n} itemHashes of the deltas in order"))
+        } else {
+            Err("differs from the itemHashes of the listed deltas".into())
+        },
+    );
+
+    // 4. Counts.
+    report.result(
+        "deltasCount",
+        if receipt.deltas_count == n as u64 && receipt.proof.items.len() == n {
+            Ok(format!("{n} deltas, {n} proofs"))
+        } else {
+            Err(format!(
+                "deltasCount {} but {n} deltas listed and {} proofs",
+                receipt.deltas_count,
+                receipt.proof.items.len()
+            ))
+        },
+    );
+
+    // 5. Each delta.
+    for (i, d) in receipt.deltas.iter().enumerate() {
+        let Some(item) = receipt.proof.items.get(i) else {
+            report.push(
+                format!("deltas[{i}].proof"),
+                false,
+                "no proof item for this delta",
+            );
+            continue;
+        };
+        let matches = item.anchor_id == d.anchor_id
+            && item.item_hash.ct_eq(&d.item_hash)
+            && item.delta == d.delta;
+        report.result(
+            format!("deltas[{i}].proofItem"),
+            if matches {
+                Ok("proof item names the same anchorId, itemHash and delta".into())
+            } else {
+                Err(format!(
+                    "proof item ({}, {}, {}) differs from the delta ({}, {}, {})",
+                    item.anchor_id, item.item_hash, item.delta, d.anchor_id, d.item_hash, d.delta
+                ))
+            },
+        );
+        let recomputed = match &item.raw {
+            None if d.data_purged => Ok("skipped: raw data purged by retention; whoever kept it can still recompute the hash".into()),
+            None => Ok("skipped: raw data not included in this receipt".into()),
+            Some(raw) => {
+                if raw.anchor_id != d.anchor_id || raw.customer_id != receipt.customer_id || raw.delta != d.delta {
+                    Err("raw content names another anchorId, customerId or delta".into())
+                } else {
+                    match item_hash(raw) {
+                        Ok(h) if h.ct_eq(&d.item_hash) => Ok(format!("recomputed from raw content: {h}")),
+                        Ok(h) => Err(format!("raw content hashes to {h}, the receipt says {}", d.item_hash)),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
+            }
+        };
+        report.result(format!("deltas[{i}].itemHash"), recomputed);
+        let inclusion = match (&head, scheme) {
+            (None, _) => Err("cannot check: the tree head did not verify".to_string()),
+            (_, None) => Err(UNKNOWN_SCHEME.to_string()),
+            (Some(h), Some(scheme)) => scheme
+                .verify_inclusion(
+                    &item.inclusion_proof,
+                    item.leaf_index,
+                    h.size,
+                    &h.root,
+                    &d.item_hash,
+                )
+                .map(|()| {
+                    format!(
+                        "leaf {} of the signed tree of size {}",
+                        item.leaf_index, h.size
+                    )
+                })
+                .map_err(|e| e.to_string()),
+        };
+        report.result(format!("deltas[{i}].inclusion"), inclusion);
+    }
+
+    // 6. Balance.
+    let replayed = receipt
+        .deltas
+        .iter()
+        .try_fold(receipt.starting_balance, |acc, d| acc.checked_add(d.delta));
+    report.result(
+        "finalBalance",
+        match replayed {
+            Ok(b) if b == receipt.final_balance => {
+                Ok(format!("{} + {n} deltas = {b}", receipt.starting_balance))
+            }
+            Ok(b) => Err(format!(
+                "{} + {n} deltas = {b}, the receipt says {}",
+                receipt.starting_balance, receipt.final_balance
+            )),
+            Err(e) => Err(format!("replaying the deltas: {e}")),
+        },
+    );
+    report
+}
+
+/// Reads a receipt saved from the API (the whole answer or its `data`),
+/// as [`verify_receipt_document`] does before checking it.
+///
+/// # Errors
+/// Too large, not JSON, or the first field that is not a receipt's.
+pub fn read_receipt_document(text: &str) -> Result<Receipt, String> {
+    read_document(text, true, "a receipt", Receipt::from_json)
+}
+
+/// As [`verify_receipt_json`], for the receipt route's whole answer
+/// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
+pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
+    verify_receipt_text(text, true, trusted_public_key)
+}
