@@ -375,7 +375,7 @@ fn export_proofs(
         });
         return Ok(report);
     }
-    let receipt = verify::read_receipt_document(&text)?;
+    let receipt = verify::read_receipt_document(&text).map_err(|e| e.to_string())?;
     let proofs = tlog_proof::from_receipt(&receipt)?;
     std::fs::create_dir_all(out).map_err(|e| format!("{out}: {e}"))?;
     let mut written = Vec::with_capacity(proofs.len());

@@ -39,6 +39,11 @@ pub use witnesses::{cosignature_report, push_witness_checks, witness_report};
 /// Largest receipt JSON we parse, in bytes. // spec: silent; ~100k deltas with proofs
 pub const RECEIPT_JSON_BYTES_MAX: usize = 256 * 1024 * 1024;
 
+/// What one check found, in the words of its report line: `Ok` with what
+/// was checked, `Err` with why it failed. Not an error of the verifier:
+/// both sides are the `detail` a [`Check`] shows.
+pub(crate) type Detail = Result<String, String>;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {
@@ -79,7 +84,7 @@ impl VerificationReport {
         });
     }
 
-    pub(crate) fn result(&mut self, name: impl Into<String>, r: Result<String, String>) {
+    pub(crate) fn result(&mut self, name: impl Into<String>, r: Detail) {
         match r {
             Ok(d) => self.push(name, true, d),
             Err(d) => self.push(name, false, d),
@@ -142,12 +147,30 @@ pub(crate) fn scheme_check(
 
 const UNKNOWN_SCHEME: &str = "cannot check: unknown hashScheme";
 
-pub(crate) fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, String> {
+pub(crate) fn same(name: &str, got: &Hash32, want: &Hash32) -> Detail {
     if got.ct_eq(want) {
         Ok(format!("{name} is {want}"))
     } else {
         Err(format!("{name} is {got}, expected {want}"))
     }
+}
+
+/// Why a document saved from the API could not be read; `what` names the
+/// document (`a receipt`, `a public verification answer`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DocumentError {
+    #[error("{what} is larger than {RECEIPT_JSON_BYTES_MAX} bytes")]
+    TooLarge { what: &'static str },
+    #[error("not {what}: not JSON: {reason}")]
+    NotJson {
+        what: &'static str,
+        reason: json::JsonError,
+    },
+    #[error("not {what}: {reason}")]
+    Field {
+        what: &'static str,
+        reason: crate::FieldError,
+    },
 }
 
 /// Parses a document saved from the API with [`crate::json`] and reads it
@@ -157,21 +180,19 @@ pub(crate) fn same(name: &str, got: &Hash32, want: &Hash32) -> Result<String, St
 pub(crate) fn read_document<T>(
     text: &str,
     envelope: bool,
-    what: &str,
+    what: &'static str,
     read: impl Fn(&json::Value) -> Result<T, crate::FieldError>,
-) -> Result<T, String> {
+) -> Result<T, DocumentError> {
     if text.len() > RECEIPT_JSON_BYTES_MAX {
-        return Err(format!(
-            "{what} is larger than {RECEIPT_JSON_BYTES_MAX} bytes"
-        ));
+        return Err(DocumentError::TooLarge { what });
     }
-    let value = json::parse(text).map_err(|e| format!("not {what}: not JSON: {e}"))?;
+    let value = json::parse(text).map_err(|reason| DocumentError::NotJson { what, reason })?;
     let value = if envelope {
         unwrap_envelope(&value)
     } else {
         &value
     };
-    read(value).map_err(|e| format!("not {what}: {e}"))
+    read(value).map_err(|reason| DocumentError::Field { what, reason })
 }
 
 /// The `data` of a `{success, statusCode, data}` envelope, or the whole
@@ -192,7 +213,7 @@ pub(crate) fn inclusion_detail(
     head: Option<&TreeHead>,
     scheme: Option<HashScheme>,
     item: &Hash32,
-) -> Result<String, String> {
+) -> Detail {
     let Some(h) = head else {
         return Err("cannot check: the tree head did not verify".into());
     };
@@ -212,10 +233,25 @@ pub(crate) fn inclusion_detail(
 
 // ------------------------------------------------------------------ single checks as reports
 
-fn parse_hashes(field: &str, texts: &[String]) -> Result<Vec<Hash32>, String> {
+/// A hash of a list that is not one: `{field}[{index}] {reason}`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}[{index}] {reason}")]
+pub(crate) struct HashListError {
+    field: &'static str,
+    index: usize,
+    reason: crate::hash::HashError,
+}
+
+fn parse_hashes(field: &'static str, texts: &[String]) -> Result<Vec<Hash32>, HashListError> {
     texts
         .iter()
         .enumerate()
-        .map(|(i, t)| Hash32::parse(t).map_err(|e| format!("{field}[{i}] {e}")))
+        .map(|(index, t)| {
+            Hash32::parse(t).map_err(|reason| HashListError {
+                field,
+                index,
+                reason,
+            })
+        })
         .collect()
 }

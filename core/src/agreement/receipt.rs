@@ -34,7 +34,7 @@ use crate::verify::{self, Check, VerificationReport};
 pub fn receipt_report(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
     let receipt = match verify::read_receipt_document(text) {
         Ok(r) => r,
-        Err(e) => return VerificationReport::failure("parse", e),
+        Err(e) => return VerificationReport::failure("parse", e.to_string()),
     };
     let mut report = verify::verify_receipt(&receipt, trusted_public_key);
     report

@@ -332,7 +332,7 @@ pub fn verify_proof_json(
     }
     match verify::read_document(text, true, "a liabilities proof", ProofDocument::from_json) {
         Ok(doc) => verify_proof(&doc, trusted_public_key, expected_balance),
-        Err(e) => VerificationReport::failure("parse", e),
+        Err(e) => VerificationReport::failure("parse", e.to_string()),
     }
 }
 

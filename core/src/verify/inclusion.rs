@@ -54,7 +54,13 @@ pub fn inclusion_report(
     let parsed = Hash32::parse(item_hash)
         .map_err(|e| format!("itemHash {e}"))
         .and_then(|item| Ok((item, Hash32::parse(root).map_err(|e| format!("root {e}"))?)))
-        .and_then(|(item, root)| Ok((item, root, parse_hashes("proof", proof)?)));
+        .and_then(|(item, root)| {
+            Ok((
+                item,
+                root,
+                parse_hashes("proof", proof).map_err(|e| e.to_string())?,
+            ))
+        });
     report.result(
         "inclusion",
         parsed.and_then(|(item, root, proof)| {
@@ -103,7 +109,7 @@ pub fn inclusion_answer_report(text: &str, verifier_key: &str) -> VerificationRe
     };
     let a = match read_document(text, true, "an inclusion proof answer", read) {
         Ok(a) => a,
-        Err(e) => return VerificationReport::failure("parse", e),
+        Err(e) => return VerificationReport::failure("parse", e.to_string()),
     };
     let mut report = VerificationReport::new();
     let scheme = scheme_check(&mut report, "hashScheme".into(), &a.hash_scheme);
@@ -148,12 +154,14 @@ pub fn inclusion_answer_report(text: &str, verifier_key: &str) -> VerificationRe
 /// A submission's `itemsRoot` over its `itemHashes`, as a report.
 pub fn submission_report(item_hashes: &[String], items_root: &str) -> VerificationReport {
     let mut report = VerificationReport::new();
-    let parsed = parse_hashes("itemHashes", item_hashes).and_then(|h| {
-        Ok((
-            h,
-            Hash32::parse(items_root).map_err(|e| format!("itemsRoot {e}"))?,
-        ))
-    });
+    let parsed = parse_hashes("itemHashes", item_hashes)
+        .map_err(|e| e.to_string())
+        .and_then(|h| {
+            Ok((
+                h,
+                Hash32::parse(items_root).map_err(|e| format!("itemsRoot {e}"))?,
+            ))
+        });
     report.result(
         "itemsRoot",
         parsed.and_then(|(hashes, want)| {

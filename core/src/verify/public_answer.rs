@@ -1,13 +1,14 @@
 //! A public verification answer (`GET /api/v1/verify/{proofRoot}`), one
 //! page or all of them.
 
-use super::{inclusion_detail, read_document, same, scheme_check, VerificationReport};
+use super::VerificationReport;
 use super::RECEIPT_DELTAS_MAX;
+use super::{inclusion_detail, read_document, same, scheme_check, Detail, DocumentError};
 use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::json;
 use crate::merkle;
-use crate::note;
+use crate::note::{self, TreeHead};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
@@ -19,7 +20,7 @@ pub const PUBLIC_PAGES_MAX: usize = 1_000;
 ///
 /// # Errors
 /// Too large, not JSON, or the first field that is not an answer's.
-pub fn read_public_answer_document(text: &str) -> Result<PublicAnswer, String> {
+pub fn read_public_answer_document(text: &str) -> Result<PublicAnswer, DocumentError> {
     read_document(
         text,
         true,
@@ -284,6 +285,39 @@ pub fn verify_public_answer(
     trusted_public_key: Option<&str>,
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
+    let Some(answers) = read_pages(&mut report, pages) else {
+        return report;
+    };
+    root_checks(&mut report, &answers, expected_root);
+    let mut index = 0usize;
+    for (p, a) in answers.iter().enumerate() {
+        let prefix = if answers.len() == 1 {
+            String::new()
+        } else {
+            format!("pages[{p}].")
+        };
+        page_checks(&mut report, &prefix, a, trusted_public_key, &mut index);
+    }
+    totals_checks(&mut report, &answers);
+    let first = &answers[0];
+    report.result(
+        "verified",
+        match (first.verified, report.ok) {
+            (true, true) => Ok("the service says verified, and every check above agrees".into()),
+            (false, _) => Err(format!(
+                "the service says not verified yet (status {})",
+                first.summary.status.as_deref().unwrap_or("unknown")
+            )),
+            (true, false) => Err("the service says verified, but a check above failed".into()),
+        },
+    );
+    report
+}
+
+/// Reads every page, within the page and record bounds; `None` (with the
+/// failed check in `report`) when one cannot be read or a bound is passed.
+/// The answers returned are never empty.
+fn read_pages(report: &mut VerificationReport, pages: &[&str]) -> Option<Vec<PublicAnswer>> {
     if pages.is_empty() || pages.len() > PUBLIC_PAGES_MAX {
         report.push(
             "parse",
@@ -293,7 +327,7 @@ pub fn verify_public_answer(
                 pages.len()
             ),
         );
-        return report;
+        return None;
     }
     let mut answers = Vec::with_capacity(pages.len());
     for (p, text) in pages.iter().enumerate() {
@@ -310,12 +344,11 @@ pub fn verify_public_answer(
         ) {
             Ok(a) => answers.push(a),
             Err(e) => {
-                report.push(name, false, e);
-                return report;
+                report.push(name, false, e.to_string());
+                return None;
             }
         }
     }
-    let first = &answers[0].summary;
     let records: usize = answers.iter().map(|a| a.records.len()).sum();
     if records > RECEIPT_DELTAS_MAX {
         report.push(
@@ -323,14 +356,18 @@ pub fn verify_public_answer(
             false,
             format!("{records} records exceed the verifiable maximum of {RECEIPT_DELTAS_MAX}"),
         );
-        return report;
+        return None;
     }
+    Some(answers)
+}
 
-    // 1. The root asked for, and pages that agree with each other.
+/// 1. The root asked for, and pages that agree with each other.
+fn root_checks(report: &mut VerificationReport, answers: &[PublicAnswer], expected: Option<&str>) {
+    let first = &answers[0].summary;
     let root = first.proof_root;
     report.result(
         "proofRoot",
-        match expected_root.map(Hash32::parse) {
+        match expected.map(Hash32::parse) {
             None => Ok(format!("answer is about {root}")),
             Some(Ok(want)) => same("summary.proofRoot", &root, &want),
             Some(Err(e)) => Err(format!("the root asked for is not a hash: {e}")),
@@ -352,115 +389,145 @@ pub fn verify_public_answer(
             },
         );
     }
+}
 
-    // 2. Key and heads, then each record against its page's head.
-    let mut index = 0usize;
-    for (p, a) in answers.iter().enumerate() {
-        let prefix = if answers.len() == 1 {
-            String::new()
-        } else {
-            format!("pages[{p}].")
+/// 2. One page: its key, its signed head, its hash scheme, its items root,
+/// then each record (numbered from `index` across pages) and the
+/// checkpoint's own leaf against the page's head.
+fn page_checks(
+    report: &mut VerificationReport,
+    prefix: &str,
+    a: &PublicAnswer,
+    trusted_public_key: Option<&str>,
+    index: &mut usize,
+) {
+    let key = page_key(report, prefix, a, trusted_public_key);
+    let head = page_head(report, prefix, a, key);
+    let scheme = scheme_check(
+        report,
+        format!("{prefix}hashScheme"),
+        &a.verification.hash_scheme,
+    );
+    let page_hashes: Vec<Hash32> = a.records.iter().map(|r| r.item_hash).collect();
+    report.result(
+        format!("{prefix}verification.itemsRoot"),
+        same(
+            "verification.itemsRoot",
+            &a.verification.items_root,
+            &merkle::root(&page_hashes),
+        ),
+    );
+    for r in &a.records {
+        let check = match r.leaf_index {
+            None => Err(format!(
+                "{} is not in the log yet (queued): nothing to check until it is",
+                r.anchor_id
+            )),
+            Some(leaf) => inclusion_detail(
+                &r.inclusion_proof,
+                leaf,
+                head.as_ref(),
+                scheme,
+                &r.item_hash,
+            ),
         };
-        let key = match trusted_public_key {
-            Some(trusted) => {
-                let same_key: bool = trusted
-                    .as_bytes()
-                    .ct_eq(a.verification.public_key.as_bytes())
-                    .into();
-                report.result(
-                    format!("{prefix}publicKey"),
-                    if same_key {
-                        Ok("the answer names the log's published key".into())
-                    } else {
-                        Err(format!(
-                            "the answer names key {}, the log publishes {}; checking against the published key",
-                            json::quoted(&a.verification.public_key),
-                            json::quoted(trusted)
-                        ))
-                    },
-                );
-                trusted
-            }
-            None => {
-                report.push(
-                    format!("{prefix}publicKey"),
-                    true,
-                    "not pinned: using the key inside the answer; compare it with the log's published key",
-                );
-                a.verification.public_key.as_str()
-            }
-        };
-        let head = match note::verify_tree_head(&a.verification.tree_head, key) {
-            Ok(h) => {
-                report.push(
-                    format!("{prefix}treeHead"),
-                    true,
-                    format!("signed by {}: size {}, root {}", h.origin, h.size, h.root),
-                );
-                report.result(
-                    format!("{prefix}treeSize"),
-                    if h.size == a.verification.tree_size {
-                        Ok(format!("treeSize {} is the signed size", h.size))
-                    } else {
-                        Err(format!(
-                            "treeSize says {}, the signed head says {}",
-                            a.verification.tree_size, h.size
-                        ))
-                    },
-                );
-                Some(h)
-            }
-            Err(e) => {
-                report.push(format!("{prefix}treeHead"), false, e.to_string());
-                None
-            }
-        };
-        let scheme = scheme_check(
-            &mut report,
-            format!("{prefix}hashScheme"),
-            &a.verification.hash_scheme,
-        );
-        let page_hashes: Vec<Hash32> = a.records.iter().map(|r| r.item_hash).collect();
+        report.result(format!("records[{index}].inclusion"), check);
+        *index += 1;
+    }
+    if let Some(c) = &a.verification.checkpoint_leaf {
         report.result(
-            format!("{prefix}verification.itemsRoot"),
-            same(
-                "verification.itemsRoot",
-                &a.verification.items_root,
-                &merkle::root(&page_hashes),
+            format!("{prefix}checkpointLeaf.inclusion"),
+            inclusion_detail(
+                &c.inclusion_proof,
+                c.leaf_index,
+                head.as_ref(),
+                scheme,
+                &c.item_hash,
             ),
         );
-        for r in &a.records {
-            let check = match r.leaf_index {
-                None => Err(format!(
-                    "{} is not in the log yet (queued): nothing to check until it is",
-                    r.anchor_id
-                )),
-                Some(leaf) => inclusion_detail(
-                    &r.inclusion_proof,
-                    leaf,
-                    head.as_ref(),
-                    scheme,
-                    &r.item_hash,
-                ),
-            };
-            report.result(format!("records[{index}].inclusion"), check);
-            index += 1;
-        }
-        if let Some(c) = &a.verification.checkpoint_leaf {
+    }
+}
+
+/// A page's key: the published one when pinned (and whether the page
+/// names it), else the page's own.
+fn page_key<'a>(
+    report: &mut VerificationReport,
+    prefix: &str,
+    a: &'a PublicAnswer,
+    trusted_public_key: Option<&'a str>,
+) -> &'a str {
+    match trusted_public_key {
+        Some(trusted) => {
+            let same_key: bool = trusted
+                .as_bytes()
+                .ct_eq(a.verification.public_key.as_bytes())
+                .into();
             report.result(
-                format!("{prefix}checkpointLeaf.inclusion"),
-                inclusion_detail(
-                    &c.inclusion_proof,
-                    c.leaf_index,
-                    head.as_ref(),
-                    scheme,
-                    &c.item_hash,
-                ),
+                format!("{prefix}publicKey"),
+                if same_key {
+                    Ok("the answer names the log's published key".into())
+                } else {
+                    Err(format!(
+                        "the answer names key {}, the log publishes {}; checking against the published key",
+                        json::quoted(&a.verification.public_key),
+                        json::quoted(trusted)
+                    ))
+                },
             );
+            trusted
+        }
+        None => {
+            report.push(
+                format!("{prefix}publicKey"),
+                true,
+                "not pinned: using the key inside the answer; compare it with the log's published key",
+            );
+            a.verification.public_key.as_str()
         }
     }
+}
 
-    // 3. The root over every record, the count and the net amount.
+/// A page's signed tree head under `key`, and its `treeSize` against the
+/// signed size.
+fn page_head(
+    report: &mut VerificationReport,
+    prefix: &str,
+    a: &PublicAnswer,
+    key: &str,
+) -> Option<TreeHead> {
+    match note::verify_tree_head(&a.verification.tree_head, key) {
+        Ok(h) => {
+            report.push(
+                format!("{prefix}treeHead"),
+                true,
+                format!("signed by {}: size {}, root {}", h.origin, h.size, h.root),
+            );
+            report.result(
+                format!("{prefix}treeSize"),
+                if h.size == a.verification.tree_size {
+                    Ok(format!("treeSize {} is the signed size", h.size))
+                } else {
+                    Err(format!(
+                        "treeSize says {}, the signed head says {}",
+                        a.verification.tree_size, h.size
+                    ))
+                },
+            );
+            Some(h)
+        }
+        Err(e) => {
+            report.push(format!("{prefix}treeHead"), false, e.to_string());
+            None
+        }
+    }
+}
+
+/// 3. The root over every record, the count and the net amount (the root
+/// and the amount only once every record is there), and a checkpoint's
+/// own leaf against the root.
+fn totals_checks(report: &mut VerificationReport, answers: &[PublicAnswer]) {
+    let first = &answers[0].summary;
+    let root = first.proof_root;
     let all: Vec<&PublicRecord> = answers.iter().flat_map(|a| a.records.iter()).collect();
     let n = all.len() as u64;
     let complete = n == first.item_count;
@@ -503,24 +570,12 @@ pub fn verify_public_answer(
         );
         report.result("netAmount", net_amount_check(&all, first.net_amount));
     }
-    report.result(
-        "verified",
-        match (answers[0].verified, report.ok) {
-            (true, true) => Ok("the service says verified, and every check above agrees".into()),
-            (false, _) => Err(format!(
-                "the service says not verified yet (status {})",
-                first.status.as_deref().unwrap_or("unknown")
-            )),
-            (true, false) => Err("the service says verified, but a check above failed".into()),
-        },
-    );
-    report
 }
 
 /// The records' amounts against the summary's net amount; an answer that
 /// withholds amounts (a root over several ledgers) withholds every one of
 /// them and the total.
-fn net_amount_check(all: &[&PublicRecord], net: Option<Amount>) -> Result<String, String> {
+fn net_amount_check(all: &[&PublicRecord], net: Option<Amount>) -> Detail {
     let n = all.len();
     let amounts: Option<Vec<Amount>> = all.iter().map(|r| r.delta).collect();
     match (amounts, net) {

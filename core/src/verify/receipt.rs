@@ -1,12 +1,14 @@
 //! A receipt (`GET /api/v1/balance/receipt/...`): its key, signed head,
 //! roots, deltas and balance.
 
-use super::{read_document, same, scheme_check, VerificationReport, UNKNOWN_SCHEME};
+use super::UNKNOWN_SCHEME;
+use super::{read_document, same, scheme_check, Detail, DocumentError, VerificationReport};
+use crate::derive::DerivedDelta;
 use crate::hash::{item_hash, Hash32};
 use crate::json;
-use crate::merkle;
+use crate::merkle::{self, HashScheme};
 use crate::note::{self, TreeHead};
-use crate::receipt::Receipt;
+use crate::receipt::{ProvenItem, Receipt};
 use subtle::ConstantTimeEq;
 
 /// Most deltas a receipt may list for verification; bounds browser work. // spec: silent; 100k deltas verify in well under a second natively
@@ -27,7 +29,7 @@ fn verify_receipt_text(
 ) -> VerificationReport {
     match read_document(text, envelope, "a receipt", Receipt::from_json) {
         Ok(receipt) => verify_receipt(&receipt, trusted_public_key),
-        Err(e) => VerificationReport::failure("parse", e),
+        Err(e) => VerificationReport::failure("parse", e.to_string()),
     }
 }
 
@@ -49,9 +51,26 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
         );
         return report;
     }
+    let key = key_check(&mut report, receipt, trusted_public_key);
+    let head = head_check(&mut report, receipt, key);
+    let scheme = scheme_check(&mut report, "hashScheme".into(), &receipt.proof.hash_scheme);
+    roots_checks(&mut report, receipt);
+    count_check(&mut report, receipt);
+    for (i, d) in receipt.deltas.iter().enumerate() {
+        delta_checks(&mut report, receipt, i, d, head.as_ref(), scheme);
+    }
+    balance_check(&mut report, receipt);
+    report
+}
 
-    // 1. Which key.
-    let key = match trusted_public_key {
+/// 1. Which key: the trusted one when pinned (and whether the receipt
+/// names it), else the receipt's own.
+fn key_check<'a>(
+    report: &mut VerificationReport,
+    receipt: &'a Receipt,
+    trusted_public_key: Option<&'a str>,
+) -> &'a str {
+    match trusted_public_key {
         Some(trusted) => {
             let same_key: bool = trusted
                 .as_bytes()
@@ -79,10 +98,12 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             );
             receipt.proof.public_key.as_str()
         }
-    };
+    }
+}
 
-    // 2. Signed tree head.
-    let head: Option<TreeHead> = match note::verify_tree_head(&receipt.proof.tree_head, key) {
+/// 2. The signed tree head, under `key`.
+fn head_check(report: &mut VerificationReport, receipt: &Receipt, key: &str) -> Option<TreeHead> {
+    match note::verify_tree_head(&receipt.proof.tree_head, key) {
         Ok(h) => {
             report.push(
                 "treeHead",
@@ -95,10 +116,12 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             report.push("treeHead", false, e.to_string());
             None
         }
-    };
-    let scheme = scheme_check(&mut report, "hashScheme".into(), &receipt.proof.hash_scheme);
+    }
+}
 
-    // 3. Roots over the listed itemHashes.
+/// 3. The roots over the listed itemHashes.
+fn roots_checks(report: &mut VerificationReport, receipt: &Receipt) {
+    let n = receipt.deltas.len();
     let hashes: Vec<Hash32> = receipt.deltas.iter().map(|d| d.item_hash).collect();
     let root = merkle::root(&hashes);
     report.result("itemsRoot", same("itemsRoot", &receipt.items_root, &root));
@@ -120,8 +143,11 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             Err("differs from the itemHashes of the listed deltas".into())
         },
     );
+}
 
-    // 4. Counts.
+/// 4. The counts of deltas and proofs.
+fn count_check(report: &mut VerificationReport, receipt: &Receipt) {
+    let n = receipt.deltas.len();
     report.result(
         "deltasCount",
         if receipt.deltas_count == n as u64 && receipt.proof.items.len() == n {
@@ -134,70 +160,100 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             ))
         },
     );
+}
 
-    // 5. Each delta.
-    for (i, d) in receipt.deltas.iter().enumerate() {
-        let Some(item) = receipt.proof.items.get(i) else {
-            report.push(
-                format!("deltas[{i}].proof"),
-                false,
-                "no proof item for this delta",
-            );
-            continue;
-        };
-        let matches = item.anchor_id == d.anchor_id
-            && item.item_hash.ct_eq(&d.item_hash)
-            && item.delta == d.delta;
-        report.result(
-            format!("deltas[{i}].proofItem"),
-            if matches {
-                Ok("proof item names the same anchorId, itemHash and delta".into())
-            } else {
-                Err(format!(
-                    "proof item ({}, {}, {}) differs from the delta ({}, {}, {})",
-                    item.anchor_id, item.item_hash, item.delta, d.anchor_id, d.item_hash, d.delta
-                ))
-            },
+/// 5. Delta `i`: its proof item, its itemHash (from raw content when
+/// present) and its inclusion into the signed head.
+fn delta_checks(
+    report: &mut VerificationReport,
+    receipt: &Receipt,
+    i: usize,
+    d: &DerivedDelta,
+    head: Option<&TreeHead>,
+    scheme: Option<HashScheme>,
+) {
+    let Some(item) = receipt.proof.items.get(i) else {
+        report.push(
+            format!("deltas[{i}].proof"),
+            false,
+            "no proof item for this delta",
         );
-        let recomputed = match &item.raw {
-            None if d.data_purged => Ok("skipped: raw data purged by retention; whoever kept it can still recompute the hash".into()),
-            None => Ok("skipped: raw data not included in this receipt".into()),
-            Some(raw) => {
-                if raw.anchor_id != d.anchor_id || raw.customer_id != receipt.customer_id || raw.delta != d.delta {
-                    Err("raw content names another anchorId, customerId or delta".into())
-                } else {
-                    match item_hash(raw) {
-                        Ok(h) if h.ct_eq(&d.item_hash) => Ok(format!("recomputed from raw content: {h}")),
-                        Ok(h) => Err(format!("raw content hashes to {h}, the receipt says {}", d.item_hash)),
-                        Err(e) => Err(e.to_string()),
+        return;
+    };
+    let matches = item.anchor_id == d.anchor_id
+        && item.item_hash.ct_eq(&d.item_hash)
+        && item.delta == d.delta;
+    report.result(
+        format!("deltas[{i}].proofItem"),
+        if matches {
+            Ok("proof item names the same anchorId, itemHash and delta".into())
+        } else {
+            Err(format!(
+                "proof item ({}, {}, {}) differs from the delta ({}, {}, {})",
+                item.anchor_id, item.item_hash, item.delta, d.anchor_id, d.item_hash, d.delta
+            ))
+        },
+    );
+    report.result(
+        format!("deltas[{i}].itemHash"),
+        recomputed_hash(receipt, item, d),
+    );
+    let inclusion = match (head, scheme) {
+        (None, _) => Err("cannot check: the tree head did not verify".to_string()),
+        (_, None) => Err(UNKNOWN_SCHEME.to_string()),
+        (Some(h), Some(scheme)) => scheme
+            .verify_inclusion(
+                &item.inclusion_proof,
+                item.leaf_index,
+                h.size,
+                &h.root,
+                &d.item_hash,
+            )
+            .map(|()| {
+                format!(
+                    "leaf {} of the signed tree of size {}",
+                    item.leaf_index, h.size
+                )
+            })
+            .map_err(|e| e.to_string()),
+    };
+    report.result(format!("deltas[{i}].inclusion"), inclusion);
+}
+
+/// A delta's itemHash recomputed from the raw content its proof item
+/// carries, or why it was skipped.
+fn recomputed_hash(receipt: &Receipt, item: &ProvenItem, d: &DerivedDelta) -> Detail {
+    match &item.raw {
+        None if d.data_purged => Ok(
+            "skipped: raw data purged by retention; whoever kept it can still recompute the hash"
+                .into(),
+        ),
+        None => Ok("skipped: raw data not included in this receipt".into()),
+        Some(raw) => {
+            if raw.anchor_id != d.anchor_id
+                || raw.customer_id != receipt.customer_id
+                || raw.delta != d.delta
+            {
+                Err("raw content names another anchorId, customerId or delta".into())
+            } else {
+                match item_hash(raw) {
+                    Ok(h) if h.ct_eq(&d.item_hash) => {
+                        Ok(format!("recomputed from raw content: {h}"))
                     }
+                    Ok(h) => Err(format!(
+                        "raw content hashes to {h}, the receipt says {}",
+                        d.item_hash
+                    )),
+                    Err(e) => Err(e.to_string()),
                 }
             }
-        };
-        report.result(format!("deltas[{i}].itemHash"), recomputed);
-        let inclusion = match (&head, scheme) {
-            (None, _) => Err("cannot check: the tree head did not verify".to_string()),
-            (_, None) => Err(UNKNOWN_SCHEME.to_string()),
-            (Some(h), Some(scheme)) => scheme
-                .verify_inclusion(
-                    &item.inclusion_proof,
-                    item.leaf_index,
-                    h.size,
-                    &h.root,
-                    &d.item_hash,
-                )
-                .map(|()| {
-                    format!(
-                        "leaf {} of the signed tree of size {}",
-                        item.leaf_index, h.size
-                    )
-                })
-                .map_err(|e| e.to_string()),
-        };
-        report.result(format!("deltas[{i}].inclusion"), inclusion);
+        }
     }
+}
 
-    // 6. Balance.
+/// 6. The balance replayed from startingBalance through each delta.
+fn balance_check(report: &mut VerificationReport, receipt: &Receipt) {
+    let n = receipt.deltas.len();
     let replayed = receipt
         .deltas
         .iter()
@@ -215,7 +271,6 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
             Err(e) => Err(format!("replaying the deltas: {e}")),
         },
     );
-    report
 }
 
 /// Reads a receipt saved from the API (the whole answer or its `data`),
@@ -223,7 +278,7 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
 ///
 /// # Errors
 /// Too large, not JSON, or the first field that is not a receipt's.
-pub fn read_receipt_document(text: &str) -> Result<Receipt, String> {
+pub fn read_receipt_document(text: &str) -> Result<Receipt, DocumentError> {
     read_document(text, true, "a receipt", Receipt::from_json)
 }
 

@@ -207,8 +207,7 @@ pub fn build(
         },
         pagination: None,
     };
-    let envelope =
-        |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);
+    let envelope = |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);
     Ok(Sample {
         public_key,
         receipt_json: envelope(serde_json::to_string(&receipt).map_err(err)?),

@@ -1,7 +1,7 @@
+use super::*;
 use crate::merkle::ProofError;
 use crate::note;
 use crate::receipt::Receipt;
-use super::*;
 
 const ORIGIN: &str = "bvs.example/log/sandbox";
 const SEED: [u8; 32] = [9; 32];
@@ -24,8 +24,7 @@ fn documents_read_without_serde_equal_the_serde_reading() {
     let mut s = sample();
     let r = &mut s.receipt;
     if let Some(raw) = r.proof.items[0].raw.as_mut() {
-        raw.metadata =
-            Some(json::parse(r#"{"b":[1.5,-0,1e21,"é\n"],"a":{"x":null}}"#).unwrap());
+        raw.metadata = Some(json::parse(r#"{"b":[1.5,-0,1e21,"é\n"],"a":{"x":null}}"#).unwrap());
     }
     r.proof.items[1].raw = None;
     let text = serde_json::to_string(&*r).unwrap();
@@ -300,9 +299,8 @@ fn proofs_are_read_in_every_saved_form() {
         assert_eq!(parse_proof_document(&text).unwrap(), want, "{text}");
     }
     assert!(parse_proof_document("{").is_err());
-    let named = |scheme: &str| {
-        format!(r#"{{"hashScheme":"{scheme}","consistencyProof":["{a}","{b}"]}}"#)
-    };
+    let named =
+        |scheme: &str| format!(r#"{{"hashScheme":"{scheme}","consistencyProof":["{a}","{b}"]}}"#);
     assert_eq!(parse_proof_document(&named("bvs-log-v1")).unwrap(), want);
     assert!(parse_proof_document(&named("bvs-log-v7"))
         .unwrap_err()

@@ -6,7 +6,6 @@ use crate::cosignature::{CosignedNote, Freshness, WitnessKey};
 use crate::json;
 use crate::policy::{Cosigned, Policy, Words};
 
-
 /// The witness checks of the signed tree head `note_text` under `policy`,
 /// added to `report` with `prefix` before their names: `policy.log`, that
 /// the policy accepts the log key the head was checked with (when it
