@@ -13,6 +13,7 @@ use crate::log::{self, StoredHashes};
 use crate::merkle::{LeafIndex, TreeSize};
 use crate::note;
 use crate::types::{Env, Period};
+use crate::verify::sample::{err, SampleError};
 use std::collections::BTreeMap;
 
 /// One customer of a sample statement, with its proof.
@@ -36,10 +37,6 @@ pub struct Sample {
     pub nodes: BTreeMap<(u8, NodeAddr), SumNode>,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
 fn kind_key(kind: TreeKind) -> u8 {
     match kind {
         TreeKind::Liabilities => 0,
@@ -57,7 +54,7 @@ pub fn log_statement(
     key_seed: &[u8; 32],
     item: &Hash32,
     noise: u64,
-) -> Result<(String, LogEvidence), String> {
+) -> Result<(String, LogEvidence), SampleError> {
     let mut log_items: Vec<Hash32> = (0..noise)
         .map(|i| Hash32::digest(&i.to_be_bytes()))
         .collect();
@@ -101,7 +98,7 @@ pub fn build(
     seed: [u8; 32],
     page: usize,
     noise: u64,
-) -> Result<Sample, String> {
+) -> Result<Sample, SampleError> {
     let seed = Seed(seed);
     let mut ledgers: Vec<(Hash32, Amount)> = balances
         .iter()

@@ -36,8 +36,14 @@ pub struct Sample {
     pub log_items: Vec<Hash32>,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// Why a sample could not be built: the first error of the functions it
+/// is built with, in their words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SampleError(String);
+
+pub(crate) fn err(e: impl std::fmt::Display) -> SampleError {
+    SampleError(e.to_string())
 }
 
 /// A log of `noise` other items with the deltas of `amounts` (for
@@ -52,7 +58,7 @@ pub fn build(
     noise: u64,
     amounts: &[&str],
     t0_ms: i64,
-) -> Result<Sample, String> {
+) -> Result<Sample, SampleError> {
     let mut log_items: Vec<Hash32> = (0..noise)
         .map(|i| Hash32::digest(&i.to_be_bytes()))
         .collect();

@@ -1,7 +1,7 @@
 //! Witness cosignatures on a signed tree head, against a policy or a
 //! k-of-n quorum.
 
-use super::{tree_head_report, VerificationReport};
+use super::{tree_head_report, Detail, VerificationReport};
 use crate::cosignature::{CosignedNote, Freshness, WitnessKey};
 use crate::json;
 use crate::policy::{Cosigned, Policy, Words};
@@ -100,7 +100,7 @@ fn threshold_detail(
     witness_vkeys: &[String],
     quorum: u64,
     freshness: Freshness,
-) -> Result<String, String> {
+) -> Detail {
     let note = CosignedNote::read(note_text).map_err(|e| e.to_string())?;
     let n = witness_vkeys.len() as u64;
     if quorum > n {
