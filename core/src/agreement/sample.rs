@@ -238,7 +238,6 @@ impl SampleLog<'_> {
                     .map_err(err)?,
             })
         };
-        let c = self.checkpoint_of(&r)?;
         let mut listed = Vec::new();
         for (i, (kind, note, key)) in statements.iter().enumerate() {
             let p = proof(first + i as u64)?;
@@ -262,6 +261,20 @@ impl SampleLog<'_> {
                 key_proof: proof(key_leaf + i as u64)?,
             });
         }
+        r.agreement = Some(self.agreement_of(&r, listed, keys, list_keys)?);
+        Ok(r)
+    }
+
+    /// The agreement side of `r`: the checkpoint it shows, the last key
+    /// binding current, the statements and (with `list_keys`) the keys.
+    fn agreement_of(
+        &self,
+        r: &Receipt,
+        listed: Vec<ReceiptStatement>,
+        keys: Vec<ReceiptKey>,
+        list_keys: bool,
+    ) -> Result<ReceiptAgreement, SampleError> {
+        let c = self.checkpoint_of(r)?;
         let current = keys.last().ok_or_else(|| err("no binding"))?.clone();
         let key_warnings = keys
             .iter()
@@ -273,7 +286,7 @@ impl SampleLog<'_> {
                 )
             })
             .collect();
-        r.agreement = Some(ReceiptAgreement {
+        Ok(ReceiptAgreement {
             checkpoint_id: "chk_1".into(),
             origin: self.origin.into(),
             ledger_id: c.ledger,
@@ -281,15 +294,14 @@ impl SampleLog<'_> {
             merkle_root: c.root,
             delta_count: c.deltas,
             balance: r.final_balance,
-            balance_statement: self.balance_of(&r)?.to_text(),
+            balance_statement: self.balance_of(r)?.to_text(),
             counterparty_key: Some(current.counterparty_key),
             key_statement: Some(current.key_statement),
             key_proof: Some(current.key_proof),
             statements: listed,
             keys: if list_keys { keys } else { Vec::new() },
             key_warnings: if list_keys { key_warnings } else { Vec::new() },
-        });
-        Ok(r)
+        })
     }
 
     /// A receipt the customer (key from `customer_seed`) agreed to and

@@ -4,7 +4,7 @@
 //! verifier-wasm) and the bench. Pure: seeds come in as arguments.
 
 use super::proof::{LeafProof, LogEvidence, ProofDocument};
-use super::statement::{ledger_id, Seed, Statement, StatementBuilder};
+use super::statement::{ledger_id, Placed, Seed, Statement, StatementBuilder};
 use super::tree::NodeAddr;
 use super::{SumNode, TreeKind};
 use crate::amount::Amount;
@@ -133,41 +133,8 @@ pub fn build(
         .collect();
     let mut customers = Vec::new();
     for (ledger, balance) in &ledgers {
-        let p = &placed[ledger];
-        let get = |kind: TreeKind| {
-            let nodes = &nodes;
-            move |a: NodeAddr| nodes.get(&(kind_key(kind), a)).copied()
-        };
-        let owed = if balance.signum() > 0 {
-            *balance
-        } else {
-            Amount::ZERO
-        };
-        let liabilities = LeafProof::from_stored(
-            &seed,
-            TreeKind::Liabilities,
-            ledger,
-            owed,
-            p.liabilities_index,
-            statement.liabilities.leaf_count,
-            get(TreeKind::Liabilities),
-        )
-        .map_err(err)?;
-        let receivables = match p.receivables_index {
-            Some(index) => Some(
-                LeafProof::from_stored(
-                    &seed,
-                    TreeKind::Receivables,
-                    ledger,
-                    balance.checked_neg().map_err(err)?,
-                    index,
-                    statement.receivables.leaf_count,
-                    get(TreeKind::Receivables),
-                )
-                .map_err(err)?,
-            ),
-            None => None,
-        };
+        let proofs = leaf_proofs(&seed, &statement, &placed[ledger], &nodes, ledger, *balance)?;
+        let (liabilities, receivables) = proofs;
         let customer_id = by_ledger[ledger].to_owned();
         customers.push(SampleCustomer {
             document: ProofDocument {
@@ -191,4 +158,49 @@ pub fn build(
         customers,
         nodes,
     })
+}
+
+/// A ledger's proofs into the liabilities tree (what it is owed, 0 when
+/// it owes) and, when it owes, the receivables tree, read from the
+/// stored nodes.
+fn leaf_proofs(
+    seed: &Seed,
+    statement: &Statement,
+    p: &Placed,
+    nodes: &BTreeMap<(u8, NodeAddr), SumNode>,
+    ledger: &Hash32,
+    balance: Amount,
+) -> Result<(LeafProof, Option<LeafProof>), SampleError> {
+    let get = |kind: TreeKind| move |a: NodeAddr| nodes.get(&(kind_key(kind), a)).copied();
+    let owed = if balance.signum() > 0 {
+        balance
+    } else {
+        Amount::ZERO
+    };
+    let liabilities = LeafProof::from_stored(
+        seed,
+        TreeKind::Liabilities,
+        ledger,
+        owed,
+        p.liabilities_index,
+        statement.liabilities.leaf_count,
+        get(TreeKind::Liabilities),
+    )
+    .map_err(err)?;
+    let receivables = match p.receivables_index {
+        Some(index) => Some(
+            LeafProof::from_stored(
+                seed,
+                TreeKind::Receivables,
+                ledger,
+                balance.checked_neg().map_err(err)?,
+                index,
+                statement.receivables.leaf_count,
+                get(TreeKind::Receivables),
+            )
+            .map_err(err)?,
+        ),
+        None => None,
+    };
+    Ok((liabilities, receivables))
 }

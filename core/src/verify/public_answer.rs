@@ -182,6 +182,18 @@ impl PublicAnswer {
         let s = f.object("summary")?;
         let v = f.object("verification")?;
         let verified = f.bool("verified")?;
+        let summary = Self::read_summary(&s)?;
+        let verification = Self::read_proof(&v)?;
+        Ok(PublicAnswer {
+            records: f.each("records", false, Self::read_record)?,
+            verified,
+            summary,
+            verification,
+            pagination: None,
+        })
+    }
+
+    fn read_summary(s: &json::Fields<'_>) -> Result<PublicSummary, json::ReadError> {
         let kind = s.string("kind")?;
         let environment = s.string("environment")?;
         let proof_root = s.hash("proofRoot")?;
@@ -194,6 +206,24 @@ impl PublicAnswer {
         let status = s.optional_string("status")?;
         let first_verified_at = s.optional_string("firstVerifiedAt")?;
         let last_verified_at = s.optional_string("lastVerifiedAt")?;
+        Ok(PublicSummary {
+            kind: kind.to_owned(),
+            environment: environment.to_owned(),
+            proof_root,
+            item_count,
+            net_amount,
+            period: owned(period),
+            ledger_id: None,
+            first_verified_at: owned(first_verified_at),
+            last_verified_at: owned(last_verified_at),
+            status: owned(status),
+            issued_as: Vec::new(),
+            amounts_withheld: false,
+            records_check: None,
+        })
+    }
+
+    fn read_proof(v: &json::Fields<'_>) -> Result<PublicProof, json::ReadError> {
         let hash_scheme = v.string("hashScheme")?;
         let tree_head = v.string("treeHead")?;
         let tree_size = merkle::TreeSize(v.u64("treeSize")?);
@@ -212,62 +242,47 @@ impl PublicAnswer {
                 })
             }
         };
-        let owned = |t: Option<&str>| t.map(str::to_owned);
-        Ok(PublicAnswer {
-            records: f.each("records", false, |r| {
-                let anchor_id = r.string("anchorId")?;
-                let item_hash = r.hash("itemHash")?;
-                let delta = match r.optional("delta") {
-                    None => None,
-                    Some(_) => Some(r.amount("delta")?),
-                };
-                let leaf_index = match r.optional("leafIndex") {
-                    None => None,
-                    Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
-                };
-                let block_timestamp = r.optional_string("blockTimestamp")?;
-                let declared_timestamp = r.optional_string("declaredTimestamp")?;
-                Ok(PublicRecord {
-                    inclusion_proof: r.hashes("inclusionProof", false)?,
-                    anchor_id: anchor_id.to_owned(),
-                    item_hash,
-                    ledger_id: None,
-                    delta,
-                    leaf_index,
-                    block_timestamp: owned(block_timestamp),
-                    declared_timestamp: owned(declared_timestamp),
-                })
-            })?,
-            verified,
-            summary: PublicSummary {
-                kind: kind.to_owned(),
-                environment: environment.to_owned(),
-                proof_root,
-                item_count,
-                net_amount,
-                period: owned(period),
-                ledger_id: None,
-                first_verified_at: owned(first_verified_at),
-                last_verified_at: owned(last_verified_at),
-                status: owned(status),
-                issued_as: Vec::new(),
-                amounts_withheld: false,
-                records_check: None,
-            },
-            verification: PublicProof {
-                public_ledger_url: None,
-                hash_scheme: hash_scheme.to_owned(),
-                tree_head: tree_head.to_owned(),
-                tree_size,
-                public_key: public_key.to_owned(),
-                log: None,
-                items_root,
-                checkpoint_leaf,
-                message: None,
-            },
-            pagination: None,
+        Ok(PublicProof {
+            public_ledger_url: None,
+            hash_scheme: hash_scheme.to_owned(),
+            tree_head: tree_head.to_owned(),
+            tree_size,
+            public_key: public_key.to_owned(),
+            log: None,
+            items_root,
+            checkpoint_leaf,
+            message: None,
         })
     }
+
+    fn read_record(r: &json::Fields<'_>) -> Result<PublicRecord, json::ReadError> {
+        let anchor_id = r.string("anchorId")?;
+        let item_hash = r.hash("itemHash")?;
+        let delta = match r.optional("delta") {
+            None => None,
+            Some(_) => Some(r.amount("delta")?),
+        };
+        let leaf_index = match r.optional("leafIndex") {
+            None => None,
+            Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
+        };
+        let block_timestamp = r.optional_string("blockTimestamp")?;
+        let declared_timestamp = r.optional_string("declaredTimestamp")?;
+        Ok(PublicRecord {
+            inclusion_proof: r.hashes("inclusionProof", false)?,
+            anchor_id: anchor_id.to_owned(),
+            item_hash,
+            ledger_id: None,
+            delta,
+            leaf_index,
+            block_timestamp: owned(block_timestamp),
+            declared_timestamp: owned(declared_timestamp),
+        })
+    }
+}
+
+fn owned(t: Option<&str>) -> Option<String> {
+    t.map(str::to_owned)
 }
 
 /// Verifies a public verification answer, given as the text of each page

@@ -59,6 +59,41 @@ pub fn build(
     amounts: &[&str],
     t0_ms: i64,
 ) -> Result<Sample, SampleError> {
+    let (log_items, contents, leaf_of) = log_items(noise, amounts, t0_ms)?;
+    let log = SignedLog::of(origin, seed, &log_items)?;
+    let hashes: Vec<Hash32> = log_items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| leaf_of.contains(&(*i as u64)))
+        .map(|(_, h)| *h)
+        .collect();
+    let proven = Proven::of(&contents, &leaf_of, &log, merkle::root(&hashes), t0_ms)?;
+    let items_root = proven.items_root;
+    let block_ms = t0_ms + 1_000;
+    let receipt = proven.receipt(&log, hashes, t0_ms)?;
+    let answer = answer(proven.records, &log, items_root, block_ms)?;
+    let envelope = |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);
+    Ok(Sample {
+        public_key: log.public_key,
+        receipt_json: envelope(serde_json::to_string(&receipt).map_err(err)?),
+        public_json: envelope(serde_json::to_string(&answer).map_err(err)?),
+        receipt,
+        proof_root: items_root,
+        old_head: log.old_head,
+        head: log.head,
+        consistency_proof: log.consistency_proof,
+        log_items,
+    })
+}
+
+/// The log's items: `noise` others, then each delta of `amounts` followed
+/// by one more other; with the deltas' contents and their leaves.
+#[allow(clippy::type_complexity)]
+fn log_items(
+    noise: u64,
+    amounts: &[&str],
+    t0_ms: i64,
+) -> Result<(Vec<Hash32>, Vec<DeltaContent>, Vec<u64>), SampleError> {
     let mut log_items: Vec<Hash32> = (0..noise)
         .map(|i| Hash32::digest(&i.to_be_bytes()))
         .collect();
@@ -84,46 +119,99 @@ pub fn build(
         log_items.push(Hash32::digest(format!("noise {k}").as_bytes()));
         contents.push(content);
     }
-    let mut store = StoredHashes::new();
-    for (k, v) in log::append(TreeSize(0), &log_items, &StoredHashes::new()).map_err(err)? {
-        store.insert(k, v);
-    }
-    let size = TreeSize(log_items.len() as u64);
-    let root = log::tree_root(size, &store).map_err(err)?;
-    let head = note::sign_tree_head(origin, size, &root, seed).map_err(err)?;
-    let old_size = TreeSize(size.0.div_ceil(2));
-    let old_root = log::tree_root(old_size, &store).map_err(err)?;
-    let old_head = note::sign_tree_head(origin, old_size, &old_root, seed).map_err(err)?;
-    let consistency_proof = log::consistency_proof(old_size, size, &store)
-        .map_err(err)?
-        .iter()
-        .map(Hash32::to_hex)
-        .collect();
-    let public_key = note::public_key_string(origin, seed).map_err(err)?;
+    Ok((log_items, contents, leaf_of))
+}
 
-    let starting = Amount::from_int(10).map_err(err)?;
-    let mut balance = starting;
-    let mut deltas = Vec::new();
-    let mut items = Vec::new();
-    let mut records = Vec::new();
-    let hashes: Vec<Hash32> = log_items
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| leaf_of.contains(&(*i as u64)))
-        .map(|(_, h)| *h)
-        .collect();
-    let items_root = merkle::root(&hashes);
-    let block_ms = t0_ms + 1_000;
-    for (k, c) in contents.iter().enumerate() {
+/// The log stored and signed: its head, an older head of half its size
+/// with the consistency proof between them, and its key.
+struct SignedLog {
+    store: StoredHashes,
+    size: TreeSize,
+    head: String,
+    old_head: String,
+    consistency_proof: Vec<String>,
+    public_key: String,
+}
+
+impl SignedLog {
+    fn of(origin: &str, seed: &[u8; 32], log_items: &[Hash32]) -> Result<Self, SampleError> {
+        let mut store = StoredHashes::new();
+        for (k, v) in log::append(TreeSize(0), log_items, &StoredHashes::new()).map_err(err)? {
+            store.insert(k, v);
+        }
+        let size = TreeSize(log_items.len() as u64);
+        let root = log::tree_root(size, &store).map_err(err)?;
+        let head = note::sign_tree_head(origin, size, &root, seed).map_err(err)?;
+        let old_size = TreeSize(size.0.div_ceil(2));
+        let old_root = log::tree_root(old_size, &store).map_err(err)?;
+        let old_head = note::sign_tree_head(origin, old_size, &old_root, seed).map_err(err)?;
+        let consistency_proof = log::consistency_proof(old_size, size, &store)
+            .map_err(err)?
+            .iter()
+            .map(Hash32::to_hex)
+            .collect();
+        let public_key = note::public_key_string(origin, seed).map_err(err)?;
+        Ok(Self {
+            store,
+            size,
+            head,
+            old_head,
+            consistency_proof,
+            public_key,
+        })
+    }
+}
+
+/// Each delta with its proof, as a receipt and a public answer list it.
+struct Proven {
+    items_root: Hash32,
+    starting: Amount,
+    balance: Amount,
+    deltas: Vec<DerivedDelta>,
+    items: Vec<ProvenItem>,
+    records: Vec<PublicRecord>,
+}
+
+impl Proven {
+    fn of(
+        contents: &[DeltaContent],
+        leaf_of: &[u64],
+        log: &SignedLog,
+        items_root: Hash32,
+        t0_ms: i64,
+    ) -> Result<Self, SampleError> {
+        let starting = Amount::from_int(10).map_err(err)?;
+        let mut p = Proven {
+            items_root,
+            starting,
+            balance: starting,
+            deltas: Vec::new(),
+            items: Vec::new(),
+            records: Vec::new(),
+        };
+        for (k, c) in contents.iter().enumerate() {
+            p.push(k, c, LeafIndex(leaf_of[k]), log, t0_ms)?;
+        }
+        Ok(p)
+    }
+
+    fn push(
+        &mut self,
+        k: usize,
+        c: &DeltaContent,
+        leaf: LeafIndex,
+        log: &SignedLog,
+        t0_ms: i64,
+    ) -> Result<(), SampleError> {
+        let block_ms = t0_ms + 1_000;
         let h = item_hash(c).map_err(err)?;
-        let leaf = LeafIndex(leaf_of[k]);
-        let proof = log::inclusion_proof(leaf, size, &store).map_err(err)?;
-        balance = balance.checked_add(c.delta).map_err(err)?;
-        deltas.push(DerivedDelta {
+        let proof = log::inclusion_proof(leaf, log.size, &log.store).map_err(err)?;
+        self.balance = self.balance.checked_add(c.delta).map_err(err)?;
+        self.deltas.push(DerivedDelta {
             anchor_id: c.anchor_id.clone(),
             item_hash: h,
-            items_root,
-            receipt_id: items_root,
+            items_root: self.items_root,
+            receipt_id: self.items_root,
             delta: c.delta,
             reason: Some(c.reason.clone()),
             reference_id: c.reference_id.clone(),
@@ -133,9 +221,9 @@ pub fn build(
             data_purged: false,
             verified: true,
             seq: k as u64 + 1,
-            balance_after: balance,
+            balance_after: self.balance,
         });
-        records.push(PublicRecord {
+        self.records.push(PublicRecord {
             anchor_id: c.anchor_id.clone(),
             item_hash: h,
             ledger_id: None,
@@ -145,7 +233,7 @@ pub fn build(
             block_timestamp: Some(format_iso_ms(block_ms)),
             declared_timestamp: Some(c.declared_timestamp.clone()),
         });
-        items.push(ProvenItem {
+        self.items.push(ProvenItem {
             anchor_id: c.anchor_id.clone(),
             item_hash: h,
             leaf_index: leaf,
@@ -153,36 +241,57 @@ pub fn build(
             delta: c.delta,
             raw: Some(c.clone()),
         });
+        Ok(())
     }
-    let receipt = Receipt {
-        customer_id: "cust_42".into(),
-        period: Some(Period::containing(t0_ms).to_string()),
-        generated_at: format_iso_ms(block_ms + 5_000),
-        deltas_count: deltas.len() as u64,
-        starting_balance: starting,
-        final_balance: balance,
-        items_root,
-        receipt_id: items_root,
-        proof_root: items_root,
-        latest_checkpoint: None,
-        window_summaries: derive::window_summaries(&deltas).map_err(err)?,
-        deltas,
-        verification: ReceiptVerification {
-            message: "Check with the log's public key".into(),
-            item_hashes: hashes,
+
+    /// The receipt of `cust_42` over these deltas.
+    fn receipt(
+        &self,
+        log: &SignedLog,
+        hashes: Vec<Hash32>,
+        t0_ms: i64,
+    ) -> Result<Receipt, SampleError> {
+        let block_ms = t0_ms + 1_000;
+        let items_root = self.items_root;
+        Ok(Receipt {
+            customer_id: "cust_42".into(),
+            period: Some(Period::containing(t0_ms).to_string()),
+            generated_at: format_iso_ms(block_ms + 5_000),
+            deltas_count: self.deltas.len() as u64,
+            starting_balance: self.starting,
+            final_balance: self.balance,
+            items_root,
+            receipt_id: items_root,
             proof_root: items_root,
-            verify_url: format!("/verify/{items_root}"),
-        },
-        proof: ReceiptProof {
-            hash_scheme: log::HASH_SCHEME.name().into(),
-            tree_head: head.clone(),
-            public_key: public_key.clone(),
-            items,
-        },
-        agreement: None,
-    };
+            latest_checkpoint: None,
+            window_summaries: derive::window_summaries(&self.deltas).map_err(err)?,
+            deltas: self.deltas.clone(),
+            verification: ReceiptVerification {
+                message: "Check with the log's public key".into(),
+                item_hashes: hashes,
+                proof_root: items_root,
+                verify_url: format!("/verify/{items_root}"),
+            },
+            proof: ReceiptProof {
+                hash_scheme: log::HASH_SCHEME.name().into(),
+                tree_head: log.head.clone(),
+                public_key: log.public_key.clone(),
+                items: self.items.clone(),
+            },
+            agreement: None,
+        })
+    }
+}
+
+/// The public answer for the deltas as one submission.
+fn answer(
+    records: Vec<PublicRecord>,
+    log: &SignedLog,
+    items_root: Hash32,
+    block_ms: i64,
+) -> Result<PublicAnswer, SampleError> {
     let net = Amount::checked_sum(records.iter().filter_map(|r| r.delta)).map_err(err)?;
-    let answer = PublicAnswer {
+    Ok(PublicAnswer {
         verified: true,
         summary: PublicSummary {
             kind: "submission".into(),
@@ -203,26 +312,14 @@ pub fn build(
         verification: PublicProof {
             public_ledger_url: None,
             hash_scheme: log::HASH_SCHEME.name().into(),
-            tree_head: head.clone(),
-            tree_size: size,
-            public_key: public_key.clone(),
+            tree_head: log.head.clone(),
+            tree_size: log.size,
+            public_key: log.public_key.clone(),
             log: None,
             items_root,
             checkpoint_leaf: None::<CheckpointLeaf>,
             message: None,
         },
         pagination: None,
-    };
-    let envelope = |data: String| format!(r#"{{"success":true,"statusCode":200,"data":{data}}}"#);
-    Ok(Sample {
-        public_key,
-        receipt_json: envelope(serde_json::to_string(&receipt).map_err(err)?),
-        public_json: envelope(serde_json::to_string(&answer).map_err(err)?),
-        receipt,
-        proof_root: items_root,
-        old_head,
-        head,
-        consistency_proof,
-        log_items,
     })
 }
