@@ -325,15 +325,7 @@ impl Statement {
             .strip_suffix('\n')
             .ok_or(StatementError::NotASignedNote)?;
         let lines: Vec<&str> = body.split('\n').collect();
-        for (n, line) in lines.iter().enumerate() {
-            let spaced = line.starts_with(' ')
-                || line.ends_with(' ')
-                || line.contains("  ")
-                || line.contains(['\t', '\r']);
-            if spaced {
-                return Err(StatementError::ExtraWhitespace { line: n + 1 });
-            }
-        }
+        single_spaced(&lines)?;
         let kind = lines
             .first()
             .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
@@ -389,6 +381,21 @@ impl Statement {
             agreed: amount_value("agreed", v("agreed"))?,
         }))
     }
+}
+
+/// No line of a statement starts or ends with a space, holds two in a
+/// row, a tab or a carriage return.
+fn single_spaced(lines: &[&str]) -> Result<(), StatementError> {
+    for (n, line) in lines.iter().enumerate() {
+        let spaced = line.starts_with(' ')
+            || line.ends_with(' ')
+            || line.contains("  ")
+            || line.contains(['\t', '\r']);
+        if spaced {
+            return Err(StatementError::ExtraWhitespace { line: n + 1 });
+        }
+    }
+    Ok(())
 }
 
 /// The values of `lines`, which must be exactly `names` in order.
