@@ -5,15 +5,14 @@ Two checks, both run by scripts/check-architecture.sh:
   - the delta's path in the worker (emit, sequence, receipt): no function
     over WORKER_FN_LINES_MAX lines (the default, no arguments);
   - `--crates`: core, cli and verifier-wasm, no function over
-    CRATE_FN_LINES_MAX lines, but for the ones listed in LONG_FUNCTIONS
-    (not split yet), which may not grow.
+    CRATE_FN_LINES_MAX lines.
 `--all [PATH ...]` lists every function over the limit (`--max N`, default
 the worker's) under the paths, or worker/src, and exits 0.
 
 A function runs from its `fn` line to the first line that closes it at the
 same indentation (rustfmt's layout). Tests are not production code: a
-`#[cfg(test)]` item and everything after it in its file, files named
-`tests.rs` or `*_tests.rs`, and `tests/` folders are skipped.
+`#[cfg(test)]` (or `#[cfg(all(test, ..))]`) item, files named `tests.rs`
+or `*_tests.rs`, and `tests/` folders are skipped.
 
 Usage: check-fn-length.py [--crates] [--all] [--max N] [FILE_OR_DIR ...]
 """
@@ -27,11 +26,6 @@ CRATE_FN_LINES_MAX = 70
 # prove) and the receipt and public-verify handlers.
 DELTA_PATH = ["worker/src/ledger", "worker/src/routes/balance.rs", "worker/src/routes/proofs.rs"]
 CRATES = ["core/src", "cli/src", "verifier-wasm/src"]
-# Functions of CRATES over CRATE_FN_LINES_MAX not split yet (issue 26):
-# (path, name) -> the most lines each may have. Remove an entry when its
-# function is split; never add one.
-LONG_FUNCTIONS = {
-}
 
 FN = re.compile(r"^(\s*)(pub(\([a-z]+\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
 
@@ -54,14 +48,38 @@ def files(paths):
             yield p
 
 
+TEST_CFG = re.compile(r"^(\s*)#\[cfg\((test|all\(test\b)")
+
+
+def test_lines(lines):
+    """The lines of `#[cfg(test)]` items (and `#[cfg(all(test, ..))]`):
+    from the attribute to the `;` of a `mod x;` or the `}` closing the
+    item at the attribute's indentation."""
+    skipped = set()
+    for i, line in enumerate(lines):
+        m = TEST_CFG.match(line)
+        if not m or i in skipped:
+            continue
+        k = i + 1
+        while k < len(lines) and lines[k].strip().startswith(("#[", "//")):
+            k += 1
+        end = k
+        if not lines[k].rstrip().endswith(";"):
+            close = m.group(1) + "}"
+            end = next((j for j in range(k, len(lines)) if lines[j] == close), len(lines) - 1)
+        skipped.update(range(i, end + 1))
+    return skipped
+
+
 def functions(path):
     """Every function of `path` outside tests: (line, name, lines)."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
+    tests = test_lines(lines)
     out = []
     for i, line in enumerate(lines):
-        if re.match(r"^\s*#\[cfg\(test\)\]", line):
-            break
+        if i in tests:
+            continue
         m = FN.match(line)
         if not m:
             continue
@@ -80,33 +98,31 @@ def functions(path):
     return out
 
 
-def long_functions(paths, limit, allowed=None):
-    allowed = allowed or {}
-    found = []
-    for path in files(paths):
-        for line, name, n in functions(path):
-            cap = allowed.get((path, name), limit)
-            if n > max(limit, cap) or (n > limit and (path, name) not in allowed):
-                found.append((path, line, name, n, max(limit, cap)))
-    return found
+def long_functions(paths, limit):
+    return [(path, line, name, n)
+            for path in files(paths)
+            for line, name, n in functions(path)
+            if n > limit]
 
 
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     limit = WORKER_FN_LINES_MAX
     if "--max" in argv:
-        limit = int(argv[argv.index("--max") + 1])
-        args = [a for a in args if a != str(limit)]
+        k = argv.index("--max") + 1
+        limit = int(argv[k])
+        args = [a for a in argv[:k - 1] + argv[k + 1:] if not a.startswith("--")]
     if "--all" in argv:
-        for path, line, name, n, _ in long_functions(args or ["worker/src"], limit):
+        for path, line, name, n in long_functions(args or ["worker/src"], limit):
             print(f"{path}:{line}: fn {name} has {n} lines (limit {limit})")
         return 0
     if "--crates" in argv:
-        found = long_functions(args or CRATES, CRATE_FN_LINES_MAX, LONG_FUNCTIONS)
+        limit = CRATE_FN_LINES_MAX
+        found = long_functions(args or CRATES, limit)
     else:
         found = long_functions(args or DELTA_PATH, limit)
-    for path, line, name, n, cap in found:
-        print(f"architecture: {path}:{line}: fn {name} has {n} lines (at most {cap})",
+    for path, line, name, n in found:
+        print(f"architecture: {path}:{line}: fn {name} has {n} lines (at most {limit})",
               file=sys.stderr)
     return 1 if found else 0
 
