@@ -397,7 +397,7 @@ impl Policy {
         };
         let mut members = Vec::with_capacity(listed.len());
         for m in listed {
-            let Some(i) = find(&names, m) else {
+            let Some(i) = find(names, m) else {
                 return Err(at(
                     n,
                     cat(m, " is not a witness or group defined on an earlier line"),

@@ -376,7 +376,7 @@ fn read_pages(report: &mut VerificationReport, pages: &[&str]) -> Option<Vec<Pub
     Some(answers)
 }
 
-/// 1. The root asked for, and pages that agree with each other.
+/// Step 1, the root asked for, and pages that agree with each other.
 fn root_checks(report: &mut VerificationReport, answers: &[PublicAnswer], expected: Option<&str>) {
     let first = &answers[0].summary;
     let root = first.proof_root;
@@ -406,7 +406,7 @@ fn root_checks(report: &mut VerificationReport, answers: &[PublicAnswer], expect
     }
 }
 
-/// 2. One page: its key, its signed head, its hash scheme, its items root,
+/// Step 2, one page: its key, its signed head, its hash scheme, its items root,
 /// then each record (numbered from `index` across pages) and the
 /// checkpoint's own leaf against the page's head.
 fn page_checks(
@@ -537,7 +537,7 @@ fn page_head(
     }
 }
 
-/// 3. The root over every record, the count and the net amount (the root
+/// Step 3, the root over every record, the count and the net amount (the root
 /// and the amount only once every record is there), and a checkpoint's
 /// own leaf against the root.
 fn totals_checks(report: &mut VerificationReport, answers: &[PublicAnswer]) {

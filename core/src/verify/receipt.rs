@@ -63,7 +63,7 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
     report
 }
 
-/// 1. Which key: the trusted one when pinned (and whether the receipt
+/// Step 1, which key: the trusted one when pinned (and whether the receipt
 /// names it), else the receipt's own.
 fn key_check<'a>(
     report: &mut VerificationReport,
@@ -101,7 +101,7 @@ fn key_check<'a>(
     }
 }
 
-/// 2. The signed tree head, under `key`.
+/// Step 2, the signed tree head, under `key`.
 fn head_check(report: &mut VerificationReport, receipt: &Receipt, key: &str) -> Option<TreeHead> {
     match note::verify_tree_head(&receipt.proof.tree_head, key) {
         Ok(h) => {
@@ -119,7 +119,7 @@ fn head_check(report: &mut VerificationReport, receipt: &Receipt, key: &str) -> 
     }
 }
 
-/// 3. The roots over the listed itemHashes.
+/// Step 3, the roots over the listed itemHashes.
 fn roots_checks(report: &mut VerificationReport, receipt: &Receipt) {
     let n = receipt.deltas.len();
     let hashes: Vec<Hash32> = receipt.deltas.iter().map(|d| d.item_hash).collect();
@@ -145,7 +145,7 @@ fn roots_checks(report: &mut VerificationReport, receipt: &Receipt) {
     );
 }
 
-/// 4. The counts of deltas and proofs.
+/// Step 4, the counts of deltas and proofs.
 fn count_check(report: &mut VerificationReport, receipt: &Receipt) {
     let n = receipt.deltas.len();
     report.result(
@@ -162,7 +162,7 @@ fn count_check(report: &mut VerificationReport, receipt: &Receipt) {
     );
 }
 
-/// 5. Delta `i`: its proof item, its itemHash (from raw content when
+/// Step 5, delta `i`: its proof item, its itemHash (from raw content when
 /// present) and its inclusion into the signed head.
 fn delta_checks(
     report: &mut VerificationReport,
@@ -251,7 +251,7 @@ fn recomputed_hash(receipt: &Receipt, item: &ProvenItem, d: &DerivedDelta) -> De
     }
 }
 
-/// 6. The balance replayed from startingBalance through each delta.
+/// Step 6, the balance replayed from startingBalance through each delta.
 fn balance_check(report: &mut VerificationReport, receipt: &Receipt) {
     let n = receipt.deltas.len();
     let replayed = receipt

@@ -1,7 +1,8 @@
 //! A small signed log built with this crate's own functions, the way the
 //! worker builds its answers: fixtures for the verifiers' tests (core,
-//! verifier-wasm, the CLI) and the verify page's offline demo. Pure: the
-//! seed and the time come in as arguments.
+//! verifier-wasm, the CLI), the fuzz targets and the bench (feature
+//! `sample`, never in a production build). Pure: the seed and the time
+//! come in as arguments.
 
 use super::{CheckpointLeaf, PublicAnswer, PublicProof, PublicRecord, PublicSummary};
 use crate::amount::Amount;
