@@ -387,7 +387,7 @@ fn export_proofs(
         return Ok(report);
     }
     let receipt = verify::read_receipt_document(&text).map_err(|e| e.to_string())?;
-    let proofs = tlog_proof::from_receipt(&receipt)?;
+    let proofs = tlog_proof::from_receipt(&receipt).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{out}: {e}"))?;
     let mut written = Vec::with_capacity(proofs.len());
     for (anchor, proof) in &proofs {

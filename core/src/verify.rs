@@ -20,7 +20,7 @@ mod witnesses;
 
 pub use head::{
     consistency_report, parse_proof_document, tree_head_report, verify_consistency_between_heads,
-    HeadsError,
+    HeadsError, ProofDocumentError,
 };
 pub use inclusion::{
     inclusion_answer_report, inclusion_report, replay_balance, submission_report,

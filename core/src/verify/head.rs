@@ -4,7 +4,7 @@
 use super::{parse_hashes, unwrap_envelope, VerificationReport};
 use crate::hash::Hash32;
 use crate::json;
-use crate::merkle::{self, HashScheme, ProofError};
+use crate::merkle::{self, HashScheme, ProofError, UnknownScheme};
 use crate::note::{self, NoteError, TreeHead};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -94,30 +94,41 @@ pub fn consistency_report(
 ///
 /// # Errors
 /// Names what could not be read.
-pub fn parse_proof_document(text: &str) -> Result<Vec<String>, String> {
+pub fn parse_proof_document(text: &str) -> Result<Vec<String>, ProofDocumentError> {
     let trimmed = text.trim();
     if !trimmed.starts_with('[') && !trimmed.starts_with('{') {
         return Ok(trimmed.split_whitespace().map(str::to_string).collect());
     }
-    let value = json::parse(trimmed).map_err(|e| format!("not JSON: {e}"))?;
-    let strings = |items: &[json::Value], what: &str| {
-        json::strings(items).map_err(|e| format!("{what} must hold strings, {e}"))
+    let value = json::parse(trimmed).map_err(ProofDocumentError::NotJson)?;
+    let strings = |items: &[json::Value], what: &'static str| {
+        json::strings(items).map_err(|reason| ProofDocumentError::Strings { what, reason })
     };
+    let answer = |e: json::ReadError| ProofDocumentError::NotAnAnswer(*e);
     match unwrap_envelope(&value) {
         json::Value::Array(items) => strings(items, "a JSON array of hashes"),
         inner => {
-            let f = json::Fields::of(inner, String::new())
-                .map_err(|e| format!("not a consistency proof answer: {e}"))?;
-            if let Some(name) = f
-                .optional_string("hashScheme")
-                .map_err(|e| format!("not a consistency proof answer: {e}"))?
-            {
-                HashScheme::parse(name).map_err(|e| e.to_string())?;
+            let f = json::Fields::of(inner, String::new()).map_err(answer)?;
+            if let Some(name) = f.optional_string("hashScheme").map_err(answer)? {
+                HashScheme::parse(name).map_err(ProofDocumentError::Scheme)?;
             }
-            let items = f
-                .array("consistencyProof", true)
-                .map_err(|e| format!("not a consistency proof answer: {e}"))?;
+            let items = f.array("consistencyProof", true).map_err(answer)?;
             strings(items, "consistencyProof")
         }
     }
+}
+
+/// Why a saved consistency proof could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProofDocumentError {
+    #[error("not JSON: {0}")]
+    NotJson(json::JsonError),
+    #[error("{what} must hold strings, {reason}")]
+    Strings {
+        what: &'static str,
+        reason: json::StringsError,
+    },
+    #[error("not a consistency proof answer: {0}")]
+    NotAnAnswer(crate::FieldError),
+    #[error("{0}")]
+    Scheme(UnknownScheme),
 }

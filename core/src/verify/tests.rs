@@ -304,5 +304,6 @@ fn proofs_are_read_in_every_saved_form() {
     assert_eq!(parse_proof_document(&named("bvs-log-v1")).unwrap(), want);
     assert!(parse_proof_document(&named("bvs-log-v7"))
         .unwrap_err()
+        .to_string()
         .contains("unknown hash scheme"));
 }
