@@ -231,6 +231,10 @@ fn threshold(text: &str, n: usize) -> Option<usize> {
     (1..=n).contains(&k).then_some(k)
 }
 
+/// Every name a policy has defined so far, what it is, and whether a
+/// group lists it.
+type Names<'t> = Vec<(&'t str, Member, bool)>;
+
 /// Where `name` is among the names defined so far.
 fn find(names: &[(&str, Member, bool)], name: &str) -> Option<usize> {
     names.iter().position(|(x, _, _)| *x == name)
@@ -261,8 +265,7 @@ impl Policy {
         if text.len() > POLICY_BYTES_MAX {
             return Err(at(0, "longer than 64 KiB"));
         }
-        // Every defined name, what it is, and whether a group lists it.
-        let mut names: Vec<(&str, Member, bool)> = Vec::new();
+        let mut names: Names<'_> = Vec::new();
         let mut quorum_seen = false;
         for (i, line) in text.split('\n').enumerate() {
             let n = i + 1;
@@ -350,7 +353,7 @@ impl Policy {
         &mut self,
         n: usize,
         f: &[&'t str],
-        names: &mut Vec<(&'t str, Member, bool)>,
+        names: &mut Names<'t>,
     ) -> Result<(), PolicyError> {
         let p = self;
         if p.witnesses.len() == POLICY_WITNESSES_MAX {
@@ -378,7 +381,7 @@ impl Policy {
         &mut self,
         n: usize,
         f: &[&'t str],
-        names: &mut Vec<(&'t str, Member, bool)>,
+        names: &mut Names<'t>,
     ) -> Result<(), PolicyError> {
         let p = self;
         if p.groups.len() == POLICY_GROUPS_MAX {

@@ -6,6 +6,7 @@ use crate::json;
 use crate::merkle::{self, HashScheme};
 use crate::note::TreeHead;
 use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
 
 mod head;
 mod inclusion;
@@ -153,6 +154,46 @@ pub(crate) fn same(name: &str, got: &Hash32, want: &Hash32) -> Detail {
     } else {
         Err(format!("{name} is {got}, expected {want}"))
     }
+}
+
+/// The words of a document's `publicKey` check: when it names the pinned
+/// key, when it names another (around the two keys, quoted), and when no
+/// key is pinned.
+pub(crate) struct KeyWords {
+    pub same: &'static str,
+    pub other: [&'static str; 3],
+    pub unpinned: &'static str,
+}
+
+/// Which key a document is checked with: the trusted one when pinned (the
+/// check `name` says whether the document names it), else the one it
+/// names.
+pub(crate) fn key_check<'a>(
+    report: &mut VerificationReport,
+    name: String,
+    named: &'a str,
+    trusted: Option<&'a str>,
+    words: &KeyWords,
+) -> &'a str {
+    let Some(trusted) = trusted else {
+        report.push(name, true, words.unpinned);
+        return named;
+    };
+    let same_key: bool = trusted.as_bytes().ct_eq(named.as_bytes()).into();
+    report.result(
+        name,
+        if same_key {
+            Ok(words.same.into())
+        } else {
+            let [a, b, c] = words.other;
+            Err(format!(
+                "{a}{}{b}{}{c}",
+                json::quoted(named),
+                json::quoted(trusted)
+            ))
+        },
+    );
+    trusted
 }
 
 /// Why a document saved from the API could not be read; `what` names the

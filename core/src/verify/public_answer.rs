@@ -1,16 +1,15 @@
 //! A public verification answer (`GET /api/v1/verify/{proofRoot}`), one
 //! page or all of them.
 
-use super::VerificationReport;
 use super::RECEIPT_DELTAS_MAX;
 use super::{inclusion_detail, read_document, same, scheme_check, Detail, DocumentError};
+use super::{key_check, KeyWords, VerificationReport};
 use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::json;
 use crate::merkle;
 use crate::note::{self, TreeHead};
 use serde::{Deserialize, Serialize};
-use subtle::ConstantTimeEq;
 
 /// Most pages of a public verification answer checked together. // spec: silent; VERIFY_RECORDS_MAX per page keeps 1,000 pages in the same work bound as RECEIPT_DELTAS_MAX
 pub const PUBLIC_PAGES_MAX: usize = 1_000;
@@ -416,7 +415,13 @@ fn page_checks(
     trusted_public_key: Option<&str>,
     index: &mut usize,
 ) {
-    let key = page_key(report, prefix, a, trusted_public_key);
+    let key = key_check(
+        report,
+        format!("{prefix}publicKey"),
+        &a.verification.public_key,
+        trusted_public_key,
+        &KEY_WORDS,
+    );
     let head = page_head(report, prefix, a, key);
     let scheme = scheme_check(
         report,
@@ -463,44 +468,17 @@ fn page_checks(
     }
 }
 
-/// A page's key: the published one when pinned (and whether the page
-/// names it), else the page's own.
-fn page_key<'a>(
-    report: &mut VerificationReport,
-    prefix: &str,
-    a: &'a PublicAnswer,
-    trusted_public_key: Option<&'a str>,
-) -> &'a str {
-    match trusted_public_key {
-        Some(trusted) => {
-            let same_key: bool = trusted
-                .as_bytes()
-                .ct_eq(a.verification.public_key.as_bytes())
-                .into();
-            report.result(
-                format!("{prefix}publicKey"),
-                if same_key {
-                    Ok("the answer names the log's published key".into())
-                } else {
-                    Err(format!(
-                        "the answer names key {}, the log publishes {}; checking against the published key",
-                        json::quoted(&a.verification.public_key),
-                        json::quoted(trusted)
-                    ))
-                },
-            );
-            trusted
-        }
-        None => {
-            report.push(
-                format!("{prefix}publicKey"),
-                true,
-                "not pinned: using the key inside the answer; compare it with the log's published key",
-            );
-            a.verification.public_key.as_str()
-        }
-    }
-}
+/// A page's key (see [`key_check`]).
+const KEY_WORDS: KeyWords = KeyWords {
+    same: "the answer names the log's published key",
+    other: [
+        "the answer names key ",
+        ", the log publishes ",
+        "; checking against the published key",
+    ],
+    unpinned:
+        "not pinned: using the key inside the answer; compare it with the log's published key",
+};
 
 /// A page's signed tree head under `key`, and its `treeSize` against the
 /// signed size.

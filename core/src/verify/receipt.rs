@@ -1,15 +1,14 @@
 //! A receipt (`GET /api/v1/balance/receipt/...`): its key, signed head,
 //! roots, deltas and balance.
 
+use super::VerificationReport;
 use super::UNKNOWN_SCHEME;
-use super::{read_document, same, scheme_check, Detail, DocumentError, VerificationReport};
+use super::{key_check, read_document, same, scheme_check, Detail, DocumentError, KeyWords};
 use crate::derive::DerivedDelta;
 use crate::hash::{item_hash, Hash32};
-use crate::json;
 use crate::merkle::{self, HashScheme};
 use crate::note::{self, TreeHead};
 use crate::receipt::{ProvenItem, Receipt};
-use subtle::ConstantTimeEq;
 
 /// Most deltas a receipt may list for verification; bounds browser work. // spec: silent; 100k deltas verify in well under a second natively
 pub const RECEIPT_DELTAS_MAX: usize = 100_000;
@@ -51,7 +50,13 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
         );
         return report;
     }
-    let key = key_check(&mut report, receipt, trusted_public_key);
+    let key = key_check(
+        &mut report,
+        "publicKey".into(),
+        &receipt.proof.public_key,
+        trusted_public_key,
+        &KEY_WORDS,
+    );
     let head = head_check(&mut report, receipt, key);
     let scheme = scheme_check(&mut report, "hashScheme".into(), &receipt.proof.hash_scheme);
     roots_checks(&mut report, receipt);
@@ -63,43 +68,17 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
     report
 }
 
-/// Step 1, which key: the trusted one when pinned (and whether the receipt
-/// names it), else the receipt's own.
-fn key_check<'a>(
-    report: &mut VerificationReport,
-    receipt: &'a Receipt,
-    trusted_public_key: Option<&'a str>,
-) -> &'a str {
-    match trusted_public_key {
-        Some(trusted) => {
-            let same_key: bool = trusted
-                .as_bytes()
-                .ct_eq(receipt.proof.public_key.as_bytes())
-                .into();
-            report.result(
-                "publicKey",
-                if same_key {
-                    Ok("receipt names the trusted key".into())
-                } else {
-                    Err(format!(
-                        "receipt names key {}, the trusted key is {}; checking against the trusted key",
-                        json::quoted(&receipt.proof.public_key),
-                        json::quoted(trusted)
-                    ))
-                },
-            );
-            trusted
-        }
-        None => {
-            report.push(
-                "publicKey",
-                true,
-                "not pinned: using the key inside the receipt; compare it with the log's published key",
-            );
-            receipt.proof.public_key.as_str()
-        }
-    }
-}
+/// Step 1, which key (see [`key_check`]).
+const KEY_WORDS: KeyWords = KeyWords {
+    same: "receipt names the trusted key",
+    other: [
+        "receipt names key ",
+        ", the trusted key is ",
+        "; checking against the trusted key",
+    ],
+    unpinned:
+        "not pinned: using the key inside the receipt; compare it with the log's published key",
+};
 
 /// Step 2, the signed tree head, under `key`.
 fn head_check(report: &mut VerificationReport, receipt: &Receipt, key: &str) -> Option<TreeHead> {
