@@ -5,7 +5,7 @@ Two checks, both run by scripts/check-architecture.sh:
   - the delta's path in the worker (emit, sequence, receipt): no function
     over WORKER_FN_LINES_MAX lines (the default, no arguments);
   - `--crates`: core, cli and verifier-wasm, no function over
-    CRATE_FN_LINES_MAX lines.
+    CRATE_FN_LINES_MAX lines (but the one in LONG_FUNCTIONS).
 `--all [PATH ...]` lists every function over the limit (`--max N`, default
 the worker's) under the paths, or worker/src, and exits 0.
 
@@ -26,6 +26,11 @@ CRATE_FN_LINES_MAX = 70
 # prove) and the receipt and public-verify handlers.
 DELTA_PATH = ["worker/src/ledger", "worker/src/routes/balance.rs", "worker/src/routes/proofs.rs"]
 CRATES = ["core/src", "cli/src", "verifier-wasm/src"]
+# The one exception, at most this long: merkle::verify_consistency is in
+# the served browser verifier, 31 bytes under its gzipped budget; each
+# split tried (the walk, the checks before it, an `ok_if` helper) grew
+# the module by 59 to 191 bytes gzipped (issue 26's note). Never add one.
+LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
 
 FN = re.compile(r"^(\s*)(pub(\([a-z]+\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
 
@@ -98,11 +103,12 @@ def functions(path):
     return out
 
 
-def long_functions(paths, limit):
+def long_functions(paths, limit, allowed=None):
+    allowed = allowed or {}
     return [(path, line, name, n)
             for path in files(paths)
             for line, name, n in functions(path)
-            if n > limit]
+            if n > allowed.get((path, name), limit)]
 
 
 def main(argv):
@@ -118,7 +124,7 @@ def main(argv):
         return 0
     if "--crates" in argv:
         limit = CRATE_FN_LINES_MAX
-        found = long_functions(args or CRATES, limit)
+        found = long_functions(args or CRATES, limit, LONG_FUNCTIONS)
     else:
         found = long_functions(args or DELTA_PATH, limit)
     for path, line, name, n in found:

@@ -493,26 +493,6 @@ pub fn verify_consistency(
             None => return Err(ProofError::WrongPathLength { expected, got: 0 }),
         }
     };
-    let (fr, sr) = consistency_roots(first, rest, old, new, expected, proof.len())?;
-    if !fr.ct_eq(old_root) {
-        return Err(ProofError::OldRootMismatch);
-    }
-    if !sr.ct_eq(new_root) {
-        return Err(ProofError::NewRootMismatch);
-    }
-    Ok(())
-}
-
-/// RFC 9162 §2.1.4.2's walk of a consistency proof after its first hash
-/// (`first`): the old and new roots it recomputes.
-fn consistency_roots<'a>(
-    first: Hash32,
-    rest: impl Iterator<Item = &'a Hash32>,
-    old: TreeSize,
-    new: TreeSize,
-    expected: usize,
-    got: usize,
-) -> Result<(Hash32, Hash32), ProofError> {
     let mut f = old.0 - 1;
     let mut s = new.0 - 1;
     while f & 1 == 1 {
@@ -523,7 +503,10 @@ fn consistency_roots<'a>(
     let mut sr = first;
     for c in rest {
         if s == 0 {
-            return Err(ProofError::WrongPathLength { expected, got });
+            return Err(ProofError::WrongPathLength {
+                expected,
+                got: proof.len(),
+            });
         }
         if f & 1 == 1 || f == s {
             fr = node_hash(c, &fr);
@@ -539,9 +522,18 @@ fn consistency_roots<'a>(
         s >>= 1;
     }
     if s != 0 {
-        return Err(ProofError::WrongPathLength { expected, got });
+        return Err(ProofError::WrongPathLength {
+            expected,
+            got: proof.len(),
+        });
     }
-    Ok((fr, sr))
+    if !fr.ct_eq(old_root) {
+        return Err(ProofError::OldRootMismatch);
+    }
+    if !sr.ct_eq(new_root) {
+        return Err(ProofError::NewRootMismatch);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -274,25 +274,12 @@ pub(crate) fn inclusion_detail(
 
 // ------------------------------------------------------------------ single checks as reports
 
-/// A hash of a list that is not one: `{field}[{index}] {reason}`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}[{index}] {reason}")]
-pub(crate) struct HashListError {
-    field: &'static str,
-    index: usize,
-    reason: crate::hash::HashError,
-}
-
-fn parse_hashes(field: &'static str, texts: &[String]) -> Result<Vec<Hash32>, HashListError> {
+/// The hashes of a list, or the words of a check that failed on it:
+/// `{field}[{index}] {reason}`.
+fn parse_hashes(field: &str, texts: &[String]) -> Result<Vec<Hash32>, String> {
     texts
         .iter()
         .enumerate()
-        .map(|(index, t)| {
-            Hash32::parse(t).map_err(|reason| HashListError {
-                field,
-                index,
-                reason,
-            })
-        })
+        .map(|(i, t)| Hash32::parse(t).map_err(|e| format!("{field}[{i}] {e}")))
         .collect()
 }

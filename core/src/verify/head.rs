@@ -59,7 +59,7 @@ pub fn consistency_report(
     let proof = match parse_hashes("consistencyProof", proof) {
         Ok(p) => p,
         Err(e) => {
-            report.push("consistency", false, e.to_string());
+            report.push("consistency", false, e);
             return report;
         }
     };

@@ -54,13 +54,7 @@ pub fn inclusion_report(
     let parsed = Hash32::parse(item_hash)
         .map_err(|e| format!("itemHash {e}"))
         .and_then(|item| Ok((item, Hash32::parse(root).map_err(|e| format!("root {e}"))?)))
-        .and_then(|(item, root)| {
-            Ok((
-                item,
-                root,
-                parse_hashes("proof", proof).map_err(|e| e.to_string())?,
-            ))
-        });
+        .and_then(|(item, root)| Ok((item, root, parse_hashes("proof", proof)?)));
     report.result(
         "inclusion",
         parsed.and_then(|(item, root, proof)| {

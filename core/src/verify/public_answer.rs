@@ -176,23 +176,12 @@ impl PublicAnswer {
 
     fn read(value: &json::Value) -> Result<PublicAnswer, json::ReadError> {
         // Borrowed and Copy fields first, owned ones last (see
-        // `Receipt::from_json`).
+        // `Receipt::from_json`): nothing owned is built before the last
+        // field that can fail is read (the browser verifier's size).
         let f = json::Fields::of(value, String::new())?;
         let s = f.object("summary")?;
         let v = f.object("verification")?;
         let verified = f.bool("verified")?;
-        let summary = Self::read_summary(&s)?;
-        let verification = Self::read_proof(&v)?;
-        Ok(PublicAnswer {
-            records: f.each("records", false, Self::read_record)?,
-            verified,
-            summary,
-            verification,
-            pagination: None,
-        })
-    }
-
-    fn read_summary(s: &json::Fields<'_>) -> Result<PublicSummary, json::ReadError> {
         let kind = s.string("kind")?;
         let environment = s.string("environment")?;
         let proof_root = s.hash("proofRoot")?;
@@ -205,53 +194,59 @@ impl PublicAnswer {
         let status = s.optional_string("status")?;
         let first_verified_at = s.optional_string("firstVerifiedAt")?;
         let last_verified_at = s.optional_string("lastVerifiedAt")?;
-        Ok(PublicSummary {
-            kind: kind.to_owned(),
-            environment: environment.to_owned(),
-            proof_root,
-            item_count,
-            net_amount,
-            period: owned(period),
-            ledger_id: None,
-            first_verified_at: owned(first_verified_at),
-            last_verified_at: owned(last_verified_at),
-            status: owned(status),
-            issued_as: Vec::new(),
-            amounts_withheld: false,
-            records_check: None,
-        })
-    }
-
-    fn read_proof(v: &json::Fields<'_>) -> Result<PublicProof, json::ReadError> {
         let hash_scheme = v.string("hashScheme")?;
         let tree_head = v.string("treeHead")?;
         let tree_size = merkle::TreeSize(v.u64("treeSize")?);
         let public_key = v.string("publicKey")?;
         let items_root = v.hash("itemsRoot")?;
-        let checkpoint_leaf = match v.optional("checkpointLeaf") {
-            None => None,
-            Some(_) => {
-                let c = v.object("checkpointLeaf")?;
-                let item_hash = c.hash("itemHash")?;
-                let leaf_index = merkle::LeafIndex(c.u64("leafIndex")?);
-                Some(CheckpointLeaf {
-                    inclusion_proof: c.hashes("inclusionProof", true)?,
-                    item_hash,
-                    leaf_index,
-                })
-            }
-        };
-        Ok(PublicProof {
-            public_ledger_url: None,
-            hash_scheme: hash_scheme.to_owned(),
-            tree_head: tree_head.to_owned(),
-            tree_size,
-            public_key: public_key.to_owned(),
-            log: None,
-            items_root,
-            checkpoint_leaf,
-            message: None,
+        let checkpoint_leaf = Self::read_checkpoint_leaf(&v)?;
+        Ok(PublicAnswer {
+            records: f.each("records", false, Self::read_record)?,
+            verified,
+            summary: PublicSummary {
+                kind: kind.to_owned(),
+                environment: environment.to_owned(),
+                proof_root,
+                item_count,
+                net_amount,
+                period: owned(period),
+                ledger_id: None,
+                first_verified_at: owned(first_verified_at),
+                last_verified_at: owned(last_verified_at),
+                status: owned(status),
+                issued_as: Vec::new(),
+                amounts_withheld: false,
+                records_check: None,
+            },
+            verification: PublicProof {
+                public_ledger_url: None,
+                hash_scheme: hash_scheme.to_owned(),
+                tree_head: tree_head.to_owned(),
+                tree_size,
+                public_key: public_key.to_owned(),
+                log: None,
+                items_root,
+                checkpoint_leaf,
+                message: None,
+            },
+            pagination: None,
         })
+    }
+
+    fn read_checkpoint_leaf(
+        v: &json::Fields<'_>,
+    ) -> Result<Option<CheckpointLeaf>, json::ReadError> {
+        if v.optional("checkpointLeaf").is_none() {
+            return Ok(None);
+        }
+        let c = v.object("checkpointLeaf")?;
+        let item_hash = c.hash("itemHash")?;
+        let leaf_index = merkle::LeafIndex(c.u64("leafIndex")?);
+        Ok(Some(CheckpointLeaf {
+            inclusion_proof: c.hashes("inclusionProof", true)?,
+            item_hash,
+            leaf_index,
+        }))
     }
 
     fn read_record(r: &json::Fields<'_>) -> Result<PublicRecord, json::ReadError> {
