@@ -216,46 +216,7 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             let [text] = files::<1>(args)?;
             Ok(receipt_report(&text, key, policy.as_ref()))
         }
-        "public" => {
-            if args.files.is_empty() {
-                return Err("public expects at least one file".into());
-            }
-            let texts = args
-                .files
-                .iter()
-                .map(|f| read(f))
-                .collect::<Result<Vec<_>, _>>()?;
-            let pages: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let mut report = verify::verify_public_answer(&pages, args.root.as_deref(), key);
-            if let Some(first) = texts.first() {
-                report
-                    .checks
-                    .extend(agreement_checks(first, key, args.root.as_deref()));
-                report.ok = report.checks.iter().all(|c| c.ok);
-            }
-            if let Some(policy) = &policy {
-                for (p, text) in texts.iter().enumerate() {
-                    let Ok(answer) = verify::read_public_answer_document(text) else {
-                        continue;
-                    };
-                    let prefix = if texts.len() == 1 {
-                        String::new()
-                    } else {
-                        format!("pages[{p}].")
-                    };
-                    let log_key = key.unwrap_or(&answer.verification.public_key);
-                    verify::push_witness_checks(
-                        &mut report,
-                        &prefix,
-                        &answer.verification.tree_head,
-                        log_key,
-                        policy,
-                        Freshness::Offline,
-                    );
-                }
-            }
-            Ok(report)
-        }
+        "public" => public_report(args, key, policy.as_ref()),
         "head" => {
             let key = required_key(args)?.trim();
             let [note] = files::<1>(args)?;
@@ -304,35 +265,85 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             ))
         }
         "export-proofs" => export_proofs(args, key, policy.as_ref()),
-        "proof" => {
-            let key = required_key(args)?.trim();
-            if args.files.is_empty() {
-                return Err("proof expects at least one .tlog-proof file".into());
-            }
-            let item = args
-                .item
-                .as_deref()
-                .map(|h| Hash32::parse(h.trim()).map_err(|e| format!("--item {e}")))
-                .transpose()?;
-            let mut report = VerificationReport {
-                ok: true,
-                checks: Vec::new(),
-            };
-            for (i, file) in args.files.iter().enumerate() {
-                let one =
-                    verify::tlog_proof_report(&read(file)?, key, policy.as_ref(), item.as_ref());
-                for mut c in one.checks {
-                    if args.files.len() > 1 {
-                        c.name = format!("proofs[{i}].{}", c.name);
-                    }
-                    report.checks.push(c);
-                }
-            }
-            report.ok = report.checks.iter().all(|c| c.ok);
-            Ok(report)
-        }
+        "proof" => proof_report(args, policy.as_ref()),
         other => Err(format!("unknown command {other:?}")),
     }
+}
+
+/// `public`: every page of a public answer, its agreement side (from the
+/// first page), and with a policy each page's witness checks.
+fn public_report(
+    args: &Args,
+    key: Option<&str>,
+    policy: Option<&Policy>,
+) -> Result<VerificationReport, String> {
+    if args.files.is_empty() {
+        return Err("public expects at least one file".into());
+    }
+    let texts = args
+        .files
+        .iter()
+        .map(|f| read(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pages: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut report = verify::verify_public_answer(&pages, args.root.as_deref(), key);
+    if let Some(first) = texts.first() {
+        report
+            .checks
+            .extend(agreement_checks(first, key, args.root.as_deref()));
+        report.ok = report.checks.iter().all(|c| c.ok);
+    }
+    if let Some(policy) = policy {
+        for (p, text) in texts.iter().enumerate() {
+            let Ok(answer) = verify::read_public_answer_document(text) else {
+                continue;
+            };
+            let prefix = if texts.len() == 1 {
+                String::new()
+            } else {
+                format!("pages[{p}].")
+            };
+            let log_key = key.unwrap_or(&answer.verification.public_key);
+            verify::push_witness_checks(
+                &mut report,
+                &prefix,
+                &answer.verification.tree_head,
+                log_key,
+                policy,
+                Freshness::Offline,
+            );
+        }
+    }
+    Ok(report)
+}
+
+/// `proof`: each C2SP tlog-proof file, its checks numbered by file when
+/// there are several.
+fn proof_report(args: &Args, policy: Option<&Policy>) -> Result<VerificationReport, String> {
+    let key = required_key(args)?.trim();
+    if args.files.is_empty() {
+        return Err("proof expects at least one .tlog-proof file".into());
+    }
+    let item = args
+        .item
+        .as_deref()
+        .map(|h| Hash32::parse(h.trim()).map_err(|e| format!("--item {e}")))
+        .transpose()?;
+    let mut report = VerificationReport {
+        ok: true,
+        checks: Vec::new(),
+    };
+    for (i, file) in args.files.iter().enumerate() {
+        let one = verify::tlog_proof_report(&read(file)?, key, policy, item.as_ref());
+        for mut c in one.checks {
+            if args.files.len() > 1 {
+                c.name = format!("proofs[{i}].{}", c.name);
+            }
+            report.checks.push(c);
+        }
+    }
+    report.ok = report.checks.iter().all(|c| c.ok);
+    Ok(report)
 }
 
 /// A receipt's checks (and its agreement side), with the witness checks
@@ -375,8 +386,8 @@ fn export_proofs(
         });
         return Ok(report);
     }
-    let receipt = verify::read_receipt_document(&text)?;
-    let proofs = tlog_proof::from_receipt(&receipt)?;
+    let receipt = verify::read_receipt_document(&text).map_err(|e| e.to_string())?;
+    let proofs = tlog_proof::from_receipt(&receipt).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{out}: {e}"))?;
     let mut written = Vec::with_capacity(proofs.len());
     for (anchor, proof) in &proofs {
@@ -493,34 +504,14 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
             detail: "no merkleRoot to check the agreement against".into(),
         }];
     };
-    let statements: Vec<(String, String, String)> = a["statements"]
-        .as_array()
-        .map(|v| {
-            v.iter()
-                .map(|s| {
-                    (
-                        text(&s["statement"]),
-                        text(&s["recordedAt"]),
-                        text(&s["counterpartyKey"]),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let keys: Vec<(String, String, String)> = a["keys"]
-        .as_array()
-        .map(|v| {
-            v.iter()
-                .map(|k| {
-                    (
-                        text(&k["counterpartyKey"]),
-                        text(&k["keyStatement"]),
-                        text(&k["registeredAt"]),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let statements = triples(
+        &a["statements"],
+        ["statement", "recordedAt", "counterpartyKey"],
+    );
+    let keys = triples(
+        &a["keys"],
+        ["counterpartyKey", "keyStatement", "registeredAt"],
+    );
     let (period, key_statement, balance_statement, ledger_id) = (
         text(&data["summary"]["period"]),
         text(&a["keyStatement"]),
@@ -555,6 +546,18 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
             })
             .collect(),
     })
+}
+
+/// Three text fields of each object of a JSON array (missing ones empty).
+fn triples(list: &Value, names: [&str; 3]) -> Vec<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    list.as_array()
+        .map(|v| {
+            v.iter()
+                .map(|o| (text(&o[names[0]]), text(&o[names[1]]), text(&o[names[2]])))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A receipt or answer names its own key, which proves nothing: without a
@@ -696,18 +699,7 @@ fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationRepor
         .state
         .as_deref()
         .ok_or("monitor needs --state <heads.json>")?;
-    let (note_text, proof) = match args.files.as_slice() {
-        [head] => (read(head)?, None),
-        [head, proof] => {
-            let hashes = verify::parse_proof_document(&read(proof)?)
-                .map_err(|e| format!("{proof}: {e}"))?
-                .iter()
-                .map(|h| Hash32::parse(h).map_err(|e| format!("{proof}: {e}")))
-                .collect::<Result<Vec<_>, _>>()?;
-            (read(head)?, Some(hashes))
-        }
-        _ => return Err("monitor expects a head file and, optionally, a proof file".into()),
-    };
+    let (note_text, proof) = monitor_inputs(args)?;
     let mut report = VerificationReport {
         ok: true,
         checks: Vec::new(),
@@ -721,15 +713,7 @@ fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationRepor
         size: head.size,
         root: head.root,
     };
-    let push = |report: &mut VerificationReport, name: &str, ok: bool, detail: String| {
-        report.checks.push(verify::Check {
-            name: name.into(),
-            ok,
-            detail,
-        });
-        report.ok = report.checks.iter().all(|c| c.ok);
-    };
-    push(
+    push_check(
         &mut report,
         "treeHead",
         true,
@@ -746,44 +730,9 @@ fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationRepor
             policy: None,
             heads: Vec::new(),
         });
-    if log.key != key {
-        push(
-            &mut report,
-            "publicKey",
-            false,
-            format!(
-                "the state pins key {} for {}, this head was checked with {key}: a log's key never \
-                 changes silently",
-                log.key, head.origin
-            ),
-        );
+    let Some(policy) = pinned_checks(&mut report, log, key, &head.origin, policy, state_path)?
+    else {
         return Ok(report);
-    }
-    // The witness policy: pinned on first use, like the key; a different
-    // one later is refused, never swapped in silently.
-    let pinned = log
-        .policy
-        .as_deref()
-        .map(|text| {
-            Policy::parse(text).map_err(|e| format!("{state_path}: the pinned witness policy: {e}"))
-        })
-        .transpose()?;
-    let policy = match (policy, pinned) {
-        (Some(given), Some(pinned)) if given != pinned => {
-            push(
-                &mut report,
-                "policy",
-                false,
-                format!(
-                    "the state pins another witness policy for {}: a log's witnesses never change \
-                     silently (compare them, then start a new state file)",
-                    head.origin
-                ),
-            );
-            return Ok(report);
-        }
-        (Some(given), _) => Some(given),
-        (None, pinned) => pinned,
     };
     if let Some(policy) = &policy {
         verify::push_witness_checks(&mut report, "", &note_text, key, policy, latest(args)?);
@@ -795,16 +744,8 @@ fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationRepor
     let seen_count = seen.len();
     match monitor::observe(seen, new, proof.as_deref()) {
         Ok(o) => {
-            let detail = match o {
-                monitor::Observation::First => {
-                    format!("first head seen of {}: remembered", head.origin)
-                }
-                monitor::Observation::Known => format!("size {} was seen before, same root", head.size),
-                monitor::Observation::Consistent { from } => format!(
-                    "consistent with the head of size {from} seen before (and so with all {seen_count})"
-                ),
-            };
-            push(&mut report, "history", true, detail);
+            let detail = observation_detail(o, &head.origin, head.size, seen_count);
+            push_check(&mut report, "history", true, detail);
             monitor::remember(seen, new);
             if let Some(policy) = policy {
                 log.policy = Some(policy.to_text());
@@ -812,14 +753,105 @@ fn monitor_head(args: &Args, policy: Option<Policy>) -> Result<VerificationRepor
             write_state(state_path, &state)?;
         }
         Err(e @ MonitorError::NeedProof { .. }) => {
-            push(&mut report, "history", false, e.to_string())
+            push_check(&mut report, "history", false, e.to_string())
         }
         Err(e) => {
             eprintln!("bvs-verify: {e}");
-            push(&mut report, "history", false, e.to_string());
+            push_check(&mut report, "history", false, e.to_string());
         }
     }
     Ok(report)
+}
+
+/// `monitor`'s files: the head, and optionally a consistency proof.
+fn monitor_inputs(args: &Args) -> Result<(String, Option<Vec<Hash32>>), String> {
+    match args.files.as_slice() {
+        [head] => Ok((read(head)?, None)),
+        [head, proof] => {
+            let hashes = verify::parse_proof_document(&read(proof)?)
+                .map_err(|e| format!("{proof}: {e}"))?
+                .iter()
+                .map(|h| Hash32::parse(h).map_err(|e| format!("{proof}: {e}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((read(head)?, Some(hashes)))
+        }
+        _ => Err("monitor expects a head file and, optionally, a proof file".into()),
+    }
+}
+
+fn push_check(report: &mut VerificationReport, name: &str, ok: bool, detail: String) {
+    report.checks.push(verify::Check {
+        name: name.into(),
+        ok,
+        detail,
+    });
+    report.ok = report.checks.iter().all(|c| c.ok);
+}
+
+/// The key and the witness policy the state pins for the log, against the
+/// ones given: `None` (the failed check in `report`) when either differs,
+/// else the policy to check with. The policy is pinned on first use, like
+/// the key; a different one later is refused, never swapped in silently.
+fn pinned_checks(
+    report: &mut VerificationReport,
+    log: &LogState,
+    key: &str,
+    origin: &str,
+    policy: Option<Policy>,
+    state_path: &str,
+) -> Result<Option<Option<Policy>>, String> {
+    if log.key != key {
+        push_check(
+            report,
+            "publicKey",
+            false,
+            format!(
+                "the state pins key {} for {origin}, this head was checked with {key}: a log's \
+                 key never changes silently",
+                log.key
+            ),
+        );
+        return Ok(None);
+    }
+    let pinned = log
+        .policy
+        .as_deref()
+        .map(|text| {
+            Policy::parse(text).map_err(|e| format!("{state_path}: the pinned witness policy: {e}"))
+        })
+        .transpose()?;
+    Ok(match (policy, pinned) {
+        (Some(given), Some(pinned)) if given != pinned => {
+            push_check(
+                report,
+                "policy",
+                false,
+                format!(
+                    "the state pins another witness policy for {origin}: a log's witnesses never \
+                     change silently (compare them, then start a new state file)"
+                ),
+            );
+            None
+        }
+        (Some(given), _) => Some(Some(given)),
+        (None, pinned) => Some(pinned),
+    })
+}
+
+/// The words of a head the history accepts.
+fn observation_detail(
+    o: monitor::Observation,
+    origin: &str,
+    size: TreeSize,
+    seen_count: usize,
+) -> String {
+    match o {
+        monitor::Observation::First => format!("first head seen of {origin}: remembered"),
+        monitor::Observation::Known => format!("size {size} was seen before, same root"),
+        monitor::Observation::Consistent { from } => format!(
+            "consistent with the head of size {from} seen before (and so with all {seen_count})"
+        ),
+    }
 }
 
 fn print_human(args: &Args, report: &VerificationReport) {

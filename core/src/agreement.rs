@@ -45,7 +45,7 @@ use crate::hash::Hash32;
 use crate::note::{key_name_valid, split_note, VerifierKey};
 use crate::pinpoint::{Divergence, DivergenceKind, EntryId};
 use crate::types::{Period, ReferenceId};
-use crate::verify::{Check, VerificationReport};
+use crate::verify::{Check, Detail};
 
 /// First word of every statement: the format and its version.
 pub const STATEMENT_FORMAT: &str = "bvs-agreement/v1";
@@ -325,15 +325,7 @@ impl Statement {
             .strip_suffix('\n')
             .ok_or(StatementError::NotASignedNote)?;
         let lines: Vec<&str> = body.split('\n').collect();
-        for (n, line) in lines.iter().enumerate() {
-            let spaced = line.starts_with(' ')
-                || line.ends_with(' ')
-                || line.contains("  ")
-                || line.contains(['\t', '\r']);
-            if spaced {
-                return Err(StatementError::ExtraWhitespace { line: n + 1 });
-            }
-        }
+        single_spaced(&lines)?;
         let kind = lines
             .first()
             .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
@@ -389,6 +381,21 @@ impl Statement {
             agreed: amount_value("agreed", v("agreed"))?,
         }))
     }
+}
+
+/// No line of a statement starts or ends with a space, holds two in a
+/// row, a tab or a carriage return.
+fn single_spaced(lines: &[&str]) -> Result<(), StatementError> {
+    for (n, line) in lines.iter().enumerate() {
+        let spaced = line.starts_with(' ')
+            || line.ends_with(' ')
+            || line.contains("  ")
+            || line.contains(['\t', '\r']);
+        if spaced {
+            return Err(StatementError::ExtraWhitespace { line: n + 1 });
+        }
+    }
+    Ok(())
 }
 
 /// The values of `lines`, which must be exactly `names` in order.
@@ -754,39 +761,8 @@ pub fn verify_cosigned_balance(
     Ok(statement)
 }
 
-/// What a public verify answer says about a checkpoint's agreement side
-/// (its `agreement` field) and the checkpoint itself, as read by a client.
-pub struct AnswerAgreement<'a> {
-    /// The log's origin: the name of the log key the client pinned.
-    pub log_origin: &'a str,
-    /// The proof root asked for (the checkpoint's merkleRoot).
-    pub root: &'a Hash32,
-    /// The answer's `summary.period` and `summary.itemCount`.
-    pub period: &'a str,
-    pub item_count: u64,
-    pub ledger_id: &'a str,
-    pub counterparty_key: &'a str,
-    pub key_statement: &'a str,
-    /// The service's `balanceStatement` (unsigned text): its balance is
-    /// what a `balance` statement must agree to.
-    pub balance_statement: &'a str,
-    /// Each statement's signed note, `recordedAt` and the key it names
-    /// (`None`: `counterparty_key`).
-    pub statements: Vec<(&'a str, &'a str, Option<&'a str>)>,
-    /// Every key binding of the ledger, oldest first (empty: the current
-    /// one only, as answers from before keys could change).
-    pub keys: Vec<AnswerKey<'a>>,
-}
-
-/// One key binding of a ledger, as a public answer lists it.
-pub struct AnswerKey<'a> {
-    pub counterparty_key: &'a str,
-    pub key_statement: &'a str,
-    pub registered_at: &'a str,
-}
-
 /// A named check from its outcome: the detail either way.
-fn check(name: String, r: Result<String, String>) -> Check {
+fn check(name: String, r: Detail) -> Check {
     let ok = r.is_ok();
     let detail = r.unwrap_or_else(|e| e);
     Check { name, ok, detail }
@@ -795,222 +771,6 @@ fn check(name: String, r: Result<String, String>) -> Check {
 /// A statement error as a check's detail, starting with its reason's name.
 fn named(e: StatementError) -> String {
     format!("{}: {e}", e.reason())
-}
-
-/// The checks of a public answer's agreement side: `agreement.key` (the
-/// key binding is self-signed and names this log and ledger) and one
-/// `agreement.statements[i]` per statement (signed by that key, naming
-/// this log, ledger, period, merkleRoot and delta count; a balance
-/// statement agrees to the checkpoint's balance).
-pub fn answer_agreement_checks(a: &AnswerAgreement<'_>) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let reference = (|| -> Result<(CheckpointRef, Amount), String> {
-        let origin = Origin::parse(a.log_origin).map_err(named)?;
-        let ledger = Hash32::parse(a.ledger_id).map_err(|e| format!("ledgerId: {e}"))?;
-        let period = Period::parse(a.period).map_err(|e| format!("period: {}", e.reason))?;
-        let balance = match Statement::parse(a.balance_statement).map_err(named)? {
-            Statement::Balance(b) => b.balance,
-            other => return Err(format!("balanceStatement is a {} statement", other.kind())),
-        };
-        Ok((
-            CheckpointRef {
-                origin,
-                ledger,
-                period,
-                root: *a.root,
-                deltas: a.item_count,
-            },
-            balance,
-        ))
-    })();
-    let binding = verify_key_binding(a.key_statement)
-        .map_err(named)
-        .and_then(|b| {
-            let r = reference.as_ref().map_err(Clone::clone)?;
-            if b.key() != a.counterparty_key {
-                return Err(
-                    "the key binding names another key than the counterpartyKey shown".into(),
-                );
-            }
-            r.0.check(&CheckpointRef {
-                origin: b.origin.clone(),
-                ledger: b.ledger,
-                ..r.0.clone()
-            })
-            .map_err(named)?;
-            Ok(format!(
-                "ledger {} has the customer's key {} (self-signed)",
-                a.ledger_id, a.counterparty_key
-            ))
-        });
-    let key_ok = binding.is_ok();
-    checks.push(check("agreement.key".into(), binding));
-    let mut good: Vec<&str> = Vec::new();
-    if key_ok && a.keys.is_empty() {
-        good.push(a.counterparty_key);
-    }
-    for (i, k) in a.keys.iter().enumerate() {
-        let r = (|| -> Result<String, String> {
-            let b = verify_key_binding(k.key_statement).map_err(named)?;
-            let r = reference.as_ref().map_err(Clone::clone)?;
-            if b.key() != k.counterparty_key {
-                return Err("the key binding names another key than the one listed".into());
-            }
-            r.0.check(&CheckpointRef {
-                origin: b.origin.clone(),
-                ledger: b.ledger,
-                ..r.0.clone()
-            })
-            .map_err(named)?;
-            let Some(previous) = i.checked_sub(1).map(|p| a.keys[p].counterparty_key) else {
-                return Ok(format!(
-                    "the ledger's first key {} (trust on first use, through the vendor's invitation)",
-                    k.counterparty_key
-                ));
-            };
-            Ok(if signed_by(k.key_statement, previous).map_err(named)? {
-                format!(
-                    "key {} replaced {previous}, which signed the change",
-                    k.counterparty_key
-                )
-            } else {
-                format!(
-                    "WARNING: key changed on {}, not signed by the previous key {previous}",
-                    k.registered_at
-                )
-            })
-        })();
-        if r.is_ok() {
-            good.push(k.counterparty_key);
-        }
-        checks.push(check(format!("agreement.keys[{i}]"), r));
-    }
-    for (i, (signed, at, key)) in a.statements.iter().enumerate() {
-        let r = (|| -> Result<String, String> {
-            let key = key.unwrap_or(a.counterparty_key);
-            if !good.contains(&key) {
-                return Err(format!(
-                    "the statement's key {key} is not a checked key of this ledger"
-                ));
-            }
-            let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
-            let statement = verify(signed, key).map_err(named)?;
-            statement_says(&statement, r, balance, key, at).map_err(named)
-        })();
-        checks.push(check(format!("agreement.statements[{i}]"), r));
-    }
-    checks
-}
-
-/// The checks `bvs-verify statement` prints: the key, the signature and
-/// form, what the statement says, and the root when one is pinned.
-pub fn statement_report(
-    signed: &str,
-    verifier_key: &str,
-    pinned_root: Option<&Hash32>,
-) -> VerificationReport {
-    let mut checks = Vec::new();
-    let mut push = |name: &str, ok: bool, detail: String| {
-        checks.push(Check {
-            name: name.to_owned(),
-            ok,
-            detail,
-        });
-    };
-    match VerifierKey::parse(verifier_key) {
-        Ok(k) => push(
-            "counterpartyKey",
-            true,
-            format!("Ed25519 key {}+{:08x}", k.name, k.id),
-        ),
-        Err(e) => push("counterpartyKey", false, e.to_string()),
-    }
-    match verify(signed, verifier_key) {
-        Err(e) => push("signature", false, e.to_string()),
-        Ok(statement) => {
-            push(
-                "signature",
-                true,
-                format!(
-                    "the {} statement is signed by the counterparty key; log item {}",
-                    statement.kind(),
-                    item_hash(signed)
-                ),
-            );
-            let checkpoint = match &statement {
-                Statement::Key(b) => {
-                    push(
-                        "keyBinding",
-                        true,
-                        format!(
-                            "ledger {} of log {} has this key (self-signed)",
-                            b.ledger,
-                            b.origin.as_str()
-                        ),
-                    );
-                    None
-                }
-                Statement::Balance(b) => {
-                    push(
-                        "agreed",
-                        true,
-                        format!(
-                            "the customer agrees: period {} ends at balance {} after {} deltas",
-                            b.checkpoint.period, b.balance, b.checkpoint.deltas
-                        ),
-                    );
-                    Some(&b.checkpoint)
-                }
-                Statement::Dispute(d) => {
-                    push(
-                        "disputed",
-                        true,
-                        format!(
-                            "the customer disputes period {}: first divergent delta {} ({} {}) after {} agreed deltas at balance {}",
-                            d.checkpoint.period,
-                            d.kind.as_str(),
-                            d.delta.field(),
-                            match &d.delta {
-                                EntryId::ItemHash(h) => h.to_hex(),
-                                EntryId::AnchorId(s) | EntryId::ReferenceId(s) => s.clone(),
-                            },
-                            d.after,
-                            d.agreed
-                        ),
-                    );
-                    Some(&d.checkpoint)
-                }
-            };
-            if let Some(c) = checkpoint {
-                push(
-                    "checkpoint",
-                    true,
-                    format!(
-                        "log {}, ledger {}, merkleRoot {}",
-                        c.origin.as_str(),
-                        c.ledger,
-                        c.root
-                    ),
-                );
-                if let Some(root) = pinned_root {
-                    let ok = root.ct_eq(&c.root);
-                    push(
-                        "pinnedRoot",
-                        ok,
-                        if ok {
-                            "the statement names the pinned merkleRoot".to_owned()
-                        } else {
-                            format!("the statement names {}, not the pinned {root}", c.root)
-                        },
-                    );
-                }
-            }
-        }
-    }
-    VerificationReport {
-        ok: checks.iter().all(|c| c.ok),
-        checks,
-    }
 }
 
 /// Decodes the signature bytes of a signed statement by the given key, for
@@ -1035,25 +795,7 @@ pub fn public_key_bytes(verifier_key: &str) -> Option<[u8; 32]> {
 #[cfg(feature = "server")]
 mod sign {
     use super::{Statement, StatementError};
-    use ed25519_dalek::{Signer as _, SigningKey};
-
-    struct SeedSigner {
-        name: String,
-        id: u32,
-        key: SigningKey,
-    }
-
-    impl signed_note::Signer for SeedSigner {
-        fn name(&self) -> &str {
-            &self.name
-        }
-        fn key_id(&self) -> u32 {
-            self.id
-        }
-        fn sign(&self, msg: &[u8]) -> Result<Vec<u8>, ed25519_dalek::SignatureError> {
-            Ok(self.key.sign(msg).to_bytes().to_vec())
-        }
-    }
+    use crate::note::SeedSigner;
 
     #[cfg(test)]
     #[allow(clippy::unwrap_used)]
@@ -1067,14 +809,7 @@ mod sign {
                 "key name must be non-empty, without spaces or '+'".into(),
             ));
         }
-        let key = SigningKey::from_bytes(seed);
-        let mut bytes = vec![0x01];
-        bytes.extend_from_slice(key.verifying_key().as_bytes());
-        Ok(SeedSigner {
-            name: name.to_owned(),
-            id: signed_note::key_id(name, &bytes),
-            key,
-        })
+        Ok(SeedSigner::new(name, seed))
     }
 
     /// The counterparty's verifier key `<name>+<key id>+<base64(0x01 || key)>`.
@@ -1087,7 +822,7 @@ mod sign {
         let s = signer(name, seed)?;
         Ok(signed_note::new_ed25519_verifier_key(
             name,
-            &s.key.verifying_key(),
+            &s.verifying_key(),
         ))
     }
 
@@ -1119,9 +854,13 @@ pub use canonical::{canonical_key_binding, canonical_statement, signed_by, Canon
 mod dispute;
 pub use dispute::{CheckpointDelta, DisputeContext};
 
+mod answer;
+pub use answer::{answer_agreement_checks, AnswerAgreement, AnswerKey};
 mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
-#[cfg(feature = "server")]
+mod statement;
+pub use statement::statement_report;
+#[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
 
 // The vectors are signed here, so they need the signing half.

@@ -79,45 +79,7 @@ impl Amount {
                 return Err(AmountError::NotANumber);
             }
         }
-        let mut exponent: i64 = 0;
-        if matches!(bytes.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            let exp_negative = match bytes.get(i) {
-                Some(b'-') => {
-                    i += 1;
-                    true
-                }
-                Some(b'+') => {
-                    i += 1;
-                    false
-                }
-                _ => false,
-            };
-            let start = i;
-            while i < bytes.len() && bytes[i].is_ascii_digit() {
-                i += 1;
-            }
-            let exp_digits = &text[start..i];
-            if exp_digits.is_empty() {
-                return Err(AmountError::NotANumber);
-            }
-            let magnitude = exp_digits.trim_start_matches('0').parse::<i64>().unwrap_or(
-                if exp_digits.trim_start_matches('0').is_empty() {
-                    0
-                } else {
-                    i64::MAX
-                },
-            );
-            if magnitude > EXPONENT_ABS_MAX {
-                // Either far too large or far too precise; tell which.
-                return Err(if exp_negative {
-                    AmountError::TooPrecise
-                } else {
-                    AmountError::OutOfRange
-                });
-            }
-            exponent = if exp_negative { -magnitude } else { magnitude };
-        }
+        let exponent = read_exponent(text, &mut i)?;
         if i != bytes.len() {
             return Err(AmountError::NotANumber);
         }
@@ -268,6 +230,51 @@ impl Amount {
             .into_iter()
             .try_fold(Amount::ZERO, |acc, x| acc.checked_add(x))
     }
+}
+
+/// The exponent of an amount's text from byte `*i` (`e`/`E`, a sign,
+/// digits), 0 when there is none; `*i` moves past it.
+fn read_exponent(text: &str, i: &mut usize) -> Result<i64, AmountError> {
+    let bytes = text.as_bytes();
+    if !matches!(bytes.get(*i), Some(b'e' | b'E')) {
+        return Ok(0);
+    }
+    *i += 1;
+    let exp_negative = match bytes.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    };
+    let start = *i;
+    while *i < bytes.len() && bytes[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    let exp_digits = &text[start..*i];
+    if exp_digits.is_empty() {
+        return Err(AmountError::NotANumber);
+    }
+    let magnitude = exp_digits.trim_start_matches('0').parse::<i64>().unwrap_or(
+        if exp_digits.trim_start_matches('0').is_empty() {
+            0
+        } else {
+            i64::MAX
+        },
+    );
+    if magnitude > EXPONENT_ABS_MAX {
+        // Either far too large or far too precise; tell which.
+        return Err(if exp_negative {
+            AmountError::TooPrecise
+        } else {
+            AmountError::OutOfRange
+        });
+    }
+    Ok(if exp_negative { -magnitude } else { magnitude })
 }
 
 impl fmt::Display for Amount {

@@ -340,28 +340,41 @@ impl Parser<'_> {
     }
 }
 
+/// Why a JSON text or array is not a list of strings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StringsError {
+    #[error("{0}")]
+    NotJson(JsonError),
+    /// The text is JSON of another kind than an array.
+    #[error("got {0}")]
+    NotAnArray(&'static str),
+    /// An element of another kind than a string.
+    #[error("got {0} in it")]
+    NotAString(&'static str),
+}
+
 /// A JSON text that must be an array of strings (a proof's hashes, the
 /// pages of an answer), read as a list.
 ///
 /// # Errors
 /// Why it is not one: not JSON, not an array, or another type in it.
-pub fn parse_strings(text: &str) -> Result<Vec<String>, String> {
-    match parse(text).map_err(|e| e.to_string())? {
+pub fn parse_strings(text: &str) -> Result<Vec<String>, StringsError> {
+    match parse(text).map_err(StringsError::NotJson)? {
         Value::Array(items) => strings(&items),
-        other => Err(format!("got {}", other.kind())),
+        other => Err(StringsError::NotAnArray(other.kind())),
     }
 }
 
 /// The elements of an array, each of which must be a string.
 ///
 /// # Errors
-/// `got <kind> in it` for the first element that is not a string.
-pub fn strings(items: &[Value]) -> Result<Vec<String>, String> {
+/// [`StringsError::NotAString`] for the first element that is not a string.
+pub fn strings(items: &[Value]) -> Result<Vec<String>, StringsError> {
     items
         .iter()
         .map(|v| match v {
             Value::String(s) => Ok(s.clone()),
-            other => Err(format!("got {} in it", other.kind())),
+            other => Err(StringsError::NotAString(other.kind())),
         })
         .collect()
 }

@@ -90,11 +90,31 @@ fn check_origin(origin: &str) -> Result<(), NoteError> {
     }
 }
 
+/// A signed-note signer from an Ed25519 seed: the log's tree heads and
+/// the counterparties' statements (`agreement`) are both signed with one.
 #[cfg(feature = "server")]
-struct SeedSigner {
+pub(crate) struct SeedSigner {
     name: String,
     id: u32,
     key: SigningKey,
+}
+
+#[cfg(feature = "server")]
+impl SeedSigner {
+    /// The signer named `name` (not checked here: callers check it as
+    /// their document requires), its key id over `0x01 || public key`.
+    pub(crate) fn new(name: &str, seed: &[u8; 32]) -> Self {
+        let key = SigningKey::from_bytes(seed);
+        Self {
+            name: name.to_owned(),
+            id: signed_note::key_id(name, &verifier_key_bytes(&key)),
+            key,
+        }
+    }
+
+    pub(crate) fn verifying_key(&self) -> ed25519_dalek::VerifyingKey {
+        self.key.verifying_key()
+    }
 }
 
 #[cfg(feature = "server")]
@@ -138,12 +158,7 @@ pub fn sign_tree_head(
     check_origin(origin)?;
     let checkpoint = tlog_tiles::Checkpoint::new(origin, size.0, (*root).into(), "")
         .map_err(|e| NoteError::Malformed(e.to_string()))?;
-    let key = SigningKey::from_bytes(seed);
-    let signer = SeedSigner {
-        name: origin.to_owned(),
-        id: signed_note::key_id(origin, &verifier_key_bytes(&key)),
-        key,
-    };
+    let signer = SeedSigner::new(origin, seed);
     let mut note =
         Note::new(&checkpoint.to_bytes(), &[]).map_err(|e| NoteError::Malformed(e.to_string()))?;
     note.add_sigs(&[&signer])

@@ -280,6 +280,60 @@ pub fn pinpoint(
             });
         }
     }
+    let (resolved, named_by) = resolve(service, caller)?;
+
+    let service_balance = start
+        .balance
+        .checked_add(Amount::checked_sum(service.iter().map(|d| d.amount))?)?;
+    let caller_balance = start
+        .balance
+        .checked_add(Amount::checked_sum(caller.iter().map(|e| e.amount))?)?;
+    let difference = caller_balance.checked_sub(service_balance)?;
+
+    let (mut i, mut j) = (0usize, 0usize);
+    let mut agreed = start.balance;
+    let divergence = loop {
+        let s = service.get(i);
+        let c = caller.get(j);
+        let kind = match (s, c) {
+            (None, None) => break None,
+            (Some(_), None) => DivergenceKind::Missing,
+            (None, Some(_)) => DivergenceKind::Extra,
+            (Some(s), Some(c)) => {
+                if resolved[j] == Some(i) {
+                    if s.amount == c.amount {
+                        agreed = agreed.checked_add(s.amount)?;
+                        i += 1;
+                        j += 1;
+                        continue;
+                    }
+                    DivergenceKind::Changed
+                } else if named_by[i].is_none() {
+                    DivergenceKind::Missing
+                } else if resolved[j].is_none() {
+                    DivergenceKind::Extra
+                } else {
+                    DivergenceKind::Reordered
+                }
+            }
+        };
+        break Some(divergence_at(kind, s, c, (i, j), start, agreed)?);
+    };
+    Ok(Pinpoint {
+        divergence,
+        service_balance,
+        caller_balance,
+        difference,
+    })
+}
+
+/// Which service position each caller entry names (`resolved[j]`), and
+/// which caller entry names each service position (`named_by[i]`).
+#[allow(clippy::type_complexity)]
+fn resolve(
+    service: &[ServiceDelta],
+    caller: &[CallerEntry],
+) -> Result<(Vec<Option<usize>>, Vec<Option<usize>>), PinpointError> {
     let by_hash = index(service.iter().enumerate().map(|(i, d)| (d.item_hash, i)));
     let by_anchor = index(
         service
@@ -322,76 +376,46 @@ pub fn pinpoint(
         };
         resolved.push(position);
     }
+    Ok((resolved, named_by))
+}
 
-    let service_balance = start
-        .balance
-        .checked_add(Amount::checked_sum(service.iter().map(|d| d.amount))?)?;
-    let caller_balance = start
-        .balance
-        .checked_add(Amount::checked_sum(caller.iter().map(|e| e.amount))?)?;
-    let difference = caller_balance.checked_sub(service_balance)?;
-
-    let (mut i, mut j) = (0usize, 0usize);
-    let mut agreed = start.balance;
-    let divergence = loop {
-        let s = service.get(i);
-        let c = caller.get(j);
-        let kind = match (s, c) {
-            (None, None) => break None,
-            (Some(_), None) => DivergenceKind::Missing,
-            (None, Some(_)) => DivergenceKind::Extra,
-            (Some(s), Some(c)) => {
-                if resolved[j] == Some(i) {
-                    if s.amount == c.amount {
-                        agreed = agreed.checked_add(s.amount)?;
-                        i += 1;
-                        j += 1;
-                        continue;
-                    }
-                    DivergenceKind::Changed
-                } else if named_by[i].is_none() {
-                    DivergenceKind::Missing
-                } else if resolved[j].is_none() {
-                    DivergenceKind::Extra
-                } else {
-                    DivergenceKind::Reordered
-                }
-            }
-        };
-        let service_side = match kind {
-            DivergenceKind::Extra => None,
-            _ => s,
-        };
-        let caller_side = match kind {
-            DivergenceKind::Missing => None,
-            _ => c,
-        };
-        let service_amount = service_side.map_or(Amount::ZERO, |d| d.amount);
-        let caller_amount = caller_side.map_or(Amount::ZERO, |e| e.amount);
-        let agreed_deltas = u64::try_from(i)
-            .ok()
-            .and_then(|n| start.deltas.checked_add(n))
-            .ok_or(PinpointError::CountOverflow)?;
-        break Some(Divergence {
-            kind,
-            agreed_deltas,
-            agreed_balance: agreed,
-            service: service_side.map(|d| DivergentDelta {
-                item_hash: d.item_hash,
-                anchor_id: d.anchor_id.clone(),
-                amount: d.amount,
-            }),
-            caller_index: caller_side.map(|_| j),
-            caller_amount: caller_side.map(|e| e.amount),
-            caller_id: caller_side.map(|e| e.id.clone()),
-            difference_after: caller_amount.checked_sub(service_amount)?,
-        });
+/// The divergence of `kind` found at service position `i` and caller
+/// entry `j`, after the agreed balance `agreed`.
+fn divergence_at(
+    kind: DivergenceKind,
+    s: Option<&ServiceDelta>,
+    c: Option<&CallerEntry>,
+    (i, j): (usize, usize),
+    start: Start,
+    agreed: Amount,
+) -> Result<Divergence, PinpointError> {
+    let service_side = match kind {
+        DivergenceKind::Extra => None,
+        _ => s,
     };
-    Ok(Pinpoint {
-        divergence,
-        service_balance,
-        caller_balance,
-        difference,
+    let caller_side = match kind {
+        DivergenceKind::Missing => None,
+        _ => c,
+    };
+    let service_amount = service_side.map_or(Amount::ZERO, |d| d.amount);
+    let caller_amount = caller_side.map_or(Amount::ZERO, |e| e.amount);
+    let agreed_deltas = u64::try_from(i)
+        .ok()
+        .and_then(|n| start.deltas.checked_add(n))
+        .ok_or(PinpointError::CountOverflow)?;
+    Ok(Divergence {
+        kind,
+        agreed_deltas,
+        agreed_balance: agreed,
+        service: service_side.map(|d| DivergentDelta {
+            item_hash: d.item_hash,
+            anchor_id: d.anchor_id.clone(),
+            amount: d.amount,
+        }),
+        caller_index: caller_side.map(|_| j),
+        caller_amount: caller_side.map(|e| e.amount),
+        caller_id: caller_side.map(|e| e.id.clone()),
+        difference_after: caller_amount.checked_sub(service_amount)?,
     })
 }
 

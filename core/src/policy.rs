@@ -231,6 +231,15 @@ fn threshold(text: &str, n: usize) -> Option<usize> {
     (1..=n).contains(&k).then_some(k)
 }
 
+/// Every name a policy has defined so far, what it is, and whether a
+/// group lists it.
+type Names<'t> = Vec<(&'t str, Member, bool)>;
+
+/// Where `name` is among the names defined so far.
+fn find(names: &[(&str, Member, bool)], name: &str) -> Option<usize> {
+    names.iter().position(|(x, _, _)| *x == name)
+}
+
 impl Policy {
     /// Reads tlog-policy text.
     ///
@@ -256,8 +265,7 @@ impl Policy {
         if text.len() > POLICY_BYTES_MAX {
             return Err(at(0, "longer than 64 KiB"));
         }
-        // Every defined name, what it is, and whether a group lists it.
-        let mut names: Vec<(&str, Member, bool)> = Vec::new();
+        let mut names: Names<'_> = Vec::new();
         let mut quorum_seen = false;
         for (i, line) in text.split('\n').enumerate() {
             let n = i + 1;
@@ -274,9 +282,6 @@ impl Policy {
             if keyword.starts_with('#') {
                 continue;
             }
-            let find = |names: &[(&str, Member, bool)], name: &str| {
-                names.iter().position(|(x, _, _)| *x == name)
-            };
             // A witness or group name: not `none`, not defined before.
             if matches!(keyword, "witness" | "group") && f.len() > 1 {
                 if f[1] == "none" {
@@ -287,78 +292,9 @@ impl Policy {
                 }
             }
             match (keyword, f.len()) {
-                ("log", 2 | 3) => {
-                    if p.logs.len() == POLICY_LOGS_MAX {
-                        return Err(at(n, "too many logs"));
-                    }
-                    let key = VerifierKey::parse(f[1])
-                        .map_err(|e| at(n, cat("log key: ", &e.to_string())))?;
-                    let bytes = *key.key.as_bytes();
-                    if p.logs.iter().any(|l| l.key == bytes) {
-                        return Err(at(n, "the same log key is listed twice"));
-                    }
-                    p.logs.push(PolicyLog {
-                        vkey: f[1].to_owned(),
-                        origin: key.name.to_owned(),
-                        url: f.get(2).map(|u| (*u).to_owned()),
-                        key: bytes,
-                    });
-                }
-                ("witness", 3 | 4) => {
-                    if p.witnesses.len() == POLICY_WITNESSES_MAX {
-                        return Err(at(n, "too many witnesses"));
-                    }
-                    let key = WitnessKey::parse(f[2]).map_err(|e| at(n, e.to_string()))?;
-                    if p.witnesses
-                        .iter()
-                        .any(|w| w.key.public_key() == key.public_key())
-                    {
-                        return Err(at(n, "the same witness key is listed twice"));
-                    }
-                    names.push((f[1], Member::Witness(p.witnesses.len()), false));
-                    p.witnesses.push(PolicyWitness {
-                        name: f[1].to_owned(),
-                        key,
-                        url: f.get(3).map(|u| (*u).to_owned()),
-                    });
-                }
-                ("group", k) if k >= 4 => {
-                    if p.groups.len() == POLICY_GROUPS_MAX {
-                        return Err(at(n, "too many groups"));
-                    }
-                    let listed = &f[3..];
-                    let k = match f[2] {
-                        "all" => listed.len(),
-                        "any" => 1,
-                        t => threshold(t, listed.len()).ok_or_else(|| {
-                            at(
-                                n,
-                                cat(t, " is not all, any or a number from 1 to the members"),
-                            )
-                        })?,
-                    };
-                    let mut members = Vec::with_capacity(listed.len());
-                    for m in listed {
-                        let Some(i) = find(&names, m) else {
-                            return Err(at(
-                                n,
-                                cat(m, " is not a witness or group defined on an earlier line"),
-                            ));
-                        };
-                        if names[i].2 {
-                            return Err(at(n, cat(m, " is already a member of a group")));
-                        }
-                        names[i].2 = true;
-                        members.push(names[i].1);
-                    }
-                    names.push((f[1], Member::Group(p.groups.len()), false));
-                    p.groups.push(Group {
-                        name: f[1].to_owned(),
-                        spelled: f[2].to_owned(),
-                        threshold: k,
-                        members,
-                    });
-                }
+                ("log", 2 | 3) => p.read_log(n, &f)?,
+                ("witness", 3 | 4) => p.read_witness(n, &f, &mut names)?,
+                ("group", k) if k >= 4 => p.read_group(n, &f, &mut names)?,
                 ("quorum", 2) => {
                     if quorum_seen {
                         return Err(at(n, "a second quorum line"));
@@ -389,6 +325,100 @@ impl Policy {
                 "no quorum line (write `quorum none` to require no witness)",
             ));
         }
+        Ok(())
+    }
+
+    /// A `log` line: `log <vkey> [<url>]`.
+    fn read_log(&mut self, n: usize, f: &[&str]) -> Result<(), PolicyError> {
+        let p = self;
+        if p.logs.len() == POLICY_LOGS_MAX {
+            return Err(at(n, "too many logs"));
+        }
+        let key = VerifierKey::parse(f[1]).map_err(|e| at(n, cat("log key: ", &e.to_string())))?;
+        let bytes = *key.key.as_bytes();
+        if p.logs.iter().any(|l| l.key == bytes) {
+            return Err(at(n, "the same log key is listed twice"));
+        }
+        p.logs.push(PolicyLog {
+            vkey: f[1].to_owned(),
+            origin: key.name.to_owned(),
+            url: f.get(2).map(|u| (*u).to_owned()),
+            key: bytes,
+        });
+        Ok(())
+    }
+
+    /// A `witness` line: `witness <name> <vkey> [<url>]`.
+    fn read_witness<'t>(
+        &mut self,
+        n: usize,
+        f: &[&'t str],
+        names: &mut Names<'t>,
+    ) -> Result<(), PolicyError> {
+        let p = self;
+        if p.witnesses.len() == POLICY_WITNESSES_MAX {
+            return Err(at(n, "too many witnesses"));
+        }
+        let key = WitnessKey::parse(f[2]).map_err(|e| at(n, e.to_string()))?;
+        if p.witnesses
+            .iter()
+            .any(|w| w.key.public_key() == key.public_key())
+        {
+            return Err(at(n, "the same witness key is listed twice"));
+        }
+        names.push((f[1], Member::Witness(p.witnesses.len()), false));
+        p.witnesses.push(PolicyWitness {
+            name: f[1].to_owned(),
+            key,
+            url: f.get(3).map(|u| (*u).to_owned()),
+        });
+        Ok(())
+    }
+
+    /// A `group` line: `group <name> <all|any|k> <member>...`, each member
+    /// defined before and in no other group.
+    fn read_group<'t>(
+        &mut self,
+        n: usize,
+        f: &[&'t str],
+        names: &mut Names<'t>,
+    ) -> Result<(), PolicyError> {
+        let p = self;
+        if p.groups.len() == POLICY_GROUPS_MAX {
+            return Err(at(n, "too many groups"));
+        }
+        let listed = &f[3..];
+        let k = match f[2] {
+            "all" => listed.len(),
+            "any" => 1,
+            t => threshold(t, listed.len()).ok_or_else(|| {
+                at(
+                    n,
+                    cat(t, " is not all, any or a number from 1 to the members"),
+                )
+            })?,
+        };
+        let mut members = Vec::with_capacity(listed.len());
+        for m in listed {
+            let Some(i) = find(names, m) else {
+                return Err(at(
+                    n,
+                    cat(m, " is not a witness or group defined on an earlier line"),
+                ));
+            };
+            if names[i].2 {
+                return Err(at(n, cat(m, " is already a member of a group")));
+            }
+            names[i].2 = true;
+            members.push(names[i].1);
+        }
+        names.push((f[1], Member::Group(p.groups.len()), false));
+        p.groups.push(Group {
+            name: f[1].to_owned(),
+            spelled: f[2].to_owned(),
+            threshold: k,
+            members,
+        });
         Ok(())
     }
 

@@ -134,23 +134,7 @@ pub fn parse_iso_ms(text: &str) -> Result<i64, TimeError> {
         }
         i = end;
     }
-    let offset_minutes = match b.get(i) {
-        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
-        Some(sign @ (b'+' | b'-')) if i + 6 == b.len() && b[i + 3] == b':' => {
-            let oh = digits(b, i + 1..i + 3)?;
-            let om = digits(b, i + 4..i + 6)?;
-            if oh > 23 || om > 59 {
-                return Err(TimeError::NotADate);
-            }
-            let total = oh * 60 + om;
-            if *sign == b'-' {
-                -total
-            } else {
-                total
-            }
-        }
-        _ => return Err(TimeError::Format),
-    };
+    let offset_minutes = offset_minutes(b, i)?;
     let month_u = u32::try_from(month).map_err(|_| TimeError::NotADate)?;
     let day_u = u32::try_from(day).map_err(|_| TimeError::NotADate)?;
     if !(1..=12).contains(&month_u)
@@ -168,6 +152,24 @@ pub fn parse_iso_ms(text: &str) -> Result<i64, TimeError> {
         return Err(TimeError::OutOfRange);
     }
     Ok(ms)
+}
+
+/// The offset of a timestamp whose offset starts at byte `i` (`Z`, or
+/// `+hh:mm`/`-hh:mm` ending the text), in minutes east of UTC.
+fn offset_minutes(b: &[u8], i: usize) -> Result<i64, TimeError> {
+    match b.get(i) {
+        Some(b'Z' | b'z') if i + 1 == b.len() => Ok(0),
+        Some(sign @ (b'+' | b'-')) if i + 6 == b.len() && b[i + 3] == b':' => {
+            let oh = digits(b, i + 1..i + 3)?;
+            let om = digits(b, i + 4..i + 6)?;
+            if oh > 23 || om > 59 {
+                return Err(TimeError::NotADate);
+            }
+            let total = oh * 60 + om;
+            Ok(if *sign == b'-' { -total } else { total })
+        }
+        _ => Err(TimeError::Format),
+    }
 }
 
 /// `#[serde(with = "bvs_core::time::iso_ms")]` for `i64` unix-ms fields

@@ -190,8 +190,10 @@ impl TlogProof {
 ///
 /// # Errors
 /// The receipt's `hashScheme` is unknown, or a delta has no proof item.
-pub fn from_receipt(receipt: &crate::receipt::Receipt) -> Result<Vec<(String, TlogProof)>, String> {
-    let scheme = HashScheme::parse(&receipt.proof.hash_scheme).map_err(|e| e.to_string())?;
+pub fn from_receipt(
+    receipt: &crate::receipt::Receipt,
+) -> Result<Vec<(String, TlogProof)>, FromReceiptError> {
+    let scheme = HashScheme::parse(&receipt.proof.hash_scheme).map_err(FromReceiptError::Scheme)?;
     receipt
         .deltas
         .iter()
@@ -202,7 +204,7 @@ pub fn from_receipt(receipt: &crate::receipt::Receipt) -> Result<Vec<(String, Tl
                 .items
                 .get(i)
                 .filter(|p| p.item_hash.ct_eq(&d.item_hash))
-                .ok_or_else(|| format!("deltas[{i}] has no proof item of the same itemHash"))?;
+                .ok_or(FromReceiptError::NoProofItem { index: i })?;
             Ok((
                 d.anchor_id.clone(),
                 TlogProof::for_item(
@@ -215,6 +217,15 @@ pub fn from_receipt(receipt: &crate::receipt::Receipt) -> Result<Vec<(String, Tl
             ))
         })
         .collect()
+}
+
+/// Why a receipt's deltas cannot be written as tlog-proofs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FromReceiptError {
+    #[error("{0}")]
+    Scheme(crate::merkle::UnknownScheme),
+    #[error("deltas[{index}] has no proof item of the same itemHash")]
+    NoProofItem { index: usize },
 }
 
 #[cfg(test)]

@@ -24,9 +24,9 @@ use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::merkle::{self, HashScheme};
 use crate::note::{self, TreeHead};
-use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptKey};
+use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptKey, ReceiptStatement};
 use crate::types::Period;
-use crate::verify::{self, Check, VerificationReport};
+use crate::verify::{self, Check, Detail, VerificationReport};
 
 /// The receipt's own checks ([`verify::verify_receipt`]) followed by its
 /// agreement side's ([`receipt_checks`]), for a receipt saved from the API
@@ -34,7 +34,7 @@ use crate::verify::{self, Check, VerificationReport};
 pub fn receipt_report(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
     let receipt = match verify::read_receipt_document(text) {
         Ok(r) => r,
-        Err(e) => return VerificationReport::failure("parse", e),
+        Err(e) => return VerificationReport::failure("parse", e.to_string()),
     };
     let mut report = verify::verify_receipt(&receipt, trusted_public_key);
     report
@@ -84,47 +84,57 @@ pub fn receipt_checks(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
         checks.push(check(format!("agreement.keys[{i}]"), r));
     }
     for (i, s) in a.statements.iter().enumerate() {
-        let r = (|| -> Result<String, String> {
-            let counterparty = match s
-                .counterparty_key
-                .as_deref()
-                .or(a.counterparty_key.as_deref())
-            {
-                Some(k) if good_keys.contains(&k) => k,
-                Some(k) => {
-                    return Err(format!(
-                        "cannot check: the statement's key {k} is not a checked key of this ledger"
-                    ))
-                }
-                None => return Err("cannot check: the customer's key binding failed".into()),
-            };
-            let (reference, balance) = reference.as_ref().map_err(Clone::clone)?;
-            let statement = verify(&s.statement, counterparty).map_err(named)?;
-            let listed = match s.kind.as_str() {
-                "balance" => "balance",
-                "dispute" => "dispute",
-                "key" => "key",
-                _ => "unknown",
-            };
-            if listed != statement.kind() {
-                return Err(named(StatementError::WrongKind {
-                    expected: listed,
-                    got: statement.kind(),
-                }));
-            }
-            let said = statement_says(&statement, reference, balance, counterparty, &s.recorded_at)
-                .map_err(named)?;
-            let logged = LoggedItem {
-                item_hash: s.item_hash,
-                leaf_index: s.leaf_index,
-                inclusion_proof: s.inclusion_proof.clone(),
-            };
-            let at = log.includes(&s.statement, Some(&logged)).map_err(named)?;
-            Ok(format!("{said}; {at}"))
-        })();
+        let r = statement_check(a, s, &good_keys, reference.as_ref(), &log);
         checks.push(check(format!("agreement.statements[{i}]"), r));
     }
     checks
+}
+
+/// `agreement.statements[i]`: signed by a checked key of the ledger, of
+/// the kind listed, saying what the checkpoint shows, and in the log.
+fn statement_check(
+    a: &ReceiptAgreement,
+    s: &ReceiptStatement,
+    good_keys: &[&str],
+    reference: Result<&(CheckpointRef, Amount), &String>,
+    log: &Log<'_>,
+) -> Detail {
+    let counterparty = match s
+        .counterparty_key
+        .as_deref()
+        .or(a.counterparty_key.as_deref())
+    {
+        Some(k) if good_keys.contains(&k) => k,
+        Some(k) => {
+            return Err(format!(
+                "cannot check: the statement's key {k} is not a checked key of this ledger"
+            ))
+        }
+        None => return Err("cannot check: the customer's key binding failed".into()),
+    };
+    let (reference, balance) = reference.map_err(Clone::clone)?;
+    let statement = verify(&s.statement, counterparty).map_err(named)?;
+    let listed = match s.kind.as_str() {
+        "balance" => "balance",
+        "dispute" => "dispute",
+        "key" => "key",
+        _ => "unknown",
+    };
+    if listed != statement.kind() {
+        return Err(named(StatementError::WrongKind {
+            expected: listed,
+            got: statement.kind(),
+        }));
+    }
+    let said = statement_says(&statement, reference, balance, counterparty, &s.recorded_at)
+        .map_err(named)?;
+    let logged = LoggedItem {
+        item_hash: s.item_hash,
+        leaf_index: s.leaf_index,
+        inclusion_proof: s.inclusion_proof.clone(),
+    };
+    let at = log.includes(&s.statement, Some(&logged)).map_err(named)?;
+    Ok(format!("{said}; {at}"))
 }
 
 /// `agreement.keys[i]`: a self-signed binding of this ledger of this log,
@@ -139,7 +149,7 @@ fn listed_key_check(
     last: bool,
     reference: Option<&(CheckpointRef, Amount)>,
     log: &Log<'_>,
-) -> Result<String, String> {
+) -> Detail {
     let binding = verify_key_binding(&k.key_statement).map_err(named)?;
     if binding.key() != k.counterparty_key {
         return Err(named(StatementError::KeyMismatch {
@@ -214,7 +224,7 @@ fn receipt_reference(
 fn checkpoint_check(
     a: &ReceiptAgreement,
     reference: &Result<(CheckpointRef, Amount), String>,
-) -> Result<String, String> {
+) -> Detail {
     let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
     let named_ref = CheckpointRef {
         origin: Origin::parse(&a.origin).map_err(named)?,
@@ -266,7 +276,7 @@ fn key_check(
     a: &ReceiptAgreement,
     reference: Option<&(CheckpointRef, Amount)>,
     log: &Log<'_>,
-) -> Result<String, String> {
+) -> Detail {
     let (key, statement) =
         match (&a.counterparty_key, &a.key_statement) {
             (None, None) if a.statements.is_empty() => return Ok(

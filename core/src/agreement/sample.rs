@@ -14,16 +14,12 @@ use crate::note;
 use crate::pinpoint::{DivergenceKind, EntryId};
 use crate::receipt::{LoggedItem, Receipt, ReceiptAgreement, ReceiptKey, ReceiptStatement};
 use crate::types::Period;
-use crate::verify::sample;
+use crate::verify::sample::{self, err, SampleError};
 
 /// The counterparty key's name in these samples.
 pub const KEY_NAME: &str = "customer";
 /// When the sample statements were recorded.
 pub const RECORDED_AT: &str = "2026-11-20T10:00:00.000Z";
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 /// The log of the samples: its origin, its signing seed, and when its
 /// deltas were declared.
@@ -40,7 +36,7 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// A bad origin.
-    pub fn receipt(&self) -> Result<Receipt, String> {
+    pub fn receipt(&self) -> Result<Receipt, SampleError> {
         Ok(sample::build(
             self.origin,
             self.seed,
@@ -55,7 +51,7 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// A bad origin.
-    pub fn public_key(&self) -> Result<String, String> {
+    pub fn public_key(&self) -> Result<String, SampleError> {
         note::public_key_string(self.origin, self.seed).map_err(err)
     }
 
@@ -68,11 +64,11 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// A bad origin or period.
-    pub fn checkpoint_of(&self, r: &Receipt) -> Result<CheckpointRef, String> {
+    pub fn checkpoint_of(&self, r: &Receipt) -> Result<CheckpointRef, SampleError> {
         Ok(CheckpointRef {
             origin: Origin::parse(self.origin).map_err(err)?,
             ledger: self.ledger(),
-            period: Period::parse(r.period.as_deref().unwrap_or("")).map_err(|e| e.reason)?,
+            period: Period::parse(r.period.as_deref().unwrap_or("")).map_err(|e| err(e.reason))?,
             root: r.items_root,
             deltas: r.deltas.len() as u64,
         })
@@ -82,7 +78,7 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// As [`SampleLog::checkpoint_of`].
-    pub fn balance_of(&self, r: &Receipt) -> Result<Statement, String> {
+    pub fn balance_of(&self, r: &Receipt) -> Result<Statement, SampleError> {
         Ok(Statement::Balance(BalanceStatement {
             checkpoint: self.checkpoint_of(r)?,
             balance: r.final_balance,
@@ -93,8 +89,11 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// As [`SampleLog::checkpoint_of`].
-    pub fn dispute_of(&self, r: &Receipt) -> Result<Statement, String> {
-        let delta = r.deltas.get(1).ok_or("the sample has three deltas")?;
+    pub fn dispute_of(&self, r: &Receipt) -> Result<Statement, SampleError> {
+        let delta = r
+            .deltas
+            .get(1)
+            .ok_or_else(|| err("the sample has three deltas"))?;
         Ok(Statement::Dispute(Dispute {
             checkpoint: self.checkpoint_of(r)?,
             kind: DivergenceKind::Changed,
@@ -108,7 +107,7 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// A bad origin.
-    pub fn binding(&self, seed: &[u8; 32]) -> Result<String, String> {
+    pub fn binding(&self, seed: &[u8; 32]) -> Result<String, SampleError> {
         let key = counterparty_key(KEY_NAME, seed).map_err(err)?;
         let b = KeyBinding::new(
             Origin::parse(self.origin).map_err(err)?,
@@ -131,7 +130,7 @@ impl SampleLog<'_> {
         binding: &str,
         statements: &[(&str, String)],
         key_seed: &[u8; 32],
-    ) -> Result<Receipt, String> {
+    ) -> Result<Receipt, SampleError> {
         let key = counterparty_key(KEY_NAME, key_seed).map_err(err)?;
         let listed: Vec<(&str, String, Option<String>)> = statements
             .iter()
@@ -152,7 +151,7 @@ impl SampleLog<'_> {
         customer_seed: &[u8; 32],
         next_seed: &[u8; 32],
         rotate: bool,
-    ) -> Result<Receipt, String> {
+    ) -> Result<Receipt, SampleError> {
         let base = self.receipt()?;
         let first = counterparty_key(KEY_NAME, customer_seed).map_err(err)?;
         let next = counterparty_key(KEY_NAME, next_seed).map_err(err)?;
@@ -202,7 +201,7 @@ impl SampleLog<'_> {
         bindings: &[(String, String, Option<bool>)],
         statements: &[(&str, String, Option<String>)],
         list_keys: bool,
-    ) -> Result<Receipt, String> {
+    ) -> Result<Receipt, SampleError> {
         let s = sample::build(
             self.origin,
             self.seed,
@@ -228,15 +227,17 @@ impl SampleLog<'_> {
             item.inclusion_proof =
                 log::inclusion_proof(item.leaf_index, size, &store).map_err(err)?;
         }
-        let proof = |leaf: u64| -> Result<LoggedItem, String> {
+        let proof = |leaf: u64| -> Result<LoggedItem, SampleError> {
             Ok(LoggedItem {
-                item_hash: items.get(leaf as usize).copied().ok_or("no such leaf")?,
+                item_hash: items
+                    .get(leaf as usize)
+                    .copied()
+                    .ok_or_else(|| err("no such leaf"))?,
                 leaf_index: LeafIndex(leaf),
                 inclusion_proof: log::inclusion_proof(LeafIndex(leaf), size, &store)
                     .map_err(err)?,
             })
         };
-        let c = self.checkpoint_of(&r)?;
         let mut listed = Vec::new();
         for (i, (kind, note, key)) in statements.iter().enumerate() {
             let p = proof(first + i as u64)?;
@@ -260,7 +261,21 @@ impl SampleLog<'_> {
                 key_proof: proof(key_leaf + i as u64)?,
             });
         }
-        let current = keys.last().ok_or("no binding")?.clone();
+        r.agreement = Some(self.agreement_of(&r, listed, keys, list_keys)?);
+        Ok(r)
+    }
+
+    /// The agreement side of `r`: the checkpoint it shows, the last key
+    /// binding current, the statements and (with `list_keys`) the keys.
+    fn agreement_of(
+        &self,
+        r: &Receipt,
+        listed: Vec<ReceiptStatement>,
+        keys: Vec<ReceiptKey>,
+        list_keys: bool,
+    ) -> Result<ReceiptAgreement, SampleError> {
+        let c = self.checkpoint_of(r)?;
+        let current = keys.last().ok_or_else(|| err("no binding"))?.clone();
         let key_warnings = keys
             .iter()
             .filter(|k| k.signed_by_previous == Some(false))
@@ -271,7 +286,7 @@ impl SampleLog<'_> {
                 )
             })
             .collect();
-        r.agreement = Some(ReceiptAgreement {
+        Ok(ReceiptAgreement {
             checkpoint_id: "chk_1".into(),
             origin: self.origin.into(),
             ledger_id: c.ledger,
@@ -279,15 +294,14 @@ impl SampleLog<'_> {
             merkle_root: c.root,
             delta_count: c.deltas,
             balance: r.final_balance,
-            balance_statement: self.balance_of(&r)?.to_text(),
+            balance_statement: self.balance_of(r)?.to_text(),
             counterparty_key: Some(current.counterparty_key),
             key_statement: Some(current.key_statement),
             key_proof: Some(current.key_proof),
             statements: listed,
             keys: if list_keys { keys } else { Vec::new() },
             key_warnings: if list_keys { key_warnings } else { Vec::new() },
-        });
-        Ok(r)
+        })
     }
 
     /// A receipt the customer (key from `customer_seed`) agreed to and
@@ -295,7 +309,7 @@ impl SampleLog<'_> {
     ///
     /// # Errors
     /// As [`SampleLog::cosigned_with`].
-    pub fn cosigned(&self, customer_seed: &[u8; 32]) -> Result<Receipt, String> {
+    pub fn cosigned(&self, customer_seed: &[u8; 32]) -> Result<Receipt, SampleError> {
         let base = self.receipt()?;
         let agreed = sign(&self.balance_of(&base)?, KEY_NAME, customer_seed).map_err(err)?;
         let disputed = sign(&self.dispute_of(&base)?, KEY_NAME, customer_seed).map_err(err)?;

@@ -332,7 +332,7 @@ pub fn verify_proof_json(
     }
     match verify::read_document(text, true, "a liabilities proof", ProofDocument::from_json) {
         Ok(doc) => verify_proof(&doc, trusted_public_key, expected_balance),
-        Err(e) => VerificationReport::failure("parse", e),
+        Err(e) => VerificationReport::failure("parse", e.to_string()),
     }
 }
 
@@ -360,38 +360,7 @@ pub fn verify_proof(
     );
     log_checks(&mut report, doc.log.as_ref(), &item, trusted_public_key);
 
-    report.result(
-        "customer.ledgerId",
-        match &doc.customer_id {
-            Some(c) => {
-                let want = ledger_id(s.tenant_id(), c);
-                verify::same("ledgerId", &doc.ledger_id, &want).map(|d| {
-                    format!(
-                        "{d}, the ledger of {} at {}",
-                        json::quoted(c),
-                        s.tenant_id()
-                    )
-                })
-            }
-            None => Ok(format!(
-                "ledger {} (no customerId given to recompute it from)",
-                doc.ledger_id
-            )),
-        },
-    );
-    if let Some(want) = expected_balance {
-        report.result(
-            "balance",
-            if want == doc.balance {
-                Ok(format!("{want}, as expected"))
-            } else {
-                Err(format!(
-                    "the proof is for a balance of {}, yours is {want}",
-                    doc.balance
-                ))
-            },
-        );
-    }
+    ledger_checks(&mut report, doc, expected_balance);
 
     let negative = doc.balance.signum() < 0;
     let owed = if negative { Amount::ZERO } else { doc.balance };
@@ -429,6 +398,48 @@ pub fn verify_proof(
         report.push("summary", true, summary(doc));
     }
     report
+}
+
+/// The ledger id against the tenant and customerId, and the balance
+/// against the customer's own when given.
+fn ledger_checks(
+    report: &mut VerificationReport,
+    doc: &ProofDocument,
+    expected_balance: Option<Amount>,
+) {
+    let s = &doc.statement;
+    report.result(
+        "customer.ledgerId",
+        match &doc.customer_id {
+            Some(c) => {
+                let want = ledger_id(s.tenant_id(), c);
+                verify::same("ledgerId", &doc.ledger_id, &want).map(|d| {
+                    format!(
+                        "{d}, the ledger of {} at {}",
+                        json::quoted(c),
+                        s.tenant_id()
+                    )
+                })
+            }
+            None => Ok(format!(
+                "ledger {} (no customerId given to recompute it from)",
+                doc.ledger_id
+            )),
+        },
+    );
+    if let Some(want) = expected_balance {
+        report.result(
+            "balance",
+            if want == doc.balance {
+                Ok(format!("{want}, as expected"))
+            } else {
+                Err(format!(
+                    "the proof is for a balance of {}, yours is {want}",
+                    doc.balance
+                ))
+            },
+        );
+    }
 }
 
 /// The sentence a page shows once everything passed.

@@ -4,7 +4,7 @@
 //! verifier-wasm) and the bench. Pure: seeds come in as arguments.
 
 use super::proof::{LeafProof, LogEvidence, ProofDocument};
-use super::statement::{ledger_id, Seed, Statement, StatementBuilder};
+use super::statement::{ledger_id, Placed, Seed, Statement, StatementBuilder};
 use super::tree::NodeAddr;
 use super::{SumNode, TreeKind};
 use crate::amount::Amount;
@@ -13,6 +13,7 @@ use crate::log::{self, StoredHashes};
 use crate::merkle::{LeafIndex, TreeSize};
 use crate::note;
 use crate::types::{Env, Period};
+use crate::verify::sample::{err, SampleError};
 use std::collections::BTreeMap;
 
 /// One customer of a sample statement, with its proof.
@@ -36,10 +37,6 @@ pub struct Sample {
     pub nodes: BTreeMap<(u8, NodeAddr), SumNode>,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
 fn kind_key(kind: TreeKind) -> u8 {
     match kind {
         TreeKind::Liabilities => 0,
@@ -57,7 +54,7 @@ pub fn log_statement(
     key_seed: &[u8; 32],
     item: &Hash32,
     noise: u64,
-) -> Result<(String, LogEvidence), String> {
+) -> Result<(String, LogEvidence), SampleError> {
     let mut log_items: Vec<Hash32> = (0..noise)
         .map(|i| Hash32::digest(&i.to_be_bytes()))
         .collect();
@@ -101,7 +98,7 @@ pub fn build(
     seed: [u8; 32],
     page: usize,
     noise: u64,
-) -> Result<Sample, String> {
+) -> Result<Sample, SampleError> {
     let seed = Seed(seed);
     let mut ledgers: Vec<(Hash32, Amount)> = balances
         .iter()
@@ -136,41 +133,8 @@ pub fn build(
         .collect();
     let mut customers = Vec::new();
     for (ledger, balance) in &ledgers {
-        let p = &placed[ledger];
-        let get = |kind: TreeKind| {
-            let nodes = &nodes;
-            move |a: NodeAddr| nodes.get(&(kind_key(kind), a)).copied()
-        };
-        let owed = if balance.signum() > 0 {
-            *balance
-        } else {
-            Amount::ZERO
-        };
-        let liabilities = LeafProof::from_stored(
-            &seed,
-            TreeKind::Liabilities,
-            ledger,
-            owed,
-            p.liabilities_index,
-            statement.liabilities.leaf_count,
-            get(TreeKind::Liabilities),
-        )
-        .map_err(err)?;
-        let receivables = match p.receivables_index {
-            Some(index) => Some(
-                LeafProof::from_stored(
-                    &seed,
-                    TreeKind::Receivables,
-                    ledger,
-                    balance.checked_neg().map_err(err)?,
-                    index,
-                    statement.receivables.leaf_count,
-                    get(TreeKind::Receivables),
-                )
-                .map_err(err)?,
-            ),
-            None => None,
-        };
+        let proofs = leaf_proofs(&seed, &statement, &placed[ledger], &nodes, ledger, *balance)?;
+        let (liabilities, receivables) = proofs;
         let customer_id = by_ledger[ledger].to_owned();
         customers.push(SampleCustomer {
             document: ProofDocument {
@@ -194,4 +158,49 @@ pub fn build(
         customers,
         nodes,
     })
+}
+
+/// A ledger's proofs into the liabilities tree (what it is owed, 0 when
+/// it owes) and, when it owes, the receivables tree, read from the
+/// stored nodes.
+fn leaf_proofs(
+    seed: &Seed,
+    statement: &Statement,
+    p: &Placed,
+    nodes: &BTreeMap<(u8, NodeAddr), SumNode>,
+    ledger: &Hash32,
+    balance: Amount,
+) -> Result<(LeafProof, Option<LeafProof>), SampleError> {
+    let get = |kind: TreeKind| move |a: NodeAddr| nodes.get(&(kind_key(kind), a)).copied();
+    let owed = if balance.signum() > 0 {
+        balance
+    } else {
+        Amount::ZERO
+    };
+    let liabilities = LeafProof::from_stored(
+        seed,
+        TreeKind::Liabilities,
+        ledger,
+        owed,
+        p.liabilities_index,
+        statement.liabilities.leaf_count,
+        get(TreeKind::Liabilities),
+    )
+    .map_err(err)?;
+    let receivables = match p.receivables_index {
+        Some(index) => Some(
+            LeafProof::from_stored(
+                seed,
+                TreeKind::Receivables,
+                ledger,
+                balance.checked_neg().map_err(err)?,
+                index,
+                statement.receivables.leaf_count,
+                get(TreeKind::Receivables),
+            )
+            .map_err(err)?,
+        ),
+        None => None,
+    };
+    Ok((liabilities, receivables))
 }

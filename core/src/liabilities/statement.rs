@@ -407,26 +407,8 @@ impl StatementBuilder {
         } else {
             None
         };
-        // Both trees change or neither: the totals after this ledger are
-        // checked first. With them in range every sum on the way up is too
-        // (a parent's sum is part of its tree's total), so neither push can
-        // fail after the first has changed its tree.
-        for (tree, add) in [
-            (&self.liabilities, Some(liability.sum)),
-            (&self.receivables, receivable.map(|r| r.sum)),
-        ] {
-            let Some(add) = add else { continue };
-            if tree.count() >= super::LEAVES_MAX {
-                return Err(LiabilitiesError::TooManyLeaves);
-            }
-            let total = tree
-                .total()?
-                .checked_add(add)
-                .map_err(|_| LiabilitiesError::Overflow {
-                    what: format!("the {} total", tree.kind()),
-                })?;
-            super::check_amount(|| format!("the {} total", tree.kind()), total)?;
-        }
+        // Both trees change or neither (see `totals_fit`).
+        self.totals_fit(liability.sum, receivable.map(|r| r.sum))?;
         let liabilities_index = self.liabilities.count();
         let mut nodes: Vec<(TreeKind, NodeAddr, SumNode)> = self
             .liabilities
@@ -454,6 +436,36 @@ impl StatementBuilder {
             receivables_index,
             nodes,
         })
+    }
+
+    /// That the totals after adding `liability` and `receivable` to their
+    /// trees stay in range, and the trees have room.
+    fn totals_fit(
+        &self,
+        liability: Amount,
+        receivable: Option<Amount>,
+    ) -> Result<(), LiabilitiesError> {
+        // Both trees change or neither: the totals after this ledger are
+        // checked first. With them in range every sum on the way up is too
+        // (a parent's sum is part of its tree's total), so neither push can
+        // fail after the first has changed its tree.
+        for (tree, add) in [
+            (&self.liabilities, Some(liability)),
+            (&self.receivables, receivable),
+        ] {
+            let Some(add) = add else { continue };
+            if tree.count() >= super::LEAVES_MAX {
+                return Err(LiabilitiesError::TooManyLeaves);
+            }
+            let total = tree
+                .total()?
+                .checked_add(add)
+                .map_err(|_| LiabilitiesError::Overflow {
+                    what: format!("the {} total", tree.kind()),
+                })?;
+            super::check_amount(|| format!("the {} total", tree.kind()), total)?;
+        }
+        Ok(())
     }
 
     /// The statement over every ledger pushed.
