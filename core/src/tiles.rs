@@ -104,20 +104,7 @@ impl TileCoord {
             }
             None => (rest, TILE_WIDTH),
         };
-        let groups: Vec<&str> = index_text.split('/').collect();
-        let mut index: u64 = 0;
-        for (i, g) in groups.iter().enumerate() {
-            let digits = if i + 1 == groups.len() {
-                *g
-            } else {
-                g.strip_prefix('x')?
-            };
-            if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let value: u64 = digits.parse().ok()?;
-            index = index.checked_mul(1000)?.checked_add(value)?;
-        }
+        let index = parse_index(index_text)?;
         let coord = TileCoord {
             level,
             index,
@@ -414,6 +401,26 @@ pub fn data_from_stored(coord: &TileCoord, hashes: &StoredHashes) -> Result<Vec<
         data.extend_from_slice(&h.0);
     }
     Ok(data)
+}
+
+/// A tile index in C2SP tlog-tiles form, `x001/x234/067` → 1,234,067:
+/// groups of three digits, each but the last prefixed `x`.
+pub fn parse_index(text: &str) -> Option<u64> {
+    let groups: Vec<&str> = text.split('/').collect();
+    let mut index: u64 = 0;
+    for (i, g) in groups.iter().enumerate() {
+        let digits = if i + 1 == groups.len() {
+            *g
+        } else {
+            g.strip_prefix('x')?
+        };
+        if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let value: u64 = digits.parse().ok()?;
+        index = index.checked_mul(1000)?.checked_add(value)?;
+    }
+    Some(index)
 }
 
 #[cfg(test)]

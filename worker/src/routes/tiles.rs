@@ -100,7 +100,7 @@ fn parse_tile_path(path: &str) -> ApiResult<TileCoord> {
             (index, w)
         }
     };
-    let index = tile_index(index_text).ok_or_else(|| {
+    let index = bvs_core::tiles::parse_index(index_text).ok_or_else(|| {
         ApiError::field(
             "index",
             "must be groups of three digits, all but the last prefixed x (x001/234)",
@@ -127,25 +127,6 @@ fn decimal(text: &str) -> Option<u64> {
         && text.bytes().all(|b| b.is_ascii_digit())
         && (text == "0" || !text.starts_with('0'));
     canonical.then(|| text.parse().ok()).flatten()
-}
-
-/// `x001/x234/067` → 1_234_067.
-fn tile_index(text: &str) -> Option<u64> {
-    let groups: Vec<&str> = text.split('/').collect();
-    let mut index: u64 = 0;
-    for (i, g) in groups.iter().enumerate() {
-        let digits = if i + 1 == groups.len() {
-            *g
-        } else {
-            g.strip_prefix('x')?
-        };
-        if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let value: u64 = digits.parse().ok()?;
-        index = index.checked_mul(1000)?.checked_add(value)?;
-    }
-    Some(index)
 }
 
 #[cfg(test)]
