@@ -241,7 +241,7 @@ function Usage() {
             Plan <strong data-plan>{usage.data.plan}</strong>. Quotas count verified deltas per environment per calendar
             month (UTC); the count starts again on {usage.data.resetsAt.slice(0, 10)}.
           </p>
-          <table class="compact">
+          <table class="compact stack">
             <caption class="sr-only">Verified deltas this month, by environment</caption>
             <thead>
               <tr>
@@ -256,10 +256,12 @@ function Usage() {
               {usage.data.environments.map((e) => (
                 <tr key={e.environment} data-usage-env={e.environment}>
                   <th scope="row">{ENV_LABEL[e.environment]}</th>
-                  <td data-used>{count(e.used)}</td>
-                  <td>{e.quota === 0 ? "not included" : count(e.quota)}</td>
-                  <td>{e.quota === 0 ? "—" : count(e.remaining)}</td>
-                  <td data-backlog title={`Emits answer 429 past ${count(e.backlogMax)}`}>
+                  <td data-label="Used" data-used>
+                    {count(e.used)}
+                  </td>
+                  <td data-label="Quota">{e.quota === 0 ? "not included" : count(e.quota)}</td>
+                  <td data-label="Left">{e.quota === 0 ? "—" : count(e.remaining)}</td>
+                  <td data-label="Awaiting verification" data-backlog title={`Emits answer 429 past ${count(e.backlogMax)}`}>
                     {count(e.backlog)} of {count(e.backlogMax)}
                   </td>
                 </tr>
