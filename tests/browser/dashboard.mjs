@@ -293,6 +293,7 @@ await step("a webhook to the receiver is created and its test event delivered", 
   await row.getByRole("button", { name: "Rotate secret" }).click();
   const rotated = (await row.locator("[data-secret]").innerText()).trim();
   assert(rotated.startsWith("whsec_") && rotated !== secret, `rotated secret: ${rotated}`);
+  console.log(`webhook rotated secret: ${rotated}`);
   await row.locator("[data-previous-until]").waitFor();
   await shot("webhook-rotated");
   await page.getByRole("link", { name: "Deliveries" }).click();
