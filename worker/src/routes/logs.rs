@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use worker::{Request, Response};
 
+use super::webhooks::AttemptView;
 use crate::app::App;
 use crate::auth;
 use crate::error::ApiResult;
@@ -148,17 +149,6 @@ pub async fn request(app: &App, req: Request, request_id: &str) -> ApiResult<Res
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct AttemptView {
-    attempt: u64,
-    started_at: String,
-    duration_ms: u64,
-    http_status: Option<u16>,
-    outcome: String,
-    error: Option<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct DeliveryView {
     id: String,
     webhook_id: String,
@@ -177,18 +167,7 @@ fn delivery_views(deliveries: Vec<DeliveryRow>, attempts: &[AttemptRow]) -> Vec<
     deliveries
         .into_iter()
         .map(|d| DeliveryView {
-            attempts: attempts
-                .iter()
-                .filter(|a| a.delivery_id == d.of.id)
-                .map(|a| AttemptView {
-                    attempt: a.attempt,
-                    started_at: iso(a.started_at),
-                    duration_ms: a.duration_ms,
-                    http_status: a.http_status,
-                    outcome: a.outcome.clone(),
-                    error: a.error.clone(),
-                })
-                .collect(),
+            attempts: AttemptView::of(attempts, &d.of.id),
             id: d.of.id,
             webhook_id: d.of.webhook_id,
             url: d.url,

@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::views::iso;
-use crate::webhooks::endpoints::{self, NewEndpoint, WebhookRow};
+use crate::webhooks::endpoints::{self, AttemptRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
 
 /// Longest description, in characters. // spec: silent
@@ -307,15 +307,35 @@ pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
     )
 }
 
+/// One attempt of a delivery, as the dashboard's delivery and event views
+/// show it.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct AttemptView {
+pub struct AttemptView {
     attempt: u64,
     started_at: String,
     duration_ms: u64,
     http_status: Option<u16>,
     outcome: String,
     error: Option<String>,
+}
+
+impl AttemptView {
+    /// The attempts of delivery `delivery_id` among `attempts`, in order.
+    pub fn of(attempts: &[AttemptRow], delivery_id: &str) -> Vec<AttemptView> {
+        attempts
+            .iter()
+            .filter(|a| a.delivery_id == delivery_id)
+            .map(|a| AttemptView {
+                attempt: a.attempt,
+                started_at: iso(a.started_at),
+                duration_ms: a.duration_ms,
+                http_status: a.http_status,
+                outcome: a.outcome.clone(),
+                error: a.error.clone(),
+            })
+            .collect()
+    }
 }
 
 #[derive(Serialize)]
@@ -347,18 +367,7 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
     let views: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
-            attempts: attempts
-                .iter()
-                .filter(|a| a.delivery_id == r.of.id)
-                .map(|a| AttemptView {
-                    attempt: a.attempt,
-                    started_at: iso(a.started_at),
-                    duration_ms: a.duration_ms,
-                    http_status: a.http_status,
-                    outcome: a.outcome.clone(),
-                    error: a.error.clone(),
-                })
-                .collect(),
+            attempts: AttemptView::of(&attempts, &r.of.id),
             next_attempt_at: r.next_attempt_at.map(iso),
             payload: r
                 .payload
