@@ -198,6 +198,7 @@ fn first_429(accepted: u64) -> String {
 /// Intake with the sequencer off, then the drain of what it left.
 struct Drain {
     intake: f64,
+    intake_cpu_ms: f64,
     drain: f64,
     cpu_ms_per_delta: f64,
     outbox_secs: Option<f64>,
@@ -216,11 +217,17 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
         .map(|t| t.test_key.clone())
         .collect();
     let secs = env_or("BENCH_INTAKE_SECS", 30);
+    let server = Server::of(&w);
+    let cpu_before = Cpu::now(server.group, &server.port);
     let (accepted, refused, took) = send_batches(&api, &keys, secs, "cus_tp");
     let intake = accepted as f64 / took;
+    // The Worker's CPU per accepted delta: a figure that other processes
+    // on a shared machine disturb far less than the rate.
+    let intake_cpu = Cpu::now(server.group, &server.port).per(cpu_before, accepted as f64);
     eprintln!(
-        "[{}] intake: {accepted} deltas in {took:.1} s = {intake:.0}/s, {refused} refused (load {})",
+        "[{}] intake: {accepted} deltas in {took:.1} s = {intake:.0}/s, {refused} refused, worker CPU {:.3} ms/delta (load {})",
         build.name,
+        intake_cpu.worker,
         load()
     );
     w.stop();
@@ -228,6 +235,7 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
         // BENCH_ONLY=intake: the intake alone (A/B rounds are quick).
         return Drain {
             intake,
+            intake_cpu_ms: intake_cpu.worker,
             drain: f64::NAN,
             cpu_ms_per_delta: f64::NAN,
             outbox_secs: None,
@@ -285,6 +293,7 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
     w.stop();
     Drain {
         intake,
+        intake_cpu_ms: intake_cpu.worker,
         drain,
         cpu_ms_per_delta: cpu.worker,
         outbox_secs,
@@ -505,6 +514,12 @@ fn main() {
                 format!("{:.2}×", med(ratios))
             },
         );
+        row("Worker CPU per accepted delta (intake), ms", &|i| {
+            format!(
+                "{:.3}",
+                med(drains[i].iter().map(|d| d.intake_cpu_ms).collect())
+            )
+        });
     }
     if part("drain") {
         row("drain of the intake's backlog, verified deltas/s", &|i| {
