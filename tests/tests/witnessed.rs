@@ -19,9 +19,9 @@ use bvs_core::policy::Policy;
 use bvs_tests::client::Api;
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::ledger::Delta;
-use bvs_tests::tenant::new_tenant_on_plan;
+use bvs_tests::tenant::{get_jwt, new_tenant_on_plan};
 use bvs_tests::witness::Witnesses;
-use bvs_tests::{eventually, fresh_state_dir, Wrangler};
+use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, Wrangler};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -100,6 +100,58 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
         assert!(wi["cosignedAt"].is_string(), "{s}");
     }
 
+    // Receipts, public answers and the delta status say witnessed, and
+    // carry the cosigned head.
+    let r = k.receipt("cus_w", "");
+    assert_eq!(r.status, 200, "{}", r.text);
+    let receipt = r.body["data"].clone();
+    assert_eq!(receipt["proof"]["witnessed"], true, "{receipt}");
+    let head = receipt["proof"]["treeHead"].as_str().unwrap();
+    let report = policy.check(head, Freshness::Offline).unwrap();
+    assert!(report.met, "{}", report.summary());
+    let root = receipt["itemsRoot"].as_str().unwrap();
+    let answer = api.get(&format!("/api/v1/verify/{root}"));
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let v = &answer.body["data"]["verification"];
+    assert_eq!(v["witnessed"], true, "{v}");
+    let report = policy
+        .check(v["treeHead"].as_str().unwrap(), Freshness::Offline)
+        .unwrap();
+    assert!(report.met, "{}", report.summary());
+    let st = k.delta_status(a["anchorId"].as_str().unwrap());
+    assert_eq!(st.body["data"]["witnessed"], true, "{}", st.text);
+    // bvs-verify --policy passes the saved receipt.
+    let files = dir.join("verify");
+    std::fs::create_dir_all(&files).unwrap();
+    let (rfile, pfile) = (files.join("receipt.json"), files.join("policy.txt"));
+    std::fs::write(&rfile, receipt.to_string()).unwrap();
+    std::fs::write(&pfile, entry["witnessPolicyText"].as_str().unwrap()).unwrap();
+    let out = std::process::Command::new(bvs_verify_bin())
+        .args([
+            "receipt",
+            rfile.to_str().unwrap(),
+            "--key",
+            &key,
+            "--policy",
+        ])
+        .arg(&pfile)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("PASS  witnesses"), "{text}");
+    // The tenant is told (one event per newly witnessed head).
+    eventually(WAIT, "a checkpoint.witnessed event", || {
+        let r = get_jwt(&api, "/dashboard/events?type=checkpoint.witnessed", &t.jwt);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let events = r.body["data"]["events"].as_array().unwrap().clone();
+        (!events.is_empty()).then_some(events)
+    });
+
     // One stopped: 2 of 3 still make the quorum.
     w.stop(1);
     k.emit_anchored(&Delta::new("cus_w", 5, "second"));
@@ -112,7 +164,7 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
 
     // Two stopped: the new head is verified but not yet witnessed.
     w.stop(2);
-    k.emit_anchored(&Delta::new("cus_w", 7, "third"));
+    let c = k.emit_anchored(&Delta::new("cus_w", 7, "third"));
     let (size_c, met, words) = eventually(WAIT, "the newest head published", || {
         let p = published(&api, &key, &policy);
         (p.0 > size_b).then_some(p)
@@ -133,6 +185,11 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
         },
     );
     assert!(s["witnessedSize"].as_u64().unwrap() < size_c, "{s}");
+    // Answers say "not yet witnessed" for the new delta's head.
+    let r = k.receipt("cus_w", "");
+    assert_eq!(r.body["data"]["proof"]["witnessed"], false, "{}", r.text);
+    let st = k.delta_status(c["anchorId"].as_str().unwrap());
+    assert_eq!(st.body["data"]["witnessed"], false, "{}", st.text);
     // They return; the minute sweep (after the back-off) resubmits.
     w.resume(1);
     w.resume(2);
@@ -142,6 +199,10 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
         (p.1 && p.0 >= size_c).then_some(p)
     });
     eprintln!("back: {words}");
+    let st = k.delta_status(c["anchorId"].as_str().unwrap());
+    assert_eq!(st.body["data"]["witnessed"], true, "{}", st.text);
+    let r = k.receipt("cus_w", "");
+    assert_eq!(r.body["data"]["proof"]["witnessed"], true, "{}", r.text);
 
     // A forked head (DEV_MODE fault): refused by every witness, never
     // published, visible in the status.
