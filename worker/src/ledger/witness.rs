@@ -721,8 +721,87 @@ pub async fn latest_published(app: &App, log: LogId) -> ApiResult<(HeadRow, bool
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    fn head(size: u64) -> HeadRow {
+        HeadRow {
+            tree_size: size,
+            root: format!("root{size}"),
+            note: format!("note{size}"),
+            note_hash: String::new(),
+            created_at: 0,
+        }
+    }
+
+    fn row(size: u64, witnessed: u64) -> store::witnesses::WitnessedRow {
+        store::witnesses::WitnessedRow {
+            tree_size: size,
+            note: format!("cosigned{size}"),
+            cosigners: 2,
+            witnessed,
+            updated_at: 0,
+        }
+    }
+
+    #[test]
+    fn proofs_go_into_the_newest_witnessed_head_that_covers_them_else_the_latest() {
+        let latest = head(10);
+        // Witnessed at 8: covers leaves below 8.
+        let c = [row(10, 0), row(8, 1)];
+        assert_eq!(proof_head(&latest, &c, 8), (8, "cosigned8".into(), true));
+        // A leaf at 8 is not in it: the latest, with the lines it has.
+        assert_eq!(proof_head(&latest, &c, 9), (10, "cosigned10".into(), false));
+        // Nothing published for the latest: its own note.
+        let c = [row(8, 1)];
+        assert_eq!(proof_head(&latest, &c, 9), (10, "note10".into(), false));
+        assert_eq!(proof_head(&latest, &[], 1), (10, "note10".into(), false));
+        // The latest witnessed.
+        let c = [row(10, 1)];
+        assert_eq!(proof_head(&latest, &c, 3), (10, "cosigned10".into(), true));
+    }
+
+    #[test]
+    fn a_witness_that_is_down_is_retried_after_a_back_off_and_a_fork_is_refused() {
+        let h = head(5);
+        let now = 1_000_000;
+        let down = judge(
+            Ok(AddCheckpointAnswer::Unavailable {
+                status: 503,
+                retry_after: Some(60),
+            }),
+            &h,
+            now,
+        );
+        assert!(
+            matches!(down, Attempt::Failed { status: STATUS_UNAVAILABLE, retry_at, .. } if retry_at == now + 60_000)
+        );
+        let unreachable = judge(Err(format!("{UNREACHABLE}no answer")), &h, now);
+        assert!(
+            matches!(unreachable, Attempt::Failed { status: STATUS_UNAVAILABLE, retry_at, .. } if retry_at == now + BACKOFF_MS)
+        );
+        let fork = judge(Ok(AddCheckpointAnswer::Inconsistent), &h, now);
+        assert!(
+            matches!(&fork, Attempt::Failed { status: STATUS_REFUSED, error, retry_at: 0 } if error.starts_with("422"))
+        );
+        let bad = judge(Err("answer not kept: x".into()), &h, now);
+        assert!(matches!(
+            bad,
+            Attempt::Failed {
+                status: STATUS_MISBEHAVED,
+                ..
+            }
+        ));
+        let config = judge(Ok(AddCheckpointAnswer::Forbidden), &h, now);
+        assert!(matches!(
+            config,
+            Attempt::Failed {
+                status: STATUS_CONFIG,
+                ..
+            }
+        ));
+    }
 
     #[test]
     fn one_logs_policy_names_that_log_and_the_k_of_n() {
