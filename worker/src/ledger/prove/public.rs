@@ -108,15 +108,8 @@ pub async fn public_answer(
     .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))?;
     // Into the newest witnessed head that covers every leaf, else the
     // latest (issue 28).
-    let needed = covered
-        .rows
-        .iter()
-        .filter_map(|r| r.leaf_index)
-        .chain(covered.checkpoint.as_ref().and_then(|c| c.leaf_index))
-        .max()
-        .map_or(0, |l| l + 1);
     let (size, tree_head, witnessed) =
-        crate::ledger::witness::proof_head(&head, &candidates, needed);
+        crate::ledger::witness::proof_head(&head, &candidates, needed_size(&covered));
     let proven = prove_covered(&db, &covered, size, withheld).await?;
     // Only a checkpoint's root can have an agreement side.
     let agreement = if kind == Kind::Checkpoint {
@@ -205,6 +198,17 @@ async fn prove_covered(
         items_root: merkle::root(&item_hashes),
         verified,
     })
+}
+
+/// The smallest tree that holds every leaf of `covered`.
+fn needed_size(covered: &Covered) -> u64 {
+    covered
+        .rows
+        .iter()
+        .filter_map(|r| r.leaf_index)
+        .chain(covered.checkpoint.as_ref().and_then(|c| c.leaf_index))
+        .max()
+        .map_or(0, |l| l + 1)
 }
 
 /// Every kind the root names, `shown` first.
