@@ -151,7 +151,14 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
         Job::Cosign { env, shard } => {
             let log = LogId::new(*env, *shard);
             let trigger = ledger::witness::Trigger::Ring;
-            ledger::witness::cosign(app, log, trigger).await
+            ledger::witness::cosign(app, log, trigger).await?;
+            // Its `checkpoint.witnessed` events become deliveries now (the
+            // sweep catches up if this fails).
+            let queries = webhooks::dispatch::RUN_QUERIES_MAX;
+            if let Err(e) = webhooks::dispatch::run(app, log, queries).await {
+                worker::console_error!("webhook dispatch {}: {e:?}", log.path_name());
+            }
+            Ok(())
         }
     }
 }
