@@ -85,6 +85,9 @@ fn main() {
         percentile(&mut to_witnessed, 0.99)
     );
     let (w50, w99) = (percentile(&mut with, 0.5), percentile(&mut with, 0.99));
-    let (n50, n99) = (percentile(&mut without, 0.5), percentile(&mut without, 0.99));
+    let (n50, n99) = (
+        percentile(&mut without, 0.5),
+        percentile(&mut without, 0.99),
+    );
     println!("emit latency ({emits_n} one at a time): with witnesses p50 {w50:.1} ms p99 {w99:.1} ms; without p50 {n50:.1} ms p99 {n99:.1} ms; ratio p50 {:.2}", w50 / n50);
 }

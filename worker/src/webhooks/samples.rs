@@ -38,7 +38,10 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
             "webhookId": webhook_id,
         }))?,
         EVENT_DELTA_VERIFIED => {
-            serde_json::to_string(&DeltaRecord::from_row(&delta(now_ms)?, Some(tx_hash()))?)?
+            let mut record = DeltaRecord::from_row(&delta(now_ms)?, Some(tx_hash()))?;
+            // As the real event: sent before witnesses cosign (issue 28).
+            record.witnessed = Some(false);
+            serde_json::to_string(&record)?
         }
         EVENT_VERIFICATION_FAILED => {
             let mut row = delta(now_ms)?;
