@@ -32,6 +32,13 @@ pub async fn run(app: &App, cron: &str) {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }
             for log in crate::ledger::shard::all(app) {
+                // Witnesses: resubmit after back-off, refresh an idle head.
+                let trigger = crate::ledger::witness::Trigger::Sweep;
+                if let Err(e) = crate::ledger::witness::cosign(app, log, trigger).await {
+                    worker::console_error!("sweep witnesses {}: {e:?}", log.path_name());
+                }
+            }
+            for log in crate::ledger::shard::all(app) {
                 let queries = crate::webhooks::dispatch::SWEEP_QUERIES_MAX;
                 if let Err(e) = crate::webhooks::dispatch::run(app, log, queries).await {
                     worker::console_error!("sweep webhook dispatch {}: {e:?}", log.path_name());

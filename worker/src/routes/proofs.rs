@@ -3,7 +3,7 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::{CustomerId, Page, Period, WHOLE_TENANT};
+use bvs_core::types::{CustomerId, Env, Page, Period, WHOLE_TENANT};
 use serde::Serialize;
 use serde_json::{json, Value};
 use worker::{Headers, Request, Response};
@@ -183,12 +183,15 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
         period,
         origin: &origin,
     };
-    let receipt = prove::receipt(app, &request).await?;
+    let (receipt, witnessed) = prove::receipt(app, &request).await?;
     // The receipt names its log (shard) next to core's fields.
     let key = LogKey::load(app, request.log)?;
     let mut body =
         serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
     body["log"] = json!(prove::log_ref(request.log, &key.origin, &origin));
+    // Whether a quorum of the log's witnesses cosigned proof.treeHead
+    // (issue 28; its cosignature lines are in the note).
+    body["proof"]["witnessed"] = json!(witnessed);
     http::balance(200, &body)
 }
 
@@ -258,17 +261,20 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
         kind,
         statements,
     };
-    let (answer, agreement) = prove::public_answer(app, root, &page, &origin(&req)?).await?;
-    match agreement {
-        None => http::balance(200, &answer),
-        Some(agreement) => http::balance(
-            200,
-            &WithAgreement {
-                answer: &answer,
-                agreement,
-            },
-        ),
+    let (answer, agreement, witnessed) =
+        prove::public_answer(app, root, &page, &origin(&req)?).await?;
+    let mut body = match agreement {
+        None => serde_json::to_value(&answer),
+        Some(agreement) => serde_json::to_value(&WithAgreement {
+            answer: &answer,
+            agreement,
+        }),
     }
+    .map_err(|e| ApiError::internal(format!("public answer: {e}")))?;
+    // Whether a quorum of the log's witnesses cosigned
+    // verification.treeHead (issue 28).
+    body["verification"]["witnessed"] = json!(witnessed);
+    http::balance(200, &body)
 }
 
 /// The whole-number query parameter `name`, from `min` to `max`.
@@ -309,6 +315,8 @@ fn text_response(body: String, cache: &str) -> ApiResult<Response> {
 pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
     let service = origin(req)?;
     let mut logs = Vec::new();
+    let sandbox = ledger::witness::policy(app, Env::Sandbox)?;
+    let production = ledger::witness::policy(app, Env::Production)?;
     for at in ledger::shard::all(app) {
         let key = LogKey::load(app, at)?;
         let mut entry = json!(prove::log_ref(at, &key.origin, &service));
@@ -318,6 +326,15 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
         // The C2SP tlog-tiles prefix (issue 28), ending in `/` like the CT
         // log list's `monitoring_url`: append `checkpoint` or `tile/...`.
         entry["monitoringUrl"] = json!(format!("{service}/log/{}/", at.path_name()));
+        // The witnesses whose cosignatures make a head witnessed: k of n
+        // (null for nested groups) and the C2SP tlog-policy text.
+        let policy = match at.env {
+            Env::Sandbox => &sandbox,
+            Env::Production => &production,
+        };
+        let (threshold, text) = ledger::witness::published(policy, &key.verifier_key()?)?;
+        entry["witnessPolicy"] = json!(threshold);
+        entry["witnessPolicyText"] = json!(text);
         logs.push(entry);
     }
     let resp = http::balance(200, &json!({ "logs": logs }))?;
@@ -325,11 +342,25 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
     Ok(resp)
 }
 
-/// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head.
+/// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head, with
+/// the witnesses' cosignature lines collected for it.
 pub async fn log_checkpoint(app: &App, env: &str) -> ApiResult<Response> {
     let log = LogId::from_path(app, env)?;
-    let head = ledger::head_or_init(app, log).await?;
+    let (head, _) = ledger::witness::latest_published(app, log).await?;
     text_response(head.note, "public, max-age=5")
+}
+
+/// `GET /api/v1/logs/witnesses`: each log's witnesses, what each last
+/// cosigned and how its last attempt went (issue 28; docs/proofs-api.md
+/// "Witnesses").
+pub async fn log_witnesses(app: &App) -> ApiResult<Response> {
+    let mut logs = Vec::new();
+    for at in ledger::shard::all(app) {
+        logs.push(ledger::witness::status(app, at).await?);
+    }
+    let resp = http::balance(200, &json!({ "logs": logs }))?;
+    resp.headers().set("cache-control", "no-store")?;
+    Ok(resp)
 }
 
 /// `GET /api/v1/log/:env/key`: the verifier key of the log.

@@ -8,7 +8,8 @@ use bvs_core::hash::Hash32;
 
 use super::{
     EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, EVENT_CHECKPOINT_VERIFIED,
-    EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED, EVENT_VERIFICATION_FAILED,
+    EVENT_CHECKPOINT_WITNESSED, EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED,
+    EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::CheckpointRow;
@@ -37,7 +38,10 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
             "webhookId": webhook_id,
         }))?,
         EVENT_DELTA_VERIFIED => {
-            serde_json::to_string(&DeltaRecord::from_row(&delta(now_ms)?, Some(tx_hash()))?)?
+            let mut record = DeltaRecord::from_row(&delta(now_ms)?, Some(tx_hash()))?;
+            // As the real event: sent before witnesses cosign (issue 28).
+            record.witnessed = Some(false);
+            serde_json::to_string(&record)?
         }
         EVENT_VERIFICATION_FAILED => {
             let mut row = delta(now_ms)?;
@@ -91,6 +95,12 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
                 "recordedAt": iso(now_ms),
             }))?
         }
+        EVENT_CHECKPOINT_WITNESSED => serde_json::to_string(&serde_json::json!({
+            // `ledger::witness`'s payload (docs/webhooks.md).
+            "treeSize": 42,
+            "fromTreeSize": 40,
+            "witnessed": true,
+        }))?,
         _ => return Ok(None),
     };
     Ok(Some(text))
