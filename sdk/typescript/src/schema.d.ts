@@ -2374,6 +2374,13 @@ export interface components {
             hashScheme: "bvs-log-v1";
             /** @description The log's C2SP tlog-tiles prefix (absolute, ending in `/`, like the CT log list's monitoring_url): append `checkpoint` or `tile/<L>/<N>[.p/<W>]` (docs/proofs-api.md, "Tiles"). */
             monitoringUrl: string;
+            /** @description The witnesses whose cosignatures (C2SP cosignature/v1) make this log's heads witnessed: a quorum of `quorum` of `witnesses` (cosignature verifier keys, type 0x04). `{quorum: 0, witnesses: []}` when the environment configures no witnesses; null when the quorum has nested groups (then only `witnessPolicyText` says it). A default to pin on first use, like the log's key (docs/proofs-api.md, "Witnesses"). */
+            witnessPolicy: null | {
+                quorum: number;
+                witnesses: string[];
+            };
+            /** @description The same policy as C2SP tlog-policy text, naming only this log (`log <verifierKey>`), its witnesses (with their submission URLs) and the quorum: save it and pass it to `bvs-verify --policy`. */
+            witnessPolicyText: string;
         };
         LogList: {
             logs: components["schemas"]["LogListEntry"][];

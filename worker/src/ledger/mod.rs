@@ -21,6 +21,7 @@ pub mod sequencer;
 pub mod shard;
 pub mod submit;
 pub mod tiles;
+pub mod witness;
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};

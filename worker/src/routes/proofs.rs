@@ -3,7 +3,7 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::{CustomerId, Page, Period, WHOLE_TENANT};
+use bvs_core::types::{CustomerId, Env, Page, Period, WHOLE_TENANT};
 use serde::Serialize;
 use serde_json::{json, Value};
 use worker::{Headers, Request, Response};
@@ -309,6 +309,8 @@ fn text_response(body: String, cache: &str) -> ApiResult<Response> {
 pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
     let service = origin(req)?;
     let mut logs = Vec::new();
+    let sandbox = ledger::witness::policy(app, Env::Sandbox)?;
+    let production = ledger::witness::policy(app, Env::Production)?;
     for at in ledger::shard::all(app) {
         let key = LogKey::load(app, at)?;
         let mut entry = json!(prove::log_ref(at, &key.origin, &service));
@@ -318,6 +320,15 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
         // The C2SP tlog-tiles prefix (issue 28), ending in `/` like the CT
         // log list's `monitoring_url`: append `checkpoint` or `tile/...`.
         entry["monitoringUrl"] = json!(format!("{service}/log/{}/", at.path_name()));
+        // The witnesses whose cosignatures make a head witnessed: k of n
+        // (null for nested groups) and the C2SP tlog-policy text.
+        let policy = match at.env {
+            Env::Sandbox => &sandbox,
+            Env::Production => &production,
+        };
+        let (threshold, text) = ledger::witness::published(policy, &key.verifier_key()?)?;
+        entry["witnessPolicy"] = json!(threshold);
+        entry["witnessPolicyText"] = json!(text);
         logs.push(entry);
     }
     let resp = http::balance(200, &json!({ "logs": logs }))?;
