@@ -112,7 +112,12 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
 /// One sequencer run for a shard, then its webhook dispatch: whether the
 /// run succeeded (every doorbell of the shard in the batch shares it).
 async fn sequence_shard(app: &App, log: LogId, dispatch: bool) -> bool {
-    match ledger::sequencer::run(app, log).await {
+    let run = ledger::sequencer::run(app, log).await;
+    if matches!(run, Ok(n) if n > 0) {
+        // A new head: its cosigning job, on the side-job queue (issue 28).
+        ledger::witness::ring(app, log, 0).await;
+    }
+    match run {
         Ok(_) if !dispatch => true,
         Ok(_) => {
             // Events the run wrote become webhook deliveries; the sweep
@@ -142,6 +147,11 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
             webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
                 .await?;
             Ok(())
+        }
+        Job::Cosign { env, shard } => {
+            let log = LogId::new(*env, *shard);
+            let trigger = ledger::witness::Trigger::Ring;
+            ledger::witness::cosign(app, log, trigger).await
         }
     }
 }

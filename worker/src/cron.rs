@@ -37,6 +37,13 @@ pub async fn run(app: &App, cron: &str) {
                     worker::console_error!("sweep webhook dispatch {}: {e:?}", log.path_name());
                 }
             }
+            for log in crate::ledger::shard::all(app) {
+                // Witnesses: resubmit after back-off, refresh an idle head.
+                let trigger = crate::ledger::witness::Trigger::Sweep;
+                if let Err(e) = crate::ledger::witness::cosign(app, log, trigger).await {
+                    worker::console_error!("sweep witnesses {}: {e:?}", log.path_name());
+                }
+            }
             if let Err(e) = sweep_deliveries(app).await {
                 worker::console_error!("sweep webhook deliveries: {e:?}");
             }

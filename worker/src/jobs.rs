@@ -32,4 +32,8 @@ pub enum Job {
     /// An account mail request (`auth::mailer`). Carries only the id; the
     /// request row is the truth, claimed once.
     Mail { id: String },
+    /// A log's cosigning job (issue 28, `ledger::witness::cosign`): rung
+    /// after a head commits; submits the latest head to the witnesses.
+    /// Carries no data; the log and the witness state are the truth.
+    Cosign { env: Env, shard: u32 },
 }

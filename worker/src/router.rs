@@ -91,6 +91,8 @@ pub enum RouteId {
     AuthLogout,
     TilesCheckpoint,
     TilesTile,
+    LogWitnesses,
+    DevWitnessFork,
 }
 
 pub struct Route {
@@ -142,6 +144,7 @@ impl RouteId {
                 | RouteId::WebhookKeys
                 | RouteId::TilesCheckpoint
                 | RouteId::TilesTile
+                | RouteId::LogWitnesses
         )
     }
 
@@ -157,6 +160,7 @@ impl RouteId {
                 | RouteId::DevLogGrow
                 | RouteId::DevLogLeaf
                 | RouteId::DevRetention
+                | RouteId::DevWitnessFork
         )
     }
 }
@@ -179,6 +183,8 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::DevLogGrow => routes::dev::log_grow(app, req).await,
         RouteId::DevLogLeaf => routes::dev::log_leaf(app, req).await,
         RouteId::DevRetention => routes::dev::retention(app, req).await,
+        RouteId::DevWitnessFork => routes::dev::witness_fork(app, req).await,
+        RouteId::LogWitnesses => routes::proofs::log_witnesses(app).await,
         RouteId::AuthRegister => routes::auth::register(app, req).await,
         RouteId::AuthLogin => routes::auth::login(app, req).await,
         RouteId::AuthVerify => routes::auth::verify(app, req).await,

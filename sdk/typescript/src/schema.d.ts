@@ -1137,6 +1137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/logs/witnesses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each log's witnesses: what each last cosigned, and how its last attempt went (issue 28)
+         * @description Public. For each log, per configured witness (WITNESS_POLICY_<ENV>): its name, cosignature verifier key, submission URL, the last tree size it cosigned and when, the last attempt's status (`pending`, `cosigned`, `unavailable`, `refused` (422: the head did not extend what it cosigned, a fork), `conflict` (409 beyond the log's size), `config` (400/403/404), `misbehaved` (an answer that did not verify)) and the last error, kept after a later success. `witnessedSize` is the newest head whose cosignatures meet the quorum (docs/proofs-api.md, "Witnesses"). Not cached.
+         */
+        get: operations["logWitnesses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -1253,6 +1273,26 @@ export interface webhooks {
          * @description A sample can be sent at any time with POST /dashboard/webhooks/{id}/test and body {"type": "checkpoint.disputed"}. Answer 2xx to acknowledge; 429, 5xx, network errors and time-outs (10 s) are retried for about 2.8 days; any other status fails the delivery.
          */
         post: operations["webhook_checkpoint_disputed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "checkpoint.witnessed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `checkpoint.witnessed`: sent when a quorum of the log's witnesses cosigned a head that newly covers the tenant's items (issue 28)
+         * @description A sample can be sent at any time with POST /dashboard/webhooks/{id}/test and body {"type": "checkpoint.witnessed"}. Answer 2xx to acknowledge; 429, 5xx, network errors and time-outs (10 s) are retried for about 2.8 days; any other status fails the delivery.
+         */
+        post: operations["webhook_checkpoint_witnessed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1501,7 +1541,7 @@ export interface components {
             /** @description The delivery id (also X-Service-Delivery-Id); the same on every retry */
             id: string;
             /** @enum {unknown} */
-            event: "test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed";
+            event: "test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed" | "checkpoint.witnessed";
             /**
              * Format: date-time
              * @description When this attempt was made
@@ -2615,6 +2655,48 @@ export interface components {
             treeSize: number;
             tilesSize: number;
         };
+        /** @description `checkpoint.witnessed` data: the log's head of `treeSize` is cosigned by a quorum of its witnesses, and it covers items of this tenant appended after `fromTreeSize` (the previous witnessed head). One event per tenant per newly witnessed head (docs/webhooks.md). */
+        WitnessedEventData: {
+            /** @enum {unknown} */
+            environment: "sandbox" | "production";
+            /** @description The log's name (GET /api/v1/logs). */
+            log: string;
+            treeSize: number;
+            fromTreeSize: number;
+            /** @constant */
+            witnessed: true;
+        };
+        WitnessStatus: {
+            name: string;
+            /** @description cosignature/v1 verifier key (type 0x04) */
+            vkey: string;
+            /** @description Its add-checkpoint submission prefix */
+            url: string | null;
+            cosignedSize: number | null;
+            /** Format: date-time */
+            cosignedAt: string | null;
+            /** @enum {unknown} */
+            status: "pending" | "cosigned" | "unavailable" | "refused" | "conflict" | "config" | "misbehaved";
+            lastError: string | null;
+            /** Format: date-time */
+            lastErrorAt: string | null;
+            /** Format: date-time */
+            attemptedAt: string | null;
+        };
+        LogWitnesses: {
+            /** @enum {unknown} */
+            environment: "sandbox" | "production";
+            shard: number;
+            name: string;
+            treeSize: number;
+            witnessedSize: number | null;
+            /** @description The quorum in words, e.g. `local: 2 of w1, w2, w3` */
+            quorum: string;
+            witnesses: components["schemas"]["WitnessStatus"][];
+        };
+        LogWitnessesList: {
+            logs: components["schemas"]["LogWitnesses"][];
+        };
     };
     responses: {
         /** @description Invalid body, missing fields, validation failure: the message names every field; malformed JSON, invalid UTF-8, nesting deeper than 128 */
@@ -3400,7 +3482,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url: string;
-                    events: ("test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed")[];
+                    events: ("test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed" | "checkpoint.witnessed")[];
                     description?: string;
                 };
             };
@@ -3537,7 +3619,7 @@ export interface operations {
                      * @default test
                      * @enum {unknown}
                      */
-                    type?: "test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed";
+                    type?: "test" | "delta.verified" | "checkpoint.verified" | "verification.completed" | "verification.failed" | "checkpoint.cosigned" | "checkpoint.disputed" | "checkpoint.witnessed";
                 };
             };
         };
@@ -5117,6 +5199,35 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    logWitnesses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["LogWitnessesList"];
+                    };
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     webhook_delta_verified: {
         parameters: {
             query?: never;
@@ -5350,6 +5461,47 @@ export interface operations {
                     /** @constant */
                     event?: "checkpoint.disputed";
                     data?: components["schemas"]["AgreementEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged: the delivery succeeded */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_checkpoint_witnessed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the delivery id, the same on every retry (also `id` in the body and X-Service-Delivery-Id) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated signatures of `{webhook-id}.{webhook-timestamp}.{body}`: `v1,<base64 HMAC-SHA256>` keyed with the base64 decoding of the secret after `whsec_` (two during a secret rotation's overlap), then `v1a,<base64 Ed25519>` with the environment's key from GET /api/v1/webhooks/keys */
+                "webhook-signature": string;
+                /** @description Legacy (kept for compatibility; prefer webhook-signature): sha256=<lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the webhook secret> */
+                "X-Service-Signature": string;
+                /** @description The delivery id (also `id` in the body) */
+                "X-Service-Delivery-Id": string;
+                /** @description Unix seconds of this attempt */
+                "X-Service-Timestamp": string;
+                /** @description The event name (also `event` in the body) */
+                "X-Service-Event": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"] & {
+                    /** @constant */
+                    event?: "checkpoint.witnessed";
+                    data?: components["schemas"]["WitnessedEventData"];
                 };
             };
         };

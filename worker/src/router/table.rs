@@ -378,4 +378,16 @@ pub const ROUTES: &[Route] = &[
         pattern: "/log/:name/tile/*tile",
         id: RouteId::TilesTile,
     },
+    // Witnesses (issue 28): each log's witness status, and the DEV_MODE
+    // fork fault.
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/logs/witnesses",
+        id: RouteId::LogWitnesses,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/witness/fork",
+        id: RouteId::DevWitnessFork,
+    },
 ];

@@ -336,11 +336,25 @@ pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
     Ok(resp)
 }
 
-/// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head.
+/// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head, with
+/// the witnesses' cosignature lines collected for it.
 pub async fn log_checkpoint(app: &App, env: &str) -> ApiResult<Response> {
     let log = LogId::from_path(app, env)?;
-    let head = ledger::head_or_init(app, log).await?;
+    let (head, _) = ledger::witness::latest_published(app, log).await?;
     text_response(head.note, "public, max-age=5")
+}
+
+/// `GET /api/v1/logs/witnesses`: each log's witnesses, what each last
+/// cosigned and how its last attempt went (issue 28; docs/proofs-api.md
+/// "Witnesses").
+pub async fn log_witnesses(app: &App) -> ApiResult<Response> {
+    let mut logs = Vec::new();
+    for at in ledger::shard::all(app) {
+        logs.push(ledger::witness::status(app, at).await?);
+    }
+    let resp = http::balance(200, &json!({ "logs": logs }))?;
+    resp.headers().set("cache-control", "no-store")?;
+    Ok(resp)
 }
 
 /// `GET /api/v1/log/:env/key`: the verifier key of the log.

@@ -24,7 +24,8 @@ pub const TILE_LEVEL_MAX: u8 = 63;
 /// C2SP checkpoint every tile served under the prefix belongs to.
 pub async fn checkpoint(app: &App, name: &str) -> ApiResult<Response> {
     let log = LogId::from_path(app, name)?;
-    let head = ledger::head_or_init(app, log).await?;
+    // With the witnesses' cosignature lines collected for it (issue 28).
+    let (head, _) = ledger::witness::latest_published(app, log).await?;
     let headers = Headers::new();
     headers.set("content-type", "text/plain; charset=utf-8")?;
     headers.set("cache-control", SHORT_CACHE)?;

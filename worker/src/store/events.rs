@@ -14,6 +14,9 @@ pub const VERIFICATION_COMPLETED: &str = "verification.completed";
 pub const VERIFICATION_FAILED: &str = "verification.failed";
 pub const CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
 pub const CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
+/// Issue 28: a tenant's items became witnessed (a quorum of witnesses
+/// cosigned a head that covers them).
+pub const CHECKPOINT_WITNESSED: &str = "checkpoint.witnessed";
 
 /// A round's events (`?1`: `[id, tenant_id, type, payload]` each), at `?2`.
 const INSERT_SET: &str = "INSERT INTO events (id, tenant_id, type, payload, created_at) \

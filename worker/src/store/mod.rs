@@ -37,6 +37,7 @@ pub mod search;
 pub mod sets;
 pub mod submissions;
 pub mod webhooks;
+pub mod witnesses;
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;

@@ -8,7 +8,8 @@ use bvs_core::hash::Hash32;
 
 use super::{
     EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, EVENT_CHECKPOINT_VERIFIED,
-    EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED, EVENT_VERIFICATION_FAILED,
+    EVENT_CHECKPOINT_WITNESSED, EVENT_DELTA_VERIFIED, EVENT_TEST, EVENT_VERIFICATION_COMPLETED,
+    EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::CheckpointRow;
@@ -91,6 +92,14 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
                 "recordedAt": iso(now_ms),
             }))?
         }
+        EVENT_CHECKPOINT_WITNESSED => serde_json::to_string(&serde_json::json!({
+            // `ledger::witness`'s payload (docs/webhooks.md).
+            "environment": "sandbox",
+            "log": "sandbox",
+            "treeSize": 42,
+            "fromTreeSize": 40,
+            "witnessed": true,
+        }))?,
         _ => return Ok(None),
     };
     Ok(Some(text))

@@ -1,0 +1,174 @@
+//! Issue 28 (part B2): the service collects witness cosignatures (C2SP
+//! tlog-witness) from three local witnesses (aics-witness, quorum 2) and
+//! publishes each log's latest head with them.
+//!
+//! The log list publishes the policy; a head is witnessed (checked here with
+//! core's tlog-policy check over the published checkpoint) with all three
+//! witnesses up and with one stopped; with two stopped the latest head is
+//! "not yet witnessed" until they return and the minute sweep resubmits;
+//! the status route shows each witness's last cosigned size, status and
+//! error; a DEV_MODE fork is refused (422) by every witness and never
+//! published.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use bvs_core::cosignature::Freshness;
+use bvs_core::note::verify_tree_head;
+use bvs_core::policy::Policy;
+use bvs_tests::client::Api;
+use bvs_tests::cron::{now_ms, sweep};
+use bvs_tests::ledger::Delta;
+use bvs_tests::tenant::new_tenant_on_plan;
+use bvs_tests::witness::Witnesses;
+use bvs_tests::{eventually, fresh_state_dir, Wrangler};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The log's published checkpoint (`/log/sandbox/checkpoint`): its tree
+/// size and whether its cosignatures meet `policy`'s quorum.
+fn published(api: &Api, key: &str, policy: &Policy) -> (u64, bool, String) {
+    let r = api.get("/log/sandbox/checkpoint");
+    assert_eq!(r.status, 200, "{}", r.text);
+    let note = r.text.clone();
+    let head = verify_tree_head(&note, key).expect("the log's signature holds");
+    let report = policy
+        .check(&note, Freshness::Offline)
+        .expect("cosignatures verify");
+    (head.size.0, report.met, report.summary())
+}
+
+fn status(api: &Api) -> Value {
+    let r = api.get("/api/v1/logs/witnesses");
+    assert_eq!(r.status, 200, "{}", r.text);
+    let logs = r.body["logs"].as_array().unwrap();
+    logs.iter()
+        .find(|l| l["name"] == "sandbox")
+        .cloned()
+        .unwrap()
+}
+
+#[test]
+fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
+    let dir = fresh_state_dir("witnessed");
+    let mut w = Witnesses::start(&dir, 3, 2);
+    let server = Wrangler::start_with_vars(&dir, &w.vars());
+    let api = Api::new(server.base_url.clone());
+
+    // The log list publishes the policy, k of n and as tlog-policy text.
+    let list = api.get("/api/v1/logs");
+    assert_eq!(list.status, 200, "{}", list.text);
+    let entry = list.body["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "sandbox")
+        .cloned()
+        .unwrap();
+    let key = entry["verifierKey"].as_str().unwrap().to_string();
+    assert_eq!(entry["witnessPolicy"]["quorum"], 2, "{entry}");
+    assert_eq!(
+        entry["witnessPolicy"]["witnesses"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    let policy = Policy::parse(entry["witnessPolicyText"].as_str().unwrap()).unwrap();
+    assert!(policy.accepts_log(&key));
+    assert_eq!(policy.witnesses().len(), 3);
+
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+
+    // All three up: the head with the first delta is witnessed.
+    let a = k.emit_anchored(&Delta::new("cus_w", 10, "first"));
+    let size_a = k.wait_anchored(a["anchorId"].as_str().unwrap())["treeSize"]
+        .as_u64()
+        .unwrap_or(1);
+    let (size, _, words) = eventually(WAIT, "a witnessed head (3 up)", || {
+        let p = published(&api, &key, &policy);
+        (p.1 && p.0 >= size_a).then_some(p)
+    });
+    eprintln!("3 up: size {size}: {words}");
+    let s = status(&api);
+    assert_eq!(s["witnessedSize"], size, "{s}");
+    for wi in s["witnesses"].as_array().unwrap() {
+        assert_eq!(wi["status"], "cosigned", "{s}");
+        assert_eq!(wi["cosignedSize"], size, "{s}");
+        assert!(wi["cosignedAt"].is_string(), "{s}");
+    }
+
+    // One stopped: 2 of 3 still make the quorum.
+    w.stop(1);
+    k.emit_anchored(&Delta::new("cus_w", 5, "second"));
+    let (size_b, _, words) = eventually(WAIT, "a witnessed head (2 up)", || {
+        let p = published(&api, &key, &policy);
+        (p.1 && p.0 > size).then_some(p)
+    });
+    eprintln!("2 up: size {size_b}: {words}");
+    assert!(words.contains("not cosigned by"), "{words}");
+
+    // Two stopped: the new head is verified but not yet witnessed.
+    w.stop(2);
+    k.emit_anchored(&Delta::new("cus_w", 7, "third"));
+    let (size_c, met, words) = eventually(WAIT, "the newest head published", || {
+        let p = published(&api, &key, &policy);
+        (p.0 > size_b).then_some(p)
+    });
+    assert!(!met, "one witness cannot make a quorum of 2: {words}");
+    let s = eventually(
+        WAIT,
+        "the stopped witnesses recorded as unavailable",
+        || {
+            let s = status(&api);
+            let down = s["witnesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["status"] == "unavailable")
+                .count();
+            (down == 2).then_some(s)
+        },
+    );
+    assert!(s["witnessedSize"].as_u64().unwrap() < size_c, "{s}");
+    // They return; the minute sweep (after the back-off) resubmits.
+    w.resume(1);
+    w.resume(2);
+    let (_, _, words) = eventually(WAIT, "witnessed again after the witnesses return", || {
+        sweep(&api, now_ms() + 60_000);
+        let p = published(&api, &key, &policy);
+        (p.1 && p.0 >= size_c).then_some(p)
+    });
+    eprintln!("back: {words}");
+
+    // A forked head (DEV_MODE fault): refused by every witness, never
+    // published, visible in the status.
+    let before = published(&api, &key, &policy);
+    let r = api.post("/dev/witness/fork", &json!({"env": "sandbox"}));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let answers = r.body["witnesses"].as_array().unwrap();
+    assert_eq!(answers.len(), 3, "{}", r.text);
+    for a in answers {
+        assert_eq!(a["status"], "refused", "{}", r.text);
+        assert!(a["error"].as_str().unwrap().contains("422"), "{}", r.text);
+    }
+    let s = status(&api);
+    for wi in s["witnesses"].as_array().unwrap() {
+        assert_eq!(wi["status"], "refused", "{s}");
+        assert!(wi["lastError"].as_str().unwrap().contains("422"), "{s}");
+    }
+    let after = published(&api, &key, &policy);
+    assert_eq!(after.0, before.0, "the fork is never published");
+    assert!(after.1, "the published head stays witnessed");
+
+    // The log goes on: the next head is cosigned again.
+    k.emit_anchored(&Delta::new("cus_w", 1, "after the fork"));
+    eventually(WAIT, "witnessed after the fork", || {
+        let p = published(&api, &key, &policy);
+        (p.1 && p.0 > after.0).then_some(p)
+    });
+    drop(server);
+    drop(w);
+}
