@@ -372,10 +372,6 @@ async function runOnline(root: string): Promise<void> {
   const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key)) as Report;
   checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
   const proofHead = answer.verification?.treeHead ?? "";
-  // Cosignatures: the proof's head at any age, the latest head only if
-  // cosigned within the last hour (nowSeconds).
-  checks.push(witnessCheck("witnesses", proofHead, key, witnesses.policy, undefined, nestedOnly(entry)));
-  if (witnesses.policy) checks.push(witnessCheck("latestWitnesses", latest, key, witnesses.policy, Date.now() / 1000));
   const a = noteBody(proofHead), b = noteBody(latest);
   if (latestReport.ok && Number.isSafeInteger(a.size) && Number.isSafeInteger(b.size)) {
     const [older, newer] = a.size <= b.size ? [proofHead, latest] : [latest, proofHead];
@@ -389,6 +385,11 @@ async function runOnline(root: string): Promise<void> {
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
     if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, env, [proofHead, latest]));
   }
+  // Cosignatures (after the history, which a head not yet witnessed must
+  // not keep from being checked and remembered): the proof's head at any
+  // age, the latest head only if cosigned within the last hour.
+  checks.push(witnessCheck("witnesses", proofHead, key, witnesses.policy, undefined, nestedOnly(entry)));
+  if (witnesses.policy) checks.push(witnessCheck("latestWitnesses", latest, key, witnesses.policy, Date.now() / 1000));
 
   if (answer.agreement) {
     checks.push(...await agreementChecks(answer.agreement, root, origin, answer.summary ?? {}));
