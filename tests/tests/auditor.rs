@@ -112,9 +112,12 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
     // report says it inside its JSON).
     let witnessed = stdout
         .lines()
-        .filter(|l| l.contains("witnesses") && l.contains("witnessed: cosigned by"))
+        .filter(|l| l.starts_with("PASS  witnesses") && l.contains("  witnessed: cosigned by"))
         .count();
-    assert!(witnessed >= 6, "{witnessed} witness checks passed:\n{stdout}");
+    assert!(
+        witnessed >= 6,
+        "{witnessed} witness checks passed:\n{stdout}"
+    );
     assert!(
         !stdout.contains("Witnesses: not checked"),
         "a command ran without --policy:\n{stdout}"
