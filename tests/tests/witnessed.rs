@@ -42,7 +42,7 @@ fn published(api: &Api, key: &str, policy: &Policy) -> (u64, bool, String) {
 fn status(api: &Api) -> Value {
     let r = api.get("/api/v1/logs/witnesses");
     assert_eq!(r.status, 200, "{}", r.text);
-    let logs = r.body["logs"].as_array().unwrap();
+    let logs = r.body["data"]["logs"].as_array().unwrap();
     logs.iter()
         .find(|l| l["name"] == "sandbox")
         .cloned()
@@ -59,7 +59,7 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
     // The log list publishes the policy, k of n and as tlog-policy text.
     let list = api.get("/api/v1/logs");
     assert_eq!(list.status, 200, "{}", list.text);
-    let entry = list.body["logs"]
+    let entry = list.body["data"]["logs"]
         .as_array()
         .unwrap()
         .iter()
@@ -148,7 +148,7 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
     let before = published(&api, &key, &policy);
     let r = api.post("/dev/witness/fork", &json!({"env": "sandbox"}));
     assert_eq!(r.status, 200, "{}", r.text);
-    let answers = r.body["witnesses"].as_array().unwrap();
+    let answers = r.body["data"]["witnesses"].as_array().unwrap();
     assert_eq!(answers.len(), 3, "{}", r.text);
     for a in answers {
         assert_eq!(a["status"], "refused", "{}", r.text);

@@ -99,6 +99,10 @@ pub struct DeltaRecord {
     pub delta_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deltas: Option<Vec<BatchMember>>,
+    /// Status route and `delta.verified` only (issue 28): whether a
+    /// quorum of the log's witnesses cosigned a head that includes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witnessed: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -147,6 +151,7 @@ impl DeltaRecord {
             batch_id: None,
             delta_count: None,
             deltas: None,
+            witnessed: None,
         })
     }
 }
@@ -159,6 +164,9 @@ pub fn delta_event_payload(row: &DeltaRow, tx_hash: &str) -> ApiResult<String> {
     let mut record = DeltaRecord::from_row(row, Some(tx_hash.to_string()))?;
     record.items_root = row.proof_root().to_hex();
     record.receipt_id = record.items_root.clone();
+    // Sent as its head commits, before any witness saw it:
+    // `checkpoint.witnessed` follows (issue 28).
+    record.witnessed = Some(false);
     Ok(serde_json::to_string(&record)?)
 }
 

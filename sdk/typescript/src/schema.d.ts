@@ -1606,6 +1606,8 @@ export interface components {
             balanceAfter: number | null;
             txHash: string | null;
             dataPurged: boolean;
+            /** @description Always false here: the event is sent as the delta's head commits, before witnesses cosign it; `checkpoint.witnessed` follows (issue 28). */
+            witnessed: boolean;
         };
         /** @description `checkpoint.verified` data: the checkpoint once its root is in the log. */
         CheckpointVerifiedData: {
@@ -1755,6 +1757,8 @@ export interface components {
             batchId?: string;
             deltaCount?: number;
             deltas?: components["schemas"]["BatchMember"][];
+            /** @description Whether a quorum of the log's witnesses (GET /api/v1/logs, witnessPolicy) cosigned a head that includes this delta; present once the delta is ANCHORED (issue 28; docs/proofs-api.md, "Witnesses"). */
+            witnessed?: boolean;
         };
         /** @description A delta as derive and receipts list it. */
         DeltaObject: {
@@ -2049,6 +2053,8 @@ export interface components {
                 /** @description signed-note verifier key */
                 publicKey: string;
                 items: components["schemas"]["ProvenItem"][];
+                /** @description Whether a quorum of the log's witnesses (GET /api/v1/logs, witnessPolicy) cosigned treeHead: its cosignature lines are in the note. The proofs go into the newest witnessed head that includes every item, else the latest head (issue 28; docs/proofs-api.md, "Witnesses"). */
+                witnessed: boolean;
             };
             log?: components["schemas"]["LogRef"];
             agreement?: components["schemas"]["ReceiptAgreement"];
@@ -2165,6 +2171,8 @@ export interface components {
                 };
                 message: string;
                 log: components["schemas"]["LogRef"];
+                /** @description Whether a quorum of the log's witnesses (GET /api/v1/logs, witnessPolicy) cosigned treeHead: its cosignature lines are in the note. The proofs go into the newest witnessed head that includes every record, else the latest head (issue 28; docs/proofs-api.md, "Witnesses"). */
+                witnessed: boolean;
             };
             pagination: components["schemas"]["Pagination"];
             agreement?: components["schemas"]["CheckpointAgreement"];
@@ -2655,12 +2663,8 @@ export interface components {
             treeSize: number;
             tilesSize: number;
         };
-        /** @description `checkpoint.witnessed` data: the log's head of `treeSize` is cosigned by a quorum of its witnesses, and it covers items of this tenant appended after `fromTreeSize` (the previous witnessed head). One event per tenant per newly witnessed head (docs/webhooks.md). */
+        /** @description `checkpoint.witnessed` data: the log's head of `treeSize` is cosigned by a quorum of its witnesses, and it covers items of this tenant appended after `fromTreeSize` (the previous witnessed head). One event per tenant per newly witnessed head (docs/webhooks.md). Like every ledger event, `data.log` names the log ({name, shard, origin}). */
         WitnessedEventData: {
-            /** @enum {unknown} */
-            environment: "sandbox" | "production";
-            /** @description The log's name (GET /api/v1/logs). */
-            log: string;
             treeSize: number;
             fromTreeSize: number;
             /** @constant */

@@ -58,7 +58,9 @@ impl Span {
 /// # Errors
 /// 404 for an unknown customer or no verified deltas; 422 above
 /// `RECEIPT_DELTAS_MAX` deltas.
-pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
+///
+/// With the receipt: whether its head is witnessed (issue 28).
+pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, bool)> {
     let db = db(app, r.log)?;
     let customer = r.customer_id.as_str();
     let ledger_id = super::submit::ledger_id(r.tenant_id, customer);
@@ -113,7 +115,11 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
             .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
     );
     let write = vec![receipts::record(&db, &record)?];
-    let proved = inclusion_proofs_with(&db, &leaves, head.tree_size, write);
+    // Into the newest witnessed head that covers every leaf, else the
+    // latest (issue 28).
+    let needed = leaves.iter().max().map_or(0, |l| l + 1);
+    let (size, tree_head, witnessed) = super::witness::proof_head(&head, &read.witnessed, needed);
+    let proved = inclusion_proofs_with(&db, &leaves, size, write);
     let mut proofs = super::submit::with_root_index(app, r.log, &record.items_root, proved).await?;
     let agreement_proofs = proofs.split_off(listed.min(proofs.len()));
     let items = proven(&rows, &leaves[..listed], proofs)?;
@@ -128,11 +134,11 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         span: &span,
         root,
         final_balance,
-        tree_head: head.note,
+        tree_head,
         deltas,
         items,
     };
-    assemble(app, r, parts, agreement)
+    Ok((assemble(app, r, parts, agreement)?, witnessed))
 }
 
 /// What a receipt is made of once read and proven.

@@ -441,5 +441,6 @@ pub async fn status(
     data.batch_id = batch.as_ref().map(|_| row.submission_id.clone());
     data.delta_count = batch.as_ref().map(Vec::len);
     data.deltas = batch;
+    data.witnessed = (row.status == crate::store::ItemStatus::Verified).then_some(read.witnessed);
     Ok(data)
 }

@@ -323,9 +323,8 @@ async fn witnessed_events(
         .into_iter()
         .map(|t| store::events::NewEvent {
             id: format!("evt_witnessed_{name}_{size}_{}", t.tenant_id),
+            // `log` ({name, shard, origin}) is added by the dispatch.
             payload: json!({
-                "environment": log.env.as_str(),
-                "log": name,
                 "treeSize": size,
                 "fromTreeSize": from,
                 "witnessed": true,
@@ -679,6 +678,29 @@ pub async fn status(app: &App, log: LogId) -> ApiResult<LogWitnesses> {
         quorum: policy.rule(),
         witnesses,
     })
+}
+
+/// The head a proof of leaves below `needed` goes into (issue 28): the
+/// newest witnessed head when it covers them, else the latest head (with
+/// the cosignatures it has). `candidates` are
+/// `store::witnesses::published_candidates_statement`'s rows. Gives the
+/// tree size, the published note and whether it is witnessed.
+pub fn proof_head(
+    latest: &HeadRow,
+    candidates: &[store::witnesses::WitnessedRow],
+    needed: u64,
+) -> (u64, String, bool) {
+    if let Some(w) = candidates
+        .iter()
+        .filter(|w| w.witnessed == 1 && w.tree_size <= latest.tree_size && w.tree_size >= needed)
+        .max_by_key(|w| w.tree_size)
+    {
+        return (w.tree_size, w.note.clone(), true);
+    }
+    match candidates.iter().find(|w| w.tree_size == latest.tree_size) {
+        Some(w) => (w.tree_size, w.note.clone(), w.witnessed == 1),
+        None => (latest.tree_size, latest.note.clone(), false),
+    }
 }
 
 /// The latest signed tree head of `log` as published: the log's signed

@@ -183,12 +183,15 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
         period,
         origin: &origin,
     };
-    let receipt = prove::receipt(app, &request).await?;
+    let (receipt, witnessed) = prove::receipt(app, &request).await?;
     // The receipt names its log (shard) next to core's fields.
     let key = LogKey::load(app, request.log)?;
     let mut body =
         serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
     body["log"] = json!(prove::log_ref(request.log, &key.origin, &origin));
+    // Whether a quorum of the log's witnesses cosigned proof.treeHead
+    // (issue 28; its cosignature lines are in the note).
+    body["proof"]["witnessed"] = json!(witnessed);
     http::balance(200, &body)
 }
 
@@ -258,17 +261,20 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
         kind,
         statements,
     };
-    let (answer, agreement) = prove::public_answer(app, root, &page, &origin(&req)?).await?;
-    match agreement {
-        None => http::balance(200, &answer),
-        Some(agreement) => http::balance(
-            200,
-            &WithAgreement {
-                answer: &answer,
-                agreement,
-            },
-        ),
+    let (answer, agreement, witnessed) =
+        prove::public_answer(app, root, &page, &origin(&req)?).await?;
+    let mut body = match agreement {
+        None => serde_json::to_value(&answer),
+        Some(agreement) => serde_json::to_value(&WithAgreement {
+            answer: &answer,
+            agreement,
+        }),
     }
+    .map_err(|e| ApiError::internal(format!("public answer: {e}")))?;
+    // Whether a quorum of the log's witnesses cosigned
+    // verification.treeHead (issue 28).
+    body["verification"]["witnessed"] = json!(witnessed);
+    http::balance(200, &body)
 }
 
 /// The whole-number query parameter `name`, from `min` to `max`.

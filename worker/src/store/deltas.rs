@@ -491,6 +491,8 @@ pub struct StatusRead {
     pub head: Option<super::log::HeadRow>,
     /// In submission order; the delta itself among them.
     pub siblings: Vec<DeltaRow>,
+    /// A witnessed head includes it (issue 28).
+    pub witnessed: bool,
 }
 
 /// Reads a [`StatusRead`] of the tenant's delta `anchor_id`.
@@ -504,6 +506,7 @@ pub async fn status(db: &D1Database, tenant_id: &str, anchor_id: &str) -> ApiRes
             delta_statement(db, tenant_id, anchor_id)?,
             super::log::head_of_delta_statement(db, tenant_id, anchor_id)?,
             siblings_statement(db, tenant_id, anchor_id)?,
+            super::witnesses::covers_delta_statement(db, tenant_id, anchor_id)?,
         ],
     )
     .await?;
@@ -511,5 +514,8 @@ pub async fn status(db: &D1Database, tenant_id: &str, anchor_id: &str) -> ApiRes
         delta: super::rows(&results, 0)?.into_iter().next(),
         head: super::rows(&results, 1)?.into_iter().next(),
         siblings: super::rows(&results, 2)?,
+        witnessed: super::rows::<super::witnesses::Covers>(&results, 3)?
+            .first()
+            .is_some_and(|c| c.witnessed == 1),
     })
 }

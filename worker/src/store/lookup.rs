@@ -39,6 +39,9 @@ pub struct RootLookup {
     /// The deltas the first receipt covers.
     pub receipt_deltas: Vec<DeltaRow>,
     pub agreement: AgreementRows,
+    /// The published forms of the newest witnessed head and of the latest
+    /// head (issue 28).
+    pub witnessed: Vec<super::witnesses::WitnessedRow>,
 }
 
 /// The agreement side of the committed single-customer checkpoints with
@@ -70,6 +73,7 @@ pub async fn root(db: &D1Database, root: &str, limit: u64, offset: u64) -> ApiRe
             agreements::keys_by_checkpoint_root(db, root)?,
             agreements::agreements_by_checkpoint_root(db, root)?,
             deltas::by_ledger_root_statement(db, root)?,
+            super::witnesses::published_candidates_statement(db)?,
         ],
     )
     .await?;
@@ -87,6 +91,7 @@ pub async fn root(db: &D1Database, root: &str, limit: u64, offset: u64) -> ApiRe
             statements: rows(&results, 9)?,
         },
         ledger_part: rows(&results, 10)?,
+        witnessed: rows(&results, 11)?,
     })
 }
 
@@ -136,6 +141,7 @@ pub struct Looked {
     pub checkpoint_deltas: Vec<DeltaRow>,
     pub receipt: Option<(ReceiptRow, Vec<DeltaRow>)>,
     pub agreement: AgreementRows,
+    pub witnessed: Vec<super::witnesses::WitnessedRow>,
 }
 
 impl Looked {
@@ -197,6 +203,7 @@ impl RootLookup {
             checkpoint_deltas: self.checkpoint_deltas,
             receipt,
             agreement: self.agreement,
+            witnessed: self.witnessed,
         };
         (!looked.kinds().is_empty()).then_some(looked)
     }

@@ -77,6 +77,9 @@ pub struct ReceiptRead {
     /// Every key of the ledger, oldest first.
     pub keys: Vec<LoggedKey>,
     pub statements: Vec<LoggedStatement>,
+    /// The published forms of the newest witnessed head and of the latest
+    /// head (issue 28), newest first.
+    pub witnessed: Vec<super::witnesses::WitnessedRow>,
 }
 
 /// Reads a [`ReceiptRead`].
@@ -96,6 +99,7 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         checkpoints::receipt_candidates(db, tenant, customer, r.period)?,
         agreements::logged_keys(db, tenant, r.ledger_id)?,
         agreements::logged_statements(db, tenant, customer, r.period)?,
+        super::witnesses::published_candidates_statement(db)?,
     ];
     if let Some(p) = r.period {
         statements.push(ledgers::window_statement(db, tenant, customer, p)?);
@@ -108,8 +112,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         checkpoints: rows(&results, 3)?,
         keys: rows(&results, 4)?,
         statements: rows(&results, 5)?,
+        witnessed: rows(&results, 6)?,
         window: match r.period {
-            Some(_) => rows(&results, 6)?.into_iter().next(),
+            Some(_) => rows(&results, 7)?.into_iter().next(),
             None => None,
         },
     })

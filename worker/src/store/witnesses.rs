@@ -80,6 +80,34 @@ queries! {
     pub fn tenants_in(from: u64, to: u64, limit: u64) -> Vec<TenantRow> = all(SELECT_TENANTS_IN);
 }
 
+/// The published forms a proof may go into: the newest witnessed head and
+/// the latest head's (if it has cosignatures), newest first.
+const SELECT_PUBLISHED_CANDIDATES: &str = select_witnessed!(
+    "WHERE witnessed = 1 OR tree_size = (SELECT MAX(tree_size) FROM tree_heads) \
+     ORDER BY tree_size DESC LIMIT 2"
+);
+
+super::statements! {
+    /// For a caller's read batch (receipts, public answers).
+    pub fn published_candidates_statement() = SELECT_PUBLISHED_CANDIDATES;
+}
+
+/// Whether a witnessed head includes the tenant `?1`'s delta `?2` (one at
+/// or after the head it was verified into).
+const SELECT_COVERS_DELTA: &str = "SELECT EXISTS (SELECT 1 FROM witnessed_heads \
+     WHERE witnessed = 1 AND tree_size >= \
+     (SELECT tree_size FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?2)) AS witnessed";
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Covers {
+    pub witnessed: u64,
+}
+
+super::statements! {
+    /// For the delta status batch.
+    pub fn covers_delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_COVERS_DELTA;
+}
+
 /// One witness's outcome, for [`record`].
 pub enum Outcome<'a> {
     Cosigned {

@@ -94,8 +94,6 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
         }
         EVENT_CHECKPOINT_WITNESSED => serde_json::to_string(&serde_json::json!({
             // `ledger::witness`'s payload (docs/webhooks.md).
-            "environment": "sandbox",
-            "log": "sandbox",
             "treeSize": 42,
             "fromTreeSize": 40,
             "witnessed": true,

@@ -67,12 +67,15 @@ const PUBLIC_MESSAGE: &str =
 ///
 /// # Errors
 /// 404 when no environment issued `root`, or it names no `page.kind`.
+///
+/// With the answer: whether its head is witnessed (issue 28): the newest
+/// witnessed head when it covers the records, else the latest head.
 pub async fn public_answer(
     app: &App,
     root: Hash32,
     page: &RecordsPage,
     origin: &str,
-) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>)> {
+) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>, bool)> {
     let (at, looked) = resolve(app, &root.to_hex(), page).await?;
     let db = db(app, at)?;
     let head = match looked.head.clone() {
@@ -88,6 +91,7 @@ pub async fn public_answer(
         checkpoint_deltas,
         receipt,
         agreement: agreement_rows,
+        witnessed: candidates,
         ..
     } = looked;
     let covered = match kind {
@@ -102,7 +106,18 @@ pub async fn public_answer(
             .transpose()?,
     }
     .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))?;
-    let proven = prove_covered(&db, &covered, head.tree_size, withheld).await?;
+    // Into the newest witnessed head that covers every leaf, else the
+    // latest (issue 28).
+    let needed = covered
+        .rows
+        .iter()
+        .filter_map(|r| r.leaf_index)
+        .chain(covered.checkpoint.as_ref().and_then(|c| c.leaf_index))
+        .max()
+        .map_or(0, |l| l + 1);
+    let (size, tree_head, witnessed) =
+        crate::ledger::witness::proof_head(&head, &candidates, needed);
+    let proven = prove_covered(&db, &covered, size, withheld).await?;
     // Only a checkpoint's root can have an agreement side.
     let agreement = if kind == Kind::Checkpoint {
         crate::ledger::agreement::of_checkpoint(
@@ -125,8 +140,8 @@ pub async fn public_answer(
         verification: PublicProof {
             public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
             hash_scheme: HASH_SCHEME.name().to_string(),
-            tree_head: head.note.clone(),
-            tree_size: TreeSize(head.tree_size),
+            tree_head,
+            tree_size: TreeSize(size),
             public_key: key.verifier_key()?,
             log: Some(log_ref(at, &key.origin, origin)),
             items_root: proven.items_root,
@@ -139,7 +154,7 @@ pub async fn public_answer(
             total: covered.total,
         }),
     };
-    Ok((answer, agreement))
+    Ok((answer, agreement, witnessed))
 }
 
 /// The covered page's records with their inclusion proofs, the
