@@ -24,7 +24,7 @@ function Row({ w }: { w: WitnessState }) {
       <th scope="row" title={w.vkey}>
         {w.name}
       </th>
-      <td data-label="Status">
+      <td data-label="Last attempt">
         <span class={`badge ${kind}`}>{text}</span>
       </td>
       <td class="num" data-label="Last cosigned size">
