@@ -364,6 +364,7 @@ async function runOnline(root: string): Promise<void> {
   // for this log (found by its origin).
   const entry = logs.find((x) => x.origin === origin);
   const witnesses = pinWitnesses(origin, asPolicy(entry?.witnessPolicy));
+  if (witnesses.check && !witnesses.check.ok) offerWitnessPin(origin, asPolicy(entry?.witnessPolicy));
 
   // Every check, locally.
   const answer: Saved = got.answer ?? {};
@@ -497,6 +498,26 @@ function showPin(state: "first-use" | "pinned" | "differs", key: string): void {
     differs: `The service now publishes a different key for this log than the one pinned in this browser. The proof was checked against the pinned key.`,
   }[state];
   $<HTMLInputElement>("pin-key").value = key;
+}
+
+/**
+ * When the served witness policy differs from the pinned one: says so
+ * by the pin box, and offers to pin the served one (or to forget the pin
+ * when the log now publishes none), for a user who checked the change
+ * with a source they trust. Nothing is pinned without that click.
+ */
+function offerWitnessPin(origin: string, served: WitnessPolicy | null): void {
+  const box = document.getElementById("pin-witnesses-box");
+  if (!box) return;
+  box.hidden = false;
+  $("pin-witnesses-status").textContent = `The log list now publishes ${policyWords(served)} for this log, not the witness policy pinned in this browser. Pin it only after checking the change with a source you trust. `;
+  $("pin-witnesses").addEventListener("click", () => {
+    const pins = loadJson(WITNESS_PINS);
+    if (served) pins[origin] = served;
+    else delete pins[origin];
+    saveJson(WITNESS_PINS, pins);
+    location.reload();
+  });
 }
 
 function wirePin(): void {

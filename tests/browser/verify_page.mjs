@@ -14,7 +14,8 @@
 //    first visit like the key): the head is "witnessed: cosigned by" the
 //    witnesses; a log list that later serves another policy (a witness
 //    dropped, a smaller quorum) fails pinnedWitnesses loudly and the pinned
-//    policy is still the one applied; a pinned policy naming a witness that
+//    policy is still the one applied, until the user pins the served one
+//    with a click; a pinned policy naming a witness that
 //    never cosigned fails the witnesses check, naming it.
 // 6. The receipt (if given) pasted into the offline form verifies (its
 //    head witnessed under the pinned policy); the same
@@ -192,7 +193,16 @@ await test("a witness policy other than the pinned one fails loudly, and the pin
     const w = checks.find((c) => c.name === "witnesses");
     assert(w && w.ok && w.text.includes("the quorum is 2 of the 3 witnesses"), `not checked against the pinned policy: ${JSON.stringify(w)}`);
     assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedWitnesses")))[origin].quorum === 2, "the served policy replaced the pinned one");
+    assert(!(await page.isHidden("#pin-witnesses")), "no offer to pin the served policy");
     await page.screenshot({ path: join(artifacts, "verify-page-witness-policy-changed.png"), fullPage: true });
+    // Pinning the served policy takes a click, and then it is the one applied.
+    await Promise.all([page.waitForNavigation(), page.click("#pin-witnesses")]);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    checks = await checksOf(page, "#checks");
+    const repinned = checks.find((c) => c.name === "pinnedWitnesses");
+    assert(repinned && repinned.ok && repinned.text.includes("Pinned in this browser: 1 of"), `after pinning: ${JSON.stringify(repinned)}`);
+    assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedWitnesses")))[origin].quorum === 1, "the served policy was not pinned");
+    assert(await page.isHidden("#pin-witnesses-box"), "the offer stays after pinning");
     await page.unroute("**/api/v1/logs");
 
     // 2. A pinned policy whose quorum needs a witness that never cosigned.
