@@ -418,3 +418,28 @@ export interface DailyUsage {
   used: number;
   days: { day: string; verified: number; lagP50Ms: number | null; lagP99Ms: number | null }[];
 }
+
+/** One witness of a log: `GET /api/v1/logs/witnesses` (issue 28). */
+export interface WitnessState {
+  name: string;
+  vkey: string;
+  url: string | null;
+  cosignedSize: number | null;
+  cosignedAt: string | null;
+  /** pending, cosigned, unavailable, refused, conflict, config, misbehaved */
+  status: string;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  attemptedAt: string | null;
+}
+
+/** A log's witnesses, its quorum in words and its newest witnessed size. */
+export interface WitnessLog {
+  environment: EnvName;
+  shard: number;
+  name: string;
+  treeSize: number;
+  witnessedSize: number | null;
+  quorum: string;
+  witnesses: WitnessState[];
+}

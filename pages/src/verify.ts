@@ -36,6 +36,8 @@ const PINS = "bvs.pinnedKeys";
 const HEADS = "bvs.seenHeads";
 /** Most tree heads remembered per log (oldest dropped first). */
 const HEADS_PER_LOG_MAX = 1000;
+/** localStorage: pinned witness policies (k of n), by log origin. */
+const WITNESS_PINS = "bvs.pinnedWitnesses";
 
 function loadJson(name: string): Record<string, unknown> {
   try {
@@ -72,6 +74,89 @@ function el(tag: string, attrs: Record<string, string> = {}, ...children: unknow
   for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c ?? "")));
   return e;
 }
+
+// ---------------------------------------------------------------- witnesses
+
+/**
+ * A log's witness policy as the log list publishes it (`witnessPolicy`):
+ * `quorum` of the `witnesses` (cosignature/v1 vkeys) must cosign a head.
+ * Kept with the vkeys sorted, so two equal policies compare equal.
+ */
+interface WitnessPolicy {
+  quorum: number;
+  witnesses: string[];
+}
+
+/** A well-formed k-of-n policy, else null (none, or not one this page reads). */
+function asPolicy(v: unknown): WitnessPolicy | null {
+  if (!v || typeof v !== "object") return null;
+  const p = v as { quorum?: unknown; witnesses?: unknown };
+  const ws = p.witnesses;
+  if (!Number.isSafeInteger(p.quorum) || !Array.isArray(ws) || ws.length === 0 || !ws.every((w) => typeof w === "string")) return null;
+  return { quorum: p.quorum as number, witnesses: [...ws as string[]].sort() };
+}
+
+const samePolicy = (a: WitnessPolicy, b: WitnessPolicy): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** "2 of w1, w2, w3" (a vkey's name is its text before the first `+`). */
+const policyWords = (p: WitnessPolicy | null): string =>
+  (p ? `${p.quorum} of ${p.witnesses.map(originOfKey).join(", ")}` : "no witness policy");
+
+/**
+ * Which witness policy a log's heads are held to: the one pinned in this
+ * browser for the log, else the one the log list serves, which is then
+ * pinned (trust on first use, like the key). A different policy served
+ * later (other witnesses, another quorum, or none) fails `pinnedWitnesses`
+ * loudly and the pinned one is used. "None" is never pinned: a log that
+ * publishes no policy yet has nothing to downgrade from.
+ */
+function pinWitnesses(origin: string, served: WitnessPolicy | null): { policy: WitnessPolicy | null; check?: Check } {
+  const pins = loadJson(WITNESS_PINS);
+  const pinned = asPolicy(pins[origin]);
+  if (!pinned && !served) return { policy: null };
+  if (!pinned && served) {
+    pins[origin] = served;
+    saveJson(WITNESS_PINS, pins);
+    return { policy: served, check: { name: "pinnedWitnesses", ok: true, detail: `Not pinned before this visit: the witness policy ${policyWords(served)} was taken from the service's log list and is now remembered in this browser (trust on first use).` } };
+  }
+  const p = pinned as WitnessPolicy;
+  if (served && samePolicy(p, served)) {
+    return { policy: p, check: { name: "pinnedWitnesses", ok: true, detail: `Pinned in this browser: ${policyWords(p)}.` } };
+  }
+  return { policy: p, check: { name: "pinnedWitnesses", ok: false, detail: `The log list now publishes ${policyWords(served)} for ${origin}, but this browser pinned ${policyWords(p)} (${p.witnesses.join(" ")}); the witnesses were checked against the pinned policy.` } };
+}
+
+/**
+ * The `witnesses` check (named `name`) of a signed tree head under
+ * `policy`, in words: which witnesses cosigned it and which did not.
+ * `nowSeconds` only for the log's latest head (cosignatures must then be
+ * recent); a receipt's or answer's head counts cosignatures of any age.
+ */
+function witnessCheck(name: string, note: string, key: string, policy: WitnessPolicy | null, nowSeconds?: number, nested = false): Check {
+  if (!policy && nested) {
+    return { name, ok: true, detail: "witnesses: not checked here (the log's witness policy has nested groups, which this page does not read: check the head with bvs-verify --policy and the log list's witnessPolicyText)." };
+  }
+  if (!policy) {
+    return { name, ok: true, detail: "witnesses: none configured (this log publishes no witness policy, so its heads are checked against the log's own key only)." };
+  }
+  const r = JSON.parse(verifier.verifyCosignatures(note, key, JSON.stringify(policy.witnesses), policy.quorum, nowSeconds)) as Report;
+  // The head's own signature is the treeHead/latestHead check's to report.
+  const c = r.checks.find((x) => x.name === "witnesses");
+  return { name, ok: c?.ok ?? false, detail: c?.detail ?? "no witness check was made" };
+}
+
+/** One log of `GET /api/v1/logs`, as far as the page reads it. */
+interface LogEntry {
+  name?: string;
+  origin?: string;
+  verifierKey?: string;
+  witnessPolicy?: unknown;
+  witnessPolicyText?: string;
+}
+
+/** A policy the k-of-n form cannot say (nested groups): text only. */
+const nestedOnly = (e: LogEntry | undefined): boolean =>
+  !asPolicy(e?.witnessPolicy) && /^quorum\s+(?!none\s*$)\S/m.test(e?.witnessPolicyText ?? "");
 
 // ---------------------------------------------------------------- words for checks
 
@@ -129,6 +214,9 @@ function describe(name: string): { title: string; meaning: string } {
     consistency: ["The log only grew since your proof", "The head your proof is into is not part of the log's latest history: the log was rewritten."],
     oldTreeHead: ["The older tree head is signed", "The older tree head's signature does not verify."],
     newTreeHead: ["The newer tree head is signed", "The newer tree head's signature does not verify."],
+    pinnedWitnesses: ["The log's witness policy is the one pinned in this browser", "The service now publishes another witness policy for this log (other witnesses, another quorum, or none) than the one this browser pinned. The heads were checked against the pinned policy. Dropping or swapping witnesses is how a log would hide a split view: pin a new policy only after checking it with a source you trust."],
+    witnesses: ["Independent witnesses cosigned the tree head", "Fewer of the log's witnesses than its quorum cosigned the tree head this proof is into: no independent party has yet confirmed that everyone sees this same history. A new head may not be cosigned yet: try again in a minute. If it stays so, the log may be showing you a history the witnesses did not see."],
+    latestWitnesses: ["Witnesses recently cosigned the log's latest tree head", "Fewer of the log's witnesses than its quorum cosigned the latest tree head within the last hour: the log may be keeping this browser on a view of its own, or its witnesses are not reachable."],
     "agreement.key": ["The customer's key is bound to this ledger", "The customer's key binding is not signed by the key it names, or names another ledger or log: the key shown may have been swapped."],
     network: ["The data could be fetched", "The page could not fetch what it needs to check, so nothing was verified."],
   } as Record<string, [string, string]>)[n];
@@ -234,7 +322,7 @@ async function runOnline(root: string): Promise<void> {
     done([{ name: "parse", ok: false, detail: `"${root}" is not a proof root: a proof root is 64 hexadecimal characters.` }], "");
     return;
   }
-  let got: Fetched, key: string, latest: string, served: string | undefined, env: string;
+  let got: Fetched, key: string, latest: string, served: string | undefined, env: string, logs: LogEntry[];
   try {
     got = await fetchPages(root);
     if (got.status !== 200) {
@@ -245,10 +333,11 @@ async function runOnline(root: string): Promise<void> {
     // The log (shard) the answer names; an answer from before sharding
     // names only its environment, whose log is shard 0's.
     env = logName(got.answer ?? {});
-    const [k, h] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`)]);
+    const [k, h, l] = await Promise.all([fetchText(`/api/v1/log/${env}/key`), fetchText(`/api/v1/log/${env}/checkpoint`), fetchText("/api/v1/logs")]);
     served = (dataOf(JSON.parse(k.text)) as { verifierKey?: string })?.verifierKey;
     latest = h.text;
-    if (!served || h.status !== 200) throw new Error(`the log's key or latest head could not be fetched (HTTP ${k.status}, ${h.status})`);
+    if (!served || h.status !== 200 || l.status !== 200) throw new Error(`the log's key, latest head or the log list could not be fetched (HTTP ${k.status}, ${h.status}, ${l.status})`);
+    logs = (dataOf(JSON.parse(l.text)) as { logs?: LogEntry[] })?.logs ?? [];
   } catch (e) {
     done([{ name: "network", ok: false, detail: message(e) }], "");
     return;
@@ -271,11 +360,16 @@ async function runOnline(root: string): Promise<void> {
     pinCheck = { name: "pinnedKey", ok: false, detail: `The service publishes ${served} for ${origin}, but this browser pinned ${pinned}; every check below used the pinned key.` };
   }
   showPin(pinned ? (pinned === served ? "pinned" : "differs") : "first-use", key);
+  // The witness policy: pinned like the key, from the log list's entry
+  // for this log (found by its origin).
+  const entry = logs.find((x) => x.origin === origin);
+  const witnesses = pinWitnesses(origin, asPolicy(entry?.witnessPolicy));
+  if (witnesses.check && !witnesses.check.ok) offerWitnessPin(origin, asPolicy(entry?.witnessPolicy));
 
   // Every check, locally.
   const answer: Saved = got.answer ?? {};
   const report = JSON.parse(verifier.verifyPublicAnswer(JSON.stringify(got.pages), root, key)) as Report;
-  const checks: Check[] = [pinCheck, ...report.checks];
+  const checks: Check[] = [pinCheck, ...(witnesses.check ? [witnesses.check] : []), ...report.checks];
   const latestReport = JSON.parse(verifier.verifyTreeHead(latest, key)) as Report;
   checks.push(...latestReport.checks.map((c) => ({ ...c, name: "latestHead" })));
   const proofHead = answer.verification?.treeHead ?? "";
@@ -292,6 +386,11 @@ async function runOnline(root: string): Promise<void> {
     checks.push(...cons.checks.filter((c) => c.name === "consistency" || !c.ok));
     if (checks.every((c) => c.ok)) checks.push(await checkHistory(origin, key, env, [proofHead, latest]));
   }
+  // Cosignatures (after the history, which a head not yet witnessed must
+  // not keep from being checked and remembered): the proof's head at any
+  // age, the latest head only if cosigned within the last hour.
+  checks.push(witnessCheck("witnesses", proofHead, key, witnesses.policy, undefined, nestedOnly(entry)));
+  if (witnesses.policy) checks.push(witnessCheck("latestWitnesses", latest, key, witnesses.policy, Date.now() / 1000));
 
   if (answer.agreement) {
     checks.push(...await agreementChecks(answer.agreement, root, origin, answer.summary ?? {}));
@@ -312,6 +411,7 @@ async function runOnline(root: string): Promise<void> {
     ["Tree head root", a.root],
     ["Signed by", a.origin],
     ["Log key", key],
+    ["Witnesses", policyWords(witnesses.policy)],
     ["Hash scheme", answer.verification?.hashScheme],
     ["Latest tree size", b.size],
   ]);
@@ -400,6 +500,26 @@ function showPin(state: "first-use" | "pinned" | "differs", key: string): void {
   $<HTMLInputElement>("pin-key").value = key;
 }
 
+/**
+ * When the served witness policy differs from the pinned one: says so
+ * by the pin box, and offers to pin the served one (or to forget the pin
+ * when the log now publishes none), for a user who checked the change
+ * with a source they trust. Nothing is pinned without that click.
+ */
+function offerWitnessPin(origin: string, served: WitnessPolicy | null): void {
+  const box = document.getElementById("pin-witnesses-box");
+  if (!box) return;
+  box.hidden = false;
+  $("pin-witnesses-status").textContent = `The log list now publishes ${policyWords(served)} for this log, not the witness policy pinned in this browser. Pin it only after checking the change with a source you trust. `;
+  $("pin-witnesses").addEventListener("click", () => {
+    const pins = loadJson(WITNESS_PINS);
+    if (served) pins[origin] = served;
+    else delete pins[origin];
+    saveJson(WITNESS_PINS, pins);
+    location.reload();
+  });
+}
+
 function wirePin(): void {
   const form = document.getElementById("pin-form");
   if (!form) return;
@@ -452,6 +572,15 @@ function runOffline(text: string): void {
   const report = JSON.parse(isAnswer
     ? verifier.verifyPublicAnswer(JSON.stringify([text]), undefined, key)
     : verifier.verifyReceipt(text, key)) as Report;
+  // Witnesses: the policy pinned in this browser for the document's log
+  // (a saved document's cosignatures count at any age).
+  const signedHead = (isAnswer ? doc?.verification?.treeHead : doc?.proof?.treeHead) ?? "";
+  const policy = named ? asPolicy(loadJson(WITNESS_PINS)[originOfKey(named)]) : null;
+  if (policy && named) {
+    report.checks.push(witnessCheck("witnesses", signedHead, key ?? named, policy));
+  } else {
+    report.checks.push({ name: "witnesses", ok: true, detail: `witnesses: not checked (no witness policy is pinned in this browser for ${named ? originOfKey(named) : "this log"}: open the proof's /verify page once to pin the log's policy, or use bvs-verify --policy).` });
+  }
   $("offline-result").hidden = false;
   if (doc && !isAnswer && typeof doc === "object") {
     const head = noteBody(doc.proof?.treeHead);

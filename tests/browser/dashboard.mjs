@@ -331,6 +331,40 @@ await step("a checkpoint is committed", async () => {
   await page.locator("#checkpoints tr[data-status=COMMITTED]").waitFor({ timeout: ASYNC_TIMEOUT_MS });
 });
 
+await step("the witness status shows each witness's last cosigned size and time", async () => {
+  // BVS_WITNESSES: how many local witnesses the server runs with (the
+  // Rust side starts them); the committed checkpoint's head becomes
+  // witnessed once a quorum cosigned it, so the receipt below proves into
+  // a witnessed head.
+  const count = Number(process.env.BVS_WITNESSES ?? 0);
+  await nav("Witnesses");
+  const log = page.locator("[data-log=sandbox]");
+  await log.waitFor();
+  if (count === 0) {
+    assert((await log.innerText()).includes("witnesses: none configured"), await log.innerText());
+  } else {
+    const rows = log.locator("tr[data-witness]");
+    const summary = log.locator("[data-witnessed-size]");
+    for (let i = 0; ; i++) {
+      const text = await summary.innerText();
+      const size = await summary.getAttribute("data-witnessed-size");
+      if (size && text.includes("witnessed.") && (await log.locator("tr[data-status=cosigned]").count()) >= 2) break;
+      assert(i < 60, `not witnessed within a minute: ${await log.innerText()}`);
+      await page.waitForTimeout(1000);
+      await page.getByRole("button", { name: "Refresh" }).click();
+    }
+    assert((await rows.count()) === count, `${await rows.count()} witnesses shown`);
+    const first = await log.locator("tr[data-status=cosigned]").first().innerText();
+    assert(/Cosigned/.test(first) && /\d+/.test(first) && / UTC/.test(first), first);
+    assert((await log.innerText()).includes("2 of"), await log.innerText());
+    // Keyboard: the table's scroll region takes focus (as every table's).
+    assert((await log.locator(".table-wrap[tabindex='0']").count()) === 1, "the witness table is not focusable");
+  }
+  await shot("witnesses");
+  await page.goBack();
+  await page.getByRole("button", { name: "Get receipt" }).waitFor();
+});
+
 let receiptId = "";
 await step("the receipt downloads as the API's JSON", async () => {
   await page.getByRole("button", { name: "Get receipt" }).click();

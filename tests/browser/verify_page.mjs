@@ -10,12 +10,21 @@
 // 4. A key pinned in this browser that differs from the served one fails;
 //    a tree head this browser remembers that the log contradicts (a fork)
 //    fails the history check.
-// 5. The receipt (if given) pasted into the offline form verifies; the same
+// 5. The log's witness policy (the log list's witnessPolicy, pinned on the
+//    first visit like the key): the head is "witnessed: cosigned by" the
+//    witnesses; a log list that later serves another policy (a witness
+//    dropped, a smaller quorum) fails pinnedWitnesses loudly and the pinned
+//    policy is still the one applied, until the user pins the served one
+//    with a click; a pinned policy naming a witness that
+//    never cosigned fails the witnesses check, naming it.
+// 6. The receipt (if given) pasted into the offline form verifies (its
+//    head witnessed under the pinned policy); the same
 //    receipt with its final balance changed fails, naming finalBalance.
 // The browser profile persists across cases, as a user's browser does: the
 // first visit pins the log's key (trust on first use) and starts the
 // history of tree heads that later visits are checked against.
 // Screenshots go to tests/artifacts/. Exit status 0 only if all passed.
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { artifacts, assert, CHECKS_TIMEOUT_MS, checksOf, launch } from "./kit.mjs";
@@ -34,7 +43,7 @@ await test("every check of a real proof root passes and says so", async (page) =
   const bad = checks.filter((c) => !c.ok);
   assert(bad.length === 0, `failed checks: ${JSON.stringify(bad, null, 1)}`);
   assert(checks.length >= 8, `only ${checks.length} checks shown`);
-  for (const name of ["pinnedKey", "treeHead", "records[0].inclusion", "itemsRoot", "latestHead", "consistency", "history"]) {
+  for (const name of ["pinnedKey", "pinnedWitnesses", "witnesses", "latestWitnesses", "treeHead", "records[0].inclusion", "itemsRoot", "latestHead", "consistency", "history"]) {
     assert(checks.some((c) => c.name === name), `no ${name} check among ${checks.map((c) => c.name)}`);
   }
   assert(checks.every((c) => c.text.includes("✔ Passed")), "each check says Passed in words");
@@ -42,6 +51,15 @@ await test("every check of a real proof root passes and says so", async (page) =
   const pin = checks.find((c) => c.name === "pinnedKey");
   assert(pin.text.includes("Not pinned before this visit") && pin.text.includes("trust on first use"), pin.text);
   assert((await page.innerText("#pin-status")).includes("was not pinned"), await page.innerText("#pin-status"));
+  // The witnesses: the policy pinned on first use too, and the head said
+  // in words to be cosigned by a quorum of them.
+  const pinW = checks.find((c) => c.name === "pinnedWitnesses");
+  assert(pinW.text.includes("Not pinned before this visit") && pinW.text.includes("2 of "), pinW.text);
+  for (const name of ["witnesses", "latestWitnesses"]) {
+    const w = checks.find((c) => c.name === name);
+    assert(/witnessed: cosigned by \S+, \S+/.test(w.text) && w.text.includes("the quorum is 2 of the 3 witnesses"), `${name}: ${w.text}`);
+  }
+  assert((await page.innerText("#summary")).includes("Witnesses"), "the summary does not name the witnesses");
   const stored = await page.evaluate(() => [localStorage.getItem("bvs.pinnedKeys"), localStorage.getItem("bvs.seenHeads")]);
   assert(stored[0] && stored[1] && JSON.parse(stored[1]) && Object.values(JSON.parse(stored[1]))[0].length >= 1, `nothing remembered: ${stored}`);
   // The next visit finds the key pinned and the heads consistent.
@@ -136,6 +154,72 @@ await test("a pinned key that differs from the served one fails, and says which 
   }
 });
 
+/** A witness vkey (C2SP cosignature/v1, type 0x04) of a fresh key: a witness that never cosigned. */
+function strangerVkey(name) {
+  const { publicKey } = generateKeyPairSync("ed25519");
+  const raw = Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url");
+  const typed = Buffer.concat([Buffer.from([0x04]), raw]);
+  const id = createHash("sha256").update(Buffer.concat([Buffer.from(`${name}\n`), typed])).digest().subarray(0, 4);
+  return `${name}+${id.toString("hex")}+${typed.toString("base64")}`;
+}
+
+await test("a witness policy other than the pinned one fails loudly, and the pinned one is applied", async (page) => {
+  await page.goto(`${base}/verify/${root}`);
+  await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+  const saved = await page.evaluate(() => localStorage.getItem("bvs.pinnedWitnesses"));
+  const pins = JSON.parse(saved);
+  const [origin, pinned] = Object.entries(pins)[0];
+  assert(pinned.quorum === 2 && pinned.witnesses.length === 3, `pinned: ${saved}`);
+  try {
+    // 1. The log list now serves a weaker policy: one witness dropped,
+    // quorum 1 (how a log would hide a split view).
+    let served = false;
+    await page.route("**/api/v1/logs", async (route) => {
+      const response = await route.fetch();
+      const doc = await response.json();
+      for (const log of doc.data.logs) {
+        if (log.witnessPolicy) log.witnessPolicy = { quorum: 1, witnesses: log.witnessPolicy.witnesses.slice(1) };
+      }
+      served = true;
+      await route.fulfill({ response, json: doc });
+    });
+    await page.reload();
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(served, "the log list was not fetched");
+    assert(await page.getAttribute("#verdict", "data-ok") === "false", "a changed witness policy was shown as verified");
+    let checks = await checksOf(page, "#checks");
+    const pin = checks.find((c) => c.name === "pinnedWitnesses");
+    assert(pin && !pin.ok && pin.text.includes("now publishes 1 of") && pin.text.includes("pinned 2 of") && pin.text.includes("What this means"), `pinnedWitnesses: ${JSON.stringify(pin)}`);
+    const w = checks.find((c) => c.name === "witnesses");
+    assert(w && w.ok && w.text.includes("the quorum is 2 of the 3 witnesses"), `not checked against the pinned policy: ${JSON.stringify(w)}`);
+    assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedWitnesses")))[origin].quorum === 2, "the served policy replaced the pinned one");
+    assert(!(await page.isHidden("#pin-witnesses")), "no offer to pin the served policy");
+    await page.screenshot({ path: join(artifacts, "verify-page-witness-policy-changed.png"), fullPage: true });
+    // Pinning the served policy takes a click, and then it is the one applied.
+    await Promise.all([page.waitForNavigation(), page.click("#pin-witnesses")]);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    checks = await checksOf(page, "#checks");
+    const repinned = checks.find((c) => c.name === "pinnedWitnesses");
+    assert(repinned && repinned.ok && repinned.text.includes("Pinned in this browser: 1 of"), `after pinning: ${JSON.stringify(repinned)}`);
+    assert(JSON.parse(await page.evaluate(() => localStorage.getItem("bvs.pinnedWitnesses")))[origin].quorum === 1, "the served policy was not pinned");
+    assert(await page.isHidden("#pin-witnesses-box"), "the offer stays after pinning");
+    await page.unroute("**/api/v1/logs");
+
+    // 2. A pinned policy whose quorum needs a witness that never cosigned.
+    const stranger = strangerVkey("stranger");
+    const strict = { quorum: 3, witnesses: [...pinned.witnesses.slice(0, 2), stranger].sort() };
+    await page.evaluate(([o, p]) => localStorage.setItem("bvs.pinnedWitnesses", JSON.stringify({ [o]: p })), [origin, strict]);
+    await page.reload();
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    assert(await page.getAttribute("#verdict", "data-ok") === "false", "a head without the pinned quorum was shown as verified");
+    checks = await checksOf(page, "#checks");
+    const not = checks.find((c) => c.name === "witnesses");
+    assert(not && !not.ok && not.text.includes("NOT witnessed") && /not cosigned by [^;]*stranger/.test(not.text), `witnesses: ${JSON.stringify(not)}`);
+  } finally {
+    await page.evaluate((v) => localStorage.setItem("bvs.pinnedWitnesses", v), saved);
+  }
+});
+
 await test("a tree head this browser saw that the log now contradicts is a fork", async (page) => {
   await page.goto(`${base}/verify/${root}`);
   await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
@@ -173,6 +257,9 @@ if (receiptPath) {
     assert(await page.getAttribute("#offline-verdict", "data-ok") === "true",
       `receipt did not verify: ${await page.innerText("#offline-result")}`);
     assert(requests.length === 0, `requests during offline verification: ${requests}`);
+    const offline = await checksOf(page, "#offline-checks");
+    const w = offline.find((c) => c.name === "witnesses");
+    assert(w && w.ok && w.text.includes("witnessed: cosigned by"), `offline witnesses: ${JSON.stringify(w)}`);
     await page.screenshot({ path: join(artifacts, "verify-offline.png"), fullPage: true });
 
     const changed = receipt.replace(/"finalBalance":(-?[0-9.]+)/, (_, n) => `"finalBalance":${n}1`);

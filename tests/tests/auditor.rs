@@ -4,10 +4,15 @@
 //! offline CLI `bvs-verify` on the PATH. Between the first block (pin the
 //! key, keep a head) and the second, one more delta is verified, so the
 //! consistency proof spans a real change of the log.
+//!
+//! The server runs with three local witnesses and a quorum of 2 (as
+//! `scripts/dev.sh` starts it), so the README's `--policy` (the log list's
+//! `witnessPolicyText`) is held to real cosignatures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_tests::docs::{run_bash, section, sh_blocks};
-use bvs_tests::{bvs_verify_bin, repo_root, shared};
+use bvs_tests::witness::Witnesses;
+use bvs_tests::{bvs_verify_bin, fresh_state_dir, repo_root, Wrangler};
 
 /// Glue between the README's blocks, not part of the README: one more
 /// delta for the same customer, waited on until it is ANCHORED.
@@ -21,9 +26,35 @@ for i in $(seq 1 60); do
 done
 "#;
 
+/// Glue, not part of the README: waits until the log's latest head is
+/// cosigned by the policy's quorum (the service collects cosignatures in
+/// a job of its own, after the head is committed), so the README's heads
+/// are witnessed ones. Quiet: its checks are not the README's.
+const WAIT_WITNESSED: &str = r#"
+wait_witnessed() {
+  local log key
+  log=$(curl -sS --fail-with-body -H "X-Api-Key: $API_KEY" "$BASE/api/v1/balance/receipt/$CUSTOMER?period=$PERIOD" | jq -r .data.log.name)
+  curl -sS --fail-with-body "$BASE/api/v1/logs" > glue-logs.json
+  key=$(jq -r --arg log "$log" '.data.logs[] | select(.name == $log) | .verifierKey' glue-logs.json)
+  jq -r --arg log "$log" '.data.logs[] | select(.name == $log) | .witnessPolicyText' glue-logs.json > glue-policy.txt
+  for i in $(seq 1 90); do
+    curl -sS --fail-with-body "$BASE/api/v1/log/$log/checkpoint" > glue-head.txt
+    bvs-verify head glue-head.txt --key "$key" --policy glue-policy.txt > glue-out.txt && return 0
+    sleep 1
+  done
+  echo "the latest head of $log was not witnessed within 90 s:" >&2
+  cat glue-out.txt >&2
+  return 1
+}
+wait_witnessed
+"#;
+
 #[test]
 fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() {
-    let base = shared();
+    let state = fresh_state_dir("auditor");
+    let _witnesses = Witnesses::start(&state, 3, 2);
+    let server = Wrangler::start_with_vars(&state, &_witnesses.vars());
+    let base = server.base_url.clone();
     let root = repo_root();
     let quickstart = std::fs::read_to_string(root.join("docs/quickstart.md")).unwrap();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
@@ -36,8 +67,10 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
     let script = [
         sh_blocks(&quickstart).join("\n"),
         "API_KEY=$KEY".to_string(),
+        WAIT_WITNESSED.to_string(),
         auditor[0].clone(),
         ONE_MORE_VERIFIED_DELTA.to_string(),
+        WAIT_WITNESSED.to_string(),
         auditor[1].clone(),
     ]
     .join("\n");
@@ -74,6 +107,25 @@ fn the_readme_auditor_commands_verify_a_receipt_an_answer_and_the_log_offline() 
         .filter(|l| l.starts_with("VERIFIED: "))
         .count();
     assert_eq!(verified, 8, "{stdout}");
+    // Every command given --policy checked the witnesses, and said which
+    // cosigned: head, monitor, receipt, public, head, monitor (the --json
+    // report says it inside its JSON).
+    let witnessed = stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS  witnesses") && l.contains("  witnessed: cosigned by"))
+        .count();
+    assert_eq!(witnessed, 6, "passing witness checks:\n{stdout}");
+    assert!(
+        !stdout.contains("Witnesses: not checked"),
+        "a command ran without --policy:\n{stdout}"
+    );
+    let json_witnesses = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "witnesses")
+        .unwrap_or_else(|| panic!("no witnesses check in {report}"));
+    assert_eq!(json_witnesses["ok"], true, "{report}");
     assert!(stdout.contains("first head seen of"), "{stdout}");
     assert!(
         stdout.contains("consistent with the head of size"),

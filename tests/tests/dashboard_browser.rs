@@ -4,13 +4,16 @@
 //! failure paths, and saves each page at desktop and phone width into
 //! tests/artifacts/dashboard-*.png. The webhook it creates points at a real
 //! receiver here, which must see the test event and a delta.verified event.
+//! The server runs with three local witnesses (quorum 2), so the journey's
+//! receipt is witnessed and the Witnesses page shows real cosignatures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 use std::time::Duration;
 
 use bvs_tests::receiver::Receiver;
-use bvs_tests::{repo_root, shared};
+use bvs_tests::witness::Witnesses;
+use bvs_tests::{fresh_state_dir, repo_root, Wrangler};
 
 #[test]
 fn a_vendor_goes_from_sign_up_to_a_verified_receipt_in_the_browser() {
@@ -29,7 +32,10 @@ fn a_vendor_goes_from_sign_up_to_a_verified_receipt_in_the_browser() {
             }
         }
     }
-    let base = shared();
+    let state = fresh_state_dir("dashboard-browser");
+    let witnesses = Witnesses::start(&state, 3, 2);
+    let server = Wrangler::start_with_vars(&state, &witnesses.vars());
+    let base = server.base_url.clone();
     let rx = Receiver::start(&[]);
 
     let node = root_dir.join("node_modules/.bin/node");
@@ -39,6 +45,7 @@ fn a_vendor_goes_from_sign_up_to_a_verified_receipt_in_the_browser() {
         .arg(rx.url("/dashboard-hook"))
         // The journey moves its account to Enterprise for its 250 customers.
         .env("BVS_ADMIN_TOKEN", bvs_tests::dev_var("ADMIN_TOKEN"))
+        .env("BVS_WITNESSES", "3")
         .current_dir(&root_dir)
         .output()
         .expect("run node tests/browser/dashboard.mjs");
@@ -93,6 +100,8 @@ fn a_vendor_goes_from_sign_up_to_a_verified_receipt_in_the_browser() {
         "customer-chart",
         "search",
         "customers-search",
+        // Issue 28's witness status.
+        "witnesses",
     ] {
         assert!(
             artifacts.join(format!("dashboard-{name}.png")).exists(),

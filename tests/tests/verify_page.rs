@@ -3,18 +3,70 @@
 //! Debian's /usr/bin/chromium) checks that every check passes, that a
 //! record tampered in flight fails with its meaning shown, and that the
 //! receipt verifies offline. Screenshots land in tests/artifacts/.
+//!
+//! The server runs with three local witnesses and a quorum of 2 (issue
+//! 28), so the page pins the log list's witness policy and says which
+//! witnesses cosigned each head. The cases run one at a time: each waits
+//! until its log's latest head is witnessed, which another case's deltas
+//! would make newer (and not yet cosigned) under it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
+use bvs_core::cosignature::Freshness;
+use bvs_core::policy::Policy;
 use bvs_tests::client::Api;
 use bvs_tests::ledger::Delta;
 use bvs_tests::log::log_key;
 use bvs_tests::tenant::new_tenant;
-use bvs_tests::{api, bvs_verify_bin, repo_root, run_ok};
+use bvs_tests::witness::Witnesses;
+use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
+
+/// The binary's server and its witnesses (stopped when the binary exits).
+struct Witnessed {
+    witnesses: Witnesses,
+    server: Wrangler,
+}
+
+static SERVER: OnceLock<Witnessed> = OnceLock::new();
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn witnessed() -> &'static Witnessed {
+    SERVER.get_or_init(|| {
+        let dir = fresh_state_dir("verify-page");
+        let witnesses = Witnesses::start(&dir, 3, 2);
+        let server = Wrangler::start_with_vars(&dir, &witnesses.vars());
+        Witnessed { witnesses, server }
+    })
+}
+
+fn api() -> Api {
+    Api::new(witnessed().server.base_url.clone())
+}
+
+/// Waits until the sandbox log's latest head carries the quorum's
+/// cosignatures (the service collects them after the head commits).
+fn wait_witnessed(api: &Api) {
+    let policy = Policy::parse(witnessed().witnesses.policy()).unwrap();
+    eventually(
+        Duration::from_secs(90),
+        "the sandbox log's latest head to be witnessed",
+        || {
+            let head = api.get("/api/v1/log/sandbox/checkpoint");
+            (head.status == 200
+                && policy
+                    .check(&head.text, Freshness::Offline)
+                    .is_ok_and(|q| q.met))
+            .then_some(())
+        },
+    );
+}
 
 /// A tenant's customer with two anchored submissions: the first one's root
-/// and the customer's receipt, as the API sends it.
+/// and the customer's receipt, as the API sends it, once the log's latest
+/// head is witnessed (so the receipt proves into a witnessed head).
 fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     let t = new_tenant(api);
     let k = api.keyed(&t.test_key);
@@ -28,6 +80,7 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     for a in &anchors {
         k.wait_anchored(a);
     }
+    wait_witnessed(api);
     let receipt = k.receipt(customer, "");
     assert_eq!(receipt.status, 200, "{}", receipt.text);
     (roots.swap_remove(0), receipt.text)
@@ -35,6 +88,7 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
 
 #[test]
 fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root_dir = bvs_tests::verifier_built();
     let api = api();
     let (root, receipt) = anchored_receipt(&api, "cus_page");
@@ -54,7 +108,7 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
         "browser test failed",
     );
     println!("{stdout}");
-    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("7 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 
@@ -68,6 +122,7 @@ fn bvs_verify(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_receipt_saved_from_the_api_verifies_with_the_cli_and_a_tampered_one_fails() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let api = api();
     let (_, receipt) = anchored_receipt(&api, "cus_cli");
     let key = log_key(&api);
@@ -81,6 +136,24 @@ fn a_receipt_saved_from_the_api_verifies_with_the_cli_and_a_tampered_one_fails()
     let out = String::from_utf8_lossy(&ok.stdout).into_owned();
     assert_eq!(ok.status.code(), Some(0), "{out}");
     assert!(out.contains("PASS  deltas[1].inclusion"), "{out}");
+
+    // The log list's policy, saved once: the receipt's head is witnessed.
+    let logs = api.get("/api/v1/logs");
+    let text = logs.body["data"]["logs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "sandbox")
+        .and_then(|l| l["witnessPolicyText"].as_str())
+        .unwrap_or_else(|| panic!("no witnessPolicyText for sandbox: {}", logs.text))
+        .to_string();
+    let policy = dir.join("cli-policy.txt");
+    std::fs::write(&policy, text).unwrap();
+    let policy = policy.display().to_string();
+    let ok = bvs_verify(&["receipt", &saved, "--key", &key, "--policy", &policy]);
+    let out = String::from_utf8_lossy(&ok.stdout).into_owned();
+    assert_eq!(ok.status.code(), Some(0), "{out}");
+    assert!(out.contains("witnessed: cosigned by"), "{out}");
 
     // 1250.75 - 0.25 = 1250.5, claimed as 1250.51.
     let tampered = receipt.replace("\"finalBalance\":1250.5", "\"finalBalance\":1250.51");

@@ -27,6 +27,7 @@ const NAV: [string, string][] = [
   ["/app/customers", "Customers"],
   ["/app/logs", "Logs"],
   ["/app/events", "Events"],
+  ["/app/witnesses", "Witnesses"],
   ["/app/settings", "Settings"],
 ];
 

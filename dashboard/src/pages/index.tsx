@@ -7,6 +7,7 @@ import { Keys } from "./keys";
 import { RequestDetail, RequestLog } from "./logs";
 import { SearchPage } from "./search";
 import { WebhookDetail, Webhooks } from "./webhooks";
+import { Witnesses } from "./witnesses";
 import { PageTitle } from "../ui";
 
 export function AppPages({ path }: { path: string }) {
@@ -25,6 +26,7 @@ export function AppPages({ path }: { path: string }) {
   else if (path === "/app/events") page = <Events />;
   else if ((m = match("/app/events/:id", path))) page = <EventDetail id={m.id ?? ""} key={m.id} />;
   else if (path === "/app/search") page = <SearchPage />;
+  else if (path === "/app/witnesses") page = <Witnesses />;
   else
     page = (
       <section>
