@@ -32,4 +32,9 @@ pub enum Job {
     /// An account mail request (`auth::mailer`). Carries only the id; the
     /// request row is the truth, claimed once.
     Mail { id: String },
+    /// A liabilities statement's next pages (issue 31,
+    /// `ledger::liabilities::run`): in shard `shard` of `env`. Carries only
+    /// the id; the statement row is the truth, and each page is guarded, so
+    /// a second message is harmless.
+    Liabilities { env: Env, shard: u32, id: String },
 }

@@ -91,6 +91,10 @@ pub enum RouteId {
     AuthLogout,
     TilesCheckpoint,
     TilesTile,
+    LiabilitiesCreate,
+    LiabilitiesList,
+    LiabilitiesGet,
+    LiabilitiesProof,
 }
 
 pub struct Route {
@@ -264,6 +268,12 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::TilesCheckpoint => routes::tiles::checkpoint(app, params.get("name")?).await,
         RouteId::TilesTile => {
             routes::tiles::tile(app, params.get("name")?, params.get("tile")?).await
+        }
+        RouteId::LiabilitiesCreate => routes::liabilities::create(app, req).await,
+        RouteId::LiabilitiesList => routes::liabilities::list(app, req).await,
+        RouteId::LiabilitiesGet => routes::liabilities::get(app, req, params.get("id")?).await,
+        RouteId::LiabilitiesProof => {
+            routes::liabilities::proof(app, req, params.get("customerId")?).await
         }
     }
 }

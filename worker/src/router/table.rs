@@ -378,4 +378,25 @@ pub const ROUTES: &[Route] = &[
         pattern: "/log/:name/tile/*tile",
         id: RouteId::TilesTile,
     },
+    // Issue 31: liabilities statements (docs/liabilities.md).
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/liabilities",
+        id: RouteId::LiabilitiesCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/liabilities",
+        id: RouteId::LiabilitiesList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/liabilities/:id",
+        id: RouteId::LiabilitiesGet,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/customers/:customerId/liabilities-proof",
+        id: RouteId::LiabilitiesProof,
+    },
 ];
