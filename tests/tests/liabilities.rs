@@ -59,7 +59,12 @@ fn emit_all(k: &Keyed<'_>) {
         let r = k.batch(chunk);
         assert_eq!(r.status, 202, "{}", r.text);
         let deltas = r.body["data"]["deltas"].as_array().unwrap();
-        last.push(deltas.last().unwrap()["anchorId"].as_str().unwrap().to_owned());
+        last.push(
+            deltas.last().unwrap()["anchorId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
     }
     for a in last {
         k.wait_anchored(&a);
@@ -145,6 +150,23 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         assert!(!by_id.text.contains(secret), "{secret} in {}", by_id.text);
     }
 
+    // Public verify of the statement's hash: the statement and its log
+    // proof, no leaf; `bvs-verify public` checks it.
+    let hash = statement["statementHash"].as_str().unwrap();
+    let public = api.get(&format!("/api/v1/verify/{hash}"));
+    assert_eq!(public.status, 200, "{}", public.text);
+    assert_eq!(
+        public.body["data"]["kind"], "liabilities",
+        "{}",
+        public.text
+    );
+    assert_eq!(public.body["data"]["period"], period_text.as_str());
+    for secret in ["liab-", "salt", "ledgerId", "\"path\"", "seed"] {
+        assert!(!public.text.contains(secret), "{secret} in {}", public.text);
+    }
+    let answer_path = repo_root().join("target/liabilities-public.json");
+    std::fs::write(&answer_path, &public.text).unwrap();
+
     // The totals are derive's: positives owed, negatives owed to the vendor.
     let mut owed = Amount::ZERO;
     let mut due = Amount::ZERO;
@@ -177,6 +199,8 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         .or_else(|| key_reply.body["verifierKey"].as_str())
         .unwrap_or_else(|| panic!("no verifierKey: {}", key_reply.text))
         .to_owned();
+    let (ok, out) = cli(&["public", answer_path.to_str().unwrap(), "--key", &key]);
+    assert!(ok && out.contains("VERIFIED"), "{out}");
     let dir = repo_root().join("target/liabilities-proofs");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -214,9 +238,7 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         assert!(!ok, "{name}: the tampered proof verified: {out}");
         out
     };
-    let positive = (0..CUSTOMERS)
-        .find(|i| balances[*i].signum() > 0)
-        .unwrap();
+    let positive = (0..CUSTOMERS).find(|i| balances[*i].signum() > 0).unwrap();
     let doc = &docs[positive];
     let b = balances[positive].to_string();
     // A changed amount: the leaf says less than the balance.
@@ -250,9 +272,15 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     // Another customer's leaf handed out as this one's.
     let other = (0..CUSTOMERS)
         .find(|i| *i != positive && balances[*i] == balances[positive])
-        .map_or_else(|| docs[(positive + 4) % CUSTOMERS].clone(), |i| docs[i].clone());
+        .map_or_else(
+            || docs[(positive + 4) % CUSTOMERS].clone(),
+            |i| docs[i].clone(),
+        );
     let swapped = other.replacen(
-        &format!("\"customerId\":\"{}\"", customer((positive + 4) % CUSTOMERS)),
+        &format!(
+            "\"customerId\":\"{}\"",
+            customer((positive + 4) % CUSTOMERS)
+        ),
         &format!("\"customerId\":\"{}\"", customer(positive)),
         1,
     );

@@ -244,7 +244,7 @@ pub async fn run(app: &App, env: Env, shard: u32, id: &str) -> ApiResult<()> {
         };
         let step = match row.status.as_str() {
             "SNAPSHOT" => snapshot_page(app, &db, &row).await,
-            "BUILDING" => build_page(app, &db, &row).await,
+            "BUILDING" => build_page(app, log, &db, &row).await,
             _ => return Ok(()),
         };
         match step {
@@ -360,11 +360,16 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
 
 /// Phase 2: one page pushed through the builder, its nodes stored with the
 /// new state; or, with nothing left, the statement finished and QUEUED.
-async fn build_page(app: &App, db: &D1Database, row: &StatementRow) -> Result<Step, Stop> {
+async fn build_page(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    row: &StatementRow,
+) -> Result<Step, Stop> {
     let mut builder = builder_of(row)?;
     let page = store_l::page(db, &row.id, &row.build_cursor, BUILD_PAGE).await?;
     let Some(last) = page.last().map(|l| l.order_key.clone()) else {
-        return finish(app, db, row, &builder).await;
+        return finish(app, log, db, row, &builder).await;
     };
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
     let mut indexes: Vec<(&str, u64, Option<u64>)> = Vec::with_capacity(page.len());
@@ -417,6 +422,7 @@ async fn build_page(app: &App, db: &D1Database, row: &StatementRow) -> Result<St
 /// published one, QUEUED for the log.
 async fn finish(
     app: &App,
+    log: LogId,
     db: &D1Database,
     row: &StatementRow,
     builder: &StatementBuilder,
@@ -449,6 +455,17 @@ async fn finish(
         receivables_total: &rt,
         receivables_count: statement.receivables.leaf_count,
     };
+    // The public verify route finds the statement's shard by its hash (the
+    // proof-root index); recorded first, so a published statement always
+    // has its row (an orphan row of a failed batch names nothing).
+    store::roots::insert(
+        &app.control_db()?,
+        &item,
+        log.env.as_str(),
+        log.shard,
+        app.now_ms,
+    )
+    .await?;
     store::batch(db, vec![store_l::set_queued(db, &row.id, &f, app.now_ms)?]).await?;
     Ok(Step::Queued)
 }
@@ -614,4 +631,58 @@ pub async fn proof(
         }),
     };
     Ok(doc.to_json())
+}
+
+/// The public answer for a statement's hash (answer kind `liabilities`,
+/// docs/liabilities.md §9), or `None` when no published statement has it:
+/// the statement (totals, counts, roots; never a leaf, path, salt or
+/// ledger), when it was published, what it supersedes and what superseded
+/// it, and its inclusion proof into the latest signed head.
+///
+/// # Errors
+/// D1 errors.
+pub async fn public_answer(app: &App, root: &str) -> ApiResult<Option<String>> {
+    let Some(at) = super::shard::of_root(app, root).await? else {
+        return Ok(None);
+    };
+    let db = db(app, at)?;
+    let Some(row) = store_l::published_by_item(&db, root).await? else {
+        return Ok(None);
+    };
+    let internal = |what: &str| ApiError::internal(format!("liabilities {}: {what}", row.id));
+    let statement = row
+        .statement_json
+        .as_deref()
+        .ok_or_else(|| internal("no statement"))?;
+    let leaf_index = row.leaf_index.ok_or_else(|| internal("not in the log"))?;
+    let head = super::head_or_init(app, at).await?;
+    let proof = super::inclusion_proofs(&db, &[leaf_index], head.tree_size)
+        .await?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let key = LogKey::load(app, at)?;
+    let view = StatementView::of(&row);
+    let rest = serde_json::json!({
+        "kind": "liabilities",
+        "statementHash": row.item_hash,
+        "environment": view.environment,
+        "period": view.period,
+        "liabilities": view.liabilities,
+        "receivables": view.receivables,
+        "publishedAt": view.published_at,
+        "supersedes": view.supersedes,
+        "supersededBy": view.superseded_by,
+        "log": {
+            "hashScheme": HASH_SCHEME.name(),
+            "leafIndex": leaf_index,
+            "inclusionProof": proof.iter().map(|h| h.to_hex()).collect::<Vec<_>>(),
+            "treeHead": head.note,
+            "publicKey": key.verifier_key()?,
+        },
+    })
+    .to_string();
+    // The statement exactly as hashed, first.
+    let body = rest.strip_prefix('{').unwrap_or(&rest);
+    Ok(Some(format!("{{\"statement\":{statement},{body}")))
 }

@@ -258,7 +258,20 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
         kind,
         statements,
     };
-    let (answer, agreement) = prove::public_answer(app, root, &page, &origin(&req)?).await?;
+    let (answer, agreement) = match prove::public_answer(app, root, &page, &origin(&req)?).await {
+        Ok(found) => found,
+        // A liabilities statement's hash (issue 31, docs/liabilities.md §9).
+        Err(ApiError::NotFound(why)) => {
+            return match ledger::liabilities::public_answer(app, &root.to_hex()).await? {
+                Some(text) => http::raw_json(
+                    200,
+                    format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),
+                ),
+                None => Err(ApiError::NotFound(why)),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     match agreement {
         None => http::balance(200, &answer),
         Some(agreement) => http::balance(

@@ -64,6 +64,8 @@ const SELECT_LATEST_PUBLISHED: &str = select_statements!(
 const SELECT_OF_PERIOD: &str = select_statements!(
     "WHERE tenant_id = ?1 AND period = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
 );
+const SELECT_BY_ITEM: &str =
+    select_statements!("WHERE item_hash = ?1 AND status = 'PUBLISHED' LIMIT 1");
 const SELECT_COUNT: &str =
     "SELECT COUNT(*) AS n FROM liability_statements WHERE tenant_id = ?1 AND period = ?2";
 const SELECT_QUEUED: &str =
@@ -160,6 +162,7 @@ queries! {
         = first(SELECT_LATEST_PUBLISHED);
     pub fn of_period(tenant_id: &str, period: &str, limit: u64) -> Vec<StatementRow>
         = all(SELECT_OF_PERIOD);
+    pub fn published_by_item(item_hash: &str) -> Option<StatementRow> = first(SELECT_BY_ITEM);
     pub fn count_of_period(tenant_id: &str, period: &str) -> u64 = count(SELECT_COUNT);
     pub fn balances(tenant_id: &str, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
