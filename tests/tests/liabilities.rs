@@ -58,7 +58,7 @@ fn emit_all(k: &Keyed<'_>) {
     for chunk in items.chunks(100) {
         let r = k.batch(chunk);
         assert_eq!(r.status, 202, "{}", r.text);
-        let deltas = r.body["data"]["deltas"].as_array().unwrap();
+        let deltas = r.body["data"]["results"].as_array().unwrap();
         last.push(
             deltas.last().unwrap()["anchorId"]
                 .as_str()
