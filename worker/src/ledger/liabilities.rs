@@ -18,16 +18,16 @@
 //!   item hash and marks it `PUBLISHED`.
 
 use bvs_core::amount::Amount;
-use bvs_core::liabilities::proof::{LeafProof, LogEvidence, ProofDocument};
-use bvs_core::liabilities::statement::{ledger_id, Seed, Statement, StatementBuilder};
-use bvs_core::liabilities::tree::{path_addrs, NodeAddr};
-use bvs_core::liabilities::{SumNode, TreeKind};
-use bvs_core::log::HASH_SCHEME;
+use bvs_core::liabilities::statement::{ledger_id, Seed, StatementBuilder};
 use bvs_core::types::{Env, Period};
 use serde::Serialize;
 use worker::D1Database;
 
-use super::{db, meter, LogId, LogKey};
+mod proof;
+
+pub use proof::{proof, public_answer};
+
+use super::{db, meter, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
@@ -493,196 +493,4 @@ pub async fn sweep(app: &App, log: LogId) -> ApiResult<()> {
         ring(app, log, &s.id).await;
     }
     Ok(())
-}
-
-/// A customer's proof for the latest published statement of `period`
-/// (docs/liabilities.md "The proof document"), as JSON text: its leaf and
-/// path in each tree it is in, from the stored nodes in one read, and the
-/// statement's inclusion in the latest signed head.
-///
-/// # Errors
-/// 404 when the period has no published statement or the customer no
-/// leaf in it; D1 errors.
-pub async fn proof(
-    app: &App,
-    tenant_id: &str,
-    log: LogId,
-    customer_id: &str,
-    period: Period,
-) -> ApiResult<String> {
-    let db = db(app, log)?;
-    let row = store_l::latest_published(&db, tenant_id, &period.to_string())
-        .await?
-        .ok_or_else(|| {
-            ApiError::coded(
-                ErrorCode::RecordNotFound,
-                format!("No published liabilities statement for period {period}"),
-            )
-        })?;
-    let leaf = store_l::ledger_of(&db, &row.id, customer_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::coded(
-                ErrorCode::RecordNotFound,
-                format!(
-                    "customerId {customer_id} has no leaf in the {period} statement (no delta verified by its end)"
-                ),
-            )
-        })?;
-    let internal = |what: &str| ApiError::internal(format!("liabilities {}: {what}", row.id));
-    let json = row
-        .statement_json
-        .as_deref()
-        .ok_or_else(|| internal("no statement"))?;
-    let statement = Statement::from_json(
-        &bvs_core::json::parse(json).map_err(|e| internal(&format!("statement json: {e}")))?,
-    )
-    .map_err(|e| internal(&e.to_string()))?;
-    let builder = builder_of(&row).map_err(|_| internal("builder state"))?;
-    let balance = Amount::parse(&leaf.balance).map_err(|e| internal(&e.to_string()))?;
-    let l_index = leaf
-        .liabilities_index
-        .ok_or_else(|| internal("no leaf index"))?;
-    let mut addrs: Vec<(&'static str, u8, u64)> = Vec::new();
-    let mut plan = |kind: TreeKind, index: u64| -> ApiResult<()> {
-        for a in path_addrs(index, statement.tree(kind).leaf_count)
-            .map_err(|e| internal(&e.to_string()))?
-        {
-            addrs.push((kind.name(), a.level, a.index));
-        }
-        Ok(())
-    };
-    plan(TreeKind::Liabilities, l_index)?;
-    if let Some(r) = leaf.receivables_index {
-        plan(TreeKind::Receivables, r)?;
-    }
-    let leaf_index = row.leaf_index.ok_or_else(|| internal("not in the log"))?;
-    let results = store::batch(
-        &db,
-        vec![
-            store_l::nodes_statement(&db, &row.id, &addrs)?,
-            store::log::latest_head_statement(&db)?,
-        ],
-    )
-    .await?;
-    let nodes: Vec<store_l::NodeRow> = store::rows(&results, 0)?;
-    let head: store::log::HeadRow = store::rows::<store::log::HeadRow>(&results, 1)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| internal("no head"))?;
-    let mut stored = std::collections::BTreeMap::new();
-    for n in nodes {
-        let node = SumNode {
-            hash: store::parse_hash(&n.hash)?,
-            sum: Amount::parse(&n.sum).map_err(|e| internal(&e.to_string()))?,
-        };
-        stored.insert((n.tree, n.level, n.idx), node);
-    }
-    let ledger = ledger_id(tenant_id, customer_id);
-    let leaf_proof = |kind: TreeKind, index: u64, amount: Amount| -> ApiResult<LeafProof> {
-        LeafProof::from_stored(
-            builder.seed(),
-            kind,
-            &ledger,
-            amount,
-            index,
-            statement.tree(kind).leaf_count,
-            |a: NodeAddr| {
-                stored
-                    .get(&(kind.name().to_owned(), a.level, a.index))
-                    .copied()
-            },
-        )
-        .map_err(|e| internal(&e.to_string()))
-    };
-    let owed = if balance.signum() > 0 {
-        balance
-    } else {
-        Amount::ZERO
-    };
-    let liabilities = leaf_proof(TreeKind::Liabilities, l_index, owed)?;
-    let receivables = match leaf.receivables_index {
-        Some(r) => Some(leaf_proof(
-            TreeKind::Receivables,
-            r,
-            balance
-                .checked_neg()
-                .map_err(|e| internal(&e.to_string()))?,
-        )?),
-        None => None,
-    };
-    let proofs = super::inclusion_proofs(&db, &[leaf_index], head.tree_size).await?;
-    let inclusion_proof = proofs.into_iter().next().unwrap_or_default();
-    let key = LogKey::load(app, log)?;
-    let doc = ProofDocument {
-        statement_hash: statement.item_hash(),
-        statement,
-        customer_id: Some(customer_id.to_owned()),
-        ledger_id: ledger,
-        balance,
-        liabilities,
-        receivables,
-        log: Some(LogEvidence {
-            hash_scheme: HASH_SCHEME.name().to_string(),
-            tree_head: head.note,
-            public_key: key.verifier_key()?,
-            leaf_index,
-            inclusion_proof,
-        }),
-    };
-    Ok(doc.to_json())
-}
-
-/// The public answer for a statement's hash (answer kind `liabilities`,
-/// docs/liabilities.md §9), or `None` when no published statement has it:
-/// the statement (totals, counts, roots; never a leaf, path, salt or
-/// ledger), when it was published, what it supersedes and what superseded
-/// it, and its inclusion proof into the latest signed head.
-///
-/// # Errors
-/// D1 errors.
-pub async fn public_answer(app: &App, root: &str) -> ApiResult<Option<String>> {
-    let Some(at) = super::shard::of_root(app, root).await? else {
-        return Ok(None);
-    };
-    let db = db(app, at)?;
-    let Some(row) = store_l::published_by_item(&db, root).await? else {
-        return Ok(None);
-    };
-    let internal = |what: &str| ApiError::internal(format!("liabilities {}: {what}", row.id));
-    let statement = row
-        .statement_json
-        .as_deref()
-        .ok_or_else(|| internal("no statement"))?;
-    let leaf_index = row.leaf_index.ok_or_else(|| internal("not in the log"))?;
-    let head = super::head_or_init(app, at).await?;
-    let proof = super::inclusion_proofs(&db, &[leaf_index], head.tree_size)
-        .await?
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    let key = LogKey::load(app, at)?;
-    let view = StatementView::of(&row);
-    let rest = serde_json::json!({
-        "kind": "liabilities",
-        "statementHash": row.item_hash,
-        "environment": view.environment,
-        "period": view.period,
-        "liabilities": view.liabilities,
-        "receivables": view.receivables,
-        "publishedAt": view.published_at,
-        "supersedes": view.supersedes,
-        "supersededBy": view.superseded_by,
-        "log": {
-            "hashScheme": HASH_SCHEME.name(),
-            "leafIndex": leaf_index,
-            "inclusionProof": proof.iter().map(|h| h.to_hex()).collect::<Vec<_>>(),
-            "treeHead": head.note,
-            "publicKey": key.verifier_key()?,
-        },
-    })
-    .to_string();
-    // The statement exactly as hashed, first.
-    let body = rest.strip_prefix('{').unwrap_or(&rest);
-    Ok(Some(format!("{{\"statement\":{statement},{body}")))
 }

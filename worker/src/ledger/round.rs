@@ -232,30 +232,36 @@ pub fn writes(
             now,
         )?);
     }
-    if !plan.statements.is_empty() {
-        let marks: Vec<(&str, u64)> = plan
-            .statements
-            .iter()
-            .enumerate()
-            .map(|(i, st)| (st.id.as_str(), plan.statement_leaf(i)))
-            .collect();
-        let superseded: Vec<(&str, &str)> = plan
-            .statements
-            .iter()
-            .filter_map(|st| Some((st.supersedes.as_deref()?, st.item_hash.as_deref()?)))
-            .collect();
-        statements.extend(liabilities::mark_published_all(
-            db,
-            &marks,
-            &superseded,
-            head.tree_size,
-            now,
-        )?);
-    }
+    statements.extend(statement_marks(db, plan, head, now)?);
     if !outbox.is_empty() {
         statements.extend(events::insert(db, &outbox, now)?);
     }
     Ok(statements)
+}
+
+/// The round's liabilities statements PUBLISHED, and those they supersede
+/// marked so (issue 31).
+fn statement_marks(
+    db: &D1Database,
+    plan: &Plan,
+    head: &HeadRow,
+    now: u64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    if plan.statements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks: Vec<(&str, u64)> = plan
+        .statements
+        .iter()
+        .enumerate()
+        .map(|(i, st)| (st.id.as_str(), plan.statement_leaf(i)))
+        .collect();
+    let superseded: Vec<(&str, &str)> = plan
+        .statements
+        .iter()
+        .filter_map(|st| Some((st.supersedes.as_deref()?, st.item_hash.as_deref()?)))
+        .collect();
+    liabilities::mark_published_all(db, &marks, &superseded, head.tree_size, now)
 }
 
 /// `delta.verified`: the delta as it reads once this round commits.

@@ -260,16 +260,7 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
     };
     let (answer, agreement) = match prove::public_answer(app, root, &page, &origin(&req)?).await {
         Ok(found) => found,
-        // A liabilities statement's hash (issue 31, docs/liabilities.md §9).
-        Err(ApiError::NotFound(why)) => {
-            return match ledger::liabilities::public_answer(app, &root.to_hex()).await? {
-                Some(text) => http::raw_json(
-                    200,
-                    format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),
-                ),
-                None => Err(ApiError::NotFound(why)),
-            };
-        }
+        Err(ApiError::NotFound(why)) => return statement_answer(app, &root, why).await,
         Err(e) => return Err(e),
     };
     match agreement {
@@ -281,6 +272,18 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
                 agreement,
             },
         ),
+    }
+}
+
+/// A root no checkpoint, submission or receipt has: a liabilities
+/// statement's hash (issue 31, docs/liabilities.md §9), or the 404.
+async fn statement_answer(app: &App, root: &Hash32, why: String) -> ApiResult<Response> {
+    match ledger::liabilities::public_answer(app, &root.to_hex()).await? {
+        Some(text) => http::raw_json(
+            200,
+            format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),
+        ),
+        None => Err(ApiError::NotFound(why)),
     }
 }
 
