@@ -95,6 +95,7 @@ pub enum RouteId {
     LiabilitiesList,
     LiabilitiesGet,
     LiabilitiesProof,
+    DevLiabilitiesSeed,
 }
 
 pub struct Route {
@@ -161,6 +162,7 @@ impl RouteId {
                 | RouteId::DevLogGrow
                 | RouteId::DevLogLeaf
                 | RouteId::DevRetention
+                | RouteId::DevLiabilitiesSeed
         )
     }
 }
@@ -270,6 +272,7 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
             routes::tiles::tile(app, params.get("name")?, params.get("tile")?).await
         }
         RouteId::LiabilitiesCreate => routes::liabilities::create(app, req).await,
+        RouteId::DevLiabilitiesSeed => routes::dev::liabilities_seed(app, req).await,
         RouteId::LiabilitiesList => routes::liabilities::list(app, req).await,
         RouteId::LiabilitiesGet => routes::liabilities::get(app, req, params.get("id")?).await,
         RouteId::LiabilitiesProof => {

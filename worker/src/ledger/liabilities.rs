@@ -213,6 +213,30 @@ pub async fn of_period(
     .await
 }
 
+/// DEV_MODE benchmark fixture: `n` ledgers of the tenant with a balance
+/// at the end of `period` (no deltas), so a statement of 100,000 ledgers
+/// can be built without emitting 100,000 deltas first.
+///
+/// # Errors
+/// D1 errors.
+pub async fn seed_bench(
+    app: &App,
+    tenant_id: &str,
+    log: LogId,
+    period: Period,
+    n: u64,
+) -> ApiResult<()> {
+    app.require_dev_mode()?;
+    store_l::seed_bench(
+        &db(app, log)?,
+        tenant_id,
+        &period.to_string(),
+        n,
+        app.now_ms,
+    )
+    .await
+}
+
 /// Sends the job's next message. A lost one only delays: the cron rings
 /// stalled statements again.
 pub async fn ring(app: &App, log: LogId, id: &str) {

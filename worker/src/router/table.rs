@@ -399,4 +399,9 @@ pub const ROUTES: &[Route] = &[
         pattern: "/api/v1/balance/customers/:customerId/liabilities-proof",
         id: RouteId::LiabilitiesProof,
     },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/liabilities/seed",
+        id: RouteId::DevLiabilitiesSeed,
+    },
 ];

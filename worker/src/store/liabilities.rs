@@ -134,6 +134,40 @@ const SELECT_NODES_SET: &str = "SELECT n.tree AS tree, n.level AS level, n.idx A
      ON n.statement_id = ?1 AND n.tree = json_extract(j.value, '$[0]') \
      AND n.level = json_extract(j.value, '$[1]') AND n.idx = json_extract(j.value, '$[2]')";
 
+/// DEV_MODE benchmark fixture: `?3` ledgers `bench-<i>` of tenant `?1`
+/// with a window in period `?2` whose balance is a spread of positive,
+/// zero and negative whole amounts (about one in five negative).
+const SEED_LEDGERS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3) \
+     INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, verified_count, computed_balance, created_at) \
+     SELECT ?1, printf('bench-%07d', i), 'bench', 1, CAST(((i * 7919) % 100000) - 20000 AS TEXT), ?4 FROM n";
+const SEED_WINDOWS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3) \
+     INSERT OR IGNORE INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, \
+     balance_before, balance_after, first_verified_at, last_verified_at) \
+     SELECT ?1, printf('bench-%07d', i), ?2, 1, 1, '0', CAST(((i * 7919) % 100000) - 20000 AS TEXT), ?4, ?4 FROM n";
+
+/// Seeds `n` ledgers with a window in `period` (DEV_MODE benchmark).
+///
+/// # Errors
+/// D1 errors.
+pub async fn seed_bench(
+    db: &D1Database,
+    tenant_id: &str,
+    period: &str,
+    n: u64,
+    now_ms: u64,
+) -> ApiResult<()> {
+    let args = args![tenant_id, period, n, now_ms];
+    super::batch(
+        db,
+        vec![
+            stmt(db, SEED_LEDGERS, &args)?,
+            stmt(db, SEED_WINDOWS, &args)?,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
 /// A new statement in phase 1.
 ///
 /// # Errors
