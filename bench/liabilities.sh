@@ -9,4 +9,5 @@ cd "$ROOT"
 scripts/build-worker.sh
 export BVS_TEST_STATE="$ROOT/target/bench-state"
 rm -rf "$BVS_TEST_STATE/bench-liabilities-"*
-cargo run -p bvs-tests --release --quiet --bin bench-liabilities
+# Debug client: the time measured is the worker's, not the client's.
+cargo run -p bvs-tests --quiet --bin bench-liabilities
