@@ -50,9 +50,31 @@ fn main() {
     assert_eq!(r.status, 202, "{}", r.text);
     let id = r.body["data"]["id"].as_str().unwrap().to_owned();
     let mut built_at = None;
+    // A patient client: a status read waits behind the job's pages on a
+    // loaded `wrangler dev` (one local isolate).
+    let patient = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let status_url = format!("{}/api/v1/liabilities/{id}", server.base_url);
     let s = eventually(Duration::from_secs(3600), "the statement published", || {
-        let r = k.get(&format!("/api/v1/liabilities/{id}"));
-        let s = r.body["data"].clone();
+        std::thread::sleep(Duration::from_secs(2));
+        let Ok(r) = patient
+            .get(&status_url)
+            .header("X-Api-Key", &t.test_key)
+            .send()
+        else {
+            return None;
+        };
+        let body: serde_json::Value = r.json().ok()?;
+        let s = body["data"].clone();
+        eprintln!(
+            "{:>6.1} s  {} snapshotted {} built {}",
+            started.elapsed().as_secs_f64(),
+            s["status"],
+            s["ledgersSnapshotted"],
+            s["ledgersBuilt"]
+        );
         assert_ne!(s["status"], "failed", "{s}");
         if built_at.is_none() && (s["status"] == "queued" || s["status"] == "published") {
             built_at = Some(started.elapsed());
