@@ -396,7 +396,7 @@ async fn build_page(
         return finish(app, log, db, row, &builder).await;
     };
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
-    let mut indexes: Vec<(&str, u64, Option<u64>)> = Vec::with_capacity(page.len());
+    let mut indexes: Vec<(&str, &str, &str, u64, Option<u64>)> = Vec::with_capacity(page.len());
     for l in &page {
         let ledger = ledger_id(&row.tenant_id, &l.customer_id);
         let balance = Amount::parse(&l.balance)
@@ -415,6 +415,8 @@ async fn build_page(
         }
         indexes.push((
             l.order_key.as_str(),
+            l.customer_id.as_str(),
+            l.balance.as_str(),
             placed.liabilities_index,
             placed.receivables_index,
         ));
