@@ -133,9 +133,12 @@ const MARK_SUPERSEDED_SET: &str = "UPDATE liability_statements SET superseded_by
      json_extract(j.value, '$[1]') FROM json_each(?1) AS j \
      WHERE liability_statements.item_hash = json_extract(j.value, '$[0]')";
 const SELECT_LEDGER_OF: &str = select_ledgers!("WHERE statement_id = ?1 AND customer_id = ?2");
-/// The nodes a proof needs (`?2`: `[tree, level, idx]` each).
+/// The nodes a proof needs (`?2`: `[tree, level, idx]` each). `CROSS
+/// JOIN` keeps the set the outer loop (SQLite does not reorder it): one
+/// primary-key lookup per node, not a scan of the statement's nodes per
+/// set row (14 s a proof at 100,000 ledgers).
 const SELECT_NODES_SET: &str = "SELECT n.tree AS tree, n.level AS level, n.idx AS idx, \
-     n.hash AS hash, n.sum AS sum FROM json_each(?2) AS j JOIN liability_nodes n \
+     n.hash AS hash, n.sum AS sum FROM json_each(?2) AS j CROSS JOIN liability_nodes n \
      ON n.statement_id = ?1 AND n.tree = json_extract(j.value, '$[0]') \
      AND n.level = json_extract(j.value, '$[1]') AND n.idx = json_extract(j.value, '$[2]')";
 
