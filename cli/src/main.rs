@@ -285,6 +285,14 @@ fn public_report(
         .iter()
         .map(|f| read(f))
         .collect::<Result<Vec<_>, _>>()?;
+    // A liabilities statement's answer (docs/liabilities.md §9): one page.
+    if let [text] = texts.as_slice() {
+        if bvs_core::liabilities::proof::is_statement_answer(text) {
+            return Ok(bvs_core::liabilities::proof::verify_statement_answer_json(
+                text, key,
+            ));
+        }
+    }
     let pages: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut report = verify::verify_public_answer(&pages, args.root.as_deref(), key);
     if let Some(first) = texts.first() {

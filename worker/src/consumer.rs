@@ -143,6 +143,9 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
         }
         Job::Sequence { .. } => Ok(()),
         Job::Mail { id } => crate::auth::mailer::process(app, id).await,
+        Job::Liabilities { env, shard, id } => {
+            ledger::liabilities::run(app, *env, *shard, id).await
+        }
         Job::Deliver { delivery_id } => {
             webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
                 .await?;

@@ -28,6 +28,11 @@ pub async fn run(app: &App, cron: &str) {
             for log in crate::ledger::shard::all(app) {
                 sweep_backfill(app, log).await;
             }
+            for log in crate::ledger::shard::all(app) {
+                if let Err(e) = crate::ledger::liabilities::sweep(app, log).await {
+                    worker::console_error!("sweep liabilities {}: {e:?}", log.path_name());
+                }
+            }
             if let Err(e) = sweep_idempotency(app).await {
                 worker::console_error!("sweep idempotency keys: {e:?}");
             }

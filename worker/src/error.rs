@@ -58,6 +58,7 @@ pub enum ErrorCode {
     StatementLimitReached,
     KeyAlreadyRegistered,
     VerificationBacklog,
+    PeriodNotClosed,
 }
 
 impl ErrorCode {
@@ -96,6 +97,7 @@ impl ErrorCode {
         Self::StatementLimitReached,
         Self::KeyAlreadyRegistered,
         Self::VerificationBacklog,
+        Self::PeriodNotClosed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -132,6 +134,7 @@ impl ErrorCode {
             Self::StatementLimitReached => "statement_limit_reached",
             Self::KeyAlreadyRegistered => "key_already_registered",
             Self::VerificationBacklog => "verification_backlog",
+            Self::PeriodNotClosed => "period_not_closed",
         }
     }
 
@@ -157,7 +160,8 @@ impl ErrorCode {
             Self::IdempotencyKeyReused
             | Self::Conflict
             | Self::StatementLimitReached
-            | Self::KeyAlreadyRegistered => 409,
+            | Self::KeyAlreadyRegistered
+            | Self::PeriodNotClosed => 409,
             Self::PayloadTooLarge => 413,
             Self::InvitationInvalid => 410,
             Self::Unprocessable | Self::StatementRejected => 422,

@@ -36,4 +36,9 @@ pub enum Job {
     /// after a head commits; submits the latest head to the witnesses.
     /// Carries no data; the log and the witness state are the truth.
     Cosign { env: Env, shard: u32 },
+    /// A liabilities statement's next pages (issue 31,
+    /// `ledger::liabilities::run`): in shard `shard` of `env`. Carries only
+    /// the id; the statement row is the truth, and each page is guarded, so
+    /// a second message is harmless.
+    Liabilities { env: Env, shard: u32, id: String },
 }

@@ -93,6 +93,11 @@ pub enum RouteId {
     TilesTile,
     LogWitnesses,
     DevWitnessFork,
+    LiabilitiesCreate,
+    LiabilitiesList,
+    LiabilitiesGet,
+    LiabilitiesProof,
+    DevLiabilitiesSeed,
 }
 
 pub struct Route {
@@ -161,6 +166,7 @@ impl RouteId {
                 | RouteId::DevLogLeaf
                 | RouteId::DevRetention
                 | RouteId::DevWitnessFork
+                | RouteId::DevLiabilitiesSeed
         )
     }
 }
@@ -270,6 +276,13 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::TilesCheckpoint => routes::tiles::checkpoint(app, params.get("name")?).await,
         RouteId::TilesTile => {
             routes::tiles::tile(app, params.get("name")?, params.get("tile")?).await
+        }
+        RouteId::LiabilitiesCreate => routes::liabilities::create(app, req).await,
+        RouteId::DevLiabilitiesSeed => routes::dev::liabilities_seed(app, req).await,
+        RouteId::LiabilitiesList => routes::liabilities::list(app, req).await,
+        RouteId::LiabilitiesGet => routes::liabilities::get(app, req, params.get("id")?).await,
+        RouteId::LiabilitiesProof => {
+            routes::liabilities::proof(app, req, params.get("customerId")?).await
         }
     }
 }

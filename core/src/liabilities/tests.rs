@@ -643,3 +643,44 @@ fn a_ledger_that_would_take_a_total_past_the_bound_changes_neither_tree() {
     assert_eq!(s.liabilities.total, max);
     assert_eq!(s.receivables.total, amount("1"));
 }
+
+/// Public verify's answer for a statement (part B, docs/liabilities.md §9)
+/// as the worker writes it: the statement first, then its hash and log.
+fn statement_answer(s: &sample::Sample, hash: &str) -> String {
+    let log = s.customers[0].document.log.clone().unwrap();
+    let proof: Vec<String> = log
+        .inclusion_proof
+        .iter()
+        .map(|h| format!("\"{}\"", h.to_hex()))
+        .collect();
+    format!(
+        "{{\"success\":true,\"statusCode\":200,\"data\":{{\"statement\":{},\"kind\":\"liabilities\",\
+         \"statementHash\":\"{hash}\",\"log\":{{\"hashScheme\":{},\"leafIndex\":{},\
+         \"inclusionProof\":[{}],\"treeHead\":{},\"publicKey\":{}}}}}}}",
+        s.statement.canonical_json(),
+        crate::json::quoted(&log.hash_scheme),
+        log.leaf_index,
+        proof.join(","),
+        crate::json::quoted(&log.tree_head),
+        crate::json::quoted(&log.public_key),
+    )
+}
+
+#[test]
+fn a_statement_answer_verifies_and_a_wrong_hash_or_key_fails() {
+    let s = sample();
+    let hash = s.statement.item_hash().to_hex();
+    let text = statement_answer(&s, &hash);
+    assert!(proof::is_statement_answer(&text));
+    let report = proof::verify_statement_answer_json(&text, Some(&s.public_key));
+    assert!(report.ok, "{report:?}");
+    assert!(report.checks.iter().any(|c| c.name == "summary"));
+    let wrong = statement_answer(&s, &"0".repeat(64));
+    assert!(!proof::verify_statement_answer_json(&wrong, Some(&s.public_key)).ok);
+    let other_key = "other+00000000+AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    assert!(!proof::verify_statement_answer_json(&text, Some(other_key)).ok);
+    // A customer's proof document is not a statement answer.
+    assert!(!proof::is_statement_answer(
+        &s.customers[0].document.to_json()
+    ));
+}

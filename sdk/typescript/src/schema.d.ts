@@ -1157,6 +1157,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/liabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A period's liabilities statements, newest first */
+        get: operations["listLiabilitiesStatements"];
+        put?: never;
+        /**
+         * Start a liabilities statement for a closed period
+         * @description 202 with the statement being built (a new one, or the one already being built for the period). The period must be over (409 `period_not_closed`); `environment` must be the API key's. Built by a resumable job; a new statement of a period whose last one is published supersedes it (both stay in the log).
+         */
+        post: operations["createLiabilitiesStatement"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/liabilities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A liabilities statement */
+        get: operations["getLiabilitiesStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/balance/customers/{customerId}/liabilities-proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's proof that its balance is counted in the period's liabilities statement
+         * @description The proof document for the period's latest published statement: the customer's leaf and sibling (hash, sum) path in each tree it is in, the statement, and the statement's inclusion proof into the latest signed tree head. Check it with `bvs-verify liabilities <proof.json> --key <verifierKey>`.
+         */
+        get: operations["getLiabilitiesProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -2700,6 +2758,44 @@ export interface components {
         };
         LogWitnessesList: {
             logs: components["schemas"]["LogWitnesses"][];
+        };
+        /** @description A liabilities statement's progress and, once built, what it states. Never the seed, the leaves or the nodes. */
+        LiabilitiesStatement: {
+            id: string;
+            /** @enum {unknown} */
+            environment: "sandbox" | "production";
+            period: string;
+            /** @enum {unknown} */
+            status: "snapshot" | "building" | "queued" | "published" | "failed";
+            ledgersSnapshotted: number;
+            ledgersBuilt: number;
+            statementHash?: string | null;
+            supersedes?: string | null;
+            supersededBy?: string | null;
+            liabilities?: {
+                total: string;
+                leafCount: number;
+            } | null;
+            receivables?: {
+                total: string;
+                leafCount: number;
+            } | null;
+            leafIndex?: number | null;
+            treeSize?: number | null;
+            createdAt: string;
+            publishedAt?: string | null;
+            failure?: string | null;
+        };
+        /** @description A customer's proof document (docs/liabilities.md section 8), checked by `bvs-verify liabilities`. */
+        LiabilitiesProof: {
+            /** @constant */
+            scheme: "bvs-liabilities-v1";
+            statement: Record<string, never>;
+            statementHash: string;
+            customer: Record<string, never>;
+            liabilities: Record<string, never>;
+            receivables?: Record<string, never> | null;
+            log?: Record<string, never> | null;
         };
     };
     responses: {
@@ -5227,6 +5323,159 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listLiabilitiesStatements: {
+        parameters: {
+            query: {
+                period: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: {
+                            statements: components["schemas"]["LiabilitiesStatement"][];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createLiabilitiesStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {unknown} */
+                    environment: "sandbox" | "production";
+                    period: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 202;
+                        data: components["schemas"]["LiabilitiesStatement"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLiabilitiesStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["LiabilitiesStatement"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLiabilitiesProof: {
+        parameters: {
+            query: {
+                period: string;
+            };
+            header?: never;
+            path: {
+                customerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["LiabilitiesProof"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

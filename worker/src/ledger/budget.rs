@@ -155,8 +155,9 @@ pub fn round_cost(items: &[ItemCost]) -> RoundCost {
         + sets(l, l * LEDGER_JSON, LEDGER_JSON)
         + sets(l, l * WINDOW_JSON, WINDOW_JSON)
         + sets(t, t * WINDOW_JSON, WINDOW_JSON)
-        // Facts' and checkpoints' marks: a set each.
-        + 2 * sets(others, others * MARK_JSON, MARK_JSON)
+        // Facts', checkpoints' and liabilities statements' marks (and the
+        // statements they supersede): a set each.
+        + 4 * sets(others, others * MARK_JSON, MARK_JSON)
         + sets(events.len(), events.iter().sum(), largest_event);
     let roots = sets(deltas, deltas * ROOT_JSON, ROOT_JSON);
     let largest_row_bytes = events

@@ -12,6 +12,7 @@ pub mod derive;
 pub mod doorbell;
 pub mod facts;
 pub mod heads;
+pub mod liabilities;
 pub mod meter;
 pub mod pinpoint;
 pub mod prove;

@@ -25,6 +25,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::facts::{self, FactRow};
+use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{self as log_store, HeadRow};
 use crate::store::{self, rows};
 
@@ -41,6 +42,8 @@ pub enum Item {
     Delta(DeltaRow),
     Fact(FactRow),
     Checkpoint(CheckpointRow),
+    /// A liabilities statement (issue 31): its item hash.
+    Statement(StatementRow),
 }
 
 impl Item {
@@ -49,6 +52,7 @@ impl Item {
             Item::Delta(d) => format!("delta:{}", d.anchor_id),
             Item::Fact(f) => format!("fact:{}:{}", f.tenant_id, f.content_hash),
             Item::Checkpoint(c) => format!("checkpoint:{}", c.id),
+            Item::Statement(s) => format!("liabilities:{}", s.id),
         }
     }
 
@@ -57,6 +61,7 @@ impl Item {
             Item::Delta(d) => &d.tenant_id,
             Item::Fact(f) => &f.tenant_id,
             Item::Checkpoint(c) => &c.tenant_id,
+            Item::Statement(s) => &s.tenant_id,
         }
     }
 
@@ -72,7 +77,7 @@ impl Item {
                     event_bytes: Some(budget::EVENT_FIXED_BYTES + free),
                 }
             }
-            Item::Fact(_) => ItemCost {
+            Item::Fact(_) | Item::Statement(_) => ItemCost {
                 ledger: None,
                 tenant: None,
                 event_bytes: None,
@@ -103,7 +108,7 @@ pub struct Snapshot {
 }
 
 /// Queries [`read`] makes (one batch).
-pub const READ_QUERIES: usize = 6;
+pub const READ_QUERIES: usize = 7;
 
 /// Reads the head and the queued items after the tenant `cursor` (see the
 /// module docs), leaving out those `skip` names (set aside by this run).
@@ -131,6 +136,7 @@ pub async fn read(db: &D1Database, cursor: &str, skip: &BTreeSet<String>) -> Api
             deltas::queued_fair_statement(db, cursor, FAIR_TENANTS, FAIR_PER_TENANT, first)?,
             facts::queued_statement(db, others)?,
             checkpoints::queued_statement(db, others)?,
+            liabilities::queued_statement(db, others)?,
         ],
     )
     .await?;
@@ -154,10 +160,14 @@ pub async fn read(db: &D1Database, cursor: &str, skip: &BTreeSet<String>) -> Api
     let checkpoints = rows::<CheckpointRow>(&results, 5)?
         .into_iter()
         .map(Item::Checkpoint);
+    let statements = rows::<StatementRow>(&results, 6)?
+        .into_iter()
+        .map(Item::Statement);
     let deltas = rows::<DeltaRow>(&results, 3)?.into_iter().map(Item::Delta);
     let items = facts
         .take(OTHER_ITEMS_MAX as usize + skip.len())
         .chain(checkpoints)
+        .chain(statements)
         .chain(deltas)
         .filter(|i| !skip.contains(&i.key()))
         .collect();

@@ -19,6 +19,7 @@ use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
+use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{HeadRow, NewLeaf};
 use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
@@ -44,6 +45,8 @@ pub struct Plan {
     pub deltas: Vec<DeltaRow>,
     pub facts: Vec<FactRow>,
     pub checkpoints: Vec<CheckpointRow>,
+    /// Liabilities statements (issue 31), after the checkpoints.
+    pub statements: Vec<StatementRow>,
 }
 
 impl Plan {
@@ -53,19 +56,22 @@ impl Plan {
             deltas: Vec::new(),
             facts: Vec::new(),
             checkpoints: Vec::new(),
+            statements: Vec::new(),
         };
         for item in items {
             match item {
                 Item::Delta(d) => plan.deltas.push(d.clone()),
                 Item::Fact(f) => plan.facts.push(f.clone()),
                 Item::Checkpoint(c) => plan.checkpoints.push(c.clone()),
+                Item::Statement(st) => plan.statements.push(st.clone()),
             }
         }
         plan
     }
 
     pub fn len(&self) -> u64 {
-        (self.deltas.len() + self.facts.len() + self.checkpoints.len()) as u64
+        (self.deltas.len() + self.facts.len() + self.checkpoints.len() + self.statements.len())
+            as u64
     }
 
     /// The plan holds an item poisoned by the DEV_MODE fault injection
@@ -100,6 +106,10 @@ impl Plan {
         self.old_size + (self.deltas.len() + self.facts.len() + i) as u64
     }
 
+    fn statement_leaf(&self, i: usize) -> u64 {
+        self.old_size + (self.deltas.len() + self.facts.len() + self.checkpoints.len() + i) as u64
+    }
+
     pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
         let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
             Ok((d.item_hash, "delta", &d.anchor_id, &d.tenant_id))
@@ -114,9 +124,19 @@ impl Plan {
             .map(|c| -> ApiResult<LeafParts<'_>> {
                 Ok((c.merkle_root, "checkpoint", &c.id, &c.tenant_id))
             });
+        let statements = self
+            .statements
+            .iter()
+            .map(|st| -> ApiResult<LeafParts<'_>> {
+                let item = st.item_hash.as_deref().ok_or_else(|| {
+                    crate::error::ApiError::internal(format!("statement {} has no item", st.id))
+                })?;
+                Ok((parse_hash(item)?, "liabilities", &st.id, &st.tenant_id))
+            });
         deltas
             .chain(facts)
             .chain(checkpoints)
+            .chain(statements)
             .enumerate()
             .map(|(i, item)| {
                 let (item_hash, kind, ref_id, tenant_id) = item?;
@@ -212,10 +232,36 @@ pub fn writes(
             now,
         )?);
     }
+    statements.extend(statement_marks(db, plan, head, now)?);
     if !outbox.is_empty() {
         statements.extend(events::insert(db, &outbox, now)?);
     }
     Ok(statements)
+}
+
+/// The round's liabilities statements PUBLISHED, and those they supersede
+/// marked so (issue 31).
+fn statement_marks(
+    db: &D1Database,
+    plan: &Plan,
+    head: &HeadRow,
+    now: u64,
+) -> ApiResult<Vec<D1PreparedStatement>> {
+    if plan.statements.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks: Vec<(&str, u64)> = plan
+        .statements
+        .iter()
+        .enumerate()
+        .map(|(i, st)| (st.id.as_str(), plan.statement_leaf(i)))
+        .collect();
+    let superseded: Vec<(&str, &str)> = plan
+        .statements
+        .iter()
+        .filter_map(|st| Some((st.supersedes.as_deref()?, st.item_hash.as_deref()?)))
+        .collect();
+    liabilities::mark_published_all(db, &marks, &superseded, head.tree_size, now)
 }
 
 /// `delta.verified`: the delta as it reads once this round commits.

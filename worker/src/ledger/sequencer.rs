@@ -484,5 +484,10 @@ fn mark_failed(
                 events::insert_if_failed(db, &event, FailedItem::Checkpoint(&c.id), now)?,
             ]
         }
+        // A statement that can never be appended ends FAILED with why; the
+        // vendor sees it on GET /api/v1/liabilities/{id} (no event yet).
+        Item::Statement(st) => vec![crate::store::liabilities::mark_failed(
+            db, &st.id, message, now,
+        )?],
     })
 }

@@ -390,4 +390,30 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/witness/fork",
         id: RouteId::DevWitnessFork,
     },
+    // Issue 31: liabilities statements (docs/liabilities.md).
+    Route {
+        method: Method::Post,
+        pattern: "/api/v1/liabilities",
+        id: RouteId::LiabilitiesCreate,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/liabilities",
+        id: RouteId::LiabilitiesList,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/liabilities/:id",
+        id: RouteId::LiabilitiesGet,
+    },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/balance/customers/:customerId/liabilities-proof",
+        id: RouteId::LiabilitiesProof,
+    },
+    Route {
+        method: Method::Post,
+        pattern: "/dev/liabilities/seed",
+        id: RouteId::DevLiabilitiesSeed,
+    },
 ];

@@ -161,3 +161,32 @@ pub async fn retention(app: &App, mut req: worker::Request) -> ApiResult<Respons
     let report = crate::retention::purge(app, time, rows_max).await?;
     http::dashboard(200, &report, None)
 }
+
+/// Ledgers one seed request makes at most (`POST /dev/liabilities/seed`).
+pub const LIABILITIES_SEED_MAX: u64 = 200_000;
+
+/// `POST /dev/liabilities/seed` `{n, period}` (DEV_MODE, loopback, API
+/// key): `n` ledgers `bench-<i>` with a balance at the end of `period`,
+/// the liabilities benchmark's fixture (bench/README.md).
+pub async fn liabilities_seed(app: &App, mut req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let ctx = crate::auth::authenticate_api_key(app, &req).await?;
+    let f = Fields::read(&mut req).await?;
+    let n = f
+        .raw("n")
+        .and_then(|t| t.parse::<u64>().ok())
+        .filter(|n| (1..=LIABILITIES_SEED_MAX).contains(n))
+        .ok_or_else(|| {
+            ApiError::field(
+                "n",
+                format!("must be a whole number from 1 to {LIABILITIES_SEED_MAX}"),
+            )
+        })?;
+    let period = f
+        .raw("period")
+        .map(|p| p.trim_matches('"').to_owned())
+        .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
+    let period = bvs_core::types::Period::parse(&period).map_err(ApiError::from)?;
+    crate::ledger::liabilities::seed_bench(app, &ctx.tenant_id, ctx.log(), period, n).await?;
+    http::dashboard(200, &serde_json::json!({ "seeded": n }), None)
+}

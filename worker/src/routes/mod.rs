@@ -10,6 +10,7 @@ pub mod health;
 pub mod idempotent;
 pub mod insights;
 pub mod ledgers;
+pub mod liabilities;
 pub mod logs;
 pub mod mail;
 pub mod openapi;

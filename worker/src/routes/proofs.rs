@@ -262,7 +262,11 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
         statements,
     };
     let (answer, agreement, witnessed) =
-        prove::public_answer(app, root, &page, &origin(&req)?).await?;
+        match prove::public_answer(app, root, &page, &origin(&req)?).await {
+            Ok(found) => found,
+            Err(ApiError::NotFound(why)) => return statement_answer(app, &root, why).await,
+            Err(e) => return Err(e),
+        };
     let mut body = match agreement {
         None => serde_json::to_value(&answer),
         Some(agreement) => serde_json::to_value(&WithAgreement {
@@ -275,6 +279,18 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
     // verification.treeHead (issue 28).
     body["verification"]["witnessed"] = json!(witnessed);
     http::balance(200, &body)
+}
+
+/// A root no checkpoint, submission or receipt has: a liabilities
+/// statement's hash (issue 31, docs/liabilities.md §9), or the 404.
+async fn statement_answer(app: &App, root: &Hash32, why: String) -> ApiResult<Response> {
+    match ledger::liabilities::public_answer(app, &root.to_hex()).await? {
+        Some(text) => http::raw_json(
+            200,
+            format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),
+        ),
+        None => Err(ApiError::NotFound(why)),
+    }
 }
 
 /// The whole-number query parameter `name`, from `min` to `max`.

@@ -25,6 +25,7 @@ pub mod facts;
 pub mod idempotency;
 pub mod keys;
 pub mod ledgers;
+pub mod liabilities;
 pub mod log;
 pub mod lookup;
 pub mod mail;

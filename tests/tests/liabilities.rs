@@ -1,0 +1,307 @@
+//! Proof of liabilities through the service (issue 31 part B,
+//! docs/liabilities.md §9): a tenant with 200 customers (positive, zero
+//! and negative balances) gets a statement of the closed month from the
+//! cron, it is published in the log, every customer's proof verifies with
+//! `bvs-verify liabilities`, the total is the sum of derive's positive
+//! balances, tampered documents fail, and the statement's answer shows no
+//! leaf.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use bvs_core::amount::Amount;
+use bvs_core::types::Period;
+use bvs_tests::client::{api, Keyed};
+use bvs_tests::cron::{now_ms, sweep};
+use bvs_tests::tenant::new_tenant_on_plan;
+use bvs_tests::{bvs_verify_bin, eventually, repo_root};
+use serde_json::{json, Value};
+
+const CUSTOMERS: usize = 200;
+
+/// Customer `i`'s deltas in cents: positive, zero (credited then spent)
+/// or negative (owes the vendor).
+fn deltas_of(i: usize) -> Vec<i64> {
+    let base = i64::try_from(i).unwrap() * 137 + 1;
+    match i % 4 {
+        0 => vec![base, -base],
+        1 => vec![base, -(2 * base) - 5],
+        _ => vec![base * 3, -(base / 2)],
+    }
+}
+
+fn cents(c: i64) -> String {
+    let sign = if c < 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", c.abs() / 100, c.abs() % 100)
+}
+
+fn customer(i: usize) -> String {
+    format!("liab-{i:03}")
+}
+
+/// Every customer's deltas, in batches, each waited on until verified.
+fn emit_all(k: &Keyed<'_>) {
+    let mut items = Vec::new();
+    for round in 0..2 {
+        for i in 0..CUSTOMERS {
+            let d = deltas_of(i)[round];
+            items.push(json!({
+                "customerId": customer(i),
+                "delta": serde_json::from_str::<Value>(&cents(d)).unwrap(),
+                "reason": "liabilities test",
+            }));
+        }
+    }
+    let mut last = Vec::new();
+    for chunk in items.chunks(100) {
+        let r = k.batch(chunk);
+        assert_eq!(r.status, 202, "{}", r.text);
+        let deltas = r.body["data"]["results"].as_array().unwrap();
+        last.push(
+            deltas.last().unwrap()["anchorId"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    for a in last {
+        k.wait_anchored(&a);
+    }
+}
+
+fn post_statement(k: &Keyed<'_>, body: &Value) -> bvs_tests::client::Reply {
+    k.post("/api/v1/liabilities", body)
+}
+
+/// `bvs-verify`, built once for the binary (each `bvs_verify_bin` call
+/// runs cargo).
+fn cli_path() -> &'static std::path::PathBuf {
+    static CLI: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    CLI.get_or_init(bvs_verify_bin)
+}
+
+fn cli(args: &[&str]) -> (bool, String) {
+    let out = Command::new(cli_path())
+        .args(args)
+        .output()
+        .expect("bvs-verify runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn verify_file(path: &Path, key: &str, balance: Option<&str>) -> (bool, String) {
+    let p = path.to_str().unwrap();
+    match balance {
+        Some(b) => cli(&["liabilities", p, "--key", key, "--balance", b]),
+        None => cli(&["liabilities", p, "--key", key]),
+    }
+}
+
+#[test]
+fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    emit_all(&k);
+
+    let now = now_ms();
+    let period = Period::containing(i64::try_from(now).unwrap());
+    let period_text = period.to_string();
+
+    // The month is not over: no statement yet; a wrong environment or
+    // period is a 400 naming the field.
+    let open = post_statement(
+        &k,
+        &json!({"environment": "sandbox", "period": period_text}),
+    );
+    assert_eq!(open.status, 409, "{}", open.text);
+    assert_eq!(open.body["code"], "period_not_closed", "{}", open.text);
+    let wrong = post_statement(
+        &k,
+        &json!({"environment": "production", "period": "2020-13"}),
+    );
+    assert_eq!(wrong.status, 400, "{}", wrong.text);
+    assert!(wrong.text.contains("environment"), "{}", wrong.text);
+    assert!(wrong.text.contains("period"), "{}", wrong.text);
+
+    // The cron, a minute into next month, starts the closed month's
+    // statement; the job and the sequencer publish it.
+    let next_month = u64::try_from(period.end_ms()).unwrap();
+    sweep(&api, next_month + 60_000);
+    let query = format!("/api/v1/liabilities?period={period_text}");
+    let statement = eventually(Duration::from_secs(120), "the statement published", || {
+        let r = k.get(&query);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let s = r.body["data"]["statements"][0].clone();
+        assert_ne!(s["status"], "failed", "{s}");
+        (s["status"] == "published").then_some(s)
+    });
+    let id = statement["id"].as_str().unwrap();
+    let by_id = k.get(&format!("/api/v1/liabilities/{id}"));
+    assert_eq!(by_id.status, 200, "{}", by_id.text);
+    assert_eq!(by_id.body["data"], statement);
+    assert_eq!(statement["ledgersSnapshotted"], CUSTOMERS);
+    assert_eq!(statement["ledgersBuilt"], CUSTOMERS);
+    assert_eq!(statement["liabilities"]["leafCount"], CUSTOMERS);
+    assert!(statement["leafIndex"].is_u64(), "{statement}");
+    assert!(statement["supersedes"].is_null(), "{statement}");
+
+    // The statement's answer shows no leaf: no customer, ledger id or salt.
+    for secret in ["liab-", "salt", "ledgerId", "seed", "builder"] {
+        assert!(!by_id.text.contains(secret), "{secret} in {}", by_id.text);
+    }
+
+    // Public verify of the statement's hash: the statement and its log
+    // proof, no leaf; `bvs-verify public` checks it.
+    let hash = statement["statementHash"].as_str().unwrap();
+    let public = api.get(&format!("/api/v1/verify/{hash}"));
+    assert_eq!(public.status, 200, "{}", public.text);
+    assert_eq!(
+        public.body["data"]["kind"], "liabilities",
+        "{}",
+        public.text
+    );
+    assert_eq!(public.body["data"]["period"], period_text.as_str());
+    for secret in ["liab-", "salt", "ledgerId", "\"path\"", "seed"] {
+        assert!(!public.text.contains(secret), "{secret} in {}", public.text);
+    }
+    let answer_path = repo_root().join("target/liabilities-public.json");
+    std::fs::write(&answer_path, &public.text).unwrap();
+
+    // The totals are derive's: positives owed, negatives owed to the vendor.
+    let mut owed = Amount::ZERO;
+    let mut due = Amount::ZERO;
+    let mut negatives = 0u64;
+    let mut balances = Vec::new();
+    for i in 0..CUSTOMERS {
+        let d = k.derive(&customer(i), "");
+        assert_eq!(d.status, 200, "{}", d.text);
+        let b = Amount::parse(&d.body["data"]["computedBalance"].to_string()).unwrap();
+        let want: i64 = deltas_of(i).iter().sum();
+        assert_eq!(b, Amount::parse(&cents(want)).unwrap(), "customer {i}");
+        if b.signum() > 0 {
+            owed = owed.checked_add(b).unwrap();
+        } else if b.signum() < 0 {
+            due = due.checked_add(b.checked_neg().unwrap()).unwrap();
+            negatives += 1;
+        }
+        balances.push(b);
+    }
+    assert_eq!(statement["liabilities"]["total"], owed.to_string());
+    assert_eq!(statement["receivables"]["total"], due.to_string());
+    assert_eq!(statement["receivables"]["leafCount"], negatives);
+
+    // Every customer's proof verifies against the pinned log key, with the
+    // balance derive gives.
+    let key_reply = api.get("/api/v1/log/sandbox/key");
+    assert_eq!(key_reply.status, 200, "{}", key_reply.text);
+    let key = key_reply.body["data"]["verifierKey"]
+        .as_str()
+        .or_else(|| key_reply.body["verifierKey"].as_str())
+        .unwrap_or_else(|| panic!("no verifierKey: {}", key_reply.text))
+        .to_owned();
+    let (ok, out) = cli(&["public", answer_path.to_str().unwrap(), "--key", &key]);
+    assert!(ok && out.contains("VERIFIED"), "{out}");
+    let dir = repo_root().join("target/liabilities-proofs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut docs = Vec::new();
+    for (i, balance) in balances.iter().enumerate() {
+        let r = k.get(&format!(
+            "/api/v1/balance/customers/{}/liabilities-proof?period={period_text}",
+            customer(i)
+        ));
+        assert_eq!(r.status, 200, "{}", r.text);
+        let doc = r.raw_data().to_owned();
+        std::fs::write(dir.join(format!("{}.json", customer(i))), &doc).unwrap();
+        if balance.signum() < 0 {
+            assert!(doc.contains("\"receivables\":{"), "customer {i}: {doc}");
+        } else {
+            assert!(doc.contains("\"receivables\":null"), "customer {i}: {doc}");
+        }
+        docs.push(doc);
+    }
+    // Each customer checks its own, with the balance it knows: the CLI
+    // runs four at a time.
+    std::thread::scope(|scope| {
+        for lane in 0..4 {
+            let (dir, key, balances) = (&dir, &key, &balances);
+            scope.spawn(move || {
+                for i in (lane..CUSTOMERS).step_by(4) {
+                    let path = dir.join(format!("{}.json", customer(i)));
+                    let (ok, out) = verify_file(&path, key, Some(&balances[i].to_string()));
+                    assert!(ok, "customer {i}: {out}");
+                    assert!(out.contains("VERIFIED"), "customer {i}: {out}");
+                }
+            });
+        }
+    });
+    // A customer with no leaf (no delta) has no proof.
+    let none = k.get(&format!(
+        "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"
+    ));
+    assert_eq!(none.status, 404, "{}", none.text);
+
+    // Tampered documents fail the customer's check.
+    let tampered = |name: &str, doc: String, balance: Option<&str>| {
+        let path = dir.join(format!("tampered-{name}.json"));
+        std::fs::write(&path, doc).unwrap();
+        let (ok, out) = verify_file(&path, &key, balance);
+        assert!(!ok, "{name}: the tampered proof verified: {out}");
+        out
+    };
+    let positive = (0..CUSTOMERS).find(|i| balances[*i].signum() > 0).unwrap();
+    let doc = &docs[positive];
+    let b = balances[positive].to_string();
+    // A changed amount: the leaf says less than the balance.
+    let out = tampered(
+        "amount",
+        doc.replacen(&format!("\"amount\":{b}"), "\"amount\":0.01", 1),
+        Some(&b),
+    );
+    assert!(out.contains("liabilities.amount"), "{out}");
+    // A changed balance and leaf together: the path no longer adds up.
+    let changed = doc
+        .replacen(&format!("\"balance\":{b}"), "\"balance\":0.01", 1)
+        .replacen(&format!("\"amount\":{b}"), "\"amount\":0.01", 1);
+    let out = tampered("balance-and-leaf", changed, None);
+    assert!(out.contains("liabilities.path"), "{out}");
+    // A negative sibling sum (a negative leaf hidden in the subtree).
+    let first_sum = doc.find("\"sum\":").unwrap() + "\"sum\":".len();
+    let end = first_sum + doc[first_sum..].find('}').unwrap();
+    let negative = format!("{}-5{}", &doc[..first_sum], &doc[end..]);
+    let out = tampered("negative-sibling", negative, None);
+    assert!(out.contains("liabilities.path"), "{out}");
+    // A sibling sum that does not match its children.
+    let bumped = format!("{}123456{}", &doc[..first_sum], &doc[end..]);
+    let out = tampered("sum-mismatch", bumped, None);
+    assert!(out.contains("liabilities.path"), "{out}");
+    // A statement claiming one customer fewer (one left out).
+    let count = format!("\"leafCount\":{CUSTOMERS}");
+    let fewer = doc.replacen(&count, &format!("\"leafCount\":{}", CUSTOMERS - 1), 1);
+    let out = tampered("omitted", fewer, None);
+    assert!(out.contains("statementHash"), "{out}");
+    // Another customer's leaf handed out as this one's.
+    let other = (0..CUSTOMERS)
+        .find(|i| *i != positive && balances[*i] == balances[positive])
+        .map_or_else(
+            || docs[(positive + 4) % CUSTOMERS].clone(),
+            |i| docs[i].clone(),
+        );
+    let swapped = other.replacen(
+        &format!(
+            "\"customerId\":\"{}\"",
+            customer((positive + 4) % CUSTOMERS)
+        ),
+        &format!("\"customerId\":\"{}\"", customer(positive)),
+        1,
+    );
+    let out = tampered("swapped", swapped, Some(&b));
+    assert!(out.contains("FAIL"), "{out}");
+}

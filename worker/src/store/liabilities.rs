@@ -1,0 +1,358 @@
+//! Liabilities statements (issue 31 part B, migrations 0110/0111): the
+//! statement rows, phase 1's ledger snapshot and phase 2's tree nodes.
+
+use serde::Deserialize;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{args, over_json, queries, row, statements, stmt, Statements};
+use crate::error::ApiResult;
+
+row! {
+    $ select_statements from "liability_statements";
+    #[expect(dead_code, reason = "a row mirrors its table")]
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct StatementRow {
+        id: String, tenant_id: String, environment: String, period: String, status: String,
+        builder_state: String, snapshot_cursor: String, ledger_count: u64,
+        build_cursor: String, built_count: u64, statement_json: Option<String>,
+        item_hash: Option<String>, supersedes: Option<String>, superseded_by: Option<String>,
+        liabilities_total: Option<String>, liabilities_count: Option<u64>,
+        receivables_total: Option<String>, receivables_count: Option<u64>,
+        failure: Option<String>, created_at: u64, updated_at: u64,
+        leaf_index: Option<u64>, tree_size: Option<u64>, published_at: Option<u64>,
+    }
+}
+
+row! {
+    $ select_ledgers from "liability_ledgers";
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct LedgerRow {
+        order_key: String, customer_id: String, balance: String,
+        liabilities_index: Option<u64>, receivables_index: Option<u64>,
+    }
+}
+
+/// A ledger's balance at the period's end, for phase 1.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BalanceRow {
+    pub customer_id: String,
+    pub balance: Option<String>,
+}
+
+/// A stored node.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NodeRow {
+    pub tree: String,
+    pub level: u8,
+    pub idx: u64,
+    pub hash: String,
+    pub sum: String,
+}
+
+const INSERT: &str = "INSERT INTO liability_statements (id, tenant_id, environment, period, \
+     status, builder_state, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'SNAPSHOT', ?5, ?6, ?6)";
+const SELECT_ONE: &str = select_statements!("WHERE id = ?1 AND tenant_id = ?2");
+const SELECT_BY_ID: &str = select_statements!("WHERE id = ?1");
+/// The tenant's newest statement of a period that is not FAILED.
+const SELECT_LATEST_LIVE: &str = select_statements!(
+    "WHERE tenant_id = ?1 AND period = ?2 AND status != 'FAILED' ORDER BY created_at DESC, id DESC LIMIT 1"
+);
+/// The tenant's newest PUBLISHED statement of a period.
+const SELECT_LATEST_PUBLISHED: &str = select_statements!(
+    "WHERE tenant_id = ?1 AND period = ?2 AND status = 'PUBLISHED' ORDER BY published_at DESC, id DESC LIMIT 1"
+);
+const SELECT_OF_PERIOD: &str = select_statements!(
+    "WHERE tenant_id = ?1 AND period = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
+);
+const SELECT_BY_ITEM: &str =
+    select_statements!("WHERE item_hash = ?1 AND status = 'PUBLISHED' LIMIT 1");
+const SELECT_COUNT: &str =
+    "SELECT COUNT(*) AS n FROM liability_statements WHERE tenant_id = ?1 AND period = ?2";
+const SELECT_QUEUED: &str =
+    select_statements!("WHERE status = 'QUEUED' ORDER BY created_at ASC LIMIT ?1");
+/// Tenants active in a closed period (their tenant window) with no
+/// statement of it yet: the cron's candidates.
+const SELECT_DUE_TENANTS: &str = "SELECT w.tenant_id AS tenant_id FROM tenant_windows w \
+     WHERE w.window = ?1 AND NOT EXISTS (SELECT 1 FROM liability_statements s \
+     WHERE s.tenant_id = w.tenant_id AND s.period = ?1) ORDER BY w.tenant_id LIMIT ?2";
+/// Statements neither PUBLISHED nor FAILED whose job may have lost its
+/// message (not touched for `?1` ms).
+const SELECT_STALLED: &str = select_statements!(
+    "WHERE status IN ('SNAPSHOT', 'BUILDING') AND updated_at < ?1 ORDER BY updated_at LIMIT ?2"
+);
+/// Phase 1: a page of the tenant's ledgers after `?2` (by customer id),
+/// each with the balance after its last delta verified in a month up to
+/// the period `?3` (NULL: no delta verified by the period's end).
+const SELECT_BALANCES: &str = "SELECT l.customer_id AS customer_id, \
+     (SELECT w.balance_after FROM ledger_windows w WHERE w.tenant_id = l.tenant_id \
+      AND w.customer_id = l.customer_id AND w.window <= ?3 ORDER BY w.window DESC LIMIT 1) AS balance \
+     FROM ledgers l WHERE l.tenant_id = ?1 AND l.customer_id > ?2 ORDER BY l.customer_id LIMIT ?4";
+/// Phase 1's rows (`?1`: `[order_key, customer_id, balance]` each).
+const INSERT_LEDGERS_SET: &str = "INSERT OR IGNORE INTO liability_ledgers \
+     (statement_id, order_key, customer_id, balance) SELECT ?2, json_extract(j.value, '$[0]'), \
+     json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]') FROM json_each(?1) AS j";
+/// Phase 1's progress, guarded by the cursor it read.
+const SET_SNAPSHOT: &str = "UPDATE liability_statements SET snapshot_cursor = ?2, \
+     ledger_count = ledger_count + ?3, status = ?4, updated_at = ?5 \
+     WHERE id = ?1 AND status = 'SNAPSHOT' AND snapshot_cursor = ?6";
+/// Phase 2: the next page in order-key order.
+const SELECT_PAGE: &str =
+    select_ledgers!("WHERE statement_id = ?1 AND order_key > ?2 ORDER BY order_key LIMIT ?3");
+/// Phase 2's nodes (`?1`: `[tree, level, idx, hash, sum]` each).
+const INSERT_NODES_SET: &str = "INSERT OR REPLACE INTO liability_nodes \
+     (statement_id, tree, level, idx, hash, sum) SELECT ?2, json_extract(j.value, '$[0]'), \
+     json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), \
+     json_extract(j.value, '$[4]') FROM json_each(?1) AS j";
+/// Phase 2's leaf indexes (`?1`: `[order_key, customer_id, balance,
+/// liabilities_index, receivables_index]`): each row written again whole
+/// by its primary key. (An `UPDATE ... FROM json_each` here was planned
+/// as a scan of the statement's rows per set row: minutes a page at
+/// 100,000 ledgers.)
+const SET_INDEXES_SET: &str = "INSERT OR REPLACE INTO liability_ledgers \
+     (statement_id, order_key, customer_id, balance, liabilities_index, receivables_index) \
+     SELECT ?2, json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'), \
+     json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]') \
+     FROM json_each(?1) AS j";
+/// Phase 2's progress, guarded by the cursor it read.
+const SET_BUILT: &str = "UPDATE liability_statements SET builder_state = ?2, build_cursor = ?3, \
+     built_count = built_count + ?4, updated_at = ?5 \
+     WHERE id = ?1 AND status = 'BUILDING' AND build_cursor = ?6";
+const SET_QUEUED: &str = "UPDATE liability_statements SET status = 'QUEUED', statement_json = ?2, \
+     item_hash = ?3, supersedes = ?4, liabilities_total = ?5, liabilities_count = ?6, \
+     receivables_total = ?7, receivables_count = ?8, updated_at = ?9 \
+     WHERE id = ?1 AND status = 'BUILDING'";
+const SET_FAILED: &str = "UPDATE liability_statements SET status = 'FAILED', failure = ?2, \
+     updated_at = ?3 WHERE id = ?1 AND status IN ('SNAPSHOT', 'BUILDING', 'QUEUED')";
+/// A round's statements (`?1`: `[id, leaf_index]` each) PUBLISHED into the
+/// head of size `?2` at `?3`, and the one each supersedes marked so.
+const MARK_PUBLISHED_SET: &str = "UPDATE liability_statements SET status = 'PUBLISHED', \
+     leaf_index = json_extract(j.value, '$[1]'), tree_size = ?2, published_at = ?3, updated_at = ?3 \
+     FROM json_each(?1) AS j WHERE liability_statements.id = json_extract(j.value, '$[0]') \
+     AND +liability_statements.status = 'QUEUED'";
+const MARK_SUPERSEDED_SET: &str = "UPDATE liability_statements SET superseded_by = \
+     json_extract(j.value, '$[1]') FROM json_each(?1) AS j \
+     WHERE liability_statements.item_hash = json_extract(j.value, '$[0]')";
+const SELECT_LEDGER_OF: &str = select_ledgers!("WHERE statement_id = ?1 AND customer_id = ?2");
+/// The nodes a proof needs (`?2`: `[tree, level, idx]` each). `CROSS
+/// JOIN` keeps the set the outer loop (SQLite does not reorder it): one
+/// primary-key lookup per node, not a scan of the statement's nodes per
+/// set row (14 s a proof at 100,000 ledgers).
+const SELECT_NODES_SET: &str = "SELECT n.tree AS tree, n.level AS level, n.idx AS idx, \
+     n.hash AS hash, n.sum AS sum FROM json_each(?2) AS j CROSS JOIN liability_nodes n \
+     ON n.statement_id = ?1 AND n.tree = json_extract(j.value, '$[0]') \
+     AND n.level = json_extract(j.value, '$[1]') AND n.idx = json_extract(j.value, '$[2]')";
+
+/// DEV_MODE benchmark fixture: `?3` ledgers `bench-<i>` of tenant `?1`
+/// with a window in period `?2` whose balance is a spread of positive,
+/// zero and negative whole amounts (about one in five negative).
+const SEED_LEDGERS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3) \
+     INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, verified_count, computed_balance, created_at) \
+     SELECT ?1, printf('bench-%07d', i), 'bench', 1, CAST(((i * 7919) % 100000) - 20000 AS TEXT), ?4 FROM n";
+const SEED_WINDOWS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3) \
+     INSERT OR IGNORE INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, \
+     balance_before, balance_after, first_verified_at, last_verified_at) \
+     SELECT ?1, printf('bench-%07d', i), ?2, 1, 1, '0', CAST(((i * 7919) % 100000) - 20000 AS TEXT), ?4, ?4 FROM n";
+
+/// Seeds `n` ledgers with a window in `period` (DEV_MODE benchmark).
+///
+/// # Errors
+/// D1 errors.
+pub async fn seed_bench(
+    db: &D1Database,
+    tenant_id: &str,
+    period: &str,
+    n: u64,
+    now_ms: u64,
+) -> ApiResult<()> {
+    let args = args![tenant_id, period, n, now_ms];
+    super::batch(
+        db,
+        vec![
+            stmt(db, SEED_LEDGERS, &args)?,
+            stmt(db, SEED_WINDOWS, &args)?,
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+/// A new statement in phase 1.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_stmt(
+    db: &D1Database,
+    id: &str,
+    tenant_id: &str,
+    environment: &str,
+    period: &str,
+    builder_state: &str,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        INSERT,
+        &args![id, tenant_id, environment, period, builder_state, now_ms],
+    )
+}
+
+queries! {
+    pub fn statement(id: &str, tenant_id: &str) -> Option<StatementRow> = first(SELECT_ONE);
+    pub fn statement_by_id(id: &str) -> Option<StatementRow> = first(SELECT_BY_ID);
+    pub fn latest_live(tenant_id: &str, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
+    pub fn latest_published(tenant_id: &str, period: &str) -> Option<StatementRow>
+        = first(SELECT_LATEST_PUBLISHED);
+    pub fn of_period(tenant_id: &str, period: &str, limit: u64) -> Vec<StatementRow>
+        = all(SELECT_OF_PERIOD);
+    pub fn published_by_item(item_hash: &str) -> Option<StatementRow> = first(SELECT_BY_ITEM);
+    pub fn count_of_period(tenant_id: &str, period: &str) -> u64 = count(SELECT_COUNT);
+    pub fn balances(tenant_id: &str, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
+        = all(SELECT_BALANCES);
+    pub fn page(statement_id: &str, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
+    pub fn ledger_of(statement_id: &str, customer_id: &str) -> Option<LedgerRow>
+        = first(SELECT_LEDGER_OF);
+    pub fn stalled(before_ms: u64, limit: u64) -> Vec<StatementRow> = all(SELECT_STALLED);
+    pub fn fail(id: &str, failure: &str, now_ms: u64) -> u64 = run(SET_FAILED);
+}
+
+/// Tenants due a statement of `period` (the cron's sweep).
+///
+/// # Errors
+/// D1 errors.
+pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult<Vec<String>> {
+    #[derive(Deserialize)]
+    struct T {
+        tenant_id: String,
+    }
+    let rows: Vec<T> = super::all(db, SELECT_DUE_TENANTS, &args![period, limit]).await?;
+    Ok(rows.into_iter().map(|t| t.tenant_id).collect())
+}
+
+statements! {
+    /// For a sequencer round's read batch: the queued statements in order.
+    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
+}
+
+statements! {
+    /// Phase 1's progress (`status` `SNAPSHOT`, or `BUILDING` when done).
+    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: &str, now_ms: u64, read_cursor: &str)
+        = SET_SNAPSHOT;
+}
+
+statements! {
+    /// Phase 2's progress.
+    pub fn set_built(id: &str, state: &str, cursor: &str, added: u64, now_ms: u64, read_cursor: &str)
+        = SET_BUILT;
+}
+
+statements! {
+    /// Marks a statement failed (it can never be appended or built), keeping why.
+    pub fn mark_failed(id: &str, failure: &str, now_ms: u64) = SET_FAILED;
+}
+
+/// The finished statement, QUEUED for the log.
+pub struct Finished<'a> {
+    pub statement_json: &'a str,
+    pub item_hash: &'a str,
+    pub supersedes: Option<&'a str>,
+    pub liabilities_total: &'a str,
+    pub liabilities_count: u64,
+    pub receivables_total: &'a str,
+    pub receivables_count: u64,
+}
+
+/// The statement marking `id` QUEUED with what it states.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn set_queued(
+    db: &D1Database,
+    id: &str,
+    f: &Finished<'_>,
+    now_ms: u64,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        SET_QUEUED,
+        &args![
+            id,
+            f.statement_json,
+            f.item_hash,
+            f.supersedes,
+            f.liabilities_total,
+            f.liabilities_count,
+            f.receivables_total,
+            f.receivables_count,
+            now_ms
+        ],
+    )
+}
+
+/// Phase 1's rows: `(order_key, customer_id, balance)` each.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_ledgers(
+    db: &D1Database,
+    statement_id: &str,
+    rows: &[(String, String, String)],
+) -> Statements {
+    over_json(db, INSERT_LEDGERS_SET, rows, &args![statement_id])
+}
+
+/// Phase 2's nodes: `(tree, level, idx, hash, sum)` each.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_nodes(
+    db: &D1Database,
+    statement_id: &str,
+    rows: &[(&'static str, u8, u64, String, String)],
+) -> Statements {
+    over_json(db, INSERT_NODES_SET, rows, &args![statement_id])
+}
+
+/// Phase 2's leaf indexes: `(order_key, customer_id, balance,
+/// liabilities_index, receivables_index)` (the rows rewritten whole).
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn set_indexes(
+    db: &D1Database,
+    statement_id: &str,
+    rows: &[(&str, &str, &str, u64, Option<u64>)],
+) -> Statements {
+    over_json(db, SET_INDEXES_SET, rows, &args![statement_id])
+}
+
+/// A round's statements PUBLISHED (`(id, leaf_index)` each), and those
+/// they supersede (`(old item hash, new item hash)` each) marked so.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_published_all(
+    db: &D1Database,
+    published: &[(&str, u64)],
+    superseded: &[(&str, &str)],
+    tree_size: u64,
+    now_ms: u64,
+) -> Statements {
+    let mut out = over_json(db, MARK_PUBLISHED_SET, published, &args![tree_size, now_ms])?;
+    if !superseded.is_empty() {
+        out.extend(over_json(db, MARK_SUPERSEDED_SET, superseded, &[])?);
+    }
+    Ok(out)
+}
+
+/// The nodes `(tree, level, idx)` of a statement, in one read.
+///
+/// # Errors
+/// D1 errors.
+pub fn nodes_statement(
+    db: &D1Database,
+    statement_id: &str,
+    addrs: &[(&'static str, u8, u64)],
+) -> ApiResult<D1PreparedStatement> {
+    let set = serde_json::to_string(addrs)?;
+    stmt(db, SELECT_NODES_SET, &args![statement_id, &set])
+}
