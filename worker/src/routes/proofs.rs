@@ -205,33 +205,8 @@ pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResul
             "must be 64 hex characters (a SHA-256 Merkle root)",
         )
     })?;
-    let limit = match http::query_param(&req, "limit")? {
-        None => VERIFY_RECORDS_MAX,
-        Some(t) => t
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (1..=VERIFY_RECORDS_MAX).contains(n))
-            .ok_or_else(|| {
-                ApiError::field(
-                    "limit",
-                    format!("must be a whole number from 1 to {VERIFY_RECORDS_MAX}"),
-                )
-            })?,
-    };
-    let offset_max = bvs_core::types::PAGE_OFFSET_MAX;
-    let offset = match http::query_param(&req, "offset")? {
-        None => 0,
-        Some(t) => t
-            .parse::<u64>()
-            .ok()
-            .filter(|n| *n <= offset_max)
-            .ok_or_else(|| {
-                ApiError::field(
-                    "offset",
-                    format!("must be a whole number from 0 to {offset_max}"),
-                )
-            })?,
-    };
+    let limit = bounded(&req, "limit", 1, VERIFY_RECORDS_MAX)?.unwrap_or(VERIFY_RECORDS_MAX);
+    let offset = bounded(&req, "offset", 0, bvs_core::types::PAGE_OFFSET_MAX)?.unwrap_or(0);
     let kind =
         match http::query_param(&req, "kind")? {
             None => None,
