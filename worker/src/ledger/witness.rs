@@ -278,6 +278,10 @@ async fn publish(
     )?];
     if met && before.is_none_or(|b| b.witnessed == 0) {
         statements.extend(witnessed_events(db, log, head.tree_size, now).await?);
+        statements.push(store::witnesses::delete_older_statement(
+            db,
+            head.tree_size,
+        )?);
         worker::console_log!(
             "{}: head {} witnessed ({} cosignatures)",
             log.path_name(),

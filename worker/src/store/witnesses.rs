@@ -57,6 +57,10 @@ const UPSERT_WITNESSED: &str = "INSERT INTO witnessed_heads \
      ON CONFLICT (tree_size) DO UPDATE SET note = excluded.note, \
      cosigners = excluded.cosigners, witnessed = excluded.witnessed, \
      updated_at = excluded.updated_at";
+/// Published heads older than a newly witnessed one at `?1`: nothing reads
+/// them again (answers prove into the newest witnessed head or a later
+/// one, and carry their note), so the table stays a few rows.
+const DELETE_OLDER: &str = "DELETE FROM witnessed_heads WHERE tree_size < ?1";
 const SELECT_WITNESSED_AT: &str = select_witnessed!("WHERE tree_size = ?1");
 /// The newest head whose cosignatures meet the quorum, at `?1` or below.
 const SELECT_NEWEST_WITNESSED: &str =
@@ -146,6 +150,11 @@ pub fn record(
             &args![vkey, name, *status, *error, now_ms, *retry_at],
         ),
     }
+}
+
+super::statements! {
+    /// Drops the published heads below the newly witnessed `size`.
+    pub fn delete_older_statement(size: u64) = DELETE_OLDER;
 }
 
 /// The statement publishing the head of `size` with its cosignatures.
