@@ -7,8 +7,8 @@
 //! witnesses up and with one stopped; with two stopped the latest head is
 //! "not yet witnessed" until they return and the minute sweep resubmits;
 //! the status route shows each witness's last cosigned size, status and
-//! error; a DEV_MODE fork is refused (422) by every witness and never
-//! published.
+//! error; a DEV_MODE fork is refused (422) by every witness, by core's
+//! policy check and by `bvs-verify head --policy`, and never published.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -220,6 +220,24 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
         assert_eq!(wi["status"], "refused", "{s}");
         assert!(wi["lastError"].as_str().unwrap().contains("422"), "{s}");
     }
+    // The verifiers refuse the forked head too: it carries the log's own
+    // signature, and only the witnesses' missing cosignatures tell it
+    // apart (core's policy check, the one verifyCosignatures runs on the
+    // verify page, and bvs-verify head --policy).
+    let forked = r.body["data"]["forkedHead"].as_str().unwrap();
+    assert!(verify_tree_head(forked, &key).is_ok(), "signed by the log");
+    let report = policy.check(forked, Freshness::Offline).unwrap();
+    assert!(!report.met, "{}", report.summary());
+    let ffile = files.join("forked-head.txt");
+    std::fs::write(&ffile, forked).unwrap();
+    let out = std::process::Command::new(bvs_verify_bin())
+        .args(["head", ffile.to_str().unwrap(), "--key", &key, "--policy"])
+        .arg(&pfile)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(!out.status.success(), "bvs-verify passed a fork: {text}");
+    assert!(text.contains("FAIL  witnesses"), "{text}");
     let after = published(&api, &key, &policy);
     assert_eq!(after.0, before.0, "the fork is never published");
     assert!(after.1, "the published head stays witnessed");

@@ -85,17 +85,22 @@ pub async fn log_grow(app: &App, mut req: worker::Request) -> ApiResult<Response
 
 /// `POST /dev/witness/fork {"env": "sandbox"}` (DEV_MODE fault, issue
 /// 28): the log signs a head that does not extend its latest and submits
-/// it to every witness; each one's answer (422 `refused` expected). The
-/// forked head is never stored or published.
+/// it to every witness; each one's answer (422 `refused` expected) and the
+/// forked head itself (`forkedHead`, for a test to hand the verifiers).
+/// The forked head is never stored or published.
 pub async fn witness_fork(app: &App, mut req: worker::Request) -> ApiResult<Response> {
     app.require_dev_mode()?;
     let mut f = Fields::read(&mut req).await?;
     let env_text = f.string("env", false);
     let log = crate::ledger::LogId::from_path(app, env_text.as_deref().unwrap_or("sandbox"))?;
-    let (size, answers) = crate::ledger::witness::fork(app, log).await?;
+    let (forked, answers) = crate::ledger::witness::fork(app, log).await?;
     http::dashboard(
         200,
-        &serde_json::json!({ "treeSize": size, "witnesses": answers }),
+        &serde_json::json!({
+            "treeSize": forked.tree_size,
+            "forkedHead": forked.note,
+            "witnesses": answers,
+        }),
         None,
     )
 }

@@ -26,13 +26,14 @@ pub struct ForkAnswer {
 
 /// DEV_MODE fault: signs a head of `log` that does not extend its latest
 /// (one leaf more, with a root that no leaf gives), submits it to every
-/// witness from what each last cosigned, and records their answers. The
+/// witness from what each last cosigned, and records their answers (and
+/// gives the forked head, for the verifiers to refuse it too). The
 /// forked head is never stored as a tree head nor published: a witness
 /// that cosigned it would be recorded as misbehaving.
 ///
 /// # Errors
 /// The policy, the database, or a log with no head cosigned yet.
-pub async fn fork(app: &App, log: LogId) -> ApiResult<(u64, Vec<ForkAnswer>)> {
+pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)> {
     let policy = super::policy(app, log.env)?;
     let db = crate::ledger::db(app, log)?;
     let head = crate::ledger::head_or_init(app, log).await?;
@@ -105,7 +106,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(u64, Vec<ForkAnswer>)> {
         }
     }
     store::witnesses::write(&db, statements).await?;
-    Ok((size, answers))
+    Ok((forked, answers))
 }
 
 /// A head of one leaf more than `head` whose root no leaf gives, signed
