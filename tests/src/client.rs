@@ -91,6 +91,21 @@ impl Api {
         self.send(self.req(reqwest::Method::POST, path).json(body))
     }
 
+    /// `GET /api/v1/logs`: the `logs` array.
+    pub fn log_list(&self) -> Vec<Value> {
+        let r = self.get("/api/v1/logs");
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.body["data"]["logs"].as_array().unwrap().clone()
+    }
+
+    /// The log list's entry of the log named `name` (e.g. `sandbox`).
+    pub fn log_entry(&self, name: &str) -> Value {
+        self.log_list()
+            .into_iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no log {name} in the log list"))
+    }
+
     pub fn post_raw(&self, path: &str, body: impl Into<Body>) -> Reply {
         self.send(
             self.req(reqwest::Method::POST, path)

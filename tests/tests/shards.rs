@@ -25,13 +25,6 @@ fn api() -> Api {
     Api::new(w.base_url.clone())
 }
 
-/// `GET /api/v1/logs`: the `logs` array.
-fn log_list(api: &Api) -> Vec<Value> {
-    let r = api.get("/api/v1/logs");
-    assert_eq!(r.status, 200, "{}", r.text);
-    r.body["data"]["logs"].as_array().unwrap().clone()
-}
-
 fn cli(args: &[&str], dir: &std::path::Path) -> String {
     run_ok(
         Command::new(bvs_verify_bin()).args(args).current_dir(dir),
@@ -42,7 +35,7 @@ fn cli(args: &[&str], dir: &std::path::Path) -> String {
 #[test]
 fn the_log_list_names_every_shard_with_its_own_origin_and_key() {
     let api = api();
-    let logs = log_list(&api);
+    let logs = api.log_list();
     let names: Vec<&str> = logs.iter().map(|l| l["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -91,7 +84,7 @@ fn the_log_list_names_every_shard_with_its_own_origin_and_key() {
 fn a_tenant_on_each_shard_emits_derives_checkpoints_and_its_receipt_verifies_against_the_listed_key(
 ) {
     let api = api();
-    let logs = log_list(&api);
+    let logs = api.log_list();
     let dir = std::env::temp_dir().join(format!("bvs-shards-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut shards_seen = BTreeSet::new();
@@ -242,7 +235,7 @@ fn fewest_d1_calls_to_open(api: &Api, token: &str, n: usize) -> u64 {
 #[test]
 fn an_invitation_names_its_shard_and_opens_with_one_read_of_that_shard() {
     let api = api();
-    let logs = log_list(&api);
+    let logs = api.log_list();
     let origin_of = |shard: u64| {
         logs.iter()
             .find(|l| l["environment"] == "sandbox" && l["shard"] == shard)
@@ -301,7 +294,7 @@ fn an_invitation_names_its_shard_and_opens_with_one_read_of_that_shard() {
 fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
     let root_dir = bvs_tests::verifier_built();
     let api = api();
-    let logs = log_list(&api);
+    let logs = api.log_list();
     // Fresh tenants until one is placed on sandbox shard 1.
     let mut n = 0;
     let (receipt, root) = loop {

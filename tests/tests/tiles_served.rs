@@ -245,18 +245,15 @@ fn a_monitor_audits_a_log_from_its_tiles_alone_and_nothing_served_is_a_proof_roo
     );
 
     // The log list names the prefix; the key is pinned from the key route.
-    let list = api.get("/api/v1/logs");
-    assert_eq!(list.status, 200, "{}", list.text);
-    let entry = list.body["data"]["logs"]
-        .as_array()
-        .unwrap()
+    let list = api.log_list();
+    let entry = list
         .iter()
         .find(|l| l["name"] == name.as_str())
         .unwrap()
         .clone();
     let prefix = entry["monitoringUrl"].as_str().unwrap().to_string();
     assert_eq!(prefix, url(&api, &format!("/log/{name}/")));
-    for l in list.body["data"]["logs"].as_array().unwrap() {
+    for l in &list {
         assert!(l["monitoringUrl"]
             .as_str()
             .unwrap()

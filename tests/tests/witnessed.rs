@@ -57,15 +57,7 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
     let api = Api::new(server.base_url.clone());
 
     // The log list publishes the policy, k of n and as tlog-policy text.
-    let list = api.get("/api/v1/logs");
-    assert_eq!(list.status, 200, "{}", list.text);
-    let entry = list.body["data"]["logs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|l| l["name"] == "sandbox")
-        .cloned()
-        .unwrap();
+    let entry = api.log_entry("sandbox");
     let key = entry["verifierKey"].as_str().unwrap().to_string();
     assert_eq!(entry["witnessPolicy"]["quorum"], 2, "{entry}");
     assert_eq!(

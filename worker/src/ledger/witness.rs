@@ -334,6 +334,19 @@ async fn witnessed_events(
     store::events::insert_once_all(db, &events, now)
 }
 
+/// A head of `size` with made-up root and note, for the job's and the
+/// status's unit tests.
+#[cfg(test)]
+fn test_head(size: u64) -> HeadRow {
+    HeadRow {
+        tree_size: size,
+        root: format!("root{size}"),
+        note: format!("note{size}"),
+        note_hash: String::new(),
+        created_at: 0,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

@@ -139,16 +139,7 @@ pub async fn latest_published(app: &App, log: LogId) -> ApiResult<(HeadRow, bool
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    fn head(size: u64) -> HeadRow {
-        HeadRow {
-            tree_size: size,
-            root: format!("root{size}"),
-            note: format!("note{size}"),
-            note_hash: String::new(),
-            created_at: 0,
-        }
-    }
+    use crate::ledger::witness::test_head as head;
 
     fn row(size: u64, witnessed: u64) -> store::witnesses::WitnessedRow {
         store::witnesses::WitnessedRow {

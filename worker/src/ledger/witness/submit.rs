@@ -206,16 +206,7 @@ pub async fn post_checkpoint(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    fn head(size: u64) -> HeadRow {
-        HeadRow {
-            tree_size: size,
-            root: format!("root{size}"),
-            note: format!("note{size}"),
-            note_hash: String::new(),
-            created_at: 0,
-        }
-    }
+    use crate::ledger::witness::test_head as head;
 
     #[test]
     fn a_witness_that_is_down_is_retried_after_a_back_off_and_a_fork_is_refused() {
