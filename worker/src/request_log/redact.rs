@@ -39,13 +39,40 @@ pub const SECRET_NAMES: &[&str] = &[
     "signature",
 ];
 
+/// The longest of [`SECRET_NAMES`], folded, fits this many bytes.
+const SECRET_NAME_BYTES_MAX: usize = 16;
+
+/// Whether `name`, compared without case, `-` or `_`, is a secret's. No
+/// allocation: the request log asks it of every member name of a body.
 fn is_secret_name(name: &str) -> bool {
-    let folded: String = name
-        .chars()
-        .filter(|c| *c != '-' && *c != '_')
-        .flat_map(char::to_lowercase)
-        .collect();
-    SECRET_NAMES.contains(&folded.as_str())
+    let mut folded = [0u8; SECRET_NAME_BYTES_MAX];
+    let mut len = 0;
+    for c in name.chars().filter(|c| *c != '-' && *c != '_') {
+        if c.is_ascii() {
+            if len == SECRET_NAME_BYTES_MAX {
+                return false;
+            }
+            folded[len] = c.to_ascii_lowercase() as u8;
+            len += 1;
+            continue;
+        }
+        for lower in c.to_lowercase() {
+            // Every secret name is short ASCII: anything else is not one.
+            if !lower.is_ascii() || len == SECRET_NAME_BYTES_MAX {
+                return false;
+            }
+            folded[len] = lower as u8;
+            len += 1;
+        }
+    }
+    SECRET_NAMES.iter().any(|n| n.as_bytes() == &folded[..len])
+}
+
+/// Whether a member name as written in JSON (escapes kept) is a secret's.
+/// A name with an escape never is: `\"` and `\\` undo to characters no
+/// secret name has, and `\u` escapes are compared as written.
+fn is_secret_member(raw: &str) -> bool {
+    !raw.contains('\\') && is_secret_name(raw)
 }
 
 /// A body as the log keeps it: masked, then cut; `None` for an empty one.
@@ -101,7 +128,14 @@ pub fn mask_json_text(text: &str) -> String {
     let mut rest = text;
     // Set after a secret-named member's `:`: its value is masked.
     let mut mask_next_value = false;
-    while let Some(c) = rest.chars().next() {
+    loop {
+        if !mask_next_value {
+            // Up to the next string nothing changes: copy it in one piece.
+            let quote = rest.find('"').unwrap_or(rest.len());
+            out.push_str(&rest[..quote]);
+            rest = &rest[quote..];
+        }
+        let Some(c) = rest.chars().next() else { break };
         if c == '"' {
             let (inner, after, closed) = string_literal(&rest[1..]);
             let is_name = after.trim_start().starts_with(':');
@@ -116,7 +150,7 @@ pub fn mask_json_text(text: &str) -> String {
                 if closed {
                     out.push('"');
                 }
-                mask_next_value = is_name && is_secret_name(&unescape_lossy(inner));
+                mask_next_value = is_name && is_secret_member(inner);
             }
             rest = after;
             continue;
@@ -157,12 +191,6 @@ fn string_literal(s: &str) -> (&str, &str, bool) {
         }
     }
     (s, "", false)
-}
-
-/// A member name's text with simple escapes undone (enough to compare it
-/// with [`SECRET_NAMES`]; `\u` escapes are kept as written).
-fn unescape_lossy(s: &str) -> String {
-    s.replace("\\\"", "\"").replace("\\\\", "\\")
 }
 
 fn is_token_char(b: u8) -> bool {
