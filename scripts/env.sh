@@ -20,4 +20,5 @@ export CLOUDFLARE_CF_FETCH_ENABLED=false
 export WRANGLER_SEND_METRICS=false
 export DO_NOT_TRACK=1
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says when it started, in seconds since the script began.
+step() { printf '\n==> %s  [%ds]\n' "$*" "$SECONDS"; }

@@ -89,4 +89,4 @@ sleep 1
 if pgrep -f "workerd.*$BVS_TEST_STATE|wrangler.*--persist-to $BVS_TEST_STATE" >/dev/null; then
   echo "leaked processes:"; pgrep -af "$BVS_TEST_STATE"; exit 1
 fi
-echo "all tests passed"
+echo "all tests passed in ${SECONDS}s"

@@ -359,6 +359,46 @@ mod tests {
         assert_eq!(path("/api/v1/x", None), "/api/v1/x");
     }
 
+    /// The member-name check allocates nothing, and answers as folding
+    /// the whole name would: case (Unicode's too: the Kelvin sign folds to
+    /// `k`), `-` and `_` aside; a name too long or with an escape is none.
+    #[test]
+    fn member_names_fold_like_the_whole_name_would() {
+        for name in ["KEY", "api-key", "X_Api_Key", "\u{212A}ey", "new_password"] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "keys",
+            "customerId",
+            "monkey",
+            "pass word",
+            "passwordpasswordx",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+        let kelvin = '\u{212A}';
+        let out = mask_json_text(&format!(
+            r#"{{"pass\u0077ord":"a","Toke\"n":"b","{kelvin}ey":"c"}}"#
+        ));
+        assert_eq!(
+            out,
+            format!(r#"{{"pass\u0077ord":"a","Toke\"n":"b","{kelvin}ey":"[redacted]"}}"#)
+        );
+    }
+
+    /// Text between strings is copied as it is, and a secret's value that
+    /// follows a space or a newline is still masked.
+    #[test]
+    fn text_between_strings_is_kept_and_spaced_values_are_masked() {
+        let out = body_text("[1, 2,\n {\"secret\" :\n  \"s3\", \"n\": -4.5e3}]");
+        assert_eq!(
+            out,
+            "[1, 2,\n {\"secret\" :\n  \"[redacted]\", \"n\": -4.5e3}]"
+        );
+        let out = body_text("{\"key\": 12345, \"a\": true}");
+        assert_eq!(out, "{\"key\": \"[redacted]\", \"a\": true}");
+    }
+
     fn body_text(s: &str) -> String {
         body(s.as_bytes()).unwrap()
     }
