@@ -62,7 +62,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         match router::resolve(&method, &path) {
             Ok((route, params)) => (
                 route.pattern,
-                router::dispatch(&app, req, route.id, params).await,
+                router::dispatch(&app, req, route, params).await,
             ),
             Err(e) => ("(none)", Err(e)),
         }

@@ -22,9 +22,13 @@ use crate::views::{self};
 // ------------------------------------------------------------------ derive
 
 /// `GET /api/v1/balance/derive/:customerId`.
-pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn derive(
+    app: &App,
+    req: Request,
+    customer: ApiResult<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let start = derive_start(&req)?;
     let db = ledger::db(app, ctx.log())?;
     let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
@@ -317,9 +321,13 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
 }
 
 /// `GET /api/v1/balance/customers/:customerId`.
-pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn customer(
+    app: &App,
+    req: Request,
+    customer: ApiResult<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let db = ledger::db(app, ctx.log())?;
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
@@ -332,9 +340,13 @@ pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Resp
 /// balance after each verified delta, in ledger order, for a chart; past
 /// `charts::HISTORY_POINTS_MAX` deltas every `step`-th, the first and the
 /// last.
-pub async fn history(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn history(
+    app: &App,
+    req: Request,
+    customer: ApiResult<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let db = ledger::db(app, ctx.log())?;
     let h = ledger::charts::history(&db, &ctx.tenant_id, customer_id.as_str()).await?;
     let points: Vec<Value> = h
