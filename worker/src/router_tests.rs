@@ -56,7 +56,11 @@ fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
 fn every_route_is_declared_once_and_a_typed_parameter_names_its_field() {
     let mut seen = std::collections::BTreeSet::new();
     for r in ROUTES {
-        assert!(seen.insert((r.method.to_string(), r.pattern)), "{}", r.pattern);
+        assert!(
+            seen.insert((r.method.to_string(), r.pattern)),
+            "{}",
+            r.pattern
+        );
     }
     let (route, p) = resolve(&Method::Get, "/api/v1/balance/derive/a%20b").unwrap();
     assert_eq!(route.pattern, "/api/v1/balance/derive/:customerId");

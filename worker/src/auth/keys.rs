@@ -24,6 +24,20 @@ pub struct NewKeyRequest<'a> {
     pub name: Option<&'a str>,
 }
 
+/// 403 unless the tenant's environment `env` is active.
+async fn ensure_provisioned(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
+    let contract = super::contracts::for_env(app, tenant_id, env).await?;
+    if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
+        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
+            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
+            env.key_prefix(),
+            super::env_label(env),
+            env.contract_name()
+        )));
+    }
+    Ok(())
+}
+
 /// Creates a key: its environment must be active for the tenant, and the
 /// tenant may hold at most its plan's number of keys (counted inside the
 /// insert). Returns the stored row and the full key (shown once).
@@ -33,15 +47,7 @@ pub struct NewKeyRequest<'a> {
 /// limit; D1 errors.
 pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiKey)> {
     let env = k.env;
-    let contract = super::contracts::for_env(app, k.tenant_id, env).await?;
-    if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
-        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
-            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
-            env.key_prefix(),
-            super::env_label(env),
-            env.contract_name()
-        )));
-    }
+    ensure_provisioned(app, k.tenant_id, env).await?;
     let plan = super::tenant_plan(app, k.tenant_id).await?;
     let key = ApiKey::new(
         env,

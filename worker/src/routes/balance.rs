@@ -224,22 +224,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         bytes,
         |claim| async move {
             let claim = claim.as_deref();
-            let mut f = Fields::from_bytes(bytes)?;
-            let items = f.array("deltas", true);
-            f.finish()?;
-            let items = items.unwrap_or_default();
-            if items.is_empty() {
-                return Err(ApiError::field("deltas", "must contain at least 1 delta"));
-            }
-            if items.len() > BATCH_DELTAS_MAX {
-                return Err(ApiError::field(
-                    "deltas",
-                    format!(
-                        "must contain at most {BATCH_DELTAS_MAX} deltas (got {})",
-                        items.len()
-                    ),
-                ));
-            }
+            let items = batch_items(bytes)?;
             let contract = auth::key_contract(ctx, pool.as_deref())?;
             let ReadBatch {
                 mut results,
@@ -280,6 +265,27 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         },
     )
     .await
+}
+
+/// A batch body's `deltas`: 1 to `BATCH_DELTAS_MAX` items, each still raw.
+fn batch_items(bytes: &[u8]) -> ApiResult<Vec<Box<RawValue>>> {
+    let mut f = Fields::from_bytes(bytes)?;
+    let items = f.array("deltas", true);
+    f.finish()?;
+    let items = items.unwrap_or_default();
+    if items.is_empty() {
+        return Err(ApiError::field("deltas", "must contain at least 1 delta"));
+    }
+    if items.len() > BATCH_DELTAS_MAX {
+        return Err(ApiError::field(
+            "deltas",
+            format!(
+                "must contain at most {BATCH_DELTAS_MAX} deltas (got {})",
+                items.len()
+            ),
+        ));
+    }
+    Ok(items)
 }
 
 /// A batch's items read one by one: the valid ones with their index, a

@@ -87,49 +87,14 @@ fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
 pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, http::COMPARE_BODY_BYTES_MAX).await?;
-    let mut f = Fields::from_bytes(&bytes)?;
-    let yours_t = f.number("yourBalance", true);
-    let yours = f.parse("yourBalance", yours_t, |t| {
-        Amount::parse_field("yourBalance", t)
-    });
-    let theirs_t = f.number("theirBalance", true);
-    let theirs = f.parse("theirBalance", theirs_t, |t| {
-        Amount::parse_field("theirBalance", t)
-    });
-    let start_t = f.number("startingBalance", false);
-    let starting = f.parse("startingBalance", start_t, |t| {
-        Amount::parse_field("startingBalance", t)
-    });
-    let customer_t = f.string("customerId", false);
-    let customer = f.parse("customerId", customer_t, CustomerId::parse);
-    let entries = f.array("deltas", false);
-    let deltas_after = f.string("deltasAfter", false);
-    if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
-        f.problem("customerId", "is required with deltas");
-    }
-    if entries.is_none() && deltas_after.is_some() {
-        f.problem("deltasAfter", "is only used with deltas");
-    }
-    let entries = match entries {
-        Some(items) if items.len() > PINPOINT_ENTRIES_MAX => {
-            f.problem(
-                "deltas",
-                format!(
-                    "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {}); compare a page at a time with deltasAfter",
-                    items.len()
-                ),
-            );
-            None
-        }
-        Some(items) => Some(read_entries(&mut f, &items)),
-        None => None,
-    };
-    f.finish()?;
-    let (yours, theirs) = match (yours, theirs) {
-        (Some(y), Some(t)) => (y, t),
-        _ => return Err(ApiError::internal("validated balances missing")),
-    };
-    let starting = starting.unwrap_or(Amount::ZERO);
+    let CompareBody {
+        yours,
+        theirs,
+        starting,
+        customer,
+        entries,
+        deltas_after,
+    } = read_compare(&bytes)?;
     let (computed, ledger_view) = match &customer {
         None => (starting, None),
         Some(c) => {
@@ -173,6 +138,70 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         pinpoint,
     };
     http::balance(200, &data)
+}
+
+/// A compare request's body, read and checked.
+struct CompareBody {
+    yours: Amount,
+    theirs: Amount,
+    starting: Amount,
+    customer: Option<CustomerId>,
+    entries: Option<Vec<CallerEntry>>,
+    deltas_after: Option<String>,
+}
+
+/// Reads a compare body: every problem named at once (`Fields`).
+fn read_compare(bytes: &[u8]) -> ApiResult<CompareBody> {
+    let mut f = Fields::from_bytes(bytes)?;
+    let yours_t = f.number("yourBalance", true);
+    let yours = f.parse("yourBalance", yours_t, |t| {
+        Amount::parse_field("yourBalance", t)
+    });
+    let theirs_t = f.number("theirBalance", true);
+    let theirs = f.parse("theirBalance", theirs_t, |t| {
+        Amount::parse_field("theirBalance", t)
+    });
+    let start_t = f.number("startingBalance", false);
+    let starting = f.parse("startingBalance", start_t, |t| {
+        Amount::parse_field("startingBalance", t)
+    });
+    let customer_t = f.string("customerId", false);
+    let customer = f.parse("customerId", customer_t, CustomerId::parse);
+    let entries = f.array("deltas", false);
+    let deltas_after = f.string("deltasAfter", false);
+    if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
+        f.problem("customerId", "is required with deltas");
+    }
+    if entries.is_none() && deltas_after.is_some() {
+        f.problem("deltasAfter", "is only used with deltas");
+    }
+    let entries = match entries {
+        Some(items) if items.len() > PINPOINT_ENTRIES_MAX => {
+            f.problem(
+                "deltas",
+                format!(
+                    "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {}); compare a page at a time with deltasAfter",
+                    items.len()
+                ),
+            );
+            None
+        }
+        Some(items) => Some(read_entries(&mut f, &items)),
+        None => None,
+    };
+    f.finish()?;
+    let (yours, theirs) = match (yours, theirs) {
+        (Some(y), Some(t)) => (y, t),
+        _ => return Err(ApiError::internal("validated balances missing")),
+    };
+    Ok(CompareBody {
+        yours,
+        theirs,
+        starting: starting.unwrap_or(Amount::ZERO),
+        customer,
+        entries,
+        deltas_after,
+    })
 }
 
 #[derive(Serialize)]
