@@ -13,6 +13,7 @@ mod ids;
 mod ledger;
 mod limiter;
 mod mail;
+mod owned;
 mod ping;
 mod plan;
 mod profile;

@@ -17,7 +17,7 @@ import { Link, navigate } from "../router";
 import { DailyCharts } from "./overview-charts";
 import { SearchBox } from "./search";
 import { getState, jwt, signOut, update, useSession } from "../session";
-import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAsync, usePoll, when } from "../ui";
+import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAction, useAsync, usePoll, when } from "../ui";
 
 const NAV: [string, string][] = [
   ["/app", "Overview"],
@@ -290,27 +290,21 @@ function provisionError(e: unknown): unknown {
 
 export function Environments() {
   const contracts = useContracts();
-  const [error, setError] = useState<unknown>(null);
   const [msg, setMsg] = useState<string | null>(null);
-  const [busy, setBusy] = useState<EnvName | null>(null);
   const pending = !!contracts.data?.some((c) => c.status === "provisioning");
   usePoll(pending, 2000, 30, () => void contracts.reload());
-  const provision = async (env: EnvName) => {
-    setBusy(env);
-    setError(null);
+  // Only Production's refusal is explained.
+  const provisioning = useAction<EnvName>(contracts.reload, (e, env) => (env === "production" ? provisionError(e) : e));
+  const { busy, error } = provisioning;
+  const provision = (env: EnvName) => {
     setMsg(null);
-    try {
+    return provisioning.run(async () => {
       const r = await call<{ message: string }>("POST", "/dashboard/contracts/provision", {
         jwt: jwt(),
         body: { environment: CONTRACT_OF[env] },
       });
       setMsg(r.data.message ?? r.message);
-      await contracts.reload();
-    } catch (e) {
-      setError(env === "production" ? provisionError(e) : e);
-    } finally {
-      setBusy(null);
-    }
+    }, env);
   };
   return (
     <section>

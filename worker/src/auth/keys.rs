@@ -7,6 +7,7 @@ use bvs_core::types::{ApiKey, Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::owned;
 use crate::secret;
 pub use crate::store::keys::KeyRow;
 use crate::store::keys::{self as store, NewKey};
@@ -130,19 +131,20 @@ fn not_found(id: &str) -> ApiError {
 /// 404 for an unknown or deleted key; D1 errors.
 pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<KeyRow> {
     let db = app.control_db()?;
-    if store::toggle(&db, tenant_id, id).await? == 0 {
-        return Err(not_found(id));
-    }
-    store::of_tenant(&db, tenant_id, id)
-        .await?
-        .ok_or_else(|| not_found(id))
+    owned::toggled(
+        store::toggle(&db, tenant_id, id),
+        store::of_tenant(&db, tenant_id, id),
+        || not_found(id),
+    )
+    .await
 }
 
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
 pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
-    if store::delete(&app.control_db()?, tenant_id, id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
-    Ok(())
+    let db = app.control_db()?;
+    owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
+        not_found(id)
+    })
+    .await
 }
