@@ -405,13 +405,12 @@ export function Settings() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call("POST", "/dashboard/auth/change-password", {
         jwt: jwt(),
         body: { currentPassword: current, newPassword: next },
@@ -419,11 +418,7 @@ function ChangePassword() {
       // The change revokes every session, this one included.
       signOut(r.message ?? "Password changed: log in again.");
       navigate("/login");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="pw-title">
@@ -449,26 +444,21 @@ function ChangePassword() {
 
 function Retention() {
   const [days, setDays] = useState("null");
-  const [error, setError] = useState<unknown>(null);
+  const submitting = useAction();
+  const { error } = submitting;
   const [saved, setSaved] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const busy = submitting.busy !== null;
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setSaved(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
         jwt: jwt(),
         body: { dataRetentionDays: days === "null" ? null : Number(days) },
       });
       const d = r.data.dataRetentionDays;
       setSaved(d === null ? "Saved: raw data is kept forever." : `Saved: raw data is removed ${d} days after verification.`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="ret-title">
