@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::ApiResult;
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
@@ -31,7 +31,7 @@ fn origin(req: &Request) -> ApiResult<String> {
 pub async fn invite(
     app: &App,
     mut req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;

@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::{self};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::ledger::{self, customers::LedgerRow};
 use crate::views::{self};
 
@@ -25,7 +25,7 @@ use crate::views::{self};
 pub async fn derive(
     app: &App,
     req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;
@@ -353,7 +353,7 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
 pub async fn customer(
     app: &App,
     req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;
@@ -372,7 +372,7 @@ pub async fn customer(
 pub async fn history(
     app: &App,
     req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;

@@ -8,7 +8,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::ledger::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
@@ -69,7 +69,7 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 pub async fn proof(
     app: &App,
     req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;

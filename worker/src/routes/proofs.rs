@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::idempotency::Guard;
 use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
@@ -172,7 +172,7 @@ struct CheckpointList {
 pub async fn receipt(
     app: &App,
     req: Request,
-    customer: ApiResult<CustomerId>,
+    customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;

@@ -9,6 +9,7 @@ use worker::{Headers, Response};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::http::PathParam;
 use crate::ledger::{self, LogId};
 
 /// A full tile never changes: cached for a year (C2SP tlog-tiles).
@@ -34,7 +35,7 @@ pub async fn checkpoint(app: &App, name: &str) -> ApiResult<Response> {
 
 /// `GET /log/:name/tile/<L>/<N>[.p/<W>]`: a hash tile of the log's latest
 /// signed tree; 404 for a tile that tree does not have.
-pub async fn tile(app: &App, name: &str, coord: ApiResult<TileCoord>) -> ApiResult<Response> {
+pub async fn tile(app: &App, name: &str, coord: PathParam<TileCoord>) -> ApiResult<Response> {
     let log = LogId::from_path(app, name)?;
     let coord = coord?;
     let db = ledger::db(app, log)?;
