@@ -405,12 +405,10 @@ export function Settings() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const submitting = useAction();
-  const { error } = submitting;
-  const busy = submitting.busy !== null;
+  const { error, pending: busy, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    return submitting.run(async () => {
+    return run(async () => {
       const r = await call("POST", "/dashboard/auth/change-password", {
         jwt: jwt(),
         body: { currentPassword: current, newPassword: next },
@@ -444,14 +442,12 @@ function ChangePassword() {
 
 function Retention() {
   const [days, setDays] = useState("null");
-  const submitting = useAction();
-  const { error } = submitting;
+  const { error, pending: busy, run } = useAction();
   const [saved, setSaved] = useState<string | null>(null);
-  const busy = submitting.busy !== null;
   const submit = (e: Event) => {
     e.preventDefault();
     setSaved(null);
-    return submitting.run(async () => {
+    return run(async () => {
       const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
         jwt: jwt(),
         body: { dataRetentionDays: days === "null" ? null : Number(days) },

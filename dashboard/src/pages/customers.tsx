@@ -444,8 +444,7 @@ function Checkpoints({
   const [period, setPeriod] = useState(thisMonth());
   const [msg, setMsg] = useState<string | null>(null);
   const committing = useAction(list.reload);
-  const { error } = committing;
-  const busy = committing.busy !== null;
+  const { error, pending: busy } = committing;
   const commit = () => {
     setMsg(null);
     return committing.run(async () => {

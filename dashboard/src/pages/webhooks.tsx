@@ -64,7 +64,7 @@ export function Webhooks() {
           ))}
         </fieldset>
         <ErrorBox error={creating.error} />
-        <Button kind="primary" type="submit" busy={creating.busy !== null}>
+        <Button kind="primary" type="submit" busy={creating.pending}>
           Add webhook
         </Button>
       </form>
