@@ -277,8 +277,6 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
  * which is told the key). */
 export interface Action<K> {
   busy: K | null;
-  /** Whether any run is under way. */
-  pending: boolean;
   error: unknown;
   run: (task: () => Promise<void>, key: K) => Promise<void>;
 }
@@ -301,7 +299,7 @@ export function useAction<K = true>(
       setBusy(null);
     }
   };
-  return { busy, pending: busy !== null, error, run };
+  return { busy, error, run };
 }
 
 /** Calls `tick` every `ms` while `on`, at most `maxTicks` times. */

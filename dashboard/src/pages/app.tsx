@@ -405,10 +405,12 @@ export function Settings() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call("POST", "/dashboard/auth/change-password", {
         jwt: jwt(),
         body: { currentPassword: current, newPassword: next },
@@ -442,12 +444,14 @@ function ChangePassword() {
 
 function Retention() {
   const [days, setDays] = useState("null");
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
   const [saved, setSaved] = useState<string | null>(null);
+  const busy = submitting.busy !== null;
   const submit = (e: Event) => {
     e.preventDefault();
     setSaved(null);
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
         jwt: jwt(),
         body: { dataRetentionDays: days === "null" ? null : Number(days) },

@@ -22,11 +22,13 @@ function DevMailHint({ email }: { email?: string }) {
 export function Login() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
   const [flash] = useState(takeFlash);
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call<LoggedIn>("POST", "/dashboard/auth/login", { body: { email, password } });
       signIn(r.data);
       try {
@@ -71,12 +73,14 @@ export function Login() {
 
 export function Signup() {
   const [form, setForm] = useState({ firstName: "", lastName: "", companyName: "", email: "", password: "" });
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
   const [done, setDone] = useState<{ email: string; message: string } | null>(null);
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call<{ email: string }>("POST", "/dashboard/auth/register", { body: form });
       setDone({ email: r.data.email, message: r.message ?? "Account created." });
     }, true);
@@ -193,11 +197,13 @@ export function VerifyEmail({ token }: { token: string | null }) {
 
 export function ForgotPassword() {
   const [email, setEmail] = useState("");
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
   const [sent, setSent] = useState<string | null>(null);
+  const busy = submitting.busy !== null;
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call<unknown>("POST", "/dashboard/auth/request-password-reset", { body: { email } });
       setSent(r.message ?? "If an account exists for this e-mail, a link has been sent.");
     }, true);
@@ -226,8 +232,10 @@ export function ForgotPassword() {
 export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   const [token] = useState(fromUrl ?? "");
   const [password, setPassword] = useState("");
-  const { error, pending: busy, run } = useAction();
+  const submitting = useAction();
+  const { error } = submitting;
   const [done, setDone] = useState<string | null>(null);
+  const busy = submitting.busy !== null;
   // The token stays in this page's memory, not in the address bar. A
   // layout effect runs in the same task as the render that shows the
   // heading, so nobody sees the page with the token still in the URL (a
@@ -237,7 +245,7 @@ export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   }, []);
   const submit = (e: Event) => {
     e.preventDefault();
-    return run(async () => {
+    return submitting.run(async () => {
       const r = await call<unknown>("POST", "/dashboard/auth/reset-password", { body: { token, newPassword: password } });
       setDone(r.message ?? "Password reset.");
     }, true);

@@ -444,7 +444,8 @@ function Checkpoints({
   const [period, setPeriod] = useState(thisMonth());
   const [msg, setMsg] = useState<string | null>(null);
   const committing = useAction(list.reload);
-  const { error, pending: busy } = committing;
+  const { error } = committing;
+  const busy = committing.busy !== null;
   const commit = () => {
     setMsg(null);
     return committing.run(async () => {

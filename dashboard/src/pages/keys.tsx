@@ -56,7 +56,7 @@ export function Keys() {
           />
         </div>
         <ErrorBox error={creating.error} />
-        <Button kind="primary" type="submit" busy={creating.pending}>
+        <Button kind="primary" type="submit" busy={creating.busy !== null}>
           Create key
         </Button>
       </form>

@@ -64,7 +64,7 @@ export function Webhooks() {
           ))}
         </fieldset>
         <ErrorBox error={creating.error} />
-        <Button kind="primary" type="submit" busy={creating.pending}>
+        <Button kind="primary" type="submit" busy={creating.busy !== null}>
           Add webhook
         </Button>
       </form>
