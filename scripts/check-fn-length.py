@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Fails when a production function is longer than its crate's limit.
 
-Two checks, both run by scripts/check-architecture.sh:
-  - the delta's path in the worker (emit, sequence, receipt): no function
-    over WORKER_FN_LINES_MAX lines (the default, no arguments);
-  - `--crates`: core, cli and verifier-wasm, no function over
-    CRATE_FN_LINES_MAX lines (but the one in LONG_FUNCTIONS).
+One limit everywhere, FN_LINES_MAX lines; two checks, both run by
+scripts/check-architecture.sh:
+  - the worker, all of worker/src (the default, no arguments);
+  - `--crates`: core, cli and verifier-wasm.
+Each but the functions in LONG_FUNCTIONS, capped at their length.
 `--all [PATH ...]` lists every function over the limit (`--max N`, default
-the worker's) under the paths, or worker/src, and exits 0.
+FN_LINES_MAX) under the paths, or worker/src, and exits 0.
 
 A function runs from its `fn` line to the first line that closes it at the
 same indentation (rustfmt's layout). Tests are not production code: a
@@ -20,17 +20,30 @@ import os
 import re
 import sys
 
-WORKER_FN_LINES_MAX = 80
-CRATE_FN_LINES_MAX = 70
-# The delta's path: the emit handler, the ledger (submit, sequence,
-# prove) and the receipt and public-verify handlers.
-DELTA_PATH = ["worker/src/ledger", "worker/src/routes/balance.rs", "worker/src/routes/proofs.rs"]
+FN_LINES_MAX = 70
+WORKER = ["worker/src"]
 CRATES = ["core/src", "cli/src", "verifier-wasm/src"]
-# The one exception, at most this long: merkle::verify_consistency is in
+# The exceptions, each at most this long. merkle::verify_consistency is in
 # the served browser verifier, 31 bytes under its gzipped budget; each
 # split tried (the walk, the checks before it, an `ok_if` helper) grew
 # the module by 59 to 191 bytes gzipped (issue 26's note). Never add one.
 LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
+# Issue 26, while the typed-rows branch (r26types) splits them: the
+# worker's functions in ledger/ and store/ still over the limit, each
+# capped at its length today so none grows. Remove each as it is split;
+# the list is to end empty.
+LONG_FUNCTIONS.update({
+    ("worker/src/ledger/checkpoint.rs", "create"): 74,
+    ("worker/src/ledger/derive.rs", "derive"): 79,
+    ("worker/src/ledger/prove.rs", "receipt"): 80,
+    ("worker/src/ledger/round.rs", "writes"): 73,
+    ("worker/src/ledger/submit.rs", "submit"): 77,
+    ("worker/src/ledger/agreement/keys.rs", "register_key"): 80,
+    ("worker/src/ledger/agreement/public.rs", "of_checkpoint"): 77,
+    ("worker/src/ledger/prove/public.rs", "public_answer"): 79,
+    ("worker/src/ledger/witness/fork.rs", "fork"): 75,
+    ("worker/src/store/emit.rs", "write"): 92,
+})
 
 FN = re.compile(r"^(\s*)(pub(\([a-z]+\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
 
@@ -113,7 +126,7 @@ def long_functions(paths, limit, allowed=None):
 
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
-    limit = WORKER_FN_LINES_MAX
+    limit = FN_LINES_MAX
     if "--max" in argv:
         k = argv.index("--max") + 1
         limit = int(argv[k])
@@ -122,11 +135,8 @@ def main(argv):
         for path, line, name, n in long_functions(args or ["worker/src"], limit):
             print(f"{path}:{line}: fn {name} has {n} lines (limit {limit})")
         return 0
-    if "--crates" in argv:
-        limit = CRATE_FN_LINES_MAX
-        found = long_functions(args or CRATES, limit, LONG_FUNCTIONS)
-    else:
-        found = long_functions(args or DELTA_PATH, limit)
+    found = long_functions(args or (CRATES if "--crates" in argv else WORKER), limit,
+                           LONG_FUNCTIONS)
     for path, line, name, n in found:
         print(f"architecture: {path}:{line}: fn {name} has {n} lines (at most {limit})",
               file=sys.stderr)

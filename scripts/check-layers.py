@@ -18,7 +18,7 @@ LAYERS = [
     ["webhooks", "search", "request_log"],
     ["auth", "ping", "retention"],
     ["ledger"],
-    ["views", "mail", "profile", "quota", "idempotency"],
+    ["views", "mail", "profile", "quota", "idempotency", "owned"],
     ["store"],
     ["plan"],
     ["secret", "limiter", "request_id", "fields"],

@@ -271,6 +271,37 @@ export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
   return { data, error, loading, reload: run };
 }
 
+/** A page's action (create, toggle, commit...): `run(task, key)` marks `key`
+ * busy, clears the error, runs `task`, then reloads what the page lists
+ * (`reload`); a failure of either is kept as `error` (through `mapError`,
+ * which is told the key). */
+export interface Action<K> {
+  busy: K | null;
+  error: unknown;
+  run: (task: () => Promise<void>, key: K) => Promise<void>;
+}
+
+export function useAction<K = true>(
+  reload?: () => Promise<unknown>,
+  mapError: (e: unknown, key: K) => unknown = (e) => e,
+): Action<K> {
+  const [busy, setBusy] = useState<K | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const run = async (task: () => Promise<void>, key: K) => {
+    setBusy(key);
+    setError(null);
+    try {
+      await task();
+      if (reload) await reload();
+    } catch (e) {
+      setError(mapError(e, key));
+    } finally {
+      setBusy(null);
+    }
+  };
+  return { busy, error, run };
+}
+
 /** Calls `tick` every `ms` while `on`, at most `maxTicks` times. */
 export function usePoll(on: boolean, ms: number, maxTicks: number, tick: () => void): void {
   const fn = useRef(tick);

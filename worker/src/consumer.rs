@@ -11,7 +11,7 @@
 //! its own queue) is rung again on its own shard's queue and acked.
 
 use futures_util::future::join_all;
-use worker::{MessageBatch, MessageExt};
+use worker::{Message, MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
@@ -47,20 +47,7 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             return;
         }
     };
-    let sequencer_off = crate::profile::stop(app) == Some(crate::profile::Stop::SequencerOff);
-    let mut jobs = Vec::with_capacity(messages.len());
-    for message in messages {
-        match serde_json::from_value::<Job>(message.body().clone()) {
-            // DEV_MODE profiling: doorbells are acked unanswered.
-            Ok(Job::Sequence { .. }) if sequencer_off => message.ack(),
-            Ok(job) => jobs.push((message, job)),
-            Err(e) => {
-                // A message we cannot read will never become readable: drop it.
-                worker::console_error!("queue {queue}: dropping unknown message: {e}");
-                message.ack();
-            }
-        }
-    }
+    let jobs = read_jobs(app, &queue, messages);
     let own = shard::of_queue(&queue);
     let doorbell = |job: &Job| match job {
         Job::Sequence { env, shard } => Some(route(own, LogId::new(*env, *shard))),
@@ -107,6 +94,31 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             }
         }
     }
+}
+
+/// The batch's jobs, each with its message; an unreadable message (it will
+/// never become readable) is dropped, and under DEV_MODE profiling's
+/// `SequencerOff` a doorbell is acked unanswered.
+fn read_jobs(
+    app: &App,
+    queue: &str,
+    messages: Vec<Message<serde_json::Value>>,
+) -> Vec<(Message<serde_json::Value>, Job)> {
+    let sequencer_off = crate::profile::stop(app) == Some(crate::profile::Stop::SequencerOff);
+    let mut jobs = Vec::with_capacity(messages.len());
+    for message in messages {
+        match serde_json::from_value::<Job>(message.body().clone()) {
+            // DEV_MODE profiling: doorbells are acked unanswered.
+            Ok(Job::Sequence { .. }) if sequencer_off => message.ack(),
+            Ok(job) => jobs.push((message, job)),
+            Err(e) => {
+                // A message we cannot read will never become readable: drop it.
+                worker::console_error!("queue {queue}: dropping unknown message: {e}");
+                message.ack();
+            }
+        }
+    }
+    jobs
 }
 
 /// One sequencer run for a shard, then its webhook dispatch: whether the

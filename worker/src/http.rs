@@ -180,6 +180,10 @@ pub fn error_response(err: &ApiError, request_id: Option<&str>) -> worker::Resul
         .with_headers(headers))
 }
 
+/// A typed path parameter as the route table read it (`router::Params::parse`):
+/// a handler that checks its caller first raises the parse's 400 after that.
+pub type PathParam<T> = ApiResult<T>;
+
 /// A request header, if present.
 pub fn header(req: &Request, name: &str) -> Option<String> {
     req.headers().get(name).ok().flatten()

@@ -13,6 +13,7 @@ mod ids;
 mod ledger;
 mod limiter;
 mod mail;
+mod owned;
 mod ping;
 mod plan;
 mod profile;
@@ -62,7 +63,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         match router::resolve(&method, &path) {
             Ok((route, params)) => (
                 route.pattern,
-                router::dispatch(&app, req, route.id, params).await,
+                router::dispatch(&app, req, route, params).await,
             ),
             Err(e) => ("(none)", Err(e)),
         }
@@ -82,6 +83,34 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
     // carries the pages' security headers (`http::SECURITY_HEADERS`; static
     // assets served without the Worker get them from public/_headers).
     let response = request_id::stamp(response, &request_id)?;
+    set_headers(&app, &response, public)?;
+    log_line(
+        &app,
+        &method,
+        pattern,
+        &response,
+        &request_id,
+        (trips, kdf_before),
+    );
+    // After the response: the request log (best effort, batched).
+    request_log::finish(
+        &app,
+        capture,
+        request_log::Outcome {
+            route: pattern,
+            status: response.status_code(),
+            code,
+            request_id: &request_id,
+            response: &response,
+        },
+    )
+    .await;
+    Ok(response)
+}
+
+/// The headers every response carries: the pages' security headers, a
+/// keyed request's rate limit, and on the public proof routes the CORS grant.
+fn set_headers(app: &App, response: &Response, public: bool) -> worker::Result<()> {
     for (name, value) in http::SECURITY_HEADERS {
         response.headers().set(name, value)?;
     }
@@ -107,6 +136,19 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             "Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset",
         )?;
     }
+    Ok(())
+}
+
+/// The request's one structured console line (never secrets, never bodies),
+/// with its storage round trips under DEV_MODE.
+fn log_line(
+    app: &App,
+    method: &worker::Method,
+    pattern: &str,
+    response: &Response,
+    request_id: &str,
+    (trips, kdf_before): (roundtrips::Mark, u64),
+) {
     // One structured line per request; never secrets, never bodies.
     let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
     let mut line = serde_json::json!({
@@ -126,20 +168,6 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
         line["kdfCalls"] = roundtrips::kdf_count().saturating_sub(kdf_before).into();
     }
     worker::console_log!("{line}");
-    // After the response: the request log (best effort, batched).
-    request_log::finish(
-        &app,
-        capture,
-        request_log::Outcome {
-            route: pattern,
-            status: response.status_code(),
-            code,
-            request_id: &request_id,
-            response: &response,
-        },
-    )
-    .await;
-    Ok(response)
 }
 
 /// `OPTIONS` on a public route: 204 with the CORS grant.

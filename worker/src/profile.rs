@@ -83,3 +83,38 @@ pub fn stopped() -> ApiResult<Response> {
 pub async fn control_read(app: &App) -> ApiResult<()> {
     crate::store::dev::one(&app.control_db()?).await
 }
+
+/// The emit handler's profiling stops, kept out of its body: each point
+/// is one call that answers `Some(202 {})` when the run stops there.
+/// Outside DEV_MODE, or without `EMIT_PROFILE_STOP`, every point passes.
+#[derive(Clone, Copy)]
+pub struct EmitStops(Option<Stop>);
+
+impl EmitStops {
+    pub fn of(app: &App) -> Self {
+        EmitStops(stop(app))
+    }
+
+    /// Where the run stops, for the points past the handler (`ledger::submit`).
+    pub fn stop(self) -> Option<Stop> {
+        self.0
+    }
+
+    /// Before anything: [`Stop::Route`].
+    pub fn at_route(self) -> Option<ApiResult<Response>> {
+        (self.0 == Some(Stop::Route)).then(stopped)
+    }
+
+    /// After the key is authenticated: [`Stop::Auth`], or
+    /// [`Stop::ControlRead`] after its one control-database read.
+    pub async fn after_auth(self, app: &App) -> Option<ApiResult<Response>> {
+        match self.0 {
+            Some(Stop::Auth) => Some(stopped()),
+            Some(Stop::ControlRead) => Some(match control_read(app).await {
+                Ok(()) => stopped(),
+                Err(e) => Err(e),
+            }),
+            _ => None,
+        }
+    }
+}

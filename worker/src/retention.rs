@@ -118,29 +118,8 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
                 let cutoff = now_ms.saturating_sub(u64::from(t.data_retention_days) * DAY_MS);
                 let given = slice.min(budget);
                 let mut share = given;
-                for ledger in &ledgers {
-                    for table in [
-                        Table::Deltas,
-                        Table::FailedDeltas,
-                        Table::Facts,
-                        Table::FailedFacts,
-                        Table::Events,
-                        Table::RequestLog,
-                    ] {
-                        let n = drain(ledger, table, &t.id, cutoff, now_ms, &mut share).await?;
-                        tally(&mut report, table, n);
-                    }
-                }
-                let n = drain(
-                    &control,
-                    Table::Deliveries,
-                    &t.id,
-                    cutoff,
-                    now_ms,
-                    &mut share,
-                )
-                .await?;
-                tally(&mut report, Table::Deliveries, n);
+                let window = Window { cutoff, now_ms };
+                purge_tenant(&ledgers, &control, &t.id, window, &mut share, &mut report).await?;
                 budget -= given - share;
                 more_work |= share == 0;
                 cursor.clone_from(&t.id);
@@ -159,6 +138,42 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
             return Ok(report);
         }
     }
+}
+
+/// What a tenant's purge removes: rows older than `cutoff`, at `now_ms`.
+#[derive(Clone, Copy)]
+struct Window {
+    cutoff: u64,
+    now_ms: u64,
+}
+
+/// Drains one tenant's tables, on every shard and then the control
+/// database, within `share` rows (left with what remains of it).
+async fn purge_tenant(
+    ledgers: &[D1Database],
+    control: &D1Database,
+    tenant_id: &str,
+    window: Window,
+    share: &mut u64,
+    report: &mut Report,
+) -> ApiResult<()> {
+    let Window { cutoff, now_ms } = window;
+    for ledger in ledgers {
+        for table in [
+            Table::Deltas,
+            Table::FailedDeltas,
+            Table::Facts,
+            Table::FailedFacts,
+            Table::Events,
+            Table::RequestLog,
+        ] {
+            let n = drain(ledger, table, tenant_id, cutoff, now_ms, share).await?;
+            tally(report, table, n);
+        }
+    }
+    let n = drain(control, Table::Deliveries, tenant_id, cutoff, now_ms, share).await?;
+    tally(report, Table::Deliveries, n);
+    Ok(())
 }
 
 fn tally(report: &mut Report, table: Table, n: u64) {

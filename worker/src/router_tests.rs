@@ -51,3 +51,25 @@ fn an_unknown_path_is_404_and_a_wrong_method_is_405() {
         405
     );
 }
+
+#[test]
+fn every_route_is_declared_once_and_a_typed_parameter_names_its_field() {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in ROUTES {
+        assert!(
+            seen.insert((r.method.to_string(), r.pattern)),
+            "{}",
+            r.pattern
+        );
+    }
+    let (route, p) = resolve(&Method::Get, "/api/v1/balance/derive/a%20b").unwrap();
+    assert_eq!(route.pattern, "/api/v1/balance/derive/:customerId");
+    let e = p
+        .parse("customerId", bvs_core::types::CustomerId::parse)
+        .err()
+        .unwrap();
+    assert_eq!(e.status(), 400);
+    assert!(format!("{e:?}").contains("customerId"), "{e:?}");
+    let (route, _) = resolve(&Method::Get, "/dev/ping/1").unwrap();
+    assert_eq!(route.family, Family::Dev);
+}

@@ -17,7 +17,7 @@ import { Link, navigate } from "../router";
 import { DailyCharts } from "./overview-charts";
 import { SearchBox } from "./search";
 import { getState, jwt, signOut, update, useSession } from "../session";
-import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAsync, usePoll, when } from "../ui";
+import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAction, useAsync, usePoll, when } from "../ui";
 
 const NAV: [string, string][] = [
   ["/app", "Overview"],
@@ -290,27 +290,21 @@ function provisionError(e: unknown): unknown {
 
 export function Environments() {
   const contracts = useContracts();
-  const [error, setError] = useState<unknown>(null);
   const [msg, setMsg] = useState<string | null>(null);
-  const [busy, setBusy] = useState<EnvName | null>(null);
   const pending = !!contracts.data?.some((c) => c.status === "provisioning");
   usePoll(pending, 2000, 30, () => void contracts.reload());
-  const provision = async (env: EnvName) => {
-    setBusy(env);
-    setError(null);
+  // Only Production's refusal is explained.
+  const provisioning = useAction<EnvName>(contracts.reload, (e, env) => (env === "production" ? provisionError(e) : e));
+  const { busy, error } = provisioning;
+  const provision = (env: EnvName) => {
     setMsg(null);
-    try {
+    return provisioning.run(async () => {
       const r = await call<{ message: string }>("POST", "/dashboard/contracts/provision", {
         jwt: jwt(),
         body: { environment: CONTRACT_OF[env] },
       });
       setMsg(r.data.message ?? r.message);
-      await contracts.reload();
-    } catch (e) {
-      setError(env === "production" ? provisionError(e) : e);
-    } finally {
-      setBusy(null);
-    }
+    }, env);
   };
   return (
     <section>
@@ -411,13 +405,12 @@ export function Settings() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call("POST", "/dashboard/auth/change-password", {
         jwt: jwt(),
         body: { currentPassword: current, newPassword: next },
@@ -425,11 +418,7 @@ function ChangePassword() {
       // The change revokes every session, this one included.
       signOut(r.message ?? "Password changed: log in again.");
       navigate("/login");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="pw-title">
@@ -455,26 +444,21 @@ function ChangePassword() {
 
 function Retention() {
   const [days, setDays] = useState("null");
-  const [error, setError] = useState<unknown>(null);
+  const submitting = useAction();
+  const { error } = submitting;
   const [saved, setSaved] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const busy = submitting.busy !== null;
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setSaved(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
         jwt: jwt(),
         body: { dataRetentionDays: days === "null" ? null : Number(days) },
       });
       const d = r.data.dataRetentionDays;
       setSaved(d === null ? "Saved: raw data is kept forever." : `Saved: raw data is removed ${d} days after verification.`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="ret-title">

@@ -4,7 +4,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, call, type LoggedIn, type Mail, type Profile } from "../api";
 import { Link, navigate } from "../router";
 import { getState, signIn, takeFlash, update, useSession } from "../session";
-import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, useAsync, when } from "../ui";
+import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, useAction, useAsync, when } from "../ui";
 
 const PASSWORD_RULES = "8 to 32 characters, with an uppercase letter, a lowercase letter and a digit.";
 
@@ -22,14 +22,13 @@ function DevMailHint({ email }: { email?: string }) {
 export function Login() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
   const [flash] = useState(takeFlash);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<LoggedIn>("POST", "/dashboard/auth/login", { body: { email, password } });
       signIn(r.data);
       try {
@@ -39,11 +38,7 @@ export function Login() {
         // The overview loads the profile again.
       }
       navigate("/app");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <section class="narrow">
@@ -78,22 +73,17 @@ export function Login() {
 
 export function Signup() {
   const [form, setForm] = useState({ firstName: "", lastName: "", companyName: "", email: "", password: "" });
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const submitting = useAction();
+  const { error } = submitting;
+  const busy = submitting.busy !== null;
   const [done, setDone] = useState<{ email: string; message: string } | null>(null);
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<{ email: string }>("POST", "/dashboard/auth/register", { body: form });
       setDone({ email: r.data.email, message: r.message ?? "Account created." });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   if (done)
     return (
@@ -207,21 +197,16 @@ export function VerifyEmail({ token }: { token: string | null }) {
 
 export function ForgotPassword() {
   const [email, setEmail] = useState("");
-  const [error, setError] = useState<unknown>(null);
+  const submitting = useAction();
+  const { error } = submitting;
   const [sent, setSent] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const busy = submitting.busy !== null;
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<unknown>("POST", "/dashboard/auth/request-password-reset", { body: { email } });
       setSent(r.message ?? "If an account exists for this e-mail, a link has been sent.");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <section class="narrow">
@@ -247,9 +232,10 @@ export function ForgotPassword() {
 export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   const [token] = useState(fromUrl ?? "");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(null);
+  const submitting = useAction();
+  const { error } = submitting;
   const [done, setDone] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const busy = submitting.busy !== null;
   // The token stays in this page's memory, not in the address bar. A
   // layout effect runs in the same task as the render that shows the
   // heading, so nobody sees the page with the token still in the URL (a
@@ -257,18 +243,12 @@ export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   useLayoutEffect(() => {
     history.replaceState(null, "", location.pathname);
   }, []);
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return submitting.run(async () => {
       const r = await call<unknown>("POST", "/dashboard/auth/reset-password", { body: { token, newPassword: password } });
       setDone(r.message ?? "Password reset.");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <section class="narrow">

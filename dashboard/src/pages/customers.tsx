@@ -20,7 +20,7 @@ import {
 import { Chart, seconds } from "../charts";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
-import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, Select, short, useAsync, usePoll, when } from "../ui";
+import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, Select, short, useAction, useAsync, usePoll, when } from "../ui";
 
 const PAGE = 20;
 const CUSTOMER_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -442,22 +442,16 @@ function Checkpoints({
   periods: string[];
 }) {
   const [period, setPeriod] = useState(thisMonth());
-  const [error, setError] = useState<unknown>(null);
   const [msg, setMsg] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const commit = async () => {
-    setBusy(true);
-    setError(null);
+  const committing = useAction(list.reload);
+  const { error } = committing;
+  const busy = committing.busy !== null;
+  const commit = () => {
     setMsg(null);
-    try {
+    return committing.run(async () => {
       const r = await call<Checkpoint>("POST", "/api/v1/balance/checkpoint", { apiKey, body: { customerId: id, period } });
       setMsg(r.data.message ?? `Checkpoint ${r.data.checkpointId} queued.`);
-      await list.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
   return (
     <div class="card">

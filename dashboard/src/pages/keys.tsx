@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { type ApiKey, call, type CreatedApiKey, type EnvName, ENV_LABEL, ENV_OF_KEY, KEY_ENV_OF } from "../api";
 import { Link } from "../router";
 import { getState, jwt, update, useSession } from "../session";
-import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, Select, useAsync, when } from "../ui";
+import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, Select, useAction, useAsync, when } from "../ui";
 
 /** Keeps `key` (this tab only) as the one the ledger views of `env` use. */
 export function keepKeyForLedgers(env: EnvName, key: string | null): void {
@@ -16,15 +16,12 @@ export function Keys() {
   const [name, setName] = useState("");
   const [env, setEnv] = useState<EnvName>(s.env);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [rowError, setRowError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const create = async (e: Event) => {
+  const creating = useAction(keys.reload);
+  const row = useAction(keys.reload);
+  const create = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setCreated(null);
-    try {
+    return creating.run(async () => {
       const r = await call<CreatedApiKey>("POST", "/dashboard/api-keys", {
         jwt: jwt(),
         body: { environment: KEY_ENV_OF[env], ...(name.trim() ? { name: name.trim() } : {}) },
@@ -33,22 +30,9 @@ export function Keys() {
       // The first key of an environment also opens its ledgers here.
       if (!getState().keys[env]) keepKeyForLedgers(env, r.data.key);
       setName("");
-      await keys.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
-  const act = async (f: () => Promise<unknown>) => {
-    setRowError(null);
-    try {
-      await f();
-      await keys.reload();
-    } catch (err) {
-      setRowError(err);
-    }
-  };
+  const act = (f: () => Promise<unknown>) => row.run(async () => void (await f()), true);
   return (
     <section>
       <PageTitle title="API keys">API keys</PageTitle>
@@ -71,8 +55,8 @@ export function Keys() {
             ]}
           />
         </div>
-        <ErrorBox error={error} />
-        <Button kind="primary" type="submit" busy={busy}>
+        <ErrorBox error={creating.error} />
+        <Button kind="primary" type="submit" busy={creating.busy !== null}>
           Create key
         </Button>
       </form>
@@ -92,7 +76,7 @@ export function Keys() {
       <h2>Your keys</h2>
       {keys.loading && !keys.data && <Loading />}
       <ErrorBox error={keys.error} />
-      <ErrorBox error={rowError} />
+      <ErrorBox error={row.error} />
       {keys.data && keys.data.length === 0 && <Empty>No keys yet: create one above.</Empty>}
       {keys.data && keys.data.length > 0 && (
         <div class="table-wrap" role="region" aria-label="Your keys" tabIndex={0}>

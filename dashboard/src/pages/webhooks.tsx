@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { call, type CreatedWebhook, type Delivery, type RotatedWebhookSecret, type Webhook, type WebhookTest } from "../api";
 import { Link } from "../router";
-import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, useAsync, usePoll, when } from "../ui";
+import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, useAction, useAsync, usePoll, when } from "../ui";
 import { jwt } from "../session";
 
 const EVENTS: [string, string][] = [
@@ -21,36 +21,20 @@ export function Webhooks() {
   const [events, setEvents] = useState<string[]>(["delta.verified", "checkpoint.verified"]);
   const [created, setCreated] = useState<CreatedWebhook | null>(null);
   const [rotated, setRotated] = useState<Record<string, RotatedWebhookSecret>>({});
-  const [error, setError] = useState<unknown>(null);
-  const [rowError, setRowError] = useState<unknown>(null);
   const [tested, setTested] = useState<Record<string, WebhookTest>>({});
-  const [busy, setBusy] = useState(false);
-  const create = async (e: Event) => {
+  const creating = useAction(hooks.reload);
+  const row = useAction(hooks.reload);
+  const create = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     setCreated(null);
-    try {
+    return creating.run(async () => {
       const r = await call<CreatedWebhook>("POST", "/dashboard/webhooks", { jwt: jwt(), body: { url, events, description } });
       setCreated(r.data);
       setUrl("");
       setDescription("");
-      await hooks.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    }, true);
   };
-  const act = async (f: () => Promise<unknown>) => {
-    setRowError(null);
-    try {
-      await f();
-      await hooks.reload();
-    } catch (err) {
-      setRowError(err);
-    }
-  };
+  const act = (f: () => Promise<unknown>) => row.run(async () => void (await f()), true);
   return (
     <section>
       <PageTitle title="Webhooks">Webhooks</PageTitle>
@@ -79,8 +63,8 @@ export function Webhooks() {
             </label>
           ))}
         </fieldset>
-        <ErrorBox error={error} />
-        <Button kind="primary" type="submit" busy={busy}>
+        <ErrorBox error={creating.error} />
+        <Button kind="primary" type="submit" busy={creating.busy !== null}>
           Add webhook
         </Button>
       </form>
@@ -88,7 +72,7 @@ export function Webhooks() {
       <h2>Your webhooks</h2>
       {hooks.loading && !hooks.data && <Loading />}
       <ErrorBox error={hooks.error} />
-      <ErrorBox error={rowError} />
+      <ErrorBox error={row.error} />
       {hooks.data && hooks.data.length === 0 && <Empty>No webhooks yet.</Empty>}
       {hooks.data && hooks.data.length > 0 && (
         <ul class="cards">

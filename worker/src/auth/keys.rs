@@ -7,6 +7,7 @@ use bvs_core::types::{ApiKey, Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::owned;
 use crate::secret;
 pub use crate::store::keys::KeyRow;
 use crate::store::keys::{self as store, NewKey};
@@ -24,6 +25,20 @@ pub struct NewKeyRequest<'a> {
     pub name: Option<&'a str>,
 }
 
+/// 403 unless the tenant's environment `env` is active.
+async fn ensure_provisioned(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
+    let contract = super::contracts::for_env(app, tenant_id, env).await?;
+    if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
+        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
+            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
+            env.key_prefix(),
+            super::env_label(env),
+            env.contract_name()
+        )));
+    }
+    Ok(())
+}
+
 /// Creates a key: its environment must be active for the tenant, and the
 /// tenant may hold at most its plan's number of keys (counted inside the
 /// insert). Returns the stored row and the full key (shown once).
@@ -33,15 +48,7 @@ pub struct NewKeyRequest<'a> {
 /// limit; D1 errors.
 pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiKey)> {
     let env = k.env;
-    let contract = super::contracts::for_env(app, k.tenant_id, env).await?;
-    if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
-        return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
-            "Environment not provisioned: {} keys need an active {} environment; provision {} first",
-            env.key_prefix(),
-            super::env_label(env),
-            env.contract_name()
-        )));
-    }
+    ensure_provisioned(app, k.tenant_id, env).await?;
     let plan = super::tenant_plan(app, k.tenant_id).await?;
     let key = ApiKey::new(
         env,
@@ -124,19 +131,20 @@ fn not_found(id: &str) -> ApiError {
 /// 404 for an unknown or deleted key; D1 errors.
 pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<KeyRow> {
     let db = app.control_db()?;
-    if store::toggle(&db, tenant_id, id).await? == 0 {
-        return Err(not_found(id));
-    }
-    store::of_tenant(&db, tenant_id, id)
-        .await?
-        .ok_or_else(|| not_found(id))
+    owned::toggled(
+        store::toggle(&db, tenant_id, id),
+        store::of_tenant(&db, tenant_id, id),
+        || not_found(id),
+    )
+    .await
 }
 
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
 pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
-    if store::delete(&app.control_db()?, tenant_id, id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
-    Ok(())
+    let db = app.control_db()?;
+    owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
+        not_found(id)
+    })
+    .await
 }

@@ -133,6 +133,26 @@ async fn authenticate(
             plan: row.plan.as_str(),
         },
     );
+    let env = key.env();
+    refuse_unusable(&row, env)?;
+    let plan = row.plan;
+    limit::take_reported(app, &bucket, plan.rate(env)).await?;
+    touch_if_stale(app, db, &row).await;
+    app.set_tenant(&row.tenant_id);
+    let ctx = KeyContext {
+        tenant_id: row.tenant_id,
+        env,
+        key_id: row.id,
+        plan,
+        shard: row.shard.unwrap_or(0),
+        contract_id: row.contract_id.unwrap_or_default(),
+    };
+    Ok((ctx, index.is_some()))
+}
+
+/// Refuses a key whose secret checked out but that may not be used: deleted,
+/// disabled, its environment not active, or Production on a plan without it.
+fn refuse_unusable(row: &store::keys::AuthRow, env: Env) -> ApiResult<()> {
     if row.deleted_at.is_some() {
         return Err(ApiError::coded(
             ErrorCode::ApiKeyDeleted,
@@ -145,7 +165,6 @@ async fn authenticate(
             "API key disabled: enable it again with POST /dashboard/api-keys/:id/toggle or use another key",
         ));
     }
-    let env = key.env();
     if row.contract_status != Some(ContractStatus::Active) {
         return Err(ApiError::coded(
             ErrorCode::EnvironmentNotProvisioned,
@@ -157,17 +176,21 @@ async fn authenticate(
         ),
         ));
     }
-    let plan = row.plan;
-    if env == Env::Production && !plan.allows_production() {
+    if env == Env::Production && !row.plan.allows_production() {
         // A tenant moved back to Free keeps its production contract and
         // keys, but they stop working until the plan is paid again.
         return Err(ApiError::PaymentRequired(format!(
             "Plan limit exceeded: no active subscription for Production; the {} plan is Sandbox \
              only, Production needs Pilot or above",
-            plan.label()
+            row.plan.label()
         )));
     }
-    limit::take_reported(app, &bucket, plan.rate(env)).await?;
+    Ok(())
+}
+
+/// Writes the key's `lastUsedAt` after the response when it is a minute
+/// (`LAST_USED_RESOLUTION_MS`) or more old.
+async fn touch_if_stale(app: &App, db: worker::D1Database, row: &store::keys::AuthRow) {
     let stale = row
         .last_used_at
         .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
@@ -181,16 +204,6 @@ async fn authenticate(
         })
         .await;
     }
-    app.set_tenant(&row.tenant_id);
-    let ctx = KeyContext {
-        tenant_id: row.tenant_id,
-        env,
-        key_id: row.id,
-        plan,
-        shard: row.shard.unwrap_or(0),
-        contract_id: row.contract_id.unwrap_or_default(),
-    };
-    Ok((ctx, index.is_some()))
 }
 
 /// Whether the isolate holds a live lease of the rate limit of the

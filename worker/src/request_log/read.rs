@@ -153,19 +153,13 @@ fn key_name(keys: &[KeyRow], id: Option<&str>) -> Option<String> {
         .map(|k| k.name.clone().unwrap_or_else(|| format!("key {id}")))
 }
 
-/// One page, newest first, and the cursor of the next one (`None`: this
-/// was the last).
-///
-/// # Errors
-/// D1 errors.
-pub async fn page(
-    app: &App,
-    tenant_id: &str,
+/// The shards a page reads, each with the sources read there: the
+/// query's environment and family on the tenant's shards.
+fn reads(
     q: &Query,
-) -> ApiResult<(Vec<Listed<EntryRow>>, Option<Cursor>)> {
-    let ((sandbox, production), keys) =
-        futures_util::future::try_join(shards(app, tenant_id), auth::keys::list(app, tenant_id))
-            .await?;
+    sandbox: Option<LogId>,
+    production: Option<LogId>,
+) -> Vec<(LogId, [&'static str; 2])> {
     // (shard, the sources read there)
     let mut reads: Vec<(LogId, [&str; 2])> = Vec::new();
     let api = q.env.as_str();
@@ -185,6 +179,23 @@ pub async fn page(
         }
         (_, Family::Dashboard) => reads.extend(sandbox.map(|s| (s, ["dashboard", "dashboard"]))),
     }
+    reads
+}
+
+/// One page, newest first, and the cursor of the next one (`None`: this
+/// was the last).
+///
+/// # Errors
+/// D1 errors.
+pub async fn page(
+    app: &App,
+    tenant_id: &str,
+    q: &Query,
+) -> ApiResult<(Vec<Listed<EntryRow>>, Option<Cursor>)> {
+    let ((sandbox, production), keys) =
+        futures_util::future::try_join(shards(app, tenant_id), auth::keys::list(app, tenant_id))
+            .await?;
+    let reads = reads(q, sandbox, production);
     let before = q.before.clone().unwrap_or(Cursor {
         created_at: u64::MAX >> 11,
         request_id: String::new(),

@@ -16,6 +16,16 @@ impl Params {
             .map(|(_, v)| v.as_str())
             .ok_or_else(|| ApiError::internal(format!("route has no parameter {name}")))
     }
+
+    /// A typed parameter, read once at the route's edge with the parser
+    /// that names the field in its 4xx.
+    pub fn parse<T, E: Into<ApiError>>(
+        &self,
+        name: &str,
+        parse: fn(&str) -> Result<T, E>,
+    ) -> ApiResult<T> {
+        parse(self.get(name)?).map_err(Into::into)
+    }
 }
 
 pub(super) fn match_pattern(pattern: &'static str, path: &str) -> Option<Params> {

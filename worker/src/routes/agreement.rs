@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::ApiResult;
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
@@ -28,12 +28,19 @@ fn origin(req: &Request) -> ApiResult<String> {
 /// 201 with a single-use invitation URL.
 /// Under an Idempotency-Key the answer is stored in the invitation's own
 /// batch: a retried POST never makes a second invitation.
-pub async fn invite(app: &App, mut req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn invite(
+    app: &App,
+    mut req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let base = origin(&req)?;
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
-    let route = format!("POST /api/v1/balance/customers/{customer}/invitations");
+    let route = format!(
+        "POST /api/v1/balance/customers/{}/invitations",
+        customer_id.as_str()
+    );
     let (db, guard) = match super::idempotent::for_key(app, &ctx, &req, &route, &bytes).await? {
         Ok(go) => go,
         Err(answer) => return Ok(answer),

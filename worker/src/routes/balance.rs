@@ -15,9 +15,9 @@ use crate::auth::{self, KeyContext};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency::{self, Fault};
+use crate::idempotency::{self, Claim, Fault};
 use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
-use crate::profile::{self, Stop};
+use crate::profile::EmitStops;
 use crate::views;
 
 // ------------------------------------------------------------------ emit
@@ -65,7 +65,7 @@ fn submitter<'a>(app: &App, ctx: &'a KeyContext, contract_id: &'a str) -> Submit
         contract_id,
         plan: ctx.plan,
         root_indexed: false,
-        stop: profile::stop(app),
+        stop: EmitStops::of(app).stop(),
     }
 }
 
@@ -113,9 +113,9 @@ fn prepare_single(bytes: &[u8], now_ms: u64) -> ApiResult<Prepared> {
 /// one control-database call instead of two (issue 16). The body's errors
 /// still come after the key's.
 pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
-    let stop = profile::stop(app);
-    if stop == Some(Stop::Route) {
-        return profile::stopped();
+    let stops = EmitStops::of(app);
+    if let Some(answer) = stops.at_route() {
+        return answer;
     }
     let early = if auth::holds_key_lease(app, &req) {
         Some(read_single(&mut req, app.now_ms).await)
@@ -131,13 +131,8 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
         Some(root) => auth::authenticate_api_key_indexing(app, &req, root).await?,
         None => (auth::authenticate_api_key(app, &req).await?, false),
     };
-    match stop {
-        Some(Stop::Auth) => return profile::stopped(),
-        Some(Stop::ControlRead) => {
-            profile::control_read(app).await?;
-            return profile::stopped();
-        }
-        _ => {}
+    if let Some(answer) = stops.after_auth(app).await {
+        return answer;
     }
     let pool = http::header(&req, "x-credit-pool-id");
     let idem = idempotency::key(&req)?;
@@ -158,9 +153,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
             let claim = claim.as_deref();
             let mut prepared = prepared?;
             let contract = auth::key_contract(ctx, pool.as_deref())?;
-            if let Some(c) = claim {
-                c.fault_point(Fault::AfterQuota).await?;
-            }
+            after_quota(claim).await?;
             submit::for_tenant(std::slice::from_mut(&mut prepared), &ctx.tenant_id);
             let by = Submitter {
                 root_indexed,
@@ -181,6 +174,15 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
         },
     )
     .await
+}
+
+/// DEV_MODE fault injection (`idempotency::fault`): a claimed request
+/// may end here, after its quota is spent and before its write.
+async fn after_quota(claim: Option<&Claim>) -> ApiResult<()> {
+    match claim {
+        Some(c) => c.fault_point(Fault::AfterQuota).await,
+        None => Ok(()),
+    }
 }
 
 /// The answer of a single emit (`estimatedVerifiedDeltas` pending: the
@@ -224,22 +226,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         bytes,
         |claim| async move {
             let claim = claim.as_deref();
-            let mut f = Fields::from_bytes(bytes)?;
-            let items = f.array("deltas", true);
-            f.finish()?;
-            let items = items.unwrap_or_default();
-            if items.is_empty() {
-                return Err(ApiError::field("deltas", "must contain at least 1 delta"));
-            }
-            if items.len() > BATCH_DELTAS_MAX {
-                return Err(ApiError::field(
-                    "deltas",
-                    format!(
-                        "must contain at most {BATCH_DELTAS_MAX} deltas (got {})",
-                        items.len()
-                    ),
-                ));
-            }
+            let items = batch_items(bytes)?;
             let contract = auth::key_contract(ctx, pool.as_deref())?;
             let ReadBatch {
                 mut results,
@@ -249,9 +236,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             if valid.is_empty() {
                 return Err(ApiError::Validation(problems));
             }
-            if let Some(c) = claim {
-                c.fault_point(Fault::AfterQuota).await?;
-            }
+            after_quota(claim).await?;
             let mut prepared = Vec::with_capacity(valid.len());
             let mut indexes = Vec::with_capacity(valid.len());
             for (position, (i, input)) in valid.into_iter().enumerate() {
@@ -280,6 +265,27 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         },
     )
     .await
+}
+
+/// A batch body's `deltas`: 1 to `BATCH_DELTAS_MAX` items, each still raw.
+fn batch_items(bytes: &[u8]) -> ApiResult<Vec<Box<RawValue>>> {
+    let mut f = Fields::from_bytes(bytes)?;
+    let items = f.array("deltas", true);
+    f.finish()?;
+    let items = items.unwrap_or_default();
+    if items.is_empty() {
+        return Err(ApiError::field("deltas", "must contain at least 1 delta"));
+    }
+    if items.len() > BATCH_DELTAS_MAX {
+        return Err(ApiError::field(
+            "deltas",
+            format!(
+                "must contain at most {BATCH_DELTAS_MAX} deltas (got {})",
+                items.len()
+            ),
+        ));
+    }
+    Ok(items)
 }
 
 /// A batch's items read one by one: the valid ones with their index, a

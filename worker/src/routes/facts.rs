@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::ledger::facts::FactRow;
 use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
@@ -72,7 +72,7 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     http::raw_json(202, text)
 }
 
-fn parse_hash(text: &str) -> ApiResult<Hash32> {
+pub fn parse_hash(text: &str) -> ApiResult<Hash32> {
     Hash32::parse(text).map_err(|_| {
         ApiError::field(
             "contentHash",
@@ -81,20 +81,20 @@ fn parse_hash(text: &str) -> ApiResult<Hash32> {
     })
 }
 
-async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<FactRow> {
+async fn load(app: &App, req: &Request, hash: PathParam<Hash32>) -> ApiResult<FactRow> {
     let ctx = auth::authenticate_api_key(app, req).await?;
-    let hash = parse_hash(hash)?;
+    let hash = hash?;
     ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.
-pub async fn get(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
+pub async fn get(app: &App, req: Request, hash: PathParam<Hash32>) -> ApiResult<Response> {
     let row = load(app, &req, hash).await?;
     http::dashboard(200, &FactView::from_row(&row)?, None)
 }
 
 /// `GET /api/v1/facts/:contentHash/verify`.
-pub async fn verify(app: &App, req: Request, hash: &str) -> ApiResult<Response> {
+pub async fn verify(app: &App, req: Request, hash: PathParam<Hash32>) -> ApiResult<Response> {
     let row = load(app, &req, hash).await?;
     let data = match (row.status, row.verified_at) {
         (ItemStatus::Verified, Some(at)) => json!({

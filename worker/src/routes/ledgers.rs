@@ -15,16 +15,20 @@ use crate::app::App;
 use crate::auth::{self};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::ledger::{self, customers::LedgerRow};
 use crate::views::{self};
 
 // ------------------------------------------------------------------ derive
 
 /// `GET /api/v1/balance/derive/:customerId`.
-pub async fn derive(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn derive(
+    app: &App,
+    req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let start = derive_start(&req)?;
     let db = ledger::db(app, ctx.log())?;
     let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
@@ -83,49 +87,14 @@ fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
 pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let bytes = http::body_bytes(&mut req, http::COMPARE_BODY_BYTES_MAX).await?;
-    let mut f = Fields::from_bytes(&bytes)?;
-    let yours_t = f.number("yourBalance", true);
-    let yours = f.parse("yourBalance", yours_t, |t| {
-        Amount::parse_field("yourBalance", t)
-    });
-    let theirs_t = f.number("theirBalance", true);
-    let theirs = f.parse("theirBalance", theirs_t, |t| {
-        Amount::parse_field("theirBalance", t)
-    });
-    let start_t = f.number("startingBalance", false);
-    let starting = f.parse("startingBalance", start_t, |t| {
-        Amount::parse_field("startingBalance", t)
-    });
-    let customer_t = f.string("customerId", false);
-    let customer = f.parse("customerId", customer_t, CustomerId::parse);
-    let entries = f.array("deltas", false);
-    let deltas_after = f.string("deltasAfter", false);
-    if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
-        f.problem("customerId", "is required with deltas");
-    }
-    if entries.is_none() && deltas_after.is_some() {
-        f.problem("deltasAfter", "is only used with deltas");
-    }
-    let entries = match entries {
-        Some(items) if items.len() > PINPOINT_ENTRIES_MAX => {
-            f.problem(
-                "deltas",
-                format!(
-                    "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {}); compare a page at a time with deltasAfter",
-                    items.len()
-                ),
-            );
-            None
-        }
-        Some(items) => Some(read_entries(&mut f, &items)),
-        None => None,
-    };
-    f.finish()?;
-    let (yours, theirs) = match (yours, theirs) {
-        (Some(y), Some(t)) => (y, t),
-        _ => return Err(ApiError::internal("validated balances missing")),
-    };
-    let starting = starting.unwrap_or(Amount::ZERO);
+    let CompareBody {
+        yours,
+        theirs,
+        starting,
+        customer,
+        entries,
+        deltas_after,
+    } = read_compare(&bytes)?;
     let (computed, ledger_view) = match &customer {
         None => (starting, None),
         Some(c) => {
@@ -169,6 +138,70 @@ pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
         pinpoint,
     };
     http::balance(200, &data)
+}
+
+/// A compare request's body, read and checked.
+struct CompareBody {
+    yours: Amount,
+    theirs: Amount,
+    starting: Amount,
+    customer: Option<CustomerId>,
+    entries: Option<Vec<CallerEntry>>,
+    deltas_after: Option<String>,
+}
+
+/// Reads a compare body: every problem named at once (`Fields`).
+fn read_compare(bytes: &[u8]) -> ApiResult<CompareBody> {
+    let mut f = Fields::from_bytes(bytes)?;
+    let yours_t = f.number("yourBalance", true);
+    let yours = f.parse("yourBalance", yours_t, |t| {
+        Amount::parse_field("yourBalance", t)
+    });
+    let theirs_t = f.number("theirBalance", true);
+    let theirs = f.parse("theirBalance", theirs_t, |t| {
+        Amount::parse_field("theirBalance", t)
+    });
+    let start_t = f.number("startingBalance", false);
+    let starting = f.parse("startingBalance", start_t, |t| {
+        Amount::parse_field("startingBalance", t)
+    });
+    let customer_t = f.string("customerId", false);
+    let customer = f.parse("customerId", customer_t, CustomerId::parse);
+    let entries = f.array("deltas", false);
+    let deltas_after = f.string("deltasAfter", false);
+    if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
+        f.problem("customerId", "is required with deltas");
+    }
+    if entries.is_none() && deltas_after.is_some() {
+        f.problem("deltasAfter", "is only used with deltas");
+    }
+    let entries = match entries {
+        Some(items) if items.len() > PINPOINT_ENTRIES_MAX => {
+            f.problem(
+                "deltas",
+                format!(
+                    "must contain at most {PINPOINT_ENTRIES_MAX} entries (got {}); compare a page at a time with deltasAfter",
+                    items.len()
+                ),
+            );
+            None
+        }
+        Some(items) => Some(read_entries(&mut f, &items)),
+        None => None,
+    };
+    f.finish()?;
+    let (yours, theirs) = match (yours, theirs) {
+        (Some(y), Some(t)) => (y, t),
+        _ => return Err(ApiError::internal("validated balances missing")),
+    };
+    Ok(CompareBody {
+        yours,
+        theirs,
+        starting: starting.unwrap_or(Amount::ZERO),
+        customer,
+        entries,
+        deltas_after,
+    })
 }
 
 #[derive(Serialize)]
@@ -317,9 +350,13 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
 }
 
 /// `GET /api/v1/balance/customers/:customerId`.
-pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn customer(
+    app: &App,
+    req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let db = ledger::db(app, ctx.log())?;
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
@@ -332,9 +369,13 @@ pub async fn customer(app: &App, req: Request, customer: &str) -> ApiResult<Resp
 /// balance after each verified delta, in ledger order, for a chart; past
 /// `charts::HISTORY_POINTS_MAX` deltas every `step`-th, the first and the
 /// last.
-pub async fn history(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn history(
+    app: &App,
+    req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let db = ledger::db(app, ctx.log())?;
     let h = ledger::charts::history(&db, &ctx.tenant_id, customer_id.as_str()).await?;
     let points: Vec<Value> = h

@@ -8,7 +8,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::ledger::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
@@ -66,9 +66,13 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 /// `GET /api/v1/balance/customers/:customerId/liabilities-proof?period=YYYY-MM`:
 /// the customer's proof document for the latest published statement of
 /// the period (`data`), checked by `bvs-verify liabilities`.
-pub async fn proof(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn proof(
+    app: &App,
+    req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let period = http::query_param(&req, "period")?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
     let period = Period::parse(&period).map_err(ApiError::from)?;

@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http;
+use crate::http::{self, PathParam};
 use crate::idempotency::Guard;
 use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
@@ -169,9 +169,13 @@ struct CheckpointList {
 // ------------------------------------------------------------------ receipts
 
 /// `GET /api/v1/balance/receipt/:customerId[?period=YYYY-MM]`.
-pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Response> {
+pub async fn receipt(
+    app: &App,
+    req: Request,
+    customer: PathParam<CustomerId>,
+) -> ApiResult<Response> {
     let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = CustomerId::parse(customer)?;
+    let customer_id = customer?;
     let period = http::query_param(&req, "period")?
         .map(|p| Period::parse(&p))
         .transpose()?;
@@ -197,14 +201,18 @@ pub async fn receipt(app: &App, req: Request, customer: &str) -> ApiResult<Respo
 
 // ------------------------------------------------------------------ public verify
 
-/// `GET /api/v1/verify/:proofRoot`: public; the proof root is the key.
-pub async fn public_verify(app: &App, req: Request, root_text: &str) -> ApiResult<Response> {
-    let root = Hash32::parse(root_text).map_err(|_| {
+/// The `:proofRoot` of `GET /api/v1/verify/:proofRoot`, read at the route's edge.
+pub fn proof_root(text: &str) -> ApiResult<Hash32> {
+    Hash32::parse(text).map_err(|_| {
         ApiError::field(
             "proofRoot",
             "must be 64 hex characters (a SHA-256 Merkle root)",
         )
-    })?;
+    })
+}
+
+/// `GET /api/v1/verify/:proofRoot`: public; the proof root is the key.
+pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<Response> {
     let limit = bounded(&req, "limit", 1, VERIFY_RECORDS_MAX)?.unwrap_or(VERIFY_RECORDS_MAX);
     let offset = bounded(&req, "offset", 0, bvs_core::types::PAGE_OFFSET_MAX)?.unwrap_or(0);
     let kind =

@@ -9,6 +9,7 @@ use worker::{Headers, Response};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::http::PathParam;
 use crate::ledger::{self, LogId};
 
 /// A full tile never changes: cached for a year (C2SP tlog-tiles).
@@ -34,9 +35,9 @@ pub async fn checkpoint(app: &App, name: &str) -> ApiResult<Response> {
 
 /// `GET /log/:name/tile/<L>/<N>[.p/<W>]`: a hash tile of the log's latest
 /// signed tree; 404 for a tile that tree does not have.
-pub async fn tile(app: &App, name: &str, path: &str) -> ApiResult<Response> {
+pub async fn tile(app: &App, name: &str, coord: PathParam<TileCoord>) -> ApiResult<Response> {
     let log = LogId::from_path(app, name)?;
-    let coord = parse_tile_path(path)?;
+    let coord = coord?;
     let db = ledger::db(app, log)?;
     let data = ledger::tiles::served(&db, coord).await?.ok_or_else(|| {
         ApiError::NotFound(format!(
@@ -59,7 +60,7 @@ pub async fn tile(app: &App, name: &str, path: &str) -> ApiResult<Response> {
 /// Reads `<L>/<N>[.p/<W>]` (the part after `tile/`) in the exact form of
 /// C2SP tlog-tiles: a 400 names the part that is malformed, and entry
 /// bundles are a 404 (not served, by design).
-fn parse_tile_path(path: &str) -> ApiResult<TileCoord> {
+pub fn parse_tile_path(path: &str) -> ApiResult<TileCoord> {
     if path == "entries" || path.starts_with("entries/") {
         return Err(ApiError::NotFound(
             "Entry bundles (tile/entries/...) are not served: a log entry is an itemHash, which \

@@ -224,14 +224,8 @@ pub async fn ring_all(app: &App, ids: &[String]) {
 /// the sweeper tries again.
 pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Report> {
     let db = app.control_db()?;
-    let cap = match mode {
-        Mode::Resend { .. } => RESEND_ATTEMPTS_MAX,
-        Mode::Scheduled | Mode::Test => ATTEMPTS_MAX,
-    };
-    match store::claim(&db, delivery_id, app.now_ms, lease_ms(app), cap).await? {
-        Claim::Claimed => {}
-        Claim::NotDue => return Ok(Report::skipped("not due, or delivered already")),
-        Claim::GaveUp => return Ok(Report::skipped("every attempt is spent: failed")),
+    if let Some(skipped) = claim(app, &db, delivery_id, mode).await? {
+        return Ok(skipped);
     }
     let row = store::delivery(&db, delivery_id)
         .await?
@@ -258,17 +252,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     let secrets = live_secrets(app, &webhook)?;
 
     let started_at = crate::app::clock_ms();
-    let data = RawValue::from_string(payload.to_string())
-        .map_err(|e| ApiError::internal(format!("stored payload of {delivery_id}: {e}")))?;
-    let body = serde_json::to_string(&Body {
-        id: &row.of.id,
-        event: &row.of.event_type,
-        timestamp: iso(started_at),
-        event_id: &row.of.event_id,
-        created_at: iso(row.of.event_created_at),
-        environment: row.of.env.as_deref(),
-        data: &data,
-    })?;
+    let body = body_of(&row, delivery_id, payload, started_at)?;
     let signatures = sign(app, &secrets, &row, &body, started_at)?;
     let sent = post(app, url, &body, &signatures, &row, started_at).await;
     let duration_ms = crate::app::clock_ms().saturating_sub(started_at);
@@ -278,30 +262,8 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
         Err(e) => (None, Some(e.message.clone())),
     };
     let attempt_no = row.attempts;
-    let mut verdict = match &sent {
-        // A refused url or an unbuildable request will not get better.
-        Err(e) if !e.retryable => Verdict::Fail,
-        _ => verdict(http_status),
-    };
-    let mut next_attempt_at = None;
-    if verdict == Verdict::Retry {
-        let next = match mode {
-            Mode::Scheduled
-            | Mode::Resend {
-                keep_schedule: true,
-            } if attempt_no < ATTEMPTS_MAX => retry_delay_ms(attempt_no, divisor(app)),
-            _ => None,
-        };
-        match next {
-            Some(delay) => next_attempt_at = Some(app.now_ms.max(started_at) + delay),
-            None => verdict = Verdict::Fail,
-        }
-    }
-    let (outcome, status) = match verdict {
-        Verdict::Success => ("succeeded", STATUS_SUCCEEDED),
-        Verdict::Retry => ("retry", STATUS_PENDING),
-        Verdict::Fail => ("failed", STATUS_FAILED),
-    };
+    let (verdict, next_attempt_at) = schedule(app, mode, &sent, attempt_no, started_at);
+    let (outcome, status) = stored(verdict);
     store::record_attempt(
         &db,
         &AttemptRecord {
@@ -321,19 +283,106 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
     if let Some(at) = next_attempt_at {
         ring(app, delivery_id, at.saturating_sub(app.now_ms)).await;
     }
-    let message = match (&sent, verdict) {
-        (Ok(s), Verdict::Success) => format!("Delivered: the receiver answered {s}"),
-        (Ok(s), Verdict::Retry) => format!("The receiver answered {s}; will retry"),
-        (Ok(s), Verdict::Fail) => format!("The receiver answered {s}; not retried"),
-        (Err(e), Verdict::Retry) => format!("{}; will retry", e.message),
-        (Err(e), _) => e.message.clone(),
-    };
+    let message = message(&sent, verdict);
     Ok(Report {
         attempted: true,
         success: verdict == Verdict::Success,
         http_status,
         message,
     })
+}
+
+/// Claims the delivery for one attempt (within the mode's attempts):
+/// `Some(report)` when it is not due, delivered or spent.
+async fn claim(
+    app: &App,
+    db: &worker::D1Database,
+    delivery_id: &str,
+    mode: Mode,
+) -> ApiResult<Option<Report>> {
+    let cap = match mode {
+        Mode::Resend { .. } => RESEND_ATTEMPTS_MAX,
+        Mode::Scheduled | Mode::Test => ATTEMPTS_MAX,
+    };
+    Ok(
+        match store::claim(db, delivery_id, app.now_ms, lease_ms(app), cap).await? {
+            Claim::Claimed => None,
+            Claim::NotDue => Some(Report::skipped("not due, or delivered already")),
+            Claim::GaveUp => Some(Report::skipped("every attempt is spent: failed")),
+        },
+    )
+}
+
+/// An attempt's stored outcome and the delivery's status after it.
+fn stored(verdict: Verdict) -> (&'static str, &'static str) {
+    match verdict {
+        Verdict::Success => ("succeeded", STATUS_SUCCEEDED),
+        Verdict::Retry => ("retry", STATUS_PENDING),
+        Verdict::Fail => ("failed", STATUS_FAILED),
+    }
+}
+
+/// The JSON body of an attempt at `started_at` (the stored payload as its `data`).
+fn body_of(
+    row: &store::DeliveryRow,
+    delivery_id: &str,
+    payload: &str,
+    started_at: u64,
+) -> ApiResult<String> {
+    let data = RawValue::from_string(payload.to_string())
+        .map_err(|e| ApiError::internal(format!("stored payload of {delivery_id}: {e}")))?;
+    Ok(serde_json::to_string(&Body {
+        id: &row.of.id,
+        event: &row.of.event_type,
+        timestamp: iso(started_at),
+        event_id: &row.of.event_id,
+        created_at: iso(row.of.event_created_at),
+        environment: row.of.env.as_deref(),
+        data: &data,
+    })?)
+}
+
+/// The attempt's verdict and, for a retry, when the next attempt is due; a
+/// retry past the mode's last attempt fails.
+fn schedule(
+    app: &App,
+    mode: Mode,
+    sent: &Result<u16, SendError>,
+    attempt_no: u64,
+    started_at: u64,
+) -> (Verdict, Option<u64>) {
+    let http_status = sent.as_ref().ok().copied();
+    let mut verdict = match sent {
+        // A refused url or an unbuildable request will not get better.
+        Err(e) if !e.retryable => Verdict::Fail,
+        _ => verdict(http_status),
+    };
+    let mut next_attempt_at = None;
+    if verdict == Verdict::Retry {
+        let next = match mode {
+            Mode::Scheduled
+            | Mode::Resend {
+                keep_schedule: true,
+            } if attempt_no < ATTEMPTS_MAX => retry_delay_ms(attempt_no, divisor(app)),
+            _ => None,
+        };
+        match next {
+            Some(delay) => next_attempt_at = Some(app.now_ms.max(started_at) + delay),
+            None => verdict = Verdict::Fail,
+        }
+    }
+    (verdict, next_attempt_at)
+}
+
+/// What the attempt's report says.
+fn message(sent: &Result<u16, SendError>, verdict: Verdict) -> String {
+    match (sent, verdict) {
+        (Ok(s), Verdict::Success) => format!("Delivered: the receiver answered {s}"),
+        (Ok(s), Verdict::Retry) => format!("The receiver answered {s}; will retry"),
+        (Ok(s), Verdict::Fail) => format!("The receiver answered {s}; not retried"),
+        (Err(e), Verdict::Retry) => format!("{}; will retry", e.message),
+        (Err(e), _) => e.message.clone(),
+    }
 }
 
 /// The webhook's secrets that sign now: the current one, then the previous

@@ -13,6 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
 pub use crate::store::webhooks::{AttemptRow, DeliveryRow, WebhookRow};
@@ -108,12 +109,12 @@ pub async fn get(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> 
 /// 404 for an unknown id or another tenant's; D1 errors.
 pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> {
     let db = app.control_db()?;
-    if store::toggle(&db, tenant_id, id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
-    store::of_tenant(&db, tenant_id, id)
-        .await?
-        .ok_or_else(|| not_found(id))
+    owned::toggled(
+        store::toggle(&db, tenant_id, id, app.now_ms),
+        store::of_tenant(&db, tenant_id, id),
+        || not_found(id),
+    )
+    .await
 }
 
 /// How long the previous secret keeps signing after a rotation, unless the
@@ -171,10 +172,11 @@ pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
 pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
-    if store::delete(&app.control_db()?, tenant_id, id, app.now_ms).await? == 0 {
-        return Err(not_found(id));
-    }
-    Ok(())
+    let db = app.control_db()?;
+    owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
+        not_found(id)
+    })
+    .await
 }
 
 /// Sends `event_type` to `row` now, once, signed like a real delivery:

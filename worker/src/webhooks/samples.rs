@@ -71,30 +71,7 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
                 "verifyUrl": format!("/api/v1/verify/{root}"),
             }))?
         }
-        EVENT_CHECKPOINT_COSIGNED | EVENT_CHECKPOINT_DISPUTED => {
-            // The fields of `ledger::agreement`'s event payload
-            // (docs/webhooks.md); a sample statement is not a signed note.
-            let c = checkpoint(now_ms);
-            let kind = if event == EVENT_CHECKPOINT_COSIGNED {
-                "balance"
-            } else {
-                "dispute"
-            };
-            serde_json::to_string(&serde_json::json!({
-                "checkpointId": c.id,
-                "customerId": c.customer_id,
-                "period": c.period,
-                "merkleRoot": c.merkle_root.to_hex(),
-                "deltaCount": c.delta_count,
-                "balance": amount("1000.25")?,
-                "kind": kind,
-                "ledgerId": hash("ledger").to_hex(),
-                "counterpartyKey": "sample-customer-key+00000000+AAAAsampleAAAA",
-                "itemHash": hash("statement item").to_hex(),
-                "statement": format!("sample {kind} statement: not a signed note"),
-                "recordedAt": iso(now_ms),
-            }))?
-        }
+        EVENT_CHECKPOINT_COSIGNED | EVENT_CHECKPOINT_DISPUTED => agreement(event, now_ms)?,
         EVENT_CHECKPOINT_WITNESSED => serde_json::to_string(&serde_json::json!({
             // `ledger::witness`'s payload (docs/webhooks.md).
             "treeSize": 42,
@@ -104,6 +81,32 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
         _ => return Ok(None),
     };
     Ok(Some(text))
+}
+
+/// The `data` of a sample `checkpoint.cosigned` or `checkpoint.disputed`.
+fn agreement(event: &str, now_ms: u64) -> ApiResult<String> {
+    // The fields of `ledger::agreement`'s event payload
+    // (docs/webhooks.md); a sample statement is not a signed note.
+    let c = checkpoint(now_ms);
+    let kind = if event == EVENT_CHECKPOINT_COSIGNED {
+        "balance"
+    } else {
+        "dispute"
+    };
+    Ok(serde_json::to_string(&serde_json::json!({
+        "checkpointId": c.id,
+        "customerId": c.customer_id,
+        "period": c.period,
+        "merkleRoot": c.merkle_root.to_hex(),
+        "deltaCount": c.delta_count,
+        "balance": amount("1000.25")?,
+        "kind": kind,
+        "ledgerId": hash("ledger").to_hex(),
+        "counterpartyKey": "sample-customer-key+00000000+AAAAsampleAAAA",
+        "itemHash": hash("statement item").to_hex(),
+        "statement": format!("sample {kind} statement: not a signed note"),
+        "recordedAt": iso(now_ms),
+    }))?)
 }
 
 /// A fixed, recognisably fake hash: SHA-256 of `sample <what>`.
