@@ -72,7 +72,9 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     http::raw_json(202, text)
 }
 
-fn parse_hash(text: &str) -> ApiResult<Hash32> {
+/// The `contentHash` path parameter (a 400 naming it; the store's
+/// `parse_hash` is for stored text).
+fn content_hash_param(text: &str) -> ApiResult<Hash32> {
     Hash32::parse(text).map_err(|_| {
         ApiError::field(
             "contentHash",
@@ -83,7 +85,7 @@ fn parse_hash(text: &str) -> ApiResult<Hash32> {
 
 async fn load(app: &App, req: &Request, hash: &str) -> ApiResult<FactRow> {
     let ctx = auth::authenticate_api_key(app, req).await?;
-    let hash = parse_hash(hash)?;
+    let hash = content_hash_param(hash)?;
     ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
