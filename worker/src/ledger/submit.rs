@@ -326,10 +326,10 @@ async fn write_indexed(
 pub async fn with_root_index<T>(
     app: &App,
     log: LogId,
-    root: &str,
+    root: &Hash32,
     write: impl std::future::Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
-    with_roots_index(app, log, &[root.to_string()], write).await
+    with_roots_index(app, log, &[root.to_hex()], write).await
 }
 
 /// [`with_root_index`] for several roots (one control-database call).
