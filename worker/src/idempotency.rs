@@ -30,7 +30,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
-use crate::store::emit::{self as emit_store, ClaimRow, NewClaim};
+use crate::store::emit::{self as emit_store, ClaimRow, ClaimState, NewClaim};
 use crate::store::idempotency::{self as idem_store, KeyClaim};
 
 /// How long an Idempotency-Key is remembered after its first use.
@@ -83,7 +83,7 @@ pub fn fault(app: &App, req: &Request) -> Option<Fault> {
 pub struct Claim {
     env: Env,
     key: String,
-    request_hash: String,
+    request_hash: Hash32,
     token: String,
     now_ms: u64,
     fault: Option<Fault>,
@@ -201,7 +201,7 @@ where
     let claim = Rc::new(Claim {
         env: owner.env,
         key: key.as_str().to_string(),
-        request_hash: Hash32::digest(&hashed).to_hex(),
+        request_hash: Hash32::digest(&hashed),
         token: ids::new_id("clm")?,
         now_ms: app.now_ms,
         fault,
@@ -228,7 +228,7 @@ async fn held_by(
             "Idempotency-Key was already used with a different request body; use a new key for a new request",
         ));
     }
-    let done = held.state == "done";
+    let done = held.state == ClaimState::Done;
     if !done && held.lease_until > app.now_ms {
         return processing(key);
     }
@@ -267,7 +267,7 @@ pub struct Guard {
     tenant_id: String,
     env: Env,
     key: String,
-    request_hash: String,
+    request_hash: Hash32,
     token: String,
     now_ms: u64,
 }
@@ -310,11 +310,11 @@ pub async fn check(
     })
 }
 
-fn fingerprint(route: &str, body: &[u8]) -> String {
+fn fingerprint(route: &str, body: &[u8]) -> Hash32 {
     let mut hashed = route.as_bytes().to_vec();
     hashed.push(b'\n');
     hashed.extend_from_slice(body);
-    Hash32::digest(&hashed).to_hex()
+    Hash32::digest(&hashed)
 }
 
 impl Guard {

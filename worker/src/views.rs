@@ -224,7 +224,7 @@ pub fn fact_status(status: ItemStatus) -> &'static str {
 impl FactView {
     pub fn from_row(row: &FactRow) -> ApiResult<FactView> {
         Ok(FactView {
-            content_hash: row.content_hash.clone(),
+            content_hash: row.content_hash.to_hex(),
             content: row.content.clone(),
             metadata: metadata(row.metadata.as_deref())?,
             verified: row.status == ItemStatus::Verified,
@@ -252,7 +252,7 @@ pub struct FactFailedView {
 /// `verification.failed` for a fact that can never be appended.
 pub fn fact_failed_event_payload(row: &FactRow, message: &str) -> ApiResult<String> {
     Ok(serde_json::to_string(&FactFailedView {
-        content_hash: row.content_hash.clone(),
+        content_hash: row.content_hash.to_hex(),
         verified: false,
         status: fact_status(ItemStatus::Failed),
         created_at: iso(row.created_at),

@@ -296,7 +296,7 @@ impl KeyView {
         KeyView {
             ledger_id: k.ledger_id.clone(),
             counterparty_key: k.verifier_key.clone(),
-            item_hash: k.item_hash.clone(),
+            item_hash: k.item_hash.to_hex(),
             registered_at: views::iso(k.registered_at),
             status,
             signed_by_previous: k.signed_by_previous.map(|v| v == 1),
@@ -343,7 +343,7 @@ impl StatementView {
             merkle_root: c.merkle_root.to_hex(),
             ledger_id: a.ledger_id.clone(),
             counterparty_key: a.verifier_key.clone(),
-            item_hash: a.item_hash.clone(),
+            item_hash: a.item_hash.to_hex(),
             statement: a.statement.clone(),
             recorded_at: views::iso(a.created_at),
         }

@@ -76,7 +76,7 @@ pub async fn derive(
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
     let windows = window_summaries(start_seq, read.windows, read.start, read.next)?;
-    let latest = ledger_row.latest_items_root.clone();
+    let latest = ledger_row.latest_items_root.map(|h| h.to_hex());
     let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
         message: format!(
             "This derivation replays {total} deltas. Store latestCheckpoint and computedBalance, then pass them as \
@@ -208,7 +208,7 @@ fn start_of(
                      require a startingCheckpoint. Use startingCheckpoint={} with startingBalance={} \
                      (the latestCheckpoint and computedBalance of your last derivation).",
                     ledger_row.verified_count,
-                    ledger_row.latest_items_root.clone().unwrap_or_default(),
+                    ledger_row.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
                     balance_now
                 )));
             }

@@ -26,10 +26,11 @@ pub async fn record(
     content: &str,
     metadata: Option<&str>,
 ) -> ApiResult<(FactRow, bool)> {
-    let hash = content_hash(content).to_hex();
+    let hash = content_hash(content);
     let db = db(app, log)?;
     let period = meter::month(app.now_ms).to_string();
-    let stored = (hash.len() + content.len() + metadata.map_or(0, str::len)) as u64;
+    // The hash is stored as 64 hex digits.
+    let stored = (64 + content.len() + metadata.map_or(0, str::len)) as u64;
     let raises = [
         meter::monthly(tenant_id, Meter::Facts, &period, plan),
         meter::bytes(tenant_id, stored, plan),
@@ -60,15 +61,16 @@ pub async fn record(
 /// make, so that the fact, its meters and the write commit together or
 /// not at all.
 pub struct FactWrite {
-    hash: String,
+    hash: Hash32,
     period: String,
     stored: u64,
 }
 
 impl FactWrite {
     pub fn new(content: &str, metadata: Option<&str>, now_ms: u64) -> FactWrite {
-        let hash = content_hash(content).to_hex();
-        let stored = (hash.len() + content.len() + metadata.map_or(0, str::len)) as u64;
+        let hash = content_hash(content);
+        // The hash is stored as 64 hex digits.
+        let stored = (64 + content.len() + metadata.map_or(0, str::len)) as u64;
         FactWrite {
             hash,
             period: meter::month(now_ms).to_string(),
@@ -111,8 +113,7 @@ impl FactWrite {
 /// # Errors
 /// 404 when the tenant has no such fact.
 pub async fn fact(app: &App, tenant_id: &str, log: LogId, hash: &Hash32) -> ApiResult<FactRow> {
-    let hash = hash.to_hex();
-    facts::fact(&db(app, log)?, tenant_id, &hash)
+    facts::fact(&db(app, log)?, tenant_id, hash)
         .await?
         .ok_or_else(|| {
             ApiError::coded(

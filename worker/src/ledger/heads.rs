@@ -1,6 +1,7 @@
 //! The log as clients read it: signed tree heads by size, and leaves by
 //! item hash.
 
+use bvs_core::hash::Hash32;
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
@@ -30,7 +31,7 @@ pub async fn heads_from(db: &D1Database, from: u64, limit: u64) -> ApiResult<Vec
 ///
 /// # Errors
 /// 404 when the item is not in the log `at`.
-pub async fn leaf_of_item(db: &D1Database, at: super::LogId, item: &str) -> ApiResult<LeafRow> {
+pub async fn leaf_of_item(db: &D1Database, at: super::LogId, item: &Hash32) -> ApiResult<LeafRow> {
     log::leaf_by_item(db, item).await?.ok_or_else(|| {
         ApiError::NotFound(format!(
             "itemHash {item} is not in the {} log",

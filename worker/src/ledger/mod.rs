@@ -113,8 +113,8 @@ pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRo
     let root =
         bvs_core::log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
     let note_text = key.sign(0, &root)?;
-    let note_hash = note::tree_head_hash(&note_text).to_hex();
-    store::log::insert_first_head(&db, &root.to_hex(), &note_text, &note_hash, app.now_ms).await?;
+    let note_hash = note::tree_head_hash(&note_text);
+    store::log::insert_first_head(&db, &root, &note_text, &note_hash, app.now_ms).await?;
     store::log::latest_head(&db)
         .await?
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
@@ -223,8 +223,8 @@ pub fn append_and_sign(
     statements.push(store::log::set_tiles_size(db, new_size)?);
     let head = store::log::HeadRow {
         tree_size: new_size,
-        root: growth.root.to_hex(),
-        note_hash: note::tree_head_hash(&note_text).to_hex(),
+        root: growth.root,
+        note_hash: note::tree_head_hash(&note_text),
         note: note_text,
         created_at: now_ms,
     };
@@ -298,8 +298,8 @@ async fn append_legacy(
     statements.extend(store::log::insert_leaf_set(db, leaves, now_ms)?);
     let head = store::log::HeadRow {
         tree_size: new_size,
-        root: root.to_hex(),
-        note_hash: note::tree_head_hash(&note_text).to_hex(),
+        root,
+        note_hash: note::tree_head_hash(&note_text),
         note: note_text,
         created_at: now_ms,
     };

@@ -99,7 +99,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
         head.tree_size,
     );
     let record = ReceiptRow {
-        items_root: root.to_hex(),
+        items_root: root,
         tenant_id: r.tenant_id.to_string(),
         customer_id: customer.to_string(),
         period,

@@ -36,7 +36,7 @@ pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, &'static str, &'a String, &'a String);
+type LeafParts<'a> = (Hash32, &'static str, String, &'a String);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in the order taken, at log positions from `old_size`.
@@ -112,17 +112,21 @@ impl Plan {
 
     pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
         let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
-            Ok((d.item_hash, "delta", &d.anchor_id, &d.tenant_id))
+            Ok((d.item_hash, "delta", d.anchor_id.clone(), &d.tenant_id))
         });
         let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
-            let hash = parse_hash(&f.content_hash)?;
-            Ok((hash, "fact", &f.content_hash, &f.tenant_id))
+            Ok((
+                f.content_hash,
+                "fact",
+                f.content_hash.to_hex(),
+                &f.tenant_id,
+            ))
         });
         let checkpoints = self
             .checkpoints
             .iter()
             .map(|c| -> ApiResult<LeafParts<'_>> {
-                Ok((c.merkle_root, "checkpoint", &c.id, &c.tenant_id))
+                Ok((c.merkle_root, "checkpoint", c.id.clone(), &c.tenant_id))
             });
         let statements = self
             .statements
@@ -131,7 +135,12 @@ impl Plan {
                 let item = st.item_hash.as_deref().ok_or_else(|| {
                     crate::error::ApiError::internal(format!("statement {} has no item", st.id))
                 })?;
-                Ok((parse_hash(item)?, "liabilities", &st.id, &st.tenant_id))
+                Ok((
+                    parse_hash(item)?,
+                    "liabilities",
+                    st.id.clone(),
+                    &st.tenant_id,
+                ))
             });
         deltas
             .chain(facts)
@@ -144,7 +153,7 @@ impl Plan {
                     leaf_index: self.old_size + i as u64,
                     item_hash,
                     kind,
-                    ref_id: ref_id.clone(),
+                    ref_id,
                     tenant_id: tenant_id.clone(),
                 })
             })
@@ -187,7 +196,7 @@ pub fn writes(
             balance_after,
             verified_at: now,
         };
-        outbox.push(delta_verified_event(d, &v, &head.note_hash)?);
+        outbox.push(delta_verified_event(d, &v, &head.note_hash.to_hex())?);
         verified.push(v);
         *released.entry(d.tenant_id.as_str()).or_insert(0) += 1;
     }
@@ -204,17 +213,11 @@ pub fn writes(
     }
     statements.extend(balances.statements(db, now, &window)?);
     if !plan.facts.is_empty() {
-        let marks: Vec<(&str, &str, u64)> = plan
+        let marks: Vec<(&str, &Hash32, u64)> = plan
             .facts
             .iter()
             .enumerate()
-            .map(|(i, f)| {
-                (
-                    f.tenant_id.as_str(),
-                    f.content_hash.as_str(),
-                    plan.fact_leaf(i),
-                )
-            })
+            .map(|(i, f)| (f.tenant_id.as_str(), &f.content_hash, plan.fact_leaf(i)))
             .collect();
         statements.extend(facts::mark_verified_all(db, &marks, head.tree_size, now)?);
     }
@@ -297,7 +300,7 @@ fn checkpoint_verified_event(
     row.leaf_index = Some(leaf_index);
     row.tree_size = Some(head.tree_size);
     row.committed_at = Some(now);
-    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash));
+    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash.to_hex()));
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: c.tenant_id.clone(),

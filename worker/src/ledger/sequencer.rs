@@ -471,9 +471,10 @@ fn mark_failed(
             // A content hash is per tenant: the tenant is part of the id.
             let id = format!("evt_failed_fact_{}_{}", f.tenant_id, f.content_hash);
             let event = failed(id, &f.tenant_id, payload);
+            let hash = f.content_hash.to_hex();
             vec![
                 facts::mark_failed(db, &f.tenant_id, &f.content_hash, message)?,
-                events::insert_if_failed(db, &event, FailedItem::Fact(&f.content_hash), now)?,
+                events::insert_if_failed(db, &event, FailedItem::Fact(&hash), now)?,
             ]
         }
         Item::Checkpoint(c) => {

@@ -79,13 +79,14 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             customer_id: content.customer_id.clone(),
             ledger_id: String::new(),
             position,
-            item_hash: item.to_hex(),
+            item_hash: item,
             delta: input.delta.to_string(),
             reason: content.reason,
             reference_id: content.reference_id,
             metadata: metadata.map(|m| m.to_string()),
             declared_at,
-            ledger_root: String::new(),
+            // Set by `for_tenant`, before the row is written.
+            ledger_root: Hash32([0; 32]),
         },
         item,
         delta: input.delta,
@@ -102,7 +103,7 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
     for p in prepared.iter_mut() {
         p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
     }
-    let roots: Vec<String> = prepared
+    let roots: Vec<Hash32> = prepared
         .iter()
         .map(|p| {
             let own: Vec<Hash32> = prepared
@@ -110,7 +111,7 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
                 .filter(|q| q.row.customer_id == p.row.customer_id)
                 .map(|q| q.item)
                 .collect();
-            merkle::root(&own).to_hex()
+            merkle::root(&own)
         })
         .collect();
     for (p, root) in prepared.iter_mut().zip(roots) {
@@ -121,7 +122,10 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
 /// Every distinct proof root of a submission of `prepared` (after
 /// [`for_tenant`]): its items root and its ledgers' roots.
 pub fn roots_of(prepared: &[Prepared]) -> Vec<String> {
-    let mut roots: Vec<String> = prepared.iter().map(|p| p.row.ledger_root.clone()).collect();
+    let mut roots: Vec<String> = prepared
+        .iter()
+        .map(|p| p.row.ledger_root.to_hex())
+        .collect();
     roots.push(items_root(prepared).to_hex());
     roots.sort_unstable();
     roots.dedup();
@@ -215,13 +219,12 @@ where
         return Ok(Submitted::Answer(status, text));
     }
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
-    let items_root = root.to_hex();
     let submission = NewSubmission {
         id: &submission_id,
         tenant_id: by.tenant_id,
         contract_id: by.contract_id,
         kind: kind.as_str(),
-        items_root: &items_root,
+        items_root: &root,
         item_count: prepared.len() as u64,
         received_at: app.now_ms,
     };
@@ -323,10 +326,10 @@ async fn write_indexed(
 pub async fn with_root_index<T>(
     app: &App,
     log: LogId,
-    root: &str,
+    root: &Hash32,
     write: impl std::future::Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
-    with_roots_index(app, log, &[root.to_string()], write).await
+    with_roots_index(app, log, &[root.to_hex()], write).await
 }
 
 /// [`with_root_index`] for several roots (one control-database call).
@@ -422,7 +425,7 @@ pub async fn status(
     let row = read
         .delta
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = read.head.map(|h| h.note_hash);
+    let tx_hash = read.head.map(|h| h.note_hash.to_hex());
     let siblings = read.siblings;
     let batch = (siblings.len() > 1).then(|| {
         siblings

@@ -295,7 +295,7 @@ async fn publish(
 /// The witness's cosignature line for `head`, if it is the head it last
 /// cosigned.
 fn current_line(s: &store::witnesses::StateRow, head: &HeadRow) -> Option<String> {
-    (s.size == Some(head.tree_size) && s.root.as_deref() == Some(head.root.as_str()))
+    (s.size == Some(head.tree_size) && s.root == Some(head.root))
         .then(|| s.line.clone())
         .flatten()
 }
@@ -340,9 +340,9 @@ async fn witnessed_events(
 fn test_head(size: u64) -> HeadRow {
     HeadRow {
         tree_size: size,
-        root: format!("root{size}"),
+        root: bvs_core::hash::Hash32::digest(format!("root{size}").as_bytes()),
         note: format!("note{size}"),
-        note_hash: String::new(),
+        note_hash: bvs_core::hash::Hash32([0; 32]),
         created_at: 0,
     }
 }

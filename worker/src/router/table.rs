@@ -113,10 +113,10 @@ pub const ROUTES: &[Route] = &[
     ),
     route!(Post "/api/v1/facts", Open, |app, req, p| facts::create(app, req).await),
     route!(Get "/api/v1/facts/:contentHash", Open, |app, req, p|
-        facts::get(app, req, p.parse("contentHash", facts::parse_hash)).await
+        facts::get(app, req, p.parse("contentHash", facts::content_hash_param)).await
     ),
     route!(Get "/api/v1/facts/:contentHash/verify", Open, |app, req, p|
-        facts::verify(app, req, p.parse("contentHash", facts::parse_hash)).await
+        facts::verify(app, req, p.parse("contentHash", facts::content_hash_param)).await
     ),
     route!(Post "/api/v1/balance/checkpoint", Open, |app, req, p|
         proofs::checkpoint_create(app, req).await

@@ -335,7 +335,7 @@ fn queued_item(index: usize, p: &Prepared, root: &Hash32) -> BatchResult {
         customer_id: Some(p.row.customer_id.clone()),
         delta: Some(p.delta),
         anchor_id: Some(p.row.anchor_id.clone()),
-        item_hash: Some(p.row.item_hash.clone()),
+        item_hash: Some(p.row.item_hash.to_hex()),
         receipt_id: Some(root.to_hex()),
         items_root: Some(root.to_hex()),
         status: "QUEUED",
@@ -362,7 +362,7 @@ fn batch_data(
         total_failed: results.len() - total_queued,
         items_root: root.to_hex(),
         receipt_id: root.to_hex(),
-        item_hashes: prepared.iter().map(|p| p.row.item_hash.clone()).collect(),
+        item_hashes: prepared.iter().map(|p| p.row.item_hash.to_hex()).collect(),
         results,
         efficiency: json!({
             "uniqueCustomers": customers.len(),

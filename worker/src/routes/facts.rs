@@ -72,7 +72,9 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
     http::raw_json(202, text)
 }
 
-pub fn parse_hash(text: &str) -> ApiResult<Hash32> {
+/// The `contentHash` path parameter (a 400 naming it; the store's
+/// `parse_hash` is for stored text).
+pub fn content_hash_param(text: &str) -> ApiResult<Hash32> {
     Hash32::parse(text).map_err(|_| {
         ApiError::field(
             "contentHash",

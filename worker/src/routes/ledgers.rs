@@ -312,7 +312,7 @@ fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
         computed_balance: l.computed_balance,
         first_activity_at: l.first_activity_at.map(views::iso),
         last_activity_at: l.last_activity_at.map(views::iso),
-        latest_receipt_id: l.latest_items_root.clone(),
+        latest_receipt_id: l.latest_items_root.map(|h| h.to_hex()),
         created_at: views::iso(l.created_at),
         pending_deltas: None,
     })

@@ -420,7 +420,7 @@ pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Resp
     let db = ledger::db(app, log)?;
     let item = http::query_param(&req, "itemHash")?
         .ok_or_else(|| ApiError::field("itemHash", "is required"))?;
-    let item = Hash32::parse_field("itemHash", &item)?.to_hex();
+    let item = Hash32::parse_field("itemHash", &item)?;
     let head = match size_param(&req, "treeSize")? {
         Some(size) => heads::head_sized(&db, size, "treeSize").await?,
         None => ledger::head_or_init(app, log).await?,

@@ -2,6 +2,7 @@
 //! bindings and the statements counterparties signed (docs/agreement.md).
 
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -99,7 +100,7 @@ pub struct InvitationRow {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct KeyRow {
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub ledger_id: String,
     pub tenant_id: String,
     pub customer_id: String,
@@ -113,7 +114,7 @@ pub struct KeyRow {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct AgreementRow {
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub ledger_id: String,
     pub tenant_id: String,
     pub customer_id: String,

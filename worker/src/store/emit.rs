@@ -11,6 +11,7 @@
 //! rolls the whole batch back: claim, quota, bytes and rows together
 //! (migrations/ledger/0051_emit_claims.sql).
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -99,7 +100,7 @@ const DELETE_EXPIRED_CLAIMS: &str = "DELETE FROM idempotency_claims WHERE expire
 pub struct NewClaim<'a> {
     pub env: &'a str,
     pub key: &'a str,
-    pub request_hash: &'a str,
+    pub request_hash: &'a Hash32,
     /// This request's random id: the later statements test it.
     pub token: &'a str,
     /// `false` leaves the claim in flight (the DEV_MODE fault point after
@@ -136,12 +137,32 @@ pub struct EmitWrite<'a> {
 /// The key's claim and stored answer as the batch left them.
 #[derive(Debug, Deserialize)]
 pub struct ClaimRow {
-    pub request_hash: String,
+    pub request_hash: Hash32,
     pub token: String,
-    pub state: String,
+    pub state: ClaimState,
     pub lease_until: u64,
     pub response_status: Option<u16>,
     pub response_body: Option<String>,
+}
+
+/// An idempotency claim's `state` column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimState {
+    /// Claimed, its answer not stored yet (only under the DEV_MODE fault
+    /// point that stops a write after its batch).
+    InFlight,
+    /// The answer is stored under the key.
+    Done,
+}
+
+impl ClaimState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::InFlight => "in_flight",
+            ClaimState::Done => "done",
+        }
+    }
 }
 
 /// What the batch did.
@@ -159,9 +180,9 @@ pub enum EmitOutcome {
 #[derive(Deserialize)]
 struct OutcomeRow {
     estimated: u64,
-    request_hash: Option<String>,
+    request_hash: Option<Hash32>,
     token: Option<String>,
-    state: Option<String>,
+    state: Option<ClaimState>,
     lease_until: Option<u64>,
     response_status: Option<u16>,
     response_body: Option<String>,
@@ -270,7 +291,12 @@ fn claim_statements(
     c: &NewClaim<'_>,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let expired = args![tenant, c.env, c.key, c.now_ms];
-    let state = if c.done { "done" } else { "in_flight" };
+    let state = if c.done {
+        ClaimState::Done
+    } else {
+        ClaimState::InFlight
+    }
+    .as_str();
     let claim = args![
         tenant,
         c.env,

@@ -1,5 +1,6 @@
 //! Facts: content a tenant asks to have included in the log.
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -11,7 +12,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct FactRow {
-        tenant_id: String, content_hash: String, content: String, metadata: Option<String>,
+        tenant_id: String, content_hash: Hash32, content: String, metadata: Option<String>,
         status: ItemStatus, created_at: u64, leaf_index: Option<u64>, tree_size: Option<u64>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
         failure: Option<String>,
@@ -39,7 +40,7 @@ const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
 pub fn insert_stmt(
     db: &D1Database,
     tenant_id: &str,
-    content_hash: &str,
+    content_hash: &Hash32,
     content: &str,
     metadata: Option<&str>,
     now_ms: u64,
@@ -49,7 +50,7 @@ pub fn insert_stmt(
 }
 
 queries! {
-    pub fn fact(tenant_id: &str, content_hash: &str) -> Option<FactRow> = first(SELECT_ONE);
+    pub fn fact(tenant_id: &str, content_hash: &Hash32) -> Option<FactRow> = first(SELECT_ONE);
 }
 
 super::statements! {
@@ -64,7 +65,7 @@ super::statements! {
 /// A value that cannot be bound.
 pub fn mark_verified_all(
     db: &D1Database,
-    facts: &[(&str, &str, u64)],
+    facts: &[(&str, &Hash32, u64)],
     tree_size: u64,
     verified_at: u64,
 ) -> Statements {
@@ -76,7 +77,7 @@ pub fn mark_verified_all(
 pub fn mark_failed(
     db: &D1Database,
     tenant_id: &str,
-    content_hash: &str,
+    content_hash: &Hash32,
     failure: &str,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(db, MARK_FAILED, &args![tenant_id, content_hash, failure])

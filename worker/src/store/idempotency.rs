@@ -4,6 +4,7 @@
 //! registrations, statements: issue 29) take this generic pair, a strict
 //! claim and the stored answer, into their batch. Here too: their expiry.
 
+use bvs_core::hash::Hash32;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::emit::{ClaimRow, DELETE_EXPIRED_CLAIM, DELETE_EXPIRED_RESULT};
@@ -34,7 +35,7 @@ pub struct KeyClaim<'a> {
     pub tenant_id: &'a str,
     pub env: &'a str,
     pub key: &'a str,
-    pub request_hash: &'a str,
+    pub request_hash: &'a Hash32,
     pub token: &'a str,
     pub now_ms: u64,
     pub expires_at: u64,

@@ -3,6 +3,7 @@
 //! (`tenant_windows`) by the sequencer.
 
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -17,7 +18,7 @@ row! {
         #[serde(deserialize_with = "super::amount")]
         computed_balance: Amount,
         first_activity_at: Option<u64>, last_activity_at: Option<u64>,
-        latest_items_root: Option<String>, created_at: u64,
+        latest_items_root: Option<Hash32>, created_at: u64,
     }
 }
 row! {

@@ -12,8 +12,7 @@ use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{
-    args, batch_rows, chunked, int, over_json, parse_hash, queries, row, run, stmt, Arg, ListSql,
-    Statements,
+    args, batch_rows, chunked, int, over_json, queries, row, run, stmt, Arg, ListSql, Statements,
 };
 use crate::error::{ApiError, ApiResult};
 
@@ -21,7 +20,7 @@ row! {
     $ select_heads from "tree_heads";
     #[derive(Debug, Clone, Deserialize)]
     pub struct HeadRow {
-        tree_size: u64, root: String, note: String, note_hash: String, created_at: u64,
+        tree_size: u64, root: Hash32, note: String, note_hash: Hash32, created_at: u64,
     }
 }
 row! {
@@ -29,7 +28,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct LeafRow {
-        leaf_index: u64, item_hash: String, kind: String, ref_id: String, tenant_id: String,
+        leaf_index: u64, item_hash: Hash32, kind: String, ref_id: String, tenant_id: String,
         appended_at: u64,
     }
 }
@@ -85,9 +84,9 @@ queries! {
     pub fn head_at(size: u64) -> Option<HeadRow> = first(SELECT_HEAD_AT);
     pub fn heads_from(from_size: u64, limit: u64) -> Vec<HeadRow> = all(SELECT_HEADS_PAGE);
     /// The empty log's head (size 0); a no-op when the log has one already.
-    pub fn insert_first_head(root: &str, note: &str, note_hash: &str, now_ms: u64) -> ()
+    pub fn insert_first_head(root: &Hash32, note: &str, note_hash: &Hash32, now_ms: u64) -> ()
         = exec(INSERT_FIRST_HEAD);
-    pub fn leaf_by_item(item_hash: &str) -> Option<LeafRow> = first(SELECT_LEAF_BY_ITEM);
+    pub fn leaf_by_item(item_hash: &Hash32) -> Option<LeafRow> = first(SELECT_LEAF_BY_ITEM);
     pub fn leaf_at(leaf_index: u64) -> Option<LeafRow> = first(SELECT_LEAF_AT);
 }
 
@@ -320,11 +319,11 @@ pub async fn stored_hashes_in(
     #[derive(Deserialize)]
     struct HashRow {
         idx: u64,
-        hash: String,
+        hash: Hash32,
     }
     let mut out = StoredHashes::new();
     for r in batch_rows::<HashRow>(db, statements).await? {
-        out.insert(r.idx, parse_hash(&r.hash)?);
+        out.insert(r.idx, r.hash);
     }
     Ok(out)
 }

@@ -63,6 +63,8 @@ pub enum Arg<'a> {
     Null,
     /// Bytes, bound as a BLOB (a log tile).
     Blob(&'a [u8]),
+    /// A hash, bound as its lowercase hex text (how every hash is stored).
+    Hash(&'a Hash32),
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -74,6 +76,7 @@ impl From<&Arg<'_>> for JsValue {
             Arg::Int(i) => JsValue::from_f64(*i as f64),
             Arg::Null => JsValue::NULL,
             Arg::Blob(b) => worker::js_sys::Uint8Array::from(*b).into(),
+            Arg::Hash(h) => JsValue::from_str(&h.to_hex()),
         }
     }
 }
@@ -101,6 +104,12 @@ impl<'a> Bind<'a> for &'a str {
 impl<'a> Bind<'a> for &'a String {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Text(self))
+    }
+}
+
+impl<'a> Bind<'a> for &'a Hash32 {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Hash(self))
     }
 }
 

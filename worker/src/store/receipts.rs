@@ -1,6 +1,7 @@
 //! Receipts handed out: what a receipt's itemsRoot covers, so public
 //! verify can resolve it; and what a receipt reads (issue 16: one batch).
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -22,7 +23,7 @@ const SELECT_BY_ROOT: &str =
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReceiptRow {
-    pub items_root: String,
+    pub items_root: Hash32,
     pub tenant_id: String,
     pub customer_id: String,
     pub period: Option<String>,

@@ -1,5 +1,6 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 
 use worker::D1Database;
@@ -14,18 +15,18 @@ const SELECT_BY_ROOT: &str =
 row! {
     pub struct NewSubmission<'a> {
         id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: &'static str,
-        items_root: &'a str, item_count: u64, received_at: u64,
+        items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
 
 row! {
     pub struct NewDelta {
         anchor_id: String, customer_id: String, ledger_id: String, position: u64,
-        item_hash: String, delta: String, reason: String, reference_id: Option<String>,
+        item_hash: Hash32, delta: String, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
         /// (`ledger::submit::for_tenant`).
-        ledger_root: String,
+        ledger_root: Hash32,
     }
 }
 
@@ -37,7 +38,7 @@ impl NewDelta {
             self.anchor_id.len(),
             self.customer_id.len(),
             self.ledger_id.len(),
-            self.item_hash.len(),
+            64, // item_hash, stored as 64 hex digits
             self.delta.len(),
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
@@ -52,7 +53,7 @@ pub struct SubmissionRow {
     pub id: String,
     pub tenant_id: String,
     pub kind: String,
-    pub items_root: String,
+    pub items_root: Hash32,
     pub item_count: u64,
     pub received_at: u64,
 }

@@ -5,6 +5,7 @@
 //! run (`log_meta` `witness_run`, its minimum interval). Written only by
 //! `ledger::witness`.
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -16,7 +17,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct StateRow {
-        vkey: String, name: String, size: Option<u64>, root: Option<String>,
+        vkey: String, name: String, size: Option<u64>, root: Option<Hash32>,
         line: Option<String>, cosigned_at: Option<u64>, status: String,
         error: Option<String>, error_at: Option<u64>, attempted_at: u64, retry_at: u64,
     }
@@ -116,7 +117,7 @@ super::statements! {
 pub enum Outcome<'a> {
     Cosigned {
         size: u64,
-        root: &'a str,
+        root: &'a Hash32,
         line: &'a str,
     },
     Failed {

@@ -194,8 +194,8 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
         let payload = serde_json::to_string(&Completed {
             submission_id: s.id.clone(),
             kind: s.kind.clone(),
-            items_root: s.items_root.clone(),
-            receipt_id: s.items_root.clone(),
+            items_root: s.items_root.to_hex(),
+            receipt_id: s.items_root.to_hex(),
             delta_count: s.item_count,
             anchor_ids,
             received_at: iso(s.received_at),

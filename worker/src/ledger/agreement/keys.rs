@@ -107,7 +107,7 @@ pub async fn register_key(
         return Err(rejected(&StatementError::NotSignedByCurrentKey));
     }
     let row = KeyRow {
-        item_hash: agreement::item_hash(&c.signed).to_hex(),
+        item_hash: agreement::item_hash(&c.signed),
         ledger_id,
         tenant_id,
         customer_id,

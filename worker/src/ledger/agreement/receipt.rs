@@ -13,7 +13,7 @@ use bvs_core::LeafIndex;
 
 use super::{key_warning, reference};
 use crate::app::App;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::ledger::LogId;
 use crate::store::agreements::{AgreementRow, KeyRow, LoggedKey, LoggedStatement};
 use crate::store::checkpoints::CheckpointRow;
@@ -107,7 +107,7 @@ impl ReceiptAgreementPlan {
             key_warnings.extend(key_warning(&k));
             keys.push(ReceiptKey {
                 key_proof: LoggedItem {
-                    item_hash: stored_item_hash(&k.item_hash)?,
+                    item_hash: k.item_hash,
                     leaf_index: LeafIndex(leaf),
                     inclusion_proof: proofs.next().unwrap_or_default(),
                 },
@@ -122,7 +122,7 @@ impl ReceiptAgreementPlan {
         for (a, leaf) in self.signed {
             statements.push(ReceiptStatement {
                 kind: a.kind,
-                item_hash: stored_item_hash(&a.item_hash)?,
+                item_hash: a.item_hash,
                 statement: a.statement,
                 counterparty_key: Some(a.verifier_key),
                 recorded_at: views::iso(a.created_at),
@@ -147,8 +147,4 @@ impl ReceiptAgreementPlan {
             key_warnings,
         })
     }
-}
-
-fn stored_item_hash(text: &str) -> ApiResult<Hash32> {
-    Hash32::parse(text).map_err(|_| ApiError::internal("stored item hash is not a hash"))
 }

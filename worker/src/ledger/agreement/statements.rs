@@ -10,6 +10,7 @@ use bvs_core::agreement::{
     self, CheckpointDelta, CheckpointRef, Dispute, DisputeContext, Statement, StatementError,
 };
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
@@ -91,7 +92,7 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
         return Ok((StatementView::from_row(&existing, &c), false));
     }
     let row = AgreementRow {
-        item_hash: agreement::item_hash(&canonical).to_hex(),
+        item_hash: agreement::item_hash(&canonical),
         ledger_id,
         tenant_id: key.tenant_id.clone(),
         customer_id: key.customer_id.clone(),
@@ -224,7 +225,7 @@ async fn write(
     statements.push(meters::raise(db, &count)?);
     statements.push(agreements::insert_agreement(db, row, text)?);
     let (kind, payload) = event(row, c, balance, view)?;
-    let id = format!("evt_agr_{}", &row.item_hash[..32]);
+    let id = format!("evt_agr_{}", &row.item_hash.to_hex()[..32]);
     statements.push(events::insert_once_statement(
         db,
         &id,
@@ -296,7 +297,7 @@ struct AgreementEvent<'a> {
     kind: &'a str,
     ledger_id: &'a str,
     counterparty_key: &'a str,
-    item_hash: &'a str,
+    item_hash: &'a Hash32,
     statement: &'a str,
     recorded_at: &'a str,
 }
@@ -307,7 +308,7 @@ mod tests {
 
     fn key(n: u8, signed_by_previous: Option<u64>) -> KeyRow {
         KeyRow {
-            item_hash: format!("{n}"),
+            item_hash: Hash32([n; 32]),
             ledger_id: "l".into(),
             tenant_id: "t".into(),
             customer_id: "c".into(),

@@ -118,8 +118,8 @@ fn forked_head(app: &App, log: LogId, head: &HeadRow) -> ApiResult<HeadRow> {
     let note = key.sign(size, &root)?;
     Ok(HeadRow {
         tree_size: size,
-        root: root.to_hex(),
-        note_hash: bvs_core::note::tree_head_hash(&note).to_hex(),
+        root,
+        note_hash: bvs_core::note::tree_head_hash(&note),
         note,
         created_at: app.now_ms,
     })
