@@ -98,6 +98,7 @@ pub enum RouteId {
     LiabilitiesGet,
     LiabilitiesProof,
     DevLiabilitiesSeed,
+    LiabilitiesCustomerProof,
 }
 
 pub struct Route {
@@ -150,6 +151,7 @@ impl RouteId {
                 | RouteId::TilesCheckpoint
                 | RouteId::TilesTile
                 | RouteId::LogWitnesses
+                | RouteId::LiabilitiesCustomerProof
         )
     }
 
@@ -283,6 +285,9 @@ pub async fn dispatch(app: &App, req: Request, id: RouteId, params: Params) -> A
         RouteId::LiabilitiesGet => routes::liabilities::get(app, req, params.get("id")?).await,
         RouteId::LiabilitiesProof => {
             routes::liabilities::proof(app, req, params.get("customerId")?).await
+        }
+        RouteId::LiabilitiesCustomerProof => {
+            routes::liabilities::customer_proof(app, params.get("merkleRoot")?).await
         }
     }
 }

@@ -416,4 +416,9 @@ pub const ROUTES: &[Route] = &[
         pattern: "/dev/liabilities/seed",
         id: RouteId::DevLiabilitiesSeed,
     },
+    Route {
+        method: Method::Get,
+        pattern: "/api/v1/agreement/liabilities-proof/:merkleRoot",
+        id: RouteId::LiabilitiesCustomerProof,
+    },
 ];
