@@ -225,16 +225,7 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
         "receipt" => {
             let [text] = files::<1>(args)?;
             let mut report = receipt_report(&text, key, policy.as_ref());
-            let proof = args.liabilities.as_deref().map(read).transpose()?;
-            if proof.is_some() || bvs_core::liabilities::receipt::receipt_carries_proof(&text) {
-                let tied = bvs_core::liabilities::receipt::verify_receipt_proof(
-                    &text,
-                    proof.as_deref(),
-                    key,
-                );
-                report.ok &= tied.ok;
-                report.checks.extend(tied.checks);
-            }
+            receipt_liabilities(&mut report, &text, args, key)?;
             Ok(report)
         }
         "public" => public_report(args, key, policy.as_ref()),
@@ -392,6 +383,25 @@ fn receipt_report(text: &str, key: Option<&str>, policy: Option<&Policy>) -> Ver
         );
     }
     report
+}
+
+/// `receipt`: the liabilities proof it carries, or `--liabilities`, tied
+/// to the receipt's customer, period and finalBalance (docs/liabilities.md
+/// §10); nothing when there is neither.
+fn receipt_liabilities(
+    report: &mut VerificationReport,
+    text: &str,
+    args: &Args,
+    key: Option<&str>,
+) -> Result<(), String> {
+    let proof = args.liabilities.as_deref().map(read).transpose()?;
+    if proof.is_some() || bvs_core::liabilities::receipt::receipt_carries_proof(text) {
+        let tied =
+            bvs_core::liabilities::receipt::verify_receipt_proof(text, proof.as_deref(), key);
+        report.ok &= tied.ok;
+        report.checks.extend(tied.checks);
+    }
+    Ok(())
 }
 
 /// `export-proofs`: the receipt's checks, then, only if all passed, one

@@ -264,8 +264,8 @@ pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
 
 /// The proof a period's receipt carries (`liabilities`,
 /// docs/liabilities.md §10): the customer's proof for the latest published
-/// statement of a closed `period`, or `None` while the period is open, has
-/// no published statement, or the customer has no leaf in it.
+/// statement of `period` (only a closed period has one), or `None` when
+/// the period has no published statement or the customer no leaf in it.
 ///
 /// # Errors
 /// D1 errors.
@@ -276,9 +276,8 @@ pub async fn for_receipt(
     customer_id: &str,
     period: Period,
 ) -> ApiResult<Option<String>> {
-    if !super::is_closed(period, app.now_ms) {
-        return Ok(None);
-    }
+    // Only a closed period has a published statement: no clock check here
+    // (the job's own clock decided when the period closed).
     match proof(app, tenant_id, log, customer_id, period).await {
         Ok(doc) => Ok(Some(doc)),
         Err(ApiError::Coded(ErrorCode::RecordNotFound, _)) => Ok(None),
