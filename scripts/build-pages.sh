@@ -6,7 +6,9 @@
 # public/verify.html and public/agree.html. esbuild bundles each page (not
 # minified: an auditor can read what the page runs); the verifier itself,
 # "/pkg/bvs_verifier_wasm.js" (scripts/build-verifier.sh), stays an
-# external import loaded at run time. Skips the build when nothing it
+# external import loaded at run time, as is the liabilities check's module
+# "/pkg-liabilities/bvs_verifier_wasm.js", which the agreement page loads
+# only when a liabilities proof is there to check. Skips the build when nothing it
 # depends on changed. `--check` also type-checks with tsc (scripts/test.sh
 # does).
 set -euo pipefail
@@ -35,7 +37,7 @@ rm -rf "$tmp"
 entries=()
 for p in "${pages[@]}"; do entries+=("pages/src/$p.ts"); done
 "$ESBUILD_BIN" "${entries[@]}" --bundle --format=esm --target=es2022 \
-  --external:/pkg/bvs_verifier_wasm.js --log-level=warning --outdir="$tmp"
+  --external:/pkg/bvs_verifier_wasm.js --external:/pkg-liabilities/bvs_verifier_wasm.js --log-level=warning --outdir="$tmp"
 # verify.js last: it is the stamp the next run compares against.
 for p in agree agreement-checks verify; do
   mv "$tmp/$p.js" "public/$p.js"

@@ -20,7 +20,7 @@ const USAGE: &str = "\
 bvs-verify: check the balance verification service's proofs offline
 
 Usage:
-  bvs-verify receipt <receipt.json> --key <verifierKey> [--json]
+  bvs-verify receipt <receipt.json> --key <verifierKey> [--liabilities <proof.json>] [--json]
   bvs-verify public <answer.json>... [--root <proofRoot>] --key <verifierKey> [--json]
   bvs-verify head <head.txt> --key <verifierKey> [--json]
   bvs-verify inclusion <inclusion.json> --key <verifierKey> [--json]
@@ -92,6 +92,11 @@ Usage:
           names, reported as VERIFIED WITH AN UNPINNED KEY.
   --balance
           liabilities: the balance you expect the proof to be for.
+  --liabilities
+          receipt: a liabilities proof (docs/liabilities.md) to tie to the
+          receipt: it must pass, and be for the receipt's customer, period
+          and finalBalance. A receipt that carries its period's proof
+          (`liabilities`) is checked that way without this option.
   --state the monitor's state file (created if missing).
   --policy
           the witness policy to hold heads to: C2SP tlog-policy text
@@ -130,6 +135,7 @@ struct Args {
     key: Option<String>,
     root: Option<String>,
     balance: Option<String>,
+    liabilities: Option<String>,
     state: Option<String>,
     policy: Option<String>,
     max_age: Option<u64>,
@@ -149,6 +155,7 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
         key: None,
         root: None,
         balance: None,
+        liabilities: None,
         state: None,
         policy: None,
         max_age: None,
@@ -170,6 +177,9 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
             "--root" => args.root = Some(it.next().ok_or("--root needs a value")?.clone()),
             "--state" => args.state = Some(it.next().ok_or("--state needs a value")?.clone()),
             "--balance" => args.balance = Some(it.next().ok_or("--balance needs a value")?.clone()),
+            "--liabilities" => {
+                args.liabilities = Some(it.next().ok_or("--liabilities needs a value")?.clone());
+            }
             "--policy" => args.policy = Some(it.next().ok_or("--policy needs a value")?.clone()),
             "--item" => args.item = Some(it.next().ok_or("--item needs a value")?.clone()),
             "--out" => args.out = Some(it.next().ok_or("--out needs a value")?.clone()),
@@ -214,7 +224,9 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
     match args.command.as_str() {
         "receipt" => {
             let [text] = files::<1>(args)?;
-            Ok(receipt_report(&text, key, policy.as_ref()))
+            let mut report = receipt_report(&text, key, policy.as_ref());
+            receipt_liabilities(&mut report, &text, args, key)?;
+            Ok(report)
         }
         "public" => public_report(args, key, policy.as_ref()),
         "head" => {
@@ -371,6 +383,25 @@ fn receipt_report(text: &str, key: Option<&str>, policy: Option<&Policy>) -> Ver
         );
     }
     report
+}
+
+/// `receipt`: the liabilities proof it carries, or `--liabilities`, tied
+/// to the receipt's customer, period and finalBalance (docs/liabilities.md
+/// §10); nothing when there is neither.
+fn receipt_liabilities(
+    report: &mut VerificationReport,
+    text: &str,
+    args: &Args,
+    key: Option<&str>,
+) -> Result<(), String> {
+    let proof = args.liabilities.as_deref().map(read).transpose()?;
+    if proof.is_some() || bvs_core::liabilities::receipt::receipt_carries_proof(text) {
+        let tied =
+            bvs_core::liabilities::receipt::verify_receipt_proof(text, proof.as_deref(), key);
+        report.ok &= tied.ok;
+        report.checks.extend(tied.checks);
+    }
+    Ok(())
 }
 
 /// `export-proofs`: the receipt's checks, then, only if all passed, one

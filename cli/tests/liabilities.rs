@@ -120,3 +120,88 @@ fn another_balance_a_tampered_sum_or_no_pinned_key_is_not_verified() {
     let o = bvs_verify(&["liabilities", p, "--key", &s.public_key, "--balance", "x"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A receipt skeleton for `customer`, `period` and `final_balance` (its own
+/// checks fail: it has no deltas or log; only the `liabilities.*` checks
+/// are looked at), with `embedded` as its `liabilities` field if given.
+fn receipt(customer: &str, period: &str, final_balance: &str, embedded: Option<&str>) -> String {
+    let zero = "0".repeat(64);
+    let tail = embedded
+        .map(|d| format!(",\"liabilities\":{d}"))
+        .unwrap_or_default();
+    format!(
+        "{{\"customerId\":\"{customer}\",\"period\":\"{period}\",\"generatedAt\":\"2026-12-01T00:00:00.000Z\",\
+         \"deltasCount\":0,\"startingBalance\":0,\"finalBalance\":{final_balance},\
+         \"itemsRoot\":\"{zero}\",\"receiptId\":\"{zero}\",\"proofRoot\":\"{zero}\",\"deltas\":[],\
+         \"verification\":{{\"message\":\"m\",\"proofRoot\":\"{zero}\",\"verifyUrl\":\"u\",\"itemHashes\":[]}},\
+         \"proof\":{{\"hashScheme\":\"h\",\"treeHead\":\"t\",\"publicKey\":\"k\",\"items\":[]}}{tail}}}"
+    )
+}
+
+fn check<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name} in {report}"))
+}
+
+#[test]
+fn receipt_ties_a_liabilities_proof_to_its_final_balance() {
+    let s = statement();
+    let a = &s.customers[0];
+    let doc = a.document.to_json();
+    let proof = file("receipt-proof", &doc);
+    let run = |receipt_text: &str, with_file: bool| -> serde_json::Value {
+        let path = file(&format!("receipt-{}", receipt_text.len()), receipt_text)
+            .with_file_name("receipt.json");
+        std::fs::write(&path, receipt_text).unwrap();
+        let mut args = vec![
+            "receipt",
+            path.to_str().unwrap(),
+            "--key",
+            &s.public_key,
+            "--json",
+        ];
+        if with_file {
+            args.extend(["--liabilities", proof.to_str().unwrap()]);
+        }
+        let o = bvs_verify(&args);
+        assert_eq!(o.status.code(), Some(1), "the skeleton's own checks fail");
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let balance = a.balance.to_string();
+    // The proof given apart, and carried by the receipt: both pass.
+    for (text, with_file) in [
+        (receipt(&a.customer_id, "2026-11", &balance, None), true),
+        (
+            receipt(&a.customer_id, "2026-11", &balance, Some(&doc)),
+            false,
+        ),
+    ] {
+        let r = run(&text, with_file);
+        assert_eq!(check(&r, "liabilities.receipt")["ok"], true, "{r}");
+        assert_eq!(check(&r, "liabilities.balance")["ok"], true, "{r}");
+    }
+    // Another finalBalance, another period, another customer: each fails.
+    for (text, why) in [
+        (
+            receipt(&a.customer_id, "2026-11", "42.2", None),
+            "finalBalance",
+        ),
+        (receipt(&a.customer_id, "2026-10", &balance, None), "period"),
+        (
+            receipt("cust_other", "2026-11", &balance, None),
+            "customerId",
+        ),
+    ] {
+        let r = run(&text, true);
+        let c = check(&r, "liabilities.receipt");
+        assert_eq!(c["ok"], false, "{r}");
+        assert!(c["detail"].as_str().unwrap().contains(why), "{c}");
+    }
+    // A receipt without a proof and without --liabilities: no such checks.
+    let r = run(&receipt(&a.customer_id, "2026-11", &balance, None), false);
+    assert!(!r.to_string().contains("liabilities."), "{r}");
+}

@@ -42,6 +42,7 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 
 pub mod proof;
+pub mod receipt;
 #[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
 pub mod statement;

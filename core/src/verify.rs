@@ -238,7 +238,7 @@ pub(crate) fn read_document<T>(
 
 /// The `data` of a `{success, statusCode, data}` envelope, or the whole
 /// value when it is not one.
-fn unwrap_envelope(value: &json::Value) -> &json::Value {
+pub(crate) fn unwrap_envelope(value: &json::Value) -> &json::Value {
     match value.as_object() {
         Some(o) if matches!(o.get("success"), Some(json::Value::Bool(_))) => match o.get("data") {
             Some(data) if !matches!(data, json::Value::Null) => data,

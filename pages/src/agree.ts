@@ -285,7 +285,57 @@ async function loadPeriod(root: string): Promise<void> {
   $("period-details").hidden = false;
   showStatements(a);
   $("agree").onclick = () => agree(a).catch(fail("period-status"));
+  showLiabilities(a).catch(fail("liabilities-status"));
   showDispute(a, await records(root, a.deltaCount));
+}
+
+/** The liabilities check's module, loaded the first time a proof is checked. */
+const LIABILITIES_MODULE = "/pkg-liabilities/bvs_verifier_wasm.js";
+
+/** The log key the verify page pinned in this browser for `origin`, if any. */
+function pinnedKey(origin: string): string | undefined {
+  try {
+    const pins = JSON.parse(localStorage.getItem("bvs.pinnedKeys") ?? "{}") as Record<string, unknown>;
+    const key = pins?.[origin];
+    return typeof key === "string" ? key : undefined;
+  } catch { return undefined; }
+}
+
+/**
+ * The customer's proof of liabilities for the checkpoint's period
+ * (docs/liabilities.md §10): fetched by the checkpoint's root, checked in
+ * WebAssembly (the module loads only now), and shown as the sentence
+ * "your balance of … is counted in a total of … owed to … customers on …"
+ * or the checks that failed.
+ */
+async function showLiabilities(a: Agreement): Promise<void> {
+  const out = $("liabilities-status");
+  out.dataset.state = "checking";
+  out.textContent = "Checking this period's proof of liabilities…";
+  const res = await fetch(`/api/v1/agreement/liabilities-proof/${encodeURIComponent(a.merkleRoot)}`);
+  const text = await res.text();
+  if (res.status === 404) {
+    out.textContent = "No liabilities statement of this period includes you yet (one is published after the month ends).";
+    out.dataset.state = "none";
+    return;
+  }
+  if (!res.ok) throw new Error(`liabilities proof: HTTP ${res.status}: ${text.slice(0, 200)}`);
+  const wasm = await import(LIABILITIES_MODULE);
+  await wasm.default();
+  const key = pinnedKey(a.origin);
+  const report = JSON.parse(wasm.verifyLiabilities(text, key)) as {
+    ok: boolean; checks: { name: string; ok: boolean; detail: string }[];
+  };
+  const summary = report.checks.find((c) => c.name === "summary");
+  if (report.ok && summary) {
+    const pin = key ? "checked against the log key pinned in this browser" : "checked against the log key the proof names (pin it on the verify page)";
+    out.textContent = `Verified: ${summary.detail} (${pin}).`;
+    out.dataset.state = "verified";
+  } else {
+    const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+    out.textContent = `The proof of liabilities FAILED: ${failed.join("; ")}`;
+    out.dataset.state = "failed";
+  }
 }
 
 async function agree(a: Agreement): Promise<void> {

@@ -177,6 +177,11 @@ fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_t
     let log = log_key(&api);
     let bin = bvs_verify_bin();
 
+    // Issue 31: once the month is closed and its liabilities statement
+    // published, the agreement page checks the customer's proof in
+    // WebAssembly; a tampered proof fails there.
+    liabilities_on_the_page(&api, &k, &base, &root);
+
     server.stop();
     let host = base.trim_start_matches("http://");
     assert!(
@@ -249,4 +254,39 @@ fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_t
         text.contains("FAIL  agreement.statements[0]") && text.contains("invalid_signature"),
         "{text}"
     );
+}
+
+/// The cron a minute into next month starts the closed month's
+/// liabilities statement; once it is published,
+/// tests/browser/agree_liabilities.mjs opens `/agree?root=` and checks the
+/// page's sentence, and its failure on a tampered proof.
+fn liabilities_on_the_page(api: &Api, k: &bvs_tests::client::Keyed<'_>, base: &str, root: &str) {
+    let now = bvs_tests::cron::now_ms();
+    let period = bvs_core::types::Period::containing(i64::try_from(now).unwrap());
+    bvs_tests::cron::sweep(api, u64::try_from(period.end_ms()).unwrap() + 60_000);
+    let query = format!("/api/v1/liabilities?period={period}");
+    bvs_tests::eventually(
+        std::time::Duration::from_secs(120),
+        "the liabilities statement published",
+        || {
+            let r = k.get(&query);
+            assert_eq!(r.status, 200, "{}", r.text);
+            let s = &r.body["data"]["statements"][0];
+            assert_ne!(s["status"], "failed", "{s}");
+            (s["status"] == "published").then_some(())
+        },
+    );
+    let root_dir = repo_root();
+    let node = root_dir.join("node_modules/.bin/node");
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root_dir.join("tests/browser/agree_liabilities.mjs"))
+            .arg(base)
+            .arg(root)
+            .current_dir(&root_dir),
+        "liabilities browser test failed",
+    );
+    println!("{stdout}");
+    assert!(stdout.contains("ok - the page verifies"), "{stdout}");
+    assert!(stdout.contains("ok - a tampered proof fails"), "{stdout}");
 }

@@ -109,6 +109,13 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     let t = new_tenant_on_plan(&api, "enterprise");
     let k = api.keyed(&t.test_key);
     emit_all(&k);
+    // One customer's checkpoint of the month: its merkleRoot is what the
+    // customer holds, and what opens its proof without the vendor's key.
+    let checkpointed = 2;
+    let cp = k.checkpoint(&json!({ "customerId": customer(checkpointed) }));
+    assert_eq!(cp.status, 202, "{}", cp.text);
+    let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
+    let cp_root = committed["merkleRoot"].as_str().unwrap().to_owned();
 
     let now = now_ms();
     let period = Period::containing(i64::try_from(now).unwrap());
@@ -242,6 +249,14 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
             });
         }
     });
+    customer_side(
+        &api,
+        &k,
+        &key,
+        &period_text,
+        (checkpointed, &cp_root),
+        &docs[checkpointed],
+    );
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
         "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"
@@ -304,4 +319,55 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     );
     let out = tampered("swapped", swapped, Some(&b));
     assert!(out.contains("FAIL"), "{out}");
+}
+
+/// The customer's side (docs/liabilities.md §10): its checkpoint's
+/// merkleRoot opens the same proof without the vendor's key, and the
+/// period's receipt carries it, tied to `finalBalance` by `bvs-verify
+/// receipt`.
+fn customer_side(
+    api: &bvs_tests::client::Api,
+    k: &Keyed<'_>,
+    key: &str,
+    period: &str,
+    (checkpointed, root): (usize, &str),
+    vendors: &str,
+) {
+    let mine = api.get(&format!("/api/v1/agreement/liabilities-proof/{root}"));
+    assert_eq!(mine.status, 200, "{}", mine.text);
+    // The same document (its log evidence is into the latest head).
+    let vendors: Value = serde_json::from_str(vendors).unwrap();
+    let same = |doc: &Value| {
+        for field in ["statementHash", "customer", "liabilities", "receivables"] {
+            assert_eq!(doc[field], vendors[field], "{field}: {doc}");
+        }
+    };
+    same(&mine.body["data"]);
+    let bad = api.get("/api/v1/agreement/liabilities-proof/xyz");
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    assert!(bad.text.contains("merkleRoot"), "{}", bad.text);
+    let unknown = api.get(&format!(
+        "/api/v1/agreement/liabilities-proof/{}",
+        "ab".repeat(32)
+    ));
+    assert_eq!(unknown.status, 404, "{}", unknown.text);
+
+    let receipt = k.receipt(&customer(checkpointed), &format!("period={period}"));
+    assert_eq!(receipt.status, 200, "{}", receipt.text);
+    same(&receipt.body["data"]["liabilities"]);
+    let path = repo_root().join("target/liabilities-receipt.json");
+    std::fs::write(&path, &receipt.text).unwrap();
+    let (ok, out) = cli(&["receipt", path.to_str().unwrap(), "--key", key]);
+    assert!(ok && out.contains("liabilities.receipt"), "{out}");
+    // Another customer's proof handed with this receipt fails the tie.
+    let other = repo_root().join("target/liabilities-proofs/liab-006.json");
+    let (ok, out) = cli(&[
+        "receipt",
+        path.to_str().unwrap(),
+        "--key",
+        key,
+        "--liabilities",
+        other.to_str().unwrap(),
+    ]);
+    assert!(!ok && out.contains("liabilities.receipt"), "{out}");
 }

@@ -1215,6 +1215,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agreement/liabilities-proof/{merkleRoot}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's own liabilities proof, by its checkpoint's merkleRoot (public)
+         * @description For the customer, without the vendor's key: the merkleRoot of a committed single-customer checkpoint (the customer's receipt's `itemsRoot`, the agreement page's `?root=`) opens that customer's proof for the checkpoint's period, the same document as the vendor's route (latest published statement; log evidence into the latest signed head). 404 when no committed single-customer checkpoint has the root, the period has no published statement, or the customer no leaf. docs/liabilities.md §10.
+         */
+        get: operations["getCustomerLiabilitiesProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -2116,6 +2136,8 @@ export interface components {
             };
             log?: components["schemas"]["LogRef"];
             agreement?: components["schemas"]["ReceiptAgreement"];
+            /** @description Only on a receipt of a closed period (`?period=`) whose latest published liabilities statement has a leaf for this customer: the customer's proof that its balance is counted (the same document as GET /api/v1/agreement/liabilities-proof/{merkleRoot}; docs/liabilities.md §10). `bvs-verify receipt` checks it against `finalBalance`. */
+            liabilities?: components["schemas"]["LiabilitiesProof"];
         };
         /** @description Present when the receipt's deltas are exactly a committed checkpoint of this customer (its merkleRoot is the receipt's itemsRoot): the checkpoint, the balance statement the customer signs to agree, and the customer's key binding and signed statements by that key that are in the log at proof.treeHead, each with its inclusion proof (docs/agreement.md). bvs-verify receipt checks them offline. */
         ReceiptAgreement: {
@@ -5475,6 +5497,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCustomerLiabilitiesProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                merkleRoot: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["LiabilitiesProof"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];

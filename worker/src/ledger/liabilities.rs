@@ -25,7 +25,7 @@ use worker::D1Database;
 
 mod proof;
 
-pub use proof::{proof, public_answer};
+pub use proof::{for_receipt, proof, proof_by_checkpoint, public_answer};
 
 use super::{db, meter, LogId};
 use crate::app::App;

@@ -207,4 +207,7 @@ pub const ROUTES: &[Route] = &[
         liabilities::proof(app, req, p.parse("customerId", CustomerId::parse)).await
     ),
     route!(Post "/dev/liabilities/seed", Dev, |app, req, p| dev::liabilities_seed(app, req).await),
+    route!(Get "/api/v1/agreement/liabilities-proof/:merkleRoot", Public, |app, req, p|
+        liabilities::customer_proof(app, p.get("merkleRoot")?).await
+    ),
 ];

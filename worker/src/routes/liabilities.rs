@@ -83,3 +83,22 @@ pub async fn proof(
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),
     )
 }
+
+/// `GET /api/v1/agreement/liabilities-proof/:merkleRoot` (public, like
+/// `/api/v1/verify/:merkleRoot`): the proof document of the customer of
+/// that committed checkpoint, for the checkpoint's period (the same
+/// document as the vendor's route). The customer holds the root (its
+/// receipt's `itemsRoot`, the agreement page's link); no vendor key.
+pub async fn customer_proof(app: &App, root: &str) -> ApiResult<Response> {
+    let root = bvs_core::hash::Hash32::parse(root).map_err(|_| {
+        ApiError::field(
+            "merkleRoot",
+            "must be 64 hex characters (a committed checkpoint's merkleRoot)",
+        )
+    })?;
+    let doc = liabilities::proof_by_checkpoint(app, &root.to_hex()).await?;
+    http::raw_json(
+        200,
+        format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),
+    )
+}

@@ -196,7 +196,35 @@ pub async fn receipt(
     // Whether a quorum of the log's witnesses cosigned proof.treeHead
     // (issue 28; its cosignature lines are in the note).
     body["proof"]["witnessed"] = json!(witnessed);
-    http::balance(200, &body)
+    // A closed period's receipt carries the customer's liabilities proof
+    // (issue 31, docs/liabilities.md §10), its text as core wrote it.
+    let liabilities = match period {
+        Some(p) => {
+            ledger::liabilities::for_receipt(
+                app,
+                request.tenant_id,
+                request.log,
+                customer_id.as_str(),
+                p,
+            )
+            .await?
+        }
+        None => None,
+    };
+    let liabilities = liabilities
+        .map(serde_json::value::RawValue::from_string)
+        .transpose()
+        .map_err(|e| ApiError::internal(format!("liabilities proof: {e}")))?;
+    http::balance(200, &WithLiabilities { body, liabilities })
+}
+
+/// A receipt with its period's liabilities proof, if any.
+#[derive(Serialize)]
+struct WithLiabilities {
+    #[serde(flatten)]
+    body: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    liabilities: Option<Box<serde_json::value::RawValue>>,
 }
 
 // ------------------------------------------------------------------ public verify

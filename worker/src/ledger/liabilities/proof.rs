@@ -234,3 +234,53 @@ pub async fn public_answer(app: &App, root: &str) -> ApiResult<Option<String>> {
     let body = rest.strip_prefix('{').unwrap_or(&rest);
     Ok(Some(format!("{{\"statement\":{statement},{body}")))
 }
+
+/// The customer's proof (as [`proof`]) for the period of its committed
+/// checkpoint `root` (docs/liabilities.md §10): the checkpoint's
+/// merkleRoot is what the customer holds (its receipt's `itemsRoot`, the
+/// agreement page's `?root=`) and what already opens the checkpoint's
+/// public answer with its balance, so it opens this customer's proof
+/// too, and no other.
+///
+/// # Errors
+/// 404 when no committed single-customer checkpoint has that root, the
+/// period has no published statement or the customer no leaf; D1 errors.
+pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
+    let missing = || {
+        ApiError::coded(
+            ErrorCode::RecordNotFound,
+            format!("No committed single-customer checkpoint has merkleRoot {root}"),
+        )
+    };
+    let log = shard::of_root(app, root).await?.ok_or_else(missing)?;
+    let checkpoints = store::checkpoints::by_root(&db(app, log)?, root).await?;
+    let c = checkpoints
+        .iter()
+        .find(|c| c.status == store::CheckpointStatus::Committed && !c.is_whole_tenant())
+        .ok_or_else(missing)?;
+    let period = Period::parse(&c.period)?;
+    proof(app, &c.tenant_id, log, &c.customer_id, period).await
+}
+
+/// The proof a period's receipt carries (`liabilities`,
+/// docs/liabilities.md §10): the customer's proof for the latest published
+/// statement of `period` (only a closed period has one), or `None` when
+/// the period has no published statement or the customer no leaf in it.
+///
+/// # Errors
+/// D1 errors.
+pub async fn for_receipt(
+    app: &App,
+    tenant_id: &str,
+    log: LogId,
+    customer_id: &str,
+    period: Period,
+) -> ApiResult<Option<String>> {
+    // Only a closed period has a published statement: no clock check here
+    // (the job's own clock decided when the period closed).
+    match proof(app, tenant_id, log, customer_id, period).await {
+        Ok(doc) => Ok(Some(doc)),
+        Err(ApiError::Coded(ErrorCode::RecordNotFound, _)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
