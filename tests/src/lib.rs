@@ -43,6 +43,10 @@ pub use client::api;
 
 /// How long a fresh `wrangler dev` may take to answer `/health`.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
+/// What wrangler's log says when a port it was given is taken.
+const PORT_TAKEN: &str = "Address already in use";
+/// Launches of one server at most, when ports are lost to a race.
+const PORT_RACE_ATTEMPTS: u32 = 3;
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -140,7 +144,26 @@ impl Wrangler {
         self.shutdown();
     }
 
+    /// Launches `wrangler dev` and waits for it; again on fresh ports (up
+    /// to [`PORT_RACE_ATTEMPTS`] in all) when a port it was given was taken
+    /// before it bound it: `free_port` can only say a port was free.
     fn launch(persist_dir: &Path, vars: &[(&str, &str)], script: Option<&Path>) -> Wrangler {
+        let mut attempt = 1;
+        loop {
+            let w = Self::spawn(persist_dir, vars, script);
+            match w.wait_healthy() {
+                Ok(()) => return w,
+                Err(log) if attempt < PORT_RACE_ATTEMPTS && log.contains(PORT_TAKEN) => {
+                    eprintln!("wrangler dev lost a port race (attempt {attempt}); again");
+                    w.kill();
+                    attempt += 1;
+                }
+                Err(log) => panic!("wrangler dev did not become healthy in time; log:\n{log}"),
+            }
+        }
+    }
+
+    fn spawn(persist_dir: &Path, vars: &[(&str, &str)], script: Option<&Path>) -> Wrangler {
         let root = repo_root();
 
         let port = free_port();
@@ -172,18 +195,18 @@ read -r _ || true"#,
             .spawn()
             .expect("spawn wrangler dev");
         let stdin = child.stdin.take();
-        let w = Wrangler {
+        Wrangler {
             base_url: format!("http://127.0.0.1:{port}"),
             persist_dir: persist_dir.to_path_buf(),
             log_path,
             child,
             stdin,
-        };
-        w.wait_healthy();
-        w
+        }
     }
 
-    fn wait_healthy(&self) {
+    /// Waits for `/health`; the log so far when it does not answer in
+    /// [`STARTUP_TIMEOUT`], or as soon as the log says a port was taken.
+    fn wait_healthy(&self) -> Result<(), String> {
         let client = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
@@ -192,13 +215,16 @@ read -r _ || true"#,
         while Instant::now() < deadline {
             if let Ok(r) = client.get(format!("{}/health", self.base_url)).send() {
                 if r.status().is_success() {
-                    return;
+                    return Ok(());
                 }
+            }
+            let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+            if log.contains(PORT_TAKEN) {
+                return Err(log);
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
-        panic!("wrangler dev did not become healthy in time; log:\n{log}");
+        Err(std::fs::read_to_string(&self.log_path).unwrap_or_default())
     }
 
     /// The process group of this server (`setsid` made the top bash its
