@@ -34,13 +34,10 @@ LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
 # the list is to end empty.
 LONG_FUNCTIONS.update({
     ("worker/src/ledger/checkpoint.rs", "create"): 74,
-    ("worker/src/ledger/derive.rs", "derive"): 79,
     ("worker/src/ledger/prove.rs", "receipt"): 80,
     ("worker/src/ledger/submit.rs", "submit"): 76,
     ("worker/src/ledger/agreement/keys.rs", "register_key"): 80,
-    ("worker/src/ledger/agreement/public.rs", "of_checkpoint"): 77,
     ("worker/src/ledger/prove/public.rs", "public_answer"): 79,
-    ("worker/src/ledger/witness/fork.rs", "fork"): 75,
     ("worker/src/store/emit.rs", "write"): 92,
 })
 
