@@ -36,7 +36,6 @@ LONG_FUNCTIONS.update({
     ("worker/src/ledger/checkpoint.rs", "create"): 74,
     ("worker/src/ledger/prove.rs", "receipt"): 80,
     ("worker/src/ledger/submit.rs", "submit"): 76,
-    ("worker/src/ledger/agreement/keys.rs", "register_key"): 80,
     ("worker/src/ledger/prove/public.rs", "public_answer"): 79,
     ("worker/src/store/emit.rs", "write"): 92,
 })
