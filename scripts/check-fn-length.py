@@ -35,7 +35,6 @@ LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
 LONG_FUNCTIONS.update({
     ("worker/src/ledger/prove.rs", "receipt"): 80,
     ("worker/src/ledger/submit.rs", "submit"): 76,
-    ("worker/src/ledger/prove/public.rs", "public_answer"): 79,
     ("worker/src/store/emit.rs", "write"): 92,
 })
 
