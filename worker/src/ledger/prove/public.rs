@@ -20,6 +20,7 @@ use crate::ledger::agreement::CheckpointAgreement;
 use crate::ledger::{db, inclusion_proofs, LogId, LogKey};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
+use crate::store::log::HeadRow;
 use crate::store::lookup::{Kind, Looked, SubmissionFound};
 use crate::store::receipts::ReceiptRow;
 use crate::store::{self, CheckpointStatus, ItemStatus};
@@ -78,10 +79,7 @@ pub async fn public_answer(
 ) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>, bool)> {
     let (at, looked) = resolve(app, &root.to_hex(), page).await?;
     let db = db(app, at)?;
-    let head = match looked.head.clone() {
-        Some(head) => head,
-        None => crate::ledger::head_or_init(app, at).await?,
-    };
+    let head = head_of(app, at, looked.head.clone()).await?;
     let kind = choose(&looked, page.kind, &root)?;
     let issued_as = issued_as(&looked, kind);
     let withheld = looked.submission.as_ref().is_some_and(|s| s.spans_ledgers);
@@ -140,6 +138,14 @@ pub async fn public_answer(
         }),
     };
     Ok((answer, agreement, witnessed))
+}
+
+/// The head the lookup read with the root, else the log's latest.
+async fn head_of(app: &App, at: LogId, read: Option<HeadRow>) -> ApiResult<HeadRow> {
+    match read {
+        Some(head) => Ok(head),
+        None => crate::ledger::head_or_init(app, at).await,
+    }
 }
 
 /// The rows the chosen kind covers (a page of them), from what the lookup
