@@ -28,21 +28,6 @@ CRATES = ["core/src", "cli/src", "verifier-wasm/src"]
 # split tried (the walk, the checks before it, an `ok_if` helper) grew
 # the module by 59 to 191 bytes gzipped (issue 26's note). Never add one.
 LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
-# Issue 26, while the typed-rows branch (r26types) splits them: the
-# worker's functions in ledger/ and store/ still over the limit, each
-# capped at its length today so none grows. Remove each as it is split;
-# the list is to end empty.
-LONG_FUNCTIONS.update({
-    ("worker/src/ledger/checkpoint.rs", "create"): 74,
-    ("worker/src/ledger/derive.rs", "derive"): 79,
-    ("worker/src/ledger/prove.rs", "receipt"): 80,
-    ("worker/src/ledger/submit.rs", "submit"): 76,
-    ("worker/src/ledger/agreement/keys.rs", "register_key"): 80,
-    ("worker/src/ledger/agreement/public.rs", "of_checkpoint"): 77,
-    ("worker/src/ledger/prove/public.rs", "public_answer"): 79,
-    ("worker/src/ledger/witness/fork.rs", "fork"): 75,
-    ("worker/src/store/emit.rs", "write"): 92,
-})
 
 FN = re.compile(r"^(\s*)(pub(\([a-z]+\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
 

@@ -124,26 +124,7 @@ pub async fn create(
         )));
     };
     let frontier = checked_frontier(&w)?;
-    let mut row = CheckpointRow {
-        id: ids::new_id("chk")?,
-        tenant_id: tenant_id.to_string(),
-        customer_id: who,
-        period: period.to_string(),
-        merkle_root: frontier.root(),
-        delta_count: w.count,
-        net_delta: w.net,
-        from_index: w.first_leaf,
-        to_index: w.last_leaf,
-        status: CheckpointStatus::Queued,
-        created_at: app.now_ms,
-        committed_at: None,
-        leaf_index: None,
-        tree_size: None,
-        failure: None,
-        records_verified: None,
-        check_frontier: None,
-        check_after_leaf: None,
-    };
+    let mut row = queued_row(app, tenant_id, who, period, &w, &frontier)?;
     // Whether the records its public answer will list recompute its root,
     // checked once, now (the sweep checks one too large to do at once).
     row.records_verified = super::backfill::check_new_checkpoint(app, log, &row).await?;
@@ -173,6 +154,38 @@ pub async fn create(
     .await?;
     submit::ring(app, log).await;
     Ok(row)
+}
+
+/// A new checkpoint of window `w` (customer `who`, or the whole tenant),
+/// QUEUED with the frontier's root, nothing committed yet.
+fn queued_row(
+    app: &App,
+    tenant_id: &str,
+    who: String,
+    period: Period,
+    w: &Window,
+    frontier: &Frontier,
+) -> ApiResult<CheckpointRow> {
+    Ok(CheckpointRow {
+        id: ids::new_id("chk")?,
+        tenant_id: tenant_id.to_string(),
+        customer_id: who,
+        period: period.to_string(),
+        merkle_root: frontier.root(),
+        delta_count: w.count,
+        net_delta: w.net,
+        from_index: w.first_leaf,
+        to_index: w.last_leaf,
+        status: CheckpointStatus::Queued,
+        created_at: app.now_ms,
+        committed_at: None,
+        leaf_index: None,
+        tree_size: None,
+        failure: None,
+        records_verified: None,
+        check_frontier: None,
+        check_after_leaf: None,
+    })
 }
 
 /// The window's frontier, which must cover exactly the deltas its

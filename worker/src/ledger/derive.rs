@@ -77,15 +77,7 @@ pub async fn derive(
         .collect::<ApiResult<_>>()?;
     let windows = window_summaries(start_seq, read.windows, read.start, read.next)?;
     let latest = ledger_row.latest_items_root.map(|h| h.to_hex());
-    let hint = (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
-        message: format!(
-            "This derivation replays {total} deltas. Store latestCheckpoint and computedBalance, then pass them as \
-             startingCheckpoint and startingBalance next time so only newer deltas are replayed."
-        ),
-        starting_checkpoint: latest.clone(),
-        starting_checkpoint_type: "itemsRoot",
-        starting_balance: computed,
-    });
+    let hint = hint(total, latest.as_deref(), computed);
     let data = Derivation {
         customer_id: customer_id.as_str().to_string(),
         ledger_id: ledger_row.ledger_id.clone(),
@@ -98,18 +90,37 @@ pub async fn derive(
         latest_receipt_id: latest.clone(),
         deltas,
         window_summaries: windows,
-        verification_proof: json!({
-            "itemsRoot": latest,
-            "message": match &latest {
-                Some(r) => format!("Every delta listed is included in this environment's signed Merkle log; \
-                    check the latest one publicly at /api/v1/verify/{r}, and fetch a receipt for full inclusion proofs."),
-                None => "No verified deltas yet.".to_string(),
-            },
-        }),
+        verification_proof: verification_proof(latest.as_deref()),
         pagination: json!({ "total": total, "limit": page.limit(), "offset": page.offset() }),
         hint,
     };
     Ok(data)
+}
+
+/// The hint a long derivation carries: start from the latest checkpoint
+/// next time.
+fn hint(total: u64, latest: Option<&str>, computed: Amount) -> Option<Hint> {
+    (total >= DERIVE_HINT_DELTAS_MIN).then(|| Hint {
+        message: format!(
+            "This derivation replays {total} deltas. Store latestCheckpoint and computedBalance, then pass them as \
+             startingCheckpoint and startingBalance next time so only newer deltas are replayed."
+        ),
+        starting_checkpoint: latest.map(str::to_string),
+        starting_checkpoint_type: "itemsRoot",
+        starting_balance: computed,
+    })
+}
+
+/// Where the derivation's deltas can be checked: the latest items root.
+fn verification_proof(latest: Option<&str>) -> Value {
+    json!({
+        "itemsRoot": latest,
+        "message": match latest {
+            Some(r) => format!("Every delta listed is included in this environment's signed Merkle log; \
+                check the latest one publicly at /api/v1/verify/{r}, and fetch a receipt for full inclusion proofs."),
+            None => "No verified deltas yet.".to_string(),
+        },
+    })
 }
 
 /// What a derivation reads, in one round trip (one batch): the ledger,

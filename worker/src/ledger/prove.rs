@@ -98,16 +98,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
         &root,
         head.tree_size,
     );
-    let record = ReceiptRow {
-        items_root: root,
-        tenant_id: r.tenant_id.to_string(),
-        customer_id: customer.to_string(),
-        period,
-        from_seq: span.first_seq,
-        to_seq: span.last_seq,
-        delta_count: span.count(),
-        generated_at: app.now_ms,
-    };
+    let record = record_of(app, r, period, root, &span);
     let mut leaves = leaves_of(&rows)?;
     let listed = leaves.len();
     leaves.extend(
@@ -123,10 +114,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
     let mut proofs = super::submit::with_root_index(app, r.log, &record.items_root, proved).await?;
     let agreement_proofs = proofs.split_off(listed.min(proofs.len()));
     let items = proven(&rows, &leaves[..listed], proofs)?;
-    let final_balance = match rows.last() {
-        Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
-        None => span.balance_before,
-    };
+    let final_balance = final_balance(&rows, &span);
     let agreement = plan
         .map(|p| p.finish(app, r.log, &ledger_id, final_balance, agreement_proofs))
         .transpose()?;
@@ -139,6 +127,34 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
         items,
     };
     Ok((assemble(app, r, parts, agreement)?, witnessed))
+}
+
+/// The balance after the span's last delta (before the span, without one).
+fn final_balance(rows: &[DeltaRow], span: &Span) -> Amount {
+    match rows.last() {
+        Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
+        None => span.balance_before,
+    }
+}
+
+/// The receipt's stored record: its root over the span's deltas.
+fn record_of(
+    app: &App,
+    r: &ReceiptRequest<'_>,
+    period: Option<String>,
+    root: Hash32,
+    span: &Span,
+) -> ReceiptRow {
+    ReceiptRow {
+        items_root: root,
+        tenant_id: r.tenant_id.to_string(),
+        customer_id: r.customer_id.as_str().to_string(),
+        period,
+        from_seq: span.first_seq,
+        to_seq: span.last_seq,
+        delta_count: span.count(),
+        generated_at: app.now_ms,
+    }
 }
 
 /// What a receipt is made of once read and proven.

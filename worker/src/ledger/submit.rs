@@ -219,15 +219,7 @@ where
         return Ok(Submitted::Answer(status, text));
     }
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
-    let submission = NewSubmission {
-        id: &submission_id,
-        tenant_id: by.tenant_id,
-        contract_id: by.contract_id,
-        kind: kind.as_str(),
-        items_root: &root,
-        item_count: prepared.len() as u64,
-        received_at: app.now_ms,
-    };
+    let submission = new_submission(app, by, kind, (&submission_id, &root), prepared.len());
     let account = Account {
         tenant_id: by.tenant_id,
         env: by.log.env,
@@ -275,6 +267,25 @@ where
         text
     };
     Ok(Submitted::Answer(status, text))
+}
+
+/// The submission row of `count` deltas under `id`, over their items root.
+fn new_submission<'a>(
+    app: &App,
+    by: &Submitter<'a>,
+    kind: SubmissionKind,
+    (id, root): (&'a str, &'a Hash32),
+    count: usize,
+) -> NewSubmission<'a> {
+    NewSubmission {
+        id,
+        tenant_id: by.tenant_id,
+        contract_id: by.contract_id,
+        kind: kind.as_str(),
+        items_root: root,
+        item_count: count as u64,
+        received_at: app.now_ms,
+    }
 }
 
 /// The answer to an emit of `count` deltas that `meter` refused (nothing

@@ -187,7 +187,29 @@ pub async fn receipt(
         period,
         origin: &origin,
     };
-    let (receipt, witnessed) = prove::receipt(app, &request).await?;
+    // A closed period's receipt carries the customer's liabilities proof
+    // (issue 31, docs/liabilities.md §10), its text as core wrote it: read
+    // beside the receipt's own reads, so the route makes no more sequential
+    // round trips (tests/tests/trips.rs); the receipt's error comes first.
+    let liabilities = async {
+        match period {
+            Some(p) => {
+                ledger::liabilities::for_receipt(
+                    app,
+                    request.tenant_id,
+                    request.log,
+                    customer_id.as_str(),
+                    p,
+                )
+                .await
+            }
+            None => Ok(None),
+        }
+    };
+    let (receipt, liabilities) =
+        futures_util::future::join(prove::receipt(app, &request), liabilities).await;
+    let (receipt, witnessed) = receipt?;
+    let liabilities = liabilities?;
     // The receipt names its log (shard) next to core's fields.
     let key = LogKey::load(app, request.log)?;
     let mut body =
@@ -196,21 +218,6 @@ pub async fn receipt(
     // Whether a quorum of the log's witnesses cosigned proof.treeHead
     // (issue 28; its cosignature lines are in the note).
     body["proof"]["witnessed"] = json!(witnessed);
-    // A closed period's receipt carries the customer's liabilities proof
-    // (issue 31, docs/liabilities.md §10), its text as core wrote it.
-    let liabilities = match period {
-        Some(p) => {
-            ledger::liabilities::for_receipt(
-                app,
-                request.tenant_id,
-                request.log,
-                customer_id.as_str(),
-                p,
-            )
-            .await?
-        }
-        None => None,
-    };
     let liabilities = liabilities
         .map(serde_json::value::RawValue::from_string)
         .transpose()

@@ -199,6 +199,38 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     if let Some(c) = &w.claim {
         statements.extend(claim_statements(db, tenant, c)?);
     }
+    statements.push(raise_statement(db, w, token)?);
+    // Without a claim, a single emit's estimate comes back from its delta's
+    // insert (the last row statement) and a batch needs none: no OUTCOME.
+    let counting = w.claim.is_none() && w.estimate.is_some() && w.deltas.len() == 1;
+    statements.extend(row_statements(db, w, token, counting)?);
+    let counted_at = statements.len() - 1;
+    if let Some(c) = &w.claim {
+        statements.extend(result_statements(db, w, c)?);
+    }
+    let results = match meters::batch(db, statements, &w.raises).await? {
+        Ok(results) => results,
+        Err(meter) => return Ok(EmitOutcome::Refused(meter)),
+    };
+    if w.claim.is_none() {
+        let estimated = if counting {
+            first_row::<Counted>(&results, counted_at)?.estimated
+        } else {
+            0
+        };
+        return Ok(EmitOutcome::Written { estimated });
+    }
+    let row: OutcomeRow = first_row(&results, results.len().saturating_sub(1))?;
+    claimed_outcome(row, token)
+}
+
+/// The emit's three meters raised together, each up to its cap, only while
+/// the claim `token` (if any) is still this request's.
+fn raise_statement(
+    db: &D1Database,
+    w: &EmitWrite<'_>,
+    token: Option<&str>,
+) -> ApiResult<D1PreparedStatement> {
     let [a, b, c] = &w.raises;
     let raises = args![
         a.tenant_id,
@@ -218,50 +250,44 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
         c.cap,
         token
     ];
-    statements.push(stmt(db, RAISE_ALL_IF_MINE, &raises)?);
-    // Without a claim, a single emit's estimate comes back from its delta's
-    // insert (the last row statement) and a batch needs none: no OUTCOME.
-    let counting = w.claim.is_none() && w.estimate.is_some() && w.deltas.len() == 1;
-    statements.extend(row_statements(db, w, token, counting)?);
-    let counted_at = statements.len() - 1;
-    if let Some(c) = &w.claim {
-        let (customer, text, prefix) = match &w.estimate {
-            Some(e) => (Some(e.customer_id), e.text, e.prefix),
-            None => (None, "", ""),
-        };
-        let result = args![
-            tenant,
-            c.env,
-            c.key,
-            c.request_hash,
-            c.status,
-            c.body,
-            text,
-            prefix,
-            customer,
-            c.expires_at,
-            c.token
-        ];
-        statements.push(stmt(db, INSERT_RESULT_IF_MINE, &result)?);
-    }
-    let customer = w.estimate.as_ref().map(|e| e.customer_id);
-    if let Some(c) = &w.claim {
-        let outcome = args![tenant, customer, c.env, c.key];
-        statements.push(stmt(db, OUTCOME, &outcome)?);
-    }
-    let results = match meters::batch(db, statements, &w.raises).await? {
-        Ok(results) => results,
-        Err(meter) => return Ok(EmitOutcome::Refused(meter)),
+    stmt(db, RAISE_ALL_IF_MINE, &raises)
+}
+
+/// After the rows, with an Idempotency-Key: the stored result (if the
+/// claim is still this request's), then the outcome row read back.
+fn result_statements(
+    db: &D1Database,
+    w: &EmitWrite<'_>,
+    c: &NewClaim<'_>,
+) -> ApiResult<[D1PreparedStatement; 2]> {
+    let tenant = w.submission.tenant_id;
+    let (customer, text, prefix) = match &w.estimate {
+        Some(e) => (Some(e.customer_id), e.text, e.prefix),
+        None => (None, "", ""),
     };
-    if w.claim.is_none() {
-        let estimated = if counting {
-            first_row::<Counted>(&results, counted_at)?.estimated
-        } else {
-            0
-        };
-        return Ok(EmitOutcome::Written { estimated });
-    }
-    let row: OutcomeRow = first_row(&results, results.len().saturating_sub(1))?;
+    let result = args![
+        tenant,
+        c.env,
+        c.key,
+        c.request_hash,
+        c.status,
+        c.body,
+        text,
+        prefix,
+        customer,
+        c.expires_at,
+        c.token
+    ];
+    let outcome = args![tenant, customer, c.env, c.key];
+    Ok([
+        stmt(db, INSERT_RESULT_IF_MINE, &result)?,
+        stmt(db, OUTCOME, &outcome)?,
+    ])
+}
+
+/// What an emit with an Idempotency-Key wrote, from its outcome row: its
+/// rows (the claim is still `token`), or another request's claim.
+fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcome> {
     let claim = match (row.request_hash, row.token, row.state) {
         (Some(request_hash), Some(token), Some(state)) => Some(ClaimRow {
             request_hash,

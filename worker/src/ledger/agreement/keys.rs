@@ -15,13 +15,14 @@
 
 use bvs_core::agreement::{self, Statement, StatementError};
 use serde_json::json;
+use worker::D1Database;
 
 use super::{invalid, ledger_hash, live_invitation, log_of_origin, origin, rejected, KeyView};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ledger::facts::FactWrite;
-use crate::ledger::{db, meter, submit};
-use crate::store::agreements::{self, KeyRow};
+use crate::ledger::{db, meter, submit, LogId};
+use crate::store::agreements::{self, InvitationRow, KeyRow};
 use crate::store::meters::{self, Meter, Raise};
 
 /// Key bindings one ledger can have: its first key and later changes.
@@ -45,41 +46,12 @@ pub async fn register_key(
     token: Option<&str>,
     signed: &str,
 ) -> ApiResult<(KeyView, bool)> {
-    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
-    if !matches!(unverified, Statement::Key(_)) {
-        return Err(rejected(&StatementError::WrongKind {
-            expected: "key",
-            got: unverified.kind(),
-        }));
-    }
-    // Self-signed first: an edited binding is refused as such.
-    let named = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
-    let (log, invitation) = match token {
-        Some(t) => {
-            let (log, _, row) = live_invitation(app, t).await?;
-            (log, Some(row))
-        }
-        None => (log_of_origin(app, &named.origin)?, None),
-    };
-    let db = db(app, log)?;
-    let expected_origin = origin(app, log)?;
-    if named.origin != expected_origin {
-        return Err(rejected(&StatementError::OriginMismatch {
-            expected: expected_origin.as_str().to_string(),
-            got: named.origin.as_str().to_string(),
-        }));
-    }
-    let ledger_id = match &invitation {
-        Some(i) => i.ledger_id.clone(),
-        None => named.ledger.to_hex(),
-    };
-    let ledger = ledger_hash(&ledger_id)?;
-    if !named.ledger.ct_eq(&ledger) {
-        return Err(rejected(&StatementError::LedgerMismatch {
-            expected: ledger,
-            got: named.ledger,
-        }));
-    }
+    let Target {
+        log,
+        db,
+        invitation,
+        ledger_id,
+    } = target(app, token, signed).await?;
     let keys = agreements::keys(&db, &ledger_id).await?;
     let current = keys.last();
     let c = agreement::canonical_key_binding(signed, current.map(|k| k.verifier_key.as_str()))
@@ -119,6 +91,61 @@ pub async fn register_key(
     let token_hash = invitation.as_ref().map(|i| i.token_hash.as_str());
     write(app, log, &row, token_hash).await?;
     Ok((KeyView::from_row(&row, "QUEUED"), true))
+}
+
+/// Where a key statement registers: its log (and that log's database),
+/// the invitation it came with, and its ledger.
+struct Target {
+    log: LogId,
+    db: D1Database,
+    invitation: Option<InvitationRow>,
+    ledger_id: String,
+}
+
+/// Reads a key statement: a key binding, self-signed (an edited binding is
+/// refused as such), whose origin is its log's and whose ledger is the
+/// invitation's (or, without one, the ledger it names).
+async fn target(app: &App, token: Option<&str>, signed: &str) -> ApiResult<Target> {
+    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
+    if !matches!(unverified, Statement::Key(_)) {
+        return Err(rejected(&StatementError::WrongKind {
+            expected: "key",
+            got: unverified.kind(),
+        }));
+    }
+    let named = agreement::verify_key_binding(signed).map_err(|e| rejected(&e))?;
+    let (log, invitation) = match token {
+        Some(t) => {
+            let (log, _, row) = live_invitation(app, t).await?;
+            (log, Some(row))
+        }
+        None => (log_of_origin(app, &named.origin)?, None),
+    };
+    let db = db(app, log)?;
+    let expected_origin = origin(app, log)?;
+    if named.origin != expected_origin {
+        return Err(rejected(&StatementError::OriginMismatch {
+            expected: expected_origin.as_str().to_string(),
+            got: named.origin.as_str().to_string(),
+        }));
+    }
+    let ledger_id = match &invitation {
+        Some(i) => i.ledger_id.clone(),
+        None => named.ledger.to_hex(),
+    };
+    let ledger = ledger_hash(&ledger_id)?;
+    if !named.ledger.ct_eq(&ledger) {
+        return Err(rejected(&StatementError::LedgerMismatch {
+            expected: ledger,
+            got: named.ledger,
+        }));
+    }
+    Ok(Target {
+        log,
+        db,
+        invitation,
+        ledger_id,
+    })
 }
 
 fn status_of(_k: &KeyRow) -> &'static str {

@@ -11,6 +11,7 @@ use super::{reference, StatementView};
 use crate::app::App;
 use crate::error::ApiResult;
 use crate::ledger::{submit, LogId};
+use crate::store::agreements::{AgreementRow, KeyRow};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::lookup::AgreementRows;
 use crate::store::CheckpointStatus;
@@ -97,35 +98,9 @@ pub fn of_checkpoint(
         .filter(|k| k.ledger_id == ledger_id)
         .collect();
     let key_warnings = ledger_keys.iter().filter_map(super::key_warning).collect();
-    let keys = ledger_keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| PublicKey {
-            counterparty_key: k.verifier_key.clone(),
-            key_statement: k.statement.clone(),
-            registered_at: crate::views::iso(k.registered_at),
-            signed_by_previous: (i > 0).then(|| k.signed_by_previous == Some(1)),
-        })
-        .collect();
+    let keys = key_views(&ledger_keys);
     let key = ledger_keys.last();
-    let all: Vec<_> = rows
-        .statements
-        .iter()
-        .filter(|a| a.checkpoint_id == c.id)
-        .collect();
-    let statements_pagination = StatementsPagination {
-        limit: page.limit,
-        offset: page.offset,
-        total: all.len() as u64,
-    };
-    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
-    let take = usize::try_from(page.limit).unwrap_or(usize::MAX);
-    let statements = all
-        .into_iter()
-        .skip(skip)
-        .take(take)
-        .map(|a| StatementView::from_row(a, c))
-        .collect();
+    let (statements, statements_pagination) = statements_page(&rows.statements, c, page);
     Ok(Some(CheckpointAgreement {
         origin: reference.origin.as_str().to_string(),
         ledger_id,
@@ -141,4 +116,46 @@ pub fn of_checkpoint(
         statements,
         statements_pagination,
     }))
+}
+
+/// A ledger's registered keys, oldest first, as the public answer shows
+/// them.
+fn key_views(ledger_keys: &[KeyRow]) -> Vec<PublicKey> {
+    ledger_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| PublicKey {
+            counterparty_key: k.verifier_key.clone(),
+            key_statement: k.statement.clone(),
+            registered_at: crate::views::iso(k.registered_at),
+            signed_by_previous: (i > 0).then(|| k.signed_by_previous == Some(1)),
+        })
+        .collect()
+}
+
+/// One page of the signed statements on checkpoint `c`, with its
+/// pagination (the total counts them all).
+fn statements_page(
+    statements: &[AgreementRow],
+    c: &CheckpointRow,
+    page: &super::StatementsPage,
+) -> (Vec<StatementView>, StatementsPagination) {
+    let all: Vec<_> = statements
+        .iter()
+        .filter(|a| a.checkpoint_id == c.id)
+        .collect();
+    let pagination = StatementsPagination {
+        limit: page.limit,
+        offset: page.offset,
+        total: all.len() as u64,
+    };
+    let skip = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let take = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    let views = all
+        .into_iter()
+        .skip(skip)
+        .take(take)
+        .map(|a| StatementView::from_row(a, c))
+        .collect();
+    (views, pagination)
 }

@@ -20,6 +20,7 @@ use crate::ledger::agreement::CheckpointAgreement;
 use crate::ledger::{db, inclusion_proofs, LogId, LogKey};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
+use crate::store::log::HeadRow;
 use crate::store::lookup::{Kind, Looked, SubmissionFound};
 use crate::store::receipts::ReceiptRow;
 use crate::store::{self, CheckpointStatus, ItemStatus};
@@ -78,10 +79,7 @@ pub async fn public_answer(
 ) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>, bool)> {
     let (at, looked) = resolve(app, &root.to_hex(), page).await?;
     let db = db(app, at)?;
-    let head = match looked.head.clone() {
-        Some(head) => head,
-        None => crate::ledger::head_or_init(app, at).await?,
-    };
+    let head = head_of(app, at, looked.head.clone()).await?;
     let kind = choose(&looked, page.kind, &root)?;
     let issued_as = issued_as(&looked, kind);
     let withheld = looked.submission.as_ref().is_some_and(|s| s.spans_ledgers);
@@ -94,18 +92,14 @@ pub async fn public_answer(
         witnessed: candidates,
         ..
     } = looked;
-    let covered = match kind {
-        Kind::Submission => submission.map(|s| of_submission(s, page)).transpose()?,
-        Kind::Receipt => receipt
-            .map(|(r, rows)| of_receipt(r, rows, page))
-            .transpose()?,
-        Kind::Checkpoint => checkpoints
-            .first()
-            .cloned()
-            .map(|c| of_checkpoint(c, checkpoint_deltas))
-            .transpose()?,
-    }
-    .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))?;
+    let covered = covered(
+        kind,
+        submission,
+        receipt,
+        &checkpoints,
+        checkpoint_deltas,
+        page,
+    )?;
     // Into the newest witnessed head that covers every leaf, else the
     // latest (issue 28).
     let (size, tree_head, witnessed) =
@@ -125,22 +119,18 @@ pub async fn public_answer(
     };
     let mut summary = summary(at.env, root, &covered, &proven.records, withheld);
     summary.issued_as = issued_as;
-    let key = LogKey::load(app, at)?;
+    let verification = public_proof(
+        app,
+        at,
+        origin,
+        (size, tree_head),
+        (proven.items_root, proven.checkpoint_leaf),
+    )?;
     let answer = PublicAnswer {
         verified: proven.verified,
         summary,
         records: proven.records,
-        verification: PublicProof {
-            public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
-            hash_scheme: HASH_SCHEME.name().to_string(),
-            tree_head,
-            tree_size: TreeSize(size),
-            public_key: key.verifier_key()?,
-            log: Some(log_ref(at, &key.origin, origin)),
-            items_root: proven.items_root,
-            checkpoint_leaf: proven.checkpoint_leaf,
-            message: Some(PUBLIC_MESSAGE.to_string()),
-        },
+        verification,
         pagination: Some(RecordsPagination {
             limit: page.limit,
             offset: page.offset,
@@ -148,6 +138,61 @@ pub async fn public_answer(
         }),
     };
     Ok((answer, agreement, witnessed))
+}
+
+/// The head the lookup read with the root, else the log's latest.
+async fn head_of(app: &App, at: LogId, read: Option<HeadRow>) -> ApiResult<HeadRow> {
+    match read {
+        Some(head) => Ok(head),
+        None => crate::ledger::head_or_init(app, at).await,
+    }
+}
+
+/// The rows the chosen kind covers (a page of them), from what the lookup
+/// read.
+fn covered(
+    kind: Kind,
+    submission: Option<SubmissionFound>,
+    receipt: Option<(ReceiptRow, Vec<DeltaRow>)>,
+    checkpoints: &[CheckpointRow],
+    checkpoint_deltas: Vec<DeltaRow>,
+    page: &RecordsPage,
+) -> ApiResult<Covered> {
+    match kind {
+        Kind::Submission => submission.map(|s| of_submission(s, page)).transpose()?,
+        Kind::Receipt => receipt
+            .map(|(r, rows)| of_receipt(r, rows, page))
+            .transpose()?,
+        Kind::Checkpoint => checkpoints
+            .first()
+            .cloned()
+            .map(|c| of_checkpoint(c, checkpoint_deltas))
+            .transpose()?,
+    }
+    .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))
+}
+
+/// The answer's proof part: the log's head (its size and signed note),
+/// the log's key, and the proven page's root and checkpoint leaf.
+fn public_proof(
+    app: &App,
+    at: LogId,
+    origin: &str,
+    (size, tree_head): (u64, String),
+    (items_root, checkpoint_leaf): (Hash32, Option<CheckpointLeaf>),
+) -> ApiResult<PublicProof> {
+    let key = LogKey::load(app, at)?;
+    Ok(PublicProof {
+        public_ledger_url: Some(format!("{origin}/api/v1/log/{}/checkpoint", at.path_name())),
+        hash_scheme: HASH_SCHEME.name().to_string(),
+        tree_head,
+        tree_size: TreeSize(size),
+        public_key: key.verifier_key()?,
+        log: Some(log_ref(at, &key.origin, origin)),
+        items_root,
+        checkpoint_leaf,
+        message: Some(PUBLIC_MESSAGE.to_string()),
+    })
 }
 
 /// The covered page's records with their inclusion proofs, the

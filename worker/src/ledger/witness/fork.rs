@@ -4,6 +4,7 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::merkle::TreeSize;
+use bvs_core::policy::PolicyWitness;
 use serde::Serialize;
 
 use super::submit::{judge, post_checkpoint, Attempt, STATUS_MISBEHAVED};
@@ -39,7 +40,6 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
     let head = crate::ledger::head_or_init(app, log).await?;
     let states = store::witnesses::states(&db).await?;
     let forked = forked_head(app, log, &head)?;
-    let size = forked.tree_size;
     let mut answers = Vec::new();
     let mut statements = Vec::new();
     for w in policy.witnesses() {
@@ -55,26 +55,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
                 w.name
             )));
         }
-        // The proof to the real head: it cannot prove the forked one.
-        let proof = if old < head.tree_size {
-            crate::ledger::consistency_proof(&db, old, head.tree_size).await?
-        } else {
-            Vec::new()
-        };
-        let body = bvs_core::witness::add_checkpoint_body(TreeSize(old), &proof, &forked.note)
-            .map_err(|e| ApiError::internal(format!("fork request: {e}")))?;
-        let attempt = match judge(
-            post_checkpoint(w, body, &forked.note).await,
-            &forked,
-            app.now_ms,
-        ) {
-            Attempt::Cosigned { .. } => Attempt::Failed {
-                status: STATUS_MISBEHAVED,
-                error: format!("the witness cosigned a forked head of size {size}"),
-                retry_at: 0,
-            },
-            failed => failed,
-        };
+        let attempt = submit_fork(app, &db, w, old, &head, &forked).await?;
         if let Attempt::Failed {
             status,
             error,
@@ -82,20 +63,18 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
         } = &attempt
         {
             worker::console_error!(
-                "witness {} ({vkey}) on {} (DEV_MODE fork at size {size}): {status}: {error}",
+                "witness {} ({vkey}) on {} (DEV_MODE fork at size {}): {status}: {error}",
                 w.name,
-                log.path_name()
+                log.path_name(),
+                forked.tree_size
             );
+            let outcome = Outcome::Failed {
+                status,
+                error,
+                retry_at: *retry_at,
+            };
             statements.push(store::witnesses::record(
-                &db,
-                &vkey,
-                &w.name,
-                &Outcome::Failed {
-                    status,
-                    error,
-                    retry_at: *retry_at,
-                },
-                app.now_ms,
+                &db, &vkey, &w.name, &outcome, app.now_ms,
             )?);
             answers.push(ForkAnswer {
                 name: w.name.clone(),
@@ -107,6 +86,43 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
     }
     store::witnesses::write(&db, statements).await?;
     Ok((forked, answers))
+}
+
+/// Submits the forked head to `w` from the size it last cosigned
+/// (`old`), with a consistency proof to the real head (it cannot prove the
+/// forked one). A cosignature of the fork is the witness misbehaving.
+async fn submit_fork(
+    app: &App,
+    db: &worker::D1Database,
+    w: &PolicyWitness,
+    old: u64,
+    head: &HeadRow,
+    forked: &HeadRow,
+) -> ApiResult<Attempt> {
+    let proof = if old < head.tree_size {
+        crate::ledger::consistency_proof(db, old, head.tree_size).await?
+    } else {
+        Vec::new()
+    };
+    let body = bvs_core::witness::add_checkpoint_body(TreeSize(old), &proof, &forked.note)
+        .map_err(|e| ApiError::internal(format!("fork request: {e}")))?;
+    Ok(
+        match judge(
+            post_checkpoint(w, body, &forked.note).await,
+            forked,
+            app.now_ms,
+        ) {
+            Attempt::Cosigned { .. } => Attempt::Failed {
+                status: STATUS_MISBEHAVED,
+                error: format!(
+                    "the witness cosigned a forked head of size {}",
+                    forked.tree_size
+                ),
+                retry_at: 0,
+            },
+            failed => failed,
+        },
+    )
 }
 
 /// A head of one leaf more than `head` whose root no leaf gives, signed
