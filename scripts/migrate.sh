@@ -38,7 +38,7 @@ apply() { # applies every migration to each database of dbs under $1
 # what the result depends on: the migration files, the databases chosen,
 # wrangler.toml (their ids) and wrangler's version. A state that already
 # has databases (a restart, a shard added) is migrated in place, as before.
-if [ ! -d "$persist/v3/d1" ] && [ -z "${BVS_MIGRATE_NO_TEMPLATE:-}" ]; then
+if [ ! -d "$persist/v3/d1" ]; then
   key=$({
     find migrations -type f -name '*.sql' -print0 | sort -z | xargs -0 sha256sum
     printf '%s\n' "${dbs[@]}"

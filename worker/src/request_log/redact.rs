@@ -47,23 +47,17 @@ const SECRET_NAME_BYTES_MAX: usize = 16;
 fn is_secret_name(name: &str) -> bool {
     let mut folded = [0u8; SECRET_NAME_BYTES_MAX];
     let mut len = 0;
-    for c in name.chars().filter(|c| *c != '-' && *c != '_') {
-        if c.is_ascii() {
-            if len == SECRET_NAME_BYTES_MAX {
-                return false;
-            }
-            folded[len] = c.to_ascii_lowercase() as u8;
-            len += 1;
-            continue;
+    for lower in name
+        .chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+    {
+        // Every secret name is short ASCII: anything else is not one.
+        if !lower.is_ascii() || len == SECRET_NAME_BYTES_MAX {
+            return false;
         }
-        for lower in c.to_lowercase() {
-            // Every secret name is short ASCII: anything else is not one.
-            if !lower.is_ascii() || len == SECRET_NAME_BYTES_MAX {
-                return false;
-            }
-            folded[len] = lower as u8;
-            len += 1;
-        }
+        folded[len] = lower as u8;
+        len += 1;
     }
     SECRET_NAMES.iter().any(|n| n.as_bytes() == &folded[..len])
 }
