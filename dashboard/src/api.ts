@@ -2,6 +2,41 @@
 // the credentials, reads the API's envelopes and turns an error reply into
 // an `ApiError` carrying the API's own `message`.
 
+import type {
+  ApiKey,
+  Checkpoint,
+  Contract,
+  CreatedApiKey,
+  CreatedWebhook,
+  Customer as CustomerOf,
+  DailyUsage,
+  Delivery,
+  DeliveryAttempt,
+  DeltaObject,
+  Derivation,
+  EmitRecord,
+  EventDelivery,
+  LoggedEvent as ContractEvent,
+  LoggedIn,
+  LogWitnesses as WitnessLog,
+  Pagination,
+  Profile,
+  RequestLogEntry as LoggedRequest,
+  RequestLogPage as RequestPage,
+  Resent,
+  RotatedWebhookSecret,
+  Usage,
+  Webhook as WebhookOf,
+  WebhookTest,
+  WindowSummary,
+  WitnessStatus as WitnessState,
+} from "../../sdk/typescript/src/types";
+
+/** The API's shapes, from the SDK's names of the OpenAPI schemas (one
+ * source for both); the rest of this file adds what the contract does not
+ * say (narrower types, the dashboard's own routes). */
+export type { ApiKey, Checkpoint, Contract, CreatedApiKey, CreatedWebhook, DailyUsage, Delivery, DeliveryAttempt, DeltaObject, Derivation, EmitRecord, EventDelivery, LoggedIn, LoggedRequest, Pagination, Profile, RequestPage, Resent, RotatedWebhookSecret, Usage, WebhookTest, WindowSummary, WitnessLog, WitnessState };
+
 /** An error reply of the API (or a network failure, status 0). */
 export class ApiError extends Error {
   constructor(
@@ -112,163 +147,17 @@ export const KEY_ENV_OF: Record<EnvName, KeyEnv> = { sandbox: "test", production
 export const ENV_OF_CONTRACT: Record<ContractEnv, EnvName> = { testnet: "sandbox", mainnet: "production" };
 export const ENV_OF_KEY: Record<KeyEnv, EnvName> = { test: "sandbox", live: "production" };
 
-export interface LoggedIn {
-  id: string;
-  email: string;
-  name: string;
-  role: string;
-  isVerified: boolean;
-  tenantId: string;
-  token: string;
-}
-
-export interface Profile {
-  id: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  tenantId: string;
-  emailVerified: boolean;
-  role: string;
-  preferredEnvironment: EnvName;
-  createdAt: string;
-}
-
-export interface Contract {
-  id: string;
-  tenantId: string;
-  environment: ContractEnv;
-  status: "not_provisioned" | "provisioning" | "active" | "error";
-  provisionedAt: string | null;
-}
-
-export interface ApiKey {
-  id: string;
-  name: string | null;
-  environment: KeyEnv;
-  prefix: string;
-  active: boolean;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-export interface CreatedApiKey extends ApiKey {
-  key: string;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  description: string;
-  active: boolean;
-  createdAt: string;
+/** A webhook; its own page (`GET /dashboard/webhooks/:id`) adds when it
+ * last fired. */
+export interface Webhook extends WebhookOf {
   lastTriggeredAt?: string | null;
 }
 
-export interface CreatedWebhook extends Webhook {
-  secret: string;
-}
-
-/** `POST /dashboard/webhooks/:id/rotate-secret`: the new secret, shown once. */
-export interface RotatedWebhookSecret {
-  id: string;
-  secret: string;
-  previousSecretExpiresAt: string | null;
-  message: string;
-}
-
-export interface WebhookTest {
-  success: boolean;
-  httpStatus: number;
-  message: string;
-  deliveryId: string;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  startedAt: string;
-  durationMs: number;
-  httpStatus: number | null;
-  outcome: string;
-  error: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  event: string;
-  eventId: string;
-  environment?: string | null;
-  status: string;
-  attempts: DeliveryAttempt[];
-  nextAttemptAt?: string | null;
-  lastHttpStatus?: number | null;
-  createdAt: string;
-  completedAt?: string | null;
-  url?: string | null;
-  dataPurged: boolean;
-}
-
-export interface Pagination {
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-export interface Customer {
-  customerId: string;
-  ledgerId: string;
-  totalDeltas: number;
+/** A customer's ledger: its balance as exact text (`Amount`); the
+ * customer's own page adds its pending deltas. */
+export interface Customer extends Omit<CustomerOf, "computedBalance"> {
   computedBalance: Amount;
-  firstActivityAt: string | null;
-  lastActivityAt: string | null;
-  latestReceiptId: string | null;
-  createdAt: string;
   pendingDeltas?: number;
-}
-
-export interface DeltaObject {
-  anchorId: string;
-  itemHash: string;
-  itemsRoot: string;
-  receiptId: string;
-  delta: Amount;
-  reason: string | null;
-  referenceId: string | null;
-  window: string | null;
-  declaredTimestamp: string;
-  blockTimestamp: string | null;
-  dataPurged: boolean;
-  verified: boolean;
-}
-
-export interface WindowSummary {
-  window: string;
-  deltasCount: number;
-  netDelta: Amount;
-  firstBlockTimestamp: string;
-  lastBlockTimestamp: string;
-}
-
-export interface Derivation {
-  customerId: string;
-  computedBalance: Amount;
-  deltasCount: number;
-  deltas: DeltaObject[];
-  windowSummaries: WindowSummary[];
-  pagination: Pagination;
-}
-
-export interface Checkpoint {
-  checkpointId: string;
-  customerId: string;
-  period: string;
-  merkleRoot: string;
-  deltaCount: number;
-  status: "QUEUED" | "COMMITTED";
-  createdAt: string;
-  committedAt: string | null;
-  message?: string;
 }
 
 export interface Receipt {
@@ -277,15 +166,6 @@ export interface Receipt {
   deltasCount: number;
   finalBalance: Amount;
   receiptId: string;
-}
-
-export interface EmitRecord {
-  anchorId: string;
-  customerId: string;
-  delta: Amount;
-  status: string;
-  receiptId: string;
-  message: string;
 }
 
 export interface Mail {
@@ -298,78 +178,15 @@ export interface Mail {
   createdAt: string;
 }
 
-/** `GET /dashboard/usage`: this month's verified deltas against the plan. */
-export interface EnvUsage {
-  environment: EnvName;
-  plan: string;
-  /** Deltas per month; null means unlimited. */
-  quota: number | null;
-  used: number;
-  remaining: number | null;
-  resetsAt: string;
-  /** Deltas emitted and not yet verified, and the plan's bound on them. */
-  backlog: number;
-  backlogMax: number;
-}
-
-export interface Usage {
-  plan: string;
-  period: string;
-  resetsAt: string;
-  environments: EnvUsage[];
-}
+/** `GET /dashboard/usage`: one environment's month of verified deltas against the plan. */
+export type EnvUsage = Usage["environments"][number];
 
 // ---------------------------------------------------------------- issue 30: logs, events, search, charts
 
-/** A request of the request log (`GET /dashboard/logs/requests`). */
-export interface LoggedRequest {
-  requestId: string;
-  source: "sandbox" | "production" | "dashboard";
-  method: string;
-  path: string;
-  route: string;
-  status: number;
-  code: string | null;
-  keyId: string | null;
-  keyName: string | null;
-  durationMs: number;
-  createdAt: string;
-}
-
-export interface LoggedRequestDetail extends LoggedRequest {
-  requestBody: string | null;
-  responseBody: string | null;
-}
-
-export interface RequestPage {
-  requests: LoggedRequest[];
-  nextCursor: string | null;
-}
-
-export interface EventDelivery {
-  id: string;
-  webhookId: string;
-  url: string | null;
-  status: string;
-  attempts: DeliveryAttempt[];
-  nextAttemptAt: string | null;
-  lastHttpStatus: number | null;
-  lastError: string | null;
-  createdAt: string;
-  completedAt: string | null;
-  dataPurged: boolean;
-}
-
-export interface LoggedEvent {
-  id: string | null;
-  type: string | null;
+/** An event as the event log lists it: the contract's, with its
+ * environment narrowed (the schema says only "string"). */
+export interface LoggedEvent extends Omit<ContractEvent, "environment"> {
   environment: EnvName | null;
-  createdAt: string | null;
-  dispatchedAt: string | null;
-  inOutbox: boolean;
-  summary: Record<string, string>;
-  deliveries: EventDelivery[];
-  payload?: unknown;
 }
 
 export interface EventPage {
@@ -377,11 +194,9 @@ export interface EventPage {
   nextCursor: string | null;
 }
 
-export interface Resent {
-  deliveryId: string;
-  success: boolean;
-  httpStatus: number;
-  message: string;
+export interface LoggedRequestDetail extends LoggedRequest {
+  requestBody: string | null;
+  responseBody: string | null;
 }
 
 export interface SearchHit {
@@ -410,36 +225,3 @@ export interface BalanceHistory {
   points: HistoryPoint[];
 }
 
-export interface DailyUsage {
-  environment: EnvName;
-  plan: string;
-  period: string;
-  quota: number;
-  used: number;
-  days: { day: string; verified: number; lagP50Ms: number | null; lagP99Ms: number | null }[];
-}
-
-/** One witness of a log: `GET /api/v1/logs/witnesses` (issue 28). */
-export interface WitnessState {
-  name: string;
-  vkey: string;
-  url: string | null;
-  cosignedSize: number | null;
-  cosignedAt: string | null;
-  /** pending, cosigned, unavailable, refused, conflict, config, misbehaved */
-  status: string;
-  lastError: string | null;
-  lastErrorAt: string | null;
-  attemptedAt: string | null;
-}
-
-/** A log's witnesses, its quorum in words and its newest witnessed size. */
-export interface WitnessLog {
-  environment: EnvName;
-  shard: number;
-  name: string;
-  treeSize: number;
-  witnessedSize: number | null;
-  quorum: string;
-  witnesses: WitnessState[];
-}

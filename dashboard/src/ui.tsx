@@ -130,6 +130,58 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
 
+/** Newer/Older buttons of a list read newest first with cursors:
+ * `cursors` are those of the pages before the one shown (its own is the
+ * last), `next` the shown page's `nextCursor`; `children` join the bar. */
+export function CursorPager({ cursors, onCursors, next, children }: { cursors: string[]; onCursors: (c: string[]) => void; next: string | null | undefined; children?: ComponentChildren }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <Button disabled={cursors.length === 0} onClick={() => onCursors(cursors.slice(0, -1))}>
+        ← Newer
+      </Button>
+      <Button disabled={!next} onClick={() => next && onCursors([...cursors, next])}>
+        Older →
+      </Button>
+      {children}
+    </nav>
+  );
+}
+
+/** A column of a `Table`: its title; `num` right-aligns numbers, `hidden`
+ *  keeps the title for screen readers only (an actions column). */
+export type Column = string | { title: string; num?: true; hidden?: true };
+
+/** A data table in a labelled region that scrolls sideways on its own (the
+ *  page never does, at 390 px too): `class` "stack" lays rows out as cards
+ *  on a phone, "compact" tightens cells. The rows are the children. */
+export function Table({ label, columns, class: kind, id, children }: { label: string; columns: Column[]; class?: string; id?: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      <table class={kind} id={id}>
+        <thead>
+          <tr>
+            {columns.map((c) => {
+              const col = typeof c === "string" ? { title: c } : c;
+              return (
+                <th scope="col" key={col.title} class={"num" in col && col.num ? "num" : undefined}>
+                  {"hidden" in col && col.hidden ? <span class="sr-only">{col.title}</span> : col.title}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** A required password field: the account's own (`current`) or a new one,
+ * so password managers fill or suggest. */
+export function PasswordField({ current, ...rest }: { label: string; name: string; current?: boolean; value: string; onValue: (v: string) => void; hint?: ComponentChildren }) {
+  return <Field {...rest} type="password" autoComplete={current ? "current-password" : "new-password"} required />;
+}
+
 type ButtonProps = Omit<ButtonHTMLAttributes<HTMLButtonElement>, "type" | "disabled"> & {
   busy?: boolean;
   kind?: "primary" | "secondary" | "danger" | "link";
@@ -300,6 +352,18 @@ export function useAction<K = true>(
     }
   };
   return { busy, error, run };
+}
+
+/** A form's one action: `onSubmit(task)` is the form's submit handler (it
+ * stops the browser's own submit and runs `task`); `busy` while it runs, its
+ * failure kept as `error`. */
+export function useSubmit() {
+  const action = useAction();
+  const onSubmit = (task: () => Promise<void>) => (e: Event) => {
+    e.preventDefault();
+    return action.run(task, true);
+  };
+  return { busy: action.busy !== null, error: action.error, onSubmit };
 }
 
 /** Calls `tick` every `ms` while `on`, at most `maxTicks` times. */

@@ -17,7 +17,7 @@ import { Link, navigate } from "../router";
 import { DailyCharts } from "./overview-charts";
 import { SearchBox } from "./search";
 import { getState, jwt, signOut, update, useSession } from "../session";
-import { Button, ErrorBox, Field, Loading, Notice, PageTitle, Select, useAction, useAsync, usePoll, when } from "../ui";
+import { Button, ErrorBox, Loading, Notice, PageTitle, PasswordField, Select, Table, useAction, useAsync, usePoll, useSubmit, when } from "../ui";
 
 const NAV: [string, string][] = [
   ["/app", "Overview"],
@@ -316,19 +316,7 @@ export function Environments() {
       {contracts.loading && !contracts.data && <Loading />}
       <ErrorBox error={contracts.error} />
       {contracts.data && (
-        <div class="table-wrap" role="region" aria-label="Environments" tabIndex={0}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Environment</th>
-                <th scope="col">Status</th>
-                <th scope="col">Provisioned</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label="Environments" columns={["Environment", "Status", "Provisioned", { title: "Actions", hidden: true }]}>
               {envRows(contracts.data).map(({ env, contract }) => (
                 <tr key={env} data-env={env}>
                   <th scope="row">
@@ -347,9 +335,7 @@ export function Environments() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
       <ErrorBox error={error} />
       {msg && <Notice>{msg}</Notice>}
@@ -405,35 +391,21 @@ export function Settings() {
 function ChangePassword() {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
-  const submitting = useAction();
-  const { error } = submitting;
-  const busy = submitting.busy !== null;
-  const submit = (e: Event) => {
-    e.preventDefault();
-    return submitting.run(async () => {
-      const r = await call("POST", "/dashboard/auth/change-password", {
-        jwt: jwt(),
-        body: { currentPassword: current, newPassword: next },
-      });
-      // The change revokes every session, this one included.
-      signOut(r.message ?? "Password changed: log in again.");
-      navigate("/login");
-    }, true);
-  };
+  const { busy, error, onSubmit } = useSubmit();
+  const submit = onSubmit(async () => {
+    const r = await call("POST", "/dashboard/auth/change-password", {
+      jwt: jwt(),
+      body: { currentPassword: current, newPassword: next },
+    });
+    // The change revokes every session, this one included.
+    signOut(r.message ?? "Password changed: log in again.");
+    navigate("/login");
+  });
   return (
     <form class="card" onSubmit={submit} aria-labelledby="pw-title">
       <h2 id="pw-title">Change password</h2>
-      <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" required value={current} onValue={setCurrent} />
-      <Field
-        label="New password"
-        name="newPassword"
-        type="password"
-        autoComplete="new-password"
-        required
-        value={next}
-        onValue={setNext}
-        hint="8 to 32 characters, with an uppercase letter, a lowercase letter and a digit. Every session is logged out afterwards."
-      />
+      <PasswordField label="Current password" name="currentPassword" current value={current} onValue={setCurrent} />
+      <PasswordField label="New password" name="newPassword" value={next} onValue={setNext} hint="8 to 32 characters, with an uppercase letter, a lowercase letter and a digit. Every session is logged out afterwards." />
       <ErrorBox error={error} />
       <Button kind="primary" type="submit" busy={busy}>
         Change password
@@ -444,22 +416,17 @@ function ChangePassword() {
 
 function Retention() {
   const [days, setDays] = useState("null");
-  const submitting = useAction();
-  const { error } = submitting;
+  const { busy, error, onSubmit } = useSubmit();
   const [saved, setSaved] = useState<string | null>(null);
-  const busy = submitting.busy !== null;
-  const submit = (e: Event) => {
-    e.preventDefault();
+  const submit = onSubmit(async () => {
     setSaved(null);
-    return submitting.run(async () => {
-      const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
-        jwt: jwt(),
-        body: { dataRetentionDays: days === "null" ? null : Number(days) },
-      });
-      const d = r.data.dataRetentionDays;
-      setSaved(d === null ? "Saved: raw data is kept forever." : `Saved: raw data is removed ${d} days after verification.`);
-    }, true);
-  };
+    const r = await call<{ dataRetentionDays: number | null }>("PATCH", "/dashboard/tenant/retention", {
+      jwt: jwt(),
+      body: { dataRetentionDays: days === "null" ? null : Number(days) },
+    });
+    const d = r.data.dataRetentionDays;
+    setSaved(d === null ? "Saved: raw data is kept forever." : `Saved: raw data is removed ${d} days after verification.`);
+  });
   return (
     <form class="card" onSubmit={submit} aria-labelledby="ret-title">
       <h2 id="ret-title">Data retention</h2>

@@ -4,7 +4,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, call, type LoggedIn, type Mail, type Profile } from "../api";
 import { Link, navigate } from "../router";
 import { getState, signIn, takeFlash, update, useSession } from "../session";
-import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, useAction, useAsync, when } from "../ui";
+import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, PasswordField, useAsync, useSubmit, when } from "../ui";
 
 const PASSWORD_RULES = "8 to 32 characters, with an uppercase letter, a lowercase letter and a digit.";
 
@@ -22,39 +22,26 @@ function DevMailHint({ email }: { email?: string }) {
 export function Login() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const submitting = useAction();
-  const { error } = submitting;
-  const busy = submitting.busy !== null;
+  const { busy, error, onSubmit } = useSubmit();
   const [flash] = useState(takeFlash);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    return submitting.run(async () => {
-      const r = await call<LoggedIn>("POST", "/dashboard/auth/login", { body: { email, password } });
-      signIn(r.data);
-      try {
-        const p = await call<Profile>("GET", "/dashboard/auth/profile", { jwt: r.data.token });
-        update({ env: p.data.preferredEnvironment });
-      } catch {
-        // The overview loads the profile again.
-      }
-      navigate("/app");
-    }, true);
-  };
+  const submit = onSubmit(async () => {
+    const r = await call<LoggedIn>("POST", "/dashboard/auth/login", { body: { email, password } });
+    signIn(r.data);
+    try {
+      const p = await call<Profile>("GET", "/dashboard/auth/profile", { jwt: r.data.token });
+      update({ env: p.data.preferredEnvironment });
+    } catch {
+      // The overview loads the profile again.
+    }
+    navigate("/app");
+  });
   return (
     <section class="narrow">
       <PageTitle title="Log in">Log in</PageTitle>
       {flash && <Notice kind="info">{flash}</Notice>}
       <form onSubmit={submit} aria-label="Log in">
         <Field label="E-mail" name="email" type="email" autoComplete="username" required value={email} onValue={setEmail} />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          required
-          value={password}
-          onValue={setPassword}
-        />
+        <PasswordField label="Password" name="password" current value={password} onValue={setPassword} />
         <ErrorBox error={error} />
         <Button kind="primary" type="submit" busy={busy}>
           Log in
@@ -73,18 +60,13 @@ export function Login() {
 
 export function Signup() {
   const [form, setForm] = useState({ firstName: "", lastName: "", companyName: "", email: "", password: "" });
-  const submitting = useAction();
-  const { error } = submitting;
-  const busy = submitting.busy !== null;
+  const { busy, error, onSubmit } = useSubmit();
   const [done, setDone] = useState<{ email: string; message: string } | null>(null);
   const set = (k: keyof typeof form) => (v: string) => setForm({ ...form, [k]: v });
-  const submit = (e: Event) => {
-    e.preventDefault();
-    return submitting.run(async () => {
-      const r = await call<{ email: string }>("POST", "/dashboard/auth/register", { body: form });
-      setDone({ email: r.data.email, message: r.message ?? "Account created." });
-    }, true);
-  };
+  const submit = onSubmit(async () => {
+    const r = await call<{ email: string }>("POST", "/dashboard/auth/register", { body: form });
+    setDone({ email: r.data.email, message: r.message ?? "Account created." });
+  });
   if (done)
     return (
       <section class="narrow">
@@ -109,16 +91,7 @@ export function Signup() {
         </div>
         <Field label="Company" name="companyName" autoComplete="organization" required value={form.companyName} onValue={set("companyName")} />
         <Field label="E-mail" name="email" type="email" autoComplete="email" required value={form.email} onValue={set("email")} />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          required
-          value={form.password}
-          onValue={set("password")}
-          hint={PASSWORD_RULES}
-        />
+        <PasswordField label="Password" name="password" value={form.password} onValue={set("password")} hint={PASSWORD_RULES} />
         <ErrorBox error={error}>
           {error instanceof ApiError && error.status === 409 ? (
             <p>
@@ -197,17 +170,12 @@ export function VerifyEmail({ token }: { token: string | null }) {
 
 export function ForgotPassword() {
   const [email, setEmail] = useState("");
-  const submitting = useAction();
-  const { error } = submitting;
+  const { busy, error, onSubmit } = useSubmit();
   const [sent, setSent] = useState<string | null>(null);
-  const busy = submitting.busy !== null;
-  const submit = (e: Event) => {
-    e.preventDefault();
-    return submitting.run(async () => {
-      const r = await call<unknown>("POST", "/dashboard/auth/request-password-reset", { body: { email } });
-      setSent(r.message ?? "If an account exists for this e-mail, a link has been sent.");
-    }, true);
-  };
+  const submit = onSubmit(async () => {
+    const r = await call<unknown>("POST", "/dashboard/auth/request-password-reset", { body: { email } });
+    setSent(r.message ?? "If an account exists for this e-mail, a link has been sent.");
+  });
   return (
     <section class="narrow">
       <PageTitle title="Forgot your password">Forgot your password?</PageTitle>
@@ -232,10 +200,8 @@ export function ForgotPassword() {
 export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   const [token] = useState(fromUrl ?? "");
   const [password, setPassword] = useState("");
-  const submitting = useAction();
-  const { error } = submitting;
+  const { busy, error, onSubmit } = useSubmit();
   const [done, setDone] = useState<string | null>(null);
-  const busy = submitting.busy !== null;
   // The token stays in this page's memory, not in the address bar. A
   // layout effect runs in the same task as the render that shows the
   // heading, so nobody sees the page with the token still in the URL (a
@@ -243,13 +209,10 @@ export function ResetPassword({ token: fromUrl }: { token: string | null }) {
   useLayoutEffect(() => {
     history.replaceState(null, "", location.pathname);
   }, []);
-  const submit = (e: Event) => {
-    e.preventDefault();
-    return submitting.run(async () => {
-      const r = await call<unknown>("POST", "/dashboard/auth/reset-password", { body: { token, newPassword: password } });
-      setDone(r.message ?? "Password reset.");
-    }, true);
-  };
+  const submit = onSubmit(async () => {
+    const r = await call<unknown>("POST", "/dashboard/auth/reset-password", { body: { token, newPassword: password } });
+    setDone(r.message ?? "Password reset.");
+  });
   return (
     <section class="narrow">
       <PageTitle title="Choose a new password">Choose a new password</PageTitle>
@@ -270,16 +233,7 @@ export function ResetPassword({ token: fromUrl }: { token: string | null }) {
       ) : (
         token && (
           <form onSubmit={submit} aria-label="Choose a new password">
-            <Field
-              label="New password"
-              name="newPassword"
-              type="password"
-              autoComplete="new-password"
-              required
-              value={password}
-              onValue={setPassword}
-              hint={PASSWORD_RULES}
-            />
+            <PasswordField label="New password" name="newPassword" value={password} onValue={setPassword} hint={PASSWORD_RULES} />
             <ErrorBox error={error}>
               {error instanceof ApiError && /token/.test(error.message) ? (
                 <p>

@@ -20,7 +20,7 @@ import {
 import { Chart, seconds } from "../charts";
 import { Link, navigate } from "../router";
 import { useSession } from "../session";
-import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, Select, short, useAction, useAsync, usePoll, when } from "../ui";
+import { Button, Empty, ErrorBox, Field, Loading, Notice, PageTitle, Select, short, Table, useAction, useAsync, usePoll, when } from "../ui";
 
 const PAGE = 20;
 const CUSTOMER_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -151,21 +151,7 @@ function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
       )}
       {list.data && list.data.customers.length > 0 && (
         <>
-          <div class="table-wrap" role="region" aria-label="Ledgers" tabIndex={0}>
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th scope="col">Customer</th>
-                  <th scope="col" class="num">
-                    Balance
-                  </th>
-                  <th scope="col" class="num">
-                    Deltas
-                  </th>
-                  <th scope="col">Last activity</th>
-                </tr>
-              </thead>
-              <tbody>
+          <Table label="Ledgers" class="stack" columns={["Customer", { title: "Balance", num: true }, { title: "Deltas", num: true }, "Last activity"]}>
                 {list.data.customers.map((c) => (
                   <tr key={c.customerId} data-customer={c.customerId}>
                     <th scope="row">
@@ -176,9 +162,7 @@ function CustomerList({ apiKey, env }: { apiKey: string; env: EnvName }) {
                     <td data-label="Last activity">{when(c.lastActivityAt)}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </Table>
           <Pager p={list.data.pagination} onOffset={setOffset} />
         </>
       )}
@@ -345,21 +329,7 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
       {derive.data && derive.data.deltas.length === 0 && <Empty>No verified deltas yet.</Empty>}
       {derive.data && derive.data.deltas.length > 0 && (
         <>
-          <div class="table-wrap" role="region" aria-label="Deltas" tabIndex={0}>
-            <table id="deltas" class="stack">
-              <thead>
-                <tr>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Window</th>
-                  <th scope="col">Verified at</th>
-                  <th scope="col">Proof</th>
-                </tr>
-              </thead>
-              <tbody>
+          <Table label="Deltas" id="deltas" class="stack" columns={[{ title: "Amount", num: true }, "Reason", "Status", "Window", "Verified at", "Proof"]}>
                 {derive.data.deltas.map((d) => (
                   <tr key={d.anchorId} data-anchor={d.anchorId} data-verified={String(d.verified)}>
                     <td class="num" data-label="Amount">{d.delta}</td>
@@ -375,31 +345,14 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </Table>
           <Pager p={derive.data.pagination} onOffset={setOffset} />
         </>
       )}
       {derive.data && derive.data.windowSummaries.length > 0 && (
         <>
           <h2>Monthly windows</h2>
-          <div class="table-wrap" role="region" aria-label="Monthly windows" tabIndex={0}>
-            <table class="compact">
-              <thead>
-                <tr>
-                  <th scope="col">Window</th>
-                  <th scope="col" class="num">
-                    Deltas
-                  </th>
-                  <th scope="col" class="num">
-                    Net
-                  </th>
-                  <th scope="col">First verified</th>
-                  <th scope="col">Last verified</th>
-                </tr>
-              </thead>
-              <tbody>
+          <Table label="Monthly windows" class="compact" columns={["Window", { title: "Deltas", num: true }, { title: "Net", num: true }, "First verified", "Last verified"]}>
                 {derive.data.windowSummaries.map((w) => (
                   <tr key={w.window}>
                     <th scope="row">{w.window}</th>
@@ -409,9 +362,7 @@ function CustomerBody({ id, apiKey, env }: { id: string; apiKey: string; env: En
                     <td>{when(w.lastBlockTimestamp)}</td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
-          </div>
+          </Table>
         </>
       )}
       <Checkpoints
@@ -469,20 +420,7 @@ function Checkpoints({
       {list.loading && !list.data && <Loading />}
       {list.data && list.data.length === 0 && <Empty>No checkpoints for this customer yet.</Empty>}
       {list.data && list.data.length > 0 && (
-        <div class="table-wrap" role="region" aria-label="Checkpoints" tabIndex={0}>
-          <table class="compact stack" id="checkpoints">
-            <thead>
-              <tr>
-                <th scope="col">Period</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  Deltas
-                </th>
-                <th scope="col">Proof root</th>
-                <th scope="col">Committed</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label="Checkpoints" class="compact stack" id="checkpoints" columns={["Period", "Status", { title: "Deltas", num: true }, "Proof root", "Committed"]}>
               {list.data.map((c) => (
                 <tr key={c.checkpointId} data-status={c.status}>
                   <th scope="row">{c.period}</th>
@@ -496,9 +434,7 @@ function Checkpoints({
                   <td data-label="Committed">{when(c.committedAt)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
     </div>
   );

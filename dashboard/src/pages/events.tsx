@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import { call, ENV_LABEL, type EventDelivery, type EventPage, type LoggedEvent, type Resent } from "../api";
 import { Link } from "../router";
 import { jwt, useSession } from "../session";
-import { Button, Empty, ErrorBox, Loading, Notice, PageTitle, prettyJson, Select, short, useAsync, usePoll, when } from "../ui";
+import { Button, CursorPager, Empty, ErrorBox, Loading, Notice, PageTitle, prettyJson, Select, short, Table, useAsync, usePoll, when } from "../ui";
 
 const TYPES: [string, string][] = [
   ["", "Every event"],
@@ -79,17 +79,7 @@ export function Events() {
       {page.loading && !page.data && <Loading what="Loading events" />}
       {page.data && page.data.events.length === 0 && <Empty>No events yet. Record a delta: its delta.verified event shows here.</Empty>}
       {page.data && page.data.events.length > 0 && (
-        <div class="table-wrap" role="region" aria-label="Events" tabIndex={0}>
-          <table class="stack" id="events">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">About</th>
-                <th scope="col">Deliveries</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label="Events" class="stack" id="events" columns={["Event", "About", "Deliveries", "When"]}>
               {page.data.events.map((e) => (
                 <tr key={e.id} data-event-id={e.id} data-type={e.type}>
                   <th scope="row">
@@ -104,18 +94,9 @@ export function Events() {
                   <td data-label="When">{when(e.createdAt)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
-      <nav class="pager" aria-label="Pages">
-        <Button disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          ← Newer
-        </Button>
-        <Button disabled={!page.data?.nextCursor} onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}>
-          Older →
-        </Button>
-      </nav>
+      <CursorPager cursors={cursors} onCursors={setCursors} next={page.data?.nextCursor} />
     </section>
   );
 }
@@ -149,19 +130,7 @@ function DeliveryCard({ d, onResent }: { d: EventDelivery; onResent: () => Promi
       {d.attempts.length === 0 ? (
         <Empty>Not attempted yet.</Empty>
       ) : (
-        <div class="table-wrap" role="region" aria-label={`Attempts of delivery ${d.id}`} tabIndex={0}>
-          <table class="compact">
-            <thead>
-              <tr>
-                <th scope="col">Attempt</th>
-                <th scope="col">Started</th>
-                <th scope="col">Answer</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Time</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label={`Attempts of delivery ${d.id}`} class="compact" columns={["Attempt", "Started", "Answer", "Outcome", "Time", "Error"]}>
               {d.attempts.map((a) => (
                 <tr key={a.attempt} data-attempt={a.attempt}>
                   <td>{a.attempt}</td>
@@ -172,9 +141,7 @@ function DeliveryCard({ d, onResent }: { d: EventDelivery; onResent: () => Promi
                   <td>{a.error ?? "—"}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
       <div class="actions">
         <Button kind="primary" busy={busy} disabled={d.dataPurged || d.status === "delivering"} onClick={resend}>

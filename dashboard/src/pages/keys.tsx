@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { type ApiKey, call, type CreatedApiKey, type EnvName, ENV_LABEL, ENV_OF_KEY, KEY_ENV_OF } from "../api";
 import { Link } from "../router";
 import { getState, jwt, update, useSession } from "../session";
-import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, Select, useAction, useAsync, when } from "../ui";
+import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, Select, Table, useAction, useAsync, when } from "../ui";
 
 /** Keeps `key` (this tab only) as the one the ledger views of `env` use. */
 export function keepKeyForLedgers(env: EnvName, key: string | null): void {
@@ -79,22 +79,7 @@ export function Keys() {
       <ErrorBox error={row.error} />
       {keys.data && keys.data.length === 0 && <Empty>No keys yet: create one above.</Empty>}
       {keys.data && keys.data.length > 0 && (
-        <div class="table-wrap" role="region" aria-label="Your keys" tabIndex={0}>
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key (prefix)</th>
-                <th scope="col">Environment</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label="Your keys" class="stack" columns={["Name", "Key (prefix)", "Environment", "State", "Created", "Last used", { title: "Actions", hidden: true }]}>
               {keys.data.map((k) => (
                 <tr key={k.id} data-key-id={k.id}>
                   <td data-label="Name">{k.name ?? <span class="hint">unnamed</span>}</td>
@@ -118,9 +103,7 @@ export function Keys() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
       <LedgerKeys />
     </section>

@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import { type ApiKey, call, ENV_LABEL, type LoggedRequest, type LoggedRequestDetail, type RequestPage } from "../api";
 import { Link, navigate } from "../router";
 import { jwt, useSession } from "../session";
-import { Button, Empty, ErrorBox, Field, Loading, PageTitle, prettyJson, Select, StatusBadge, useAsync, when } from "../ui";
+import { Button, CursorPager, Empty, ErrorBox, Field, Loading, PageTitle, prettyJson, Select, StatusBadge, Table, useAsync, when } from "../ui";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const SINCE: [string, string][] = [
@@ -142,21 +142,7 @@ export function RequestLog() {
       {page.loading && !page.data && <Loading what="Loading requests" />}
       {page.data && page.data.requests.length === 0 && <Empty>No requests match. Requests are kept for your plan's log time.</Empty>}
       {page.data && page.data.requests.length > 0 && (
-        <div class="table-wrap" role="region" aria-label="Requests" tabIndex={0}>
-          <table class="stack" id="requests">
-            <thead>
-              <tr>
-                <th scope="col">Request</th>
-                <th scope="col">Status</th>
-                <th scope="col">Error code</th>
-                <th scope="col">Made with</th>
-                <th scope="col" class="num">
-                  Time taken
-                </th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
+        <Table label="Requests" class="stack" id="requests" columns={["Request", "Status", "Error code", "Made with", { title: "Time taken", num: true }, "When"]}>
               {page.data.requests.map((r) => (
                 <tr key={r.requestId} data-request-id={r.requestId} data-status={r.status}>
                   <th scope="row">
@@ -177,21 +163,13 @@ export function RequestLog() {
                   <td data-label="When">{when(r.createdAt)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
-        </div>
+        </Table>
       )}
-      <nav class="pager" aria-label="Pages">
-        <Button disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          ← Newer
-        </Button>
-        <Button disabled={!page.data?.nextCursor} onClick={() => page.data?.nextCursor && setCursors([...cursors, page.data.nextCursor])}>
-          Older →
-        </Button>
+      <CursorPager cursors={cursors} onCursors={setCursors} next={page.data?.nextCursor}>
         <Button kind="link" onClick={() => void page.reload()}>
           Refresh
         </Button>
-      </nav>
+      </CursorPager>
     </section>
   );
 }

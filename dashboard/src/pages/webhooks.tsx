@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { call, type CreatedWebhook, type Delivery, type RotatedWebhookSecret, type Webhook, type WebhookTest } from "../api";
 import { Link } from "../router";
-import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, useAction, useAsync, usePoll, when } from "../ui";
+import { Button, ConfirmButton, Empty, ErrorBox, Field, Loading, Notice, PageTitle, SecretOnce, short, Table, useAction, useAsync, usePoll, when } from "../ui";
 import { jwt } from "../session";
 
 const EVENTS: [string, string][] = [
@@ -192,19 +192,7 @@ export function WebhookDetail({ id }: { id: string }) {
               {d.attempts.length === 0 ? (
                 <Empty>Not attempted yet.</Empty>
               ) : (
-                <div class="table-wrap" role="region" aria-label={`Attempts of delivery ${d.id}`} tabIndex={0}>
-                  <table class="compact">
-                    <thead>
-                      <tr>
-                        <th scope="col">Attempt</th>
-                        <th scope="col">Started</th>
-                        <th scope="col">HTTP status</th>
-                        <th scope="col">Outcome</th>
-                        <th scope="col">Time</th>
-                        <th scope="col">Error</th>
-                      </tr>
-                    </thead>
-                    <tbody>
+                <Table label={`Attempts of delivery ${d.id}`} class="compact" columns={["Attempt", "Started", "HTTP status", "Outcome", "Time", "Error"]}>
                       {d.attempts.map((a) => (
                         <tr key={a.attempt}>
                           <td>{a.attempt}</td>
@@ -215,9 +203,7 @@ export function WebhookDetail({ id }: { id: string }) {
                           <td>{a.error ?? "—"}</td>
                         </tr>
                       ))}
-                    </tbody>
-                  </table>
-                </div>
+                </Table>
               )}
             </li>
           ))}

@@ -4,7 +4,7 @@
 // the public route `GET /api/v1/logs/witnesses`; the dashboard adds none.
 import { call, ENV_LABEL, type WitnessLog, type WitnessState } from "../api";
 import { useSession } from "../session";
-import { Button, Empty, ErrorBox, Loading, PageTitle, useAsync, when } from "../ui";
+import { Button, Empty, ErrorBox, Loading, PageTitle, Table, useAsync, when } from "../ui";
 
 /** A witness's last attempt in words (colour only repeats them). */
 const STATE: Record<string, [string, "pass" | "wait" | "fail"]> = {
@@ -78,26 +78,11 @@ export function Witnesses() {
             Quorum: {log.quorum}.
           </p>
           {log.witnesses.length > 0 && (
-            <div class="table-wrap" role="region" aria-label={`Witnesses of ${log.name}`} tabIndex={0}>
-              <table class="stack">
-                <thead>
-                  <tr>
-                    <th scope="col">Witness</th>
-                    <th scope="col">Last attempt</th>
-                    <th scope="col" class="num">
-                      Last cosigned size
-                    </th>
-                    <th scope="col">Last cosigned</th>
-                    <th scope="col">Last error</th>
-                  </tr>
-                </thead>
-                <tbody>
+            <Table label={`Witnesses of ${log.name}`} class="stack" columns={["Witness", "Last attempt", { title: "Last cosigned size", num: true }, "Last cosigned", "Last error"]}>
                   {log.witnesses.map((w) => (
                     <Row key={w.name} w={w} />
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </Table>
           )}
         </div>
       ))}

@@ -6,6 +6,7 @@
 import { request, type Answer, type RequestOptions, type TransportOptions } from "./http.js";
 import { rawText, verifyReceipt, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
 import type { components } from "./schema.js";
+import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, WebhookKey } from "./types.js";
 import { verifyWebhook, type WebhookEvent, type WebhookVerifyOptions } from "./webhooks.js";
 
 export * from "./errors.js";
@@ -15,28 +16,7 @@ export { verifyWebhook, DEFAULT_TOLERANCE_SECONDS, type WebhookEvent, type Webho
 export type { components, paths, operations } from "./schema.js";
 
 type S = components["schemas"];
-export type DeltaInput = S["DeltaInput"];
-export type EmitRecord = S["EmitRecord"];
-export type Batch = S["Batch"];
-export type DeltaStatus = S["DeltaStatus"];
-export type DeltaObject = S["DeltaObject"];
-export type Derivation = S["Derivation"];
-export type CompareInput = S["CompareInput"];
-export type Comparison = S["Comparison"];
-export type Customer = S["Customer"];
-export type CustomerDetail = S["CustomerDetail"];
-export type FactInput = S["FactInput"];
-export type FactQueued = S["FactQueued"];
-export type Fact = S["Fact"];
-export type FactVerification = S["FactVerification"];
-export type CheckpointInput = S["CheckpointInput"];
-export type Checkpoint = S["Checkpoint"];
-export type ListedCheckpoint = S["ListedCheckpoint"];
-export type Receipt = S["Receipt"];
-export type Invitation = S["Invitation"];
-export type AgreementStatement = S["AgreementStatement"];
-export type Delivery = S["Delivery"];
-export type WebhookKey = S["WebhookKey"];
+export type * from "./types.js";
 
 export const SDK_VERSION = "0.1.0";
 
