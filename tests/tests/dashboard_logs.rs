@@ -219,6 +219,39 @@ fn a_free_tenants_requests_expire_after_a_day() {
     assert_eq!(r.status, 404, "{}", r.text);
 }
 
+/// A tenant whose day of log is full is logged no more that day, and
+/// another tenant's rows written in the same flush (one batch per shard)
+/// still are.
+#[test]
+fn a_full_day_stops_one_tenants_log_and_not_its_neighbours() {
+    let api = api();
+    let free = new_tenant(&api);
+    let other = new_tenant_on_plan(&api, "enterprise");
+    // Free: 1 MiB a day. Each of these rows keeps a 4 KiB request body.
+    let name = "n".repeat(16 * 1024);
+    let fill = json!({"environment": "test", "name": name});
+    // 300 rows of over 4 KiB: more than the day holds.
+    let sent: Vec<String> = (0..300)
+        .map(|_| {
+            let r = post_jwt(&api, "/dashboard/api-keys", &free.jwt, &fill);
+            assert_eq!(r.status, 400, "{}", r.text);
+            request_id(&r)
+        })
+        .collect();
+    logged(&api, &free, &sent[0]);
+    // The day is full now: the next request of `free` is dropped, the
+    // neighbour's (sent after it, so written with it or later) is kept.
+    let dropped = post_jwt(&api, "/dashboard/api-keys", &free.jwt, &fill);
+    let kept = api.keyed(&other.test_key).get("/api/v1/balance/customers");
+    logged(&api, &other, &request_id(&kept));
+    let r = get_jwt(
+        &api,
+        &format!("/dashboard/logs/requests/{}", request_id(&dropped)),
+        &free.jwt,
+    );
+    assert_eq!(r.status, 404, "{}", r.text);
+}
+
 fn events(api: &Api, t: &Tenant) -> Vec<Value> {
     let r = get_jwt(api, "/dashboard/events?limit=100", &t.jwt);
     assert_eq!(r.status, 200, "{}", r.text);

@@ -9,10 +9,11 @@
 //! body (a clone, read after the response) and [`finish`] hands the row to
 //! `after_response`. Rows of one isolate wait up to
 //! `writer::FLUSH_AFTER_MS` in memory and are written together (`writer`),
-//! one batch per tenant and shard with the day's meter raised in it. Best effort: a row is lost if
-//! the isolate dies before its flush, if the isolate holds more than
-//! `writer::PENDING_ROWS_MAX`, or if the tenant's log is full for the day;
-//! logging never refuses, delays or changes an answer.
+//! one batch per shard with each tenant's meter of the day raised in it.
+//! Best effort: a row is lost if the isolate dies before its flush, if the
+//! isolate holds more than `writer::PENDING_ROWS_MAX`, or if the tenant's
+//! log is full for the day; logging never refuses, delays or changes an
+//! answer.
 
 pub mod read;
 pub mod redact;

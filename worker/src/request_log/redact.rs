@@ -82,8 +82,14 @@ pub fn body_of(start: &[u8], total: usize) -> Option<String> {
     }
     let scanned = &start[..start.len().min(BODY_SCAN_BYTES_MAX)];
     let text = String::from_utf8_lossy(scanned);
-    Some(cut(&mask_json_text(&text), total, BODY_BYTES_MAX))
+    let masked = mask_json_text_upto(&text, BODY_BYTES_MAX + MASK_MARGIN_BYTES);
+    Some(cut(&masked, total, BODY_BYTES_MAX))
 }
+
+/// Masked text past [`BODY_BYTES_MAX`] that masking goes on to produce
+/// before it stops: room for secrets in it to shrink to `[redacted]` and
+/// still leave [`BODY_BYTES_MAX`] bytes to keep.
+const MASK_MARGIN_BYTES: usize = 1024;
 
 /// `text` cut to `max` bytes at a character boundary, saying how long the
 /// original (`total` bytes) was when it is cut.
@@ -114,11 +120,20 @@ pub fn path(path: &str, query: Option<&str>) -> String {
     cut(&full, full.len(), PATH_BYTES_MAX)
 }
 
-/// Masks a JSON(-like) text: secret-named members' values, and secret
-/// shapes anywhere. Works on any text: an unterminated string
-/// runs to the end.
+/// A whole text masked ([`mask_json_text_upto`] with no limit).
+#[cfg(test)]
 pub fn mask_json_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    mask_json_text_upto(text, usize::MAX)
+}
+
+/// Masks a JSON(-like) text: secret-named members' values, and secret
+/// shapes anywhere. Works on any text: an unterminated string runs to the
+/// end. Stops once it has produced `limit` bytes, at the start of a string (a secret is masked whole or not reached: no token
+/// is ever split by the stop). The log keeps a body's first
+/// [`BODY_BYTES_MAX`] bytes, so masking the rest of a 16 KiB batch would be
+/// work thrown away.
+fn mask_json_text_upto(text: &str, limit: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(limit.saturating_add(64)));
     let mut rest = text;
     // Set after a secret-named member's `:`: its value is masked.
     let mut mask_next_value = false;
@@ -128,6 +143,9 @@ pub fn mask_json_text(text: &str) -> String {
             let quote = rest.find('"').unwrap_or(rest.len());
             out.push_str(&rest[..quote]);
             rest = &rest[quote..];
+            if out.len() >= limit {
+                break;
+            }
         }
         let Some(c) = rest.chars().next() else { break };
         if c == '"' {
@@ -340,6 +358,32 @@ mod tests {
         assert_eq!(body(b""), None);
         let short = body(br#"{"a":1}"#).unwrap();
         assert_eq!(short, r#"{"a":1}"#);
+    }
+
+    /// Masking stops once it has what the log keeps: a batch's body cut
+    /// after its first 4 KiB reads the same as masking it whole and
+    /// cutting, secrets before the cut masked and none split by the stop.
+    #[test]
+    fn masking_stops_after_what_is_kept_and_keeps_the_same_bytes() {
+        let item = format!(r#"{{"customerId":"c","delta":"1.5","note":"{KEY}","token":"t0k"}}"#);
+        let raw = format!("[{}]", vec![item; 200].join(","));
+        assert!(raw.len() > BODY_SCAN_BYTES_MAX);
+        let whole = cut(
+            &mask_json_text(&String::from_utf8_lossy(
+                &raw.as_bytes()[..BODY_SCAN_BYTES_MAX],
+            )),
+            raw.len(),
+            BODY_BYTES_MAX,
+        );
+        let early = body_of(raw.as_bytes(), raw.len()).unwrap();
+        assert_eq!(early, whole);
+        assert!(!early.contains("0123456789abcdefghij"), "{early}");
+        assert!(!early.contains("t0k"), "{early}");
+        let stopped = mask_json_text_upto(&raw, 100);
+        assert!(
+            stopped.len() < 200 && stopped.ends_with([':', ',', '{']),
+            "{stopped}"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The request log's writer: rows wait in isolate memory and are written
-//! together after [`FLUSH_AFTER_MS`], one D1 batch per tenant and shard
-//! (the day's bytes meter raised, then the rows), the batches of a flush
+//! together after [`FLUSH_AFTER_MS`], one D1 batch per shard holding every
+//! tenant's rows (per tenant: the day's bytes meter raised if they fit,
+//! then the rows, written only if the raise took), the shards of a flush
 //! concurrently. The first row of a quiet isolate starts a flush in its own
 //! `after_response` work; rows that come while it waits or writes join it
 //! (as `ledger::doorbell` does for queue sends). What a tenant needs for
@@ -19,7 +20,6 @@ use crate::app::App;
 use crate::error::ApiResult;
 use crate::ledger::LogId;
 use crate::plan::Plan;
-use crate::store::meters::{self, Meter, Raise};
 use crate::store::request_log::{self as store, TenantRow};
 
 /// How long a row waits for others to share its write: the most it adds
@@ -233,7 +233,7 @@ async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
     ids.sort();
     ids.dedup();
     let tenants = tenants(app, ids).await?;
-    let mut groups: BTreeMap<(LogId, String), Vec<Row>> = BTreeMap::new();
+    let mut shards: BTreeMap<LogId, BTreeMap<String, Vec<Row>>> = BTreeMap::new();
     for row in rows {
         let Some(t) = tenants.get(&row.tenant_id) else {
             continue;
@@ -245,66 +245,94 @@ async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
                 None => continue,
             },
         };
-        groups
-            .entry((log, row.tenant_id.clone()))
+        shards
+            .entry(log)
+            .or_default()
+            .entry(row.tenant_id.clone())
             .or_default()
             .push(row);
     }
     let today = day(app.now_ms);
-    let writes = groups.into_iter().filter_map(|((log, tenant_id), rows)| {
-        let t = tenants.get(&tenant_id)?;
-        Some(write_group(app, log, t, rows, &today))
-    });
+    let writes = shards
+        .into_iter()
+        .map(|(log, groups)| write_shard(app, log, &tenants, groups, &today));
     futures_util::future::join_all(writes).await;
     Ok(())
 }
 
-/// One tenant's rows on one shard: the day's meter raised by their bytes,
-/// then the rows, in one atomic batch. A day that is full writes nothing.
-async fn write_group(app: &App, log: LogId, t: &TenantRow, rows: Vec<Row>, today: &str) {
+/// One shard's rows, every tenant's in one batch: for each tenant the
+/// day's meter raised by its rows' bytes if they fit under the plan's cap,
+/// then its rows, written only if the raise took. A tenant whose day is
+/// full writes nothing and leaves the others' rows alone.
+async fn write_shard(
+    app: &App,
+    log: LogId,
+    tenants: &HashMap<String, TenantRow>,
+    groups: BTreeMap<String, Vec<Row>>,
+    today: &str,
+) {
     let result = async {
         let db = crate::ledger::db(app, log)?;
-        // The freshest plan of the group: a keyed request's, else the
-        // tenant read's.
-        let plan = rows.iter().find_map(|r| r.plan).unwrap_or(t.plan);
-        let raise = Raise {
-            tenant_id: &t.tenant_id,
-            meter: Meter::RequestLog,
-            period: today,
-            add: rows.iter().map(Row::bytes).sum(),
-            cap: plan.request_log_bytes_per_day(),
-        };
-        let mut statements = vec![meters::raise(&db, &raise)?];
-        for chunk in rows.chunks(ROWS_PER_STATEMENT_MAX) {
-            let values: Vec<serde_json::Value> = chunk
-                .iter()
-                .map(|r| {
-                    let kept = kept_ms(r.plan.unwrap_or(t.plan), t);
-                    r.json(r.created_at.saturating_add(kept))
-                })
-                .collect();
-            statements.push(store::insert(&db, &serde_json::to_string(&values)?)?);
+        let mut statements = Vec::new();
+        // Per tenant: the index of its raise in the batch, and its rows.
+        let mut raises = Vec::new();
+        for (tenant_id, rows) in &groups {
+            let Some(t) = tenants.get(tenant_id) else {
+                continue;
+            };
+            raises.push((statements.len(), tenant_id.as_str(), rows.len()));
+            statements.extend(tenant_statements(&db, t, rows, today)?);
         }
-        store::batch_after_response(&db, statements).await
+        let changed = store::batch_after_response(&db, statements).await?;
+        for (at, tenant_id, n) in raises {
+            if changed.get(at) == Some(&0) {
+                worker::console_warn!(
+                    "request log of tenant {tenant_id} full for {today}: {n} requests not logged"
+                );
+            }
+        }
+        Ok::<_, crate::error::ApiError>(())
     }
     .await;
     if let Err(e) = result {
-        let text = format!("{e:?}");
-        if text.contains("CHECK constraint failed") {
-            worker::console_warn!(
-                "request log of tenant {} full for {today}: {} requests not logged",
-                t.tenant_id,
-                rows.len()
-            );
-        } else {
-            worker::console_warn!(
-                "request log of tenant {} on {}: {} rows not written: {text}",
-                t.tenant_id,
-                log.path_name(),
-                rows.len()
-            );
-        }
+        let n: usize = groups.values().map(Vec::len).sum();
+        worker::console_warn!(
+            "request log on {}: {n} rows not written: {e:?}",
+            log.path_name()
+        );
     }
+}
+
+/// A tenant's statements of a flush: the day's raise, then its rows (one
+/// JSON parameter per [`ROWS_PER_STATEMENT_MAX`] rows).
+fn tenant_statements(
+    db: &worker::D1Database,
+    t: &TenantRow,
+    rows: &[Row],
+    today: &str,
+) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+    // The freshest plan of the group: a keyed request's, else the tenant
+    // read's.
+    let plan = rows.iter().find_map(|r| r.plan).unwrap_or(t.plan);
+    let add = rows.iter().map(Row::bytes).sum();
+    let mut statements = vec![store::raise_day(
+        db,
+        &t.tenant_id,
+        today,
+        add,
+        plan.request_log_bytes_per_day(),
+    )?];
+    for chunk in rows.chunks(ROWS_PER_STATEMENT_MAX) {
+        let values: Vec<serde_json::Value> = chunk
+            .iter()
+            .map(|r| {
+                let kept = kept_ms(r.plan.unwrap_or(t.plan), t);
+                r.json(r.created_at.saturating_add(kept))
+            })
+            .collect();
+        statements.push(store::insert(db, &serde_json::to_string(&values)?)?);
+    }
+    Ok(statements)
 }
 
 /// Deletes expired rows of every shard.

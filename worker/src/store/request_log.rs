@@ -18,7 +18,16 @@ const INSERT_ROWS: &str = "INSERT INTO request_log (request_id, tenant_id, sourc
      json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'), \
      json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]'), \
      json_extract(value, '$[11]'), json_extract(value, '$[12]'), json_extract(value, '$[13]') \
-     FROM json_each(?1)";
+     FROM json_each(?1) WHERE changes() > 0";
+/// Raises a tenant's request log meter of the day (`?1` tenant, `?2` the
+/// meter, `?3` day, `?4` bytes, `?5` cap) only if the raise fits under the cap: changes no
+/// row when the day is full, and then the tenant's rows that follow it in
+/// the batch (`INSERT_ROWS`, `WHERE changes() > 0`) write nothing. Never
+/// fails, so the tenants of one shard share one batch.
+const RAISE_DAY_IF_ROOM: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
+     SELECT ?1, ?2, ?3, ?4, ?5 WHERE ?4 <= ?5 \
+     ON CONFLICT (tenant_id, meter, period) DO UPDATE SET used = used + excluded.used, \
+     cap = excluded.cap WHERE meters.used + excluded.used <= excluded.cap";
 
 row! {
     $ select_entries from "request_log";
@@ -127,20 +136,43 @@ pub fn insert(db: &D1Database, rows_json: &str) -> ApiResult<D1PreparedStatement
     stmt(db, INSERT_ROWS, &args![rows_json])
 }
 
-/// Runs a batch written after the response. Not counted in the isolate's
-/// round-trip counters (`roundtrips`): it is no request's round trip, and
-/// a flush landing while another request is measured must not count there.
+/// The day's raise of a tenant's request log meter, first of the tenant's
+/// statements in a flush's batch ([`RAISE_DAY_IF_ROOM`]): `add` bytes on
+/// `day` (YYYY-MM-DD) under `cap`.
 ///
 /// # Errors
-/// D1 errors, with D1's message (a failed meter CHECK among them).
+/// A value that cannot be bound.
+pub fn raise_day(
+    db: &D1Database,
+    tenant_id: &str,
+    day: &str,
+    add: u64,
+    cap: u64,
+) -> ApiResult<D1PreparedStatement> {
+    let meter = super::meters::Meter::RequestLog.as_str();
+    stmt(
+        db,
+        RAISE_DAY_IF_ROOM,
+        &args![tenant_id, meter, day, add, cap],
+    )
+}
+
+/// Runs a batch written after the response; each statement's changed
+/// rows. Not counted in the isolate's round-trip counters (`roundtrips`):
+/// it is no request's round trip, and a flush landing while another
+/// request is measured must not count there.
+///
+/// # Errors
+/// D1 errors.
 pub async fn batch_after_response(
     db: &D1Database,
     statements: Vec<D1PreparedStatement>,
-) -> ApiResult<()> {
-    db.batch(statements)
+) -> ApiResult<Vec<u64>> {
+    let results = db
+        .batch(statements)
         .await
-        .map(drop)
-        .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))
+        .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))?;
+    results.iter().map(super::changes).collect()
 }
 
 // ---------------------------------------------------------------- control
