@@ -4,6 +4,8 @@
 //! environment's sequencer is rung after the response. D1 is written
 //! before the doorbell.
 
+use std::collections::BTreeMap;
+
 use bvs_core::amount::Amount;
 use bvs_core::hash::{item_hash, DeltaContent, Hash32};
 use bvs_core::merkle;
@@ -103,19 +105,20 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
     for p in prepared.iter_mut() {
         p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
     }
-    let roots: Vec<Hash32> = prepared
-        .iter()
-        .map(|p| {
-            let own: Vec<Hash32> = prepared
-                .iter()
-                .filter(|q| q.row.customer_id == p.row.customer_id)
-                .map(|q| q.item)
-                .collect();
-            merkle::root(&own)
-        })
+    // Each ledger's root once: a batch of n deltas to one customer hashed
+    // its n items n times when every delta computed its own ledger's root.
+    let mut items: BTreeMap<&str, Vec<Hash32>> = BTreeMap::new();
+    for p in prepared.iter() {
+        items.entry(&p.row.customer_id).or_default().push(p.item);
+    }
+    let roots: BTreeMap<String, Hash32> = items
+        .into_iter()
+        .map(|(customer, own)| (customer.to_string(), merkle::root(&own)))
         .collect();
-    for (p, root) in prepared.iter_mut().zip(roots) {
-        p.row.ledger_root = root;
+    for p in prepared.iter_mut() {
+        if let Some(root) = roots.get(&p.row.customer_id) {
+            p.row.ledger_root = *root;
+        }
     }
 }
 
@@ -457,4 +460,56 @@ pub async fn status(
     data.deltas = batch;
     data.witnessed = (row.status == crate::store::ItemStatus::Verified).then_some(read.witnessed);
     Ok(data)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn delta(customer: &str, n: u8) -> Prepared {
+        let item = Hash32::digest(&[n]);
+        Prepared {
+            row: NewDelta {
+                anchor_id: format!("anc_{n}"),
+                customer_id: customer.to_string(),
+                ledger_id: String::new(),
+                position: u64::from(n),
+                item_hash: item,
+                delta: "1".to_string(),
+                reason: "r".to_string(),
+                reference_id: None,
+                metadata: None,
+                declared_at: 0,
+                ledger_root: Hash32([0; 32]),
+            },
+            item,
+            delta: Amount::parse("1").unwrap(),
+        }
+    }
+
+    /// Each delta gets the root over its own ledger's items of the
+    /// submission, in position order, whatever the interleaving.
+    #[test]
+    fn each_delta_gets_its_own_ledgers_root() {
+        let mut batch: Vec<Prepared> = (0..7)
+            .map(|n| delta(if n % 3 == 0 { "a" } else { "b" }, n))
+            .collect();
+        for_tenant(&mut batch, "ten_1");
+        let of = |c: &str| -> Hash32 {
+            let own: Vec<Hash32> = batch
+                .iter()
+                .filter(|p| p.row.customer_id == c)
+                .map(|p| p.item)
+                .collect();
+            merkle::root(&own)
+        };
+        let (a, b) = (of("a"), of("b"));
+        assert_ne!(a, b);
+        for p in &batch {
+            let want = if p.row.customer_id == "a" { a } else { b };
+            assert_eq!(p.row.ledger_root, want);
+            assert_eq!(p.row.ledger_id, ledger_id("ten_1", &p.row.customer_id));
+        }
+    }
 }
