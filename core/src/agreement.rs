@@ -232,6 +232,8 @@ pub enum StatementError {
         "a new key for a ledger that has one must be signed by the current key, or come through a new invitation from the vendor"
     )]
     NotSignedByCurrentKey,
+    #[error("statement names liabilities statement {got}, the period's published one is {expected}")]
+    StatementHashMismatch { expected: Hash32, got: Hash32 },
     #[error("after {after} is outside the checkpoint's {deltas} deltas")]
     AfterOutOfRange { after: u64, deltas: u64 },
     #[error("agreed {got} is not the checkpoint's balance at that point ({expected})")]
@@ -609,6 +611,7 @@ impl StatementError {
             StatementError::ItemHashMismatch { .. } => "item_hash_mismatch",
             StatementError::NotInLog(_) => "not_in_log",
             StatementError::NotSignedByCurrentKey => "not_signed_by_current_key",
+            StatementError::StatementHashMismatch { .. } => "statement_mismatch",
             StatementError::AfterOutOfRange { .. } => "after_out_of_range",
             StatementError::AgreedMismatch { .. } => "agreed_mismatch",
             StatementError::DeltaMismatch { .. } => "delta_mismatch",
@@ -860,6 +863,8 @@ mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
 mod statement;
 pub use statement::statement_report;
+mod inclusion;
+pub use inclusion::{is_inclusion, verify_inclusion, Inclusion, INCLUSION_KIND};
 #[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
 
