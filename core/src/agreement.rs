@@ -840,8 +840,25 @@ mod sign {
         name: &str,
         seed: &[u8; 32],
     ) -> Result<String, StatementError> {
+        sign_text(&statement.to_text(), name, seed)
+    }
+
+    /// Signs an inclusion co-signature ([`super::Inclusion`]) as [`sign`]
+    /// signs a statement.
+    ///
+    /// # Errors
+    /// As [`sign`].
+    pub fn sign_inclusion(
+        inclusion: &super::Inclusion,
+        name: &str,
+        seed: &[u8; 32],
+    ) -> Result<String, StatementError> {
+        sign_text(&inclusion.to_text(), name, seed)
+    }
+
+    fn sign_text(text: &str, name: &str, seed: &[u8; 32]) -> Result<String, StatementError> {
         let s = signer(name, seed)?;
-        let mut note = signed_note::Note::new(statement.to_text().as_bytes(), &[])
+        let mut note = signed_note::Note::new(text.as_bytes(), &[])
             .map_err(|e| StatementError::Signing(e.to_string()))?;
         note.add_sigs(&[&s])
             .map_err(|e| StatementError::Signing(e.to_string()))?;
@@ -850,7 +867,7 @@ mod sign {
 }
 
 #[cfg(feature = "server")]
-pub use sign::{counterparty_key, sign};
+pub use sign::{counterparty_key, sign, sign_inclusion};
 
 mod canonical;
 pub use canonical::{canonical_key_binding, canonical_statement, signed_by, CanonicalBinding};

@@ -7,6 +7,16 @@
 //! leaf.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Co-signing inclusion with the period's agreement (issue 31 part D).
+#[path = "liabilities/cosign.rs"]
+mod cosign;
+// A second statement of the period supersedes the first (part D).
+#[path = "liabilities/supersede.rs"]
+mod supersede;
+// Statements' leaves follow the retention window (part D).
+#[path = "liabilities/retention.rs"]
+mod retention;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -257,6 +267,7 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         (checkpointed, &cp_root),
         &docs[checkpointed],
     );
+    cosign::cosign_inclusion(&api, &k, &customer(checkpointed), &cp_root, &docs[checkpointed]);
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
         "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"
@@ -319,6 +330,41 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     );
     let out = tampered("swapped", swapped, Some(&b));
     assert!(out.contains("FAIL"), "{out}");
+
+    // A second statement of the period supersedes the first; the
+    // customer's proof is then the second's.
+    let second = supersede::second_supersedes_first(
+        &api,
+        &k,
+        &key,
+        &period_text,
+        next_month + 120_000,
+        &statement,
+        cli,
+    );
+    let r = k.get(&format!(
+        "/api/v1/balance/customers/{}/liabilities-proof?period={period_text}",
+        customer(positive)
+    ));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["statementHash"], second["statementHash"]);
+
+    // Past the tenant's retention window, both statements' leaves go.
+    let first = k.get(&format!("/api/v1/liabilities/{id}")).body["data"].clone();
+    retention::purged_past_the_window(
+        &api,
+        &t,
+        &k,
+        (
+            &period_text,
+            &customer(checkpointed),
+            &cp_root,
+            (next_month + 120_000).max(now_ms()),
+        ),
+        &[&first, &second],
+        cli,
+        &key,
+    );
 }
 
 /// The customer's side (docs/liabilities.md §10): its checkpoint's

@@ -195,7 +195,6 @@ pub fn verify_inclusion(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::agreement::sign::test_signer;
     use crate::agreement::{counterparty_key, item_hash};
     use crate::liabilities::sample;
 
@@ -219,9 +218,7 @@ mod tests {
     }
 
     fn signed(i: &Inclusion) -> String {
-        let mut n = signed_note::Note::new(i.to_text().as_bytes(), &[]).unwrap();
-        n.add_sigs(&[&test_signer("customer", &SEED)]).unwrap();
-        String::from_utf8(n.to_bytes()).unwrap()
+        crate::agreement::sign_inclusion(i, "customer", &SEED).unwrap()
     }
 
     fn origin() -> Origin {
