@@ -232,7 +232,9 @@ pub enum StatementError {
         "a new key for a ledger that has one must be signed by the current key, or come through a new invitation from the vendor"
     )]
     NotSignedByCurrentKey,
-    #[error("statement names liabilities statement {got}, the period's published one is {expected}")]
+    #[error(
+        "statement names liabilities statement {got}, the period's published one is {expected}"
+    )]
     StatementHashMismatch { expected: Hash32, got: Hash32 },
     #[error("after {after} is outside the checkpoint's {deltas} deltas")]
     AfterOutOfRange { after: u64, deltas: u64 },

@@ -267,7 +267,13 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         (checkpointed, &cp_root),
         &docs[checkpointed],
     );
-    cosign::cosign_inclusion(&api, &k, &customer(checkpointed), &cp_root, &docs[checkpointed]);
+    cosign::cosign_inclusion(
+        &api,
+        &k,
+        &customer(checkpointed),
+        &cp_root,
+        &docs[checkpointed],
+    );
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
         "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"

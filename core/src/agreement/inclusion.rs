@@ -208,8 +208,17 @@ mod tests {
             ("cust_b", Amount::parse("1234525.79").unwrap()),
             ("cust_c", Amount::parse("-5").unwrap()),
         ];
-        let s = sample::build(ORIGIN, &[7; 32], "ten_example", period, &balances, [0x11; 32], 2, 3)
-            .unwrap();
+        let s = sample::build(
+            ORIGIN,
+            &[7; 32],
+            "ten_example",
+            period,
+            &balances,
+            [0x11; 32],
+            2,
+            3,
+        )
+        .unwrap();
         s.customers
             .into_iter()
             .find(|c| c.customer_id == "cust_a")
@@ -246,19 +255,34 @@ mod tests {
         let expected = Inclusion::of_proof(origin(), &doc());
         let mut other = expected.clone();
         other.balance = Amount::parse("42.11").unwrap();
-        assert_eq!(expected.check(&other).unwrap_err().reason(), "balance_mismatch");
+        assert_eq!(
+            expected.check(&other).unwrap_err().reason(),
+            "balance_mismatch"
+        );
         let mut other = expected.clone();
         other.period = Period::parse("2026-10").unwrap();
-        assert_eq!(expected.check(&other).unwrap_err().reason(), "period_mismatch");
+        assert_eq!(
+            expected.check(&other).unwrap_err().reason(),
+            "period_mismatch"
+        );
         let mut other = expected.clone();
         other.statement = Hash32([9; 32]);
-        assert_eq!(expected.check(&other).unwrap_err().reason(), "statement_mismatch");
+        assert_eq!(
+            expected.check(&other).unwrap_err().reason(),
+            "statement_mismatch"
+        );
         let mut other = expected.clone();
         other.ledger = Hash32([8; 32]);
-        assert_eq!(expected.check(&other).unwrap_err().reason(), "ledger_mismatch");
+        assert_eq!(
+            expected.check(&other).unwrap_err().reason(),
+            "ledger_mismatch"
+        );
         let mut other = expected.clone();
         other.origin = Origin::parse("other.example/log").unwrap();
-        assert_eq!(expected.check(&other).unwrap_err().reason(), "origin_mismatch");
+        assert_eq!(
+            expected.check(&other).unwrap_err().reason(),
+            "origin_mismatch"
+        );
     }
 
     #[test]
@@ -267,7 +291,10 @@ mod tests {
         let note = signed(&i);
         let key = counterparty_key("customer", &SEED).unwrap();
         let forged = note.replace("balance 42.1\n", "balance 42.2\n");
-        assert_eq!(verify_inclusion(&forged, &key).unwrap_err().reason(), "invalid_signature");
+        assert_eq!(
+            verify_inclusion(&forged, &key).unwrap_err().reason(),
+            "invalid_signature"
+        );
         let other_key = counterparty_key("customer", &[1; 32]).unwrap();
         assert_eq!(
             verify_inclusion(&note, &other_key).unwrap_err().reason(),
@@ -282,12 +309,18 @@ mod tests {
         ];
         for (from, to, reason) in cases {
             let text = i.to_text().replacen(from, to, 1);
-            assert_eq!(Inclusion::parse(&text).unwrap_err().reason(), reason, "{to}");
+            assert_eq!(
+                Inclusion::parse(&text).unwrap_err().reason(),
+                reason,
+                "{to}"
+            );
         }
         // A balance statement is not an inclusion, and the reverse.
         assert!(!is_inclusion("bvs-agreement/v1 balance\n"));
         assert_eq!(
-            super::super::Statement::parse(&i.to_text()).unwrap_err().reason(),
+            super::super::Statement::parse(&i.to_text())
+                .unwrap_err()
+                .reason(),
             "unknown_format"
         );
     }

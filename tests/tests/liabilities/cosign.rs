@@ -66,7 +66,10 @@ pub fn cosign_inclusion(api: &Api, k: &Keyed<'_>, customer: &str, root: &str, do
     // Another balance, or another statement: refused naming the field and
     // the reason, and nothing is written (the agreement neither).
     let mut more = inclusion.clone();
-    more.balance = more.balance.checked_add(Amount::parse("0.01").unwrap()).unwrap();
+    more.balance = more
+        .balance
+        .checked_add(Amount::parse("0.01").unwrap())
+        .unwrap();
     let mut other = inclusion.clone();
     other.statement = Hash32::digest(b"another statement");
     for (bad, reason) in [(&more, "balance_mismatch"), (&other, "statement_mismatch")] {

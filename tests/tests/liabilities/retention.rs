@@ -60,7 +60,11 @@ pub fn purged_past_the_window(
     // The period's receipt carries no proof any more.
     let receipt = k.receipt(customer, &format!("period={period}"));
     assert_eq!(receipt.status, 200, "{}", receipt.text);
-    assert!(receipt.body["data"]["liabilities"].is_null(), "{}", receipt.text);
+    assert!(
+        receipt.body["data"]["liabilities"].is_null(),
+        "{}",
+        receipt.text
+    );
 
     // The statements stay: their totals and hashes, and public verify
     // with a log proof that still verifies.

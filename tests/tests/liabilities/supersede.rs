@@ -28,21 +28,33 @@ pub fn second_supersedes_first(
     assert_eq!(started.status, 202, "{}", started.text);
     let id = started.body["data"]["id"].as_str().unwrap().to_owned();
     assert_ne!(Some(id.as_str()), first["id"].as_str(), "{}", started.text);
-    let second = eventually(Duration::from_secs(120), "the second statement published", || {
-        let r = k.get(&format!("/api/v1/liabilities/{id}"));
-        assert_eq!(r.status, 200, "{}", r.text);
-        assert_ne!(r.body["data"]["status"], "failed", "{}", r.text);
-        (r.body["data"]["status"] == "published").then(|| r.body["data"].clone())
-    });
+    let second = eventually(
+        Duration::from_secs(120),
+        "the second statement published",
+        || {
+            let r = k.get(&format!("/api/v1/liabilities/{id}"));
+            assert_eq!(r.status, 200, "{}", r.text);
+            assert_ne!(r.body["data"]["status"], "failed", "{}", r.text);
+            (r.body["data"]["status"] == "published").then(|| r.body["data"].clone())
+        },
+    );
     let first_hash = first["statementHash"].as_str().unwrap();
     let second_hash = second["statementHash"].as_str().unwrap();
     assert_ne!(first_hash, second_hash);
     assert_eq!(second["supersedes"], json!(first_hash), "{second}");
     assert!(second["supersededBy"].is_null(), "{second}");
     // The first now shows who supersedes it.
-    let old = k.get(&format!("/api/v1/liabilities/{}", first["id"].as_str().unwrap()));
+    let old = k.get(&format!(
+        "/api/v1/liabilities/{}",
+        first["id"].as_str().unwrap()
+    ));
     assert_eq!(old.status, 200, "{}", old.text);
-    assert_eq!(old.body["data"]["supersededBy"], json!(second_hash), "{}", old.text);
+    assert_eq!(
+        old.body["data"]["supersededBy"],
+        json!(second_hash),
+        "{}",
+        old.text
+    );
     // Both are in the log, each at its own leaf; the period lists both,
     // newest first.
     assert_ne!(second["leafIndex"], first["leafIndex"]);

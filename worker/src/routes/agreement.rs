@@ -135,7 +135,8 @@ pub async fn statement(app: &App, mut req: Request) -> ApiResult<Response> {
         }
         None => (None, None),
     };
-    let (view, created) = agreement::submit_statement(app, &statement, liabilities.as_deref()).await?;
+    let (view, created) =
+        agreement::submit_statement(app, &statement, liabilities.as_deref()).await?;
     let status = if created { 201 } else { 200 };
     let text = http::balance_text(status, &view)?;
     // A statement is recorded once by its item hash; with a key, a retry

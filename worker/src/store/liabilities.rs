@@ -370,7 +370,8 @@ row! {
 }
 
 /// A replayed co-signature (the same canonical note) writes nothing.
-const INSERT_COSIGNATURE: &str = "INSERT OR IGNORE INTO liability_cosignatures (item_hash, statement_id, \
+const INSERT_COSIGNATURE: &str =
+    "INSERT OR IGNORE INTO liability_cosignatures (item_hash, statement_id, \
      ledger_id, tenant_id, customer_id, verifier_key, statement, created_at) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 const SELECT_COSIGNATURE: &str = select_cosignatures!("WHERE item_hash = ?1");
@@ -403,7 +404,8 @@ pub fn insert_cosignature(db: &D1Database, c: &CosignatureRow) -> ApiResult<D1Pr
 
 /// Statements published (or failed) before `?2`, not purged yet: their
 /// seed goes and they are stamped purged (`?3`), at most `?4`.
-const PURGE_STATEMENTS: &str = "UPDATE liability_statements SET builder_state = '', purged_at = ?3 \
+const PURGE_STATEMENTS: &str =
+    "UPDATE liability_statements SET builder_state = '', purged_at = ?3 \
      WHERE rowid IN (SELECT rowid FROM liability_statements WHERE tenant_id = ?1 \
      AND purged_at IS NULL AND ((status = 'PUBLISHED' AND published_at < ?2) \
      OR (status = 'FAILED' AND updated_at < ?2)) LIMIT ?4)";

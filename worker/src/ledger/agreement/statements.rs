@@ -125,7 +125,13 @@ pub async fn submit_statement(
         created_at: app.now_ms,
     };
     let view = StatementView::from_row(&row, &c);
-    let written = Written { row: &row, text: &text, c: &c, balance, view: &view };
+    let written = Written {
+        row: &row,
+        text: &text,
+        c: &c,
+        balance,
+        view: &view,
+    };
     match write(app, log, &db, &written, cosigned.as_ref()).await {
         Ok(()) => Ok((submitted(view, cosigned), true)),
         // The same statement, recorded meanwhile by a concurrent request.
@@ -158,7 +164,10 @@ async fn replay(
         inclusion::write_alone(app, log, db, &new.row).await?;
         created = true;
     }
-    Ok((submitted(StatementView::from_row(existing, c), cosigned), created))
+    Ok((
+        submitted(StatementView::from_row(existing, c), cosigned),
+        created,
+    ))
 }
 
 /// The key of `keys` that signed `signed` and may still sign (newest
@@ -256,7 +265,13 @@ async fn write(
     w: &Written<'_>,
     cosigned: Option<&Cosigned>,
 ) -> ApiResult<()> {
-    let Written { row, text, c, balance, view } = *w;
+    let Written {
+        row,
+        text,
+        c,
+        balance,
+        view,
+    } = *w;
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": row.kind }).to_string();
     let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
