@@ -124,8 +124,14 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     let checkpointed = 2;
     let cp = k.checkpoint(&json!({ "customerId": customer(checkpointed) }));
     assert_eq!(cp.status, 202, "{}", cp.text);
+    // And another's, who agrees before it co-signs its inclusion.
+    let agreed_first = 6;
+    let cp2 = k.checkpoint(&json!({ "customerId": customer(agreed_first) }));
+    assert_eq!(cp2.status, 202, "{}", cp2.text);
     let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
     let cp_root = committed["merkleRoot"].as_str().unwrap().to_owned();
+    let committed2 = k.wait_committed(cp2.body["data"]["checkpointId"].as_str().unwrap());
+    let cp2_root = committed2["merkleRoot"].as_str().unwrap().to_owned();
 
     let now = now_ms();
     let period = Period::containing(i64::try_from(now).unwrap());
@@ -273,6 +279,13 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         &customer(checkpointed),
         &cp_root,
         &docs[checkpointed],
+    );
+    cosign::cosign_after_agreeing(
+        &api,
+        &k,
+        &customer(agreed_first),
+        &cp2_root,
+        &docs[agreed_first],
     );
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
