@@ -232,6 +232,10 @@ pub enum StatementError {
         "a new key for a ledger that has one must be signed by the current key, or come through a new invitation from the vendor"
     )]
     NotSignedByCurrentKey,
+    #[error(
+        "statement names liabilities statement {got}, the period's published one is {expected}"
+    )]
+    StatementHashMismatch { expected: Hash32, got: Hash32 },
     #[error("after {after} is outside the checkpoint's {deltas} deltas")]
     AfterOutOfRange { after: u64, deltas: u64 },
     #[error("agreed {got} is not the checkpoint's balance at that point ({expected})")]
@@ -609,6 +613,7 @@ impl StatementError {
             StatementError::ItemHashMismatch { .. } => "item_hash_mismatch",
             StatementError::NotInLog(_) => "not_in_log",
             StatementError::NotSignedByCurrentKey => "not_signed_by_current_key",
+            StatementError::StatementHashMismatch { .. } => "statement_mismatch",
             StatementError::AfterOutOfRange { .. } => "after_out_of_range",
             StatementError::AgreedMismatch { .. } => "agreed_mismatch",
             StatementError::DeltaMismatch { .. } => "delta_mismatch",
@@ -837,8 +842,25 @@ mod sign {
         name: &str,
         seed: &[u8; 32],
     ) -> Result<String, StatementError> {
+        sign_text(&statement.to_text(), name, seed)
+    }
+
+    /// Signs an inclusion co-signature ([`super::Inclusion`]) as [`sign`]
+    /// signs a statement.
+    ///
+    /// # Errors
+    /// As [`sign`].
+    pub fn sign_inclusion(
+        inclusion: &super::Inclusion,
+        name: &str,
+        seed: &[u8; 32],
+    ) -> Result<String, StatementError> {
+        sign_text(&inclusion.to_text(), name, seed)
+    }
+
+    fn sign_text(text: &str, name: &str, seed: &[u8; 32]) -> Result<String, StatementError> {
         let s = signer(name, seed)?;
-        let mut note = signed_note::Note::new(statement.to_text().as_bytes(), &[])
+        let mut note = signed_note::Note::new(text.as_bytes(), &[])
             .map_err(|e| StatementError::Signing(e.to_string()))?;
         note.add_sigs(&[&s])
             .map_err(|e| StatementError::Signing(e.to_string()))?;
@@ -847,7 +869,7 @@ mod sign {
 }
 
 #[cfg(feature = "server")]
-pub use sign::{counterparty_key, sign};
+pub use sign::{counterparty_key, sign, sign_inclusion};
 
 mod canonical;
 pub use canonical::{canonical_key_binding, canonical_statement, signed_by, CanonicalBinding};
@@ -860,6 +882,8 @@ mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
 mod statement;
 pub use statement::statement_report;
+mod inclusion;
+pub use inclusion::{is_inclusion, verify_inclusion, Inclusion, INCLUSION_KIND};
 #[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
 

@@ -39,6 +39,8 @@ interface Recorded {
   counterpartyKey: string;
   recordedAt: string;
   itemHash: string;
+  /** The inclusion co-signed in the same step, if one was sent. */
+  liabilities?: { statementHash: string; itemHash: string };
 }
 
 /** A key kept in this browser. */
@@ -176,16 +178,21 @@ interface ReviverContext {
   source?: string;
 }
 
-/** GET a public JSON answer, amounts kept as their exact text. */
-async function exact<T>(path: string): Promise<T> {
-  const r = await fetch(path);
-  const text = await r.text();
+/** JSON.parse, `delta` and `balance` numbers kept as their exact text. */
+function parseExact(text: string): any {
   // JSON.parse hands the reviver each number's source text (ES2025).
   const reviver = (key: string, value: unknown, context?: ReviverContext): unknown =>
     typeof value === "number" && (key === "delta" || key === "balance")
       ? (context && typeof context.source === "string" ? context.source : String(value))
       : value;
-  const json = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+}
+
+/** GET a public JSON answer, amounts kept as their exact text. */
+async function exact<T>(path: string): Promise<T> {
+  const r = await fetch(path);
+  const text = await r.text();
+  const json = parseExact(text);
   if (!r.ok) throw new Error(json.message || `HTTP ${r.status}`);
   return json.data as T;
 }
@@ -329,8 +336,9 @@ async function showLiabilities(a: Agreement): Promise<void> {
   const summary = report.checks.find((c) => c.name === "summary");
   if (report.ok && summary) {
     const pin = key ? "checked against the log key pinned in this browser" : "checked against the log key the proof names (pin it on the verify page)";
-    out.textContent = `Verified: ${summary.detail} (${pin}).`;
+    out.textContent = `Verified: ${summary.detail} (${pin}). "I agree" also co-signs that you are counted in it.`;
     out.dataset.state = "verified";
+    inclusion = inclusionText(a, text);
   } else {
     const failed = report.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     out.textContent = `The proof of liabilities FAILED: ${failed.join("; ")}`;
@@ -338,11 +346,35 @@ async function showLiabilities(a: Agreement): Promise<void> {
   }
 }
 
+/**
+ * The inclusion the customer co-signs with its agreement once its proof
+ * verified (docs/liabilities.md §11): this log and ledger, the statement's
+ * period and hash, and its balance at the period's end, as exact text.
+ */
+let inclusion: { root: string; text: string } | null = null;
+
+function inclusionText(a: Agreement, proofText: string): { root: string; text: string } {
+  const parsed = parseExact(proofText);
+  const doc = parsed?.data ?? parsed;
+  const text = "bvs-agreement/v1 liabilities\n" +
+    `origin ${a.origin}\nledger ${a.ledgerId}\nperiod ${doc.statement.period}\n` +
+    `statement ${doc.statementHash}\nbalance ${doc.customer.balance}\n`;
+  return { root: a.merkleRoot, text };
+}
+
 async function agree(a: Agreement): Promise<void> {
   const key = await ownKey(a);
   const statement = await signNote(a.balanceStatement, key.privateKey, key.id);
-  const s = await api<Recorded>("/api/v1/agreement/statements", { statement });
-  $("period-status").textContent = `Agreed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}; log item ${s.itemHash}.`;
+  const body: { statement: string; liabilities?: string } = { statement };
+  // The same step co-signs the inclusion, when this period's proof verified.
+  if (inclusion && inclusion.root === a.merkleRoot) {
+    body.liabilities = await signNote(inclusion.text, key.privateKey, key.id);
+  }
+  const s = await api<Recorded>("/api/v1/agreement/statements", body);
+  const cosigned = s.liabilities
+    ? ` Your inclusion in the liabilities statement ${s.liabilities.statementHash} is co-signed; log item ${s.liabilities.itemHash}.`
+    : "";
+  $("period-status").textContent = `Agreed by the customer's key ${s.counterpartyKey} at ${s.recordedAt}; log item ${s.itemHash}.${cosigned}`;
   $("period-status").dataset.state = "agreed";
   await loadPeriod(a.merkleRoot);
 }

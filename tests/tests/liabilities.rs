@@ -7,6 +7,16 @@
 //! leaf.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Co-signing inclusion with the period's agreement (issue 31 part D).
+#[path = "liabilities/cosign.rs"]
+mod cosign;
+// A second statement of the period supersedes the first (part D).
+#[path = "liabilities/supersede.rs"]
+mod supersede;
+// Statements' leaves follow the retention window (part D).
+#[path = "liabilities/retention.rs"]
+mod retention;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -114,8 +124,14 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     let checkpointed = 2;
     let cp = k.checkpoint(&json!({ "customerId": customer(checkpointed) }));
     assert_eq!(cp.status, 202, "{}", cp.text);
+    // And another's, who agrees before it co-signs its inclusion.
+    let agreed_first = 6;
+    let cp2 = k.checkpoint(&json!({ "customerId": customer(agreed_first) }));
+    assert_eq!(cp2.status, 202, "{}", cp2.text);
     let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
     let cp_root = committed["merkleRoot"].as_str().unwrap().to_owned();
+    let committed2 = k.wait_committed(cp2.body["data"]["checkpointId"].as_str().unwrap());
+    let cp2_root = committed2["merkleRoot"].as_str().unwrap().to_owned();
 
     let now = now_ms();
     let period = Period::containing(i64::try_from(now).unwrap());
@@ -257,6 +273,20 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         (checkpointed, &cp_root),
         &docs[checkpointed],
     );
+    cosign::cosign_inclusion(
+        &api,
+        &k,
+        &customer(checkpointed),
+        &cp_root,
+        &docs[checkpointed],
+    );
+    cosign::cosign_after_agreeing(
+        &api,
+        &k,
+        &customer(agreed_first),
+        &cp2_root,
+        &docs[agreed_first],
+    );
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
         "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"
@@ -319,6 +349,41 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     );
     let out = tampered("swapped", swapped, Some(&b));
     assert!(out.contains("FAIL"), "{out}");
+
+    // A second statement of the period supersedes the first; the
+    // customer's proof is then the second's.
+    let second = supersede::second_supersedes_first(
+        &api,
+        &k,
+        &key,
+        &period_text,
+        next_month + 120_000,
+        &statement,
+        cli,
+    );
+    let r = k.get(&format!(
+        "/api/v1/balance/customers/{}/liabilities-proof?period={period_text}",
+        customer(positive)
+    ));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["statementHash"], second["statementHash"]);
+
+    // Past the tenant's retention window, both statements' leaves go.
+    let first = k.get(&format!("/api/v1/liabilities/{id}")).body["data"].clone();
+    retention::purged_past_the_window(
+        &api,
+        &t,
+        &k,
+        (
+            &period_text,
+            &customer(checkpointed),
+            &cp_root,
+            (next_month + 120_000).max(now_ms()),
+        ),
+        &[&first, &second],
+        cli,
+        &key,
+    );
 }
 
 /// The customer's side (docs/liabilities.md §10): its checkpoint's

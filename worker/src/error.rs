@@ -59,6 +59,7 @@ pub enum ErrorCode {
     KeyAlreadyRegistered,
     VerificationBacklog,
     PeriodNotClosed,
+    LiabilitiesPurged,
 }
 
 impl ErrorCode {
@@ -98,6 +99,7 @@ impl ErrorCode {
         Self::KeyAlreadyRegistered,
         Self::VerificationBacklog,
         Self::PeriodNotClosed,
+        Self::LiabilitiesPurged,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -135,6 +137,7 @@ impl ErrorCode {
             Self::KeyAlreadyRegistered => "key_already_registered",
             Self::VerificationBacklog => "verification_backlog",
             Self::PeriodNotClosed => "period_not_closed",
+            Self::LiabilitiesPurged => "liabilities_purged",
         }
     }
 
@@ -163,7 +166,7 @@ impl ErrorCode {
             | Self::KeyAlreadyRegistered
             | Self::PeriodNotClosed => 409,
             Self::PayloadTooLarge => 413,
-            Self::InvitationInvalid => 410,
+            Self::InvitationInvalid | Self::LiabilitiesPurged => 410,
             Self::Unprocessable | Self::StatementRejected => 422,
             Self::RateLimited | Self::VerificationBacklog => 429,
             Self::InternalError => 500,

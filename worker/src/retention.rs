@@ -3,7 +3,9 @@
 //! is removed: delta reason/referenceId/metadata and fact metadata (of
 //! verified items by verification time, of FAILED ones by the time they
 //! were received), dispatched outbox events, and the payload and url of
-//! completed webhook deliveries.
+//! completed webhook deliveries; and the snapshot and nodes of liabilities
+//! statements published before the window (the statement stays, with its
+//! log item; its proofs answer 410, docs/liabilities.md §12).
 //! Permanent data (ids, receipt ids, item hashes, amounts, customer ids,
 //! timestamps, status, the log and checkpoints) is never touched, so every
 //! proof still verifies.
@@ -49,6 +51,9 @@ pub struct Report {
     pub deliveries: u64,
     /// Request log rows past a window shortened since they were written.
     pub requests: u64,
+    /// Liabilities statements stamped purged, and their snapshot and node
+    /// rows deleted.
+    pub liabilities: u64,
     /// False when the row budget ran out; the next run continues.
     /// (`tenants` counts tenant visits.)
     pub complete: bool,
@@ -66,6 +71,12 @@ enum Table {
     Deliveries,
     /// The request log (issue 30): by the time of the request.
     RequestLog,
+    /// Liabilities statements published before the window: stamped purged
+    /// (their proofs answer 410 from then on).
+    LiabilityStatements,
+    /// Then the snapshot rows of purged statements, then their nodes.
+    LiabilityLedgers,
+    LiabilityNodes,
 }
 
 /// Purges what is past each tenant's window at `now_ms`, at most
@@ -166,6 +177,9 @@ async fn purge_tenant(
             Table::FailedFacts,
             Table::Events,
             Table::RequestLog,
+            Table::LiabilityStatements,
+            Table::LiabilityLedgers,
+            Table::LiabilityNodes,
         ] {
             let n = drain(ledger, table, tenant_id, cutoff, now_ms, share).await?;
             tally(report, table, n);
@@ -183,6 +197,9 @@ fn tally(report: &mut Report, table: Table, n: u64) {
         Table::Events => report.events += n,
         Table::Deliveries => report.deliveries += n,
         Table::RequestLog => report.requests += n,
+        Table::LiabilityStatements | Table::LiabilityLedgers | Table::LiabilityNodes => {
+            report.liabilities += n;
+        }
     }
 }
 
@@ -217,6 +234,14 @@ async fn drain(
             Table::RequestLog => {
                 store::request_log::purge_tenant_before(db, tenant_id, cutoff_ms, limit).await?
             }
+            Table::LiabilityStatements => {
+                store::liabilities::purge_statements(db, tenant_id, cutoff_ms, now_ms, limit)
+                    .await?
+            }
+            Table::LiabilityLedgers => {
+                store::liabilities::purge_ledgers(db, tenant_id, limit).await?
+            }
+            Table::LiabilityNodes => store::liabilities::purge_nodes(db, tenant_id, limit).await?,
         };
         *budget = budget.saturating_sub(n);
         total += n;

@@ -46,7 +46,10 @@ fn signature_lines(signed: &str) -> Result<Vec<(&str, u32, &str)>, StatementErro
 }
 
 /// The first signature line of `key` in `signed`, if any.
-fn line_of<'a>(signed: &'a str, key: &VerifierKey<'_>) -> Result<Option<&'a str>, StatementError> {
+pub(super) fn line_of<'a>(
+    signed: &'a str,
+    key: &VerifierKey<'_>,
+) -> Result<Option<&'a str>, StatementError> {
     Ok(signature_lines(signed)?
         .into_iter()
         .find(|(name, id, _)| *name == key.name && *id == key.id)
@@ -54,7 +57,7 @@ fn line_of<'a>(signed: &'a str, key: &VerifierKey<'_>) -> Result<Option<&'a str>
 }
 
 /// `text` (through its last newline), a blank line, then `lines`.
-fn note(text: &str, lines: &[&str]) -> String {
+pub(super) fn note(text: &str, lines: &[&str]) -> String {
     let mut out =
         String::with_capacity(text.len() + 1 + lines.iter().map(|l| l.len() + 1).sum::<usize>());
     out.push_str(text);

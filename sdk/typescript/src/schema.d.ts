@@ -864,7 +864,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Submit a customer's signed balance (agree) or dispute statement about a committed checkpoint (public) */
+        /** Submit a customer's signed balance (agree) or dispute statement about a committed checkpoint, with a balance statement optionally its inclusion in the period's liabilities statement (public) */
         post: operations["submitAgreementStatement"];
         delete?: never;
         options?: never;
@@ -2807,6 +2807,11 @@ export interface components {
             createdAt: string;
             publishedAt?: string | null;
             failure?: string | null;
+            /**
+             * Format: date-time
+             * @description When the tenant's retention window purged the statement's snapshot and nodes (its proofs then answer 410 liabilities_purged); absent before (docs/liabilities.md §12)
+             */
+            purgedAt?: string;
         };
         /** @description A customer's proof document (docs/liabilities.md section 8), checked by `bvs-verify liabilities`. */
         LiabilitiesProof: {
@@ -2818,6 +2823,26 @@ export interface components {
             liabilities: Record<string, never>;
             receivables?: Record<string, never> | null;
             log?: Record<string, never> | null;
+        };
+        AgreementStatementSubmitted: components["schemas"]["AgreementStatement"] & {
+            liabilities?: components["schemas"]["LiabilitiesCosignature"];
+        };
+        /** @description A customer's co-signature of its inclusion in a liabilities statement (docs/liabilities.md §11) */
+        LiabilitiesCosignature: {
+            /** @constant */
+            kind: "liabilities";
+            statementId: string;
+            statementHash: string;
+            period: string;
+            ledgerId: string;
+            /** @description The ledger's balance at the period's end, as the statement's snapshot has it. Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+            balance: number;
+            counterpartyKey: string;
+            itemHash: string;
+            /** @description The signed note, canonical (the key's own signature line only) */
+            statement: string;
+            /** Format: date-time */
+            recordedAt: string;
         };
     };
     responses: {
@@ -2923,6 +2948,15 @@ export interface components {
         };
         /** @description invitation_invalid: the invitation token is unknown, already used or expired */
         Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description liabilities_purged: the tenant's data retention window purged the statement's leaves (docs/liabilities.md §12); the statement stays in the log and on public verify */
+        LiabilitiesPurged: {
             headers: {
                 [name: string]: unknown;
             };
@@ -4817,6 +4851,8 @@ export interface operations {
             content: {
                 "application/json": {
                     statement: string;
+                    /** @description With a balance statement: the same key's signed `bvs-agreement/v1 liabilities` co-signature of its inclusion in the period's latest published liabilities statement (docs/liabilities.md §11). Checked before anything is written, and written in the same batch */
+                    liabilities?: string;
                 };
             };
         };
@@ -4832,7 +4868,7 @@ export interface operations {
                         success: true;
                         /** @constant */
                         statusCode: 200;
-                        data: components["schemas"]["AgreementStatement"];
+                        data: components["schemas"]["AgreementStatementSubmitted"];
                     };
                 };
             };
@@ -4847,7 +4883,7 @@ export interface operations {
                         success: true;
                         /** @constant */
                         statusCode: 201;
-                        data: components["schemas"]["AgreementStatement"];
+                        data: components["schemas"]["AgreementStatementSubmitted"];
                     };
                 };
             };
@@ -5499,6 +5535,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["LiabilitiesPurged"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -5532,6 +5569,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["LiabilitiesPurged"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -427,6 +427,8 @@ pub use keys::register_key;
 mod statements;
 pub use statements::submit_statement;
 
+mod inclusion;
+
 mod public;
 pub use public::{of_checkpoint, CheckpointAgreement};
 

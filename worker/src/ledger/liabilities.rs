@@ -25,7 +25,7 @@ use worker::D1Database;
 
 mod proof;
 
-pub use proof::{for_receipt, proof, proof_by_checkpoint, public_answer};
+pub use proof::{for_receipt, not_purged, proof, proof_by_checkpoint, public_answer};
 
 use super::{db, meter, LogId};
 use crate::app::App;
@@ -71,6 +71,10 @@ pub struct StatementView {
     pub created_at: String,
     pub published_at: Option<String>,
     pub failure: Option<String>,
+    /// When retention purged its snapshot and nodes (its proofs answer
+    /// 410); absent before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub purged_at: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,6 +110,7 @@ impl StatementView {
             created_at: views::iso(row.created_at),
             published_at: row.published_at.map(views::iso),
             failure: row.failure.clone(),
+            purged_at: row.purged_at.map(views::iso),
         }
     }
 }

@@ -210,4 +210,5 @@ pub const ROUTES: &[Route] = &[
     route!(Get "/api/v1/agreement/liabilities-proof/:merkleRoot", Public, |app, req, p|
         liabilities::customer_proof(app, p.get("merkleRoot")?).await
     ),
+    route!(Post "/dev/liabilities/start", Dev, |app, req, p| dev::liabilities_start(app, req).await),
 ];

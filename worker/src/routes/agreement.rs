@@ -16,9 +16,10 @@ use crate::http::{self, PathParam};
 use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
-/// Largest body of the public agreement routes: a statement at its limit
-/// plus a token. // spec: silent
-const AGREEMENT_BODY_BYTES_MAX: usize = STATEMENT_BYTES_MAX + 1024;
+/// Largest body of the public agreement routes: two statements at their
+/// limit (a balance statement and its inclusion co-signature) plus a
+/// token. // spec: silent
+const AGREEMENT_BODY_BYTES_MAX: usize = 2 * STATEMENT_BYTES_MAX + 1024;
 
 fn origin(req: &Request) -> ApiResult<String> {
     Ok(req.url()?.origin().ascii_serialization())
@@ -113,13 +114,16 @@ pub async fn register_key(app: &App, mut req: Request) -> ApiResult<Response> {
     http::raw_json(status, text)
 }
 
-/// `POST /api/v1/agreement/statements` `{statement}` (public): a signed
-/// `balance` or `dispute` statement about a committed checkpoint (201 when
-/// recorded, 200 when it already was).
+/// `POST /api/v1/agreement/statements` `{statement, liabilities?}`
+/// (public): a signed `balance` or `dispute` statement about a committed
+/// checkpoint, with a balance statement optionally the same key's
+/// co-signature of its inclusion in the period's liabilities statement
+/// (201 when something was recorded, 200 when all already was).
 pub async fn statement(app: &App, mut req: Request) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
     let mut f = Fields::from_bytes(&bytes)?;
     let statement = f.required("statement");
+    let liabilities = f.string("liabilities", false);
     f.finish()?;
     let route = "POST /api/v1/agreement/statements";
     let (db, guard) = match agreement::statement_scope(app, &statement) {
@@ -131,7 +135,8 @@ pub async fn statement(app: &App, mut req: Request) -> ApiResult<Response> {
         }
         None => (None, None),
     };
-    let (view, created) = agreement::submit_statement(app, &statement).await?;
+    let (view, created) =
+        agreement::submit_statement(app, &statement, liabilities.as_deref()).await?;
     let status = if created { 201 } else { 200 };
     let text = http::balance_text(status, &view)?;
     // A statement is recorded once by its item hash; with a key, a retry

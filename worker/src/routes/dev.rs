@@ -195,3 +195,31 @@ pub async fn liabilities_seed(app: &App, mut req: worker::Request) -> ApiResult<
     crate::ledger::liabilities::seed_bench(app, &ctx.tenant_id, ctx.log(), period, n).await?;
     http::dashboard(200, &serde_json::json!({ "seeded": n }), None)
 }
+
+/// `POST /dev/liabilities/start` `{period, time}` (DEV_MODE, API key):
+/// starts a statement of `period` (`POST /api/v1/liabilities`) as if the
+/// clock read `time` (ms): how a test starts a second statement of a
+/// period the real clock has not closed yet, to see it supersede the first
+/// (docs/liabilities.md §9). 202 with the statement.
+pub async fn liabilities_start(app: &App, mut req: worker::Request) -> ApiResult<Response> {
+    app.require_dev_mode()?;
+    let ctx = crate::auth::authenticate_api_key(app, &req).await?;
+    let f = Fields::read(&mut req).await?;
+    let period = f
+        .raw("period")
+        .map(|p| p.trim_matches('"').to_owned())
+        .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
+    let period = bvs_core::types::Period::parse(&period).map_err(ApiError::from)?;
+    let time = f
+        .raw("time")
+        .and_then(|t| t.parse::<u64>().ok())
+        .ok_or_else(|| ApiError::field("time", "is required (ms since the epoch)"))?;
+    let at = App::with_now(app.env.clone(), time);
+    let (row, _) =
+        crate::ledger::liabilities::request(&at, &ctx.tenant_id, ctx.log(), period).await?;
+    http::dashboard(
+        202,
+        &crate::ledger::liabilities::StatementView::of(&row),
+        None,
+    )
+}

@@ -20,6 +20,7 @@ row! {
         receivables_total: Option<String>, receivables_count: Option<u64>,
         failure: Option<String>, created_at: u64, updated_at: u64,
         leaf_index: Option<u64>, tree_size: Option<u64>, published_at: Option<u64>,
+        purged_at: Option<u64>,
     }
 }
 
@@ -355,4 +356,77 @@ pub fn nodes_statement(
 ) -> ApiResult<D1PreparedStatement> {
     let set = serde_json::to_string(addrs)?;
     stmt(db, SELECT_NODES_SET, &args![statement_id, &set])
+}
+
+row! {
+    $ select_cosignatures from "liability_cosignatures";
+    /// A customer's co-signature of its inclusion in a statement (issue 31
+    /// part D, migration 0120).
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct CosignatureRow {
+        item_hash: String, statement_id: String, ledger_id: String, tenant_id: String,
+        customer_id: String, verifier_key: String, statement: String, created_at: u64,
+    }
+}
+
+/// A replayed co-signature (the same canonical note) writes nothing.
+const INSERT_COSIGNATURE: &str =
+    "INSERT OR IGNORE INTO liability_cosignatures (item_hash, statement_id, \
+     ledger_id, tenant_id, customer_id, verifier_key, statement, created_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+const SELECT_COSIGNATURE: &str = select_cosignatures!("WHERE item_hash = ?1");
+
+queries! {
+    /// The co-signature whose canonical note hashes to `item_hash`, if recorded.
+    pub fn cosignature(item_hash: &str) -> Option<CosignatureRow> = first(SELECT_COSIGNATURE);
+}
+
+/// Records a co-signature, in its write's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn insert_cosignature(db: &D1Database, c: &CosignatureRow) -> ApiResult<D1PreparedStatement> {
+    stmt(
+        db,
+        INSERT_COSIGNATURE,
+        &args![
+            &c.item_hash,
+            &c.statement_id,
+            &c.ledger_id,
+            &c.tenant_id,
+            &c.customer_id,
+            &c.verifier_key,
+            &c.statement,
+            c.created_at
+        ],
+    )
+}
+
+/// Statements published (or failed) before `?2`, not purged yet: their
+/// seed goes and they are stamped purged (`?3`), at most `?4`.
+const PURGE_STATEMENTS: &str =
+    "UPDATE liability_statements SET builder_state = '', purged_at = ?3 \
+     WHERE rowid IN (SELECT rowid FROM liability_statements WHERE tenant_id = ?1 \
+     AND purged_at IS NULL AND ((status = 'PUBLISHED' AND published_at < ?2) \
+     OR (status = 'FAILED' AND updated_at < ?2)) LIMIT ?4)";
+/// Snapshot rows of the tenant's purged statements, at most `?2`.
+const PURGE_LEDGERS: &str = "DELETE FROM liability_ledgers WHERE (statement_id, order_key) IN \
+     (SELECT l.statement_id, l.order_key FROM liability_statements s \
+     JOIN liability_ledgers l ON l.statement_id = s.id \
+     WHERE s.tenant_id = ?1 AND s.purged_at IS NOT NULL LIMIT ?2)";
+/// Nodes of the tenant's purged statements, at most `?2`.
+const PURGE_NODES: &str = "DELETE FROM liability_nodes WHERE (statement_id, tree, level, idx) IN \
+     (SELECT n.statement_id, n.tree, n.level, n.idx FROM liability_statements s \
+     JOIN liability_nodes n ON n.statement_id = s.id \
+     WHERE s.tenant_id = ?1 AND s.purged_at IS NOT NULL LIMIT ?2)";
+
+queries! {
+    /// Stamps the tenant's statements past the window purged (retention,
+    /// docs/liabilities.md §12). Returns statements stamped.
+    pub fn purge_statements(tenant_id: &str, cutoff_ms: u64, now_ms: u64, limit: u64) -> u64
+        = run(PURGE_STATEMENTS);
+    /// Deletes snapshot rows of purged statements. Returns rows deleted.
+    pub fn purge_ledgers(tenant_id: &str, limit: u64) -> u64 = run(PURGE_LEDGERS);
+    /// Deletes nodes of purged statements. Returns rows deleted.
+    pub fn purge_nodes(tenant_id: &str, limit: u64) -> u64 = run(PURGE_NODES);
 }

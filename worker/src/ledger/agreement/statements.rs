@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
 
+use super::inclusion::{self, Cosigned, InclusionView};
 use super::{
     checkpoint_ref, log_of_origin, named_checkpoint, rejected, StatementView,
     EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, STATEMENTS_PER_CHECKPOINT_MAX,
@@ -44,18 +45,36 @@ fn speaking(keys: &[KeyRow]) -> Vec<&KeyRow> {
         .collect()
 }
 
+/// What the statements route answers: the statement, and the inclusion
+/// co-signature sent with it (`liabilities`), if any.
+#[derive(Debug, Serialize)]
+pub struct Submitted {
+    #[serde(flatten)]
+    pub statement: StatementView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liabilities: Option<InclusionView>,
+}
+
 /// Accepts a customer's signed `balance` or `dispute` statement about a
 /// committed checkpoint of its ledger: verified against a key of the
 /// ledger that may sign, stored and logged in its canonical form, and told
 /// to the vendor (`checkpoint.cosigned` / `checkpoint.disputed`). The same
 /// (checkpoint, key, text) again answers the statement recorded (`false`).
+/// With `inclusion`, a balance statement comes with the same key's
+/// co-signature of its inclusion in the period's liabilities statement
+/// (docs/liabilities.md §11): both are checked before either is written,
+/// and written in one batch.
 ///
 /// # Errors
 /// 422 `statement_rejected` naming the reason; 404 for a ledger without a
 /// key or an unknown checkpoint; 409 for one not committed yet, or 409
 /// `statement_limit_reached` past `STATEMENTS_PER_CHECKPOINT_MAX`; 402
 /// when the vendor's plan refuses the log fact.
-pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementView, bool)> {
+pub async fn submit_statement(
+    app: &App,
+    signed: &str,
+    inclusion: Option<&str>,
+) -> ApiResult<(Submitted, bool)> {
     let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
     let named = match &unverified {
         Statement::Balance(b) => b.checkpoint.clone(),
@@ -82,14 +101,17 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
     let c = named_checkpoint(&db, key, &named).await?;
     let (reference, balance) = checkpoint_ref(app, log, &db, &c, &ledger_id).await?;
     let kind = check(&db, &statement, &reference, balance, &c).await?;
+    let cosigned = match inclusion {
+        Some(t) => Some(inclusion::check(app, log, &db, key, &statement, &c, t).await?),
+        None => None,
+    };
     let text = canonical
         .split_once("\n\n")
         .map(|(t, _)| format!("{t}\n"))
         .unwrap_or_default();
-    if let Some(existing) =
-        agreements::agreement_by_text(&db, &c.id, &key.verifier_key, &text).await?
-    {
-        return Ok((StatementView::from_row(&existing, &c), false));
+    let recorded = || agreements::agreement_by_text(&db, &c.id, &key.verifier_key, &text);
+    if let Some(existing) = recorded().await? {
+        return replay(app, log, &db, &existing, &c, cosigned).await;
     }
     let row = AgreementRow {
         item_hash: agreement::item_hash(&canonical),
@@ -103,16 +125,49 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
         created_at: app.now_ms,
     };
     let view = StatementView::from_row(&row, &c);
-    match write(app, log, &db, &row, &text, &c, balance, &view).await {
-        Ok(()) => Ok((view, true)),
+    let written = Written {
+        row: &row,
+        text: &text,
+        c: &c,
+        balance,
+        view: &view,
+    };
+    match write(app, log, &db, &written, cosigned.as_ref()).await {
+        Ok(()) => Ok((submitted(view, cosigned), true)),
         // The same statement, recorded meanwhile by a concurrent request.
-        Err(e) => {
-            match agreements::agreement_by_text(&db, &c.id, &row.verifier_key, &text).await? {
-                Some(existing) => Ok((StatementView::from_row(&existing, &c), false)),
-                None => Err(e),
-            }
-        }
+        Err(e) => match recorded().await? {
+            Some(existing) => replay(app, log, &db, &existing, &c, cosigned).await,
+            None => Err(e),
+        },
     }
+}
+
+fn submitted(statement: StatementView, cosigned: Option<Cosigned>) -> Submitted {
+    Submitted {
+        statement,
+        liabilities: cosigned.map(|c| c.view),
+    }
+}
+
+/// A statement recorded before, answered again; an inclusion sent with it
+/// that is new is written now (on its own: the statement is there).
+async fn replay(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    existing: &AgreementRow,
+    c: &CheckpointRow,
+    cosigned: Option<Cosigned>,
+) -> ApiResult<(Submitted, bool)> {
+    let mut created = false;
+    if let Some(new) = cosigned.as_ref().filter(|x| x.new) {
+        inclusion::write_alone(app, log, db, &new.row).await?;
+        created = true;
+    }
+    Ok((
+        submitted(StatementView::from_row(existing, c), cosigned),
+        created,
+    ))
 }
 
 /// The key of `keys` that signed `signed` and may still sign (newest
@@ -190,19 +245,33 @@ async fn dispute_context(
     })
 }
 
+/// A new statement to write: its row and text, the checkpoint, its
+/// closing balance and the view answered.
+struct Written<'a> {
+    row: &'a AgreementRow,
+    text: &'a str,
+    c: &'a CheckpointRow,
+    balance: Amount,
+    view: &'a StatementView,
+}
+
 /// The statement's one batch: the log fact and its meters, the
-/// checkpoint's statement count, the row, and the vendor's event.
-#[allow(clippy::too_many_arguments)]
+/// checkpoint's statement count, the row, the vendor's event, and the
+/// inclusion co-signed with it (its fact, meters and row), if any.
 async fn write(
     app: &App,
     log: LogId,
     db: &D1Database,
-    row: &AgreementRow,
-    text: &str,
-    c: &CheckpointRow,
-    balance: Amount,
-    view: &StatementView,
+    w: &Written<'_>,
+    cosigned: Option<&Cosigned>,
 ) -> ApiResult<()> {
+    let Written {
+        row,
+        text,
+        c,
+        balance,
+        view,
+    } = *w;
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": row.kind }).to_string();
     let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
@@ -236,6 +305,12 @@ async fn write(
     )?);
     let mut raises = vec![count];
     raises.extend(fact_raises);
+    let inclusion_fact = cosigned.map(|x| inclusion::fact(&x.row, app.now_ms));
+    if let (Some(x), Some(f)) = (cosigned.filter(|x| x.new), inclusion_fact.as_ref()) {
+        let (more, more_raises) = inclusion::statements(db, &x.row, f, plan, app.now_ms)?;
+        statements.extend(more);
+        raises.extend(more_raises);
+    }
     match meters::batch(db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::Statements) => {

@@ -50,6 +50,7 @@ async fn find(
                 format!("No published liabilities statement for period {period}"),
             )
         })?;
+    not_purged(&row)?;
     let leaf = store_l::ledger_of(db, &row.id, customer_id)
         .await?
         .ok_or_else(|| {
@@ -61,6 +62,29 @@ async fn find(
             )
         })?;
     Ok((row, leaf))
+}
+
+/// 410 `liabilities_purged` for a statement whose snapshot and nodes the
+/// tenant's retention window purged (docs/liabilities.md §12): the
+/// statement stays in the log and on public verify, no proof can be made.
+///
+/// # Errors
+/// That 410.
+pub fn not_purged(row: &StatementRow) -> ApiResult<()> {
+    match row.purged_at {
+        None => Ok(()),
+        Some(at) => Err(ApiError::coded(
+            ErrorCode::LiabilitiesPurged,
+            format!(
+                "The {} liabilities statement's leaves were purged on {} by the tenant's data \
+                 retention window: no proof can be made any more. The statement itself stays \
+                 in the log (GET /api/v1/verify/{})",
+                row.period,
+                crate::views::iso(at),
+                row.item_hash.as_deref().unwrap_or("")
+            ),
+        )),
+    }
 }
 
 /// Every stored node the customer's paths need, with the latest head: one
@@ -108,7 +132,7 @@ async fn read_nodes(
 ///
 /// # Errors
 /// 404 when the period has no published statement or the customer no
-/// leaf in it; D1 errors.
+/// leaf in it; 410 when retention purged its leaves; D1 errors.
 pub async fn proof(
     app: &App,
     tenant_id: &str,
@@ -280,7 +304,9 @@ pub async fn for_receipt(
     // (the job's own clock decided when the period closed).
     match proof(app, tenant_id, log, customer_id, period).await {
         Ok(doc) => Ok(Some(doc)),
-        Err(ApiError::Coded(ErrorCode::RecordNotFound, _)) => Ok(None),
+        Err(ApiError::Coded(ErrorCode::RecordNotFound | ErrorCode::LiabilitiesPurged, _)) => {
+            Ok(None)
+        }
         Err(e) => Err(e),
     }
 }

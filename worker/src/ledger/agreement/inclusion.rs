@@ -1,0 +1,190 @@
+//! A customer's co-signature of its inclusion in its period's liabilities
+//! statement (issue 31 part D, docs/liabilities.md §11), sent as
+//! `liabilities` beside the period's balance statement: signed by the same
+//! key, checked by core against the period's latest published statement
+//! and the ledger's leaf in it (`Inclusion::check`), and written in the
+//! balance statement's batch (or alone, when that one was recorded
+//! before) as a log fact of the tenant with its row.
+
+use bvs_core::agreement::{self, Inclusion, Statement, StatementError};
+use bvs_core::amount::Amount;
+use bvs_core::types::Period;
+use serde::Serialize;
+use serde_json::json;
+use worker::{D1Database, D1PreparedStatement};
+
+use super::{ledger_hash, origin};
+use crate::app::App;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ledger::facts::FactWrite;
+use crate::ledger::{meter, submit, LogId};
+use crate::plan::Plan;
+use crate::store;
+use crate::store::agreements::KeyRow;
+use crate::store::checkpoints::CheckpointRow;
+use crate::store::liabilities::{self as store_l, CosignatureRow};
+use crate::store::meters::{self, Raise};
+use crate::views;
+
+/// A refused `liabilities`, the field and the reason named first.
+fn rejected(e: &StatementError) -> ApiError {
+    ApiError::coded(
+        ErrorCode::StatementRejected,
+        format!("liabilities: inclusion rejected ({}): {e}", e.reason()),
+    )
+}
+
+/// The co-signature as the statements route answers it (`liabilities`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InclusionView {
+    pub kind: &'static str,
+    pub statement_id: String,
+    pub statement_hash: String,
+    pub period: String,
+    pub ledger_id: String,
+    pub balance: Amount,
+    pub counterparty_key: String,
+    /// Its log item (a fact's contentHash).
+    pub item_hash: String,
+    pub statement: String,
+    pub recorded_at: String,
+}
+
+/// A checked co-signature: its row, and whether it is new (a replay of a
+/// recorded one writes nothing).
+pub struct Cosigned {
+    pub row: CosignatureRow,
+    pub view: InclusionView,
+    pub new: bool,
+}
+
+/// Checks `signed` (a `bvs-agreement/v1 liabilities` note) sent with the
+/// balance statement `with` about checkpoint `c`: signed by the same key,
+/// naming this log, the ledger, the checkpoint's period, the period's
+/// latest published statement and the ledger's balance in it.
+///
+/// # Errors
+/// 422 `statement_rejected` naming `liabilities` and the reason (also for
+/// a dispute sent with it); 404 when the period has no published
+/// statement or the ledger no leaf in it.
+pub async fn check(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    key: &KeyRow,
+    with: &Statement,
+    c: &CheckpointRow,
+    signed: &str,
+) -> ApiResult<Cosigned> {
+    if !matches!(with, Statement::Balance(_)) {
+        return Err(rejected(&StatementError::WrongKind {
+            expected: "balance (an inclusion is co-signed with the period's agreement)",
+            got: with.kind(),
+        }));
+    }
+    let (named, canonical) =
+        agreement::verify_inclusion(signed, &key.verifier_key).map_err(|e| rejected(&e))?;
+    let missing = |what: &str| {
+        ApiError::coded(
+            ErrorCode::RecordNotFound,
+            format!("liabilities: {what} for period {}", c.period),
+        )
+    };
+    let s = store_l::latest_published(db, &c.tenant_id, &c.period)
+        .await?
+        .ok_or_else(|| missing("no liabilities statement is published"))?;
+    crate::ledger::liabilities::not_purged(&s)?;
+    let leaf = store_l::ledger_of(db, &s.id, &c.customer_id)
+        .await?
+        .ok_or_else(|| missing("the ledger has no leaf in the liabilities statement"))?;
+    let statement_hash = s
+        .item_hash
+        .as_deref()
+        .ok_or_else(|| ApiError::internal("a published statement without its item hash"))?;
+    let expected = Inclusion {
+        origin: origin(app, log)?,
+        ledger: ledger_hash(&key.ledger_id)?,
+        period: Period::parse(&s.period)?,
+        statement: store::parse_hash(statement_hash)?,
+        balance: Amount::parse(&leaf.balance)
+            .map_err(|e| ApiError::internal(format!("snapshot balance: {e}")))?,
+    };
+    expected.check(&named).map_err(|e| rejected(&e))?;
+    let item_hash = agreement::item_hash(&canonical).to_hex();
+    let existing = store_l::cosignature(db, &item_hash).await?;
+    let new = existing.is_none();
+    let row = existing.unwrap_or(CosignatureRow {
+        item_hash,
+        statement_id: s.id.clone(),
+        ledger_id: key.ledger_id.clone(),
+        tenant_id: key.tenant_id.clone(),
+        customer_id: key.customer_id.clone(),
+        verifier_key: key.verifier_key.clone(),
+        statement: canonical,
+        created_at: app.now_ms,
+    });
+    let view = InclusionView {
+        kind: agreement::INCLUSION_KIND,
+        statement_id: row.statement_id.clone(),
+        statement_hash: statement_hash.to_owned(),
+        period: s.period.clone(),
+        ledger_id: row.ledger_id.clone(),
+        balance: expected.balance,
+        counterparty_key: row.verifier_key.clone(),
+        item_hash: row.item_hash.clone(),
+        statement: row.statement.clone(),
+        recorded_at: views::iso(row.created_at),
+    };
+    Ok(Cosigned { row, view, new })
+}
+
+/// The co-signature's statements for a write's batch (its log fact and
+/// the fact's meters, then its row), and the raises they make.
+pub fn statements<'a>(
+    db: &D1Database,
+    row: &'a CosignatureRow,
+    fact: &'a FactWrite,
+    plan: Plan,
+    now_ms: u64,
+) -> ApiResult<(Vec<D1PreparedStatement>, [Raise<'a>; 2])> {
+    let metadata = json!({ "agreement": agreement::INCLUSION_KIND }).to_string();
+    let raises = fact.raises(&row.tenant_id, plan);
+    let mut out = fact.statements(
+        db,
+        &raises,
+        &row.tenant_id,
+        &row.statement,
+        Some(&metadata),
+        now_ms,
+    )?;
+    out.push(store_l::insert_cosignature(db, row)?);
+    Ok((out, raises))
+}
+
+/// The fact a co-signature is logged as (its metadata names the kind).
+pub fn fact(row: &CosignatureRow, now_ms: u64) -> FactWrite {
+    let metadata = json!({ "agreement": agreement::INCLUSION_KIND }).to_string();
+    FactWrite::new(&row.statement, Some(&metadata), now_ms)
+}
+
+/// Writes a co-signature on its own (its balance statement was recorded
+/// before): the fact, its meters and the row in one batch.
+///
+/// # Errors
+/// 402 when the vendor's plan refuses the fact (nothing written).
+pub async fn write_alone(
+    app: &App,
+    log: LogId,
+    db: &D1Database,
+    row: &CosignatureRow,
+) -> ApiResult<()> {
+    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
+    let fact = fact(row, app.now_ms);
+    let (statements, raises) = statements(db, row, &fact, plan, app.now_ms)?;
+    if let Err(m) = meters::batch(db, statements, &raises).await? {
+        return Err(meter::over(m, plan, log.env, app.now_ms));
+    }
+    submit::ring(app, log).await;
+    Ok(())
+}
