@@ -26,6 +26,7 @@ import httpx
 
 from . import webhooks as _webhooks
 from .errors import BvsError, ConnectionError, error_for
+from .liabilities import verify_liabilities_proof as _verify_liabilities
 from .models import (
     Checkpoint,
     CheckpointInput,
@@ -40,7 +41,6 @@ from .models import (
     Receipt,
     VerificationReport,
 )
-from .liabilities import verify_liabilities_proof as _verify_liabilities
 from .receipts import verify as _verify_receipt
 
 SDK_VERSION = "0.1.0"
