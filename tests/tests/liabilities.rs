@@ -406,6 +406,7 @@ fn sdks(
         python.exists(),
         ".venv-sdk is missing: run scripts/setup-test.sh"
     );
+    let started = std::time::Instant::now();
     let receipt_customer = customer(checkpointed);
     let with_env = |cmd: &mut Command| {
         cmd.env("BVS_BASE", base)
@@ -436,5 +437,9 @@ fn sdks(
     assert!(
         out.contains("sdk ok") && out.contains("is counted in a total"),
         "{out}"
+    );
+    println!(
+        "the SDKs' liabilities checks: {:.1} s",
+        started.elapsed().as_secs_f64()
     );
 }
