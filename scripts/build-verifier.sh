@@ -8,8 +8,8 @@
 # docs/liabilities.md: `verifyLiabilities`, and the proof checks) into
 # public/pkg-liabilities/, which a page loads only to check a liabilities
 # proof: in the verify page's module it would pass the size budget. `--sdk`
-# builds the SDKs' variant with a receipt's agreement checks into
-# target/verifier-sdk/ (sdk/README.md).
+# builds the SDKs' variant with a receipt's agreement checks and the
+# liabilities check into target/verifier-sdk/ (sdk/README.md).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
@@ -38,8 +38,9 @@ case "${1:-}" in
     ;;
   --sdk)
     # The SDKs' build (issue 29), with a receipt's agreement side
-    # (`verifyReceiptWithAgreement`), into target/verifier-sdk/.
-    features=(--features receipt-agreement)
+    # (`verifyReceiptWithAgreement`) and a customer's liabilities proof
+    # (`verifyLiabilities`, issue 31), into target/verifier-sdk/.
+    features=(--features receipt-agreement,liabilities)
     out="target/verifier-sdk"
     target_dir="target/verifier-sdk-build"
     sha256=()

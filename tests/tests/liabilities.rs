@@ -4,7 +4,7 @@
 //! cron, it is published in the log, every customer's proof verifies with
 //! `bvs-verify liabilities`, the total is the sum of derive's positive
 //! balances, tampered documents fail, and the statement's answer shows no
-//! leaf.
+//! leaf. Both SDKs check a customer's proof too (`sdks`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // Co-signing inclusion with the period's agreement (issue 31 part D).
@@ -26,7 +26,7 @@ use bvs_core::types::Period;
 use bvs_tests::client::{api, Keyed};
 use bvs_tests::cron::{now_ms, sweep};
 use bvs_tests::tenant::new_tenant_on_plan;
-use bvs_tests::{bvs_verify_bin, eventually, repo_root};
+use bvs_tests::{bvs_verify_bin, eventually, repo_root, run_ok};
 use serde_json::{json, Value};
 
 const CUSTOMERS: usize = 200;
@@ -287,6 +287,15 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         &cp2_root,
         &docs[agreed_first],
     );
+    let positive = (0..CUSTOMERS).find(|i| balances[*i].signum() > 0).unwrap();
+    sdks(
+        &api.base,
+        &t.test_key,
+        &key,
+        &period_text,
+        (&customer(positive), &balances[positive].to_string()),
+        (checkpointed, &cp_root),
+    );
     // A customer with no leaf (no delta) has no proof.
     let none = k.get(&format!(
         "/api/v1/balance/customers/nobody/liabilities-proof?period={period_text}"
@@ -301,7 +310,6 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
         assert!(!ok, "{name}: the tampered proof verified: {out}");
         out
     };
-    let positive = (0..CUSTOMERS).find(|i| balances[*i].signum() > 0).unwrap();
     let doc = &docs[positive];
     let b = balances[positive].to_string();
     // A changed amount: the leaf says less than the balance.
@@ -435,4 +443,68 @@ fn customer_side(
         other.to_str().unwrap(),
     ]);
     assert!(!ok && out.contains("liabilities.receipt"), "{out}");
+}
+
+/// Both SDKs check the proofs (sdk/README.md): each fetches a customer's
+/// proof by the vendor's route and the customer's by its checkpoint root,
+/// verifies them with the log key and the balance, sees a changed sibling
+/// sum fail `liabilities.path`, and checks the period receipt's own proof
+/// (sdk/typescript/test/liabilities-live.mjs,
+/// sdk/python/tests/live_liabilities.py; the SDKs are built by
+/// scripts/setup-test.sh).
+fn sdks(
+    base: &str,
+    api_key: &str,
+    log_key: &str,
+    period: &str,
+    (customer_id, balance): (&str, &str),
+    (checkpointed, root): (usize, &str),
+) {
+    let root_dir = repo_root();
+    let path = format!(
+        "{}:{}",
+        root_dir.join("node_modules/.bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let python = root_dir.join(".venv-sdk/bin/python");
+    assert!(
+        python.exists(),
+        ".venv-sdk is missing: run scripts/setup-test.sh"
+    );
+    let started = std::time::Instant::now();
+    let receipt_customer = customer(checkpointed);
+    let with_env = |cmd: &mut Command| {
+        cmd.env("BVS_BASE", base)
+            .env("BVS_API_KEY", api_key)
+            .env("BVS_LOG_KEY", log_key)
+            .env("BVS_PERIOD", period)
+            .env("BVS_CUSTOMER", customer_id)
+            .env("BVS_BALANCE", balance)
+            .env("BVS_ROOT", root)
+            .env("BVS_RECEIPT_CUSTOMER", &receipt_customer)
+            .env("PATH", &path);
+    };
+    let mut node = Command::new("node");
+    node.arg(root_dir.join("sdk/typescript/test/liabilities-live.mjs"));
+    with_env(&mut node);
+    let out = run_ok(&mut node, "the TypeScript SDK's liabilities check failed");
+    assert!(
+        out.contains("sdk ok") && out.contains("is counted in a total"),
+        "{out}"
+    );
+    // The sources, not an installed copy: the quickstart binary may be
+    // reinstalling the package into .venv-sdk at the same time.
+    let mut py = Command::new(&python);
+    py.arg(root_dir.join("sdk/python/tests/live_liabilities.py"))
+        .env("PYTHONPATH", root_dir.join("sdk/python/src"));
+    with_env(&mut py);
+    let out = run_ok(&mut py, "the Python SDK's liabilities check failed");
+    assert!(
+        out.contains("sdk ok") && out.contains("is counted in a total"),
+        "{out}"
+    );
+    println!(
+        "the SDKs' liabilities checks: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

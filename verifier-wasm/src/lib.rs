@@ -282,6 +282,35 @@ pub fn verify_liabilities(
     ))
 }
 
+/// A period receipt's liabilities proof tied to the receipt (the receipt's
+/// own `liabilities`, or `proof_json`, a proof saved apart): every check of
+/// [`verify_liabilities`] with the receipt's `finalBalance` as the expected
+/// balance, then `liabilities.receipt` (the proof's customer, period and
+/// balance are the receipt's); check names are prefixed `liabilities.`.
+/// No checks at all when the receipt carries no proof and none is given.
+/// What `bvs-verify receipt` adds to a receipt's checks (core's
+/// `liabilities::receipt::verify_receipt_proof`). Only in the SDKs' build.
+#[cfg(all(feature = "receipt-agreement", feature = "liabilities"))]
+#[wasm_bindgen(js_name = verifyReceiptLiabilities)]
+pub fn verify_receipt_liabilities(
+    receipt_json: &str,
+    proof_json: Option<String>,
+    trusted_key: Option<String>,
+) -> String {
+    use bvs_core::liabilities::receipt;
+    if proof_json.is_none() && !receipt::receipt_carries_proof(receipt_json) {
+        return json(&VerificationReport {
+            ok: true,
+            checks: Vec::new(),
+        });
+    }
+    json(&receipt::verify_receipt_proof(
+        receipt_json,
+        proof_json.as_deref(),
+        trusted_key.as_deref(),
+    ))
+}
+
 /// A signed tree head held to the log's witness policy as the log list
 /// publishes it (`witnessPolicy`: `quorum`, and `witnesses`, their
 /// cosignature/v1 vkeys, here as a JSON array of strings): the log's

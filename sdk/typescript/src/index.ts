@@ -4,14 +4,16 @@
 // by a test).
 
 import { request, type Answer, type RequestOptions, type TransportOptions } from "./http.js";
+import { verifyLiabilitiesProof, type LiabilitiesVerifyOptions } from "./liabilities.js";
 import { rawText, verifyReceipt, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
 import type { components } from "./schema.js";
-import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, WebhookKey } from "./types.js";
+import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, WebhookKey, LiabilitiesProof, LiabilitiesStatement } from "./types.js";
 import { verifyWebhook, type WebhookEvent, type WebhookVerifyOptions } from "./webhooks.js";
 
 export * from "./errors.js";
 export { backoffMs, type Answer, type RequestOptions } from "./http.js";
 export { setVerifierModule, verifierVersion, type Check, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
+export { verifyLiabilitiesProof, type LiabilitiesVerifyOptions } from "./liabilities.js";
 export { verifyWebhook, DEFAULT_TOLERANCE_SECONDS, type WebhookEvent, type WebhookVerifyOptions } from "./webhooks.js";
 export type { components, paths, operations } from "./schema.js";
 
@@ -167,6 +169,38 @@ export class Client {
       (await this.#post<AgreementStatement>("api/v1/agreement/statements", { statement }, options)).data,
   };
 
+  readonly liabilities = {
+    /** Asks for a statement of a closed period (202: being built; docs/liabilities.md §9). */
+    createStatement: async (input: { environment: "sandbox" | "production"; period: string }, options?: RequestOptions): Promise<LiabilitiesStatement> =>
+      (await this.#post<LiabilitiesStatement>("api/v1/liabilities", input, options)).data,
+    /** A period's statements, newest first. */
+    listStatements: async (query: { period?: string } = {}): Promise<LiabilitiesStatement[]> =>
+      (await this.#get<{ statements: LiabilitiesStatement[] }>("api/v1/liabilities", { query })).data.statements,
+    getStatement: async (id: string): Promise<LiabilitiesStatement> =>
+      (await this.#get<LiabilitiesStatement>(`api/v1/liabilities/${encodeURIComponent(id)}`)).data,
+    /**
+     * A customer's proof for the period's latest published statement (the
+     * vendor's route); its exact text is kept for verify().
+     */
+    getProof: async (customerId: string, query: { period: string }): Promise<LiabilitiesProof> => {
+      const a = await this.#get<LiabilitiesProof>(`api/v1/balance/customers/${encodeURIComponent(customerId)}/liabilities-proof`, { query });
+      rawText.set(a.data as object, a.text);
+      return a.data;
+    },
+    /**
+     * The customer's own proof by its checkpoint's merkleRoot (its period
+     * receipt's `itemsRoot`): public, no API key needed.
+     */
+    getProofByRoot: async (merkleRoot: string): Promise<LiabilitiesProof> => {
+      const a = await this.#get<LiabilitiesProof>(`api/v1/agreement/liabilities-proof/${encodeURIComponent(merkleRoot)}`);
+      rawText.set(a.data as object, a.text);
+      return a.data;
+    },
+    /** Checks a proof with the service's own verifier (WebAssembly): see LiabilitiesVerifyOptions. */
+    verify: (proof: string | object, options: LiabilitiesVerifyOptions): Promise<VerificationReport> =>
+      verifyLiabilitiesProof(proof, options),
+  };
+
   readonly webhooks = {
     /** Verifies a delivery (Standard Webhooks, on WebCrypto); returns its body. */
     verify: (payload: string | Uint8Array | ArrayBuffer, headers: Headers | Record<string, string>, options: WebhookVerifyOptions): Promise<WebhookEvent> =>
@@ -187,3 +221,5 @@ export class Client {
 export const webhooks = { verify: verifyWebhook };
 /** Verifies a receipt without a client (see verifyReceipt). */
 export const receipts = { verify: verifyReceipt };
+/** Verifies a liabilities proof without a client (see verifyLiabilitiesProof). */
+export const liabilities = { verify: verifyLiabilitiesProof };

@@ -32,11 +32,19 @@ export interface ReceiptVerifyOptions {
    * every proof is checked but not who signed the head (say so to the user).
    */
   policy?: "receipt-key";
+  /**
+   * A liabilities proof saved apart (docs/liabilities.md §10) to tie to this
+   * receipt, as `bvs-verify receipt --liabilities` does. A period receipt
+   * that carries its own `liabilities` is checked with it anyway.
+   */
+  liabilities?: string | object;
 }
 
-interface Glue {
+export interface Glue {
   initSync(arg: { module: WebAssembly.Module | BufferSource }): unknown;
   verifyReceiptWithAgreement(receipt: string, key?: string | null): string;
+  verifyReceiptLiabilities(receipt: string, proof?: string | null, key?: string | null): string;
+  verifyLiabilities(proof: string, key?: string | null, balance?: string | null): string;
   version(): string;
 }
 
@@ -78,8 +86,8 @@ async function load(): Promise<Glue> {
   return g;
 }
 
-/** The verifier, loaded once. */
-function verifier(): Promise<Glue> {
+/** The verifier, loaded once (also for liabilities.ts; not exported by the package). */
+export function verifier(): Promise<Glue> {
   glue ??= load();
   glue.catch(() => (glue = undefined));
   return glue;
@@ -88,19 +96,30 @@ function verifier(): Promise<Glue> {
 /** The text a receipt was answered with, kept by the client for each one. */
 export const rawText = new WeakMap<object, string>();
 
+/** The exact text of a document: given as text, or as the client returned it. */
+export function textOf(doc: string | object): string {
+  return typeof doc === "string" ? doc : (rawText.get(doc) ?? JSON.stringify(doc));
+}
+
 /**
  * Verifies a receipt: the tree head's signature, every delta's itemHash and
- * inclusion proof, the roots, the count, the replayed balance, and its
- * agreement side when it has one. Give the receipt as the client returned
- * it (its exact text is kept), or as text saved from the API.
+ * inclusion proof, the roots, the count, the replayed balance, its
+ * agreement side when it has one, and the liabilities proof of a period
+ * receipt (its own `liabilities`, or `options.liabilities`) tied to its
+ * customer, period and `finalBalance` (checks named `liabilities.*`).
+ * Give the receipt as the client returned it (its exact text is kept), or
+ * as text saved from the API.
  */
 export async function verifyReceipt(receipt: string | object, options: ReceiptVerifyOptions): Promise<VerificationReport> {
   if (!options.key && options.policy !== "receipt-key") {
     throw new TypeError('give the log key you trust ({key}), or {policy: "receipt-key"} to accept the key the receipt names');
   }
-  const text = typeof receipt === "string" ? receipt : (rawText.get(receipt) ?? JSON.stringify(receipt));
+  const text = textOf(receipt);
   const g = await verifier();
-  return JSON.parse(g.verifyReceiptWithAgreement(text, options.key ?? null)) as VerificationReport;
+  const report = JSON.parse(g.verifyReceiptWithAgreement(text, options.key ?? null)) as VerificationReport;
+  const proof = options.liabilities === undefined ? null : textOf(options.liabilities);
+  const tied = JSON.parse(g.verifyReceiptLiabilities(text, proof, options.key ?? null)) as VerificationReport;
+  return { ok: report.ok && tied.ok, checks: [...report.checks, ...tied.checks] };
 }
 
 /** The verifier's version (the service's crate version). */

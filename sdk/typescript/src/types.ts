@@ -48,3 +48,49 @@ export type WitnessStatus = S["WitnessStatus"];
 export type LogWitnesses = S["LogWitnesses"];
 export type DailyUsage = S["DailyUsage"];
 export type Webhook = S["Webhook"];
+/** A liabilities statement's progress and, once built, what it states (issue 31). */
+export type LiabilitiesStatement = S["LiabilitiesStatement"];
+
+// A customer's liabilities proof (docs/liabilities.md §8), written out here:
+// the OpenAPI schema leaves its inner objects open. Amounts outside the
+// statement are JSON numbers; the verifier reads them from the answer's
+// exact text, never through these parsed values.
+
+/** One tree of a statement: its root, total (canonical decimal text) and leaf count. */
+export interface LiabilitiesTree {
+  root: string;
+  total: string;
+  leafCount: number;
+}
+
+/** The statement as logged and hashed (docs/liabilities.md §1). */
+export interface LiabilitiesProofStatement {
+  scheme: "bvs-liabilities-v1";
+  tenantId: string;
+  environment: "sandbox" | "production";
+  period: string;
+  liabilities: LiabilitiesTree;
+  receivables: LiabilitiesTree;
+  supersedes: string | null;
+}
+
+/** A customer's leaf in one tree and its siblings, leaf side first. */
+export interface LiabilitiesLeafProof {
+  leafIndex: number;
+  salt: string;
+  amount: number;
+  path: { hash: string; sum: number }[];
+}
+
+/** A customer's proof that its balance is counted in a statement. */
+export interface LiabilitiesProof {
+  scheme: "bvs-liabilities-v1";
+  statement: LiabilitiesProofStatement;
+  statementHash: string;
+  customer: { customerId: string | null; ledgerId: string; balance: number };
+  liabilities: LiabilitiesLeafProof;
+  /** For a negative balance; else null. */
+  receivables: LiabilitiesLeafProof | null;
+  /** The statement in the signed log. */
+  log: { hashScheme: string; leafIndex: number; inclusionProof: string[]; treeHead: string; publicKey: string };
+}

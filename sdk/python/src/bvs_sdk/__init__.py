@@ -1,6 +1,6 @@
 """Python SDK of the balance verification service (sdk/README.md)."""
 
-from . import errors, receipts, webhooks
+from . import errors, liabilities, receipts, webhooks
 from .client import SDK_VERSION, AsyncClient, Client, backoff_seconds
 from .errors import (
     AuthenticationError,
@@ -17,7 +17,8 @@ from .errors import (
     ValidationError,
     WebhookVerificationError,
 )
-from .models import Receipt, VerificationReport
+from .liabilities import verify_liabilities_proof
+from .models import LiabilitiesProof, LiabilitiesStatement, Receipt, VerificationReport
 
 __version__ = SDK_VERSION
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "ConflictError",
     "ConnectionError",
     "GoneError",
+    "LiabilitiesProof",
+    "LiabilitiesStatement",
     "NotFoundError",
     "PaymentRequiredError",
     "PermissionError",
@@ -41,6 +44,8 @@ __all__ = [
     "WebhookVerificationError",
     "backoff_seconds",
     "errors",
+    "liabilities",
     "receipts",
+    "verify_liabilities_proof",
     "webhooks",
 ]

@@ -72,6 +72,33 @@ class _Verifier:
         report: dict[str, Any] = json.loads(out)
         return report
 
+    def _pass_opt(self, text: str | None) -> tuple[int, int]:
+        """An optional string argument: (0, 0) is wasm-bindgen's ``None``."""
+        return (0, 0) if text is None else self._pass(text.encode("utf-8"))
+
+    def _report(self, name: str, *texts: str | None) -> dict[str, Any]:
+        """Calls export ``name`` with (pointer, length) per string argument
+        (``None`` for an absent optional one) and reads its JSON report."""
+        with self._lock:
+            args: list[int] = []
+            for i, text in enumerate(texts):
+                if i == 0:
+                    args.extend(self._pass((text or "").encode("utf-8")))
+                else:
+                    args.extend(self._pass_opt(text))
+            fn = self._exports[name]
+            out = self._take_string(fn(self._store, *args))  # type: ignore[operator]
+        report: dict[str, Any] = json.loads(out)
+        return report
+
+    def verify_receipt_liabilities(self, receipt_text: str, proof_text: str | None, key: str | None) -> dict[str, Any]:
+        """The receipt's liabilities proof (or ``proof_text``) tied to it."""
+        return self._report("verifyReceiptLiabilities", receipt_text, proof_text, key)
+
+    def verify_liabilities(self, proof_text: str, key: str | None, balance: str | None) -> dict[str, Any]:
+        """A customer's liabilities proof (docs/liabilities.md §4)."""
+        return self._report("verifyLiabilities", proof_text, key, balance)
+
     def verify_ed25519(self, public_key: bytes, message: bytes, signature: bytes) -> bool:
         with self._lock:
             args: list[int] = []

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
@@ -25,6 +26,7 @@ import httpx
 
 from . import webhooks as _webhooks
 from .errors import BvsError, ConnectionError, error_for
+from .liabilities import verify_liabilities_proof as _verify_liabilities
 from .models import (
     Checkpoint,
     CheckpointInput,
@@ -34,6 +36,8 @@ from .models import (
     Derivation,
     EmitRecord,
     FactInput,
+    LiabilitiesProof,
+    LiabilitiesStatement,
     Receipt,
     VerificationReport,
 )
@@ -57,6 +61,7 @@ class _Spec:
     query: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
     receipt: bool = False
+    proof: bool = False
 
 
 def _seg(v: str) -> str:
@@ -106,6 +111,7 @@ class _Base:
         self.invitations = _Invitations(self)
         self.agreement = _Agreement(self)
         self.webhooks = _Webhooks(self)
+        self.liabilities = _Liabilities(self)
 
     def _prepare(self, spec: _Spec) -> tuple[dict[str, str], bytes | None, dict[str, Any]]:
         headers = dict(self.headers)
@@ -137,6 +143,10 @@ class _Base:
             receipt = Receipt(data)
             receipt.raw = text
             return None, receipt
+        if spec.proof and isinstance(data, dict):
+            proof = LiabilitiesProof(data)
+            proof.raw = text
+            return None, proof
         return None, data
 
     def _no_answer(self, spec: _Spec, cause: Exception) -> ConnectionError:
@@ -339,9 +349,15 @@ class _Receipts(_Resource):
         )
 
     @staticmethod
-    def verify(receipt: Receipt | str | dict[str, Any], *, key: str | None = None, policy: str | None = None) -> VerificationReport:
+    def verify(
+        receipt: Receipt | str | dict[str, Any],
+        *,
+        key: str | None = None,
+        policy: str | None = None,
+        liabilities: str | dict[str, Any] | None = None,
+    ) -> VerificationReport:
         """Checks a receipt with the service's own verifier (see receipts.verify)."""
-        return _verify_receipt(receipt, key=key, policy=policy)
+        return _verify_receipt(receipt, key=key, policy=policy, liabilities=liabilities)
 
 
 class _Invitations(_Resource):
@@ -356,6 +372,50 @@ class _Agreement(_Resource):
         return self._c._send(  # type: ignore[no-any-return]
             _Spec("POST", "api/v1/agreement/statements", {"statement": statement}, idempotency_key=idempotency_key)
         )
+
+
+class _Liabilities(_Resource):
+    """Liabilities statements and a customer's proof (docs/liabilities.md §9, §10)."""
+
+    def create_statement(
+        self, *, environment: str, period: str, idempotency_key: str | None = None
+    ) -> LiabilitiesStatement:
+        """Asks for a statement of a closed period (202: being built)."""
+        body = {"environment": environment, "period": period}
+        return self._c._send(  # type: ignore[no-any-return]
+            _Spec("POST", "api/v1/liabilities", body, idempotency_key=idempotency_key)
+        )
+
+    def list_statements(self, *, period: str | None = None) -> Any:
+        """A period's statements, newest first, as ``{"statements": [...]}``."""
+        return self._c._send(_Spec("GET", "api/v1/liabilities", query={"period": period}))
+
+    def get_statement(self, statement_id: str) -> LiabilitiesStatement:
+        return self._c._send(_Spec("GET", f"api/v1/liabilities/{_seg(statement_id)}"))  # type: ignore[no-any-return]
+
+    def get_proof(self, customer_id: str, *, period: str) -> LiabilitiesProof:
+        """A customer's proof for the period's latest published statement (the
+        vendor's route); its exact text is kept in ``.raw`` for verify()."""
+        path = f"api/v1/balance/customers/{_seg(customer_id)}/liabilities-proof"
+        return self._c._send(_Spec("GET", path, query={"period": period}, proof=True))  # type: ignore[no-any-return]
+
+    def get_proof_by_root(self, merkle_root: str) -> LiabilitiesProof:
+        """The customer's own proof by its checkpoint's merkleRoot (its period
+        receipt's ``itemsRoot``): public, no API key needed."""
+        path = f"api/v1/agreement/liabilities-proof/{_seg(merkle_root)}"
+        return self._c._send(_Spec("GET", path, proof=True))  # type: ignore[no-any-return]
+
+    @staticmethod
+    def verify(
+        proof: LiabilitiesProof | str | dict[str, Any],
+        *,
+        key: str | None = None,
+        policy: str | None = None,
+        balance: str | int | Decimal | None = None,
+    ) -> VerificationReport:
+        """Checks a proof with the service's own verifier (see
+        ``bvs_sdk.verify_liabilities_proof``)."""
+        return _verify_liabilities(proof, key=key, policy=policy, balance=balance)
 
 
 class _Webhooks(_Resource):

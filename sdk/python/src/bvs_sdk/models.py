@@ -112,3 +112,90 @@ class Receipt(dict[str, Any]):
     from (verification reads amounts from the text, never through floats)."""
 
     raw: str
+
+
+class LiabilitiesTotals(TypedDict):
+    total: str
+    leafCount: int
+
+
+class LiabilitiesStatement(TypedDict):
+    """A liabilities statement's progress and, once built, what it states
+    (``GET /api/v1/liabilities/{id}``; docs/liabilities.md §9)."""
+
+    id: str
+    environment: Literal["sandbox", "production"]
+    period: str
+    status: Literal["snapshot", "building", "queued", "published", "failed"]
+    ledgersSnapshotted: int
+    ledgersBuilt: int
+    statementHash: NotRequired[str | None]
+    supersedes: NotRequired[str | None]
+    supersededBy: NotRequired[str | None]
+    liabilities: NotRequired[LiabilitiesTotals | None]
+    receivables: NotRequired[LiabilitiesTotals | None]
+    leafIndex: NotRequired[int | None]
+    treeSize: NotRequired[int | None]
+    createdAt: str
+    publishedAt: NotRequired[str | None]
+    failure: NotRequired[str | None]
+
+
+# A customer's liabilities proof (docs/liabilities.md §8). The verifier
+# reads amounts from the answer's exact text (``LiabilitiesProof.raw``),
+# never through these parsed values.
+
+
+class LiabilitiesTree(TypedDict):
+    root: str
+    total: str
+    leafCount: int
+
+
+class LiabilitiesProofStatement(TypedDict):
+    """The statement as logged and hashed (docs/liabilities.md §1)."""
+
+    scheme: Literal["bvs-liabilities-v1"]
+    tenantId: str
+    environment: Literal["sandbox", "production"]
+    period: str
+    liabilities: LiabilitiesTree
+    receivables: LiabilitiesTree
+    supersedes: str | None
+
+
+class PathStep(TypedDict):
+    hash: str
+    sum: float | int
+
+
+class LiabilitiesLeafProof(TypedDict):
+    leafIndex: int
+    salt: str
+    amount: float | int
+    path: list[PathStep]
+
+
+class LiabilitiesCustomer(TypedDict):
+    customerId: str | None
+    ledgerId: str
+    balance: float | int
+
+
+class LiabilitiesLog(TypedDict):
+    hashScheme: str
+    leafIndex: int
+    inclusionProof: list[str]
+    treeHead: str
+    publicKey: str
+
+
+class LiabilitiesProof(dict[str, Any]):
+    """A customer's proof document (keys: ``scheme``, ``statement``
+    (:class:`LiabilitiesProofStatement`), ``statementHash``, ``customer``
+    (:class:`LiabilitiesCustomer`), ``liabilities`` and ``receivables``
+    (:class:`LiabilitiesLeafProof`, ``receivables`` None unless the balance
+    is negative), ``log`` (:class:`LiabilitiesLog`)), with ``raw``: the
+    exact answer text it was read from, which is what is verified."""
+
+    raw: str

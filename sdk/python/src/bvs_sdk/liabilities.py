@@ -1,0 +1,43 @@
+"""A customer's liabilities proof (issue 31, docs/liabilities.md §4 and
+§8), checked by the service's own verifier (``_verifier``): the same Rust
+``core`` check as ``bvs-verify liabilities`` and the agreement page."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from .models import LiabilitiesProof, VerificationReport
+from .receipts import text_of
+
+
+def verify_liabilities_proof(
+    proof: LiabilitiesProof | str | dict[str, Any],
+    *,
+    key: str | None = None,
+    policy: str | None = None,
+    balance: str | int | Decimal | None = None,
+) -> VerificationReport:
+    """Checks a customer's liabilities proof: the statement's hash, the
+    statement in the signed log, the ledger id, the leaf amounts and each
+    sum-tree path to the statement's root, total and leaf count, and, with
+    ``balance``, the balance. Checks are named as in docs/liabilities.md §4
+    (``statementHash``, ``log.inclusion``, ``liabilities.amount``,
+    ``liabilities.path``, ...); the last, ``summary``, is the sentence to
+    show once all passed.
+
+    ``key``: the log's verifier key you trust (pinned from GET
+    /api/v1/logs). Without one, ``policy="proof-key"`` accepts the key the
+    proof names (every proof is checked, not who signed the head).
+    ``balance``: the balance the customer knows (its period receipt's
+    ``finalBalance``, or its own books) as decimal text, an int or a
+    ``Decimal`` (a float is refused: it is not exact). Give the proof as
+    the client returned it (its exact text is kept), or as saved text."""
+    if key is None and policy != "proof-key":
+        raise TypeError('give the log key you trust (key=...), or policy="proof-key"')
+    if isinstance(balance, (float, bool)):
+        raise TypeError("balance: give decimal text, an int or a Decimal, not a float")
+    from ._verifier import verifier
+
+    expected = None if balance is None else format(balance, "f") if isinstance(balance, Decimal) else str(balance)
+    return verifier().verify_liabilities(text_of(proof), key, expected)  # type: ignore[return-value]

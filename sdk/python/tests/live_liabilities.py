@@ -1,0 +1,48 @@
+"""A customer's liabilities proof through the Python SDK against a real
+``wrangler dev`` with a published statement (run by tests/tests/liabilities.rs,
+which makes the statement and passes what the customer knows): the vendor's
+route and the public one by the checkpoint's merkleRoot each give a proof
+that verifies with the pinned log key and the customer's balance; a changed
+sibling sum fails ``liabilities.path``; the period receipt's own proof is
+checked and tied to it. Not a pytest module (it needs that service). Prints
+"sdk ok"."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from bvs_sdk import Client, receipts, verify_liabilities_proof
+
+
+def failed(report: object) -> list[str]:
+    return [c["name"] for c in report["checks"] if not c["ok"]]  # type: ignore[index]
+
+
+def main() -> None:
+    base, key, period = os.environ["BVS_BASE"], os.environ["BVS_LOG_KEY"], os.environ["BVS_PERIOD"]
+    customer, balance = os.environ["BVS_CUSTOMER"], os.environ["BVS_BALANCE"]
+    with Client(base_url=base, api_key=os.environ["BVS_API_KEY"]) as vendor:
+        proof = vendor.liabilities.get_proof(customer, period=period)
+        assert proof["customer"]["customerId"] == customer
+        r = vendor.liabilities.verify(proof, key=key, balance=balance)
+        assert r["ok"], r["checks"]
+        print(r["checks"][-1]["detail"])
+
+        with Client(base_url=base) as anyone:
+            mine = anyone.liabilities.get_proof_by_root(os.environ["BVS_ROOT"])
+        assert verify_liabilities_proof(mine, key=key)["ok"]
+
+        tampered = re.sub(r'"sum":[0-9.]+', '"sum":123456', proof.raw, count=1)
+        assert tampered != proof.raw
+        assert "liabilities.path" in failed(verify_liabilities_proof(tampered, key=key, balance=balance))
+
+        receipt = vendor.receipts.get(os.environ["BVS_RECEIPT_CUSTOMER"], period=period)
+        rr = receipts.verify(receipt, key=key)
+        assert rr["ok"], failed(rr)
+        assert any(c["name"] == "liabilities.receipt" and c["ok"] for c in rr["checks"])
+    print("sdk ok")
+
+
+if __name__ == "__main__":
+    main()

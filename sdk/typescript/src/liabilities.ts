@@ -1,0 +1,47 @@
+// A customer's liabilities proof (issue 31, docs/liabilities.md §4 and §8),
+// checked by the service's own verifier: the same Rust `core` check as
+// `bvs-verify liabilities` and the agreement page, in the SDKs' WebAssembly
+// module (scripts/build-verifier.sh --sdk). Nothing of it is written in
+// TypeScript here.
+
+import { textOf, verifier, type VerificationReport } from "./receipts.js";
+
+export interface LiabilitiesVerifyOptions {
+  /**
+   * The log's verifier key you trust (pinned from GET /api/v1/logs or
+   * /api/v1/log/{environment}/key). Checks that this key signed the tree
+   * head the statement is included in.
+   */
+  key?: string;
+  /**
+   * Without a key: `"proof-key"` accepts the key the proof names, so every
+   * proof is checked but not who signed the head (say so to the user).
+   */
+  policy?: "proof-key";
+  /**
+   * The balance the customer knows (its period receipt's `finalBalance`, or
+   * its own books): the proof must state it (check `balance`). Give it as
+   * decimal text ("42.10") to keep it exact; a number is written with
+   * `String(n)`.
+   */
+  balance?: string | number;
+}
+
+/**
+ * Verifies a customer's liabilities proof: the statement's hash, the
+ * statement in the signed log, the ledger id, the leaf amounts and each
+ * sum-tree path to the statement's root, total and leaf count, and (with
+ * `balance`) the balance. The report's checks are named as in
+ * docs/liabilities.md §4 (`statementHash`, `log.inclusion`,
+ * `liabilities.amount`, `liabilities.path`, ...); the last one, `summary`,
+ * is the sentence to show once all passed. Give the proof as the client
+ * returned it (its exact text is kept), or as text saved from the API.
+ */
+export async function verifyLiabilitiesProof(proof: string | object, options: LiabilitiesVerifyOptions): Promise<VerificationReport> {
+  if (!options.key && options.policy !== "proof-key") {
+    throw new TypeError('give the log key you trust ({key}), or {policy: "proof-key"} to accept the key the proof names');
+  }
+  const balance = options.balance === undefined ? null : String(options.balance);
+  const g = await verifier();
+  return JSON.parse(g.verifyLiabilities(textOf(proof), options.key ?? null, balance)) as VerificationReport;
+}
