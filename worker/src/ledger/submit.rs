@@ -80,7 +80,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             ledger_id: String::new(),
             position,
             item_hash: item,
-            delta: input.delta.to_string(),
+            delta: input.delta,
             reason: content.reason,
             reference_id: content.reference_id,
             metadata: metadata.map(|m| m.to_string()),

@@ -65,6 +65,9 @@ pub enum Arg<'a> {
     Blob(&'a [u8]),
     /// A hash, bound as its lowercase hex text (how every hash is stored).
     Hash(&'a Hash32),
+    /// An amount, bound as its canonical decimal text (how every amount
+    /// is stored).
+    Amount(Amount),
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -77,6 +80,7 @@ impl From<&Arg<'_>> for JsValue {
             Arg::Null => JsValue::NULL,
             Arg::Blob(b) => worker::js_sys::Uint8Array::from(*b).into(),
             Arg::Hash(h) => JsValue::from_str(&h.to_hex()),
+            Arg::Amount(a) => JsValue::from_str(&a.to_string()),
         }
     }
 }
@@ -110,6 +114,18 @@ impl<'a> Bind<'a> for &'a String {
 impl<'a> Bind<'a> for &'a Hash32 {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Hash(self))
+    }
+}
+
+impl Bind<'_> for Amount {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Amount(self))
+    }
+}
+
+impl Bind<'_> for &Amount {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Amount(*self))
     }
 }
 

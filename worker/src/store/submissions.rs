@@ -1,5 +1,6 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
+use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use serde::Deserialize;
 
@@ -22,7 +23,7 @@ row! {
 row! {
     pub struct NewDelta {
         anchor_id: String, customer_id: String, ledger_id: String, position: u64,
-        item_hash: Hash32, delta: String, reason: String, reference_id: Option<String>,
+        item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
         /// (`ledger::submit::for_tenant`).
@@ -39,7 +40,7 @@ impl NewDelta {
             self.customer_id.len(),
             self.ledger_id.len(),
             64, // item_hash, stored as 64 hex digits
-            self.delta.len(),
+            self.delta.to_string().len(),
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
             self.metadata.as_ref().map_or(0, String::len),
