@@ -337,7 +337,7 @@ pub struct StatementView {
 impl StatementView {
     fn from_row(a: &AgreementRow, c: &CheckpointRow) -> StatementView {
         StatementView {
-            kind: a.kind.clone(),
+            kind: a.kind.as_str().to_owned(),
             checkpoint_id: a.checkpoint_id.clone(),
             period: c.period.clone(),
             merkle_root: c.merkle_root.to_hex(),

@@ -254,7 +254,7 @@ pub async fn grow_synthetic(
             .map(|i| store::log::NewLeaf {
                 leaf_index: i,
                 item_hash: Hash32::digest(format!("{seed}:{i}").as_bytes()),
-                kind: "fact",
+                kind: store::log::LeafKind::Fact,
                 ref_id: format!("bench:{seed}"),
                 tenant_id: "bench".to_string(),
             })

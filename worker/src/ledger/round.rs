@@ -20,7 +20,7 @@ use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
-use crate::store::log::{HeadRow, NewLeaf};
+use crate::store::log::{HeadRow, LeafKind, NewLeaf};
 use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
 
@@ -36,7 +36,7 @@ pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, &'static str, String, &'a String);
+type LeafParts<'a> = (Hash32, LeafKind, String, &'a String);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in the order taken, at log positions from `old_size`.
@@ -112,12 +112,17 @@ impl Plan {
 
     pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
         let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
-            Ok((d.item_hash, "delta", d.anchor_id.clone(), &d.tenant_id))
+            Ok((
+                d.item_hash,
+                LeafKind::Delta,
+                d.anchor_id.clone(),
+                &d.tenant_id,
+            ))
         });
         let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
             Ok((
                 f.content_hash,
-                "fact",
+                LeafKind::Fact,
                 f.content_hash.to_hex(),
                 &f.tenant_id,
             ))
@@ -126,7 +131,12 @@ impl Plan {
             .checkpoints
             .iter()
             .map(|c| -> ApiResult<LeafParts<'_>> {
-                Ok((c.merkle_root, "checkpoint", c.id.clone(), &c.tenant_id))
+                Ok((
+                    c.merkle_root,
+                    LeafKind::Checkpoint,
+                    c.id.clone(),
+                    &c.tenant_id,
+                ))
             });
         let statements = self
             .statements
@@ -137,7 +147,7 @@ impl Plan {
                 })?;
                 Ok((
                     parse_hash(item)?,
-                    "liabilities",
+                    LeafKind::Liabilities,
                     st.id.clone(),
                     &st.tenant_id,
                 ))

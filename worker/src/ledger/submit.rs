@@ -138,26 +138,13 @@ pub fn items_root(prepared: &[Prepared]) -> Hash32 {
     merkle::root(&items)
 }
 
-/// A submission's kind: one emit, or one emit-batch.
-#[derive(Clone, Copy)]
-pub enum SubmissionKind {
-    Single,
-    Batch,
-}
+pub use crate::store::submissions::SubmissionKind;
 
-impl SubmissionKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            SubmissionKind::Single => "single",
-            SubmissionKind::Batch => "batch",
-        }
-    }
-
-    fn id_prefix(self) -> &'static str {
-        match self {
-            SubmissionKind::Single => "sub",
-            SubmissionKind::Batch => "bat",
-        }
+/// The prefix of a submission id of `kind`.
+fn id_prefix(kind: SubmissionKind) -> &'static str {
+    match kind {
+        SubmissionKind::Single => "sub",
+        SubmissionKind::Batch => "bat",
     }
 }
 
@@ -213,7 +200,7 @@ where
     R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
 {
     let root = items_root(prepared);
-    let submission_id = ids::new_id(kind.id_prefix())?;
+    let submission_id = ids::new_id(id_prefix(kind))?;
     let (status, text) = respond(&submission_id, &root)?;
     if by.stop == Some(Stop::Prepare) {
         return Ok(Submitted::Answer(status, text));
@@ -281,7 +268,7 @@ fn new_submission<'a>(
         id,
         tenant_id: by.tenant_id,
         contract_id: by.contract_id,
-        kind: kind.as_str(),
+        kind,
         items_root: root,
         item_count: count as u64,
         received_at: app.now_ms,

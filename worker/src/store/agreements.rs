@@ -112,6 +112,15 @@ pub struct KeyRow {
     pub signed_by_previous: Option<u64>,
 }
 
+super::text_enum! {
+    /// A customer's statement on a checkpoint: `balance` (agreed) or
+    /// `dispute` (`agreements.kind`).
+    pub enum AgreementKind {
+        Balance = "balance",
+        Dispute = "dispute",
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct AgreementRow {
     pub item_hash: Hash32,
@@ -119,7 +128,7 @@ pub struct AgreementRow {
     pub tenant_id: String,
     pub customer_id: String,
     pub checkpoint_id: String,
-    pub kind: String,
+    pub kind: AgreementKind,
     pub verifier_key: String,
     pub statement: String,
     pub created_at: u64,
@@ -247,7 +256,7 @@ pub fn insert_agreement(
         &a.tenant_id,
         &a.customer_id,
         &a.checkpoint_id,
-        &a.kind,
+        a.kind,
         &a.verifier_key,
         &a.statement,
         a.created_at,

@@ -368,6 +368,49 @@ pub fn changes(result: &D1Result) -> ApiResult<u64> {
 
 // ---------------------------------------------------------------- typed columns
 
+/// Declares an enum stored as one of a fixed set of TEXT values, with its
+/// one `as_str` (how it is bound: `impl Bind`) and its one parse (serde,
+/// when the row reader reads the row), so a stored status or kind is text
+/// only in SQL.
+///
+/// ```ignore
+/// text_enum! {
+///     /// A delivery's state.
+///     pub enum DeliveryStatus { Pending = "pending", Failed = "failed" }
+/// }
+/// ```
+macro_rules! text_enum {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $($(#[$variant_meta:meta])* $variant:ident = $text:literal),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+        $vis enum $name {
+            $($(#[$variant_meta])* #[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            /// The stored text.
+            #[allow(dead_code)]
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl<'a> $crate::store::Bind<'a> for $name {
+            fn arg(self) -> $crate::error::ApiResult<$crate::store::Arg<'a>> {
+                Ok($crate::store::Arg::Text(self.as_str()))
+            }
+        }
+    };
+}
+pub(crate) use text_enum;
+
 /// The `status` of a delta or fact; the one place its SQL spelling is
 /// mapped (SQL constants compare with the same words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

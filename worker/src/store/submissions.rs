@@ -13,9 +13,17 @@ const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
      WHERE items_root = ?1 LIMIT 10";
 
+super::text_enum! {
+    /// A submission's kind: one emit, or one emit-batch.
+    pub enum SubmissionKind {
+        Single = "single",
+        Batch = "batch",
+    }
+}
+
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: &'static str,
+        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
@@ -53,7 +61,7 @@ impl NewDelta {
 pub struct SubmissionRow {
     pub id: String,
     pub tenant_id: String,
-    pub kind: String,
+    pub kind: SubmissionKind,
     pub items_root: Hash32,
     pub item_count: u64,
     pub received_at: u64,

@@ -23,7 +23,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{db, meter, submit, LogId};
-use crate::store::agreements::{self, AgreementRow, KeyRow};
+use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::events;
 use crate::store::meters::{self, Meter, Raise};
@@ -97,7 +97,7 @@ pub async fn submit_statement(app: &App, signed: &str) -> ApiResult<(StatementVi
         tenant_id: key.tenant_id.clone(),
         customer_id: key.customer_id.clone(),
         checkpoint_id: c.id.clone(),
-        kind: kind.to_string(),
+        kind,
         verifier_key: key.verifier_key.clone(),
         statement: canonical,
         created_at: app.now_ms,
@@ -135,7 +135,7 @@ async fn check(
     reference: &CheckpointRef,
     balance: Amount,
     c: &CheckpointRow,
-) -> ApiResult<&'static str> {
+) -> ApiResult<AgreementKind> {
     match statement {
         Statement::Balance(b) => {
             reference.check(&b.checkpoint).map_err(|e| rejected(&e))?;
@@ -145,13 +145,13 @@ async fn check(
                     got: b.balance,
                 }));
             }
-            Ok("balance")
+            Ok(AgreementKind::Balance)
         }
         Statement::Dispute(d) => {
             reference.check(&d.checkpoint).map_err(|e| rejected(&e))?;
             let ctx = dispute_context(db, d, c).await?;
             d.check(&ctx).map_err(|e| rejected(&e))?;
-            Ok("dispute")
+            Ok(AgreementKind::Dispute)
         }
         Statement::Key(_) => Err(rejected(&StatementError::WrongKind {
             expected: "balance or dispute",
@@ -204,7 +204,7 @@ async fn write(
     view: &StatementView,
 ) -> ApiResult<()> {
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
-    let metadata = json!({ "agreement": row.kind }).to_string();
+    let metadata = json!({ "agreement": row.kind.as_str() }).to_string();
     let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
     let fact_raises = fact.raises(&row.tenant_id, plan);
     let mut statements = fact.statements(
@@ -261,7 +261,7 @@ fn event(
     balance: Amount,
     view: &StatementView,
 ) -> ApiResult<(&'static str, String)> {
-    let kind = if row.kind == "balance" {
+    let kind = if row.kind == AgreementKind::Balance {
         EVENT_CHECKPOINT_COSIGNED
     } else {
         EVENT_CHECKPOINT_DISPUTED
@@ -273,7 +273,7 @@ fn event(
         merkle_root: c.merkle_root.to_hex(),
         delta_count: c.delta_count,
         balance,
-        kind: &row.kind,
+        kind: row.kind.as_str(),
         ledger_id: &row.ledger_id,
         counterparty_key: &row.verifier_key,
         item_hash: &row.item_hash,
