@@ -100,7 +100,7 @@ impl Claim {
     /// The claim and the answer to store under it, for the write's batch.
     pub fn new_claim<'a>(&'a self, status: u16, body: &'a str) -> NewClaim<'a> {
         NewClaim {
-            env: self.env.as_str(),
+            env: self.env,
             key: &self.key,
             request_hash: &self.request_hash,
             token: &self.token,
@@ -321,7 +321,7 @@ impl Guard {
     fn claim(&self) -> KeyClaim<'_> {
         KeyClaim {
             tenant_id: &self.tenant_id,
-            env: self.env.as_str(),
+            env: self.env,
             key: &self.key,
             request_hash: &self.request_hash,
             token: &self.token,
@@ -368,7 +368,7 @@ impl Guard {
         let held = idem_store::held(
             db,
             &self.tenant_id,
-            self.env.as_str(),
+            self.env,
             &self.key,
             app.now_ms,
         )

@@ -103,7 +103,7 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
             &db,
             &contract_id,
             &tenant_id,
-            Env::Sandbox.as_str(),
+            Env::Sandbox,
             shard,
             now,
         )?,
@@ -196,5 +196,5 @@ pub async fn end_sessions(app: &App, user_id: &str) -> ApiResult<()> {
 /// # Errors
 /// D1 errors.
 pub async fn set_preferred_environment(app: &App, user_id: &str, env: Env) -> ApiResult<()> {
-    store::set_preferred_environment(&app.control_db()?, user_id, env.as_str(), app.now_ms).await
+    store::set_preferred_environment(&app.control_db()?, user_id, env, app.now_ms).await
 }

@@ -147,7 +147,7 @@ pub async fn create(
     crate::store::roots::insert(
         &app.control_db()?,
         &row.merkle_root.to_hex(),
-        log.env.as_str(),
+        log.env,
         log.shard,
         app.now_ms,
     )

@@ -487,7 +487,7 @@ async fn finish(
     store::roots::insert(
         &app.control_db()?,
         &item,
-        log.env.as_str(),
+        log.env,
         log.shard,
         app.now_ms,
     )

@@ -340,10 +340,10 @@ pub async fn with_roots_index<T>(
     let index = async {
         let db = app.control_db()?;
         match roots {
-            [root] => roots::insert(&db, root, log.env.as_str(), log.shard, app.now_ms)
+            [root] => roots::insert(&db, root, log.env, log.shard, app.now_ms)
                 .await
                 .map(|_| ()),
-            _ => roots::insert_all(&db, roots, log.env.as_str(), log.shard, app.now_ms).await,
+            _ => roots::insert_all(&db, roots, log.env, log.shard, app.now_ms).await,
         }
     };
     let (written, indexed) = futures_util::future::join(write, index).await;
@@ -365,7 +365,7 @@ pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = S
         return;
     }
     let written = match app.control_db() {
-        Ok(db) => roots::insert_all(&db, &roots, log.env.as_str(), log.shard, app.now_ms).await,
+        Ok(db) => roots::insert_all(&db, &roots, log.env, log.shard, app.now_ms).await,
         Err(e) => Err(e),
     };
     if let Err(e) = written {

@@ -76,11 +76,11 @@ row! {
 }
 
 queries! {
-    fn shard_count_rows(env: &str) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
+    fn shard_count_rows(env: Env) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
 }
 
 /// `(shard, tenants)` of `env`, for placement.
-pub async fn shard_counts(db: &D1Database, env: &str) -> ApiResult<Vec<(u32, u64)>> {
+pub async fn shard_counts(db: &D1Database, env: Env) -> ApiResult<Vec<(u32, u64)>> {
     let rows = shard_count_rows(db, env).await?;
     Ok(rows.into_iter().map(|r| (r.shard, r.n)).collect())
 }
@@ -90,7 +90,7 @@ pub fn insert_active(
     db: &D1Database,
     id: &str,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
@@ -113,7 +113,7 @@ pub async fn begin_provisioning(
     db: &D1Database,
     new_id: &str,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<u64> {
@@ -135,8 +135,8 @@ pub async fn begin_provisioning(
 queries! {
     /// `status` is `active` or `error` (with a short reason).
     pub fn finish_provisioning(
-        tenant_id: &str, env: &str, status: &str, error: Option<&str>, now_ms: u64,
+        tenant_id: &str, env: Env, status: &str, error: Option<&str>, now_ms: u64,
     ) -> u64 = run(FINISH_PROVISIONING);
     pub fn of_tenant(tenant_id: &str) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
-    pub fn for_env(tenant_id: &str, env: &str) -> Option<ContractRow> = first(SELECT_FOR_ENV);
+    pub fn for_env(tenant_id: &str, env: Env) -> Option<ContractRow> = first(SELECT_FOR_ENV);
 }

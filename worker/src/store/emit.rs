@@ -12,6 +12,7 @@
 //! (migrations/ledger/0051_emit_claims.sql).
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -98,7 +99,7 @@ const DELETE_EXPIRED_CLAIMS: &str = "DELETE FROM idempotency_claims WHERE expire
 
 /// An Idempotency-Key claim made inside the write's batch.
 pub struct NewClaim<'a> {
-    pub env: &'a str,
+    pub env: Env,
     pub key: &'a str,
     pub request_hash: &'a Hash32,
     /// This request's random id: the later statements test it.

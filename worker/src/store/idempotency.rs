@@ -5,6 +5,7 @@
 //! claim and the stored answer, into their batch. Here too: their expiry.
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::Env;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::emit::{ClaimRow, DELETE_EXPIRED_CLAIM, DELETE_EXPIRED_RESULT};
@@ -33,7 +34,7 @@ pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResu
 /// A key under which a write claims and stores its answer.
 pub struct KeyClaim<'a> {
     pub tenant_id: &'a str,
-    pub env: &'a str,
+    pub env: Env,
     pub key: &'a str,
     pub request_hash: &'a Hash32,
     pub token: &'a str,
@@ -80,7 +81,7 @@ pub fn claim_and_answer(
 pub async fn held(
     db: &D1Database,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     key: &str,
     now_ms: u64,
 ) -> ApiResult<Option<ClaimRow>> {

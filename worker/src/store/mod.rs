@@ -42,6 +42,7 @@ pub mod witnesses;
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::Env;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use wasm_bindgen::JsValue;
@@ -114,6 +115,12 @@ impl<'a> Bind<'a> for &'a String {
 impl<'a> Bind<'a> for &'a Hash32 {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Hash(self))
+    }
+}
+
+impl Bind<'_> for Env {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Text(self.as_str()))
     }
 }
 
