@@ -365,14 +365,7 @@ impl Guard {
     /// # Errors
     /// D1 errors.
     pub async fn held(&self, app: &App, db: &worker::D1Database) -> ApiResult<Option<Response>> {
-        let held = idem_store::held(
-            db,
-            &self.tenant_id,
-            self.env,
-            &self.key,
-            app.now_ms,
-        )
-        .await?;
+        let held = idem_store::held(db, &self.tenant_id, self.env, &self.key, app.now_ms).await?;
         let Some(held) = held else {
             return Ok(None);
         };

@@ -99,14 +99,7 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
     let mut statements = vec![
         store::insert_tenant(&db, &tenant_id, &r.company, now)?,
         store::insert_user(&db, &user, now)?,
-        contracts::insert_active(
-            &db,
-            &contract_id,
-            &tenant_id,
-            Env::Sandbox,
-            shard,
-            now,
-        )?,
+        contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox, shard, now)?,
     ];
     let expires = now + VERIFY_TOKEN_LIFETIME_MS;
     statements.extend(store::issue_token(

@@ -33,8 +33,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
     }
     let new_id = ids::new_id("ctr")?;
     let shard = ledger::shard::place(app, env).await?;
-    let won =
-        store::begin_provisioning(&db, &new_id, tenant_id, env, shard, app.now_ms).await?;
+    let won = store::begin_provisioning(&db, &new_id, tenant_id, env, shard, app.now_ms).await?;
     if won == 0 {
         return Err(ApiError::Conflict(format!(
             "{} ({}) is already being provisioned",
@@ -63,15 +62,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
             )
         }
     };
-    store::finish_provisioning(
-        &db,
-        tenant_id,
-        env,
-        status.as_str(),
-        error,
-        app.now_ms,
-    )
-    .await?;
+    store::finish_provisioning(&db, tenant_id, env, status, error, app.now_ms).await?;
     Ok(())
 }
 

@@ -484,14 +484,7 @@ async fn finish(
     // The public verify route finds the statement's shard by its hash (the
     // proof-root index); recorded first, so a published statement always
     // has its row (an orphan row of a failed batch names nothing).
-    store::roots::insert(
-        &app.control_db()?,
-        &item,
-        log.env,
-        log.shard,
-        app.now_ms,
-    )
-    .await?;
+    store::roots::insert(&app.control_db()?, &item, log.env, log.shard, app.now_ms).await?;
     store::batch(db, vec![store_l::set_queued(db, &row.id, &f, app.now_ms)?]).await?;
     Ok(Step::Queued)
 }

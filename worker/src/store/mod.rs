@@ -409,6 +409,12 @@ macro_rules! text_enum {
             }
         }
 
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
         impl<'a> $crate::store::Bind<'a> for $name {
             fn arg(self) -> $crate::error::ApiResult<$crate::store::Arg<'a>> {
                 Ok($crate::store::Arg::Text(self.as_str()))
@@ -418,43 +424,23 @@ macro_rules! text_enum {
 }
 pub(crate) use text_enum;
 
-/// The `status` of a delta or fact; the one place its SQL spelling is
-/// mapped (SQL constants compare with the same words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ItemStatus {
-    Queued,
-    Verified,
-    Failed,
-}
-
-impl ItemStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ItemStatus::Queued => "QUEUED",
-            ItemStatus::Verified => "VERIFIED",
-            ItemStatus::Failed => "FAILED",
-        }
+text_enum! {
+    /// The `status` of a delta or fact; the one place its SQL spelling is
+    /// mapped (SQL constants compare with the same words).
+    pub enum ItemStatus {
+        Queued = "QUEUED",
+        Verified = "VERIFIED",
+        Failed = "FAILED",
     }
 }
 
-/// The `status` of a checkpoint: its root is fixed (QUEUED), then in the
-/// log (COMMITTED), or it can never be appended (FAILED).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum CheckpointStatus {
-    Queued,
-    Committed,
-    Failed,
-}
-
-impl CheckpointStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckpointStatus::Queued => "QUEUED",
-            CheckpointStatus::Committed => "COMMITTED",
-            CheckpointStatus::Failed => "FAILED",
-        }
+text_enum! {
+    /// The `status` of a checkpoint: its root is fixed (QUEUED), then in the
+    /// log (COMMITTED), or it can never be appended (FAILED).
+    pub enum CheckpointStatus {
+        Queued = "QUEUED",
+        Committed = "COMMITTED",
+        Failed = "FAILED",
     }
 }
 
