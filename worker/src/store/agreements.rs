@@ -164,22 +164,12 @@ pub fn logged_keys(
 }
 
 /// For a receipt's batch: the statements about the checkpoints that can
-/// have its root (`checkpoints::receipt_candidates`), with log positions.
-///
-/// # Errors
-/// A value that cannot be bound.
-pub fn logged_statements(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    period: Option<&str>,
-) -> ApiResult<D1PreparedStatement> {
-    let sql = (
+/// have its root (`checkpoints::RECEIPT_CANDIDATES`), with log positions.
+pub const LOGGED_STATEMENTS: super::checkpoints::OverCandidates =
+    super::checkpoints::OverCandidates::new(
         SELECT_LOGGED_STATEMENTS_OF_LEDGER,
         SELECT_LOGGED_STATEMENTS_OF_PERIOD,
     );
-    super::checkpoints::over_candidates(db, sql, tenant_id, customer_id, period)
-}
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`): the keys of the

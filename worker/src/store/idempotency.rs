@@ -31,28 +31,53 @@ pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResu
     run(ledger, DELETE_EXPIRED_RESULTS, &args![now_ms]).await
 }
 
-/// A key under which a write claims and stores its answer.
-pub struct KeyClaim<'a> {
-    pub tenant_id: &'a str,
+/// An Idempotency-Key claim, whichever batch takes it (a strict one here,
+/// the emit's in `store::emit`): the key of an environment (the tenant is
+/// the batch's), the request's body hash and random token, and its window.
+pub struct ClaimKey<'a> {
     pub env: Env,
     pub key: &'a str,
     pub request_hash: &'a Hash32,
+    /// This request's random id: the later statements test it.
     pub token: &'a str,
     pub now_ms: u64,
     pub expires_at: u64,
+}
+
+/// The statements dropping the expired claim and answer of `tenant_id`'s key.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub(super) fn drop_expired(
+    db: &D1Database,
+    tenant_id: &str,
+    c: &ClaimKey<'_>,
+) -> ApiResult<[D1PreparedStatement; 2]> {
+    let expired = args![tenant_id, c.env, c.key, c.now_ms];
+    Ok([
+        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
+        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+    ])
+}
+
+/// A key under which a write claims and stores its answer.
+pub struct KeyClaim<'a> {
+    pub tenant_id: &'a str,
+    pub claim: ClaimKey<'a>,
 }
 
 /// The statements that put the claim and `status`/`body` under the key:
 /// expired records of the key dropped, the strict claim, the answer.
 pub fn claim_and_answer(
     db: &D1Database,
-    c: &KeyClaim<'_>,
+    k: &KeyClaim<'_>,
     status: u16,
     body: &str,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let expired = args![c.tenant_id, c.env, c.key, c.now_ms];
+    let [expired_claim, expired_result] = drop_expired(db, k.tenant_id, &k.claim)?;
+    let c = &k.claim;
     let claim = args![
-        c.tenant_id,
+        k.tenant_id,
         c.env,
         c.key,
         c.request_hash,
@@ -61,7 +86,7 @@ pub fn claim_and_answer(
         c.expires_at
     ];
     let answer = args![
-        c.tenant_id,
+        k.tenant_id,
         c.env,
         c.key,
         c.request_hash,
@@ -70,8 +95,8 @@ pub fn claim_and_answer(
         c.expires_at
     ];
     Ok(vec![
-        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
-        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        expired_claim,
+        expired_result,
         stmt(db, CLAIM_STRICT, &claim)?,
         stmt(db, INSERT_ANSWER, &answer)?,
     ])

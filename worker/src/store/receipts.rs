@@ -97,9 +97,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         ledgers::ledger_statement(db, tenant, customer)?,
         deltas,
         log::latest_head_statement(db)?,
-        checkpoints::receipt_candidates(db, tenant, customer, r.period)?,
+        checkpoints::RECEIPT_CANDIDATES.statement(db, tenant, customer, r.period)?,
         agreements::logged_keys(db, tenant, r.ledger_id)?,
-        agreements::logged_statements(db, tenant, customer, r.period)?,
+        agreements::LOGGED_STATEMENTS.statement(db, tenant, customer, r.period)?,
         super::witnesses::published_candidates_statement(db)?,
     ];
     if let Some(p) = r.period {

@@ -163,18 +163,9 @@ async fn write(
     let db = db(app, log)?;
     // A statement is a fact of the vendor's tenant: it counts against the
     // vendor's plan like any fact, so no party can fill the shared database.
-    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": "key" }).to_string();
-    let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
-    let fact_raises = fact.raises(&row.tenant_id, plan);
-    let mut statements = fact.statements(
-        &db,
-        &fact_raises,
-        &row.tenant_id,
-        &row.statement,
-        Some(&metadata),
-        app.now_ms,
-    )?;
+    let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
+    let mut statements = fact.statements(&db)?;
     let keys = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::CounterpartyKeys,
@@ -198,7 +189,7 @@ async fn write(
     statements.push(meters::raise(&db, &keys)?);
     statements.push(agreements::insert_key(&db, row)?);
     raises.push(keys);
-    raises.extend(fact_raises);
+    raises.extend(fact.raises());
     match meters::batch(&db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::InvitationUses) => {
@@ -211,7 +202,7 @@ async fn write(
                 "This ledger has the most key bindings it can have ({KEYS_PER_LEDGER_MAX})"
             )))
         }
-        Err(m) => return Err(meter::over(m, plan, log.env, app.now_ms)),
+        Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
     submit::ring(app, log).await;
     Ok(())

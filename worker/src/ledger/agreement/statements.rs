@@ -203,18 +203,9 @@ async fn write(
     balance: Amount,
     view: &StatementView,
 ) -> ApiResult<()> {
-    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": row.kind.as_str() }).to_string();
-    let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
-    let fact_raises = fact.raises(&row.tenant_id, plan);
-    let mut statements = fact.statements(
-        db,
-        &fact_raises,
-        &row.tenant_id,
-        &row.statement,
-        Some(&metadata),
-        app.now_ms,
-    )?;
+    let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
+    let mut statements = fact.statements(db)?;
     let count = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::Statements,
@@ -235,7 +226,7 @@ async fn write(
         app.now_ms,
     )?);
     let mut raises = vec![count];
-    raises.extend(fact_raises);
+    raises.extend(fact.raises());
     match meters::batch(db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::Statements) => {
@@ -247,7 +238,7 @@ async fn write(
                 ),
             ))
         }
-        Err(m) => return Err(meter::over(m, plan, log.env, app.now_ms)),
+        Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
     submit::ring(app, log).await;
     Ok(())
