@@ -143,8 +143,9 @@ fn origin(app: &App, log: LogId) -> ApiResult<Origin> {
     Origin::parse(&text).map_err(|e| ApiError::internal(format!("log origin: {e}")))
 }
 
+/// A stored ledger id (the hash `submit::ledger_id` makes), read as one.
 fn ledger_hash(text: &str) -> ApiResult<Hash32> {
-    Hash32::parse(text).map_err(|_| ApiError::internal("stored ledger id is not a hash"))
+    crate::store::parse_hash(text)
 }
 
 #[derive(Debug, Serialize)]

@@ -21,7 +21,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{HeadRow, LeafKind, NewLeaf};
-use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
+use crate::store::{meters, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
 
 /// DEV_MODE fault injection: a delta with this `reason`, a fact whose
@@ -142,15 +142,10 @@ impl Plan {
             .statements
             .iter()
             .map(|st| -> ApiResult<LeafParts<'_>> {
-                let item = st.item_hash.as_deref().ok_or_else(|| {
+                let item = st.item_hash.ok_or_else(|| {
                     crate::error::ApiError::internal(format!("statement {} has no item", st.id))
                 })?;
-                Ok((
-                    parse_hash(item)?,
-                    LeafKind::Liabilities,
-                    st.id.clone(),
-                    &st.tenant_id,
-                ))
+                Ok((item, LeafKind::Liabilities, st.id.clone(), &st.tenant_id))
             });
         deltas
             .chain(facts)
@@ -269,10 +264,10 @@ fn statement_marks(
         .enumerate()
         .map(|(i, st)| (st.id.as_str(), plan.statement_leaf(i)))
         .collect();
-    let superseded: Vec<(&str, &str)> = plan
+    let superseded: Vec<(&Hash32, &Hash32)> = plan
         .statements
         .iter()
-        .filter_map(|st| Some((st.supersedes.as_deref()?, st.item_hash.as_deref()?)))
+        .filter_map(|st| Some((st.supersedes.as_ref()?, st.item_hash.as_ref()?)))
         .collect();
     liabilities::mark_published_all(db, &marks, &superseded, head.tree_size, now)
 }

@@ -93,8 +93,8 @@ async fn read_nodes(
     let mut nodes = Nodes::new();
     for n in store::rows::<NodeRow>(&results, 0)? {
         let node = SumNode {
-            hash: store::parse_hash(&n.hash)?,
-            sum: Amount::parse(&n.sum).map_err(|e| internal(row, &e.to_string()))?,
+            hash: n.hash,
+            sum: n.sum,
         };
         nodes.insert((n.tree, n.level, n.idx), node);
     }
