@@ -104,7 +104,7 @@ fn token_log(token: &str, shards: impl Fn(Env) -> u32) -> Option<LogId> {
 /// could not have issued (the registration then says why).
 pub fn token_scope(app: &App, token: &str) -> Option<(LogId, String)> {
     let log = token_log(token, |env| super::shard::count(app, env))?;
-    Some((log, format!("invitation:{}", token_hash(token))))
+    Some((log, format!("invitation:{}", token_hash(token).to_hex())))
 }
 
 /// Where a statement's Idempotency-Key lives: the shard of the log its
@@ -121,8 +121,8 @@ pub fn statement_scope(app: &App, signed: &str) -> Option<(LogId, String)> {
 }
 
 /// What is stored of a token: its SHA-256, hex.
-fn token_hash(token: &str) -> String {
-    Hash32::digest(token.as_bytes()).to_hex()
+fn token_hash(token: &str) -> Hash32 {
+    Hash32::digest(token.as_bytes())
 }
 
 fn invalid(message: &str) -> ApiError {

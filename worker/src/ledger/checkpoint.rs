@@ -71,7 +71,7 @@ pub async fn list(
             };
             Listed {
                 row: l.row,
-                tx_hash: l.tx_hash,
+                tx_hash: l.tx_hash.map(|h| h.to_hex()),
                 previous,
             }
         })

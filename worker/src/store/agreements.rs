@@ -89,7 +89,7 @@ const SELECT_BALANCE_AT_LEAF: &str =
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct InvitationRow {
-    pub token_hash: String,
+    pub token_hash: Hash32,
     pub tenant_id: String,
     pub customer_id: String,
     pub ledger_id: String,
@@ -198,13 +198,13 @@ pub fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<D1Prep
     stmt(db, INSERT_INVITATION, &args)
 }
 
-pub async fn invitation(db: &D1Database, token_hash: &str) -> ApiResult<Option<InvitationRow>> {
+pub async fn invitation(db: &D1Database, token_hash: &Hash32) -> ApiResult<Option<InvitationRow>> {
     first(db, SELECT_INVITATION, &args![token_hash]).await
 }
 
 super::statements! {
     /// Marks an invitation used (for the registration's batch).
-    pub fn use_invitation(token_hash: &str, now_ms: u64) = USE_INVITATION;
+    pub fn use_invitation(token_hash: &Hash32, now_ms: u64) = USE_INVITATION;
 }
 
 /// A key binding's insert, for the registration's batch.

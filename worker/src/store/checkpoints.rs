@@ -315,7 +315,7 @@ statements! {
 pub struct ListedRow {
     #[serde(flatten)]
     pub row: CheckpointRow,
-    pub tx_hash: Option<String>,
+    pub tx_hash: Option<Hash32>,
     pub prev_id: Option<String>,
     pub prev_period: Option<String>,
     pub prev_tree_size: Option<u64>,

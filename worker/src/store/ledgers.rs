@@ -173,7 +173,9 @@ pub struct FrontierRow {
 row! {
     pub struct LedgerUpdate<'a> {
         tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
-        old_balance: Amount, new_balance: Amount, latest_items_root: String,
+        old_balance: Amount, new_balance: Amount,
+        /// Bound as `""` when None (no verified delta).
+        latest_items_root: Option<Hash32>,
         /// The window's frontier after this round, and the log positions of
         /// the round's first and last delta of this ledger.
         frontier: String,
@@ -192,7 +194,7 @@ pub fn update_all(
     window: &str,
     now: u64,
 ) -> Statements {
-    let aggregates: Vec<(&str, &str, u64, String, &str)> = updates
+    let aggregates: Vec<(&str, &str, u64, String, String)> = updates
         .iter()
         .map(|u| {
             (
@@ -200,7 +202,7 @@ pub fn update_all(
                 u.customer_id,
                 u.new_count,
                 u.new_balance.to_string(),
-                u.latest_items_root.as_str(),
+                u.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
             )
         })
         .collect();
