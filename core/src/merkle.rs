@@ -363,6 +363,21 @@ pub fn consistency_path_len(old: TreeSize, new: TreeSize) -> Option<usize> {
     }
 }
 
+/// That `proof` holds the `expected` number of hashes.
+fn path_of_len(proof: &[Hash32], expected: usize) -> Result<(), ProofError> {
+    if proof.len() != expected {
+        return Err(wrong_len(proof, expected));
+    }
+    Ok(())
+}
+
+fn wrong_len(proof: &[Hash32], expected: usize) -> ProofError {
+    ProofError::WrongPathLength {
+        expected,
+        got: proof.len(),
+    }
+}
+
 /// The RFC 9162 walk up an audit path from node `f` of a tree whose last
 /// node is `s` (both at the path's first level), starting from `seed`:
 /// the root it reaches, or `None` when the path is too long or too short
@@ -437,16 +452,8 @@ pub fn verify_inclusion_of_leaf_hash(
         index: index.0,
         size: size.0,
     })?;
-    if proof.len() != expected {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
-    let r = walk(proof, index.0, size.0 - 1, *leaf, None).ok_or(ProofError::WrongPathLength {
-        expected,
-        got: proof.len(),
-    })?;
+    path_of_len(proof, expected)?;
+    let r = walk(proof, index.0, size.0 - 1, *leaf, None).ok_or(wrong_len(proof, expected))?;
     if r.ct_eq(root) {
         Ok(())
     } else {
@@ -473,12 +480,7 @@ pub fn verify_consistency(
         old: old.0,
         new: new.0,
     })?;
-    if proof.len() != expected {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
+    path_of_len(proof, expected)?;
     if old.0 == 0 {
         return if old_root.ct_eq(&Hash32::EMPTY) {
             Ok(())
@@ -512,10 +514,7 @@ pub fn verify_consistency(
     }
     // The old root takes only the left siblings; the new root all.
     let mut fr = first;
-    let sr = walk(rest, f, s, first, Some(&mut fr)).ok_or(ProofError::WrongPathLength {
-        expected,
-        got: proof.len(),
-    })?;
+    let sr = walk(rest, f, s, first, Some(&mut fr)).ok_or(wrong_len(proof, expected))?;
     if !fr.ct_eq(old_root) {
         return Err(ProofError::OldRootMismatch);
     }
