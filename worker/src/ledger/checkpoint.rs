@@ -212,7 +212,7 @@ async fn window(
 ) -> ApiResult<Option<Window>> {
     match customer {
         Some(c) => {
-            let Some(w) = ledgers::window(db, tenant_id, c.as_str(), period).await? else {
+            let Some(w) = ledgers::window(db, tenant_id, c, period).await? else {
                 return Ok(None);
             };
             let net = w

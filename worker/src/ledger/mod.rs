@@ -182,7 +182,7 @@ pub async fn require_ledger(
     tenant_id: &str,
     customer_id: &bvs_core::types::CustomerId,
 ) -> ApiResult<store::ledgers::LedgerRow> {
-    store::ledgers::ledger(db, tenant_id, customer_id.as_str())
+    store::ledgers::ledger(db, tenant_id, customer_id)
         .await?
         .ok_or_else(|| {
             ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))

@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -173,7 +174,7 @@ impl OverCandidates {
         &self,
         db: &D1Database,
         tenant_id: &str,
-        customer_id: &str,
+        customer_id: &CustomerId,
         period: Option<&str>,
     ) -> ApiResult<D1PreparedStatement> {
         match period {

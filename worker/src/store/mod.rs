@@ -42,7 +42,7 @@ pub mod witnesses;
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::Env;
+use bvs_core::types::{CustomerId, Env};
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use wasm_bindgen::JsValue;
@@ -115,6 +115,12 @@ impl<'a> Bind<'a> for &'a String {
 impl<'a> Bind<'a> for &'a Hash32 {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Hash(self))
+    }
+}
+
+impl<'a> Bind<'a> for &'a CustomerId {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self.as_str()))
     }
 }
 
