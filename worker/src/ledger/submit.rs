@@ -76,7 +76,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
     Ok(Prepared {
         row: NewDelta {
             anchor_id,
-            customer_id: content.customer_id.clone(),
+            customer_id: input.customer_id,
             ledger_id: String::new(),
             position,
             item_hash: item,
@@ -101,7 +101,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
 /// receipts, `delta.verified`), so it opens no other customer's deltas.
 pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
     for p in prepared.iter_mut() {
-        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
+        p.row.ledger_id = ledger_id(tenant_id, p.row.customer_id.as_str());
     }
     let roots: Vec<Hash32> = prepared
         .iter()

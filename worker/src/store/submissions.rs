@@ -2,6 +2,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 
 use worker::D1Database;
@@ -30,7 +31,7 @@ row! {
 
 row! {
     pub struct NewDelta {
-        anchor_id: String, customer_id: String, ledger_id: String, position: u64,
+        anchor_id: String, customer_id: CustomerId, ledger_id: String, position: u64,
         item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
@@ -45,7 +46,7 @@ impl NewDelta {
     pub fn stored_bytes(&self) -> u64 {
         let texts = [
             self.anchor_id.len(),
-            self.customer_id.len(),
+            self.customer_id.as_str().len(),
             self.ledger_id.len(),
             64, // item_hash, stored as 64 hex digits
             self.delta.to_string().len(),
