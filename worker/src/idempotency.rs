@@ -30,8 +30,8 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
-use crate::store::emit::{self as emit_store, ClaimRow, ClaimState, NewClaim};
-use crate::store::idempotency::{self as idem_store, ClaimKey, KeyClaim};
+use crate::store::emit::{self as emit_store, NewClaim};
+use crate::store::idempotency::{self as idem_store, ClaimKey, ClaimRow, ClaimState, KeyClaim};
 
 /// How long an Idempotency-Key is remembered after its first use.
 pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;

@@ -15,17 +15,12 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::idempotency::ClaimKey;
+use super::idempotency::{ClaimKey, ClaimRow, ClaimState};
 use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
 
-/// Shared with `store::idempotency`'s generic claim (issue 29).
-pub(super) const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
-     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
-pub(super) const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
-     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).
 const CLAIM: &str = "INSERT INTO idempotency_claims \
@@ -127,37 +122,6 @@ pub struct EmitWrite<'a> {
     pub raises: [Raise<'a>; 3],
     pub claim: Option<NewClaim<'a>>,
     pub estimate: Option<Estimate<'a>>,
-}
-
-/// The key's claim and stored answer as the batch left them.
-#[derive(Debug, Deserialize)]
-pub struct ClaimRow {
-    pub request_hash: Hash32,
-    pub token: String,
-    pub state: ClaimState,
-    pub lease_until: u64,
-    pub response_status: Option<u16>,
-    pub response_body: Option<String>,
-}
-
-/// An idempotency claim's `state` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimState {
-    /// Claimed, its answer not stored yet (only under the DEV_MODE fault
-    /// point that stops a write after its batch).
-    InFlight,
-    /// The answer is stored under the key.
-    Done,
-}
-
-impl ClaimState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimState::InFlight => "in_flight",
-            ClaimState::Done => "done",
-        }
-    }
 }
 
 /// What the batch did.

@@ -6,12 +6,17 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
+use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::emit::{ClaimRow, DELETE_EXPIRED_CLAIM, DELETE_EXPIRED_RESULT};
 use super::{args, first, run, stmt};
 use crate::error::ApiResult;
 
+/// The key's expired claim and answer (each claim drops them first).
+const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
+const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
 const DELETE_EXPIRED_RESULTS: &str = "DELETE FROM idempotency_results WHERE expires_at <= ?1";
 /// A strict claim: a plain INSERT, so a key held by another request fails
 /// it (UNIQUE) and D1 rolls the whole batch back, the write included.
@@ -29,6 +34,28 @@ const HELD: &str = "SELECT c.request_hash, c.token, c.state, c.lease_until, \
 
 pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResult<u64> {
     run(ledger, DELETE_EXPIRED_RESULTS, &args![now_ms]).await
+}
+
+/// The key's claim and stored answer as the batch left them.
+#[derive(Debug, Deserialize)]
+pub struct ClaimRow {
+    pub request_hash: Hash32,
+    pub token: String,
+    pub state: ClaimState,
+    pub lease_until: u64,
+    pub response_status: Option<u16>,
+    pub response_body: Option<String>,
+}
+
+super::text_enum! {
+    /// An idempotency claim's `state` column.
+    pub enum ClaimState {
+        /// Claimed, its answer not stored yet (only under the DEV_MODE fault
+        /// point that stops a write after its batch).
+        InFlight = "in_flight",
+        /// The answer is stored under the key.
+        Done = "done",
+    }
 }
 
 /// An Idempotency-Key claim, whichever batch takes it (a strict one here,
