@@ -11,8 +11,7 @@
 #   - no file in worker/src over FILE_LINES_MAX lines;
 #   - no function over 70 lines in the production code of worker/src
 #     (scripts/check-fn-length.py) nor of core, cli and verifier-wasm
-#     (--crates); tests aside, and the one named in the script's
-#     LONG_FUNCTIONS, capped at its length;
+#     (--crates); tests aside, no exception;
 #   - no error status chosen outside error.rs: a response's status is set
 #     only in http.rs (and lib.rs's 204 preflight), and no handler hands an
 #     envelope a 4xx/5xx literal;

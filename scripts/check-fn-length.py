@@ -5,7 +5,6 @@ One limit everywhere, FN_LINES_MAX lines; two checks, both run by
 scripts/check-architecture.sh:
   - the worker, all of worker/src (the default, no arguments);
   - `--crates`: core, cli and verifier-wasm.
-Each but the functions in LONG_FUNCTIONS, capped at their length.
 `--all [PATH ...]` lists every function over the limit (`--max N`, default
 FN_LINES_MAX) under the paths, or worker/src, and exits 0.
 
@@ -23,11 +22,6 @@ import sys
 FN_LINES_MAX = 70
 WORKER = ["worker/src"]
 CRATES = ["core/src", "cli/src", "verifier-wasm/src"]
-# The exceptions, each at most this long. merkle::verify_consistency is in
-# the served browser verifier, 31 bytes under its gzipped budget; each
-# split tried (the walk, the checks before it, an `ok_if` helper) grew
-# the module by 59 to 191 bytes gzipped (issue 26's note). Never add one.
-LONG_FUNCTIONS = {("core/src/merkle.rs", "verify_consistency"): 85}
 
 FN = re.compile(r"^(\s*)(pub(\([a-z]+\))?\s+)?(async\s+)?(const\s+)?(unsafe\s+)?fn\s+(\w+)")
 
@@ -100,12 +94,11 @@ def functions(path):
     return out
 
 
-def long_functions(paths, limit, allowed=None):
-    allowed = allowed or {}
+def long_functions(paths, limit):
     return [(path, line, name, n)
             for path in files(paths)
             for line, name, n in functions(path)
-            if n > allowed.get((path, name), limit)]
+            if n > limit]
 
 
 def main(argv):
@@ -119,8 +112,7 @@ def main(argv):
         for path, line, name, n in long_functions(args or ["worker/src"], limit):
             print(f"{path}:{line}: fn {name} has {n} lines (limit {limit})")
         return 0
-    found = long_functions(args or (CRATES if "--crates" in argv else WORKER), limit,
-                           LONG_FUNCTIONS)
+    found = long_functions(args or (CRATES if "--crates" in argv else WORKER), limit)
     for path, line, name, n in found:
         print(f"architecture: {path}:{line}: fn {name} has {n} lines (at most {limit})",
               file=sys.stderr)

@@ -297,15 +297,7 @@ pub fn cosign(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::hash::Hash32;
-    use crate::merkle::TreeSize;
-
-    const ORIGIN: &str = "bvs.example/log/sandbox";
-    const LOG_SEED: [u8; 32] = [7; 32];
-
-    fn head(size: u64) -> String {
-        note::sign_tree_head(ORIGIN, TreeSize(size), &Hash32::digest(b"r"), &LOG_SEED).unwrap()
-    }
+    use crate::test_notes::{head, LOG_SEED, ORIGIN};
 
     fn witness(n: u8) -> (String, [u8; 32], WitnessKey) {
         let name = format!("witness.example/w{n}");

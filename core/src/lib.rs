@@ -25,6 +25,8 @@ pub mod note;
 pub mod pinpoint;
 pub mod policy;
 pub mod receipt;
+#[cfg(all(test, feature = "server"))]
+mod test_notes;
 #[cfg(feature = "server")]
 pub mod tiles;
 pub mod time;

@@ -27,21 +27,6 @@ pub use crate::merkle::{verify_consistency, HashScheme, ProofError};
 /// log proofs name it (`hashScheme`).
 pub const HASH_SCHEME: HashScheme = HashScheme::CURRENT;
 
-/// Checks that `item` is leaf `index` of the log of `size` with `root`,
-/// under [`HASH_SCHEME`].
-///
-/// # Errors
-/// As [`HashScheme::verify_inclusion`].
-pub fn verify_inclusion(
-    proof: &[Hash32],
-    index: LeafIndex,
-    size: TreeSize,
-    root: &Hash32,
-    item: &Hash32,
-) -> Result<(), ProofError> {
-    HASH_SCHEME.verify_inclusion(proof, index, size, root, item)
-}
-
 /// Largest tree the log may grow to, in leaves. Stored indexes are below
 /// 2·size + log2(size), so 2^50 leaves keep them below 2^53. // DESIGN: D1 integers pass through JS numbers
 pub const LOG_SIZE_MAX: u64 = 1 << 50;
@@ -94,6 +79,17 @@ struct MapReader<'a> {
     base: &'a StoredHashes,
     overlay: Option<&'a BTreeMap<u64, Hash32>>,
     missing: RefCell<Option<u64>>,
+}
+
+impl<'a> MapReader<'a> {
+    /// A reader of `base` alone.
+    fn of(base: &'a StoredHashes) -> Self {
+        MapReader {
+            base,
+            overlay: None,
+            missing: RefCell::new(None),
+        }
+    }
 }
 
 impl tlog_tiles::HashReader for MapReader<'_> {
@@ -273,11 +269,7 @@ pub fn indexes_for_root(size: TreeSize) -> Result<Vec<u64>, LogError> {
 /// [`LogError::MissingHash`] or [`LogError::TooLarge`].
 pub fn tree_root(size: TreeSize, hashes: &StoredHashes) -> Result<Hash32, LogError> {
     check_size(size.0)?;
-    let reader = MapReader {
-        base: hashes,
-        overlay: None,
-        missing: RefCell::new(None),
-    };
+    let reader = MapReader::of(hashes);
     tlog_tiles::tree_hash(size.0, &reader)
         .map(Into::into)
         .map_err(|e| map_err(e, &reader))
@@ -288,13 +280,7 @@ pub fn tree_root(size: TreeSize, hashes: &StoredHashes) -> Result<Hash32, LogErr
 /// # Errors
 /// [`LogError::IndexOutOfRange`] or [`LogError::TooLarge`].
 pub fn indexes_for_inclusion(leaf: LeafIndex, size: TreeSize) -> Result<Vec<u64>, LogError> {
-    check_size(size.0)?;
-    if leaf.0 >= size.0 {
-        return Err(LogError::IndexOutOfRange {
-            index: leaf.0,
-            size: size.0,
-        });
-    }
+    check_leaf(leaf, size)?;
     let rec = RecordingReader::default();
     tlog_tiles::prove_record(size.0, leaf.0, &rec)
         .map_err(|e| LogError::Internal(e.to_string()))?;
@@ -310,6 +296,15 @@ pub fn inclusion_proof(
     size: TreeSize,
     hashes: &StoredHashes,
 ) -> Result<Vec<Hash32>, LogError> {
+    check_leaf(leaf, size)?;
+    let reader = MapReader::of(hashes);
+    tlog_tiles::prove_record(size.0, leaf.0, &reader)
+        .map(|p| p.into_iter().map(Into::into).collect())
+        .map_err(|e| map_err(e, &reader))
+}
+
+/// That the log may hold a tree of `size` and `leaf` is one of its leaves.
+fn check_leaf(leaf: LeafIndex, size: TreeSize) -> Result<(), LogError> {
     check_size(size.0)?;
     if leaf.0 >= size.0 {
         return Err(LogError::IndexOutOfRange {
@@ -317,21 +312,12 @@ pub fn inclusion_proof(
             size: size.0,
         });
     }
-    let reader = MapReader {
-        base: hashes,
-        overlay: None,
-        missing: RefCell::new(None),
-    };
-    tlog_tiles::prove_record(size.0, leaf.0, &reader)
-        .map(|p| p.into_iter().map(Into::into).collect())
-        .map_err(|e| map_err(e, &reader))
+    Ok(())
 }
 
-/// Stored indexes [`consistency_proof`] reads.
-///
-/// # Errors
-/// [`LogError::OldSizeLarger`] or [`LogError::TooLarge`].
-pub fn indexes_for_consistency(old: TreeSize, new: TreeSize) -> Result<Vec<u64>, LogError> {
+/// Whether a consistency proof from `old` to `new` holds any hash: none
+/// when `old` is 0 or equals `new`.
+fn proves_anything(old: TreeSize, new: TreeSize) -> Result<bool, LogError> {
     check_size(new.0)?;
     if old.0 > new.0 {
         return Err(LogError::OldSizeLarger {
@@ -339,7 +325,15 @@ pub fn indexes_for_consistency(old: TreeSize, new: TreeSize) -> Result<Vec<u64>,
             new: new.0,
         });
     }
-    if old.0 == 0 || old.0 == new.0 {
+    Ok(old.0 != 0 && old.0 != new.0)
+}
+
+/// Stored indexes [`consistency_proof`] reads.
+///
+/// # Errors
+/// [`LogError::OldSizeLarger`] or [`LogError::TooLarge`].
+pub fn indexes_for_consistency(old: TreeSize, new: TreeSize) -> Result<Vec<u64>, LogError> {
+    if !proves_anything(old, new)? {
         return Ok(vec![]);
     }
     let rec = RecordingReader::default();
@@ -357,21 +351,10 @@ pub fn consistency_proof(
     new: TreeSize,
     hashes: &StoredHashes,
 ) -> Result<Vec<Hash32>, LogError> {
-    check_size(new.0)?;
-    if old.0 > new.0 {
-        return Err(LogError::OldSizeLarger {
-            old: old.0,
-            new: new.0,
-        });
-    }
-    if old.0 == 0 || old.0 == new.0 {
+    if !proves_anything(old, new)? {
         return Ok(vec![]);
     }
-    let reader = MapReader {
-        base: hashes,
-        overlay: None,
-        missing: RefCell::new(None),
-    };
+    let reader = MapReader::of(hashes);
     tlog_tiles::prove_tree(new.0, old.0, &reader)
         .map(|p| p.into_iter().map(Into::into).collect())
         .map_err(|e| map_err(e, &reader))
@@ -427,7 +410,13 @@ mod tests {
                 let plan = indexes_for_inclusion(LeafIndex(i), size).unwrap();
                 let proof = inclusion_proof(LeafIndex(i), size, &fetch(&store, &plan)).unwrap();
                 assert_eq!(
-                    verify_inclusion(&proof, LeafIndex(i), size, &root, &all[i as usize]),
+                    HASH_SCHEME.verify_inclusion(
+                        &proof,
+                        LeafIndex(i),
+                        size,
+                        &root,
+                        &all[i as usize]
+                    ),
                     Ok(())
                 );
             }

@@ -363,6 +363,57 @@ pub fn consistency_path_len(old: TreeSize, new: TreeSize) -> Option<usize> {
     }
 }
 
+/// That `proof` holds the `expected` number of hashes.
+fn path_of_len(proof: &[Hash32], expected: usize) -> Result<(), ProofError> {
+    if proof.len() != expected {
+        return Err(wrong_len(proof, expected));
+    }
+    Ok(())
+}
+
+fn wrong_len(proof: &[Hash32], expected: usize) -> ProofError {
+    ProofError::WrongPathLength {
+        expected,
+        got: proof.len(),
+    }
+}
+
+/// The RFC 9162 walk up an audit path from node `f` of a tree whose last
+/// node is `s` (both at the path's first level), starting from `seed`:
+/// the root it reaches, or `None` when the path is too long or too short
+/// for the tree. `left`, if any, takes each sibling that stands on the
+/// left.
+/// Inclusion and consistency proofs share it.
+fn walk(
+    path: &[Hash32],
+    mut f: u64,
+    mut s: u64,
+    seed: Hash32,
+    mut left: Option<&mut Hash32>,
+) -> Option<Hash32> {
+    let mut r = seed;
+    for p in path {
+        if s == 0 {
+            return None;
+        }
+        if f & 1 == 1 || f == s {
+            if let Some(l) = left.as_deref_mut() {
+                *l = node_hash(p, l);
+            }
+            r = node_hash(p, &r);
+            while f & 1 == 0 && f != 0 {
+                f >>= 1;
+                s >>= 1;
+            }
+        } else {
+            r = node_hash(&r, p);
+        }
+        f >>= 1;
+        s >>= 1;
+    }
+    (s == 0).then_some(r)
+}
+
 /// Checks that `item` is leaf `index` of the plain RFC 9162 tree of `size`
 /// with `root` (a proof root's own tree, whose leaves are
 /// SHA-256(0x00 || item)). Never panics. Not for the logs: their leaves
@@ -401,40 +452,8 @@ pub fn verify_inclusion_of_leaf_hash(
         index: index.0,
         size: size.0,
     })?;
-    if proof.len() != expected {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
-    let mut f = index.0;
-    let mut s = size.0 - 1;
-    let mut r = *leaf;
-    for p in proof {
-        if s == 0 {
-            return Err(ProofError::WrongPathLength {
-                expected,
-                got: proof.len(),
-            });
-        }
-        if f & 1 == 1 || f == s {
-            r = node_hash(p, &r);
-            while f & 1 == 0 && f != 0 {
-                f >>= 1;
-                s >>= 1;
-            }
-        } else {
-            r = node_hash(&r, p);
-        }
-        f >>= 1;
-        s >>= 1;
-    }
-    if s != 0 {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
+    path_of_len(proof, expected)?;
+    let r = walk(proof, index.0, size.0 - 1, *leaf, None).ok_or(wrong_len(proof, expected))?;
     if r.ct_eq(root) {
         Ok(())
     } else {
@@ -461,12 +480,7 @@ pub fn verify_consistency(
         old: old.0,
         new: new.0,
     })?;
-    if proof.len() != expected {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
+    path_of_len(proof, expected)?;
     if old.0 == 0 {
         return if old_root.ct_eq(&Hash32::EMPTY) {
             Ok(())
@@ -484,12 +498,11 @@ pub fn verify_consistency(
     // When old is a power of two its root is the first subtree: the RFC
     // prepends it to the proof. We walk the virtual sequence instead.
     let old_is_pow2 = old.0.is_power_of_two();
-    let mut rest = proof.iter();
-    let first = if old_is_pow2 {
-        *old_root
+    let (first, rest) = if old_is_pow2 {
+        (*old_root, proof)
     } else {
-        match rest.next() {
-            Some(h) => *h,
+        match proof.split_first() {
+            Some((h, rest)) => (*h, rest),
             None => return Err(ProofError::WrongPathLength { expected, got: 0 }),
         }
     };
@@ -499,34 +512,9 @@ pub fn verify_consistency(
         f >>= 1;
         s >>= 1;
     }
+    // The old root takes only the left siblings; the new root all.
     let mut fr = first;
-    let mut sr = first;
-    for c in rest {
-        if s == 0 {
-            return Err(ProofError::WrongPathLength {
-                expected,
-                got: proof.len(),
-            });
-        }
-        if f & 1 == 1 || f == s {
-            fr = node_hash(c, &fr);
-            sr = node_hash(c, &sr);
-            while f & 1 == 0 && f != 0 {
-                f >>= 1;
-                s >>= 1;
-            }
-        } else {
-            sr = node_hash(&sr, c);
-        }
-        f >>= 1;
-        s >>= 1;
-    }
-    if s != 0 {
-        return Err(ProofError::WrongPathLength {
-            expected,
-            got: proof.len(),
-        });
-    }
+    let sr = walk(rest, f, s, first, Some(&mut fr)).ok_or(wrong_len(proof, expected))?;
     if !fr.ct_eq(old_root) {
         return Err(ProofError::OldRootMismatch);
     }

@@ -212,6 +212,15 @@ fn fields(line: &str) -> Vec<&str> {
 }
 
 /// `text` followed by `what` (no `format!` on the verifier's path).
+/// That line `n` may list one more of `what`, `len` being listed of at
+/// most `max`.
+fn room(n: usize, len: usize, max: usize, what: &str) -> Result<(), PolicyError> {
+    if len == max {
+        return Err(at(n, cat("too many ", what)));
+    }
+    Ok(())
+}
+
 fn cat(text: &str, what: &str) -> String {
     let mut out = String::with_capacity(text.len() + what.len());
     out.push_str(text);
@@ -293,25 +302,20 @@ impl Policy {
             }
             match (keyword, f.len()) {
                 ("log", 2 | 3) => p.read_log(n, &f)?,
-                ("witness", 3 | 4) => p.read_witness(n, &f, &mut names)?,
-                ("group", k) if k >= 4 => p.read_group(n, &f, &mut names)?,
+                ("witness", 3 | 4) => {
+                    let member = p.read_witness(n, &f)?;
+                    names.push((f[1], member, false));
+                }
+                ("group", k) if k >= 4 => {
+                    let member = p.read_group(n, &f, &mut names)?;
+                    names.push((f[1], member, false));
+                }
                 ("quorum", 2) => {
                     if quorum_seen {
                         return Err(at(n, "a second quorum line"));
                     }
                     quorum_seen = true;
-                    if f[1] != "none" {
-                        let i = find(&names, f[1]).ok_or_else(|| {
-                            at(
-                                n,
-                                cat(
-                                    f[1],
-                                    " is not a witness or group defined on an earlier line",
-                                ),
-                            )
-                        })?;
-                        p.quorum = Some(names[i].1);
-                    }
+                    p.read_quorum(n, f[1], &names)?;
                 }
                 ("log" | "witness" | "group" | "quorum", _) => {
                     return Err(at(n, cat(keyword, ": wrong number of items")))
@@ -328,12 +332,27 @@ impl Policy {
         Ok(())
     }
 
+    /// The one `quorum` line's member: `none`, or a witness or group.
+    fn read_quorum(&mut self, n: usize, name: &str, names: &Names<'_>) -> Result<(), PolicyError> {
+        if name != "none" {
+            let i = find(names, name).ok_or_else(|| {
+                at(
+                    n,
+                    cat(
+                        name,
+                        " is not a witness or group defined on an earlier line",
+                    ),
+                )
+            })?;
+            self.quorum = Some(names[i].1);
+        }
+        Ok(())
+    }
+
     /// A `log` line: `log <vkey> [<url>]`.
     fn read_log(&mut self, n: usize, f: &[&str]) -> Result<(), PolicyError> {
         let p = self;
-        if p.logs.len() == POLICY_LOGS_MAX {
-            return Err(at(n, "too many logs"));
-        }
+        room(n, p.logs.len(), POLICY_LOGS_MAX, "logs")?;
         let key = VerifierKey::parse(f[1]).map_err(|e| at(n, cat("log key: ", &e.to_string())))?;
         let bytes = *key.key.as_bytes();
         if p.logs.iter().any(|l| l.key == bytes) {
@@ -348,17 +367,11 @@ impl Policy {
         Ok(())
     }
 
-    /// A `witness` line: `witness <name> <vkey> [<url>]`.
-    fn read_witness<'t>(
-        &mut self,
-        n: usize,
-        f: &[&'t str],
-        names: &mut Names<'t>,
-    ) -> Result<(), PolicyError> {
+    /// A `witness` line: `witness <name> <vkey> [<url>]`; the member it
+    /// names.
+    fn read_witness(&mut self, n: usize, f: &[&str]) -> Result<Member, PolicyError> {
         let p = self;
-        if p.witnesses.len() == POLICY_WITNESSES_MAX {
-            return Err(at(n, "too many witnesses"));
-        }
+        room(n, p.witnesses.len(), POLICY_WITNESSES_MAX, "witnesses")?;
         let key = WitnessKey::parse(f[2]).map_err(|e| at(n, e.to_string()))?;
         if p.witnesses
             .iter()
@@ -366,27 +379,25 @@ impl Policy {
         {
             return Err(at(n, "the same witness key is listed twice"));
         }
-        names.push((f[1], Member::Witness(p.witnesses.len()), false));
         p.witnesses.push(PolicyWitness {
             name: f[1].to_owned(),
             key,
             url: f.get(3).map(|u| (*u).to_owned()),
         });
-        Ok(())
+        Ok(Member::Witness(p.witnesses.len() - 1))
     }
 
     /// A `group` line: `group <name> <all|any|k> <member>...`, each member
-    /// defined before and in no other group.
-    fn read_group<'t>(
+    /// defined before (in `names`) and in no other group; the member it
+    /// names.
+    fn read_group(
         &mut self,
         n: usize,
-        f: &[&'t str],
-        names: &mut Names<'t>,
-    ) -> Result<(), PolicyError> {
+        f: &[&str],
+        names: &mut Names<'_>,
+    ) -> Result<Member, PolicyError> {
         let p = self;
-        if p.groups.len() == POLICY_GROUPS_MAX {
-            return Err(at(n, "too many groups"));
-        }
+        room(n, p.groups.len(), POLICY_GROUPS_MAX, "groups")?;
         let listed = &f[3..];
         let k = match f[2] {
             "all" => listed.len(),
@@ -412,14 +423,13 @@ impl Policy {
             names[i].2 = true;
             members.push(names[i].1);
         }
-        names.push((f[1], Member::Group(p.groups.len()), false));
         p.groups.push(Group {
             name: f[1].to_owned(),
             spelled: f[2].to_owned(),
             threshold: k,
             members,
         });
-        Ok(())
+        Ok(Member::Group(p.groups.len() - 1))
     }
 
     /// The policy as tlog-policy text: logs, witnesses, groups, quorum.
@@ -641,16 +651,10 @@ pub fn is_log_key(vkey: &str) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::cosignature::{cosign, witness_vkey};
+    use crate::cosignature::cosign;
     use crate::hash::Hash32;
     use crate::merkle::TreeSize;
-
-    const ORIGIN: &str = "bvs.example/log/sandbox";
-    const LOG_SEED: [u8; 32] = [7; 32];
-
-    fn vkey(n: u8) -> String {
-        witness_vkey(&format!("w{n}.example"), &[n; 32]).unwrap()
-    }
+    use crate::test_notes::{vkey, LOG_SEED, ORIGIN};
 
     fn local(quorum: &str) -> String {
         format!(

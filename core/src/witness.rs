@@ -265,17 +265,11 @@ pub fn with_cosignatures(signed_checkpoint: &str, lines: &[&str]) -> Result<Stri
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::cosignature::{cosign, witness_vkey};
-
-    const ORIGIN: &str = "bvs.example/log/sandbox";
-    const LOG_SEED: [u8; 32] = [7; 32];
-
-    fn head(size: u64) -> String {
-        note::sign_tree_head(ORIGIN, TreeSize(size), &Hash32::digest(b"r"), &LOG_SEED).unwrap()
-    }
+    use crate::cosignature::cosign;
+    use crate::test_notes::{head, vkey};
 
     fn w(n: u8) -> WitnessKey {
-        WitnessKey::parse(&witness_vkey(&format!("w{n}.example"), &[n; 32]).unwrap()).unwrap()
+        WitnessKey::parse(&vkey(n)).unwrap()
     }
 
     #[test]

@@ -64,7 +64,7 @@ proptest! {
         let leaves: Vec<Hash32> = it.iter().map(log::record_hash).collect();
         prop_assert_eq!(merkle::root_of_leaf_hashes(&leaves), root);
         prop_assert_eq!(concat(&proof), ct.prove_inclusion(i).as_bytes().to_vec());
-        prop_assert_eq!(log::verify_inclusion(&proof, LeafIndex(i as u64), size, &root, &it[i]), Ok(()));
+        prop_assert_eq!(log::HASH_SCHEME.verify_inclusion(&proof, LeafIndex(i as u64), size, &root, &it[i]), Ok(()));
         let tl: Vec<tlog_tiles::Hash> = proof.iter().map(|h| (*h).into()).collect();
         prop_assert!(tlog_tiles::check_record(&tl, n as u64, root.into(), i as u64, log::record_hash(&it[i]).into()).is_ok());
 

@@ -42,14 +42,15 @@ pub fn check_inclusion(proof: &Value, leaf_index: &Value, head: &TreeHead, item:
     let index = leaf_index
         .as_u64()
         .unwrap_or_else(|| panic!("not a leaf index: {leaf_index}"));
-    log::verify_inclusion(
-        &hashes(proof),
-        LeafIndex(index),
-        head.size,
-        &head.root,
-        item,
-    )
-    .unwrap_or_else(|e| panic!("leaf {index} of {:?}: {e:?}", head.size));
+    log::HASH_SCHEME
+        .verify_inclusion(
+            &hashes(proof),
+            LeafIndex(index),
+            head.size,
+            &head.root,
+            item,
+        )
+        .unwrap_or_else(|e| panic!("leaf {index} of {:?}: {e:?}", head.size));
 }
 
 /// Fetches the consistency proof from tree size `from` to `to` and checks

@@ -341,14 +341,15 @@ fn a_monitor_audits_a_log_from_its_tiles_alone_and_nothing_served_is_a_proof_roo
         .into_iter()
         .map(Hash32)
         .collect();
-    core_log::verify_inclusion(
-        &proof,
-        LeafIndex(known_index),
-        TreeSize(size),
-        &head.root,
-        &known_item,
-    )
-    .unwrap();
+    core_log::HASH_SCHEME
+        .verify_inclusion(
+            &proof,
+            LeafIndex(known_index),
+            TreeSize(size),
+            &head.root,
+            &known_item,
+        )
+        .unwrap();
     assert_eq!(HASH_SCHEME.leaf_hash(&known_item).0, leaf);
 
     // Go's tlog (the tlog_tiles crate): tiles authenticated against the

@@ -30,8 +30,8 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
-use crate::store::emit::{self as emit_store, ClaimRow, ClaimState, NewClaim};
-use crate::store::idempotency::{self as idem_store, KeyClaim};
+use crate::store::emit::{self as emit_store, NewClaim};
+use crate::store::idempotency::{self as idem_store, ClaimKey, ClaimRow, ClaimState, KeyClaim};
 
 /// How long an Idempotency-Key is remembered after its first use.
 pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
@@ -100,14 +100,15 @@ impl Claim {
     /// The claim and the answer to store under it, for the write's batch.
     pub fn new_claim<'a>(&'a self, status: u16, body: &'a str) -> NewClaim<'a> {
         NewClaim {
-            env: self.env.as_str(),
-            key: &self.key,
-            request_hash: &self.request_hash,
-            token: &self.token,
+            claim: claim_key(
+                self.env,
+                &self.key,
+                &self.request_hash,
+                &self.token,
+                self.now_ms,
+            ),
             done: self.fault != Some(Fault::AfterWrite),
-            now_ms: self.now_ms,
             lease_until: self.now_ms + IDEMPOTENCY_LEASE_MS,
-            expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
             status,
             body,
         }
@@ -310,6 +311,25 @@ pub async fn check(
     })
 }
 
+/// The claim of `key` by the request `token` (body hash `request_hash`)
+/// at `now_ms`, held for the key's window.
+fn claim_key<'a>(
+    env: Env,
+    key: &'a str,
+    request_hash: &'a Hash32,
+    token: &'a str,
+    now_ms: u64,
+) -> ClaimKey<'a> {
+    ClaimKey {
+        env,
+        key,
+        request_hash,
+        token,
+        now_ms,
+        expires_at: now_ms + IDEMPOTENCY_WINDOW_MS,
+    }
+}
+
 fn fingerprint(route: &str, body: &[u8]) -> Hash32 {
     let mut hashed = route.as_bytes().to_vec();
     hashed.push(b'\n');
@@ -321,12 +341,13 @@ impl Guard {
     fn claim(&self) -> KeyClaim<'_> {
         KeyClaim {
             tenant_id: &self.tenant_id,
-            env: self.env.as_str(),
-            key: &self.key,
-            request_hash: &self.request_hash,
-            token: &self.token,
-            now_ms: self.now_ms,
-            expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
+            claim: claim_key(
+                self.env,
+                &self.key,
+                &self.request_hash,
+                &self.token,
+                self.now_ms,
+            ),
         }
     }
 
@@ -365,14 +386,7 @@ impl Guard {
     /// # Errors
     /// D1 errors.
     pub async fn held(&self, app: &App, db: &worker::D1Database) -> ApiResult<Option<Response>> {
-        let held = idem_store::held(
-            db,
-            &self.tenant_id,
-            self.env.as_str(),
-            &self.key,
-            app.now_ms,
-        )
-        .await?;
+        let held = idem_store::held(db, &self.tenant_id, self.env, &self.key, app.now_ms).await?;
         let Some(held) = held else {
             return Ok(None);
         };

@@ -66,8 +66,7 @@ pub struct Usage {
 /// # Errors
 /// D1 errors.
 pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<Usage> {
-    let placed =
-        crate::store::contracts::for_env(&app.control_db()?, tenant_id, env.as_str()).await?;
+    let placed = crate::store::contracts::for_env(&app.control_db()?, tenant_id, env).await?;
     let Some(contract) = placed else {
         return Ok(Usage::default());
     };

@@ -17,8 +17,8 @@
 //! Each failure starts with its reason's name ([`StatementError::reason`]).
 
 use super::{
-    check, item_hash, named, statement_says, verify, verify_key_binding, CheckpointRef, Origin,
-    Statement, StatementError,
+    check, item_hash, named, statement_says, verify, verify_key_binding, CheckpointRef, KeyBinding,
+    Origin, Statement, StatementError,
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
@@ -137,6 +137,30 @@ fn statement_check(
     Ok(format!("{said}; {at}"))
 }
 
+/// That `statement` is a self-signed binding of `key` to the ledger and
+/// log of the receipt's checkpoint (`reference`).
+fn bound_key(
+    statement: &str,
+    key: &str,
+    reference: Option<&(CheckpointRef, Amount)>,
+) -> Result<KeyBinding, String> {
+    let binding = verify_key_binding(statement).map_err(named)?;
+    if binding.key() != key {
+        return Err(named(StatementError::KeyMismatch {
+            expected: key.to_owned(),
+            got: binding.key().to_owned(),
+        }));
+    }
+    let (r, _) = reference.ok_or("cannot check: the receipt's tree head did not verify")?;
+    r.check(&CheckpointRef {
+        origin: binding.origin.clone(),
+        ledger: binding.ledger,
+        ..r.clone()
+    })
+    .map_err(named)?;
+    Ok(binding)
+}
+
 /// `agreement.keys[i]`: a self-signed binding of this ledger of this log,
 /// in the log; the last is `counterpartyKey`; after the first, whether the
 /// key before it signed it (a rotation by the customer) or not (a change
@@ -150,23 +174,10 @@ fn listed_key_check(
     reference: Option<&(CheckpointRef, Amount)>,
     log: &Log<'_>,
 ) -> Detail {
-    let binding = verify_key_binding(&k.key_statement).map_err(named)?;
-    if binding.key() != k.counterparty_key {
-        return Err(named(StatementError::KeyMismatch {
-            expected: k.counterparty_key.clone(),
-            got: binding.key().to_owned(),
-        }));
-    }
     if last && a.counterparty_key.as_deref() != Some(k.counterparty_key.as_str()) {
         return Err("the last key listed is not counterpartyKey".into());
     }
-    let (r, _) = reference.ok_or("cannot check: the receipt's tree head did not verify")?;
-    r.check(&CheckpointRef {
-        origin: binding.origin.clone(),
-        ledger: binding.ledger,
-        ..r.clone()
-    })
-    .map_err(named)?;
+    bound_key(&k.key_statement, &k.counterparty_key, reference)?;
     let at = log
         .includes(&k.key_statement, Some(&k.key_proof))
         .map_err(named)?;
@@ -291,20 +302,7 @@ fn key_check(
                 )))
             }
         };
-    let binding = verify_key_binding(statement).map_err(named)?;
-    if binding.key() != key {
-        return Err(named(StatementError::KeyMismatch {
-            expected: key.clone(),
-            got: binding.key().to_owned(),
-        }));
-    }
-    let (r, _) = reference.ok_or("cannot check: the receipt's tree head did not verify")?;
-    r.check(&CheckpointRef {
-        origin: binding.origin.clone(),
-        ledger: binding.ledger,
-        ..r.clone()
-    })
-    .map_err(named)?;
+    let binding = bound_key(statement, key, reference)?;
     let at = log
         .includes(statement, a.key_proof.as_ref())
         .map_err(named)?;

@@ -99,14 +99,7 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
     let mut statements = vec![
         store::insert_tenant(&db, &tenant_id, &r.company, now)?,
         store::insert_user(&db, &user, now)?,
-        contracts::insert_active(
-            &db,
-            &contract_id,
-            &tenant_id,
-            Env::Sandbox.as_str(),
-            shard,
-            now,
-        )?,
+        contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox, shard, now)?,
     ];
     let expires = now + VERIFY_TOKEN_LIFETIME_MS;
     statements.extend(store::issue_token(
@@ -196,5 +189,5 @@ pub async fn end_sessions(app: &App, user_id: &str) -> ApiResult<()> {
 /// # Errors
 /// D1 errors.
 pub async fn set_preferred_environment(app: &App, user_id: &str, env: Env) -> ApiResult<()> {
-    store::set_preferred_environment(&app.control_db()?, user_id, env.as_str(), app.now_ms).await
+    store::set_preferred_environment(&app.control_db()?, user_id, env, app.now_ms).await
 }

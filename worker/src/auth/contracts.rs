@@ -33,8 +33,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
     }
     let new_id = ids::new_id("ctr")?;
     let shard = ledger::shard::place(app, env).await?;
-    let won =
-        store::begin_provisioning(&db, &new_id, tenant_id, env.as_str(), shard, app.now_ms).await?;
+    let won = store::begin_provisioning(&db, &new_id, tenant_id, env, shard, app.now_ms).await?;
     if won == 0 {
         return Err(ApiError::Conflict(format!(
             "{} ({}) is already being provisioned",
@@ -43,7 +42,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
         )));
     }
     // A contract provisioned before keeps its shard.
-    let placed = store::for_env(&db, tenant_id, env.as_str())
+    let placed = store::for_env(&db, tenant_id, env)
         .await?
         .map_or(shard, |c| c.shard);
     let (status, error) = match ledger::ensure_log(app, ledger::LogId::new(env, placed)).await {
@@ -63,15 +62,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
             )
         }
     };
-    store::finish_provisioning(
-        &db,
-        tenant_id,
-        env.as_str(),
-        status.as_str(),
-        error,
-        app.now_ms,
-    )
-    .await?;
+    store::finish_provisioning(&db, tenant_id, env, status, error, app.now_ms).await?;
     Ok(())
 }
 
@@ -88,5 +79,5 @@ pub async fn of_tenant(app: &App, tenant_id: &str) -> ApiResult<Vec<ContractRow>
 /// # Errors
 /// D1 errors.
 pub async fn for_env(app: &App, tenant_id: &str, env: Env) -> ApiResult<Option<ContractRow>> {
-    store::for_env(&app.control_db()?, tenant_id, env.as_str()).await
+    store::for_env(&app.control_db()?, tenant_id, env).await
 }

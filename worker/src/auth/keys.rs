@@ -71,7 +71,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
         &NewKey {
             id: key.id(),
             tenant_id: k.tenant_id,
-            env: env.as_str(),
+            env,
             name: k.name,
             secret_hash: &secret::sha256_hex(key.secret()),
             created_by: k.user_id,

@@ -104,7 +104,7 @@ fn token_log(token: &str, shards: impl Fn(Env) -> u32) -> Option<LogId> {
 /// could not have issued (the registration then says why).
 pub fn token_scope(app: &App, token: &str) -> Option<(LogId, String)> {
     let log = token_log(token, |env| super::shard::count(app, env))?;
-    Some((log, format!("invitation:{}", token_hash(token))))
+    Some((log, format!("invitation:{}", token_hash(token).to_hex())))
 }
 
 /// Where a statement's Idempotency-Key lives: the shard of the log its
@@ -121,8 +121,8 @@ pub fn statement_scope(app: &App, signed: &str) -> Option<(LogId, String)> {
 }
 
 /// What is stored of a token: its SHA-256, hex.
-fn token_hash(token: &str) -> String {
-    Hash32::digest(token.as_bytes()).to_hex()
+fn token_hash(token: &str) -> Hash32 {
+    Hash32::digest(token.as_bytes())
 }
 
 fn invalid(message: &str) -> ApiError {
@@ -143,8 +143,9 @@ fn origin(app: &App, log: LogId) -> ApiResult<Origin> {
     Origin::parse(&text).map_err(|e| ApiError::internal(format!("log origin: {e}")))
 }
 
+/// A stored ledger id (the hash `submit::ledger_id` makes), read as one.
 fn ledger_hash(text: &str) -> ApiResult<Hash32> {
-    Hash32::parse(text).map_err(|_| ApiError::internal("stored ledger id is not a hash"))
+    crate::store::parse_hash(text)
 }
 
 #[derive(Debug, Serialize)]
@@ -337,7 +338,7 @@ pub struct StatementView {
 impl StatementView {
     fn from_row(a: &AgreementRow, c: &CheckpointRow) -> StatementView {
         StatementView {
-            kind: a.kind.clone(),
+            kind: a.kind.as_str().to_owned(),
             checkpoint_id: a.checkpoint_id.clone(),
             period: c.period.clone(),
             merkle_root: c.merkle_root.to_hex(),

@@ -65,7 +65,7 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
         store::roots::insert_all(
             &app.control_db()?,
             &new_roots,
-            log.env.as_str(),
+            log.env,
             log.shard,
             app.now_ms,
         )

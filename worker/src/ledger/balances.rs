@@ -168,7 +168,7 @@ impl Balances {
                 new_count: l.count,
                 old_balance: l.old_balance,
                 new_balance: l.balance,
-                latest_items_root: l.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
+                latest_items_root: l.latest_items_root,
                 frontier: l.frontier.to_text(),
                 first_leaf: l.first_leaf.unwrap_or(l.last_leaf),
                 last_leaf: l.last_leaf,

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use bvs_core::time::parse_iso_ms;
+use bvs_core::types::CustomerId;
 use worker::{D1Database, D1PreparedStatement};
 
 use crate::error::{ApiError, ApiResult};
@@ -38,7 +39,11 @@ pub struct History {
 
 /// # Errors
 /// 404 for a customer without a ledger; D1 errors.
-pub async fn history(db: &D1Database, tenant_id: &str, customer_id: &str) -> ApiResult<History> {
+pub async fn history(
+    db: &D1Database,
+    tenant_id: &str,
+    customer_id: &CustomerId,
+) -> ApiResult<History> {
     let (ledger, points) = store::history(db, tenant_id, customer_id, HISTORY_POINTS_MAX).await?;
     let ledger = ledger
         .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer_id}")))?;

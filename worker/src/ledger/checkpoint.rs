@@ -71,7 +71,7 @@ pub async fn list(
             };
             Listed {
                 row: l.row,
-                tx_hash: l.tx_hash,
+                tx_hash: l.tx_hash.map(|h| h.to_hex()),
                 previous,
             }
         })
@@ -147,7 +147,7 @@ pub async fn create(
     crate::store::roots::insert(
         &app.control_db()?,
         &row.merkle_root.to_hex(),
-        log.env.as_str(),
+        log.env,
         log.shard,
         app.now_ms,
     )
@@ -212,7 +212,7 @@ async fn window(
 ) -> ApiResult<Option<Window>> {
     match customer {
         Some(c) => {
-            let Some(w) = ledgers::window(db, tenant_id, c.as_str(), period).await? else {
+            let Some(w) = ledgers::window(db, tenant_id, c, period).await? else {
                 return Ok(None);
             };
             let net = w

@@ -43,5 +43,5 @@ pub async fn queued_count(
     tenant_id: &str,
     customer: &CustomerId,
 ) -> ApiResult<u64> {
-    deltas::queued_count(db, tenant_id, customer.as_str()).await
+    deltas::queued_count(db, tenant_id, customer).await
 }

@@ -144,11 +144,10 @@ async fn read(
     checkpoint_type: &str,
     page: &Page,
 ) -> ApiResult<Read> {
-    let customer = customer_id.as_str();
     let range = (page.offset() + 1, page.offset() + page.limit());
-    let no_ledger = || ApiError::NotFound(format!("No ledger for customerId {customer}"));
+    let no_ledger = || ApiError::NotFound(format!("No ledger for customerId {customer_id}"));
     let Some(c) = checkpoint else {
-        let read = store::ledgers::ledger_page(db, tenant_id, customer, range, 0).await?;
+        let read = store::ledgers::ledger_page(db, tenant_id, customer_id, range, 0).await?;
         return Ok(Read {
             ledger: read.ledger.ok_or_else(no_ledger)?,
             start: None,
@@ -162,7 +161,7 @@ async fn read(
     } else {
         StartAt::ItemsRoot(c)
     };
-    let read = store::ledgers::ledger_page_from(db, tenant_id, customer, start, range).await?;
+    let read = store::ledgers::ledger_page_from(db, tenant_id, customer_id, start, range).await?;
     Ok(Read {
         ledger: read.ledger.ok_or_else(no_ledger)?,
         start: read.start,
@@ -187,9 +186,7 @@ pub(super) async fn start_point(
         Some(c) if checkpoint_type == "anchorId" => store::deltas::delta(db, tenant_id, c)
             .await?
             .filter(|d| d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified),
-        Some(c) => {
-            store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id.as_str(), c).await?
-        }
+        Some(c) => store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id, c).await?,
     };
     start_of(
         customer_id,

@@ -60,29 +60,64 @@ pub async fn record(
 /// binding or statement, issue 25): its statements and the raises they
 /// make, so that the fact, its meters and the write commit together or
 /// not at all.
-pub struct FactWrite {
+pub struct FactWrite<'a> {
+    tenant_id: &'a str,
+    content: &'a str,
+    metadata: String,
+    /// The tenant's plan: the fact counts against it like any fact, so no
+    /// party can fill the shared database.
+    pub plan: Plan,
     hash: Hash32,
     period: String,
     stored: u64,
+    now_ms: u64,
 }
 
-impl FactWrite {
-    pub fn new(content: &str, metadata: Option<&str>, now_ms: u64) -> FactWrite {
-        let hash = content_hash(content);
+impl<'a> FactWrite<'a> {
+    /// The fact `content` of `tenant_id` with `metadata`, at the app's time.
+    ///
+    /// # Errors
+    /// D1 errors reading the tenant's plan.
+    pub async fn new(
+        app: &App,
+        tenant_id: &'a str,
+        content: &'a str,
+        metadata: String,
+    ) -> ApiResult<FactWrite<'a>> {
+        let plan = crate::store::accounts::tenant_plan(&app.control_db()?, tenant_id).await?;
+        Ok(FactWrite::of_plan(
+            tenant_id, content, metadata, plan, app.now_ms,
+        ))
+    }
+
+    /// The same, with the tenant's `plan` already read (a second fact in
+    /// the same batch).
+    pub fn of_plan(
+        tenant_id: &'a str,
+        content: &'a str,
+        metadata: String,
+        plan: Plan,
+        now_ms: u64,
+    ) -> FactWrite<'a> {
         // The hash is stored as 64 hex digits.
-        let stored = (64 + content.len() + metadata.map_or(0, str::len)) as u64;
+        let stored = (64 + content.len() + metadata.len()) as u64;
         FactWrite {
-            hash,
+            tenant_id,
+            content,
+            metadata,
+            plan,
+            hash: content_hash(content),
             period: meter::month(now_ms).to_string(),
             stored,
+            now_ms,
         }
     }
 
     /// The fact's raises (facts per month, stored bytes), for `meters::batch`.
-    pub fn raises<'a>(&'a self, tenant_id: &'a str, plan: Plan) -> [meters::Raise<'a>; 2] {
+    pub fn raises(&self) -> [meters::Raise<'_>; 2] {
         [
-            meter::monthly(tenant_id, Meter::Facts, &self.period, plan),
-            meter::bytes(tenant_id, self.stored, plan),
+            meter::monthly(self.tenant_id, Meter::Facts, &self.period, self.plan),
+            meter::bytes(self.tenant_id, self.stored, self.plan),
         ]
     }
 
@@ -94,16 +129,13 @@ impl FactWrite {
     pub fn statements(
         &self,
         db: &worker::D1Database,
-        raises: &[meters::Raise<'_>; 2],
-        tenant_id: &str,
-        content: &str,
-        metadata: Option<&str>,
-        now_ms: u64,
     ) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+        let (t, metadata) = (self.tenant_id, Some(self.metadata.as_str()));
+        let [monthly, bytes] = self.raises();
         Ok(vec![
-            facts::insert_stmt(db, tenant_id, &self.hash, content, metadata, now_ms)?,
-            meters::raise_if_changed(db, &raises[0])?,
-            meters::raise_if_changed(db, &raises[1])?,
+            facts::insert_stmt(db, t, &self.hash, self.content, metadata, self.now_ms)?,
+            meters::raise_if_changed(db, &monthly)?,
+            meters::raise_if_changed(db, &bytes)?,
         ])
     }
 }

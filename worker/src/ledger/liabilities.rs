@@ -100,8 +100,8 @@ impl StatementView {
             status: row.status.to_ascii_lowercase(),
             ledgers_snapshotted: row.ledger_count,
             ledgers_built: row.built_count,
-            statement_hash: row.item_hash.clone(),
-            supersedes: row.supersedes.clone(),
+            statement_hash: row.item_hash.map(|h| h.to_hex()),
+            supersedes: row.supersedes.map(|h| h.to_hex()),
             superseded_by: row.superseded_by.clone(),
             liabilities: total(&row.liabilities_total, row.liabilities_count),
             receivables: total(&row.receivables_total, row.receivables_count),
@@ -463,27 +463,19 @@ async fn finish(
     let period = Period::parse(&row.period)
         .map_err(|e| ApiError::internal(format!("stored period: {e}")))?;
     let previous = store_l::latest_published(db, &row.tenant_id, &row.period).await?;
-    let supersedes = match previous.as_ref().and_then(|p| p.item_hash.as_deref()) {
-        Some(h) => Some(store::parse_hash(h)?),
-        None => None,
-    };
+    let supersedes = previous.and_then(|p| p.item_hash);
     let statement = builder
         .finish(&row.tenant_id, env, period, supersedes)
         .map_err(|e| Stop::Fail(e.to_string()))?;
     let json = statement.canonical_json();
-    let item = statement.item_hash().to_hex();
-    let supersedes_hex = supersedes.map(|h| h.to_hex());
-    let (lt, rt) = (
-        statement.liabilities.total.to_string(),
-        statement.receivables.total.to_string(),
-    );
+    let item = statement.item_hash();
     let f = Finished {
         statement_json: &json,
         item_hash: &item,
-        supersedes: supersedes_hex.as_deref(),
-        liabilities_total: &lt,
+        supersedes: supersedes.as_ref(),
+        liabilities_total: statement.liabilities.total,
         liabilities_count: statement.liabilities.leaf_count,
-        receivables_total: &rt,
+        receivables_total: statement.receivables.total,
         receivables_count: statement.receivables.leaf_count,
     };
     // The public verify route finds the statement's shard by its hash (the
@@ -491,8 +483,8 @@ async fn finish(
     // has its row (an orphan row of a failed batch names nothing).
     store::roots::insert(
         &app.control_db()?,
-        &item,
-        log.env.as_str(),
+        &item.to_hex(),
+        log.env,
         log.shard,
         app.now_ms,
     )

@@ -182,7 +182,7 @@ pub async fn require_ledger(
     tenant_id: &str,
     customer_id: &bvs_core::types::CustomerId,
 ) -> ApiResult<store::ledgers::LedgerRow> {
-    store::ledgers::ledger(db, tenant_id, customer_id.as_str())
+    store::ledgers::ledger(db, tenant_id, customer_id)
         .await?
         .ok_or_else(|| {
             ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
@@ -254,7 +254,7 @@ pub async fn grow_synthetic(
             .map(|i| store::log::NewLeaf {
                 leaf_index: i,
                 item_hash: Hash32::digest(format!("{seed}:{i}").as_bytes()),
-                kind: "fact",
+                kind: store::log::LeafKind::Fact,
                 ref_id: format!("bench:{seed}"),
                 tenant_id: "bench".to_string(),
             })

@@ -163,8 +163,7 @@ async fn service_deltas(
     last: u64,
 ) -> ApiResult<Vec<ServiceDelta>> {
     let lines = if last > start_seq {
-        store::deltas::lines_of_ledger(db, tenant_id, customer_id.as_str(), start_seq + 1, last)
-            .await?
+        store::deltas::lines_of_ledger(db, tenant_id, customer_id, start_seq + 1, last).await?
     } else {
         Vec::new()
     };

@@ -62,14 +62,13 @@ impl Span {
 /// With the receipt: whether its head is witnessed (issue 28).
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, bool)> {
     let db = db(app, r.log)?;
-    let customer = r.customer_id.as_str();
-    let ledger_id = super::submit::ledger_id(r.tenant_id, customer);
+    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id.as_str());
     let period = r.period.map(|p| p.to_string());
     let read = receipts::read(
         &db,
         &ReceiptOf {
             tenant_id: r.tenant_id,
-            customer_id: customer,
+            customer_id: r.customer_id,
             period: period.as_deref(),
             ledger_id: &ledger_id,
             deltas_max: RECEIPT_DELTAS_MAX,
@@ -78,7 +77,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
     .await?;
     let l = read
         .ledger
-        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {customer}")))?;
+        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {}", r.customer_id)))?;
     let span = span(r, &l, read.window)?;
     let rows: Vec<DeltaRow> = read
         .deltas

@@ -20,8 +20,8 @@ use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
-use crate::store::log::{HeadRow, NewLeaf};
-use crate::store::{meters, parse_hash, CheckpointStatus, ItemStatus};
+use crate::store::log::{HeadRow, LeafKind, NewLeaf};
+use crate::store::{meters, CheckpointStatus, ItemStatus};
 use crate::{ids, views};
 
 /// DEV_MODE fault injection: a delta with this `reason`, a fact whose
@@ -36,7 +36,7 @@ pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, &'static str, String, &'a String);
+type LeafParts<'a> = (Hash32, LeafKind, String, &'a String);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in the order taken, at log positions from `old_size`.
@@ -112,12 +112,17 @@ impl Plan {
 
     pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
         let deltas = self.deltas.iter().map(|d| -> ApiResult<LeafParts<'_>> {
-            Ok((d.item_hash, "delta", d.anchor_id.clone(), &d.tenant_id))
+            Ok((
+                d.item_hash,
+                LeafKind::Delta,
+                d.anchor_id.clone(),
+                &d.tenant_id,
+            ))
         });
         let facts = self.facts.iter().map(|f| -> ApiResult<LeafParts<'_>> {
             Ok((
                 f.content_hash,
-                "fact",
+                LeafKind::Fact,
                 f.content_hash.to_hex(),
                 &f.tenant_id,
             ))
@@ -126,21 +131,21 @@ impl Plan {
             .checkpoints
             .iter()
             .map(|c| -> ApiResult<LeafParts<'_>> {
-                Ok((c.merkle_root, "checkpoint", c.id.clone(), &c.tenant_id))
+                Ok((
+                    c.merkle_root,
+                    LeafKind::Checkpoint,
+                    c.id.clone(),
+                    &c.tenant_id,
+                ))
             });
         let statements = self
             .statements
             .iter()
             .map(|st| -> ApiResult<LeafParts<'_>> {
-                let item = st.item_hash.as_deref().ok_or_else(|| {
+                let item = st.item_hash.ok_or_else(|| {
                     crate::error::ApiError::internal(format!("statement {} has no item", st.id))
                 })?;
-                Ok((
-                    parse_hash(item)?,
-                    "liabilities",
-                    st.id.clone(),
-                    &st.tenant_id,
-                ))
+                Ok((item, LeafKind::Liabilities, st.id.clone(), &st.tenant_id))
             });
         deltas
             .chain(facts)
@@ -259,10 +264,10 @@ fn statement_marks(
         .enumerate()
         .map(|(i, st)| (st.id.as_str(), plan.statement_leaf(i)))
         .collect();
-    let superseded: Vec<(&str, &str)> = plan
+    let superseded: Vec<(&Hash32, &Hash32)> = plan
         .statements
         .iter()
-        .filter_map(|st| Some((st.supersedes.as_deref()?, st.item_hash.as_deref()?)))
+        .filter_map(|st| Some((st.supersedes.as_ref()?, st.item_hash.as_ref()?)))
         .collect();
     liabilities::mark_published_all(db, &marks, &superseded, head.tree_size, now)
 }

@@ -175,7 +175,7 @@ pub fn emptiest(shards: u32, counts: &[(u32, u64)]) -> u32 {
 /// # Errors
 /// D1 errors.
 pub async fn place(app: &App, env: Env) -> ApiResult<u32> {
-    let counts = crate::store::contracts::shard_counts(&app.control_db()?, env.as_str()).await?;
+    let counts = crate::store::contracts::shard_counts(&app.control_db()?, env).await?;
     Ok(emptiest(count(app, env), &counts))
 }
 

@@ -78,11 +78,11 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
     Ok(Prepared {
         row: NewDelta {
             anchor_id,
-            customer_id: content.customer_id.clone(),
+            customer_id: input.customer_id,
             ledger_id: String::new(),
             position,
             item_hash: item,
-            delta: input.delta.to_string(),
+            delta: input.delta,
             reason: content.reason,
             reference_id: content.reference_id,
             metadata: metadata.map(|m| m.to_string()),
@@ -103,20 +103,23 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
 /// receipts, `delta.verified`), so it opens no other customer's deltas.
 pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
     for p in prepared.iter_mut() {
-        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
+        p.row.ledger_id = ledger_id(tenant_id, p.row.customer_id.as_str());
     }
     // Each ledger's root once: a batch of n deltas to one customer hashed
     // its n items n times when every delta computed its own ledger's root.
     let mut items: BTreeMap<&str, Vec<Hash32>> = BTreeMap::new();
     for p in prepared.iter() {
-        items.entry(&p.row.customer_id).or_default().push(p.item);
+        items
+            .entry(p.row.customer_id.as_str())
+            .or_default()
+            .push(p.item);
     }
     let roots: BTreeMap<String, Hash32> = items
         .into_iter()
         .map(|(customer, own)| (customer.to_string(), merkle::root(&own)))
         .collect();
     for p in prepared.iter_mut() {
-        if let Some(root) = roots.get(&p.row.customer_id) {
+        if let Some(root) = roots.get(p.row.customer_id.as_str()) {
             p.row.ledger_root = *root;
         }
     }
@@ -141,26 +144,13 @@ pub fn items_root(prepared: &[Prepared]) -> Hash32 {
     merkle::root(&items)
 }
 
-/// A submission's kind: one emit, or one emit-batch.
-#[derive(Clone, Copy)]
-pub enum SubmissionKind {
-    Single,
-    Batch,
-}
+pub use crate::store::submissions::SubmissionKind;
 
-impl SubmissionKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            SubmissionKind::Single => "single",
-            SubmissionKind::Batch => "batch",
-        }
-    }
-
-    fn id_prefix(self) -> &'static str {
-        match self {
-            SubmissionKind::Single => "sub",
-            SubmissionKind::Batch => "bat",
-        }
+/// The prefix of a submission id of `kind`.
+fn id_prefix(kind: SubmissionKind) -> &'static str {
+    match kind {
+        SubmissionKind::Single => "sub",
+        SubmissionKind::Batch => "bat",
     }
 }
 
@@ -216,7 +206,7 @@ where
     R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
 {
     let root = items_root(prepared);
-    let submission_id = ids::new_id(kind.id_prefix())?;
+    let submission_id = ids::new_id(id_prefix(kind))?;
     let (status, text) = respond(&submission_id, &root)?;
     if by.stop == Some(Stop::Prepare) {
         return Ok(Submitted::Answer(status, text));
@@ -284,7 +274,7 @@ fn new_submission<'a>(
         id,
         tenant_id: by.tenant_id,
         contract_id: by.contract_id,
-        kind: kind.as_str(),
+        kind,
         items_root: root,
         item_count: count as u64,
         received_at: app.now_ms,
@@ -356,10 +346,10 @@ pub async fn with_roots_index<T>(
     let index = async {
         let db = app.control_db()?;
         match roots {
-            [root] => roots::insert(&db, root, log.env.as_str(), log.shard, app.now_ms)
+            [root] => roots::insert(&db, root, log.env, log.shard, app.now_ms)
                 .await
                 .map(|_| ()),
-            _ => roots::insert_all(&db, roots, log.env.as_str(), log.shard, app.now_ms).await,
+            _ => roots::insert_all(&db, roots, log.env, log.shard, app.now_ms).await,
         }
     };
     let (written, indexed) = futures_util::future::join(write, index).await;
@@ -381,7 +371,7 @@ pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = S
         return;
     }
     let written = match app.control_db() {
-        Ok(db) => roots::insert_all(&db, &roots, log.env.as_str(), log.shard, app.now_ms).await,
+        Ok(db) => roots::insert_all(&db, &roots, log.env, log.shard, app.now_ms).await,
         Err(e) => Err(e),
     };
     if let Err(e) = written {
@@ -472,11 +462,11 @@ mod tests {
         Prepared {
             row: NewDelta {
                 anchor_id: format!("anc_{n}"),
-                customer_id: customer.to_string(),
+                customer_id: CustomerId::parse(customer).unwrap(),
                 ledger_id: String::new(),
                 position: u64::from(n),
                 item_hash: item,
-                delta: "1".to_string(),
+                delta: Amount::parse("1").unwrap(),
                 reason: "r".to_string(),
                 reference_id: None,
                 metadata: None,
@@ -499,7 +489,7 @@ mod tests {
         let of = |c: &str| -> Hash32 {
             let own: Vec<Hash32> = batch
                 .iter()
-                .filter(|p| p.row.customer_id == c)
+                .filter(|p| p.row.customer_id.as_str() == c)
                 .map(|p| p.item)
                 .collect();
             merkle::root(&own)
@@ -507,9 +497,16 @@ mod tests {
         let (a, b) = (of("a"), of("b"));
         assert_ne!(a, b);
         for p in &batch {
-            let want = if p.row.customer_id == "a" { a } else { b };
+            let want = if p.row.customer_id.as_str() == "a" {
+                a
+            } else {
+                b
+            };
             assert_eq!(p.row.ledger_root, want);
-            assert_eq!(p.row.ledger_id, ledger_id("ten_1", &p.row.customer_id));
+            assert_eq!(
+                p.row.ledger_id,
+                ledger_id("ten_1", p.row.customer_id.as_str())
+            );
         }
     }
 }

@@ -241,7 +241,7 @@ fn record(
                 head.tree_size
             );
             Outcome::Failed {
-                status,
+                status: *status,
                 error,
                 retry_at: *retry_at,
             }

@@ -167,7 +167,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 SubmissionKind::Single,
                 single,
                 claim,
-                Some(&customer),
+                Some(customer.as_str()),
                 |_, root| Ok((202, emit_record(app, &prepared, root)?)),
             )
             .await
@@ -190,7 +190,7 @@ async fn after_quota(claim: Option<&Claim>) -> ApiResult<()> {
 fn emit_record(app: &App, prepared: &Prepared, root: &Hash32) -> ApiResult<String> {
     let record = EmitRecord {
         anchor_id: prepared.row.anchor_id.clone(),
-        customer_id: prepared.row.customer_id.clone(),
+        customer_id: prepared.row.customer_id.to_string(),
         delta: prepared.delta,
         status: "QUEUED",
         receipt_id: root.to_hex(),
@@ -332,7 +332,7 @@ fn read_batch(items: &[Box<RawValue>]) -> ReadBatch {
 fn queued_item(index: usize, p: &Prepared, root: &Hash32) -> BatchResult {
     BatchResult {
         index,
-        customer_id: Some(p.row.customer_id.clone()),
+        customer_id: Some(p.row.customer_id.to_string()),
         delta: Some(p.delta),
         anchor_id: Some(p.row.anchor_id.clone()),
         item_hash: Some(p.row.item_hash.to_hex()),

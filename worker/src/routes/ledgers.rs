@@ -377,7 +377,7 @@ pub async fn history(
     let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;
     let db = ledger::db(app, ctx.log())?;
-    let h = ledger::charts::history(&db, &ctx.tenant_id, customer_id.as_str()).await?;
+    let h = ledger::charts::history(&db, &ctx.tenant_id, &customer_id).await?;
     let points: Vec<Value> = h
         .points
         .iter()

@@ -316,7 +316,7 @@ pub struct AttemptView {
     started_at: String,
     duration_ms: u64,
     http_status: Option<u16>,
-    outcome: String,
+    outcome: &'static str,
     error: Option<String>,
 }
 
@@ -331,7 +331,7 @@ impl AttemptView {
                 started_at: iso(a.started_at),
                 duration_ms: a.duration_ms,
                 http_status: a.http_status,
-                outcome: a.outcome.clone(),
+                outcome: a.outcome.as_str(),
                 error: a.error.clone(),
             })
             .collect()
@@ -345,7 +345,7 @@ struct DeliveryView {
     event: String,
     event_id: String,
     environment: Option<String>,
-    status: String,
+    status: &'static str,
     attempts: Vec<AttemptView>,
     next_attempt_at: Option<String>,
     last_http_status: Option<u16>,
@@ -377,7 +377,7 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
             event: r.of.event_type,
             event_id: r.of.event_id,
             environment: r.of.env,
-            status: r.status,
+            status: r.status.as_str(),
             last_http_status: r.last_http_status,
             last_error: r.last_error,
             created_at: iso(r.created_at),

@@ -1,6 +1,7 @@
 //! Tenants, users, single-use e-mail tokens and the dev
 //! mail outbox.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -121,7 +122,7 @@ pub fn insert_user(
 queries! {
     pub fn user_by_email(email: &str) -> Option<UserRow> = first(SELECT_USER_BY_EMAIL);
     pub fn user_by_id(id: &str) -> Option<UserRow> = first(SELECT_USER_BY_ID);
-    pub fn set_preferred_environment(user_id: &str, env: &str, now_ms: u64) -> ()
+    pub fn set_preferred_environment(user_id: &str, env: Env, now_ms: u64) -> ()
         = exec(UPDATE_USER_PREFERENCE);
 }
 

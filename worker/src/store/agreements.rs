@@ -89,7 +89,7 @@ const SELECT_BALANCE_AT_LEAF: &str =
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct InvitationRow {
-    pub token_hash: String,
+    pub token_hash: Hash32,
     pub tenant_id: String,
     pub customer_id: String,
     pub ledger_id: String,
@@ -112,6 +112,15 @@ pub struct KeyRow {
     pub signed_by_previous: Option<u64>,
 }
 
+super::text_enum! {
+    /// A customer's statement on a checkpoint: `balance` (agreed) or
+    /// `dispute` (`agreements.kind`).
+    pub enum AgreementKind {
+        Balance = "balance",
+        Dispute = "dispute",
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct AgreementRow {
     pub item_hash: Hash32,
@@ -119,7 +128,7 @@ pub struct AgreementRow {
     pub tenant_id: String,
     pub customer_id: String,
     pub checkpoint_id: String,
-    pub kind: String,
+    pub kind: AgreementKind,
     pub verifier_key: String,
     pub statement: String,
     pub created_at: u64,
@@ -155,22 +164,12 @@ pub fn logged_keys(
 }
 
 /// For a receipt's batch: the statements about the checkpoints that can
-/// have its root (`checkpoints::receipt_candidates`), with log positions.
-///
-/// # Errors
-/// A value that cannot be bound.
-pub fn logged_statements(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    period: Option<&str>,
-) -> ApiResult<D1PreparedStatement> {
-    let sql = (
+/// have its root (`checkpoints::RECEIPT_CANDIDATES`), with log positions.
+pub const LOGGED_STATEMENTS: super::checkpoints::OverCandidates =
+    super::checkpoints::OverCandidates::new(
         SELECT_LOGGED_STATEMENTS_OF_LEDGER,
         SELECT_LOGGED_STATEMENTS_OF_PERIOD,
     );
-    super::checkpoints::over_candidates(db, sql, tenant_id, customer_id, period)
-}
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`): the keys of the
@@ -199,13 +198,13 @@ pub fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<D1Prep
     stmt(db, INSERT_INVITATION, &args)
 }
 
-pub async fn invitation(db: &D1Database, token_hash: &str) -> ApiResult<Option<InvitationRow>> {
+pub async fn invitation(db: &D1Database, token_hash: &Hash32) -> ApiResult<Option<InvitationRow>> {
     first(db, SELECT_INVITATION, &args![token_hash]).await
 }
 
 super::statements! {
     /// Marks an invitation used (for the registration's batch).
-    pub fn use_invitation(token_hash: &str, now_ms: u64) = USE_INVITATION;
+    pub fn use_invitation(token_hash: &Hash32, now_ms: u64) = USE_INVITATION;
 }
 
 /// A key binding's insert, for the registration's batch.
@@ -247,7 +246,7 @@ pub fn insert_agreement(
         &a.tenant_id,
         &a.customer_id,
         &a.checkpoint_id,
-        &a.kind,
+        a.kind,
         &a.verifier_key,
         &a.statement,
         a.created_at,

@@ -5,6 +5,7 @@
 //! raises.
 
 use bvs_core::amount::Amount;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -40,7 +41,7 @@ row! {
 pub async fn history(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     points_max: u64,
 ) -> ApiResult<(Option<LedgerRow>, Vec<PointRow>)> {
     futures_util::future::try_join(
@@ -51,7 +52,7 @@ pub async fn history(
 }
 
 queries! {
-    fn points(tenant_id: &str, customer_id: &str, points_max: u64) -> Vec<PointRow>
+    fn points(tenant_id: &str, customer_id: &CustomerId, points_max: u64) -> Vec<PointRow>
         = all(SELECT_HISTORY);
 }
 

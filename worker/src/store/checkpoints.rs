@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -148,40 +149,38 @@ pub struct ClosingBalance {
     pub balance_after: Option<Amount>,
 }
 
-/// For a receipt's batch (`store::receipts::read`): the checkpoints that
-/// can have its root, of the whole ledger (`period` None) or one period.
-///
-/// # Errors
-/// A value that cannot be bound.
-pub fn receipt_candidates(
-    db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
-    period: Option<&str>,
-) -> ApiResult<D1PreparedStatement> {
-    let sql = (
-        SELECT_RECEIPT_CANDIDATES_OF_LEDGER,
-        SELECT_RECEIPT_CANDIDATES_OF_PERIOD,
-    );
-    over_candidates(db, sql, tenant_id, customer_id, period)
-}
+/// A read over a receipt's candidate checkpoints: `.0` for the whole
+/// ledger (`?1` tenant, `?2` customer), `.1` for one period (and `?3` the
+/// period).
+pub struct OverCandidates(&'static str, &'static str);
 
-/// A statement over a receipt's candidate checkpoints: `sql.0` for the
-/// whole ledger (`?1` tenant, `?2` customer), `sql.1` for one period (and
-/// `?3` the period).
-///
-/// # Errors
-/// A value that cannot be bound.
-pub(super) fn over_candidates(
-    db: &D1Database,
-    sql: (&str, &str),
-    tenant_id: &str,
-    customer_id: &str,
-    period: Option<&str>,
-) -> ApiResult<D1PreparedStatement> {
-    match period {
-        None => stmt(db, sql.0, &args![tenant_id, customer_id]),
-        Some(p) => stmt(db, sql.1, &args![tenant_id, customer_id, p]),
+/// For a receipt's batch (`store::receipts::read`): the checkpoints that
+/// can have its root.
+pub const RECEIPT_CANDIDATES: OverCandidates = OverCandidates(
+    SELECT_RECEIPT_CANDIDATES_OF_LEDGER,
+    SELECT_RECEIPT_CANDIDATES_OF_PERIOD,
+);
+
+impl OverCandidates {
+    pub(super) const fn new(of_ledger: &'static str, of_period: &'static str) -> Self {
+        OverCandidates(of_ledger, of_period)
+    }
+
+    /// The read over the whole ledger (`period` None) or one period.
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
+    pub fn statement(
+        &self,
+        db: &D1Database,
+        tenant_id: &str,
+        customer_id: &CustomerId,
+        period: Option<&str>,
+    ) -> ApiResult<D1PreparedStatement> {
+        match period {
+            None => stmt(db, self.0, &args![tenant_id, customer_id]),
+            Some(p) => stmt(db, self.1, &args![tenant_id, customer_id, p]),
+        }
     }
 }
 
@@ -317,7 +316,7 @@ statements! {
 pub struct ListedRow {
     #[serde(flatten)]
     pub row: CheckpointRow,
-    pub tx_hash: Option<String>,
+    pub tx_hash: Option<Hash32>,
     pub prev_id: Option<String>,
     pub prev_period: Option<String>,
     pub prev_tree_size: Option<u64>,

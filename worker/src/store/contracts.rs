@@ -7,27 +7,16 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{args, queries, row, run, stmt};
 use crate::error::ApiResult;
 
-/// A contract's state, as its `status` column holds it: only an `active`
-/// environment takes API keys and balance requests. `provisioning` is
-/// written by `BEGIN_PROVISIONING`'s SQL; `not_provisioned` is what the
-/// status route shows for an environment without a row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ContractStatus {
-    NotProvisioned,
-    Provisioning,
-    Active,
-    Error,
-}
-
-impl ContractStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContractStatus::NotProvisioned => "not_provisioned",
-            ContractStatus::Provisioning => "provisioning",
-            ContractStatus::Active => "active",
-            ContractStatus::Error => "error",
-        }
+super::text_enum! {
+    /// A contract's state, as its `status` column holds it: only an `active`
+    /// environment takes API keys and balance requests. `provisioning` is
+    /// written by `BEGIN_PROVISIONING`'s SQL; `not_provisioned` is what the
+    /// status route shows for an environment without a row.
+    pub enum ContractStatus {
+        NotProvisioned = "not_provisioned",
+        Provisioning = "provisioning",
+        Active = "active",
+        Error = "error",
     }
 }
 
@@ -76,11 +65,11 @@ row! {
 }
 
 queries! {
-    fn shard_count_rows(env: &str) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
+    fn shard_count_rows(env: Env) -> Vec<ShardCountRow> = all(SHARD_COUNTS);
 }
 
 /// `(shard, tenants)` of `env`, for placement.
-pub async fn shard_counts(db: &D1Database, env: &str) -> ApiResult<Vec<(u32, u64)>> {
+pub async fn shard_counts(db: &D1Database, env: Env) -> ApiResult<Vec<(u32, u64)>> {
     let rows = shard_count_rows(db, env).await?;
     Ok(rows.into_iter().map(|r| (r.shard, r.n)).collect())
 }
@@ -90,7 +79,7 @@ pub fn insert_active(
     db: &D1Database,
     id: &str,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
@@ -101,7 +90,7 @@ pub fn insert_active(
             id,
             tenant_id,
             env,
-            ContractStatus::Active.as_str(),
+            ContractStatus::Active,
             now_ms,
             now_ms,
             shard
@@ -113,7 +102,7 @@ pub async fn begin_provisioning(
     db: &D1Database,
     new_id: &str,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<u64> {
@@ -135,8 +124,8 @@ pub async fn begin_provisioning(
 queries! {
     /// `status` is `active` or `error` (with a short reason).
     pub fn finish_provisioning(
-        tenant_id: &str, env: &str, status: &str, error: Option<&str>, now_ms: u64,
+        tenant_id: &str, env: Env, status: ContractStatus, error: Option<&str>, now_ms: u64,
     ) -> u64 = run(FINISH_PROVISIONING);
     pub fn of_tenant(tenant_id: &str) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
-    pub fn for_env(tenant_id: &str, env: &str) -> Option<ContractRow> = first(SELECT_FOR_ENV);
+    pub fn for_env(tenant_id: &str, env: Env) -> Option<ContractRow> = first(SELECT_FOR_ENV);
 }

@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -203,7 +204,7 @@ const FROM_ANCHOR_ID: FromStart = from_start!(start_seq_by_anchor_id);
 pub fn from_start_statements(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     start: StartAt<'_>,
     (first, last): (u64, u64),
 ) -> ApiResult<[D1PreparedStatement; 3]> {
@@ -222,7 +223,7 @@ pub fn from_start_statements(
 
 super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
-    pub fn of_ledger_statement(tenant_id: &str, customer_id: &str, from_seq: u64, to_seq: u64)
+    pub fn of_ledger_statement(tenant_id: &str, customer_id: &CustomerId, from_seq: u64, to_seq: u64)
         = SELECT_LEDGER_RANGE;
 }
 
@@ -343,7 +344,7 @@ super::statements! {
 
 super::statements! {
     /// A receipt's deltas of one period, for its batch (`store::receipts`).
-    pub fn of_window_statement(tenant_id: &str, customer_id: &str, window: &str, max: u64)
+    pub fn of_window_statement(tenant_id: &str, customer_id: &CustomerId, window: &str, max: u64)
         = SELECT_OF_WINDOW;
 }
 
@@ -379,9 +380,9 @@ super::statements! {
 queries! {
     pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
-    pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &str, items_root: &str)
+    pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &CustomerId, items_root: &str)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
-    pub fn queued_count(tenant_id: &str, customer_id: &str) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
+    pub fn queued_count(tenant_id: &str, customer_id: &CustomerId) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
 }
 
 /// What a pinpointing compare needs of a verified delta: its ids and amount.
@@ -399,7 +400,7 @@ pub struct LedgerLine {
 pub async fn lines_of_ledger(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     from_seq: u64,
     to_seq: u64,
 ) -> ApiResult<Vec<LedgerLine>> {

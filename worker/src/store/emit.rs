@@ -15,16 +15,12 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
+use super::idempotency::{ClaimKey, ClaimRow, ClaimState};
 use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
 
-/// Shared with `store::idempotency`'s generic claim (issue 29).
-pub(super) const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
-     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
-pub(super) const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
-     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).
 const CLAIM: &str = "INSERT INTO idempotency_claims \
@@ -98,17 +94,11 @@ const DELETE_EXPIRED_CLAIMS: &str = "DELETE FROM idempotency_claims WHERE expire
 
 /// An Idempotency-Key claim made inside the write's batch.
 pub struct NewClaim<'a> {
-    pub env: &'a str,
-    pub key: &'a str,
-    pub request_hash: &'a Hash32,
-    /// This request's random id: the later statements test it.
-    pub token: &'a str,
+    pub claim: ClaimKey<'a>,
     /// `false` leaves the claim in flight (the DEV_MODE fault point after
     /// the write); completed by [`complete`].
     pub done: bool,
-    pub now_ms: u64,
     pub lease_until: u64,
-    pub expires_at: u64,
     /// The answer stored under the key.
     pub status: u16,
     pub body: &'a str,
@@ -132,37 +122,6 @@ pub struct EmitWrite<'a> {
     pub raises: [Raise<'a>; 3],
     pub claim: Option<NewClaim<'a>>,
     pub estimate: Option<Estimate<'a>>,
-}
-
-/// The key's claim and stored answer as the batch left them.
-#[derive(Debug, Deserialize)]
-pub struct ClaimRow {
-    pub request_hash: Hash32,
-    pub token: String,
-    pub state: ClaimState,
-    pub lease_until: u64,
-    pub response_status: Option<u16>,
-    pub response_body: Option<String>,
-}
-
-/// An idempotency claim's `state` column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClaimState {
-    /// Claimed, its answer not stored yet (only under the DEV_MODE fault
-    /// point that stops a write after its batch).
-    InFlight,
-    /// The answer is stored under the key.
-    Done,
-}
-
-impl ClaimState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimState::InFlight => "in_flight",
-            ClaimState::Done => "done",
-        }
-    }
 }
 
 /// What the batch did.
@@ -194,7 +153,7 @@ struct OutcomeRow {
 /// D1 errors other than a raise past its cap.
 pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome> {
     let tenant = w.submission.tenant_id;
-    let token = w.claim.as_ref().map(|c| c.token);
+    let token = w.claim.as_ref().map(|c| c.claim.token);
     let mut statements = Vec::with_capacity(8 + 2 * w.deltas.len());
     if let Some(c) = &w.claim {
         statements.extend(claim_statements(db, tenant, c)?);
@@ -258,20 +217,21 @@ fn raise_statement(
 fn result_statements(
     db: &D1Database,
     w: &EmitWrite<'_>,
-    c: &NewClaim<'_>,
+    new: &NewClaim<'_>,
 ) -> ApiResult<[D1PreparedStatement; 2]> {
     let tenant = w.submission.tenant_id;
     let (customer, text, prefix) = match &w.estimate {
         Some(e) => (Some(e.customer_id), e.text, e.prefix),
         None => (None, "", ""),
     };
+    let c = &new.claim;
     let result = args![
         tenant,
         c.env,
         c.key,
         c.request_hash,
-        c.status,
-        c.body,
+        new.status,
+        new.body,
         text,
         prefix,
         customer,
@@ -314,10 +274,11 @@ fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcom
 fn claim_statements(
     db: &D1Database,
     tenant: &str,
-    c: &NewClaim<'_>,
+    new: &NewClaim<'_>,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let expired = args![tenant, c.env, c.key, c.now_ms];
-    let state = if c.done {
+    let [expired_claim, expired_result] = super::idempotency::drop_expired(db, tenant, &new.claim)?;
+    let c = &new.claim;
+    let state = if new.done {
         ClaimState::Done
     } else {
         ClaimState::InFlight
@@ -330,13 +291,13 @@ fn claim_statements(
         c.request_hash,
         c.token,
         state,
-        c.lease_until,
+        new.lease_until,
         c.expires_at,
         c.now_ms
     ];
     Ok(vec![
-        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
-        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        expired_claim,
+        expired_result,
         stmt(db, CLAIM, &claim)?,
     ])
 }

@@ -5,12 +5,18 @@
 //! claim and the stored answer, into their batch. Here too: their expiry.
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::Env;
+use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::emit::{ClaimRow, DELETE_EXPIRED_CLAIM, DELETE_EXPIRED_RESULT};
 use super::{args, first, run, stmt};
 use crate::error::ApiResult;
 
+/// The key's expired claim and answer (each claim drops them first).
+const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
+const DELETE_EXPIRED_RESULT: &str = "DELETE FROM idempotency_results \
+     WHERE tenant_id = ?1 AND env = ?2 AND key = ?3 AND expires_at <= ?4";
 const DELETE_EXPIRED_RESULTS: &str = "DELETE FROM idempotency_results WHERE expires_at <= ?1";
 /// A strict claim: a plain INSERT, so a key held by another request fails
 /// it (UNIQUE) and D1 rolls the whole batch back, the write included.
@@ -30,28 +36,75 @@ pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResu
     run(ledger, DELETE_EXPIRED_RESULTS, &args![now_ms]).await
 }
 
-/// A key under which a write claims and stores its answer.
-pub struct KeyClaim<'a> {
-    pub tenant_id: &'a str,
-    pub env: &'a str,
+/// The key's claim and stored answer as the batch left them.
+#[derive(Debug, Deserialize)]
+pub struct ClaimRow {
+    pub request_hash: Hash32,
+    pub token: String,
+    pub state: ClaimState,
+    pub lease_until: u64,
+    pub response_status: Option<u16>,
+    pub response_body: Option<String>,
+}
+
+super::text_enum! {
+    /// An idempotency claim's `state` column.
+    pub enum ClaimState {
+        /// Claimed, its answer not stored yet (only under the DEV_MODE fault
+        /// point that stops a write after its batch).
+        InFlight = "in_flight",
+        /// The answer is stored under the key.
+        Done = "done",
+    }
+}
+
+/// An Idempotency-Key claim, whichever batch takes it (a strict one here,
+/// the emit's in `store::emit`): the key of an environment (the tenant is
+/// the batch's), the request's body hash and random token, and its window.
+pub struct ClaimKey<'a> {
+    pub env: Env,
     pub key: &'a str,
     pub request_hash: &'a Hash32,
+    /// This request's random id: the later statements test it.
     pub token: &'a str,
     pub now_ms: u64,
     pub expires_at: u64,
+}
+
+/// The statements dropping the expired claim and answer of `tenant_id`'s key.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub(super) fn drop_expired(
+    db: &D1Database,
+    tenant_id: &str,
+    c: &ClaimKey<'_>,
+) -> ApiResult<[D1PreparedStatement; 2]> {
+    let expired = args![tenant_id, c.env, c.key, c.now_ms];
+    Ok([
+        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
+        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+    ])
+}
+
+/// A key under which a write claims and stores its answer.
+pub struct KeyClaim<'a> {
+    pub tenant_id: &'a str,
+    pub claim: ClaimKey<'a>,
 }
 
 /// The statements that put the claim and `status`/`body` under the key:
 /// expired records of the key dropped, the strict claim, the answer.
 pub fn claim_and_answer(
     db: &D1Database,
-    c: &KeyClaim<'_>,
+    k: &KeyClaim<'_>,
     status: u16,
     body: &str,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let expired = args![c.tenant_id, c.env, c.key, c.now_ms];
+    let [expired_claim, expired_result] = drop_expired(db, k.tenant_id, &k.claim)?;
+    let c = &k.claim;
     let claim = args![
-        c.tenant_id,
+        k.tenant_id,
         c.env,
         c.key,
         c.request_hash,
@@ -60,7 +113,7 @@ pub fn claim_and_answer(
         c.expires_at
     ];
     let answer = args![
-        c.tenant_id,
+        k.tenant_id,
         c.env,
         c.key,
         c.request_hash,
@@ -69,8 +122,8 @@ pub fn claim_and_answer(
         c.expires_at
     ];
     Ok(vec![
-        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
-        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        expired_claim,
+        expired_result,
         stmt(db, CLAIM_STRICT, &claim)?,
         stmt(db, INSERT_ANSWER, &answer)?,
     ])
@@ -80,7 +133,7 @@ pub fn claim_and_answer(
 pub async fn held(
     db: &D1Database,
     tenant_id: &str,
-    env: &str,
+    env: Env,
     key: &str,
     now_ms: u64,
 ) -> ApiResult<Option<ClaimRow>> {

@@ -100,7 +100,7 @@ pub async fn for_auth_indexing(
 
 row! {
     pub struct NewKey<'a> {
-        id: &'a str, tenant_id: &'a str, env: &'a str, name: Option<&'a str>,
+        id: &'a str, tenant_id: &'a str, env: Env, name: Option<&'a str>,
         secret_hash: &'a str, created_by: &'a str,
     }
 }

@@ -4,6 +4,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -123,7 +124,7 @@ super::statements! {
 }
 
 queries! {
-    pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
+    pub fn ledger(tenant_id: &str, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
     pub fn page(tenant_id: &str, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
     pub fn count_of_tenant(tenant_id: &str) -> u64 = count(COUNT_OF_TENANT);
     /// A page of the ledgers whose customer id is in [`from`, `to`).
@@ -173,7 +174,9 @@ pub struct FrontierRow {
 row! {
     pub struct LedgerUpdate<'a> {
         tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
-        old_balance: Amount, new_balance: Amount, latest_items_root: String,
+        old_balance: Amount, new_balance: Amount,
+        /// Bound as `""` when None (no verified delta).
+        latest_items_root: Option<Hash32>,
         /// The window's frontier after this round, and the log positions of
         /// the round's first and last delta of this ledger.
         frontier: String,
@@ -192,7 +195,7 @@ pub fn update_all(
     window: &str,
     now: u64,
 ) -> Statements {
-    let aggregates: Vec<(&str, &str, u64, String, &str)> = updates
+    let aggregates: Vec<(&str, &str, u64, String, String)> = updates
         .iter()
         .map(|u| {
             (
@@ -200,7 +203,7 @@ pub fn update_all(
                 u.customer_id,
                 u.new_count,
                 u.new_balance.to_string(),
-                u.latest_items_root.as_str(),
+                u.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
             )
         })
         .collect();
@@ -243,7 +246,7 @@ pub fn update_all(
 
 queries! {
     /// The window row of one period of a ledger.
-    pub fn window(tenant_id: &str, customer_id: &str, period: &str) -> Option<WindowRow>
+    pub fn window(tenant_id: &str, customer_id: &CustomerId, period: &str) -> Option<WindowRow>
         = first(SELECT_WINDOW);
     pub fn tenant_window(tenant_id: &str, window: &str) -> Option<TenantWindowRow>
         = first(SELECT_TENANT_WINDOW);
@@ -290,15 +293,15 @@ const SELECT_WINDOWS_AFTER_ANCHOR_ID: &str = select_windows!(concat!(
 
 super::statements! {
     /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-    fn windows_after_statement(tenant_id: &str, customer_id: &str, after_seq: u64)
+    fn windows_after_statement(tenant_id: &str, customer_id: &CustomerId, after_seq: u64)
         = SELECT_WINDOWS_AFTER;
-    pub(super) fn ledger_statement(tenant_id: &str, customer_id: &str) = SELECT_ONE;
+    pub(super) fn ledger_statement(tenant_id: &str, customer_id: &CustomerId) = SELECT_ONE;
 }
 
 super::statements! {
     /// The window row of one period of a ledger, for a caller's batch
     /// (`store::receipts`).
-    pub(super) fn window_statement(tenant_id: &str, customer_id: &str, period: &str)
+    pub(super) fn window_statement(tenant_id: &str, customer_id: &CustomerId, period: &str)
         = SELECT_WINDOW;
 }
 
@@ -318,7 +321,7 @@ pub struct LedgerPage {
 pub async fn ledger_page(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     (from_seq, to_seq): (u64, u64),
     after_seq: u64,
 ) -> ApiResult<LedgerPage> {
@@ -359,7 +362,7 @@ pub struct LedgerFrom {
 pub async fn ledger_page_from(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     start: super::deltas::StartAt<'_>,
     page: (u64, u64),
 ) -> ApiResult<LedgerFrom> {

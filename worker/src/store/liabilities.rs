@@ -1,6 +1,8 @@
 //! Liabilities statements (issue 31 part B, migrations 0110/0111): the
 //! statement rows, phase 1's ledger snapshot and phase 2's tree nodes.
 
+use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -15,7 +17,7 @@ row! {
         id: String, tenant_id: String, environment: String, period: String, status: String,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
-        item_hash: Option<String>, supersedes: Option<String>, superseded_by: Option<String>,
+        item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<String>,
         liabilities_total: Option<String>, liabilities_count: Option<u64>,
         receivables_total: Option<String>, receivables_count: Option<u64>,
         failure: Option<String>, created_at: u64, updated_at: u64,
@@ -46,8 +48,9 @@ pub struct NodeRow {
     pub tree: String,
     pub level: u8,
     pub idx: u64,
-    pub hash: String,
-    pub sum: String,
+    pub hash: Hash32,
+    #[serde(deserialize_with = "super::amount")]
+    pub sum: Amount,
 }
 
 const INSERT: &str = "INSERT INTO liability_statements (id, tenant_id, environment, period, \
@@ -251,15 +254,13 @@ statements! {
     pub fn mark_failed(id: &str, failure: &str, now_ms: u64) = SET_FAILED;
 }
 
-/// The finished statement, QUEUED for the log.
-pub struct Finished<'a> {
-    pub statement_json: &'a str,
-    pub item_hash: &'a str,
-    pub supersedes: Option<&'a str>,
-    pub liabilities_total: &'a str,
-    pub liabilities_count: u64,
-    pub receivables_total: &'a str,
-    pub receivables_count: u64,
+row! {
+    /// The finished statement, QUEUED for the log.
+    pub struct Finished<'a> {
+        statement_json: &'a str, item_hash: &'a Hash32, supersedes: Option<&'a Hash32>,
+        liabilities_total: Amount, liabilities_count: u64,
+        receivables_total: Amount, receivables_count: u64,
+    }
 }
 
 /// The statement marking `id` QUEUED with what it states.
@@ -334,7 +335,7 @@ pub fn set_indexes(
 pub fn mark_published_all(
     db: &D1Database,
     published: &[(&str, u64)],
-    superseded: &[(&str, &str)],
+    superseded: &[(&Hash32, &Hash32)],
     tree_size: u64,
     now_ms: u64,
 ) -> Statements {

@@ -23,12 +23,23 @@ row! {
         tree_size: u64, root: Hash32, note: String, note_hash: Hash32, created_at: u64,
     }
 }
+super::text_enum! {
+    /// What a log leaf is: a delta, a fact, a checkpoint or a liabilities
+    /// statement (`log_leaves.kind`).
+    pub enum LeafKind {
+        Delta = "delta",
+        Fact = "fact",
+        Checkpoint = "checkpoint",
+        Liabilities = "liabilities",
+    }
+}
+
 row! {
     $ select_leaves from "log_leaves";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct LeafRow {
-        leaf_index: u64, item_hash: Hash32, kind: String, ref_id: String, tenant_id: String,
+        leaf_index: u64, item_hash: Hash32, kind: LeafKind, ref_id: String, tenant_id: String,
         appended_at: u64,
     }
 }
@@ -371,7 +382,7 @@ pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Stat
             (
                 l.leaf_index,
                 l.item_hash.to_hex(),
-                l.kind,
+                l.kind.as_str(),
                 l.ref_id.as_str(),
                 l.tenant_id.as_str(),
             )
@@ -405,7 +416,7 @@ pub fn insert_stored_hashes(
 pub struct NewLeaf {
     pub leaf_index: u64,
     pub item_hash: Hash32,
-    pub kind: &'static str,
+    pub kind: LeafKind,
     pub ref_id: String,
     pub tenant_id: String,
 }

@@ -37,19 +37,23 @@ pub mod roots;
 pub mod search;
 pub mod sets;
 pub mod submissions;
+mod typed;
 pub mod webhooks;
 pub mod witnesses;
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer};
+use bvs_core::types::{CustomerId, Env};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
 
 pub use sets::{over_json, JSON_PARAM_BYTES_MAX};
+pub(crate) use typed::text_enum;
+pub use typed::{amount, opt_amount, CheckpointStatus, ItemStatus};
 
 /// D1 allows at most 100 bound parameters per statement.
 pub const D1_BOUND_PARAMS_MAX: usize = 100;
@@ -65,6 +69,9 @@ pub enum Arg<'a> {
     Blob(&'a [u8]),
     /// A hash, bound as its lowercase hex text (how every hash is stored).
     Hash(&'a Hash32),
+    /// An amount, bound as its canonical decimal text (how every amount
+    /// is stored).
+    Amount(Amount),
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -77,6 +84,7 @@ impl From<&Arg<'_>> for JsValue {
             Arg::Null => JsValue::NULL,
             Arg::Blob(b) => worker::js_sys::Uint8Array::from(*b).into(),
             Arg::Hash(h) => JsValue::from_str(&h.to_hex()),
+            Arg::Amount(a) => JsValue::from_str(&a.to_string()),
         }
     }
 }
@@ -110,6 +118,30 @@ impl<'a> Bind<'a> for &'a String {
 impl<'a> Bind<'a> for &'a Hash32 {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Hash(self))
+    }
+}
+
+impl<'a> Bind<'a> for &'a CustomerId {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self.as_str()))
+    }
+}
+
+impl Bind<'_> for Env {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Text(self.as_str()))
+    }
+}
+
+impl Bind<'_> for Amount {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Amount(self))
+    }
+}
+
+impl Bind<'_> for &Amount {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Amount(*self))
     }
 }
 
@@ -348,71 +380,6 @@ pub fn changes(result: &D1Result) -> ApiResult<u64> {
         .meta()
         .map_err(|e| ApiError::internal(format!("d1 meta: {e}")))?;
     Ok(meta.and_then(|m| m.changes).map_or(0, |c| c as u64))
-}
-
-// ---------------------------------------------------------------- typed columns
-
-/// The `status` of a delta or fact; the one place its SQL spelling is
-/// mapped (SQL constants compare with the same words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ItemStatus {
-    Queued,
-    Verified,
-    Failed,
-}
-
-impl ItemStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ItemStatus::Queued => "QUEUED",
-            ItemStatus::Verified => "VERIFIED",
-            ItemStatus::Failed => "FAILED",
-        }
-    }
-}
-
-/// The `status` of a checkpoint: its root is fixed (QUEUED), then in the
-/// log (COMMITTED), or it can never be appended (FAILED).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum CheckpointStatus {
-    Queued,
-    Committed,
-    Failed,
-}
-
-impl CheckpointStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckpointStatus::Queued => "QUEUED",
-            CheckpointStatus::Committed => "COMMITTED",
-            CheckpointStatus::Failed => "FAILED",
-        }
-    }
-}
-
-/// An amount column (canonical decimal TEXT), read into its type.
-///
-/// # Errors
-/// A stored amount that does not parse.
-pub fn amount<'de, D: Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
-    let text = String::deserialize(d)?;
-    Amount::from_db_text(&text)
-        .map_err(|e| D::Error::custom(format!("stored amount {text:?}: {e}")))
-}
-
-/// A nullable amount column.
-///
-/// # Errors
-/// A stored amount that does not parse.
-pub fn opt_amount<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Amount>, D::Error> {
-    Option::<String>::deserialize(d)?
-        .map(|text| {
-            Amount::from_db_text(&text)
-                .map_err(|e| D::Error::custom(format!("stored amount {text:?}: {e}")))
-        })
-        .transpose()
 }
 
 // ---------------------------------------------------------------- shared helpers

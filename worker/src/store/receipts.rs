@@ -2,6 +2,7 @@
 //! verify can resolve it; and what a receipt reads (issue 16: one batch).
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -55,7 +56,7 @@ pub fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<D1PreparedStatement>
 /// Whose receipt: a customer's whole ledger (`period` None) or one period.
 pub struct ReceiptOf<'a> {
     pub tenant_id: &'a str,
-    pub customer_id: &'a str,
+    pub customer_id: &'a CustomerId,
     pub period: Option<&'a str>,
     /// The customer's ledger id (`ledger::submit::ledger_id`).
     pub ledger_id: &'a str,
@@ -97,9 +98,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         ledgers::ledger_statement(db, tenant, customer)?,
         deltas,
         log::latest_head_statement(db)?,
-        checkpoints::receipt_candidates(db, tenant, customer, r.period)?,
+        checkpoints::RECEIPT_CANDIDATES.statement(db, tenant, customer, r.period)?,
         agreements::logged_keys(db, tenant, r.ledger_id)?,
-        agreements::logged_statements(db, tenant, customer, r.period)?,
+        agreements::LOGGED_STATEMENTS.statement(db, tenant, customer, r.period)?,
         super::witnesses::published_candidates_statement(db)?,
     ];
     if let Some(p) = r.period {

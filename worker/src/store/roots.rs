@@ -36,7 +36,7 @@ row! {
 
 queries! {
     /// Records that shard `shard` of `env` issued `root` (lowercase hex).
-    pub fn insert(root: &str, env: &str, shard: u32, now_ms: u64) -> u64 = run(INSERT_ROOT);
+    pub fn insert(root: &str, env: Env, shard: u32, now_ms: u64) -> u64 = run(INSERT_ROOT);
     /// Where `root` was issued, if the index has it.
     pub fn find(root: &str) -> Option<RootRow> = first(SELECT_ROOT);
 }
@@ -55,7 +55,7 @@ statements! {
 pub async fn insert_all(
     db: &D1Database,
     roots: &[String],
-    env: &str,
+    env: Env,
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<()> {

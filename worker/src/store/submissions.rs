@@ -1,6 +1,8 @@
 //! Submissions (one emit or emit-batch call) and the deltas they queue.
 
+use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 
 use worker::D1Database;
@@ -12,17 +14,25 @@ const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
      WHERE items_root = ?1 LIMIT 10";
 
+super::text_enum! {
+    /// A submission's kind: one emit, or one emit-batch.
+    pub enum SubmissionKind {
+        Single = "single",
+        Batch = "batch",
+    }
+}
+
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: &'static str,
+        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
 
 row! {
     pub struct NewDelta {
-        anchor_id: String, customer_id: String, ledger_id: String, position: u64,
-        item_hash: Hash32, delta: String, reason: String, reference_id: Option<String>,
+        anchor_id: String, customer_id: CustomerId, ledger_id: String, position: u64,
+        item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
         /// (`ledger::submit::for_tenant`).
@@ -36,10 +46,10 @@ impl NewDelta {
     pub fn stored_bytes(&self) -> u64 {
         let texts = [
             self.anchor_id.len(),
-            self.customer_id.len(),
+            self.customer_id.as_str().len(),
             self.ledger_id.len(),
             64, // item_hash, stored as 64 hex digits
-            self.delta.len(),
+            self.delta.to_string().len(),
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
             self.metadata.as_ref().map_or(0, String::len),
@@ -52,7 +62,7 @@ impl NewDelta {
 pub struct SubmissionRow {
     pub id: String,
     pub tenant_id: String,
-    pub kind: String,
+    pub kind: SubmissionKind,
     pub items_root: Hash32,
     pub item_count: u64,
     pub received_at: u64,

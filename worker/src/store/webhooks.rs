@@ -183,13 +183,25 @@ pub async fn active_for_tenants(
 
 // ---------------------------------------------------------------- deliveries
 
-pub const STATUS_PENDING: &str = "pending";
-#[expect(dead_code, reason = "names a delivery state written in SQL")]
-pub const STATUS_DELIVERING: &str = "delivering";
-pub const STATUS_SUCCEEDED: &str = "succeeded";
-pub const STATUS_FAILED: &str = "failed";
-#[expect(dead_code, reason = "names a delivery state written in SQL")]
-pub const STATUS_CANCELED: &str = "canceled";
+super::text_enum! {
+    /// A delivery's `status` (the SQL constants compare with the same words).
+    pub enum DeliveryStatus {
+        Pending = "pending",
+        Delivering = "delivering",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Canceled = "canceled",
+    }
+}
+
+super::text_enum! {
+    /// What one attempt ended with (`webhook_delivery_attempts.outcome`).
+    pub enum AttemptOutcome {
+        Succeeded = "succeeded",
+        Retry = "retry",
+        Failed = "failed",
+    }
+}
 
 /// What a delivery carries of its event and webhook, as written and read.
 #[derive(Debug, Clone, Deserialize)]
@@ -303,7 +315,7 @@ row! {
         of: DeliveryOf,
         /// NULL once purged.
         url: Option<String>,
-        payload: Option<String>, status: String, attempts: u64, next_attempt_at: Option<u64>,
+        payload: Option<String>, status: DeliveryStatus, attempts: u64, next_attempt_at: Option<u64>,
         last_http_status: Option<u16>, last_error: Option<String>, created_at: u64,
         completed_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
     }
@@ -320,7 +332,7 @@ row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct AttemptRow {
         delivery_id: String, attempt: u64, started_at: u64, duration_ms: u64,
-        http_status: Option<u16>, outcome: String, error: Option<String>,
+        http_status: Option<u16>, outcome: AttemptOutcome, error: Option<String>,
     }
 }
 
@@ -335,12 +347,11 @@ row! {
     pub struct AttemptRecord<'a> {
         delivery_id: &'a str, webhook_id: &'a str, attempt: u64, started_at: u64,
         duration_ms: u64, http_status: Option<u16>,
-        /// `succeeded`, `retry` or `failed`.
-        outcome: &'a str,
+        outcome: AttemptOutcome,
         error: Option<&'a str>,
         /// The delivery's new status: `pending` (a retry is scheduled at
         /// `next_attempt_at`), `succeeded` or `failed`.
-        status: &'a str,
+        status: DeliveryStatus,
         next_attempt_at: Option<u64>,
     }
 }
@@ -348,7 +359,7 @@ row! {
 /// Records the attempt, moves the delivery on and stamps the webhook's
 /// lastTriggeredAt, atomically.
 pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult<()> {
-    let done = a.status != STATUS_PENDING;
+    let done = a.status != DeliveryStatus::Pending;
     let completed_at = if done {
         int(a.started_at.saturating_add(a.duration_ms))?
     } else {

@@ -18,7 +18,7 @@ row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct StateRow {
         vkey: String, name: String, size: Option<u64>, root: Option<Hash32>,
-        line: Option<String>, cosigned_at: Option<u64>, status: String,
+        line: Option<String>, cosigned_at: Option<u64>, status: WitnessState,
         error: Option<String>, error_at: Option<u64>, attempted_at: u64, retry_at: u64,
     }
 }
@@ -113,6 +113,19 @@ super::statements! {
     pub fn covers_delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_COVERS_DELTA;
 }
 
+super::text_enum! {
+    /// A witness's state (`witness_state.status`): it cosigned our latest
+    /// head, or why its last attempt failed.
+    pub enum WitnessState {
+        Cosigned = "cosigned",
+        Unavailable = "unavailable",
+        Refused = "refused",
+        Conflict = "conflict",
+        Config = "config",
+        Misbehaved = "misbehaved",
+    }
+}
+
 /// One witness's outcome, for [`record`].
 pub enum Outcome<'a> {
     Cosigned {
@@ -121,7 +134,7 @@ pub enum Outcome<'a> {
         line: &'a str,
     },
     Failed {
-        status: &'a str,
+        status: WitnessState,
         error: &'a str,
         retry_at: u64,
     },

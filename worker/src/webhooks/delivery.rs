@@ -29,9 +29,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::secret;
-use crate::store::webhooks::{
-    self as store, AttemptRecord, Claim, STATUS_FAILED, STATUS_PENDING, STATUS_SUCCEEDED,
-};
+use crate::store::webhooks::{self as store, AttemptOutcome, AttemptRecord, Claim, DeliveryStatus};
 use crate::views::iso;
 
 /// How long one attempt waits for the receiver's response.
@@ -314,11 +312,11 @@ async fn claim(
 }
 
 /// An attempt's stored outcome and the delivery's status after it.
-fn stored(verdict: Verdict) -> (&'static str, &'static str) {
+fn stored(verdict: Verdict) -> (AttemptOutcome, DeliveryStatus) {
     match verdict {
-        Verdict::Success => ("succeeded", STATUS_SUCCEEDED),
-        Verdict::Retry => ("retry", STATUS_PENDING),
-        Verdict::Fail => ("failed", STATUS_FAILED),
+        Verdict::Success => (AttemptOutcome::Succeeded, DeliveryStatus::Succeeded),
+        Verdict::Retry => (AttemptOutcome::Retry, DeliveryStatus::Pending),
+        Verdict::Fail => (AttemptOutcome::Failed, DeliveryStatus::Failed),
     }
 }
 

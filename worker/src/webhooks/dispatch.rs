@@ -150,7 +150,7 @@ async fn round(
 #[serde(rename_all = "camelCase")]
 struct Completed {
     submission_id: String,
-    kind: String,
+    kind: &'static str,
     items_root: String,
     receipt_id: String,
     delta_count: u64,
@@ -193,7 +193,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
             .collect();
         let payload = serde_json::to_string(&Completed {
             submission_id: s.id.clone(),
-            kind: s.kind.clone(),
+            kind: s.kind.as_str(),
             items_root: s.items_root.to_hex(),
             receipt_id: s.items_root.to_hex(),
             delta_count: s.item_count,

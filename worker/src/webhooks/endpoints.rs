@@ -299,7 +299,7 @@ pub async fn resend(app: &App, tenant_id: &str, delivery_id: &str) -> ApiResult<
         TEST_EVENTS_PER_TENANT,
     )
     .await?;
-    let keep_schedule = row.status == store::STATUS_PENDING;
+    let keep_schedule = row.status == store::DeliveryStatus::Pending;
     if !store::reopen(&db, delivery_id, tenant_id, app.now_ms).await? {
         return Err(conflict("an attempt is running now; try again in a minute"));
     }

@@ -19,7 +19,6 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{meter, submit, LogId};
 use crate::plan::Plan;
-use crate::store;
 use crate::store::agreements::KeyRow;
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::liabilities::{self as store_l, CosignatureRow};
@@ -100,13 +99,12 @@ pub async fn check(
         .ok_or_else(|| missing("the ledger has no leaf in the liabilities statement"))?;
     let statement_hash = s
         .item_hash
-        .as_deref()
         .ok_or_else(|| ApiError::internal("a published statement without its item hash"))?;
     let expected = Inclusion {
         origin: origin(app, log)?,
         ledger: ledger_hash(&key.ledger_id)?,
         period: Period::parse(&s.period)?,
-        statement: store::parse_hash(statement_hash)?,
+        statement: statement_hash,
         balance: Amount::parse(&leaf.balance)
             .map_err(|e| ApiError::internal(format!("snapshot balance: {e}")))?,
     };
@@ -127,7 +125,7 @@ pub async fn check(
     let view = InclusionView {
         kind: agreement::INCLUSION_KIND,
         statement_id: row.statement_id.clone(),
-        statement_hash: statement_hash.to_owned(),
+        statement_hash: statement_hash.to_hex(),
         period: s.period.clone(),
         ledger_id: row.ledger_id.clone(),
         balance: expected.balance,
@@ -141,31 +139,24 @@ pub async fn check(
 
 /// The co-signature's statements for a write's batch (its log fact and
 /// the fact's meters, then its row), and the raises they make.
+///
+/// # Errors
+/// A value that cannot be bound.
 pub fn statements<'a>(
     db: &D1Database,
-    row: &'a CosignatureRow,
-    fact: &'a FactWrite,
-    plan: Plan,
-    now_ms: u64,
+    row: &CosignatureRow,
+    fact: &'a FactWrite<'a>,
 ) -> ApiResult<(Vec<D1PreparedStatement>, [Raise<'a>; 2])> {
-    let metadata = json!({ "agreement": agreement::INCLUSION_KIND }).to_string();
-    let raises = fact.raises(&row.tenant_id, plan);
-    let mut out = fact.statements(
-        db,
-        &raises,
-        &row.tenant_id,
-        &row.statement,
-        Some(&metadata),
-        now_ms,
-    )?;
+    let mut out = fact.statements(db)?;
     out.push(store_l::insert_cosignature(db, row)?);
-    Ok((out, raises))
+    Ok((out, fact.raises()))
 }
 
-/// The fact a co-signature is logged as (its metadata names the kind).
-pub fn fact(row: &CosignatureRow, now_ms: u64) -> FactWrite {
+/// The fact a co-signature is logged as (its metadata names the kind),
+/// counted against the vendor's `plan`.
+pub fn fact(row: &CosignatureRow, plan: Plan, now_ms: u64) -> FactWrite<'_> {
     let metadata = json!({ "agreement": agreement::INCLUSION_KIND }).to_string();
-    FactWrite::new(&row.statement, Some(&metadata), now_ms)
+    FactWrite::of_plan(&row.tenant_id, &row.statement, metadata, plan, now_ms)
 }
 
 /// Writes a co-signature on its own (its balance statement was recorded
@@ -180,8 +171,8 @@ pub async fn write_alone(
     row: &CosignatureRow,
 ) -> ApiResult<()> {
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
-    let fact = fact(row, app.now_ms);
-    let (statements, raises) = statements(db, row, &fact, plan, app.now_ms)?;
+    let fact = fact(row, plan, app.now_ms);
+    let (statements, raises) = statements(db, row, &fact)?;
     if let Err(m) = meters::batch(db, statements, &raises).await? {
         return Err(meter::over(m, plan, log.env, app.now_ms));
     }

@@ -14,6 +14,7 @@
 //! the invitation usable and no key registered.
 
 use bvs_core::agreement::{self, Statement, StatementError};
+use bvs_core::hash::Hash32;
 use serde_json::json;
 use worker::D1Database;
 
@@ -88,7 +89,7 @@ pub async fn register_key(
         registered_at: app.now_ms,
         signed_by_previous: current.map(|_| u64::from(c.signed_by_previous)),
     };
-    let token_hash = invitation.as_ref().map(|i| i.token_hash.as_str());
+    let token_hash = invitation.as_ref().map(|i| &i.token_hash);
     write(app, log, &row, token_hash).await?;
     Ok((KeyView::from_row(&row, "QUEUED"), true))
 }
@@ -158,23 +159,14 @@ async fn write(
     app: &App,
     log: super::LogId,
     row: &KeyRow,
-    token_hash: Option<&str>,
+    token_hash: Option<&Hash32>,
 ) -> ApiResult<()> {
     let db = db(app, log)?;
     // A statement is a fact of the vendor's tenant: it counts against the
     // vendor's plan like any fact, so no party can fill the shared database.
-    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let metadata = json!({ "agreement": "key" }).to_string();
-    let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
-    let fact_raises = fact.raises(&row.tenant_id, plan);
-    let mut statements = fact.statements(
-        &db,
-        &fact_raises,
-        &row.tenant_id,
-        &row.statement,
-        Some(&metadata),
-        app.now_ms,
-    )?;
+    let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
+    let mut statements = fact.statements(&db)?;
     let keys = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::CounterpartyKeys,
@@ -183,11 +175,12 @@ async fn write(
         cap: KEYS_PER_LEDGER_MAX,
     };
     let mut raises = Vec::new();
-    if let Some(t) = token_hash {
+    let token_period = token_hash.map(Hash32::to_hex);
+    if let (Some(t), Some(period)) = (token_hash, &token_period) {
         let used = Raise {
             tenant_id: &row.tenant_id,
             meter: Meter::InvitationUses,
-            period: t,
+            period,
             add: 1,
             cap: 1,
         };
@@ -198,7 +191,7 @@ async fn write(
     statements.push(meters::raise(&db, &keys)?);
     statements.push(agreements::insert_key(&db, row)?);
     raises.push(keys);
-    raises.extend(fact_raises);
+    raises.extend(fact.raises());
     match meters::batch(&db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::InvitationUses) => {
@@ -211,7 +204,7 @@ async fn write(
                 "This ledger has the most key bindings it can have ({KEYS_PER_LEDGER_MAX})"
             )))
         }
-        Err(m) => return Err(meter::over(m, plan, log.env, app.now_ms)),
+        Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
     submit::ring(app, log).await;
     Ok(())

@@ -121,7 +121,7 @@ impl ReceiptAgreementPlan {
         let mut statements = Vec::with_capacity(self.signed.len());
         for (a, leaf) in self.signed {
             statements.push(ReceiptStatement {
-                kind: a.kind,
+                kind: a.kind.as_str().to_owned(),
                 item_hash: a.item_hash,
                 statement: a.statement,
                 counterparty_key: Some(a.verifier_key),

@@ -24,7 +24,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{db, meter, submit, LogId};
-use crate::store::agreements::{self, AgreementRow, KeyRow};
+use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::events;
 use crate::store::meters::{self, Meter, Raise};
@@ -119,7 +119,7 @@ pub async fn submit_statement(
         tenant_id: key.tenant_id.clone(),
         customer_id: key.customer_id.clone(),
         checkpoint_id: c.id.clone(),
-        kind: kind.to_string(),
+        kind,
         verifier_key: key.verifier_key.clone(),
         statement: canonical,
         created_at: app.now_ms,
@@ -190,7 +190,7 @@ async fn check(
     reference: &CheckpointRef,
     balance: Amount,
     c: &CheckpointRow,
-) -> ApiResult<&'static str> {
+) -> ApiResult<AgreementKind> {
     match statement {
         Statement::Balance(b) => {
             reference.check(&b.checkpoint).map_err(|e| rejected(&e))?;
@@ -200,13 +200,13 @@ async fn check(
                     got: b.balance,
                 }));
             }
-            Ok("balance")
+            Ok(AgreementKind::Balance)
         }
         Statement::Dispute(d) => {
             reference.check(&d.checkpoint).map_err(|e| rejected(&e))?;
             let ctx = dispute_context(db, d, c).await?;
             d.check(&ctx).map_err(|e| rejected(&e))?;
-            Ok("dispute")
+            Ok(AgreementKind::Dispute)
         }
         Statement::Key(_) => Err(rejected(&StatementError::WrongKind {
             expected: "balance or dispute",
@@ -272,18 +272,9 @@ async fn write(
         balance,
         view,
     } = *w;
-    let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
-    let metadata = json!({ "agreement": row.kind }).to_string();
-    let fact = FactWrite::new(&row.statement, Some(&metadata), app.now_ms);
-    let fact_raises = fact.raises(&row.tenant_id, plan);
-    let mut statements = fact.statements(
-        db,
-        &fact_raises,
-        &row.tenant_id,
-        &row.statement,
-        Some(&metadata),
-        app.now_ms,
-    )?;
+    let metadata = json!({ "agreement": row.kind.as_str() }).to_string();
+    let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
+    let mut statements = fact.statements(db)?;
     let count = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::Statements,
@@ -304,10 +295,13 @@ async fn write(
         app.now_ms,
     )?);
     let mut raises = vec![count];
-    raises.extend(fact_raises);
-    let inclusion_fact = cosigned.map(|x| inclusion::fact(&x.row, app.now_ms));
+    raises.extend(fact.raises());
+    // The inclusion's fact counts against the same plan (read once).
+    let inclusion_fact = cosigned
+        .filter(|x| x.new)
+        .map(|x| inclusion::fact(&x.row, fact.plan, app.now_ms));
     if let (Some(x), Some(f)) = (cosigned.filter(|x| x.new), inclusion_fact.as_ref()) {
-        let (more, more_raises) = inclusion::statements(db, &x.row, f, plan, app.now_ms)?;
+        let (more, more_raises) = inclusion::statements(db, &x.row, f)?;
         statements.extend(more);
         raises.extend(more_raises);
     }
@@ -322,7 +316,7 @@ async fn write(
                 ),
             ))
         }
-        Err(m) => return Err(meter::over(m, plan, log.env, app.now_ms)),
+        Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
     submit::ring(app, log).await;
     Ok(())
@@ -336,7 +330,7 @@ fn event(
     balance: Amount,
     view: &StatementView,
 ) -> ApiResult<(&'static str, String)> {
-    let kind = if row.kind == "balance" {
+    let kind = if row.kind == AgreementKind::Balance {
         EVENT_CHECKPOINT_COSIGNED
     } else {
         EVENT_CHECKPOINT_DISPUTED
@@ -348,7 +342,7 @@ fn event(
         merkle_root: c.merkle_root.to_hex(),
         delta_count: c.delta_count,
         balance,
-        kind: &row.kind,
+        kind: row.kind.as_str(),
         ledger_id: &row.ledger_id,
         counterparty_key: &row.verifier_key,
         item_hash: &row.item_hash,

@@ -81,7 +81,7 @@ pub fn not_purged(row: &StatementRow) -> ApiResult<()> {
                  in the log (GET /api/v1/verify/{})",
                 row.period,
                 crate::views::iso(at),
-                row.item_hash.as_deref().unwrap_or("")
+                row.item_hash.map(|h| h.to_hex()).unwrap_or_default()
             ),
         )),
     }
@@ -117,8 +117,8 @@ async fn read_nodes(
     let mut nodes = Nodes::new();
     for n in store::rows::<NodeRow>(&results, 0)? {
         let node = SumNode {
-            hash: store::parse_hash(&n.hash)?,
-            sum: Amount::parse(&n.sum).map_err(|e| internal(row, &e.to_string()))?,
+            hash: n.hash,
+            sum: n.sum,
         };
         nodes.insert((n.tree, n.level, n.idx), node);
     }

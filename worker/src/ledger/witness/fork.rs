@@ -69,7 +69,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
                 forked.tree_size
             );
             let outcome = Outcome::Failed {
-                status,
+                status: *status,
                 error,
                 retry_at: *retry_at,
             };
@@ -79,7 +79,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
             answers.push(ForkAnswer {
                 name: w.name.clone(),
                 vkey,
-                status: (*status).to_owned(),
+                status: status.as_str().to_owned(),
                 error: Some(error.clone()),
             });
         }

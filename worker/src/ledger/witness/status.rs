@@ -76,7 +76,7 @@ pub async fn status(app: &App, log: LogId) -> ApiResult<LogWitnesses> {
                 url: w.url.clone(),
                 cosigned_size: st.and_then(|s| s.size),
                 cosigned_at: st.and_then(|s| s.cosigned_at).map(iso),
-                status: st.map_or_else(|| "pending".to_owned(), |s| s.status.clone()),
+                status: st.map_or_else(|| "pending".to_owned(), |s| s.status.as_str().to_owned()),
                 last_error: st.and_then(|s| s.error.clone()),
                 last_error_at: st.and_then(|s| s.error_at).map(iso),
                 attempted_at: st.map(|s| iso(s.attempted_at)),

@@ -13,6 +13,7 @@ use worker::{
 };
 
 use crate::store::log::HeadRow;
+use crate::store::witnesses::WitnessState;
 
 /// How long a witness may take to answer `add-checkpoint`.
 pub const SUBMIT_TIMEOUT_MS: u64 = 5_000;
@@ -31,19 +32,19 @@ pub enum Attempt {
         line: String,
     },
     Failed {
-        status: &'static str,
+        status: WitnessState,
         error: String,
         retry_at: u64,
     },
 }
 
-/// A witness's status words (`witness_state.status`; `cosigned` is
+/// A witness's failed states (`witness_state.status`; `cosigned` is
 /// written by the store's upsert).
-pub const STATUS_UNAVAILABLE: &str = "unavailable";
-pub const STATUS_REFUSED: &str = "refused";
-pub const STATUS_CONFLICT: &str = "conflict";
-pub const STATUS_CONFIG: &str = "config";
-pub const STATUS_MISBEHAVED: &str = "misbehaved";
+pub const STATUS_UNAVAILABLE: WitnessState = WitnessState::Unavailable;
+pub const STATUS_REFUSED: WitnessState = WitnessState::Refused;
+pub const STATUS_CONFLICT: WitnessState = WitnessState::Conflict;
+pub const STATUS_CONFIG: WitnessState = WitnessState::Config;
+pub const STATUS_MISBEHAVED: WitnessState = WitnessState::Misbehaved;
 
 /// Submits `head` to witness `w`, which last cosigned size `old`; on a 409
 /// naming a size we have, once more from there.
