@@ -75,17 +75,7 @@ pub async fn submit_statement(
     signed: &str,
     inclusion: Option<&str>,
 ) -> ApiResult<(Submitted, bool)> {
-    let unverified = agreement::read_unverified(signed).map_err(|e| rejected(&e))?;
-    let named = match &unverified {
-        Statement::Balance(b) => b.checkpoint.clone(),
-        Statement::Dispute(d) => d.checkpoint.clone(),
-        Statement::Key(_) => {
-            return Err(rejected(&StatementError::WrongKind {
-                expected: "balance or dispute",
-                got: "key",
-            }))
-        }
-    };
+    let named = named_checkpoint_of(signed)?;
     let log = log_of_origin(app, &named.origin)?;
     let db = db(app, log)?;
     let ledger_id = named.ledger.to_hex();
@@ -139,6 +129,19 @@ pub async fn submit_statement(
             Some(existing) => replay(app, log, &db, &existing, &c, cosigned).await,
             None => Err(e),
         },
+    }
+}
+
+/// The checkpoint a signed balance or dispute statement names, read before
+/// its signature is checked (the key to check it with depends on it).
+fn named_checkpoint_of(signed: &str) -> ApiResult<CheckpointRef> {
+    match agreement::read_unverified(signed).map_err(|e| rejected(&e))? {
+        Statement::Balance(b) => Ok(b.checkpoint),
+        Statement::Dispute(d) => Ok(d.checkpoint),
+        Statement::Key(_) => Err(rejected(&StatementError::WrongKind {
+            expected: "balance or dispute",
+            got: "key",
+        })),
     }
 }
 
