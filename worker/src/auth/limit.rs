@@ -267,6 +267,25 @@ pub async fn take_reported(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
     }
 }
 
+/// An API key's rate limit around the key's read (the rate is the key's
+/// plan's, known once the key is read): `read` learns whether the isolate
+/// holds a live lease of `bucket` (nothing is spent: the request is very
+/// likely not limited, so the read may carry a write, issue 16) and
+/// answers what it read with the rate to spend at; then one token is spent
+/// ([`take_reported`]). A read that fails spends nothing.
+///
+/// # Errors
+/// The read's errors; as [`take_reported`].
+pub async fn around_read<T, F, Fut>(app: &App, bucket: &str, read: F) -> ApiResult<T>
+where
+    F: FnOnce(bool) -> Fut,
+    Fut: std::future::Future<Output = ApiResult<(T, Rate)>>,
+{
+    let (value, rate) = read(holds_lease(bucket, app.now_ms)).await?;
+    take_reported(app, bucket, rate).await?;
+    Ok(value)
+}
+
 /// Like `take`, but answers whether a token was taken instead of failing.
 ///
 /// # Errors
