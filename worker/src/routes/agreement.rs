@@ -9,7 +9,7 @@ use bvs_core::types::CustomerId;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::ApiResult;
 use crate::fields::Fields;
 use crate::http::{self, PathParam};
@@ -31,9 +31,9 @@ fn origin(req: &Request) -> ApiResult<String> {
 pub async fn invite(
     app: &App,
     mut req: Request,
+    ctx: KeyContext,
     customer: PathParam<CustomerId>,
 ) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
     let customer_id = customer?;
     let base = origin(&req)?;
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;

@@ -12,6 +12,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
@@ -367,8 +368,7 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 // ------------------------------------------------------------------ status
 
 /// `GET /api/v1/balance/delta/:anchorId`.
-pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn status(app: &App, ctx: KeyContext, anchor_id: &str) -> ApiResult<Response> {
     let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

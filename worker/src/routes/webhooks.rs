@@ -7,7 +7,7 @@ use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
@@ -60,8 +60,7 @@ struct DetailView {
 }
 
 /// `POST /dashboard/webhooks` `{url, events[], description}`.
-pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn create(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let url_text = f.required("url");
     let url = if url_text.is_empty() {
@@ -148,16 +147,14 @@ fn parse_events(f: &mut Fields) -> Vec<String> {
 }
 
 /// `GET /dashboard/webhooks`: never the secret.
-pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
     let rows = endpoints::list(app, session.tenant_id()).await?;
     let views: Vec<WebhookView> = rows.iter().map(WebhookView::from_row).collect();
     http::dashboard(200, &views, None)
 }
 
 /// `GET /dashboard/webhooks/:id`: the fields plus lastTriggeredAt.
-pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn get(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -170,8 +167,7 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 }
 
 /// `POST /dashboard/webhooks/:id/toggle`.
-pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     // 404 before 403: another tenant's id is not found, whoever asks.
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -194,8 +190,7 @@ pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 /// retries) and reports what the receiver answered. Without a type it is
 /// the `test` event; any other subscribable event is sent as a sample with
 /// that event's documented payload (`webhooks::samples`).
-pub async fn test(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn test(app: &App, mut req: Request, session: Session, id: &str) -> ApiResult<Response> {
     let event_type = test_event_type(&mut req).await?;
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -244,8 +239,12 @@ async fn test_event_type(req: &mut Request) -> ApiResult<String> {
 /// `{"overlapHours": 0..168}` (default 24): a new secret, shown once; the
 /// previous one keeps signing beside it (a second `v1,` signature in
 /// `webhook-signature`) until `previousSecretExpiresAt`.
-pub async fn rotate_secret(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn rotate_secret(
+    app: &App,
+    mut req: Request,
+    session: Session,
+    id: &str,
+) -> ApiResult<Response> {
     let overlap_ms = overlap_ms(&mut req).await?;
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -297,8 +296,7 @@ async fn overlap_ms(req: &mut Request) -> ApiResult<u64> {
 
 /// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending
 /// deliveries.
-pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn delete(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     endpoints::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -361,8 +359,7 @@ struct DeliveryView {
 
 /// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
 /// every attempt (not in the spec; for debugging and replay checks).
-pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     let (rows, attempts) = endpoints::deliveries(app, session.tenant_id(), id).await?;
     let views: Vec<DeliveryView> = rows
         .into_iter()
