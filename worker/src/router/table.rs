@@ -45,7 +45,7 @@ macro_rules! route {
 #[rustfmt::skip]
 pub const ROUTES: &[Route] = &[
     route!(Post "/api/v1/balance/customers/:customerId/invitations", Key, |app, req, p, c|
-        agreement::invite(app, req, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        agreement::invite(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/api/v1/agreement/invitation", Public, |app, req, p, c|
         agreement::open(app, req).await
@@ -110,19 +110,19 @@ pub const ROUTES: &[Route] = &[
         balance::status(app, c.key()?, p.get("anchorId")?).await
     ),
     route!(Get "/api/v1/balance/derive/:customerId", Key, |app, req, p, c|
-        ledgers::derive(app, req, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        ledgers::derive(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/api/v1/balance/compare", Key, |app, req, p, c| ledgers::compare(app, req, c.key()?).await),
     route!(Get "/api/v1/balance/customers", Key, |app, req, p, c| ledgers::customers(app, req, c.key()?).await),
     route!(Get "/api/v1/balance/customers/:customerId", Key, |app, req, p, c|
-        ledgers::customer(app, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        ledgers::customer(app, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/api/v1/facts", Key, |app, req, p, c| facts::create(app, req, c.key()?).await),
     route!(Get "/api/v1/facts/:contentHash", Key, |app, req, p, c|
-        facts::get(app, c.key()?, p.parse("contentHash", facts::content_hash_param)).await
+        facts::get(app, c.key()?, p.parse("contentHash", facts::content_hash_param)?).await
     ),
     route!(Get "/api/v1/facts/:contentHash/verify", Key, |app, req, p, c|
-        facts::verify(app, c.key()?, p.parse("contentHash", facts::content_hash_param)).await
+        facts::verify(app, c.key()?, p.parse("contentHash", facts::content_hash_param)?).await
     ),
     route!(Post "/api/v1/balance/checkpoint", Key, |app, req, p, c|
         proofs::checkpoint_create(app, req, c.key()?).await
@@ -131,7 +131,7 @@ pub const ROUTES: &[Route] = &[
         proofs::checkpoint_list(app, req, c.key()?).await
     ),
     route!(Get "/api/v1/balance/receipt/:customerId", Key, |app, req, p, c|
-        proofs::receipt(app, req, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        proofs::receipt(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Get "/api/v1/verify/:proofRoot", Public, |app, req, p, c|
         proofs::public_verify(app, req, p.parse("proofRoot", proofs::proof_root)?).await
@@ -192,7 +192,7 @@ pub const ROUTES: &[Route] = &[
     route!(Get "/dashboard/search", Session, |app, req, p, c| insights::search(app, req, c.session()?).await),
     route!(Get "/dashboard/usage/daily", Session, |app, req, p, c| insights::daily(app, req, c.session()?).await),
     route!(Get "/api/v1/balance/customers/:customerId/history", Key, |app, req, p, c|
-        ledgers::history(app, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        ledgers::history(app, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/dashboard/auth/logout", Session, |app, req, p, c| auth::logout(app, c.session()?).await),
     route!(Get "/admin/shards", Operator, |app, req, p, c| admin::shards(app).await),
@@ -210,7 +210,7 @@ pub const ROUTES: &[Route] = &[
         liabilities::get(app, c.key()?, p.get("id")?).await
     ),
     route!(Get "/api/v1/balance/customers/:customerId/liabilities-proof", Key, |app, req, p, c|
-        liabilities::proof(app, req, c.key()?, p.parse("customerId", CustomerId::parse)).await
+        liabilities::proof(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/dev/liabilities/seed", DevKey, |app, req, p, c| dev::liabilities_seed(app, req, c.key()?).await),
     route!(Get "/api/v1/agreement/liabilities-proof/:merkleRoot", Public, |app, req, p, c|

@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::ApiResult;
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
@@ -32,9 +32,8 @@ pub async fn invite(
     app: &App,
     mut req: Request,
     ctx: KeyContext,
-    customer: PathParam<CustomerId>,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let customer_id = customer?;
     let base = origin(&req)?;
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
     let route = format!(

@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::facts::FactRow;
 use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
@@ -82,19 +82,18 @@ pub fn content_hash_param(text: &str) -> ApiResult<Hash32> {
     })
 }
 
-async fn load(app: &App, ctx: &KeyContext, hash: PathParam<Hash32>) -> ApiResult<FactRow> {
-    let hash = hash?;
+async fn load(app: &App, ctx: &KeyContext, hash: Hash32) -> ApiResult<FactRow> {
     ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.
-pub async fn get(app: &App, ctx: KeyContext, hash: PathParam<Hash32>) -> ApiResult<Response> {
+pub async fn get(app: &App, ctx: KeyContext, hash: Hash32) -> ApiResult<Response> {
     let row = load(app, &ctx, hash).await?;
     http::dashboard(200, &FactView::from_row(&row)?, None)
 }
 
 /// `GET /api/v1/facts/:contentHash/verify`.
-pub async fn verify(app: &App, ctx: KeyContext, hash: PathParam<Hash32>) -> ApiResult<Response> {
+pub async fn verify(app: &App, ctx: KeyContext, hash: Hash32) -> ApiResult<Response> {
     let row = load(app, &ctx, hash).await?;
     let data = match (row.status, row.verified_at) {
         (ItemStatus::Verified, Some(at)) => json!({

@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::{self, customers::LedgerRow};
 use crate::views::{self};
 
@@ -26,9 +26,8 @@ pub async fn derive(
     app: &App,
     req: Request,
     ctx: KeyContext,
-    customer: PathParam<CustomerId>,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let customer_id = customer?;
     let start = derive_start(&req)?;
     let db = ledger::db(app, ctx.log())?;
     let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
@@ -348,12 +347,7 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
 }
 
 /// `GET /api/v1/balance/customers/:customerId`.
-pub async fn customer(
-    app: &App,
-    ctx: KeyContext,
-    customer: PathParam<CustomerId>,
-) -> ApiResult<Response> {
-    let customer_id = customer?;
+pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
@@ -366,12 +360,7 @@ pub async fn customer(
 /// balance after each verified delta, in ledger order, for a chart; past
 /// `charts::HISTORY_POINTS_MAX` deltas every `step`-th, the first and the
 /// last.
-pub async fn history(
-    app: &App,
-    ctx: KeyContext,
-    customer: PathParam<CustomerId>,
-) -> ApiResult<Response> {
-    let customer_id = customer?;
+pub async fn history(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
     let h = ledger::charts::history(&db, &ctx.tenant_id, customer_id.as_str()).await?;
     let points: Vec<Value> = h

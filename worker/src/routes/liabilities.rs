@@ -8,7 +8,7 @@ use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
@@ -45,9 +45,8 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
 /// `GET /api/v1/liabilities?period=YYYY-MM`: the period's statements,
 /// newest first (the first published one is the one in force).
 pub async fn list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
-    let period = http::query_param(&req, "period")?
+    let period = super::proofs::period_param(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let period = Period::parse(&period).map_err(ApiError::from)?;
     let rows = liabilities::of_period(app, &ctx.tenant_id, ctx.log(), period).await?;
     let views: Vec<StatementView> = rows.iter().map(StatementView::of).collect();
     http::balance(200, &serde_json::json!({ "statements": views }))
@@ -67,12 +66,10 @@ pub async fn proof(
     app: &App,
     req: Request,
     ctx: KeyContext,
-    customer: PathParam<CustomerId>,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let customer_id = customer?;
-    let period = http::query_param(&req, "period")?
+    let period = super::proofs::period_param(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let period = Period::parse(&period).map_err(ApiError::from)?;
     let doc =
         liabilities::proof(app, &ctx.tenant_id, ctx.log(), customer_id.as_str(), period).await?;
     http::raw_json(

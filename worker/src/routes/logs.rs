@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use worker::{Request, Response};
 
-use super::webhooks::AttemptView;
+use super::webhooks::DeliveryProgress;
 use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
@@ -151,13 +151,8 @@ struct DeliveryView {
     id: String,
     webhook_id: String,
     url: Option<String>,
-    status: String,
-    attempts: Vec<AttemptView>,
-    next_attempt_at: Option<String>,
-    last_http_status: Option<u16>,
-    last_error: Option<String>,
-    created_at: String,
-    completed_at: Option<String>,
+    #[serde(flatten)]
+    progress: DeliveryProgress,
     data_purged: bool,
 }
 
@@ -165,16 +160,10 @@ fn delivery_views(deliveries: Vec<DeliveryRow>, attempts: &[AttemptRow]) -> Vec<
     deliveries
         .into_iter()
         .map(|d| DeliveryView {
-            attempts: AttemptView::of(attempts, &d.of.id),
+            progress: DeliveryProgress::of(&d, attempts),
             id: d.of.id,
             webhook_id: d.of.webhook_id,
             url: d.url,
-            status: d.status,
-            next_attempt_at: d.next_attempt_at.map(iso),
-            last_http_status: d.last_http_status,
-            last_error: d.last_error,
-            created_at: iso(d.created_at),
-            completed_at: d.completed_at.map(iso),
             data_purged: d.data_purged != 0,
         })
         .collect()

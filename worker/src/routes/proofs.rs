@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::idempotency::Guard;
 use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
@@ -170,17 +170,24 @@ struct CheckpointList {
 
 // ------------------------------------------------------------------ receipts
 
+/// The query's `period` (`YYYY-MM`), if any.
+///
+/// # Errors
+/// 400 naming `period` when it is not a month.
+pub fn period_param(req: &Request) -> ApiResult<Option<Period>> {
+    Ok(http::query_param(req, "period")?
+        .map(|p| Period::parse(&p))
+        .transpose()?)
+}
+
 /// `GET /api/v1/balance/receipt/:customerId[?period=YYYY-MM]`.
 pub async fn receipt(
     app: &App,
     req: Request,
     ctx: KeyContext,
-    customer: PathParam<CustomerId>,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let customer_id = customer?;
-    let period = http::query_param(&req, "period")?
-        .map(|p| Period::parse(&p))
-        .transpose()?;
+    let period = period_param(&req)?;
     let origin = origin(&req)?;
     let request = prove::ReceiptRequest {
         tenant_id: &ctx.tenant_id,

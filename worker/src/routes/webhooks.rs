@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::views::iso;
-use crate::webhooks::endpoints::{self, AttemptRow, NewEndpoint, WebhookRow};
+use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
 
 /// Longest description, in characters. // spec: silent
@@ -343,6 +343,20 @@ struct DeliveryView {
     event: String,
     event_id: String,
     environment: Option<String>,
+    #[serde(flatten)]
+    progress: DeliveryProgress,
+    url: Option<String>,
+    payload: Option<serde_json::Value>,
+    data_purged: bool,
+    purged_at: Option<String>,
+}
+
+/// How far a delivery got, as both dashboard lists of deliveries show it
+/// (this route's and the event log's, `super::logs`), between their own
+/// fields.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryProgress {
     status: String,
     attempts: Vec<AttemptView>,
     next_attempt_at: Option<String>,
@@ -351,10 +365,21 @@ struct DeliveryView {
     last_error: Option<String>,
     created_at: String,
     completed_at: Option<String>,
-    url: Option<String>,
-    payload: Option<serde_json::Value>,
-    data_purged: bool,
-    purged_at: Option<String>,
+}
+
+impl DeliveryProgress {
+    /// Delivery `d`'s progress, with its attempts among `attempts`.
+    pub fn of(d: &DeliveryRow, attempts: &[AttemptRow]) -> Self {
+        DeliveryProgress {
+            status: d.status.clone(),
+            attempts: AttemptView::of(attempts, &d.of.id),
+            next_attempt_at: d.next_attempt_at.map(iso),
+            last_http_status: d.last_http_status,
+            last_error: d.last_error.clone(),
+            created_at: iso(d.created_at),
+            completed_at: d.completed_at.map(iso),
+        }
+    }
 }
 
 /// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
@@ -364,8 +389,7 @@ pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Resp
     let views: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
-            attempts: AttemptView::of(&attempts, &r.of.id),
-            next_attempt_at: r.next_attempt_at.map(iso),
+            progress: DeliveryProgress::of(&r, &attempts),
             payload: r
                 .payload
                 .as_deref()
@@ -374,11 +398,6 @@ pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Resp
             event: r.of.event_type,
             event_id: r.of.event_id,
             environment: r.of.env,
-            status: r.status,
-            last_http_status: r.last_http_status,
-            last_error: r.last_error,
-            created_at: iso(r.created_at),
-            completed_at: r.completed_at.map(iso),
             url: r.url,
             data_purged: r.data_purged != 0,
             purged_at: r.purged_at.map(iso),
