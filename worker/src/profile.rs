@@ -20,7 +20,7 @@ pub enum Stop {
     Route,
     /// After the API key is authenticated (with the proof-root index row,
     /// in the same control-database batch, when the isolate holds the
-    /// key's lease: `auth::authenticate_api_key_indexing`).
+    /// key's lease: `auth::authenticate_emit`).
     Auth,
     /// After authentication and one trivial read of the control database
     /// (what a bare D1 call costs).

@@ -104,7 +104,7 @@ pub struct Submitter<'a> {
     pub plan: Plan,
     /// The submission's proof root is in the control database's index
     /// already (written with the key's read,
-    /// `auth::authenticate_api_key_indexing`).
+    /// `auth::authenticate_emit`).
     pub root_indexed: bool,
     /// The emit's DEV_MODE profiling stops and fault points
     /// (`crate::profile`; all pass in production).
