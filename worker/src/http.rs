@@ -180,8 +180,10 @@ pub fn error_response(err: &ApiError, request_id: Option<&str>) -> worker::Resul
         .with_headers(headers))
 }
 
-/// A typed path parameter as the route table read it (`router::Params::parse`):
-/// a handler that checks its caller first raises the parse's 400 after that.
+/// A typed path parameter as the route table read it (`router::Params::parse`),
+/// for a handler that raises the parse's 400 after a check of its own
+/// (a tile's log name); the route's auth is checked before the table reads
+/// any parameter.
 pub type PathParam<T> = ApiResult<T>;
 
 /// A request header, if present.

@@ -41,44 +41,6 @@ pub const IDEMPOTENCY_WINDOW_MS: u64 = 24 * 60 * 60 * 1000;
 /// claim, never its write: the stored answer's key admits one write.
 pub const IDEMPOTENCY_LEASE_MS: u64 = 30 * 1000;
 
-/// How long a fault point holds its request (DEV_MODE only): long enough
-/// for a test to kill the server.
-const FAULT_HOLD_SECS: u64 = 120;
-
-/// A DEV_MODE-only fault-injection point on the emit routes, named by the
-/// `X-Bvs-Fault` header: the request stops there and hangs, so a test can
-/// kill the server in that window.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Fault {
-    /// Before the write batch (which claims, counts the quota and writes
-    /// at once): nothing of the request is stored yet.
-    AfterQuota,
-    /// After the write committed, before the claim is completed (the
-    /// batch leaves the claim in flight under this fault point only).
-    AfterWrite,
-}
-
-impl Fault {
-    fn as_str(self) -> &'static str {
-        match self {
-            Fault::AfterQuota => "after-quota",
-            Fault::AfterWrite => "after-write",
-        }
-    }
-}
-
-/// The request's fault point: none outside DEV_MODE.
-pub fn fault(app: &App, req: &Request) -> Option<Fault> {
-    if !app.dev_mode() {
-        return None;
-    }
-    match http::header(req, "x-bvs-fault").as_deref() {
-        Some("after-quota") => Some(Fault::AfterQuota),
-        Some("after-write") => Some(Fault::AfterWrite),
-        _ => None,
-    }
-}
-
 /// A key this request tries to claim, handed to its write.
 pub struct Claim {
     env: Env,
@@ -86,7 +48,9 @@ pub struct Claim {
     request_hash: Hash32,
     token: String,
     now_ms: u64,
-    fault: Option<Fault>,
+    /// The claim stays in flight after its write (DEV_MODE fault point
+    /// `profile::Fault::AfterWrite`, which follows the write).
+    hold: bool,
 }
 
 /// What a write under a claim did: answered (written now), or found the
@@ -107,39 +71,16 @@ impl Claim {
                 &self.token,
                 self.now_ms,
             ),
-            done: self.fault != Some(Fault::AfterWrite),
+            done: !self.hold,
             lease_until: self.now_ms + IDEMPOTENCY_LEASE_MS,
             status,
             body,
         }
     }
-
-    /// Stops here and hangs when the request asked for this fault point.
-    ///
-    /// # Errors
-    /// Always, once the hold is over, when the fault point was hit.
-    pub async fn fault_point(&self, at: Fault) -> ApiResult<()> {
-        if self.fault != Some(at) {
-            return Ok(());
-        }
-        worker::console_log!("fault point {} reached", at.as_str());
-        worker::Delay::from(std::time::Duration::from_secs(FAULT_HOLD_SECS)).await;
-        Err(ApiError::internal(format!(
-            "fault point {} held",
-            at.as_str()
-        )))
-    }
 }
 
 fn processing(key: &IdempotencyKey) -> ApiResult<Response> {
-    http::balance(
-        202,
-        &json!({
-            "idempotencyKey": key.as_str(),
-            "status": "processing",
-            "message": "A request with this Idempotency-Key is still being processed; retry shortly to get its result",
-        }),
-    )
+    processing_text(key.as_str())
 }
 
 fn replay(status: u16, text: String) -> ApiResult<Response> {
@@ -181,7 +122,7 @@ pub async fn once<F, Fut>(
     app: &App,
     owner: Owner,
     key: Option<IdempotencyKey>,
-    fault: Option<Fault>,
+    hold: bool,
     route: &str,
     body: &[u8],
     f: F,
@@ -205,7 +146,7 @@ where
         request_hash: Hash32::digest(&hashed),
         token: ids::new_id("clm")?,
         now_ms: app.now_ms,
-        fault,
+        hold,
     });
     match f(Some(Rc::clone(&claim))).await? {
         Submitted::Answer(status, text) => http::raw_json(status, text),

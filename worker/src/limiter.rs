@@ -24,6 +24,16 @@ pub struct Rate {
     pub burst: f64,
 }
 
+impl Rate {
+    /// `rate_per_sec` tokens a second, up to `burst`.
+    pub const fn new(rate_per_sec: f64, burst: f64) -> Rate {
+        Rate {
+            rate_per_sec,
+            burst,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Bucket {
     pub tokens: f64,
@@ -70,17 +80,23 @@ impl Answer {
     }
 }
 
-/// Refills `bucket` to `now_ms` at `rate_per_sec` up to `burst`, then takes
+impl Bucket {
+    /// The tokens `self` holds at `now_ms`, refilled at `rate_per_sec`
+    /// (before the burst caps them).
+    fn refilled(self, now_ms: f64, rate_per_sec: f64) -> f64 {
+        let elapsed_secs = ((now_ms - self.updated_ms) / 1000.0).max(0.0);
+        self.tokens + elapsed_secs * rate_per_sec
+    }
+}
+
+/// Refills `bucket` to `now_ms` at `rate` up to its burst, then takes
 /// `cost` tokens if there are enough. Pure, so it is unit-tested natively.
-pub fn take(
-    bucket: Bucket,
-    now_ms: f64,
-    rate_per_sec: f64,
-    burst: f64,
-    cost: f64,
-) -> (Bucket, Verdict) {
-    let elapsed_secs = ((now_ms - bucket.updated_ms) / 1000.0).max(0.0);
-    let tokens = (bucket.tokens + elapsed_secs * rate_per_sec).min(burst);
+pub fn take(bucket: Bucket, now_ms: f64, rate: Rate, cost: f64) -> (Bucket, Verdict) {
+    let Rate {
+        rate_per_sec,
+        burst,
+    } = rate;
+    let tokens = bucket.refilled(now_ms, rate_per_sec).min(burst);
     if tokens >= cost {
         (
             Bucket {
@@ -114,16 +130,9 @@ pub fn take(
 }
 
 /// Gives `cost` tokens back (after refilling to `now_ms`), never beyond
-/// `burst`: an attempt that turned out fine does not count.
-pub fn refund(
-    bucket: Bucket,
-    now_ms: f64,
-    rate_per_sec: f64,
-    burst: f64,
-    cost: f64,
-) -> (Bucket, Verdict) {
-    let elapsed_secs = ((now_ms - bucket.updated_ms) / 1000.0).max(0.0);
-    let tokens = (bucket.tokens + elapsed_secs * rate_per_sec + cost).min(burst);
+/// the burst: an attempt that turned out fine does not count.
+pub fn refund(bucket: Bucket, now_ms: f64, rate: Rate, cost: f64) -> (Bucket, Verdict) {
+    let tokens = (bucket.refilled(now_ms, rate.rate_per_sec) + cost).min(rate.burst);
     (
         Bucket {
             tokens,
@@ -189,7 +198,7 @@ impl DurableObject for RateLimiter {
                 updated_ms: now_ms,
             });
             let (next, verdict) = if url.path() == "/refund" {
-                refund(current, now_ms, rate, burst, cost)
+                refund(current, now_ms, Rate::new(rate, burst), cost)
             } else if url.path() == "/reset" {
                 (
                     Bucket {
@@ -202,7 +211,7 @@ impl DurableObject for RateLimiter {
                     },
                 )
             } else {
-                take(current, now_ms, rate, burst, cost)
+                take(current, now_ms, Rate::new(rate, burst), cost)
             };
             *slot = Some(next);
             (next, verdict)
@@ -216,13 +225,18 @@ impl DurableObject for RateLimiter {
 mod tests {
     use super::*;
 
+    const EMPTY: Bucket = Bucket {
+        tokens: 0.0,
+        updated_ms: 0.0,
+    };
+
     #[test]
     fn the_answer_counts_whole_tokens_left_and_seconds_to_full() {
         let start = Bucket {
             tokens: 20.0,
             updated_ms: 0.0,
         };
-        let (after, verdict) = take(start, 0.0, 10.0, 20.0, 1.0);
+        let (after, verdict) = take(start, 0.0, Rate::new(10.0, 20.0), 1.0);
         let a = Answer::new(&verdict, after, 10.0, 20.0);
         assert!(a.allowed);
         assert_eq!(a.remaining, 19);
@@ -236,47 +250,35 @@ mod tests {
             updated_ms: 0.0,
         };
         for _ in 0..20 {
-            let (next, v) = take(b, 0.0, 10.0, 20.0, 1.0);
+            let (next, v) = take(b, 0.0, Rate::new(10.0, 20.0), 1.0);
             assert!(v.allowed);
             b = next;
         }
-        let (_, v) = take(b, 0.0, 10.0, 20.0, 1.0);
+        let (_, v) = take(b, 0.0, Rate::new(10.0, 20.0), 1.0);
         assert!(!v.allowed);
         assert_eq!(v.retry_after_secs, 1);
     }
 
     #[test]
-    fn tokens_come_back_at_the_rate_and_never_beyond_the_burst() {
-        let empty = Bucket {
-            tokens: 0.0,
-            updated_ms: 0.0,
-        };
-        let (b, v) = take(empty, 500.0, 10.0, 20.0, 1.0);
-        assert!(v.allowed);
-        assert!((b.tokens - 4.0).abs() < 1e-9);
-        let (b, _) = take(empty, 1_000_000.0, 10.0, 20.0, 1.0);
-        assert!((b.tokens - 19.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_refund_gives_tokens_back_up_to_the_burst() {
-        let empty = Bucket {
-            tokens: 0.0,
-            updated_ms: 0.0,
-        };
-        let (b, _) = refund(empty, 0.0, 1.0, 3.0, 1.0);
-        assert!((b.tokens - 1.0).abs() < 1e-9);
-        let (b, _) = refund(b, 10_000.0, 1.0, 3.0, 1.0);
-        assert!((b.tokens - 3.0).abs() < 1e-9);
+    fn tokens_come_back_at_the_rate_and_refunds_give_them_back_never_beyond_the_burst() {
+        type Op = fn(Bucket, f64, Rate, f64) -> (Bucket, Verdict);
+        // (what, milliseconds after an empty bucket, rate, burst, tokens after)
+        let cases: [(Op, f64, f64, f64, f64); 4] = [
+            (take, 500.0, 10.0, 20.0, 4.0),
+            (take, 1_000_000.0, 10.0, 20.0, 19.0),
+            (refund, 0.0, 1.0, 3.0, 1.0),
+            (refund, 10_000.0, 1.0, 3.0, 3.0),
+        ];
+        for (op, ms, rate, burst, want) in cases {
+            let (b, v) = op(EMPTY, ms, Rate::new(rate, burst), 1.0);
+            assert!(v.allowed, "{ms} {rate} {burst}");
+            assert!((b.tokens - want).abs() < 1e-9, "{} != {want}", b.tokens);
+        }
     }
 
     #[test]
     fn a_slow_bucket_reports_the_whole_seconds_to_wait() {
-        let empty = Bucket {
-            tokens: 0.0,
-            updated_ms: 0.0,
-        };
-        let (_, v) = take(empty, 0.0, 1.0 / 30.0, 10.0, 1.0);
+        let (_, v) = take(EMPTY, 0.0, Rate::new(1.0 / 30.0, 10.0), 1.0);
         assert!(!v.allowed);
         assert_eq!(v.retry_after_secs, 30);
     }

@@ -71,5 +71,38 @@ fn every_route_is_declared_once_and_a_typed_parameter_names_its_field() {
     assert_eq!(e.status(), 400);
     assert!(format!("{e:?}").contains("customerId"), "{e:?}");
     let (route, _) = resolve(&Method::Get, "/dev/ping/1").unwrap();
-    assert_eq!(route.family, Family::Dev);
+    assert_eq!(route.auth, Auth::Dev);
+}
+
+#[test]
+fn every_route_declares_who_may_call_it() {
+    // The account routes that come before a session check their own token.
+    let account = [
+        "/dashboard/auth/register",
+        "/dashboard/auth/login",
+        "/dashboard/auth/verify",
+        "/dashboard/auth/resend-verification-email",
+        "/dashboard/auth/request-password-reset",
+        "/dashboard/auth/reset-password",
+    ];
+    for r in ROUTES {
+        let p = r.pattern;
+        let want = if p == "/api/v1/balance/delta" || p == "/api/v1/balance/delta/batch" {
+            Auth::KeyEmit
+        } else if p.starts_with("/admin/") {
+            Auth::Operator
+        } else if p.starts_with("/dashboard/") && !account.contains(&p) {
+            Auth::Session
+        } else if p.starts_with("/api/v1/balance/")
+            || p.starts_with("/api/v1/facts")
+            || p.starts_with("/api/v1/liabilities")
+        {
+            Auth::Key
+        } else {
+            continue;
+        };
+        assert_eq!(r.auth, want, "{} {p}", r.method);
+    }
+    let (route, _) = resolve(&Method::Post, "/dev/liabilities/seed").unwrap();
+    assert_eq!(route.auth, Auth::DevKey);
 }

@@ -19,33 +19,29 @@ pub const QUERY_CHARS_MAX: usize = 128;
 /// Hits answered at most.
 pub const HITS_MAX: usize = 20;
 
-/// What a hit is.
+/// What a hit is: what one of a shard's lookups found
+/// (`store::search::ShardKind`), or a webhook delivery (the control
+/// database).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    Delta,
-    /// A submission's root: the hit is one of its deltas.
-    Submission,
-    Receipt,
-    Checkpoint,
-    Customer,
-    Event,
-    Request,
-    Fact,
+    Shard(ShardKind),
     Delivery,
 }
 
 impl Kind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Delta => "delta",
-            Kind::Submission => "submission",
-            Kind::Receipt => "receipt",
-            Kind::Checkpoint => "checkpoint",
-            Kind::Customer => "customer",
-            Kind::Event => "event",
-            Kind::Request => "request",
-            Kind::Fact => "fact",
-            Kind::Delivery => "delivery",
+        let Kind::Shard(kind) = self else {
+            return "delivery";
+        };
+        match kind {
+            ShardKind::Delta => "delta",
+            ShardKind::Submission => "submission",
+            ShardKind::Receipt => "receipt",
+            ShardKind::Checkpoint => "checkpoint",
+            ShardKind::Customer => "customer",
+            ShardKind::Event => "event",
+            ShardKind::Request => "request",
+            ShardKind::Fact => "fact",
         }
     }
 }
@@ -84,19 +80,6 @@ pub fn parse_query(text: &str) -> Result<String, FieldError> {
     }
 }
 
-fn kind_of(k: ShardKind) -> Kind {
-    match k {
-        ShardKind::Delta => Kind::Delta,
-        ShardKind::Submission => Kind::Submission,
-        ShardKind::Receipt => Kind::Receipt,
-        ShardKind::Checkpoint => Kind::Checkpoint,
-        ShardKind::Customer => Kind::Customer,
-        ShardKind::Event => Kind::Event,
-        ShardKind::Request => Kind::Request,
-        ShardKind::Fact => Kind::Fact,
-    }
-}
-
 /// Everything of the tenant with this id, Sandbox first.
 ///
 /// # Errors
@@ -121,7 +104,7 @@ pub async fn find(app: &App, tenant_id: &str, id: &str) -> ApiResult<Vec<Hit>> {
     for (env, found) in shards {
         for (k, h) in found {
             hits.push(Hit {
-                kind: kind_of(k),
+                kind: Kind::Shard(k),
                 id: h.id,
                 env: Some(env),
                 customer_id: h.customer_id,

@@ -335,3 +335,52 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
     }
     Ok(serde_json::to_string(&value)?)
 }
+
+/// The answer of a single emit (`POST /api/v1/balance/delta`): its delta
+/// `row` of amount `delta`, queued under proof root `root` at
+/// `received_at`; `estimatedVerifiedDeltas` is `estimate` until the
+/// write's batch counts it (`ledger::submit::ESTIMATE_PENDING`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmitRecord {
+    anchor_id: String,
+    customer_id: String,
+    delta: Amount,
+    status: &'static str,
+    receipt_id: String,
+    items_root: String,
+    item_hash: String,
+    item_hashes: Vec<String>,
+    estimated_verified_deltas: u64,
+    declared_timestamp: String,
+    received_at: String,
+    message: String,
+}
+
+impl EmitRecord {
+    pub fn queued(
+        row: &crate::store::submissions::NewDelta,
+        delta: Amount,
+        (root, estimate): (&bvs_core::hash::Hash32, u64),
+        received_at: u64,
+    ) -> Self {
+        EmitRecord {
+            anchor_id: row.anchor_id.clone(),
+            customer_id: row.customer_id.to_string(),
+            delta,
+            status: "QUEUED",
+            receipt_id: root.to_hex(),
+            items_root: root.to_hex(),
+            item_hash: row.item_hash.to_hex(),
+            item_hashes: vec![row.item_hash.to_hex()],
+            estimated_verified_deltas: estimate,
+            declared_timestamp: iso(row.declared_at),
+            received_at: iso(received_at),
+            message: format!(
+                "Delta queued for verification; it is typically verified within seconds. \
+                 Poll GET /api/v1/balance/delta/{} or subscribe to the delta.verified webhook.",
+                row.anchor_id
+            ),
+        }
+    }
+}

@@ -16,29 +16,20 @@ pub const LIMITER_BINDING: &str = "LIMITER";
 /// Failed logins per e-mail: 10 at once, then one every 30 seconds (120 an
 /// hour at most, which makes online guessing of a real password hopeless).
 /// A successful login refills the bucket.
-pub const LOGIN_FAILURES: Rate = Rate {
-    rate_per_sec: 1.0 / 30.0,
-    burst: 10.0,
-};
+pub const LOGIN_FAILURES: Rate = Rate::new(1.0 / 30.0, 10.0);
 
 /// Failed logins per client network (`client_network`), whatever the
 /// e-mail: 30 at once, then one every 2 seconds, so one network cannot try
 /// a common password against many accounts (password spraying). Every
 /// attempt takes a token and a successful one gives it back.
-pub const LOGIN_FAILURES_PER_NETWORK: Rate = Rate {
-    rate_per_sec: 0.5,
-    burst: 30.0,
-};
+pub const LOGIN_FAILURES_PER_NETWORK: Rate = Rate::new(0.5, 30.0);
 
 /// Registrations per client network (`client_network`): 5 at once, then
 /// one every 12 minutes (5 an hour). A registration creates a tenant and
 /// runs the password KDF: an office signing up its team fits, a script
 /// creating accounts does not. `REGISTRATIONS_PER_NETWORK_PER_HOUR` (a
 /// var) replaces the figure; docs/security.md.
-pub const REGISTRATIONS_PER_NETWORK: Rate = Rate {
-    rate_per_sec: 5.0 / 3600.0,
-    burst: 5.0,
-};
+pub const REGISTRATIONS_PER_NETWORK: Rate = Rate::new(5.0 / 3600.0, 5.0);
 
 /// The registration limit for a request from `address`: `None` when it
 /// does not apply. The var `REGISTRATIONS_PER_NETWORK_PER_HOUR` (a
@@ -73,17 +64,11 @@ pub fn registrations_rate(app: &App, address: Option<&str>) -> Option<Rate> {
 
 /// Mails (verification and reset) per e-mail address: 5 at once, then one
 /// every 2 minutes, so the service cannot be used to flood a mailbox.
-pub const MAILS_PER_ADDRESS: Rate = Rate {
-    rate_per_sec: 1.0 / 120.0,
-    burst: 5.0,
-};
+pub const MAILS_PER_ADDRESS: Rate = Rate::new(1.0 / 120.0, 5.0);
 
 /// Public routes (`/api/v1/verify/*`, `/api/v1/log/*`, `/verify/*`): per
 /// client network, 20 requests/s with a burst of 60.
-pub const PUBLIC_RATE: Rate = Rate {
-    rate_per_sec: 20.0,
-    burst: 60.0,
-};
+pub const PUBLIC_RATE: Rate = Rate::new(20.0, 60.0);
 
 /// The public routes' rate: `PUBLIC_RATE`, except that in DEV_MODE the var
 /// `PUBLIC_RATE_PER_SEC` (a positive number) may replace its refill rate,
@@ -265,6 +250,25 @@ pub async fn take_reported(app: &App, name: &str, rate: Rate) -> ApiResult<()> {
             retry_after_secs: answer.retry_after_secs,
         })
     }
+}
+
+/// An API key's rate limit around the key's read (the rate is the key's
+/// plan's, known once the key is read): `read` learns whether the isolate
+/// holds a live lease of `bucket` (nothing is spent: the request is very
+/// likely not limited, so the read may carry a write, issue 16) and
+/// answers what it read with the rate to spend at; then one token is spent
+/// ([`take_reported`]). A read that fails spends nothing.
+///
+/// # Errors
+/// The read's errors; as [`take_reported`].
+pub async fn around_read<T, F, Fut>(app: &App, bucket: &str, read: F) -> ApiResult<T>
+where
+    F: FnOnce(bool) -> Fut,
+    Fut: std::future::Future<Output = ApiResult<(T, Rate)>>,
+{
+    let (value, rate) = read(holds_lease(bucket, app.now_ms)).await?;
+    take_reported(app, bucket, rate).await?;
+    Ok(value)
 }
 
 /// Like `take`, but answers whether a token was taken instead of failing.

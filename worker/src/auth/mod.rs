@@ -2,6 +2,7 @@
 //! (ADMIN_TOKEN). Every secret comparison is constant-time (`secret`).
 
 pub mod accounts;
+pub mod api_key;
 pub mod contracts;
 pub mod jwt;
 pub mod keys;
@@ -20,10 +21,6 @@ use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::ContractStatus;
 
-#[expect(
-    dead_code,
-    reason = "the key id is part of the context the balance routes receive; kept for audit logging"
-)]
 /// A request authenticated by an API key.
 #[derive(Debug, Clone)]
 pub struct KeyContext {
@@ -60,7 +57,7 @@ pub struct Contract {
     pub status: ContractStatus,
 }
 
-const INVALID_KEY: &str =
+pub(crate) const INVALID_KEY: &str =
     "Invalid API key: send X-Api-Key: pk_test_<id>.<secret> or pk_live_<id>.<secret>";
 
 /// Authenticates `X-Api-Key`, checks the environment and spends one token
@@ -72,131 +69,78 @@ const INVALID_KEY: &str =
 /// production key of a tenant whose plan no longer includes Production;
 /// 429 with Retry-After when the key's rate limit is spent.
 pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyContext> {
-    Ok(authenticate(app, req, None).await?.0)
+    Ok(authenticate(app, req, None, None).await?.ctx)
 }
 
-/// Like [`authenticate_api_key`], and, in the same control-database call
-/// (a batch with the key's read: issue 16), records in the proof-root
-/// index that the key's shard issues `root` (`store::roots`, INSERT OR
-/// IGNORE, only for a key that is active with its secret and an active
-/// environment) when the isolate holds a live lease of the key's rate
-/// limit, so the request is almost surely not refused after it: the
-/// second value says whether it did. Without a lease (a key's first
-/// request in an isolate, a sandbox key, a key at its limit) nothing is
-/// indexed here and the caller indexes the root alongside its write
-/// (`ledger::submit::with_root_index`).
+/// An emit's key: its context, whether its read indexed the emit's proof
+/// root, and the contract `X-Credit-Pool-Id` names (its 404 is raised
+/// where the route raises it: after the body's errors).
+pub struct EmitKey {
+    pub ctx: KeyContext,
+    pub root_indexed: bool,
+    pub contract: ApiResult<Contract>,
+}
+
+/// [`authenticate_api_key`] for an emit, given what it needs: the
+/// `X-Credit-Pool-Id` (`pool_id`) and the emit's proof root (`root`, when
+/// its body is a delta). In the same control-database call as the key's
+/// read (a batch: issue 16) it records in the proof-root index that the
+/// key's shard issues `root` (`store::roots`, INSERT OR IGNORE, only for a
+/// key that is active with its secret and an active environment) when the
+/// isolate holds a live lease of the key's rate limit
+/// (`limit::around_read`), so the request is almost surely not refused
+/// after it: [`EmitKey::root_indexed`] says whether it did. Without a
+/// lease (a key's first request in an isolate, a sandbox key, a key at
+/// its limit) or without a root, nothing is indexed here and the write
+/// indexes the root alongside itself (`ledger::submit::with_root_index`).
 ///
 /// # Errors
 /// As [`authenticate_api_key`].
-pub async fn authenticate_api_key_indexing(
+pub async fn authenticate_emit(
     app: &App,
     req: &Request,
-    root: &str,
-) -> ApiResult<(KeyContext, bool)> {
-    authenticate(app, req, Some(root)).await
+    root: Option<&str>,
+    pool_id: Option<&str>,
+) -> ApiResult<EmitKey> {
+    authenticate(app, req, root, pool_id).await
 }
 
+/// The key's steps, each once and in order: its header; its read under
+/// its rate limit (the lease, the read, what the row allows, the token);
+/// its `lastUsedAt` after the response.
 async fn authenticate(
     app: &App,
     req: &Request,
     root: Option<&str>,
-) -> ApiResult<(KeyContext, bool)> {
-    let header = req
-        .headers()
-        .get("x-api-key")?
-        .ok_or_else(|| ApiError::Unauthorized(format!("Missing API key. {INVALID_KEY}")))?;
-    let key =
-        ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))?;
-    let db = app.control_db()?;
+    pool_id: Option<&str>,
+) -> ApiResult<EmitKey> {
+    let key = presented_key(req)?;
     let presented = secret::sha256_hex(key.secret());
-    let bucket = key_bucket(&key);
-    let index = root.filter(|_| limit::holds_lease(&bucket, app.now_ms));
-    let row = match index {
-        None => store::keys::for_auth(&db, key.id()).await?,
-        Some(root) => {
-            store::keys::for_auth_indexing(&db, key.id(), &presented, root, app.now_ms).await?
+    let db = app.control_db()?;
+    let (db_ref, key_ref) = (&db, &key);
+    let (usable, root_indexed) = limit::around_read(app, &key_bucket(&key), move |leased| {
+        async move {
+            let index = root.filter(|_| leased);
+            let row = match index {
+                None => store::keys::for_auth(db_ref, key_ref.id()).await?,
+                Some(root) => {
+                    let id = key_ref.id();
+                    store::keys::for_auth_indexing(db_ref, id, &presented, root, app.now_ms).await?
+                }
+            };
+            let admitted = api_key::admit(row, key_ref, &presented, app.now_ms, pool_id)?;
+            // From here on the request is the tenant's: the request log
+            // keeps it, refusals included (a disabled key, a spent limit).
+            app.set_key_caller(&admitted.tenant_id, admitted.caller);
+            let usable = admitted.usable?;
+            let rate = usable.plan.rate(key_ref.env());
+            Ok(((usable, index.is_some()), rate))
         }
-    }
-    .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
-    // The secret is checked before anything about the key is revealed.
-    if !secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) || row.env != key.env() {
-        return Err(ApiError::Unauthorized(INVALID_KEY.into()));
-    }
-    // From here on the request is the tenant's: the request log keeps it,
-    // refusals included (a disabled key, a spent rate limit).
-    app.set_key_caller(
-        &row.tenant_id,
-        crate::app::KeyCaller {
-            key_id: row.id.clone(),
-            env: key.env(),
-            shard: row.shard.unwrap_or(0),
-            plan: row.plan.as_str(),
-        },
-    );
-    let env = key.env();
-    refuse_unusable(&row, env)?;
-    let plan = row.plan;
-    limit::take_reported(app, &bucket, plan.rate(env)).await?;
-    touch_if_stale(app, db, &row).await;
-    app.set_tenant(&row.tenant_id);
-    let ctx = KeyContext {
-        tenant_id: row.tenant_id,
-        env,
-        key_id: row.id,
-        plan,
-        shard: row.shard.unwrap_or(0),
-        contract_id: row.contract_id.unwrap_or_default(),
-    };
-    Ok((ctx, index.is_some()))
-}
-
-/// Refuses a key whose secret checked out but that may not be used: deleted,
-/// disabled, its environment not active, or Production on a plan without it.
-fn refuse_unusable(row: &store::keys::AuthRow, env: Env) -> ApiResult<()> {
-    if row.deleted_at.is_some() {
-        return Err(ApiError::coded(
-            ErrorCode::ApiKeyDeleted,
-            "API key deleted: create a new key in the dashboard",
-        ));
-    }
-    if row.active == 0 {
-        return Err(ApiError::coded(
-            ErrorCode::ApiKeyDisabled,
-            "API key disabled: enable it again with POST /dashboard/api-keys/:id/toggle or use another key",
-        ));
-    }
-    if row.contract_status != Some(ContractStatus::Active) {
-        return Err(ApiError::coded(
-            ErrorCode::EnvironmentNotProvisioned,
-            format!(
-            "Environment not provisioned: {} ({}) is not active for this tenant; provision it with \
-             POST /dashboard/contracts/provision",
-            env_label(env),
-            env.contract_name()
-        ),
-        ));
-    }
-    if env == Env::Production && !row.plan.allows_production() {
-        // A tenant moved back to Free keeps its production contract and
-        // keys, but they stop working until the plan is paid again.
-        return Err(ApiError::PaymentRequired(format!(
-            "Plan limit exceeded: no active subscription for Production; the {} plan is Sandbox \
-             only, Production needs Pilot or above",
-            row.plan.label()
-        )));
-    }
-    Ok(())
-}
-
-/// Writes the key's `lastUsedAt` after the response when it is a minute
-/// (`LAST_USED_RESOLUTION_MS`) or more old.
-async fn touch_if_stale(app: &App, db: worker::D1Database, row: &store::keys::AuthRow) {
-    let stale = row
-        .last_used_at
-        .is_none_or(|t| app.now_ms.saturating_sub(t) >= store::keys::LAST_USED_RESOLUTION_MS);
-    if stale {
+    })
+    .await?;
+    if usable.stale {
         // Off the response path: lastUsedAt is kept to the minute.
-        let (id, now) = (row.id.clone(), app.now_ms);
+        let (id, now) = (usable.ctx.key_id.clone(), app.now_ms);
         app.after_response(async move {
             if let Err(e) = store::keys::touch(&db, &id, now).await {
                 worker::console_warn!("lastUsedAt of key {id} not written: {e:?}");
@@ -204,47 +148,26 @@ async fn touch_if_stale(app: &App, db: worker::D1Database, row: &store::keys::Au
         })
         .await;
     }
+    app.set_tenant(&usable.ctx.tenant_id);
+    Ok(EmitKey {
+        ctx: usable.ctx,
+        root_indexed,
+        contract: usable.contract,
+    })
 }
 
-/// Whether the isolate holds a live lease of the rate limit of the
-/// request's API key (`limit::holds_lease`; the key is not checked, nothing
-/// is spent): the key was used here within the last second.
-pub fn holds_key_lease(app: &App, req: &Request) -> bool {
-    let header = req.headers().get("x-api-key").ok().flatten();
-    header
-        .and_then(|h| ApiKey::parse(h.trim()).ok())
-        .is_some_and(|key| limit::holds_lease(&key_bucket(&key), app.now_ms))
+/// The request's `X-Api-Key`, parsed.
+fn presented_key(req: &Request) -> ApiResult<ApiKey> {
+    let header = req
+        .headers()
+        .get("x-api-key")?
+        .ok_or_else(|| ApiError::Unauthorized(format!("Missing API key. {INVALID_KEY}")))?;
+    ApiKey::parse(header.trim()).map_err(|_| ApiError::Unauthorized(INVALID_KEY.into()))
 }
 
-/// The rate-limit bucket of an API key: the one its requests spend from
-/// and the one [`holds_key_lease`] looks at.
+/// The rate-limit bucket of an API key: the one its requests spend from.
 fn key_bucket(key: &ApiKey) -> String {
     format!("key:{}", key.id())
-}
-
-/// The contract a balance write targets, from what authentication read
-/// (no round trip): `X-Credit-Pool-Id` must name the tenant's contract for
-/// the key's environment (a tenant has one per environment), which is
-/// active, or the header is absent.
-///
-/// # Errors
-/// 404 for any other contract id (unknown, another tenant's, or of the
-/// other environment).
-pub fn key_contract(ctx: &KeyContext, pool_id: Option<&str>) -> ApiResult<Contract> {
-    if let Some(id) = pool_id.map(str::trim).filter(|p| !p.is_empty()) {
-        if id != ctx.contract_id {
-            return Err(ApiError::NotFound(format!(
-                "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
-                env_label(ctx.env)
-            )));
-        }
-    }
-    Ok(Contract {
-        id: ctx.contract_id.clone(),
-        tenant_id: ctx.tenant_id.clone(),
-        env: ctx.env,
-        status: ContractStatus::Active,
-    })
 }
 
 pub fn env_label(env: Env) -> &'static str {

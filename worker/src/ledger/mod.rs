@@ -15,6 +15,7 @@ pub mod heads;
 pub mod liabilities;
 pub mod meter;
 pub mod pinpoint;
+pub mod prepare;
 pub mod prove;
 pub mod queue;
 pub mod round;

@@ -6,22 +6,20 @@
 
 use std::collections::BTreeMap;
 
-use bvs_core::amount::Amount;
-use bvs_core::hash::{item_hash, DeltaContent, Hash32};
+use bvs_core::hash::Hash32;
 use bvs_core::merkle;
-use bvs_core::time::format_iso_ms;
-use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
 
 use worker::D1Database;
 
+use super::prepare::{items_root, Prepared};
 use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::idempotency::{Claim, Fault, Submitted};
+use crate::idempotency::{Claim, Submitted};
 use crate::ids;
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
-use crate::profile::Stop;
+use crate::profile::{EmitProbe, Fault};
 use crate::quota;
 use crate::store::deltas;
 use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
@@ -34,65 +32,6 @@ use crate::views::{anchor_status, BatchMember, DeltaRecord};
 /// notion of who the customer is (docs/balance.md).
 pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
     Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes()).to_hex()
-}
-
-/// One validated delta of an emit or batch request.
-pub struct DeltaInput {
-    pub customer_id: CustomerId,
-    pub delta: Amount,
-    pub reason: Reason,
-    pub reference_id: Option<ReferenceId>,
-    pub metadata: Option<Metadata>,
-    pub declared_at: Option<u64>,
-}
-
-/// A delta ready to store: ids and hashes computed (its ledger id once
-/// [`for_tenant`] has named the tenant).
-pub struct Prepared {
-    pub row: NewDelta,
-    pub item: Hash32,
-    pub delta: Amount,
-}
-
-/// Gives the delta its anchor id and computes its item hash (RFC 8785 form
-/// of its content, docs/hashes.md). Nothing of it depends on the tenant,
-/// so a single emit prepares it before its key is read (its root is
-/// indexed with that read); [`for_tenant`] then gives it its ledger id.
-///
-/// # Errors
-/// No randomness for the id, or content that cannot be canonicalized.
-pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepared> {
-    let anchor_id = ids::new_id("anc")?;
-    let declared_at = input.declared_at.unwrap_or(now_ms);
-    let metadata = input.metadata.as_ref().map(Metadata::to_value);
-    let content = DeltaContent {
-        anchor_id: anchor_id.clone(),
-        customer_id: input.customer_id.as_str().to_string(),
-        delta: input.delta,
-        reason: input.reason.as_str().to_string(),
-        reference_id: input.reference_id.as_ref().map(|r| r.as_str().to_string()),
-        metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
-        declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
-    };
-    let item = item_hash(&content).map_err(ApiError::internal)?;
-    Ok(Prepared {
-        row: NewDelta {
-            anchor_id,
-            customer_id: input.customer_id,
-            ledger_id: String::new(),
-            position,
-            item_hash: item,
-            delta: input.delta,
-            reason: content.reason,
-            reference_id: content.reference_id,
-            metadata: metadata.map(|m| m.to_string()),
-            declared_at,
-            // Set by `for_tenant`, before the row is written.
-            ledger_root: Hash32([0; 32]),
-        },
-        item,
-        delta: input.delta,
-    })
 }
 
 /// Gives prepared deltas (one submission's) the ledger ids of
@@ -138,12 +77,6 @@ pub fn roots_of(prepared: &[Prepared]) -> Vec<String> {
     roots
 }
 
-/// The items root (proof root) of a submission of `prepared`.
-pub fn items_root(prepared: &[Prepared]) -> Hash32 {
-    let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
-    merkle::root(&items)
-}
-
 pub use crate::store::submissions::SubmissionKind;
 
 /// The prefix of a submission id of `kind`.
@@ -164,10 +97,29 @@ pub struct Submitter<'a> {
     pub plan: Plan,
     /// The submission's proof root is in the control database's index
     /// already (written with the key's read,
-    /// `auth::authenticate_api_key_indexing`).
+    /// `auth::authenticate_emit`).
     pub root_indexed: bool,
-    /// DEV_MODE profiling: where the emit stops (`crate::profile`).
-    pub stop: Option<Stop>,
+    /// The emit's DEV_MODE profiling stops and fault points
+    /// (`crate::profile`; all pass in production).
+    pub probe: EmitProbe,
+}
+
+impl<'a> Submitter<'a> {
+    pub fn new(
+        (tenant_id, log, plan): (&'a str, LogId, Plan),
+        contract_id: &'a str,
+        root_indexed: bool,
+        probe: EmitProbe,
+    ) -> Self {
+        Submitter {
+            tenant_id,
+            log,
+            contract_id,
+            plan,
+            root_indexed,
+            probe,
+        }
+    }
 }
 
 /// What an answer carries in place of `estimatedVerifiedDeltas` until the
@@ -205,10 +157,12 @@ pub async fn submit<R>(
 where
     R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
 {
+    let claimed = claim.is_some();
+    by.probe.fault_point(Fault::AfterQuota, claimed).await?;
     let root = items_root(prepared);
     let submission_id = ids::new_id(id_prefix(kind))?;
     let (status, text) = respond(&submission_id, &root)?;
-    if by.stop == Some(Stop::Prepare) {
+    if by.probe.answers_unwritten() {
         return Ok(Submitted::Answer(status, text));
     }
     let rows: Vec<&NewDelta> = prepared.iter().map(|p| &p.row).collect();
@@ -248,10 +202,8 @@ where
             return Err(refusal(app, (by, &account), &ledger, m, (count, backlog_cap)).await?)
         }
     };
-    if let Some(c) = claim {
-        c.fault_point(Fault::AfterWrite).await?;
-    }
-    if !matches!(by.stop, Some(Stop::Write | Stop::Index)) {
+    by.probe.fault_point(Fault::AfterWrite, claimed).await?;
+    if by.probe.rings() {
         ring(app, by.log).await;
     }
     let text = if estimate_for.is_some() {
@@ -312,7 +264,7 @@ async fn write_indexed(
     write: &EmitWrite<'_>,
     roots: &[String],
 ) -> ApiResult<EmitOutcome> {
-    if by.root_indexed || by.stop == Some(Stop::Write) {
+    if by.root_indexed || !by.probe.indexes() {
         return emit_store::write(ledger, write).await;
     }
     with_roots_index(app, by.log, roots, emit_store::write(ledger, write)).await
@@ -456,6 +408,8 @@ pub async fn status(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use bvs_core::amount::Amount;
+    use bvs_core::types::CustomerId;
 
     fn delta(customer: &str, n: u8) -> Prepared {
         let item = Hash32::digest(&[n]);

@@ -3,7 +3,6 @@
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::quota::Plan;
@@ -11,7 +10,6 @@ use crate::{http, tenant};
 
 /// `POST /admin/tenants/:tenantId/plan` `{plan: free|pilot|growth|enterprise}`.
 pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult<Response> {
-    auth::require_admin(app, &req)?;
     let mut f = Fields::read(&mut req).await?;
     let text = f.required("plan");
     let plan = Plan::parse(&text);
@@ -31,8 +29,7 @@ pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult
 /// `GET /admin/shards`: each ledger shard's sequencer progress (queued
 /// items, the oldest one's age, the event outbox, the log's size and the
 /// size its tiles cover; issue 27).
-pub async fn shards(app: &App, req: Request) -> ApiResult<Response> {
-    auth::require_admin(app, &req)?;
+pub async fn shards(app: &App) -> ApiResult<Response> {
     let shards = crate::ledger::queue::progress(app).await?;
     http::dashboard(200, &serde_json::json!({ "shards": shards }), None)
 }

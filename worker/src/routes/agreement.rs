@@ -9,10 +9,10 @@ use bvs_core::types::CustomerId;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::ApiResult;
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::idempotency::Guard;
 use crate::ledger::agreement;
 
@@ -32,10 +32,9 @@ fn origin(req: &Request) -> ApiResult<String> {
 pub async fn invite(
     app: &App,
     mut req: Request,
-    customer: PathParam<CustomerId>,
+    ctx: KeyContext,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
     let base = origin(&req)?;
     let bytes = http::body_bytes(&mut req, AGREEMENT_BODY_BYTES_MAX).await?;
     let route = format!(

@@ -7,8 +7,8 @@ use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
 use crate::auth::keys::{self, KeyRow};
+use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
@@ -51,8 +51,7 @@ fn view(row: KeyRow) -> ApiResult<KeyView> {
 }
 
 /// `POST /dashboard/api-keys` `{environment: test|live, name?}`.
-pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn create(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let text = f.required("environment");
     let env = if f.problems.is_empty() {
@@ -93,16 +92,14 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
 }
 
 /// `GET /dashboard/api-keys`: never the secret.
-pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
     let rows = keys::list(app, session.tenant_id()).await?;
     let views = rows.into_iter().map(view).collect::<ApiResult<Vec<_>>>()?;
     http::dashboard(200, &views, None)
 }
 
 /// `POST /dashboard/api-keys/:id/toggle`.
-pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     let row = keys::toggle(app, session.tenant_id(), id).await?;
     let active = row.active != 0;
     let message = if active {
@@ -118,8 +115,7 @@ pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 }
 
 /// `DELETE /dashboard/api-keys/:id`.
-pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn delete(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     keys::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,

@@ -7,6 +7,7 @@ use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::accounts::{self, login_bucket, Registration};
+use crate::auth::Session;
 use crate::auth::{self, limit, password};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
@@ -247,8 +248,7 @@ pub async fn reset_password(app: &App, mut req: Request) -> ApiResult<Response> 
 }
 
 /// `POST /dashboard/auth/change-password` `{currentPassword, newPassword}`.
-pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn change_password(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let current = f.required("currentPassword");
     let new_text = f.required("newPassword");
@@ -283,8 +283,7 @@ pub async fn change_password(app: &App, mut req: Request) -> ApiResult<Response>
 /// `POST /dashboard/auth/logout`: ends every session of the account on the
 /// server (every JWT issued so far is refused with 401 `jwt_revoked`), not
 /// only the caller's copy of its token.
-pub async fn logout(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn logout(app: &App, session: Session) -> ApiResult<Response> {
     accounts::end_sessions(app, &session.user.id).await?;
     http::dashboard(
         200,
@@ -294,8 +293,8 @@ pub async fn logout(app: &App, req: Request) -> ApiResult<Response> {
 }
 
 /// `GET /dashboard/auth/profile`.
-pub async fn profile(app: &App, req: Request) -> ApiResult<Response> {
-    let u = auth::session(app, &req).await?.user;
+pub async fn profile(session: Session) -> ApiResult<Response> {
+    let u = session.user;
     #[allow(clippy::cast_possible_wrap)]
     let created_at = format_iso_ms(u.created_at as i64);
     let view = ProfileView {
@@ -313,8 +312,7 @@ pub async fn profile(app: &App, req: Request) -> ApiResult<Response> {
 }
 
 /// `PATCH /dashboard/auth/preferences` `{preferredEnvironment}`.
-pub async fn preferences(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn preferences(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let text = f.required("preferredEnvironment");
     let env = if text.is_empty() && !f.problems.is_empty() {

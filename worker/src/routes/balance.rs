@@ -11,14 +11,16 @@ use serde_json::{json, Value};
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::{self, KeyContext};
+use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
-use crate::idempotency::{self, Claim, Fault};
-use crate::ledger::submit::{self, DeltaInput, Prepared, SubmissionKind, Submitter};
-use crate::profile::EmitStops;
-use crate::views;
+use crate::idempotency;
+use crate::ledger::prepare::{self, DeltaInput, Prepared};
+use crate::ledger::submit::{self, SubmissionKind, Submitter};
+use crate::profile::EmitProbe;
+use crate::views::EmitRecord;
 
 // ------------------------------------------------------------------ emit
 
@@ -58,107 +60,72 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     })
 }
 
-fn submitter<'a>(app: &App, ctx: &'a KeyContext, contract_id: &'a str) -> Submitter<'a> {
-    Submitter {
-        tenant_id: &ctx.tenant_id,
-        log: ctx.log(),
-        contract_id,
-        plan: ctx.plan,
-        root_indexed: false,
-        stop: EmitStops::of(app).stop(),
-    }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EmitRecord {
-    anchor_id: String,
-    customer_id: String,
-    delta: Amount,
-    status: &'static str,
-    receipt_id: String,
-    items_root: String,
-    item_hash: String,
-    item_hashes: Vec<String>,
-    estimated_verified_deltas: u64,
-    declared_timestamp: String,
-    received_at: String,
-    message: String,
-}
-
-/// A single emit's body and its delta, prepared (or why it is not).
-struct SingleBody {
-    bytes: Vec<u8>,
-    prepared: ApiResult<Prepared>,
-}
-
-async fn read_single(req: &mut Request, now_ms: u64) -> ApiResult<SingleBody> {
+/// A single emit's body, read before its key: its bytes and the delta
+/// they hold (or why not: the body's errors come after the key's).
+async fn read_single(req: &mut Request) -> ApiResult<(Vec<u8>, ApiResult<DeltaInput>)> {
     let bytes = http::body_bytes(req, http::BODY_BYTES_MAX).await?;
-    let prepared = prepare_single(&bytes, now_ms);
-    Ok(SingleBody { bytes, prepared })
+    let input = Fields::from_bytes(&bytes).and_then(|mut f| {
+        let input = read_delta(&mut f);
+        f.finish()?;
+        input.ok_or_else(|| ApiError::internal("validated delta missing"))
+    });
+    Ok((bytes, input))
 }
 
-fn prepare_single(bytes: &[u8], now_ms: u64) -> ApiResult<Prepared> {
-    let mut f = Fields::from_bytes(bytes)?;
-    let input = read_delta(&mut f);
-    f.finish()?;
-    let input = input.ok_or_else(|| ApiError::internal("validated delta missing"))?;
-    submit::prepare(input, 0, now_ms)
-}
-
-/// `POST /api/v1/balance/delta`. When the isolate holds a live lease of
-/// the key's rate limit (`auth::holds_key_lease`: the key was just used
-/// here), the body is read and its delta prepared before the key is
-/// checked, so that the key's read also writes the proof-root index row:
-/// one control-database call instead of two (issue 16). The body's errors
-/// still come after the key's.
+/// `POST /api/v1/balance/delta`, each step once and in order: the body is
+/// read and its delta prepared (`ledger::prepare`); the key is
+/// authenticated (`auth::authenticate_emit`), its read also writing the
+/// proof-root index row when the isolate holds a live lease of the key's
+/// rate limit (one control-database call instead of two, issue 16); then
+/// the Idempotency-Key's claim (`idempotency::once`) and the write
+/// (`ledger::submit`), whose answer is built before it (`views`). The
+/// body's errors still come after the key's. The DEV_MODE stops and fault
+/// points: `profile::EmitProbe`.
 pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
-    let stops = EmitStops::of(app);
-    if let Some(answer) = stops.at_route() {
-        return answer;
-    }
-    let early = if auth::holds_key_lease(app, &req) {
-        Some(read_single(&mut req, app.now_ms).await)
-    } else {
-        None
+    let probe = EmitProbe::of(app, &req);
+    let now = app.now_ms;
+    let first = probe.around_auth(app, async {
+        let body = read_single(&mut req).await.map(|(bytes, input)| {
+            (
+                bytes,
+                input.and_then(|input| prepare::prepare(input, 0, now)),
+            )
+        });
+        let root = body.as_ref().ok().and_then(|(_, p)| p.as_ref().ok());
+        let root = root.map(|p| prepare::items_root(std::slice::from_ref(p)).to_hex());
+        let pool = http::header(&req, "x-credit-pool-id");
+        let key = auth::authenticate_emit(app, &req, root.as_deref(), pool.as_deref()).await?;
+        Ok((body, key, idempotency::key(&req)))
+    });
+    let (body, key, idem) = match first.await? {
+        Ok(first) => first,
+        Err(stopped) => return Ok(stopped),
     };
-    let root = early
-        .as_ref()
-        .and_then(|b| b.as_ref().ok())
-        .and_then(|b| b.prepared.as_ref().ok())
-        .map(|p| submit::items_root(std::slice::from_ref(p)).to_hex());
-    let (ctx, root_indexed) = match &root {
-        Some(root) => auth::authenticate_api_key_indexing(app, &req, root).await?,
-        None => (auth::authenticate_api_key(app, &req).await?, false),
-    };
-    if let Some(answer) = stops.after_auth(app).await {
-        return answer;
-    }
-    let pool = http::header(&req, "x-credit-pool-id");
-    let idem = idempotency::key(&req)?;
-    let fault = idempotency::fault(app, &req);
-    let SingleBody { bytes, prepared } = match early {
-        Some(body) => body?,
-        None => read_single(&mut req, app.now_ms).await?,
-    };
-    let (ctx, pool) = (&ctx, &pool);
+    let idem = idem?;
+    let (bytes, prepared) = body?;
+    let auth::EmitKey {
+        ctx,
+        root_indexed,
+        contract,
+    } = key;
+    let ctx = &ctx;
     idempotency::once(
         app,
         super::idempotent::owner(app, ctx)?,
         idem,
-        fault,
+        probe.holds_claim(),
         "POST /api/v1/balance/delta",
         &bytes,
         |claim| async move {
-            let claim = claim.as_deref();
             let mut prepared = prepared?;
-            let contract = auth::key_contract(ctx, pool.as_deref())?;
-            after_quota(claim).await?;
+            let contract = contract?;
             submit::for_tenant(std::slice::from_mut(&mut prepared), &ctx.tenant_id);
-            let by = Submitter {
+            let by = Submitter::new(
+                (&ctx.tenant_id, ctx.log(), ctx.plan),
+                &contract.id,
                 root_indexed,
-                ..submitter(app, ctx, &contract.id)
-            };
+                probe,
+            );
             let customer = prepared.row.customer_id.clone();
             let single = std::slice::from_ref(&prepared);
             submit::submit(
@@ -166,9 +133,13 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 &by,
                 SubmissionKind::Single,
                 single,
-                claim,
+                claim.as_deref(),
                 Some(customer.as_str()),
-                |_, root| Ok((202, emit_record(app, &prepared, root)?)),
+                |_, root| {
+                    let estimate = (root, submit::ESTIMATE_PENDING);
+                    let record = EmitRecord::queued(&prepared.row, prepared.delta, estimate, now);
+                    Ok((202, http::balance_text(202, &record)?))
+                },
             )
             .await
         },
@@ -176,58 +147,26 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
     .await
 }
 
-/// DEV_MODE fault injection (`idempotency::fault`): a claimed request
-/// may end here, after its quota is spent and before its write.
-async fn after_quota(claim: Option<&Claim>) -> ApiResult<()> {
-    match claim {
-        Some(c) => c.fault_point(Fault::AfterQuota).await,
-        None => Ok(()),
-    }
-}
-
-/// The answer of a single emit (`estimatedVerifiedDeltas` pending: the
-/// write's batch counts it).
-fn emit_record(app: &App, prepared: &Prepared, root: &Hash32) -> ApiResult<String> {
-    let record = EmitRecord {
-        anchor_id: prepared.row.anchor_id.clone(),
-        customer_id: prepared.row.customer_id.to_string(),
-        delta: prepared.delta,
-        status: "QUEUED",
-        receipt_id: root.to_hex(),
-        items_root: root.to_hex(),
-        item_hash: prepared.item.to_hex(),
-        item_hashes: vec![prepared.item.to_hex()],
-        estimated_verified_deltas: submit::ESTIMATE_PENDING,
-        declared_timestamp: views::iso(prepared.row.declared_at),
-        received_at: views::iso(app.now_ms),
-        message: format!(
-            "Delta queued for verification; it is typically verified within seconds. \
-             Poll GET /api/v1/balance/delta/{} or subscribe to the delta.verified webhook.",
-            prepared.row.anchor_id
-        ),
-    };
-    http::balance_text(202, &record)
-}
-
 /// `POST /api/v1/balance/delta/batch`.
 pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+    let probe = EmitProbe::of(app, &req);
     let pool = http::header(&req, "x-credit-pool-id");
+    let key = auth::authenticate_emit(app, &req, None, pool.as_deref()).await?;
     let idem = idempotency::key(&req)?;
-    let fault = idempotency::fault(app, &req);
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
-    let (ctx, bytes, pool) = (&ctx, &bytes, &pool);
+    let auth::EmitKey { ctx, contract, .. } = key;
+    let (ctx, bytes) = (&ctx, &bytes);
     idempotency::once(
         app,
         super::idempotent::owner(app, ctx)?,
         idem,
-        fault,
+        probe.holds_claim(),
         "POST /api/v1/balance/delta/batch",
         bytes,
         |claim| async move {
             let claim = claim.as_deref();
             let items = batch_items(bytes)?;
-            let contract = auth::key_contract(ctx, pool.as_deref())?;
+            let contract = contract?;
             let ReadBatch {
                 mut results,
                 valid,
@@ -236,15 +175,19 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             if valid.is_empty() {
                 return Err(ApiError::Validation(problems));
             }
-            after_quota(claim).await?;
             let mut prepared = Vec::with_capacity(valid.len());
             let mut indexes = Vec::with_capacity(valid.len());
             for (position, (i, input)) in valid.into_iter().enumerate() {
-                prepared.push(submit::prepare(input, position as u64, app.now_ms)?);
+                prepared.push(prepare::prepare(input, position as u64, app.now_ms)?);
                 indexes.push(i);
             }
             submit::for_tenant(&mut prepared, &ctx.tenant_id);
-            let by = submitter(app, ctx, &contract.id);
+            let by = Submitter::new(
+                (&ctx.tenant_id, ctx.log(), ctx.plan),
+                &contract.id,
+                false,
+                probe,
+            );
             let respond = |batch_id: &str, root: &Hash32| {
                 for (p, i) in prepared.iter().zip(&indexes) {
                     results[*i] = queued_item(*i, p, root);
@@ -425,8 +368,7 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 // ------------------------------------------------------------------ status
 
 /// `GET /api/v1/balance/delta/:anchorId`.
-pub async fn status(app: &App, req: Request, anchor_id: &str) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn status(app: &App, ctx: KeyContext, anchor_id: &str) -> ApiResult<Response> {
     let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

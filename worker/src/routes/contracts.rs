@@ -8,6 +8,7 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth;
 use crate::auth::contracts::{self, ContractStatus};
+use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
@@ -57,8 +58,7 @@ fn iso(ms: Option<u64>) -> Option<String> {
 /// runs before the reply; the reply reports the accepted transition,
 /// `provisioning`, and the status route shows where it ended (`active`,
 /// or `error`).
-pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn provision(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let text = f.required("environment");
     let env = if f.problems.is_empty() {
@@ -86,8 +86,7 @@ pub async fn provision(app: &App, mut req: Request) -> ApiResult<Response> {
 
 /// `GET /dashboard/contracts/:tenantId/status`: only the caller's tenant;
 /// any other id is 404.
-pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn status(app: &App, session: Session, tenant_id: &str) -> ApiResult<Response> {
     if session.tenant_id() != tenant_id {
         return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
     }
@@ -115,8 +114,7 @@ pub async fn status(app: &App, req: Request, tenant_id: &str) -> ApiResult<Respo
 }
 
 /// `GET /dashboard/contracts`: the tenant's contracts.
-pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
     let rows = contracts::of_tenant(app, session.tenant_id()).await?;
     let mut views = Vec::with_capacity(rows.len());
     for r in rows {

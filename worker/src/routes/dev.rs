@@ -173,9 +173,11 @@ pub const LIABILITIES_SEED_MAX: u64 = 200_000;
 /// `POST /dev/liabilities/seed` `{n, period}` (DEV_MODE, loopback, API
 /// key): `n` ledgers `bench-<i>` with a balance at the end of `period`,
 /// the liabilities benchmark's fixture (bench/README.md).
-pub async fn liabilities_seed(app: &App, mut req: worker::Request) -> ApiResult<Response> {
-    app.require_dev_mode()?;
-    let ctx = crate::auth::authenticate_api_key(app, &req).await?;
+pub async fn liabilities_seed(
+    app: &App,
+    mut req: worker::Request,
+    ctx: crate::auth::KeyContext,
+) -> ApiResult<Response> {
     let f = Fields::read(&mut req).await?;
     let n = f
         .raw("n")
@@ -201,9 +203,11 @@ pub async fn liabilities_seed(app: &App, mut req: worker::Request) -> ApiResult<
 /// clock read `time` (ms): how a test starts a second statement of a
 /// period the real clock has not closed yet, to see it supersede the first
 /// (docs/liabilities.md §9). 202 with the statement.
-pub async fn liabilities_start(app: &App, mut req: worker::Request) -> ApiResult<Response> {
-    app.require_dev_mode()?;
-    let ctx = crate::auth::authenticate_api_key(app, &req).await?;
+pub async fn liabilities_start(
+    app: &App,
+    mut req: worker::Request,
+    ctx: crate::auth::KeyContext,
+) -> ApiResult<Response> {
     let f = Fields::read(&mut req).await?;
     let period = f
         .raw("period")

@@ -6,10 +6,10 @@ use serde_json::json;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::facts::FactRow;
 use crate::ledger::{self, ItemStatus};
 use crate::views::{self, FactView};
@@ -20,8 +20,7 @@ pub const FACT_CONTENT_BYTES_MAX: usize = 64 * 1024;
 pub const FACT_BODY_BYTES_MAX: usize = 256 * 1024;
 
 /// `POST /api/v1/facts`: 202, status `queued`.
-pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, FACT_BODY_BYTES_MAX).await?;
     let (db, guard) =
         match super::idempotent::for_key(app, &ctx, &req, "POST /api/v1/facts", &bytes).await? {
@@ -83,21 +82,19 @@ pub fn content_hash_param(text: &str) -> ApiResult<Hash32> {
     })
 }
 
-async fn load(app: &App, req: &Request, hash: PathParam<Hash32>) -> ApiResult<FactRow> {
-    let ctx = auth::authenticate_api_key(app, req).await?;
-    let hash = hash?;
+async fn load(app: &App, ctx: &KeyContext, hash: Hash32) -> ApiResult<FactRow> {
     ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.
-pub async fn get(app: &App, req: Request, hash: PathParam<Hash32>) -> ApiResult<Response> {
-    let row = load(app, &req, hash).await?;
+pub async fn get(app: &App, ctx: KeyContext, hash: Hash32) -> ApiResult<Response> {
+    let row = load(app, &ctx, hash).await?;
     http::dashboard(200, &FactView::from_row(&row)?, None)
 }
 
 /// `GET /api/v1/facts/:contentHash/verify`.
-pub async fn verify(app: &App, req: Request, hash: PathParam<Hash32>) -> ApiResult<Response> {
-    let row = load(app, &req, hash).await?;
+pub async fn verify(app: &App, ctx: KeyContext, hash: Hash32) -> ApiResult<Response> {
+    let row = load(app, &ctx, hash).await?;
     let data = match (row.status, row.verified_at) {
         (ItemStatus::Verified, Some(at)) => json!({
             "contentHash": row.content_hash,

@@ -7,13 +7,13 @@ use serde_json::json;
 use worker::{Request, Response};
 
 use crate::app::App;
+use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::ledger::charts;
 use crate::{auth, http, search, tenant};
 
 /// `GET /dashboard/search?q=<id>`: every object of the tenant with this id.
-pub async fn search(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn search(app: &App, req: Request, session: Session) -> ApiResult<Response> {
     let q = search::parse_query(&http::query_param(&req, "q")?.unwrap_or_default())?;
     let hits = search::find(app, session.tenant_id(), &q).await?;
     let results: Vec<serde_json::Value> = hits
@@ -36,8 +36,7 @@ pub async fn search(app: &App, req: Request) -> ApiResult<Response> {
 /// `GET /dashboard/usage/daily?environment=&days=`: per day (UTC) the
 /// deltas verified and their verification lag at p50 and p99, with this
 /// month's quota and usage.
-pub async fn daily(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn daily(app: &App, req: Request, session: Session) -> ApiResult<Response> {
     let env = match http::query_param(&req, "environment")? {
         Some(e) if !e.is_empty() => Env::parse("environment", &e)?,
         _ => Env::Sandbox,

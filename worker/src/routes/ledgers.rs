@@ -12,10 +12,10 @@ use serde_json::{json, Value};
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth::{self};
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::{self, customers::LedgerRow};
 use crate::views::{self};
 
@@ -25,10 +25,9 @@ use crate::views::{self};
 pub async fn derive(
     app: &App,
     req: Request,
-    customer: PathParam<CustomerId>,
+    ctx: KeyContext,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
     let start = derive_start(&req)?;
     let db = ledger::db(app, ctx.log())?;
     let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
@@ -84,8 +83,7 @@ fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
 // ------------------------------------------------------------------ compare
 
 /// `POST /api/v1/balance/compare`.
-pub async fn compare(app: &App, mut req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, http::COMPARE_BODY_BYTES_MAX).await?;
     let CompareBody {
         yours,
@@ -325,8 +323,7 @@ struct CustomersPage {
 }
 
 /// `GET /api/v1/balance/customers`.
-pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let page = Page::for_list(
         http::query_param(&req, "limit")?.as_deref(),
         http::query_param(&req, "offset")?.as_deref(),
@@ -350,13 +347,7 @@ pub async fn customers(app: &App, req: Request) -> ApiResult<Response> {
 }
 
 /// `GET /api/v1/balance/customers/:customerId`.
-pub async fn customer(
-    app: &App,
-    req: Request,
-    customer: PathParam<CustomerId>,
-) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
+pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
     let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
@@ -369,13 +360,7 @@ pub async fn customer(
 /// balance after each verified delta, in ledger order, for a chart; past
 /// `charts::HISTORY_POINTS_MAX` deltas every `step`-th, the first and the
 /// last.
-pub async fn history(
-    app: &App,
-    req: Request,
-    customer: PathParam<CustomerId>,
-) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
+pub async fn history(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
     let h = ledger::charts::history(&db, &ctx.tenant_id, &customer_id).await?;
     let points: Vec<Value> = h

@@ -5,10 +5,10 @@ use bvs_core::types::{CustomerId, Env, Period};
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::ledger::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
@@ -18,8 +18,7 @@ const BODY_BYTES_MAX: usize = 4 * 1024;
 /// statement being built (a new one, or the one already being built for
 /// the period). A new statement of a period whose last one is published
 /// supersedes it once published.
-pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, BODY_BYTES_MAX).await?;
     let mut f = Fields::from_bytes(&bytes)?;
     let environment = f.string("environment", true);
@@ -45,11 +44,9 @@ pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
 
 /// `GET /api/v1/liabilities?period=YYYY-MM`: the period's statements,
 /// newest first (the first published one is the one in force).
-pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let period = http::query_param(&req, "period")?
+pub async fn list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
+    let period = super::proofs::period_param(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let period = Period::parse(&period).map_err(ApiError::from)?;
     let rows = liabilities::of_period(app, &ctx.tenant_id, ctx.log(), period).await?;
     let views: Vec<StatementView> = rows.iter().map(StatementView::of).collect();
     http::balance(200, &serde_json::json!({ "statements": views }))
@@ -57,8 +54,7 @@ pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
 
 /// `GET /api/v1/liabilities/:id`: the statement's progress and, once
 /// built, what it states.
-pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn get(app: &App, ctx: KeyContext, id: &str) -> ApiResult<Response> {
     let row = liabilities::status(app, &ctx.tenant_id, ctx.log(), id).await?;
     http::balance(200, &StatementView::of(&row))
 }
@@ -69,13 +65,11 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 pub async fn proof(
     app: &App,
     req: Request,
-    customer: PathParam<CustomerId>,
+    ctx: KeyContext,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
-    let period = http::query_param(&req, "period")?
+    let period = super::proofs::period_param(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let period = Period::parse(&period).map_err(ApiError::from)?;
     let doc =
         liabilities::proof(app, &ctx.tenant_id, ctx.log(), customer_id.as_str(), period).await?;
     http::raw_json(

@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use worker::{Request, Response};
 
-use super::webhooks::AttemptView;
+use super::webhooks::DeliveryProgress;
 use crate::app::App;
-use crate::auth;
+use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
@@ -101,8 +101,7 @@ fn request_view(e: EntryRow, key_name: Option<String>) -> RequestView {
 }
 
 /// `GET /dashboard/logs/requests?environment=&family=&status=&path=&keyId=&since=&until=&before=&limit=`.
-pub async fn requests(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn requests(app: &App, req: Request, session: Session) -> ApiResult<Response> {
     let path_part = param(&req, "path")?;
     if path_part
         .as_ref()
@@ -137,8 +136,7 @@ pub async fn requests(app: &App, req: Request) -> ApiResult<Response> {
 
 /// `GET /dashboard/logs/requests/:requestId`: one request with its
 /// (masked) bodies, from either environment.
-pub async fn request(app: &App, req: Request, request_id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn request(app: &App, session: Session, request_id: &str) -> ApiResult<Response> {
     let Listed { row, key_name } = read::one(app, session.tenant_id(), request_id).await?;
     let DetailRow { entry, bodies } = row;
     let mut view = serde_json::to_value(request_view(entry, key_name))?;
@@ -153,13 +151,8 @@ struct DeliveryView {
     id: String,
     webhook_id: String,
     url: Option<String>,
-    status: &'static str,
-    attempts: Vec<AttemptView>,
-    next_attempt_at: Option<String>,
-    last_http_status: Option<u16>,
-    last_error: Option<String>,
-    created_at: String,
-    completed_at: Option<String>,
+    #[serde(flatten)]
+    progress: DeliveryProgress,
     data_purged: bool,
 }
 
@@ -167,16 +160,10 @@ fn delivery_views(deliveries: Vec<DeliveryRow>, attempts: &[AttemptRow]) -> Vec<
     deliveries
         .into_iter()
         .map(|d| DeliveryView {
-            attempts: AttemptView::of(attempts, &d.of.id),
+            progress: DeliveryProgress::of(&d, attempts),
             id: d.of.id,
             webhook_id: d.of.webhook_id,
             url: d.url,
-            status: d.status.as_str(),
-            next_attempt_at: d.next_attempt_at.map(iso),
-            last_http_status: d.last_http_status,
-            last_error: d.last_error,
-            created_at: iso(d.created_at),
-            completed_at: d.completed_at.map(iso),
             data_purged: d.data_purged != 0,
         })
         .collect()
@@ -244,8 +231,7 @@ fn event_view(l: Logged, with_payload: bool) -> Value {
 
 /// `GET /dashboard/events?environment=&type=&before=&limit=`: the
 /// environment's events, newest first, with their deliveries.
-pub async fn events(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn events(app: &App, req: Request, session: Session) -> ApiResult<Response> {
     let env = environment(&req)?;
     let kind = param(&req, "type")?;
     if let Some(k) = &kind {
@@ -287,16 +273,14 @@ pub async fn events(app: &App, req: Request) -> ApiResult<Response> {
 
 /// `GET /dashboard/events/:eventId`: the event, its payload, and every
 /// delivery with every attempt.
-pub async fn event(app: &App, req: Request, event_id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn event(app: &App, session: Session, event_id: &str) -> ApiResult<Response> {
     let logged = event_log::one(app, session.tenant_id(), event_id).await?;
     http::dashboard(200, &event_view(logged, true), None)
 }
 
 /// `POST /dashboard/deliveries/:deliveryId/resend`: one attempt now; the
 /// reply says what the receiver answered.
-pub async fn resend(app: &App, req: Request, delivery_id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn resend(app: &App, session: Session, delivery_id: &str) -> ApiResult<Response> {
     session.require_verified()?;
     let report = endpoints::resend(app, session.tenant_id(), delivery_id).await?;
     http::dashboard(

@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use worker::{Headers, Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
-use crate::http::{self, PathParam};
+use crate::http;
 use crate::idempotency::Guard;
 use crate::ledger::checkpoint::CheckpointRow;
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
@@ -32,8 +32,11 @@ fn origin(req: &Request) -> ApiResult<String> {
 /// root now (202, QUEUED); the sequencer commits the root to the log. Under
 /// an Idempotency-Key the answer is stored in the checkpoint's own batch, so
 /// a retried POST never makes a second checkpoint.
-pub async fn checkpoint_create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn checkpoint_create(
+    app: &App,
+    mut req: Request,
+    ctx: KeyContext,
+) -> ApiResult<Response> {
     let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
     let route = "POST /api/v1/balance/checkpoint";
     let (db, guard) = match super::idempotent::for_key(app, &ctx, &req, route, &bytes).await? {
@@ -97,8 +100,7 @@ fn created_text(row: &CheckpointRow) -> ApiResult<String> {
 }
 
 /// `GET /api/v1/balance/checkpoints`.
-pub async fn checkpoint_list(app: &App, req: Request) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
+pub async fn checkpoint_list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let q = |n: &str| http::query_param(&req, n);
     let customer = q("customerId")?;
     if let Some(c) = &customer {
@@ -168,17 +170,24 @@ struct CheckpointList {
 
 // ------------------------------------------------------------------ receipts
 
+/// The query's `period` (`YYYY-MM`), if any.
+///
+/// # Errors
+/// 400 naming `period` when it is not a month.
+pub fn period_param(req: &Request) -> ApiResult<Option<Period>> {
+    Ok(http::query_param(req, "period")?
+        .map(|p| Period::parse(&p))
+        .transpose()?)
+}
+
 /// `GET /api/v1/balance/receipt/:customerId[?period=YYYY-MM]`.
 pub async fn receipt(
     app: &App,
     req: Request,
-    customer: PathParam<CustomerId>,
+    ctx: KeyContext,
+    customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let ctx = auth::authenticate_api_key(app, &req).await?;
-    let customer_id = customer?;
-    let period = http::query_param(&req, "period")?
-        .map(|p| Period::parse(&p))
-        .transpose()?;
+    let period = period_param(&req)?;
     let origin = origin(&req)?;
     let request = prove::ReceiptRequest {
         tenant_id: &ctx.tenant_id,

@@ -4,14 +4,13 @@ use bvs_core::types::RetentionDays;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::{http, tenant};
 
 /// `PATCH /dashboard/tenant/retention` `{dataRetentionDays: null|7|30|90}`.
-pub async fn retention(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn retention(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let days = match f.json(RetentionDays::FIELD) {
         None => {

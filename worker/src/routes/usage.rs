@@ -5,10 +5,9 @@
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
 use serde::Serialize;
-use worker::Request;
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::{http, tenant};
 
@@ -37,8 +36,7 @@ struct Usage {
     environments: Vec<EnvUsage>,
 }
 
-pub async fn get(app: &App, req: Request) -> ApiResult<worker::Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn get(app: &App, session: Session) -> ApiResult<worker::Response> {
     let tenant_id = session.tenant_id().to_string();
     let plan = tenant::of_session(app, &tenant_id).await?.plan;
     #[allow(clippy::cast_possible_wrap)]

@@ -7,12 +7,12 @@ use serde::Serialize;
 use worker::{Request, Response};
 
 use crate::app::App;
-use crate::auth;
+use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::views::iso;
-use crate::webhooks::endpoints::{self, AttemptRow, NewEndpoint, WebhookRow};
+use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
 
 /// Longest description, in characters. // spec: silent
@@ -60,8 +60,7 @@ struct DetailView {
 }
 
 /// `POST /dashboard/webhooks` `{url, events[], description}`.
-pub async fn create(app: &App, mut req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn create(app: &App, mut req: Request, session: Session) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let url_text = f.required("url");
     let url = if url_text.is_empty() {
@@ -148,16 +147,14 @@ fn parse_events(f: &mut Fields) -> Vec<String> {
 }
 
 /// `GET /dashboard/webhooks`: never the secret.
-pub async fn list(app: &App, req: Request) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
     let rows = endpoints::list(app, session.tenant_id()).await?;
     let views: Vec<WebhookView> = rows.iter().map(WebhookView::from_row).collect();
     http::dashboard(200, &views, None)
 }
 
 /// `GET /dashboard/webhooks/:id`: the fields plus lastTriggeredAt.
-pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn get(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -170,8 +167,7 @@ pub async fn get(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 }
 
 /// `POST /dashboard/webhooks/:id/toggle`.
-pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     // 404 before 403: another tenant's id is not found, whoever asks.
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -194,8 +190,7 @@ pub async fn toggle(app: &App, req: Request, id: &str) -> ApiResult<Response> {
 /// retries) and reports what the receiver answered. Without a type it is
 /// the `test` event; any other subscribable event is sent as a sample with
 /// that event's documented payload (`webhooks::samples`).
-pub async fn test(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn test(app: &App, mut req: Request, session: Session, id: &str) -> ApiResult<Response> {
     let event_type = test_event_type(&mut req).await?;
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -244,8 +239,12 @@ async fn test_event_type(req: &mut Request) -> ApiResult<String> {
 /// `{"overlapHours": 0..168}` (default 24): a new secret, shown once; the
 /// previous one keeps signing beside it (a second `v1,` signature in
 /// `webhook-signature`) until `previousSecretExpiresAt`.
-pub async fn rotate_secret(app: &App, mut req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn rotate_secret(
+    app: &App,
+    mut req: Request,
+    session: Session,
+    id: &str,
+) -> ApiResult<Response> {
     let overlap_ms = overlap_ms(&mut req).await?;
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -297,8 +296,7 @@ async fn overlap_ms(req: &mut Request) -> ApiResult<u64> {
 
 /// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending
 /// deliveries.
-pub async fn delete(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn delete(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     endpoints::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -345,6 +343,20 @@ struct DeliveryView {
     event: String,
     event_id: String,
     environment: Option<String>,
+    #[serde(flatten)]
+    progress: DeliveryProgress,
+    url: Option<String>,
+    payload: Option<serde_json::Value>,
+    data_purged: bool,
+    purged_at: Option<String>,
+}
+
+/// How far a delivery got, as both dashboard lists of deliveries show it
+/// (this route's and the event log's, `super::logs`), between their own
+/// fields.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryProgress {
     status: &'static str,
     attempts: Vec<AttemptView>,
     next_attempt_at: Option<String>,
@@ -353,22 +365,31 @@ struct DeliveryView {
     last_error: Option<String>,
     created_at: String,
     completed_at: Option<String>,
-    url: Option<String>,
-    payload: Option<serde_json::Value>,
-    data_purged: bool,
-    purged_at: Option<String>,
+}
+
+impl DeliveryProgress {
+    /// Delivery `d`'s progress, with its attempts among `attempts`.
+    pub fn of(d: &DeliveryRow, attempts: &[AttemptRow]) -> Self {
+        DeliveryProgress {
+            status: d.status.as_str(),
+            attempts: AttemptView::of(attempts, &d.of.id),
+            next_attempt_at: d.next_attempt_at.map(iso),
+            last_http_status: d.last_http_status,
+            last_error: d.last_error.clone(),
+            created_at: iso(d.created_at),
+            completed_at: d.completed_at.map(iso),
+        }
+    }
 }
 
 /// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
 /// every attempt (not in the spec; for debugging and replay checks).
-pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response> {
-    let session = auth::session(app, &req).await?;
+pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Response> {
     let (rows, attempts) = endpoints::deliveries(app, session.tenant_id(), id).await?;
     let views: Vec<DeliveryView> = rows
         .into_iter()
         .map(|r| DeliveryView {
-            attempts: AttemptView::of(&attempts, &r.of.id),
-            next_attempt_at: r.next_attempt_at.map(iso),
+            progress: DeliveryProgress::of(&r, &attempts),
             payload: r
                 .payload
                 .as_deref()
@@ -377,11 +398,6 @@ pub async fn deliveries(app: &App, req: Request, id: &str) -> ApiResult<Response
             event: r.of.event_type,
             event_id: r.of.event_id,
             environment: r.of.env,
-            status: r.status.as_str(),
-            last_http_status: r.last_http_status,
-            last_error: r.last_error,
-            created_at: iso(r.created_at),
-            completed_at: r.completed_at.map(iso),
             url: r.url,
             data_purged: r.data_purged != 0,
             purged_at: r.purged_at.map(iso),

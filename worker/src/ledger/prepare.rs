@@ -1,0 +1,80 @@
+//! A delta as it enters its ledger, before anything is read or written:
+//! validated (`DeltaInput`), then prepared (`prepare`: its anchor id and
+//! item hash). Nothing here depends on the tenant, so a single emit
+//! prepares its delta before its key is read and the key's read indexes
+//! its proof root (issue 16); `super::submit` writes it.
+
+use bvs_core::amount::Amount;
+use bvs_core::hash::{item_hash, DeltaContent, Hash32};
+use bvs_core::merkle;
+use bvs_core::time::format_iso_ms;
+use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
+
+use crate::error::{ApiError, ApiResult};
+use crate::ids;
+use crate::store::submissions::NewDelta;
+
+/// One validated delta of an emit or batch request.
+pub struct DeltaInput {
+    pub customer_id: CustomerId,
+    pub delta: Amount,
+    pub reason: Reason,
+    pub reference_id: Option<ReferenceId>,
+    pub metadata: Option<Metadata>,
+    pub declared_at: Option<u64>,
+}
+
+/// A delta ready to store: ids and hashes computed (its ledger id once
+/// [`super::submit::for_tenant`] has named the tenant).
+pub struct Prepared {
+    pub row: NewDelta,
+    pub item: Hash32,
+    pub delta: Amount,
+}
+
+/// Gives the delta its anchor id and computes its item hash (RFC 8785 form
+/// of its content, docs/hashes.md). Nothing of it depends on the tenant,
+/// so a single emit prepares it before its key is read (its root is
+/// indexed with that read); [`super::submit::for_tenant`] then gives it its ledger id.
+///
+/// # Errors
+/// No randomness for the id, or content that cannot be canonicalized.
+pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepared> {
+    let anchor_id = ids::new_id("anc")?;
+    let declared_at = input.declared_at.unwrap_or(now_ms);
+    let metadata = input.metadata.as_ref().map(Metadata::to_value);
+    let content = DeltaContent {
+        anchor_id: anchor_id.clone(),
+        customer_id: input.customer_id.as_str().to_string(),
+        delta: input.delta,
+        reason: input.reason.as_str().to_string(),
+        reference_id: input.reference_id.as_ref().map(|r| r.as_str().to_string()),
+        metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
+        declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
+    };
+    let item = item_hash(&content).map_err(ApiError::internal)?;
+    Ok(Prepared {
+        row: NewDelta {
+            anchor_id,
+            customer_id: input.customer_id,
+            ledger_id: String::new(),
+            position,
+            item_hash: item,
+            delta: input.delta,
+            reason: content.reason,
+            reference_id: content.reference_id,
+            metadata: metadata.map(|m| m.to_string()),
+            declared_at,
+            // Set by `for_tenant`, before the row is written.
+            ledger_root: Hash32([0; 32]),
+        },
+        item,
+        delta: input.delta,
+    })
+}
+
+/// The items root (proof root) of a submission of `prepared`.
+pub fn items_root(prepared: &[Prepared]) -> Hash32 {
+    let items: Vec<Hash32> = prepared.iter().map(|p| p.item).collect();
+    merkle::root(&items)
+}
