@@ -850,6 +850,7 @@ mod sign {
     ///
     /// # Errors
     /// As [`sign`].
+    #[cfg(feature = "liabilities")]
     pub fn sign_inclusion(
         inclusion: &super::Inclusion,
         name: &str,
@@ -868,8 +869,10 @@ mod sign {
     }
 }
 
+#[cfg(all(feature = "server", feature = "liabilities"))]
+pub use sign::sign_inclusion;
 #[cfg(feature = "server")]
-pub use sign::{counterparty_key, sign, sign_inclusion};
+pub use sign::{counterparty_key, sign};
 
 mod canonical;
 pub use canonical::{canonical_key_binding, canonical_statement, signed_by, CanonicalBinding};
@@ -882,7 +885,11 @@ mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
 mod statement;
 pub use statement::statement_report;
+// A customer's co-signature of its inclusion in a liabilities statement:
+// checked against the liabilities proof, so only with that feature.
+#[cfg(feature = "liabilities")]
 mod inclusion;
+#[cfg(feature = "liabilities")]
 pub use inclusion::{is_inclusion, verify_inclusion, Inclusion, INCLUSION_KIND};
 #[cfg(all(feature = "server", any(test, feature = "sample")))]
 pub mod sample;
