@@ -701,24 +701,7 @@ impl CheckpointRef {
     /// `OriginMismatch`, `LedgerMismatch`, `PeriodMismatch`,
     /// `RootMismatch` or `DeltasMismatch`.
     pub fn check(&self, named: &CheckpointRef) -> Result<(), StatementError> {
-        if self.origin != named.origin {
-            return Err(StatementError::OriginMismatch {
-                expected: self.origin.0.clone(),
-                got: named.origin.0.clone(),
-            });
-        }
-        if !self.ledger.ct_eq(&named.ledger) {
-            return Err(StatementError::LedgerMismatch {
-                expected: self.ledger,
-                got: named.ledger,
-            });
-        }
-        if self.period != named.period {
-            return Err(StatementError::PeriodMismatch {
-                expected: self.period,
-                got: named.period,
-            });
-        }
+        check_place(self.place(), named.place())?;
         if !self.root.ct_eq(&named.root) {
             return Err(StatementError::RootMismatch {
                 expected: self.root,
@@ -873,6 +856,40 @@ mod sign {
 pub use sign::sign_inclusion;
 #[cfg(feature = "server")]
 pub use sign::{counterparty_key, sign};
+
+/// Where a statement is about: its log (origin), ledger and period.
+type Place<'a> = (&'a Origin, &'a Hash32, Period);
+
+impl CheckpointRef {
+    fn place(&self) -> Place<'_> {
+        (&self.origin, &self.ledger, self.period)
+    }
+}
+
+/// The place a statement names against the one expected: the first checks
+/// of every kind that names a period of a ledger (a checkpoint's
+/// statement, an inclusion co-signature).
+fn check_place(expected: Place<'_>, got: Place<'_>) -> Result<(), StatementError> {
+    if expected.0 != got.0 {
+        return Err(StatementError::OriginMismatch {
+            expected: expected.0 .0.clone(),
+            got: got.0 .0.clone(),
+        });
+    }
+    if !expected.1.ct_eq(got.1) {
+        return Err(StatementError::LedgerMismatch {
+            expected: *expected.1,
+            got: *got.1,
+        });
+    }
+    if expected.2 != got.2 {
+        return Err(StatementError::PeriodMismatch {
+            expected: expected.2,
+            got: got.2,
+        });
+    }
+    Ok(())
+}
 
 mod canonical;
 pub use canonical::{canonical_key_binding, canonical_statement, signed_by, CanonicalBinding};

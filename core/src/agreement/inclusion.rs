@@ -50,6 +50,10 @@ pub struct Inclusion {
 }
 
 impl Inclusion {
+    fn place(&self) -> super::Place<'_> {
+        (&self.origin, &self.ledger, self.period)
+    }
+
     /// What a customer's proof document says, in log `origin`: the
     /// inclusion the customer signs, and the one a signed inclusion is
     /// checked against.
@@ -116,24 +120,7 @@ impl Inclusion {
     /// `OriginMismatch`, `LedgerMismatch`, `PeriodMismatch`,
     /// `StatementHashMismatch` or `BalanceMismatch`.
     pub fn check(&self, named: &Inclusion) -> Result<(), StatementError> {
-        if self.origin != named.origin {
-            return Err(StatementError::OriginMismatch {
-                expected: self.origin.as_str().to_owned(),
-                got: named.origin.as_str().to_owned(),
-            });
-        }
-        if !self.ledger.ct_eq(&named.ledger) {
-            return Err(StatementError::LedgerMismatch {
-                expected: self.ledger,
-                got: named.ledger,
-            });
-        }
-        if self.period != named.period {
-            return Err(StatementError::PeriodMismatch {
-                expected: self.period,
-                got: named.period,
-            });
-        }
+        super::check_place(self.place(), named.place())?;
         if !self.statement.ct_eq(&named.statement) {
             return Err(StatementError::StatementHashMismatch {
                 expected: self.statement,
