@@ -43,11 +43,7 @@ pub const IDEMPOTENCY_LEASE_MS: u64 = 30 * 1000;
 
 /// A key this request tries to claim, handed to its write.
 pub struct Claim {
-    env: Env,
-    key: String,
-    request_hash: Hash32,
-    token: String,
-    now_ms: u64,
+    attempt: Attempt,
     /// The claim stays in flight after its write (DEV_MODE fault point
     /// `profile::Fault::AfterWrite`, which follows the write).
     hold: bool,
@@ -64,15 +60,9 @@ impl Claim {
     /// The claim and the answer to store under it, for the write's batch.
     pub fn new_claim<'a>(&'a self, status: u16, body: &'a str) -> NewClaim<'a> {
         NewClaim {
-            claim: claim_key(
-                self.env,
-                &self.key,
-                &self.request_hash,
-                &self.token,
-                self.now_ms,
-            ),
+            claim: self.attempt.claim_key(),
             done: !self.hold,
-            lease_until: self.now_ms + IDEMPOTENCY_LEASE_MS,
+            lease_until: self.attempt.now_ms + IDEMPOTENCY_LEASE_MS,
             status,
             body,
         }
@@ -137,15 +127,8 @@ where
             Submitted::Claimed(_) => Err(ApiError::internal("claimed without a key")),
         };
     };
-    let mut hashed = route.as_bytes().to_vec();
-    hashed.push(b'\n');
-    hashed.extend_from_slice(body);
     let claim = Rc::new(Claim {
-        env: owner.env,
-        key: key.as_str().to_string(),
-        request_hash: Hash32::digest(&hashed),
-        token: ids::new_id("clm")?,
-        now_ms: app.now_ms,
+        attempt: Attempt::new(app, owner.env, &key, fingerprint(route, body))?,
         hold,
     });
     match f(Some(Rc::clone(&claim))).await? {
@@ -164,7 +147,7 @@ async fn held_by(
     claim: &Claim,
     held: ClaimRow,
 ) -> ApiResult<Response> {
-    if held.request_hash != claim.request_hash {
+    if held.request_hash != claim.attempt.request_hash {
         return Err(ApiError::coded(
             ErrorCode::IdempotencyKeyReused,
             "Idempotency-Key was already used with a different request body; use a new key for a new request",
@@ -207,11 +190,7 @@ pub struct Scope<'a> {
 /// invitation token).
 pub struct Guard {
     tenant_id: String,
-    env: Env,
-    key: String,
-    request_hash: Hash32,
-    token: String,
-    now_ms: u64,
+    attempt: Attempt,
 }
 
 /// What [`check`] found: the key's answer (the write must not run), or
@@ -240,11 +219,7 @@ pub async fn check(
     };
     let guard = Guard {
         tenant_id: scope.tenant_id.to_string(),
-        env: scope.env,
-        key: key.as_str().to_string(),
-        request_hash: fingerprint(route, body),
-        token: ids::new_id("clm")?,
-        now_ms: app.now_ms,
+        attempt: Attempt::new(app, scope.env, &key, fingerprint(route, body))?,
     };
     Ok(match guard.held(app, db).await? {
         Some(answer) => Checked::Answered(answer),
@@ -252,22 +227,38 @@ pub async fn check(
     })
 }
 
-/// The claim of `key` by the request `token` (body hash `request_hash`)
-/// at `now_ms`, held for the key's window.
-fn claim_key<'a>(
+/// One request's attempt at a key: the key in its environment, the
+/// request's body hash, its claim token and its time. Shared by the emit's
+/// claim ([`Claim`]) and the other writes' guard ([`Guard`]).
+struct Attempt {
     env: Env,
-    key: &'a str,
-    request_hash: &'a Hash32,
-    token: &'a str,
+    key: String,
+    request_hash: Hash32,
+    token: String,
     now_ms: u64,
-) -> ClaimKey<'a> {
-    ClaimKey {
-        env,
-        key,
-        request_hash,
-        token,
-        now_ms,
-        expires_at: now_ms + IDEMPOTENCY_WINDOW_MS,
+}
+
+impl Attempt {
+    fn new(app: &App, env: Env, key: &IdempotencyKey, request_hash: Hash32) -> ApiResult<Self> {
+        Ok(Attempt {
+            env,
+            key: key.as_str().to_string(),
+            request_hash,
+            token: ids::new_id("clm")?,
+            now_ms: app.now_ms,
+        })
+    }
+
+    /// The claim of the key by this request, held for the key's window.
+    fn claim_key(&self) -> ClaimKey<'_> {
+        ClaimKey {
+            env: self.env,
+            key: &self.key,
+            request_hash: &self.request_hash,
+            token: &self.token,
+            now_ms: self.now_ms,
+            expires_at: self.now_ms + IDEMPOTENCY_WINDOW_MS,
+        }
     }
 }
 
@@ -282,13 +273,7 @@ impl Guard {
     fn claim(&self) -> KeyClaim<'_> {
         KeyClaim {
             tenant_id: &self.tenant_id,
-            claim: claim_key(
-                self.env,
-                &self.key,
-                &self.request_hash,
-                &self.token,
-                self.now_ms,
-            ),
+            claim: self.attempt.claim_key(),
         }
     }
 
@@ -327,14 +312,21 @@ impl Guard {
     /// # Errors
     /// D1 errors.
     pub async fn held(&self, app: &App, db: &worker::D1Database) -> ApiResult<Option<Response>> {
-        let held = idem_store::held(db, &self.tenant_id, self.env, &self.key, app.now_ms).await?;
+        let held = idem_store::held(
+            db,
+            &self.tenant_id,
+            self.attempt.env,
+            &self.attempt.key,
+            app.now_ms,
+        )
+        .await?;
         let Some(held) = held else {
             return Ok(None);
         };
-        if held.token == self.token {
+        if held.token == self.attempt.token {
             return Ok(None);
         }
-        if held.request_hash != self.request_hash {
+        if held.request_hash != self.attempt.request_hash {
             return Err(ApiError::coded(
                 ErrorCode::IdempotencyKeyReused,
                 "Idempotency-Key was already used with a different request body; use a new key for a new request",
@@ -342,7 +334,7 @@ impl Guard {
         }
         match (held.response_status, held.response_body) {
             (Some(status), Some(text)) => replay(status, text).map(Some),
-            _ => processing_text(&self.key).map(Some),
+            _ => processing_text(&self.attempt.key).map(Some),
         }
     }
 
