@@ -702,19 +702,13 @@ impl CheckpointRef {
     /// `RootMismatch` or `DeltasMismatch`.
     pub fn check(&self, named: &CheckpointRef) -> Result<(), StatementError> {
         check_place(self.place(), named.place())?;
-        if !self.root.ct_eq(&named.root) {
-            return Err(StatementError::RootMismatch {
-                expected: self.root,
-                got: named.root,
-            });
-        }
-        if self.deltas != named.deltas {
-            return Err(StatementError::DeltasMismatch {
-                expected: self.deltas,
-                got: named.deltas,
-            });
-        }
-        Ok(())
+        let (root, deltas) = ((self.root, named.root), (self.deltas, named.deltas));
+        same(root, root.0.ct_eq(&root.1), |expected, got| {
+            StatementError::RootMismatch { expected, got }
+        })?;
+        same(deltas, deltas.0 == deltas.1, |expected, got| {
+            StatementError::DeltasMismatch { expected, got }
+        })
     }
 }
 
@@ -889,6 +883,20 @@ fn check_place(expected: Place<'_>, got: Place<'_>) -> Result<(), StatementError
         });
     }
     Ok(())
+}
+
+/// One more field a statement names, as `(expected, got)`: `Ok` when
+/// `equal`, else the mismatch `error` makes of the two.
+fn same<T>(
+    (expected, got): (T, T),
+    equal: bool,
+    error: fn(T, T) -> StatementError,
+) -> Result<(), StatementError> {
+    if equal {
+        Ok(())
+    } else {
+        Err(error(expected, got))
+    }
 }
 
 mod canonical;

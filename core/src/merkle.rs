@@ -414,29 +414,15 @@ fn walk(
     (s == 0).then_some(r)
 }
 
-/// Checks that `item` is leaf `index` of the plain RFC 9162 tree of `size`
-/// with `root` (a proof root's own tree, whose leaves are
-/// SHA-256(0x00 || item)). Never panics. Not for the logs: their leaves
-/// are tagged, see [`HashScheme::verify_inclusion`].
+/// Checks that `leaf` is the leaf hash at `index` of the tree of `size`
+/// with `root` (RFC 9162 §2.1.3.2). Never panics. For a plain tree (a
+/// proof root's own, whose leaves are SHA-256(0x00 || item)) pass
+/// [`leaf_hash`] of the item; a log's leaves are tagged, see
+/// [`HashScheme::verify_inclusion`].
 ///
 /// # Errors
 /// [`ProofError::IndexOutOfRange`], [`ProofError::WrongPathLength`] (before
 /// any hashing) or [`ProofError::RootMismatch`].
-#[inline]
-pub fn verify_inclusion(
-    proof: &[Hash32],
-    index: LeafIndex,
-    size: TreeSize,
-    root: &Hash32,
-    item: &Hash32,
-) -> Result<(), ProofError> {
-    verify_inclusion_of_leaf_hash(proof, index, size, root, &leaf_hash(item))
-}
-
-/// As [`verify_inclusion`] for a leaf hash already computed.
-///
-/// # Errors
-/// As [`verify_inclusion`].
 #[inline]
 pub fn verify_inclusion_of_leaf_hash(
     proof: &[Hash32],
@@ -530,6 +516,17 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use sha2::{Digest, Sha256};
+
+    /// A plain tree's inclusion check of an item (not a leaf hash).
+    fn verify_inclusion(
+        proof: &[Hash32],
+        index: LeafIndex,
+        size: TreeSize,
+        root: &Hash32,
+        item: &Hash32,
+    ) -> Result<(), ProofError> {
+        verify_inclusion_of_leaf_hash(proof, index, size, root, &leaf_hash(item))
+    }
 
     proptest! {
         #[test]

@@ -121,19 +121,16 @@ impl Inclusion {
     /// `StatementHashMismatch` or `BalanceMismatch`.
     pub fn check(&self, named: &Inclusion) -> Result<(), StatementError> {
         super::check_place(self.place(), named.place())?;
-        if !self.statement.ct_eq(&named.statement) {
-            return Err(StatementError::StatementHashMismatch {
-                expected: self.statement,
-                got: named.statement,
-            });
-        }
-        if self.balance != named.balance {
-            return Err(StatementError::BalanceMismatch {
-                expected: self.balance,
-                got: named.balance,
-            });
-        }
-        Ok(())
+        let statement = (self.statement, named.statement);
+        let balance = (self.balance, named.balance);
+        super::same(
+            statement,
+            statement.0.ct_eq(&statement.1),
+            |expected, got| StatementError::StatementHashMismatch { expected, got },
+        )?;
+        super::same(balance, balance.0 == balance.1, |expected, got| {
+            StatementError::BalanceMismatch { expected, got }
+        })
     }
 }
 
