@@ -320,28 +320,14 @@ impl Statement {
     /// # Errors
     /// A [`StatementError`] naming the first thing wrong.
     pub fn parse(text: &str) -> Result<Statement, StatementError> {
-        if text.len() > STATEMENT_BYTES_MAX {
-            return Err(StatementError::TooLarge {
-                max: STATEMENT_BYTES_MAX,
-            });
-        }
-        let body = text
-            .strip_suffix('\n')
-            .ok_or(StatementError::NotASignedNote)?;
-        let lines: Vec<&str> = body.split('\n').collect();
-        single_spaced(&lines)?;
-        let kind = lines
-            .first()
-            .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
-            .and_then(|l| l.strip_prefix(' '))
-            .ok_or(StatementError::UnknownFormat)?;
+        let (kind, lines) = framed(text)?;
         let names: &[&'static str] = match kind {
             "key" => &KEY_LINES,
             "balance" => &BALANCE_LINES,
             "dispute" => &DISPUTE_LINES,
             _ => return Err(StatementError::UnknownFormat),
         };
-        let values = read_lines(&lines[1..], names)?;
+        let values = read_lines(&lines, names)?;
         let v = |name: &str| {
             names
                 .iter()
@@ -858,6 +844,29 @@ impl CheckpointRef {
     fn place(&self) -> Place<'_> {
         (&self.origin, &self.ledger, self.period)
     }
+}
+
+/// A statement text's kind and value lines, its frame read strictly: at
+/// most [`STATEMENT_BYTES_MAX`] bytes, ending in a newline, single-spaced,
+/// its first line `bvs-agreement/v1 <kind>`.
+fn framed(text: &str) -> Result<(&str, Vec<&str>), StatementError> {
+    if text.len() > STATEMENT_BYTES_MAX {
+        return Err(StatementError::TooLarge {
+            max: STATEMENT_BYTES_MAX,
+        });
+    }
+    let body = text
+        .strip_suffix('\n')
+        .ok_or(StatementError::NotASignedNote)?;
+    let mut lines: Vec<&str> = body.split('\n').collect();
+    single_spaced(&lines)?;
+    let kind = lines
+        .first()
+        .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
+        .and_then(|l| l.strip_prefix(' '))
+        .ok_or(StatementError::UnknownFormat)?;
+    lines.remove(0);
+    Ok((kind, lines))
 }
 
 /// The place a statement names against the one expected: the first checks
