@@ -517,17 +517,6 @@ mod tests {
     use proptest::prelude::*;
     use sha2::{Digest, Sha256};
 
-    /// A plain tree's inclusion check of an item (not a leaf hash).
-    fn verify_inclusion(
-        proof: &[Hash32],
-        index: LeafIndex,
-        size: TreeSize,
-        root: &Hash32,
-        item: &Hash32,
-    ) -> Result<(), ProofError> {
-        verify_inclusion_of_leaf_hash(proof, index, size, root, &leaf_hash(item))
-    }
-
     proptest! {
         #[test]
         fn the_fixed_block_hashes_are_sha256_of_the_prefixed_inputs(
@@ -653,18 +642,18 @@ mod tests {
             let r = root(&it);
             let i = pick.index(n);
             let proof = inclusion_proof(&it, LeafIndex(i as u64)).unwrap();
-            prop_assert_eq!(verify_inclusion(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &it[i]), Ok(()));
+            prop_assert_eq!(verify_inclusion_of_leaf_hash(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i])), Ok(()));
             for k in 0..proof.len() {
                 let mut bad = proof.clone();
                 bad[k].0[byte] ^= 1 << bit;
-                prop_assert_eq!(verify_inclusion(&bad, LeafIndex(i as u64), TreeSize(n as u64), &r, &it[i]), Err(ProofError::RootMismatch));
+                prop_assert_eq!(verify_inclusion_of_leaf_hash(&bad, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i])), Err(ProofError::RootMismatch));
             }
             let mut other = it[i];
             other.0[byte] ^= 1 << bit;
-            prop_assert_eq!(verify_inclusion(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &other), Err(ProofError::RootMismatch));
+            prop_assert_eq!(verify_inclusion_of_leaf_hash(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&other)), Err(ProofError::RootMismatch));
             if n > 1 {
                 let j = (i + 1) % n;
-                let res = verify_inclusion(&proof, LeafIndex(j as u64), TreeSize(n as u64), &r, &it[i]);
+                let res = verify_inclusion_of_leaf_hash(&proof, LeafIndex(j as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i]));
                 prop_assert!(res.is_err());
             }
         }
