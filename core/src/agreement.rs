@@ -320,28 +320,14 @@ impl Statement {
     /// # Errors
     /// A [`StatementError`] naming the first thing wrong.
     pub fn parse(text: &str) -> Result<Statement, StatementError> {
-        if text.len() > STATEMENT_BYTES_MAX {
-            return Err(StatementError::TooLarge {
-                max: STATEMENT_BYTES_MAX,
-            });
-        }
-        let body = text
-            .strip_suffix('\n')
-            .ok_or(StatementError::NotASignedNote)?;
-        let lines: Vec<&str> = body.split('\n').collect();
-        single_spaced(&lines)?;
-        let kind = lines
-            .first()
-            .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
-            .and_then(|l| l.strip_prefix(' '))
-            .ok_or(StatementError::UnknownFormat)?;
+        let (kind, lines) = framed(text)?;
         let names: &[&'static str] = match kind {
             "key" => &KEY_LINES,
             "balance" => &BALANCE_LINES,
             "dispute" => &DISPUTE_LINES,
             _ => return Err(StatementError::UnknownFormat),
         };
-        let values = read_lines(&lines[1..], names)?;
+        let values = read_lines(&lines, names)?;
         let v = |name: &str| {
             names
                 .iter()
@@ -702,19 +688,13 @@ impl CheckpointRef {
     /// `RootMismatch` or `DeltasMismatch`.
     pub fn check(&self, named: &CheckpointRef) -> Result<(), StatementError> {
         check_place(self.place(), named.place())?;
-        if !self.root.ct_eq(&named.root) {
-            return Err(StatementError::RootMismatch {
-                expected: self.root,
-                got: named.root,
-            });
-        }
-        if self.deltas != named.deltas {
-            return Err(StatementError::DeltasMismatch {
-                expected: self.deltas,
-                got: named.deltas,
-            });
-        }
-        Ok(())
+        let (root, deltas) = ((self.root, named.root), (self.deltas, named.deltas));
+        same(root, root.0.ct_eq(&root.1), |expected, got| {
+            StatementError::RootMismatch { expected, got }
+        })?;
+        same(deltas, deltas.0 == deltas.1, |expected, got| {
+            StatementError::DeltasMismatch { expected, got }
+        })
     }
 }
 
@@ -866,6 +846,29 @@ impl CheckpointRef {
     }
 }
 
+/// A statement text's kind and value lines, its frame read strictly: at
+/// most [`STATEMENT_BYTES_MAX`] bytes, ending in a newline, single-spaced,
+/// its first line `bvs-agreement/v1 <kind>`.
+fn framed(text: &str) -> Result<(&str, Vec<&str>), StatementError> {
+    if text.len() > STATEMENT_BYTES_MAX {
+        return Err(StatementError::TooLarge {
+            max: STATEMENT_BYTES_MAX,
+        });
+    }
+    let body = text
+        .strip_suffix('\n')
+        .ok_or(StatementError::NotASignedNote)?;
+    let mut lines: Vec<&str> = body.split('\n').collect();
+    single_spaced(&lines)?;
+    let kind = lines
+        .first()
+        .and_then(|l| l.strip_prefix(STATEMENT_FORMAT))
+        .and_then(|l| l.strip_prefix(' '))
+        .ok_or(StatementError::UnknownFormat)?;
+    lines.remove(0);
+    Ok((kind, lines))
+}
+
 /// The place a statement names against the one expected: the first checks
 /// of every kind that names a period of a ledger (a checkpoint's
 /// statement, an inclusion co-signature).
@@ -889,6 +892,20 @@ fn check_place(expected: Place<'_>, got: Place<'_>) -> Result<(), StatementError
         });
     }
     Ok(())
+}
+
+/// One more field a statement names, as `(expected, got)`: `Ok` when
+/// `equal`, else the mismatch `error` makes of the two.
+fn same<T>(
+    (expected, got): (T, T),
+    equal: bool,
+    error: fn(T, T) -> StatementError,
+) -> Result<(), StatementError> {
+    if equal {
+        Ok(())
+    } else {
+        Err(error(expected, got))
+    }
 }
 
 mod canonical;

@@ -414,29 +414,15 @@ fn walk(
     (s == 0).then_some(r)
 }
 
-/// Checks that `item` is leaf `index` of the plain RFC 9162 tree of `size`
-/// with `root` (a proof root's own tree, whose leaves are
-/// SHA-256(0x00 || item)). Never panics. Not for the logs: their leaves
-/// are tagged, see [`HashScheme::verify_inclusion`].
+/// Checks that `leaf` is the leaf hash at `index` of the tree of `size`
+/// with `root` (RFC 9162 §2.1.3.2). Never panics. For a plain tree (a
+/// proof root's own, whose leaves are SHA-256(0x00 || item)) pass
+/// [`leaf_hash`] of the item; a log's leaves are tagged, see
+/// [`HashScheme::verify_inclusion`].
 ///
 /// # Errors
 /// [`ProofError::IndexOutOfRange`], [`ProofError::WrongPathLength`] (before
 /// any hashing) or [`ProofError::RootMismatch`].
-#[inline]
-pub fn verify_inclusion(
-    proof: &[Hash32],
-    index: LeafIndex,
-    size: TreeSize,
-    root: &Hash32,
-    item: &Hash32,
-) -> Result<(), ProofError> {
-    verify_inclusion_of_leaf_hash(proof, index, size, root, &leaf_hash(item))
-}
-
-/// As [`verify_inclusion`] for a leaf hash already computed.
-///
-/// # Errors
-/// As [`verify_inclusion`].
 #[inline]
 pub fn verify_inclusion_of_leaf_hash(
     proof: &[Hash32],
@@ -656,18 +642,18 @@ mod tests {
             let r = root(&it);
             let i = pick.index(n);
             let proof = inclusion_proof(&it, LeafIndex(i as u64)).unwrap();
-            prop_assert_eq!(verify_inclusion(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &it[i]), Ok(()));
+            prop_assert_eq!(verify_inclusion_of_leaf_hash(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i])), Ok(()));
             for k in 0..proof.len() {
                 let mut bad = proof.clone();
                 bad[k].0[byte] ^= 1 << bit;
-                prop_assert_eq!(verify_inclusion(&bad, LeafIndex(i as u64), TreeSize(n as u64), &r, &it[i]), Err(ProofError::RootMismatch));
+                prop_assert_eq!(verify_inclusion_of_leaf_hash(&bad, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i])), Err(ProofError::RootMismatch));
             }
             let mut other = it[i];
             other.0[byte] ^= 1 << bit;
-            prop_assert_eq!(verify_inclusion(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &other), Err(ProofError::RootMismatch));
+            prop_assert_eq!(verify_inclusion_of_leaf_hash(&proof, LeafIndex(i as u64), TreeSize(n as u64), &r, &leaf_hash(&other)), Err(ProofError::RootMismatch));
             if n > 1 {
                 let j = (i + 1) % n;
-                let res = verify_inclusion(&proof, LeafIndex(j as u64), TreeSize(n as u64), &r, &it[i]);
+                let res = verify_inclusion_of_leaf_hash(&proof, LeafIndex(j as u64), TreeSize(n as u64), &r, &leaf_hash(&it[i]));
                 prop_assert!(res.is_err());
             }
         }

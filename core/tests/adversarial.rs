@@ -194,12 +194,12 @@ fn inclusion_cases() -> Vec<InclusionCase> {
 #[test]
 fn every_bad_inclusion_proof_fails_for_its_reason() {
     for c in inclusion_cases() {
-        let got = merkle::verify_inclusion(
+        let got = merkle::verify_inclusion_of_leaf_hash(
             &c.proof,
             LeafIndex(c.index),
             TreeSize(c.size),
             &c.root,
-            &c.item,
+            &merkle::leaf_hash(&c.item),
         );
         assert_eq!(got, Err(c.want.clone()), "case: {}", c.name);
     }
@@ -212,7 +212,13 @@ fn every_single_bit_flip_of_a_good_proof_fails() {
     for i in 0..11u64 {
         let good = merkle::inclusion_proof(&it, LeafIndex(i)).unwrap();
         assert_eq!(
-            merkle::verify_inclusion(&good, LeafIndex(i), TreeSize(11), &root, &it[i as usize]),
+            merkle::verify_inclusion_of_leaf_hash(
+                &good,
+                LeafIndex(i),
+                TreeSize(11),
+                &root,
+                &merkle::leaf_hash(&it[i as usize])
+            ),
             Ok(())
         );
         for k in 0..good.len() {
@@ -220,12 +226,12 @@ fn every_single_bit_flip_of_a_good_proof_fails() {
                 let mut bad = good.clone();
                 bad[k].0[bit / 8] ^= 1 << (bit % 8);
                 assert_eq!(
-                    merkle::verify_inclusion(
+                    merkle::verify_inclusion_of_leaf_hash(
                         &bad,
                         LeafIndex(i),
                         TreeSize(11),
                         &root,
-                        &it[i as usize]
+                        &merkle::leaf_hash(&it[i as usize])
                     ),
                     Err(ProofError::RootMismatch)
                 );

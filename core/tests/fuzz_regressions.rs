@@ -84,7 +84,14 @@ fn proofs_with_extreme_sizes_are_refused_without_panicking() {
         (u64::MAX - 1, u64::MAX),
         (5, 3),
     ] {
-        assert!(merkle::verify_inclusion(&[h], LeafIndex(index), TreeSize(size), &h, &h).is_err());
+        assert!(merkle::verify_inclusion_of_leaf_hash(
+            &[h],
+            LeafIndex(index),
+            TreeSize(size),
+            &h,
+            &merkle::leaf_hash(&h)
+        )
+        .is_err());
     }
     assert!(merkle::verify_consistency(&[h], TreeSize(u64::MAX), &h, TreeSize(1), &h).is_err());
     assert!(merkle::verify_consistency(&[], TreeSize(3), &h, TreeSize(3), &h).is_ok());

@@ -57,17 +57,33 @@ fuzz_target!(|data: &[u8]| {
             for (k, v) in log::append(TreeSize(0), &items, &StoredHashes::new()).expect("append") {
                 store.insert(k, v);
             }
-            let genuine = log::inclusion_proof(LeafIndex(a), TreeSize(b), &store).expect("in range");
+            let genuine =
+                log::inclusion_proof(LeafIndex(a), TreeSize(b), &store).expect("in range");
             assert_eq!(proof, genuine, "a forged log inclusion proof was accepted");
             assert!(
-                merkle::verify_inclusion(&proof, LeafIndex(a), TreeSize(b), &root, &item).is_err(),
+                merkle::verify_inclusion_of_leaf_hash(
+                    &proof,
+                    LeafIndex(a),
+                    TreeSize(b),
+                    &root,
+                    &merkle::leaf_hash(&item)
+                )
+                .is_err(),
                 "a log proof passed as a plain-leaf proof"
             );
         }
     } else if mode & 1 == 0 {
         let root = merkle::root(&items);
         let item = items.get(a as usize).copied().unwrap_or(Hash32::EMPTY);
-        if merkle::verify_inclusion(&proof, LeafIndex(a), TreeSize(b), &root, &item).is_ok() {
+        if merkle::verify_inclusion_of_leaf_hash(
+            &proof,
+            LeafIndex(a),
+            TreeSize(b),
+            &root,
+            &merkle::leaf_hash(&item),
+        )
+        .is_ok()
+        {
             let genuine = merkle::inclusion_proof(&items, LeafIndex(a)).expect("index in range");
             assert_eq!(proof, genuine, "a forged inclusion proof was accepted");
         }
@@ -79,7 +95,13 @@ fuzz_target!(|data: &[u8]| {
         let roots = hashes(rest.get(..64).unwrap_or(&[]));
         if let [r1, r2] = roots.as_slice() {
             let _ = merkle::verify_consistency(&proof, TreeSize(a), r1, TreeSize(b), r2);
-            let _ = merkle::verify_inclusion(&proof, LeafIndex(a), TreeSize(b), r1, r2);
+            let _ = merkle::verify_inclusion_of_leaf_hash(
+                &proof,
+                LeafIndex(a),
+                TreeSize(b),
+                r1,
+                &merkle::leaf_hash(r2),
+            );
         }
     }
 });

@@ -24,8 +24,8 @@
 
 use super::canonical::{line_of, note};
 use super::{
-    amount_value, hash_value, read_lines, signed_by, single_spaced, Origin, StatementError,
-    STATEMENT_BYTES_MAX, STATEMENT_FORMAT,
+    amount_value, hash_value, read_lines, signed_by, Origin, StatementError, STATEMENT_BYTES_MAX,
+    STATEMENT_FORMAT,
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
@@ -85,20 +85,11 @@ impl Inclusion {
     /// # Errors
     /// A [`StatementError`] naming the first thing wrong.
     pub fn parse(text: &str) -> Result<Inclusion, StatementError> {
-        if text.len() > STATEMENT_BYTES_MAX {
-            return Err(StatementError::TooLarge {
-                max: STATEMENT_BYTES_MAX,
-            });
-        }
-        let body = text
-            .strip_suffix('\n')
-            .ok_or(StatementError::NotASignedNote)?;
-        let lines: Vec<&str> = body.split('\n').collect();
-        single_spaced(&lines)?;
-        if lines.first().copied() != Some(&format!("{STATEMENT_FORMAT} {INCLUSION_KIND}")) {
+        let (kind, lines) = super::framed(text)?;
+        if kind != INCLUSION_KIND {
             return Err(StatementError::UnknownFormat);
         }
-        let values = read_lines(&lines[1..], &INCLUSION_LINES)?;
+        let values = read_lines(&lines, &INCLUSION_LINES)?;
         let v = |i: usize| values.get(i).copied().unwrap_or("");
         Ok(Inclusion {
             origin: Origin::parse(v(0))?,
@@ -121,19 +112,16 @@ impl Inclusion {
     /// `StatementHashMismatch` or `BalanceMismatch`.
     pub fn check(&self, named: &Inclusion) -> Result<(), StatementError> {
         super::check_place(self.place(), named.place())?;
-        if !self.statement.ct_eq(&named.statement) {
-            return Err(StatementError::StatementHashMismatch {
-                expected: self.statement,
-                got: named.statement,
-            });
-        }
-        if self.balance != named.balance {
-            return Err(StatementError::BalanceMismatch {
-                expected: self.balance,
-                got: named.balance,
-            });
-        }
-        Ok(())
+        let statement = (self.statement, named.statement);
+        let balance = (self.balance, named.balance);
+        super::same(
+            statement,
+            statement.0.ct_eq(&statement.1),
+            |expected, got| StatementError::StatementHashMismatch { expected, got },
+        )?;
+        super::same(balance, balance.0 == balance.1, |expected, got| {
+            StatementError::BalanceMismatch { expected, got }
+        })
     }
 }
 

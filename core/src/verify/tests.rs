@@ -247,12 +247,12 @@ fn a_plain_rfc_9162_leaf_does_not_pass_as_a_log_leaf() {
         Ok(())
     );
     assert_eq!(
-        merkle::verify_inclusion(
+        merkle::verify_inclusion_of_leaf_hash(
             &d.inclusion_proof,
             d.leaf_index,
             head.size,
             &head.root,
-            &d.item_hash
+            &merkle::leaf_hash(&d.item_hash)
         ),
         Err(ProofError::RootMismatch)
     );

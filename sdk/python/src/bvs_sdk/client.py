@@ -348,16 +348,8 @@ class _Receipts(_Resource):
             _Spec("GET", f"api/v1/balance/receipt/{_seg(customer_id)}", query={"period": period}, receipt=True)
         )
 
-    @staticmethod
-    def verify(
-        receipt: Receipt | str | dict[str, Any],
-        *,
-        key: str | None = None,
-        policy: str | None = None,
-        liabilities: str | dict[str, Any] | None = None,
-    ) -> VerificationReport:
-        """Checks a receipt with the service's own verifier (see receipts.verify)."""
-        return _verify_receipt(receipt, key=key, policy=policy, liabilities=liabilities)
+    #: Checks a receipt with the service's own verifier (``receipts.verify``).
+    verify = staticmethod(_verify_receipt)
 
 
 class _Invitations(_Resource):
