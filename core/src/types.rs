@@ -141,6 +141,15 @@ impl CustomerId {
     }
 }
 
+/// A stored customer id is parsed once, when its row is read: text that
+/// is not a valid id fails there, as a malformed stored hash does.
+impl<'de> Deserialize<'de> for CustomerId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CustomerId::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The `customerId` of a checkpoint over every customer of a tenant.
 /// // spec: Checkpoint, `customerId` ("`all` when all customers are
 /// checkpointed"); refused as a customer id at emit (issue 25).
@@ -763,6 +772,15 @@ mod tests {
                 "customerId: must be 1 to 128 characters of letters, digits, _ - . :"
             );
         }
+    }
+
+    #[test]
+    fn a_stored_customer_id_is_parsed_when_read() {
+        let id: CustomerId = serde_json::from_str("\"cust_1\"").unwrap();
+        assert_eq!(id.as_str(), "cust_1");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"cust_1\"");
+        let e = serde_json::from_str::<CustomerId>("\"a b\"").unwrap_err();
+        assert!(e.to_string().contains("customerId"), "{e}");
     }
 
     #[test]

@@ -153,7 +153,7 @@ fn ledger_hash(text: &str) -> ApiResult<Hash32> {
 pub struct InvitationView {
     pub invitation_url: String,
     pub token: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub ledger_id: String,
     pub origin: String,
     pub expires_at: String,
@@ -186,7 +186,7 @@ pub async fn invite(
     let row = InvitationRow {
         token_hash: token_hash(&token),
         tenant_id: tenant_id.to_string(),
-        customer_id: customer_id.as_str().to_string(),
+        customer_id: customer_id.clone(),
         ledger_id: ledger.ledger_id.clone(),
         created_at: app.now_ms,
         expires_at: app.now_ms + INVITATION_TTL_MS,
@@ -376,7 +376,9 @@ async fn named_checkpoint(
     let found = checkpoints::by_root(db, &root)
         .await?
         .into_iter()
-        .filter(|c| c.tenant_id == key.tenant_id && c.customer_id == key.customer_id)
+        .filter(|c| {
+            c.tenant_id == key.tenant_id && c.customer_id.customer() == Some(&key.customer_id)
+        })
         .collect::<Vec<_>>();
     let committed = found
         .iter()
@@ -418,7 +420,8 @@ async fn checkpoint_ref(
     ledger_id: &str,
 ) -> ApiResult<(CheckpointRef, Amount)> {
     let reference = reference(app, log, c, ledger_id)?;
-    let balance = agreements::balance_at_leaf(db, &c.tenant_id, &c.customer_id, c.to_index).await?;
+    let balance =
+        agreements::balance_at_leaf(db, &c.tenant_id, c.ledger_customer()?, c.to_index).await?;
     Ok((reference, balance))
 }
 

@@ -7,6 +7,7 @@
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::merkle;
+use bvs_core::types::CustomerId;
 
 use super::{db, LogId};
 use crate::app::App;
@@ -80,7 +81,7 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
 struct LedgerPart {
     submission_id: String,
     tenant_id: String,
-    customer_id: String,
+    customer_id: CustomerId,
     items_root: Hash32,
     root: Hash32,
 }
@@ -192,7 +193,7 @@ mod tests {
     fn row(submission: &str, customer: &str, _position: u64, item: &str) -> BackfillRow {
         BackfillRow {
             tenant_id: "t".into(),
-            customer_id: customer.into(),
+            customer_id: CustomerId::parse(customer).unwrap(),
             submission_id: submission.into(),
             item_hash: Hash32::digest(item.as_bytes()),
             items_root: Hash32::digest(submission.as_bytes()),

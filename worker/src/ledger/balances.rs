@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
@@ -35,7 +36,7 @@ struct TenantRound {
 /// The running counts, balances and window frontiers of every ledger and
 /// tenant the round's deltas touch.
 pub struct Balances {
-    ledgers: BTreeMap<(String, String), LedgerRound>,
+    ledgers: BTreeMap<(String, CustomerId), LedgerRound>,
     tenants: BTreeMap<String, TenantRound>,
 }
 
@@ -50,7 +51,7 @@ impl Balances {
         deltas: &[DeltaRow],
         window: &str,
     ) -> ApiResult<[D1PreparedStatement; 3]> {
-        let mut keys: Vec<(String, String)> = deltas
+        let mut keys: Vec<(String, CustomerId)> = deltas
             .iter()
             .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
             .collect();

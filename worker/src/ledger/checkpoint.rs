@@ -12,8 +12,8 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
 use crate::plan::Plan;
-pub use crate::store::checkpoints::CheckpointRow;
-use crate::store::checkpoints::{self, WHOLE_TENANT_ROW};
+use crate::store::checkpoints;
+pub use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
@@ -41,20 +41,12 @@ pub async fn list(
     app: &App,
     tenant_id: &str,
     log: LogId,
-    customer: Option<&str>,
+    customer: Option<&CheckpointOf>,
     period: Option<&str>,
     page: &Page,
 ) -> ApiResult<(Vec<Listed>, u64)> {
     let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
-    // Whole-tenant checkpoints (`all`) are stored under a name no customer has.
-    let customer = customer.map(|c| {
-        if c == bvs_core::types::WHOLE_TENANT {
-            WHOLE_TENANT_ROW
-        } else {
-            c
-        }
-    });
     // One round trip for the page, each row's head hash and previous
     // checkpoint, and the count (issue 25: not two reads per row).
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
@@ -113,9 +105,7 @@ pub async fn create(
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
-    let who = customer
-        .map_or(WHOLE_TENANT_ROW, CustomerId::as_str)
-        .to_string();
+    let who = CheckpointOf::of(customer);
     let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
         return Err(ApiError::Unprocessable(format!(
             "No verified deltas to checkpoint for customer {} in period {period} (deltas belong to the \
@@ -161,7 +151,7 @@ pub async fn create(
 fn queued_row(
     app: &App,
     tenant_id: &str,
-    who: String,
+    who: CheckpointOf,
     period: Period,
     w: &Window,
     frontier: &Frontier,

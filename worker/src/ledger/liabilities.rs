@@ -361,7 +361,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
         // A ledger with no delta verified by the period's end was not a
         // customer yet: it has no leaf.
         let Some(balance) = &b.balance else { continue };
-        let ledger = ledger_id(&row.tenant_id, &b.customer_id);
+        let ledger = ledger_id(&row.tenant_id, b.customer_id.as_str());
         let key = builder.seed().order_key(&ledger).to_hex();
         rows.push((key, b.customer_id.clone(), balance.clone()));
     }
@@ -373,7 +373,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
     statements.push(store_l::set_snapshot(
         db,
         &row.id,
-        &last,
+        last.as_str(),
         rows.len() as u64,
         "SNAPSHOT",
         app.now_ms,
@@ -403,7 +403,7 @@ async fn build_page(
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
     let mut indexes: Vec<(&str, &str, &str, u64, Option<u64>)> = Vec::with_capacity(page.len());
     for l in &page {
-        let ledger = ledger_id(&row.tenant_id, &l.customer_id);
+        let ledger = ledger_id(&row.tenant_id, l.customer_id.as_str());
         let balance = Amount::parse(&l.balance)
             .map_err(|e| Stop::Error(ApiError::internal(format!("stored balance: {e}"))))?;
         let placed = builder

@@ -62,7 +62,7 @@ impl Span {
 /// With the receipt: whether its head is witnessed (issue 28).
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, bool)> {
     let db = db(app, r.log)?;
-    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id.as_str());
+    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id);
     let period = r.period.map(|p| p.to_string());
     let read = receipts::read(
         &db,
@@ -147,7 +147,7 @@ fn record_of(
     ReceiptRow {
         items_root: root,
         tenant_id: r.tenant_id.to_string(),
-        customer_id: r.customer_id.as_str().to_string(),
+        customer_id: r.customer_id.clone(),
         period,
         from_seq: span.first_seq,
         to_seq: span.last_seq,
@@ -313,7 +313,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
     };
     Ok(Some(DeltaContent {
         anchor_id: row.anchor_id.clone(),
-        customer_id: row.customer_id.clone(),
+        customer_id: row.customer_id.as_str().to_owned(),
         delta: row.delta,
         reason,
         reference_id: row.reference_id.clone(),

@@ -70,7 +70,7 @@ impl Item {
             Item::Delta(d) => {
                 let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
                 let free = text(&d.metadata)
-                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.len());
+                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.as_str().len());
                 ItemCost {
                     ledger: Some((d.tenant_id.clone(), d.customer_id.clone())),
                     tenant: Some(d.tenant_id.clone()),
@@ -85,7 +85,7 @@ impl Item {
             Item::Checkpoint(c) => ItemCost {
                 ledger: None,
                 tenant: None,
-                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.len()),
+                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.as_str().len()),
             },
         }
     }

@@ -87,7 +87,7 @@ impl Plan {
             || self
                 .checkpoints
                 .iter()
-                .any(|c| c.customer_id == DEV_FAULT_REASON)
+                .any(|c| c.customer_id.as_str() == DEV_FAULT_REASON)
     }
 
     /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).

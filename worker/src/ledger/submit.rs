@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use bvs_core::hash::Hash32;
 use bvs_core::merkle;
+use bvs_core::types::CustomerId;
 
 use worker::D1Database;
 
@@ -30,7 +31,7 @@ use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
 /// notion of who the customer is (docs/balance.md).
-pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
+pub fn ledger_id(tenant_id: &str, customer_id: &CustomerId) -> String {
     Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes()).to_hex()
 }
 
@@ -42,7 +43,7 @@ pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
 /// receipts, `delta.verified`), so it opens no other customer's deltas.
 pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
     for p in prepared.iter_mut() {
-        p.row.ledger_id = ledger_id(tenant_id, p.row.customer_id.as_str());
+        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
     }
     // Each ledger's root once: a batch of n deltas to one customer hashed
     // its n items n times when every delta computed its own ledger's root.
@@ -151,7 +152,7 @@ pub async fn submit<R>(
     kind: SubmissionKind,
     prepared: &[Prepared],
     claim: Option<&Claim>,
-    estimate_for: Option<&str>,
+    estimate_for: Option<&CustomerId>,
     respond: R,
 ) -> ApiResult<Submitted>
 where
@@ -457,10 +458,7 @@ mod tests {
                 b
             };
             assert_eq!(p.row.ledger_root, want);
-            assert_eq!(
-                p.row.ledger_id,
-                ledger_id("ten_1", p.row.customer_id.as_str())
-            );
+            assert_eq!(p.row.ledger_id, ledger_id("ten_1", &p.row.customer_id));
         }
     }
 }

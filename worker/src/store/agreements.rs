@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -91,7 +92,7 @@ const SELECT_BALANCE_AT_LEAF: &str =
 pub struct InvitationRow {
     pub token_hash: Hash32,
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub ledger_id: String,
     pub created_at: u64,
     pub expires_at: u64,
@@ -103,7 +104,7 @@ pub struct KeyRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub verifier_key: String,
     pub statement: String,
     pub registered_at: u64,
@@ -126,7 +127,7 @@ pub struct AgreementRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub checkpoint_id: String,
     pub kind: AgreementKind,
     pub verifier_key: String,
@@ -267,7 +268,7 @@ queries! {
 pub async fn balance_at_leaf(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     leaf: u64,
 ) -> ApiResult<Amount> {
     #[derive(Deserialize)]
@@ -314,7 +315,7 @@ const SELECT_DELTAS_AT: &str =
 
 queries! {
     /// Where period `window` starts in the ledger.
-    pub fn window_start(tenant_id: &str, customer_id: &str, window: &str) -> Option<WindowStart>
+    pub fn window_start(tenant_id: &str, customer_id: &CustomerId, window: &str) -> Option<WindowStart>
         = first(SELECT_WINDOW_START);
 }
 
@@ -325,7 +326,7 @@ queries! {
 pub async fn deltas_at(
     db: &D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     seqs: &[u64],
 ) -> ApiResult<Vec<DeltaAt>> {
     let Some(first_seq) = seqs.first() else {

@@ -15,7 +15,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct DeltaRow {
-        anchor_id: String, tenant_id: String, customer_id: String, submission_id: String,
+        anchor_id: String, tenant_id: String, customer_id: CustomerId, submission_id: String,
         position: u64, item_hash: Hash32, items_root: Hash32,
         #[serde(deserialize_with = "super::amount")]
         delta: Amount,
@@ -322,7 +322,7 @@ const SET_LEDGER_ROOT: &str =
 #[derive(Debug, Clone, Deserialize)]
 pub struct BackfillRow {
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub submission_id: String,
     pub item_hash: Hash32,
     pub items_root: Hash32,
@@ -339,7 +339,7 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &str, customer_id: &str, root: &str) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &str) = SET_LEDGER_ROOT;
 }
 
 super::statements! {

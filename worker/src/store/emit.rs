@@ -12,6 +12,7 @@
 //! (migrations/ledger/0051_emit_claims.sql).
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -107,7 +108,7 @@ pub struct NewClaim<'a> {
 /// The answer's placeholder for `estimatedVerifiedDeltas`: the batch puts
 /// `prefix` and the number in place of `text`.
 pub struct Estimate<'a> {
-    pub customer_id: &'a str,
+    pub customer_id: &'a CustomerId,
     pub text: &'a str,
     pub prefix: &'a str,
 }

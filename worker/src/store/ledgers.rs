@@ -15,7 +15,7 @@ row! {
     $ select_ledgers from "ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        tenant_id: String, customer_id: String, ledger_id: String, verified_count: u64,
+        tenant_id: String, customer_id: CustomerId, ledger_id: String, verified_count: u64,
         #[serde(deserialize_with = "super::amount")]
         computed_balance: Amount,
         first_activity_at: Option<u64>, last_activity_at: Option<u64>,
@@ -119,7 +119,7 @@ const SET_LATEST_ROOT: &str = "UPDATE ledgers SET latest_items_root = ?4 \
 
 super::statements! {
     /// For the ledger roots backfill (`ledger::backfill`).
-    pub fn replace_latest_root(tenant_id: &str, customer_id: &str, old: &str, new: &str)
+    pub fn replace_latest_root(tenant_id: &str, customer_id: &CustomerId, old: &str, new: &str)
         = SET_LATEST_ROOT;
 }
 
@@ -142,7 +142,7 @@ queries! {
 /// A value that cannot be bound.
 pub fn round_reads(
     db: &D1Database,
-    keys: &[(String, String)],
+    keys: &[(String, CustomerId)],
     tenants: &[String],
     window: &str,
 ) -> ApiResult<[D1PreparedStatement; 3]> {
@@ -167,13 +167,13 @@ pub fn round_reads(
 #[derive(Debug, Clone, Deserialize)]
 pub struct FrontierRow {
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub frontier: String,
 }
 
 row! {
     pub struct LedgerUpdate<'a> {
-        tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
+        tenant_id: &'a str, customer_id: &'a CustomerId, old_count: u64, new_count: u64,
         old_balance: Amount, new_balance: Amount,
         /// Bound as `""` when None (no verified delta).
         latest_items_root: Option<Hash32>,
@@ -200,7 +200,7 @@ pub fn update_all(
         .map(|u| {
             (
                 u.tenant_id,
-                u.customer_id,
+                u.customer_id.as_str(),
                 u.new_count,
                 u.new_balance.to_string(),
                 u.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
@@ -223,7 +223,7 @@ pub fn update_all(
         .map(|u| {
             (
                 u.tenant_id,
-                u.customer_id,
+                u.customer_id.as_str(),
                 u.old_count + 1,
                 u.new_count,
                 u.old_balance.to_string(),

@@ -3,6 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -30,7 +31,7 @@ row! {
     $ select_ledgers from "liability_ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        order_key: String, customer_id: String, balance: String,
+        order_key: String, customer_id: CustomerId, balance: String,
         liabilities_index: Option<u64>, receivables_index: Option<u64>,
     }
 }
@@ -38,7 +39,7 @@ row! {
 /// A ledger's balance at the period's end, for phase 1.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BalanceRow {
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub balance: Option<String>,
 }
 
@@ -213,7 +214,7 @@ queries! {
     pub fn balances(tenant_id: &str, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
     pub fn page(statement_id: &str, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
-    pub fn ledger_of(statement_id: &str, customer_id: &str) -> Option<LedgerRow>
+    pub fn ledger_of(statement_id: &str, customer_id: &CustomerId) -> Option<LedgerRow>
         = first(SELECT_LEDGER_OF);
     pub fn stalled(before_ms: u64, limit: u64) -> Vec<StatementRow> = all(SELECT_STALLED);
     pub fn fail(id: &str, failure: &str, now_ms: u64) -> u64 = run(SET_FAILED);
@@ -297,7 +298,7 @@ pub fn set_queued(
 pub fn insert_ledgers(
     db: &D1Database,
     statement_id: &str,
-    rows: &[(String, String, String)],
+    rows: &[(String, CustomerId, String)],
 ) -> Statements {
     over_json(db, INSERT_LEDGERS_SET, rows, &args![statement_id])
 }
@@ -366,7 +367,7 @@ row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
         item_hash: String, statement_id: String, ledger_id: String, tenant_id: String,
-        customer_id: String, verifier_key: String, statement: String, created_at: u64,
+        customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }
 

@@ -186,7 +186,7 @@ pub(crate) use args;
 /// ```ignore
 /// queries! {
 ///     /// The ledger of one customer.
-///     pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
+///     pub fn ledger(tenant_id: &str, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
 ///     pub fn by_id(tenant_id: &str, id: &str) -> Option<Row> = first(SELECT_BY_ID; id, tenant_id);
 /// }
 /// ```

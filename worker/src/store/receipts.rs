@@ -26,7 +26,7 @@ const SELECT_BY_ROOT: &str =
 pub struct ReceiptRow {
     pub items_root: Hash32,
     pub tenant_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub period: Option<String>,
     pub from_seq: u64,
     pub to_seq: u64,

@@ -94,7 +94,7 @@ pub async fn check(
         .await?
         .ok_or_else(|| missing("no liabilities statement is published"))?;
     crate::ledger::liabilities::not_purged(&s)?;
-    let leaf = store_l::ledger_of(db, &s.id, &c.customer_id)
+    let leaf = store_l::ledger_of(db, &s.id, c.ledger_customer()?)
         .await?
         .ok_or_else(|| missing("the ledger has no leaf in the liabilities statement"))?;
     let statement_hash = s

@@ -225,11 +225,11 @@ async fn dispute_context(
     d: &Dispute,
     c: &CheckpointRow,
 ) -> ApiResult<DisputeContext> {
-    let start = agreements::window_start(db, &c.tenant_id, &c.customer_id, &c.period)
+    let start = agreements::window_start(db, &c.tenant_id, c.ledger_customer()?, &c.period)
         .await?
         .ok_or_else(|| ApiError::internal("a committed checkpoint without its window"))?;
     let seqs = d.positions(start.first_seq, c.delta_count);
-    let deltas = agreements::deltas_at(db, &c.tenant_id, &c.customer_id, &seqs)
+    let deltas = agreements::deltas_at(db, &c.tenant_id, c.ledger_customer()?, &seqs)
         .await?
         .into_iter()
         .map(|r| CheckpointDelta {
@@ -340,7 +340,7 @@ fn event(
     };
     let payload = AgreementEvent {
         checkpoint_id: &c.id,
-        customer_id: &c.customer_id,
+        customer_id: c.customer_id.as_str(),
         period: &c.period,
         merkle_root: c.merkle_root.to_hex(),
         delta_count: c.delta_count,
@@ -375,15 +375,17 @@ struct AgreementEvent<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use bvs_core::types::CustomerId;
 
     fn key(n: u8, signed_by_previous: Option<u64>) -> KeyRow {
         KeyRow {
             item_hash: Hash32([n; 32]),
             ledger_id: "l".into(),
             tenant_id: "t".into(),
-            customer_id: "c".into(),
+            customer_id: CustomerId::parse("c").unwrap(),
             verifier_key: format!("k{n}"),
             statement: String::new(),
             registered_at: u64::from(n),

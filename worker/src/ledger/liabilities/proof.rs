@@ -9,7 +9,7 @@ use bvs_core::liabilities::statement::{ledger_id, Statement};
 use bvs_core::liabilities::tree::{path_addrs, NodeAddr};
 use bvs_core::liabilities::{SumNode, TreeKind};
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::Period;
+use bvs_core::types::{CustomerId, Period};
 
 use super::{builder_of, StatementView};
 use crate::app::App;
@@ -39,7 +39,7 @@ fn statement_of(row: &StatementRow) -> ApiResult<Statement> {
 async fn find(
     db: &worker::D1Database,
     tenant_id: &str,
-    customer_id: &str,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<(StatementRow, LedgerRow)> {
     let row = store_l::latest_published(db, tenant_id, &period.to_string())
@@ -137,7 +137,7 @@ pub async fn proof(
     app: &App,
     tenant_id: &str,
     log: LogId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<String> {
     let db = db(app, log)?;
@@ -154,7 +154,7 @@ pub async fn proof(
     let mut leaves = vec![(TreeKind::Liabilities, l_index)];
     leaves.extend(leaf.receivables_index.map(|r| (TreeKind::Receivables, r)));
     let (nodes, head) = read_nodes(&db, &row, &statement, &leaves).await?;
-    let ledger = ledger_id(tenant_id, customer_id);
+    let ledger = ledger_id(tenant_id, customer_id.as_str());
     let leaf_proof = |kind: TreeKind, index: u64, amount: Amount| -> ApiResult<LeafProof> {
         let count = statement.tree(kind).leaf_count;
         let node = |a: NodeAddr| {
@@ -188,7 +188,7 @@ pub async fn proof(
     let doc = ProofDocument {
         statement_hash: statement.item_hash(),
         statement,
-        customer_id: Some(customer_id.to_owned()),
+        customer_id: Some(customer_id.as_str().to_owned()),
         ledger_id: ledger,
         balance,
         liabilities,
@@ -278,12 +278,16 @@ pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
     };
     let log = shard::of_root(app, root).await?.ok_or_else(missing)?;
     let checkpoints = store::checkpoints::by_root(&db(app, log)?, root).await?;
-    let c = checkpoints
+    let (c, customer) = checkpoints
         .iter()
-        .find(|c| c.status == store::CheckpointStatus::Committed && !c.is_whole_tenant())
+        .find_map(|c| {
+            (c.status == store::CheckpointStatus::Committed)
+                .then_some(c)
+                .zip(c.customer_id.customer())
+        })
         .ok_or_else(missing)?;
     let period = Period::parse(&c.period)?;
-    proof(app, &c.tenant_id, log, &c.customer_id, period).await
+    proof(app, &c.tenant_id, log, customer, period).await
 }
 
 /// The proof a period's receipt carries (`liabilities`,
@@ -297,7 +301,7 @@ pub async fn for_receipt(
     app: &App,
     tenant_id: &str,
     log: LogId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<Option<String>> {
     // Only a closed period has a published statement: no clock check here
