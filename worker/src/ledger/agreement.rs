@@ -20,6 +20,7 @@ use worker::D1Database;
 use super::{db, meter, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
 use crate::store::checkpoints::{self, CheckpointRow};
@@ -161,7 +162,7 @@ pub struct InvitationView {
 
 /// Who invites: the API key's tenant, its shard and plan.
 pub struct Inviter<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub log: LogId,
     pub plan: Plan,
 }
@@ -185,7 +186,7 @@ pub async fn invite(
     let token = new_token(log)?;
     let row = InvitationRow {
         token_hash: token_hash(&token),
-        tenant_id: tenant_id.to_string(),
+        tenant_id: tenant_id.clone(),
         customer_id: customer_id.clone(),
         ledger_id: ledger.ledger_id.clone(),
         created_at: app.now_ms,

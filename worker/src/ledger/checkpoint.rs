@@ -11,6 +11,7 @@ use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::checkpoints;
 pub use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
@@ -39,7 +40,7 @@ pub struct Previous {
 /// D1 errors.
 pub async fn list(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     customer: Option<&CheckpointOf>,
     period: Option<&str>,
@@ -94,7 +95,7 @@ pub type Extra<'a> = &'a dyn Fn(&CheckpointRow) -> ApiResult<Vec<D1PreparedState
 /// 402 past the plan's checkpoints per month (nothing written).
 pub async fn create(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     plan: Plan,
     customer: Option<&CustomerId>,
@@ -150,7 +151,7 @@ pub async fn create(
 /// QUEUED with the frontier's root, nothing committed yet.
 fn queued_row(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     who: CheckpointOf,
     period: Period,
     w: &Window,
@@ -158,7 +159,7 @@ fn queued_row(
 ) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
         id: ids::new_id("chk")?,
-        tenant_id: tenant_id.to_string(),
+        tenant_id: tenant_id.clone(),
         customer_id: who,
         period: period.to_string(),
         merkle_root: frontier.root(),
@@ -196,7 +197,7 @@ fn checked_frontier(w: &Window) -> ApiResult<Frontier> {
 /// sequencer (`bvs_core::frontier`): O(log n) here, at any history size.
 async fn window(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer: Option<&CustomerId>,
     period: &str,
 ) -> ApiResult<Option<Window>> {

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::deltas::{DeltaRow, StartAt};
 use crate::store::ledgers::{LedgerRow, WindowRow};
 use crate::store::{self, ItemStatus};
@@ -34,7 +35,7 @@ pub struct Start {
 /// a checkpoint, or a computed balance out of range.
 pub async fn derive(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     start: Start,
 ) -> ApiResult<Derivation> {
@@ -138,7 +139,7 @@ struct Read {
 
 async fn read(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     checkpoint: Option<&str>,
     checkpoint_type: &str,
@@ -175,7 +176,7 @@ async fn read(
 /// (ledger_seq, balance after it).
 pub(super) async fn start_point(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     ledger_row: &LedgerRow,
     checkpoint: Option<&str>,

@@ -30,6 +30,7 @@ pub use proof::{for_receipt, not_purged, proof, proof_by_checkpoint, public_answ
 use super::{db, meter, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::plan::Plan;
 use crate::store::liabilities::{self as store_l, Finished, StatementRow};
@@ -129,7 +130,7 @@ pub fn is_closed(period: Period, now_ms: u64) -> bool {
 /// 409 when the period is not closed or has too many statements; D1 errors.
 pub async fn request(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
 ) -> ApiResult<(StatementRow, bool)> {
@@ -187,7 +188,12 @@ pub async fn request(
 ///
 /// # Errors
 /// 404 when the tenant has no such statement.
-pub async fn status(app: &App, tenant_id: &str, log: LogId, id: &str) -> ApiResult<StatementRow> {
+pub async fn status(
+    app: &App,
+    tenant_id: &TenantId,
+    log: LogId,
+    id: &str,
+) -> ApiResult<StatementRow> {
     store_l::statement(&db(app, log)?, id, tenant_id)
         .await?
         .ok_or_else(|| {
@@ -205,7 +211,7 @@ pub async fn status(app: &App, tenant_id: &str, log: LogId, id: &str) -> ApiResu
 /// D1 errors.
 pub async fn of_period(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
 ) -> ApiResult<Vec<StatementRow>> {
@@ -226,7 +232,7 @@ pub async fn of_period(
 /// D1 errors.
 pub async fn seed_bench(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
     n: u64,
@@ -317,7 +323,7 @@ fn builder_of(row: &StatementRow) -> Result<StatementBuilder, Stop> {
         .map_err(|e| Stop::Error(ApiError::internal(format!("builder state: {e}"))))
 }
 
-async fn plan_of(app: &App, tenant_id: &str) -> ApiResult<Plan> {
+async fn plan_of(app: &App, tenant_id: &TenantId) -> ApiResult<Plan> {
     store::accounts::tenant_plan(&app.control_db()?, tenant_id).await
 }
 
@@ -361,7 +367,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
         // A ledger with no delta verified by the period's end was not a
         // customer yet: it has no leaf.
         let Some(balance) = &b.balance else { continue };
-        let ledger = ledger_id(&row.tenant_id, b.customer_id.as_str());
+        let ledger = ledger_id(row.tenant_id.as_str(), b.customer_id.as_str());
         let key = builder.seed().order_key(&ledger).to_hex();
         rows.push((key, b.customer_id.clone(), balance.clone()));
     }
@@ -403,7 +409,7 @@ async fn build_page(
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
     let mut indexes: Vec<(&str, &str, &str, u64, Option<u64>)> = Vec::with_capacity(page.len());
     for l in &page {
-        let ledger = ledger_id(&row.tenant_id, l.customer_id.as_str());
+        let ledger = ledger_id(row.tenant_id.as_str(), l.customer_id.as_str());
         let balance = Amount::parse(&l.balance)
             .map_err(|e| Stop::Error(ApiError::internal(format!("stored balance: {e}"))))?;
         let placed = builder
@@ -465,7 +471,7 @@ async fn finish(
     let previous = store_l::latest_published(db, &row.tenant_id, &row.period).await?;
     let supersedes = previous.and_then(|p| p.item_hash);
     let statement = builder
-        .finish(&row.tenant_id, env, period, supersedes)
+        .finish(row.tenant_id.as_str(), env, period, supersedes)
         .map_err(|e| Stop::Fail(e.to_string()))?;
     let json = statement.canonical_json();
     let item = statement.item_hash();

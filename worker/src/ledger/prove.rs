@@ -15,6 +15,7 @@ use bvs_core::LeafIndex;
 use super::{db, inclusion_proofs_with, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::deltas::DeltaRow;
 use crate::store::ledgers;
 use crate::store::receipts::{self, ReceiptOf, ReceiptRow};
@@ -25,7 +26,7 @@ pub const RECEIPT_DELTAS_MAX: u64 = 5_000;
 
 /// Whose receipt, and where its verify link points.
 pub struct ReceiptRequest<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     /// The tenant's shard of the key's environment.
     pub log: LogId,
     pub customer_id: &'a CustomerId,
@@ -146,7 +147,7 @@ fn record_of(
 ) -> ReceiptRow {
     ReceiptRow {
         items_root: root,
-        tenant_id: r.tenant_id.to_string(),
+        tenant_id: r.tenant_id.clone(),
         customer_id: r.customer_id.clone(),
         period,
         from_seq: span.first_seq,

@@ -22,6 +22,7 @@ use worker::D1Database;
 use super::budget::{self, ItemCost};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::facts::{self, FactRow};
@@ -56,7 +57,7 @@ impl Item {
         }
     }
 
-    pub fn tenant(&self) -> &str {
+    pub fn tenant(&self) -> &TenantId {
         match self {
             Item::Delta(d) => &d.tenant_id,
             Item::Fact(f) => &f.tenant_id,

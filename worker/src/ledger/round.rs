@@ -15,6 +15,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::balances::Balances;
 use super::queue::Item;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
@@ -36,7 +37,7 @@ pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, LeafKind, String, &'a String);
+type LeafParts<'a> = (Hash32, LeafKind, String, &'a TenantId);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in the order taken, at log positions from `old_size`.

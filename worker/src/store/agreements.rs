@@ -9,6 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 const INSERT_INVITATION: &str =
     "INSERT INTO invitations (token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at) \
@@ -91,7 +92,7 @@ const SELECT_BALANCE_AT_LEAF: &str =
 #[derive(Debug, Clone, Deserialize)]
 pub struct InvitationRow {
     pub token_hash: Hash32,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub customer_id: CustomerId,
     pub ledger_id: String,
     pub created_at: u64,
@@ -103,7 +104,7 @@ pub struct InvitationRow {
 pub struct KeyRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub customer_id: CustomerId,
     pub verifier_key: String,
     pub statement: String,
@@ -126,7 +127,7 @@ super::text_enum! {
 pub struct AgreementRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub customer_id: CustomerId,
     pub checkpoint_id: String,
     pub kind: AgreementKind,
@@ -158,7 +159,7 @@ pub struct LoggedStatement {
 /// A value that cannot be bound.
 pub fn logged_keys(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     ledger_id: &str,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
@@ -267,7 +268,7 @@ queries! {
 /// position `leaf` (zero before its first).
 pub async fn balance_at_leaf(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     leaf: u64,
 ) -> ApiResult<Amount> {
@@ -315,7 +316,7 @@ const SELECT_DELTAS_AT: &str =
 
 queries! {
     /// Where period `window` starts in the ledger.
-    pub fn window_start(tenant_id: &str, customer_id: &CustomerId, window: &str) -> Option<WindowStart>
+    pub fn window_start(tenant_id: &TenantId, customer_id: &CustomerId, window: &str) -> Option<WindowStart>
         = first(SELECT_WINDOW_START);
 }
 
@@ -325,7 +326,7 @@ queries! {
 /// D1 errors.
 pub async fn deltas_at(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     seqs: &[u64],
 ) -> ApiResult<Vec<DeltaAt>> {

@@ -9,12 +9,13 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_checkpoints from "checkpoints";
     #[derive(Debug, Clone, Deserialize)]
     pub struct CheckpointRow {
-        id: String, tenant_id: String, customer_id: CheckpointOf, period: String, merkle_root: Hash32,
+        id: String, tenant_id: TenantId, customer_id: CheckpointOf, period: String, merkle_root: Hash32,
         delta_count: u64,
         #[serde(deserialize_with = "super::amount")]
         net_delta: Amount,
@@ -233,7 +234,7 @@ impl OverCandidates {
     pub fn statement(
         &self,
         db: &D1Database,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &CustomerId,
         period: Option<&str>,
     ) -> ApiResult<D1PreparedStatement> {
@@ -386,7 +387,7 @@ pub struct ListedRow {
 /// many match: one round trip.
 pub async fn page(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: Option<&CheckpointOf>,
     period: Option<&str>,
     limit: u64,

@@ -21,6 +21,7 @@ use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).
@@ -274,7 +275,7 @@ fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcom
 
 fn claim_statements(
     db: &D1Database,
-    tenant: &str,
+    tenant: &TenantId,
     new: &NewClaim<'_>,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let [expired_claim, expired_result] = super::idempotency::drop_expired(db, tenant, &new.claim)?;

@@ -6,6 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 /// The event names: an outbox row's `type` (spec: Events).
 pub const DELTA_VERIFIED: &str = "delta.verified";
@@ -39,7 +40,7 @@ const MARK_DISPATCHED_SET: &str = "UPDATE events SET dispatched_at = ?2 \
 
 pub struct NewEvent {
     pub id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub kind: &'static str,
     pub payload: String,
 }
@@ -78,14 +79,14 @@ fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> S
 
 super::statements! {
     /// Adds an event once (its id is deterministic), in the caller's batch.
-    pub fn insert_once_statement(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64)
+    pub fn insert_once_statement(id: &str, tenant_id: &TenantId, kind: &str, payload: &str, now_ms: u64)
         = INSERT_ONCE;
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EventRow {
     pub id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     #[serde(rename = "type")]
     pub kind: String,
     pub payload: String,
@@ -193,7 +194,7 @@ pub struct LoggedEventRow {
 /// D1 errors.
 pub async fn page_of_tenant(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     kind: Option<&str>,
     before: (u64, &str),
     limit: u64,
@@ -208,5 +209,5 @@ pub async fn page_of_tenant(
 
 queries! {
     /// One of the tenant's events.
-    pub fn one_of_tenant(id: &str, tenant_id: &str) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
+    pub fn one_of_tenant(id: &str, tenant_id: &TenantId) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
 }

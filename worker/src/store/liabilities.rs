@@ -9,13 +9,14 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_statements from "liability_statements";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct StatementRow {
-        id: String, tenant_id: String, environment: String, period: String, status: String,
+        id: String, tenant_id: TenantId, environment: String, period: String, status: String,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
         item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<String>,
@@ -164,7 +165,7 @@ const SEED_WINDOWS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i 
 /// D1 errors.
 pub async fn seed_bench(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     period: &str,
     n: u64,
     now_ms: u64,
@@ -188,7 +189,7 @@ pub async fn seed_bench(
 pub fn insert_stmt(
     db: &D1Database,
     id: &str,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     environment: &str,
     period: &str,
     builder_state: &str,
@@ -202,16 +203,16 @@ pub fn insert_stmt(
 }
 
 queries! {
-    pub fn statement(id: &str, tenant_id: &str) -> Option<StatementRow> = first(SELECT_ONE);
+    pub fn statement(id: &str, tenant_id: &TenantId) -> Option<StatementRow> = first(SELECT_ONE);
     pub fn statement_by_id(id: &str) -> Option<StatementRow> = first(SELECT_BY_ID);
-    pub fn latest_live(tenant_id: &str, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
-    pub fn latest_published(tenant_id: &str, period: &str) -> Option<StatementRow>
+    pub fn latest_live(tenant_id: &TenantId, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
+    pub fn latest_published(tenant_id: &TenantId, period: &str) -> Option<StatementRow>
         = first(SELECT_LATEST_PUBLISHED);
-    pub fn of_period(tenant_id: &str, period: &str, limit: u64) -> Vec<StatementRow>
+    pub fn of_period(tenant_id: &TenantId, period: &str, limit: u64) -> Vec<StatementRow>
         = all(SELECT_OF_PERIOD);
     pub fn published_by_item(item_hash: &str) -> Option<StatementRow> = first(SELECT_BY_ITEM);
-    pub fn count_of_period(tenant_id: &str, period: &str) -> u64 = count(SELECT_COUNT);
-    pub fn balances(tenant_id: &str, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
+    pub fn count_of_period(tenant_id: &TenantId, period: &str) -> u64 = count(SELECT_COUNT);
+    pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
     pub fn page(statement_id: &str, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
     pub fn ledger_of(statement_id: &str, customer_id: &CustomerId) -> Option<LedgerRow>
@@ -224,10 +225,10 @@ queries! {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult<Vec<String>> {
+pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult<Vec<TenantId>> {
     #[derive(Deserialize)]
     struct T {
-        tenant_id: String,
+        tenant_id: TenantId,
     }
     let rows: Vec<T> = super::all(db, SELECT_DUE_TENANTS, &args![period, limit]).await?;
     Ok(rows.into_iter().map(|t| t.tenant_id).collect())
@@ -366,7 +367,7 @@ row! {
     /// part D, migration 0120).
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
-        item_hash: String, statement_id: String, ledger_id: String, tenant_id: String,
+        item_hash: String, statement_id: String, ledger_id: String, tenant_id: TenantId,
         customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }
@@ -425,10 +426,10 @@ const PURGE_NODES: &str = "DELETE FROM liability_nodes WHERE (statement_id, tree
 queries! {
     /// Stamps the tenant's statements past the window purged (retention,
     /// docs/liabilities.md §12). Returns statements stamped.
-    pub fn purge_statements(tenant_id: &str, cutoff_ms: u64, now_ms: u64, limit: u64) -> u64
+    pub fn purge_statements(tenant_id: &TenantId, cutoff_ms: u64, now_ms: u64, limit: u64) -> u64
         = run(PURGE_STATEMENTS);
     /// Deletes snapshot rows of purged statements. Returns rows deleted.
-    pub fn purge_ledgers(tenant_id: &str, limit: u64) -> u64 = run(PURGE_LEDGERS);
+    pub fn purge_ledgers(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_LEDGERS);
     /// Deletes nodes of purged statements. Returns rows deleted.
-    pub fn purge_nodes(tenant_id: &str, limit: u64) -> u64 = run(PURGE_NODES);
+    pub fn purge_nodes(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_NODES);
 }

@@ -14,6 +14,7 @@ use worker::D1Database;
 use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::secret;
 use crate::store::events::{self as outbox, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -91,7 +92,7 @@ async fn round(
     events: &[EventRow],
     (log_named, now): (&serde_json::Value, u64),
 ) -> ApiResult<usize> {
-    let mut tenants: Vec<String> = events.iter().map(|e| e.tenant_id.clone()).collect();
+    let mut tenants: Vec<TenantId> = events.iter().map(|e| e.tenant_id.clone()).collect();
     tenants.sort();
     tenants.dedup();
     let hooks = store::active_for_tenants(control, &tenants).await?;

@@ -13,6 +13,7 @@ use super::{
     EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::deltas::DeltaRow;
 use crate::store::{CheckpointStatus, ItemStatus};
@@ -126,7 +127,7 @@ fn amount(text: &str) -> ApiResult<Amount> {
 fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
     Ok(DeltaRow {
         anchor_id: format!("{SAMPLE_PREFIX}anchor"),
-        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
+        tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: sample_customer()?,
         submission_id: format!("{SAMPLE_PREFIX}submission"),
         position: 0,
@@ -159,7 +160,7 @@ fn sample_customer() -> ApiResult<CustomerId> {
 fn checkpoint(now_ms: u64) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
         id: format!("{SAMPLE_PREFIX}checkpoint"),
-        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
+        tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: CheckpointOf::Customer(sample_customer()?),
         period: iso(now_ms).chars().take(7).collect(),
         merkle_root: hash("checkpoint root"),

@@ -14,6 +14,7 @@ use bvs_core::types::{CustomerId, Period};
 use super::{builder_of, StatementView};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::ledger::{db, head_or_init, inclusion_proofs, shard, LogId, LogKey};
 use crate::store;
 use crate::store::liabilities::{self as store_l, LedgerRow, NodeRow, StatementRow};
@@ -38,7 +39,7 @@ fn statement_of(row: &StatementRow) -> ApiResult<Statement> {
 /// The period's latest published statement and the customer's row in it.
 async fn find(
     db: &worker::D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<(StatementRow, LedgerRow)> {
@@ -135,7 +136,7 @@ async fn read_nodes(
 /// leaf in it; 410 when retention purged its leaves; D1 errors.
 pub async fn proof(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     customer_id: &CustomerId,
     period: Period,
@@ -154,7 +155,7 @@ pub async fn proof(
     let mut leaves = vec![(TreeKind::Liabilities, l_index)];
     leaves.extend(leaf.receivables_index.map(|r| (TreeKind::Receivables, r)));
     let (nodes, head) = read_nodes(&db, &row, &statement, &leaves).await?;
-    let ledger = ledger_id(tenant_id, customer_id.as_str());
+    let ledger = ledger_id(tenant_id.as_str(), customer_id.as_str());
     let leaf_proof = |kind: TreeKind, index: u64, amount: Amount| -> ApiResult<LeafProof> {
         let count = statement.tree(kind).leaf_count;
         let node = |a: NodeAddr| {
@@ -299,7 +300,7 @@ pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
 /// D1 errors.
 pub async fn for_receipt(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     customer_id: &CustomerId,
     period: Period,
