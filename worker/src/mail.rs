@@ -19,8 +19,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::secret;
 use crate::{ids, store};
 
-pub const KIND_VERIFY_EMAIL: &str = "verify_email";
-pub const KIND_RESET_PASSWORD: &str = "reset_password";
+pub const KIND_VERIFY_EMAIL: &str = store::mail::MailKind::VerifyEmail.as_str();
+pub const KIND_RESET_PASSWORD: &str = store::mail::MailKind::ResetPassword.as_str();
 
 /// Newest mails `/dev/mail` returns.
 pub const OUTBOX_READ_MAX: u32 = 50;

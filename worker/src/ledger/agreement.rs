@@ -50,10 +50,7 @@ pub struct StatementsPage {
     pub offset: u64,
 }
 
-pub use crate::store::events::{
-    CHECKPOINT_COSIGNED as EVENT_CHECKPOINT_COSIGNED,
-    CHECKPOINT_DISPUTED as EVENT_CHECKPOINT_DISPUTED,
-};
+pub use crate::store::events::EventKind;
 
 fn token_prefix(env: Env) -> &'static str {
     match env {

@@ -17,7 +17,6 @@
 //! - then the statement is `QUEUED` for the sequencer, which appends its
 //!   item hash and marks it `PUBLISHED`.
 
-use bvs_core::amount::Amount;
 use bvs_core::liabilities::statement::{ledger_id, Seed, StatementBuilder};
 use bvs_core::types::{Env, Period};
 use serde::Serialize;
@@ -33,7 +32,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::TenantId;
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::plan::Plan;
-use crate::store::liabilities::{self as store_l, Finished, StatementRow};
+use crate::store::liabilities::{self as store_l, Finished, StatementRow, StatementStatus};
 use crate::store::meters;
 use crate::{ids, store, views};
 
@@ -96,9 +95,9 @@ impl StatementView {
         };
         StatementView {
             id: row.id.clone(),
-            environment: row.environment.clone(),
+            environment: row.environment.as_str().to_owned(),
             period: row.period.clone(),
-            status: row.status.to_ascii_lowercase(),
+            status: row.status.as_str().to_ascii_lowercase(),
             ledgers_snapshotted: row.ledger_count,
             ledgers_built: row.built_count,
             statement_hash: row.item_hash.map(|h| h.to_hex()),
@@ -146,7 +145,10 @@ pub async fn request(
     let db = db(app, log)?;
     let period_text = period.to_string();
     if let Some(live) = store_l::latest_live(&db, tenant_id, &period_text).await? {
-        if matches!(live.status.as_str(), "SNAPSHOT" | "BUILDING" | "QUEUED") {
+        if matches!(
+            live.status,
+            StatementStatus::Snapshot | StatementStatus::Building | StatementStatus::Queued
+        ) {
             return Ok((live, false));
         }
     }
@@ -170,7 +172,7 @@ pub async fn request(
             &db,
             &id,
             tenant_id,
-            log.env.as_str(),
+            log.env,
             &period_text,
             &builder.to_text(),
             app.now_ms,
@@ -277,9 +279,9 @@ pub async fn run(app: &App, env: Env, shard: u32, id: &str) -> ApiResult<()> {
         let Some(row) = store_l::statement_by_id(&db, id).await? else {
             return Ok(());
         };
-        let step = match row.status.as_str() {
-            "SNAPSHOT" => snapshot_page(app, &db, &row).await,
-            "BUILDING" => build_page(app, log, &db, &row).await,
+        let step = match row.status {
+            StatementStatus::Snapshot => snapshot_page(app, &db, &row).await,
+            StatementStatus::Building => build_page(app, log, &db, &row).await,
             _ => return Ok(()),
         };
         match step {
@@ -355,7 +357,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
             &row.id,
             &row.snapshot_cursor,
             0,
-            "BUILDING",
+            StatementStatus::Building,
             app.now_ms,
             &row.snapshot_cursor,
         )?;
@@ -366,10 +368,11 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
     for b in &page {
         // A ledger with no delta verified by the period's end was not a
         // customer yet: it has no leaf.
-        let Some(balance) = &b.balance else { continue };
+        let Some(balance) = b.balance else { continue };
         let ledger = ledger_id(row.tenant_id.as_str(), b.customer_id.as_str());
         let key = builder.seed().order_key(&ledger).to_hex();
-        rows.push((key, b.customer_id.clone(), balance.clone()));
+        // Stored as its canonical decimal text (a JSON string, not a number).
+        rows.push((key, b.customer_id.clone(), balance.to_string()));
     }
     let plan = plan_of(app, &row.tenant_id).await?;
     let bytes = stored(rows.iter().map(|r| r.1.as_str()), 64 + 24 + 32);
@@ -381,7 +384,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
         &row.id,
         last.as_str(),
         rows.len() as u64,
-        "SNAPSHOT",
+        StatementStatus::Snapshot,
         app.now_ms,
         &row.snapshot_cursor,
     )?);
@@ -407,11 +410,10 @@ async fn build_page(
         return finish(app, log, db, row, &builder).await;
     };
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
-    let mut indexes: Vec<(&str, &str, &str, u64, Option<u64>)> = Vec::with_capacity(page.len());
+    let mut indexes: Vec<(&str, &str, String, u64, Option<u64>)> = Vec::with_capacity(page.len());
     for l in &page {
         let ledger = ledger_id(row.tenant_id.as_str(), l.customer_id.as_str());
-        let balance = Amount::parse(&l.balance)
-            .map_err(|e| Stop::Error(ApiError::internal(format!("stored balance: {e}"))))?;
+        let balance = l.balance;
         let placed = builder
             .push(ledger, balance)
             .map_err(|e| Stop::Fail(format!("customer {}: {e}", l.customer_id)))?;
@@ -427,7 +429,7 @@ async fn build_page(
         indexes.push((
             l.order_key.as_str(),
             l.customer_id.as_str(),
-            l.balance.as_str(),
+            l.balance.to_string(),
             placed.liabilities_index,
             placed.receivables_index,
         ));
@@ -464,8 +466,7 @@ async fn finish(
     row: &StatementRow,
     builder: &StatementBuilder,
 ) -> Result<Step, Stop> {
-    let env = Env::from_any_name(&row.environment)
-        .ok_or_else(|| ApiError::internal(format!("stored environment {}", row.environment)))?;
+    let env = row.environment;
     let period = Period::parse(&row.period)
         .map_err(|e| ApiError::internal(format!("stored period: {e}")))?;
     let previous = store_l::latest_published(db, &row.tenant_id, &row.period).await?;

@@ -289,7 +289,7 @@ fn delta_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: d.tenant_id.clone(),
-        kind: events::DELTA_VERIFIED,
+        kind: events::EventKind::DeltaVerified,
         payload: views::delta_event_payload(&row, note_hash)?,
     })
 }
@@ -310,7 +310,7 @@ fn checkpoint_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: c.tenant_id.clone(),
-        kind: events::CHECKPOINT_VERIFIED,
+        kind: events::EventKind::CheckpointVerified,
         payload: serde_json::to_string(&view)?,
     })
 }

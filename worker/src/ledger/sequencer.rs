@@ -454,7 +454,7 @@ fn mark_failed(
     let failed = |id: String, tenant_id: &TenantId, payload: String| NewEvent {
         id,
         tenant_id: tenant_id.clone(),
-        kind: crate::store::events::VERIFICATION_FAILED,
+        kind: crate::store::events::EventKind::VerificationFailed,
         payload,
     };
     Ok(match item {

@@ -3,7 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{CustomerId, Env};
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -11,12 +11,25 @@ use super::{args, over_json, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 
+super::text_enum! {
+    /// A statement's `status`: phase 1 (SNAPSHOT), phase 2 (BUILDING),
+    /// built and waiting for the log (QUEUED), in the log (PUBLISHED), or
+    /// never to be (FAILED).
+    pub enum StatementStatus {
+        Snapshot = "SNAPSHOT",
+        Building = "BUILDING",
+        Queued = "QUEUED",
+        Published = "PUBLISHED",
+        Failed = "FAILED",
+    }
+}
+
 row! {
     $ select_statements from "liability_statements";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct StatementRow {
-        id: String, tenant_id: TenantId, environment: String, period: String, status: String,
+        id: String, tenant_id: TenantId, environment: Env, period: String, status: StatementStatus,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
         item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<String>,
@@ -32,7 +45,9 @@ row! {
     $ select_ledgers from "liability_ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        order_key: String, customer_id: CustomerId, balance: String,
+        order_key: String, customer_id: CustomerId,
+        #[serde(deserialize_with = "super::amount")]
+        balance: Amount,
         liabilities_index: Option<u64>, receivables_index: Option<u64>,
     }
 }
@@ -41,7 +56,8 @@ row! {
 #[derive(Debug, Clone, Deserialize)]
 pub struct BalanceRow {
     pub customer_id: CustomerId,
-    pub balance: Option<String>,
+    #[serde(deserialize_with = "super::opt_amount")]
+    pub balance: Option<Amount>,
 }
 
 /// A stored node.
@@ -190,7 +206,7 @@ pub fn insert_stmt(
     db: &D1Database,
     id: &str,
     tenant_id: &TenantId,
-    environment: &str,
+    environment: Env,
     period: &str,
     builder_state: &str,
     now_ms: u64,
@@ -241,7 +257,7 @@ statements! {
 
 statements! {
     /// Phase 1's progress (`status` `SNAPSHOT`, or `BUILDING` when done).
-    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: &str, now_ms: u64, read_cursor: &str)
+    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &str)
         = SET_SNAPSHOT;
 }
 
@@ -317,14 +333,15 @@ pub fn insert_nodes(
 }
 
 /// Phase 2's leaf indexes: `(order_key, customer_id, balance,
-/// liabilities_index, receivables_index)` (the rows rewritten whole).
+/// liabilities_index, receivables_index)` (the rows rewritten whole; the
+/// balance as its canonical decimal text, as phase 1 wrote it).
 ///
 /// # Errors
 /// A value that cannot be bound.
 pub fn set_indexes(
     db: &D1Database,
     statement_id: &str,
-    rows: &[(&str, &str, &str, u64, Option<u64>)],
+    rows: &[(&str, &str, String, u64, Option<u64>)],
 ) -> Statements {
     over_json(db, SET_INDEXES_SET, rows, &args![statement_id])
 }
@@ -432,4 +449,28 @@ queries! {
     pub fn purge_ledgers(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_LEDGERS);
     /// Deletes nodes of purged statements. Returns rows deleted.
     pub fn purge_nodes(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_NODES);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_balances_and_statuses_are_parsed_when_read() {
+        let b: BalanceRow =
+            serde_json::from_str(r#"{"customer_id":"c1","balance":"-12.5"}"#).unwrap();
+        assert_eq!(b.balance.unwrap().to_string(), "-12.5");
+        let none: BalanceRow =
+            serde_json::from_str(r#"{"customer_id":"c1","balance":null}"#).unwrap();
+        assert!(none.balance.is_none());
+        let l: LedgerRow = serde_json::from_str(
+            r#"{"order_key":"k","customer_id":"c1","balance":"3","liabilities_index":0,"receivables_index":null}"#,
+        )
+        .unwrap();
+        assert_eq!(l.balance.to_string(), "3");
+        let s: StatementStatus = serde_json::from_str(r#""BUILDING""#).unwrap();
+        assert_eq!(s, StatementStatus::Building);
+        assert!(serde_json::from_str::<StatementStatus>(r#""building""#).is_err());
+    }
 }

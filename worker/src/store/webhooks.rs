@@ -1,6 +1,7 @@
 //! Webhooks, deliveries and attempts (control database). The ledger
 //! databases' event outbox the dispatcher reads is `store::events`.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -215,7 +216,7 @@ pub struct DeliveryOf {
     pub id: String,
     pub webhook_id: String,
     pub tenant_id: TenantId,
-    pub env: Option<String>,
+    pub env: Option<Env>,
     pub event_id: String,
     pub event_type: String,
     pub event_created_at: u64,
@@ -250,7 +251,7 @@ pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u6
                 of.id.as_str(),
                 of.webhook_id.as_str(),
                 of.tenant_id.as_str(),
-                of.env.as_deref(),
+                of.env.map(Env::as_str),
                 of.event_id.as_str(),
                 of.event_type.as_str(),
                 d.url.as_str(),
@@ -454,4 +455,23 @@ queries! {
     pub fn delivery_of_tenant(id: &str, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
     /// Makes the delivery due now for a resend; whether it could.
     pub fn reopen(id: &str, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deliverys_environment_reads_as_env_or_none_for_a_test_delivery() {
+        let of = |env: &str| -> DeliveryOf {
+            serde_json::from_str(&format!(
+                r#"{{"id":"d","webhook_id":"w","tenant_id":"t","env":{env},"event_id":"e","event_type":"test","event_created_at":1}}"#
+            ))
+            .unwrap()
+        };
+        assert_eq!(of(r#""production""#).env, Some(Env::Production));
+        assert_eq!(of(r#""sandbox""#).env, Some(Env::Sandbox));
+        assert_eq!(of("null").env, None);
+    }
 }

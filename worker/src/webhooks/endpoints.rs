@@ -227,7 +227,7 @@ pub async fn send_test(
                     tenant_id: row.tenant_id.clone(),
                     // Samples read like real sandbox deliveries; `test` has
                     // no environment.
-                    env: (!is_test).then(|| Env::Sandbox.as_str().to_string()),
+                    env: (!is_test).then_some(Env::Sandbox),
                     event_id,
                     event_type,
                     event_created_at: app.now_ms,

@@ -110,12 +110,10 @@ pub async fn one(app: &App, tenant_id: &TenantId, event_id: &str) -> ApiResult<L
     if found.is_none() && deliveries.is_empty() {
         return Err(ApiError::NotFound(format!("No event {event_id}")));
     }
-    let env = found.as_ref().map(|(env, _)| *env).or_else(|| {
-        deliveries
-            .iter()
-            .find_map(|d| d.of.env.as_deref())
-            .and_then(|e| Env::parse("environment", e).ok())
-    });
+    let env = found
+        .as_ref()
+        .map(|(env, _)| *env)
+        .or_else(|| deliveries.iter().find_map(|d| d.of.env));
     Ok(Logged {
         env,
         event: found.map(|(_, e)| e),

@@ -17,8 +17,8 @@ use worker::D1Database;
 
 use super::inclusion::{self, Cosigned, InclusionView};
 use super::{
-    checkpoint_ref, log_of_origin, named_checkpoint, rejected, StatementView,
-    EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, STATEMENTS_PER_CHECKPOINT_MAX,
+    checkpoint_ref, log_of_origin, named_checkpoint, rejected, EventKind, StatementView,
+    STATEMENTS_PER_CHECKPOINT_MAX,
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
@@ -332,11 +332,11 @@ fn event(
     c: &CheckpointRow,
     balance: Amount,
     view: &StatementView,
-) -> ApiResult<(&'static str, String)> {
+) -> ApiResult<(EventKind, String)> {
     let kind = if row.kind == AgreementKind::Balance {
-        EVENT_CHECKPOINT_COSIGNED
+        EventKind::CheckpointCosigned
     } else {
-        EVENT_CHECKPOINT_DISPUTED
+        EventKind::CheckpointDisputed
     };
     let payload = AgreementEvent {
         checkpoint_id: &c.id,

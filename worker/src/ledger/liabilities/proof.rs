@@ -145,7 +145,7 @@ pub async fn proof(
     let (row, leaf) = find(&db, tenant_id, customer_id, period).await?;
     let statement = statement_of(&row)?;
     let builder = builder_of(&row).map_err(|_| internal(&row, "builder state"))?;
-    let balance = Amount::parse(&leaf.balance).map_err(|e| internal(&row, &e.to_string()))?;
+    let balance = leaf.balance;
     let l_index = leaf
         .liabilities_index
         .ok_or_else(|| internal(&row, "no leaf index"))?;
