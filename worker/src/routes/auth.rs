@@ -306,7 +306,7 @@ pub async fn profile(session: Session) -> ApiResult<Response> {
         last_name: u.last_name,
         tenant_id: u.tenant_id,
         role: u.role,
-        preferred_environment: u.preferred_environment,
+        preferred_environment: u.preferred_environment.as_str().to_owned(),
         created_at,
     };
     http::dashboard(200, &view, None)

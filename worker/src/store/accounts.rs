@@ -9,6 +9,7 @@ use super::{args, batch_changed_one, queries, row, stmt, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::plan::Plan;
+use crate::store::mail::MailKind;
 
 // ---- tenants ----
 
@@ -72,7 +73,7 @@ row! {
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
         id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
-        role: String, password_hash: String, email_verified: i64, preferred_environment: String,
+        role: String, password_hash: String, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
 }
@@ -257,14 +258,14 @@ const SELECT_MAIL: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct MailRow {
-        id: String, to_email: String, subject: String, kind: String, sealed: String,
+        id: String, to_email: String, subject: String, kind: MailKind, sealed: String,
         created_at: u64,
     }
 }
 
 row! {
     pub struct NewMail<'a> {
-        id: &'a str, to: &'a str, subject: &'a str, kind: &'a str, sealed: &'a str,
+        id: &'a str, to: &'a str, subject: &'a str, kind: MailKind, sealed: &'a str,
     }
 }
 

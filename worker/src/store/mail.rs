@@ -67,10 +67,7 @@ mod tests {
         let c: Claimed =
             serde_json::from_str(r#"{"kind":"reset_password","email":"a@b.c"}"#).unwrap();
         assert_eq!(c.kind, MailKind::ResetPassword);
-        assert_eq!(
-            MailKind::VerifyEmail.as_str(),
-            crate::mail::KIND_VERIFY_EMAIL
-        );
+        assert_eq!(MailKind::VerifyEmail.as_str(), "verify_email");
         assert!(serde_json::from_str::<Claimed>(r#"{"kind":"spam","email":"a@b.c"}"#).is_err());
     }
 }
