@@ -52,8 +52,10 @@ impl TenantId {
         new_id("ten").map(Self)
     }
 
-    /// An id the service already holds as text (a session's claim, a
-    /// queue message written by an older version, a test's fixture).
+    /// An id named as text: a `:tenantId` path parameter (nothing to
+    /// check: an unknown id finds no tenant), the owner of the public
+    /// agreement writes' Idempotency-Key claims, a sample's or a test's
+    /// fixture. Stored ids are read by serde, the same way.
     pub fn from_text(text: impl Into<String>) -> Self {
         Self(text.into())
     }
