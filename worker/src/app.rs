@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use worker::{Context, Date, Env};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 
 pub struct App {
     pub env: Env,
@@ -13,7 +14,7 @@ pub struct App {
     pub now_ms: u64,
     /// The tenant of the authenticated caller, once known; only for the
     /// request log line.
-    tenant_id: RefCell<Option<String>>,
+    tenant_id: RefCell<Option<TenantId>>,
     /// The API key of the caller, once its secret checked out; for the
     /// request log (`request_log`).
     key_caller: RefCell<Option<KeyCaller>>,
@@ -85,12 +86,12 @@ impl App {
     }
 
     /// Records who is calling, for the request log line.
-    pub fn set_tenant(&self, tenant_id: &str) {
-        *self.tenant_id.borrow_mut() = Some(tenant_id.to_string());
+    pub fn set_tenant(&self, tenant_id: &TenantId) {
+        *self.tenant_id.borrow_mut() = Some(tenant_id.clone());
     }
 
     /// Records the caller's API key (and its tenant), for the request log.
-    pub fn set_key_caller(&self, tenant_id: &str, key: KeyCaller) {
+    pub fn set_key_caller(&self, tenant_id: &TenantId, key: KeyCaller) {
         self.set_tenant(tenant_id);
         *self.key_caller.borrow_mut() = Some(key);
     }
@@ -109,7 +110,7 @@ impl App {
     }
 
     /// The authenticated tenant, if any.
-    pub fn tenant(&self) -> Option<String> {
+    pub fn tenant(&self) -> Option<TenantId> {
         self.tenant_id.borrow().clone()
     }
 

@@ -30,6 +30,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
 use crate::ids;
+use crate::ids::TenantId;
 use crate::store::emit::{self as emit_store, NewClaim};
 use crate::store::idempotency::{self as idem_store, ClaimKey, ClaimRow, ClaimState, KeyClaim};
 
@@ -177,7 +178,7 @@ async fn held_by(
 /// Whose keys: a tenant in one environment, or a public route's scope
 /// ([`public_owner`]).
 pub struct Scope<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub env: Env,
 }
 
@@ -189,7 +190,7 @@ pub struct Scope<'a> {
 /// itself (content-addressed facts and statements, a single-use
 /// invitation token).
 pub struct Guard {
-    tenant_id: String,
+    tenant_id: TenantId,
     attempt: Attempt,
 }
 
@@ -218,7 +219,7 @@ pub async fn check(
         return Ok(Checked::Go(None));
     };
     let guard = Guard {
-        tenant_id: scope.tenant_id.to_string(),
+        tenant_id: scope.tenant_id.clone(),
         attempt: Attempt::new(app, scope.env, &key, fingerprint(route, body))?,
     };
     Ok(match guard.held(app, db).await? {
@@ -400,6 +401,6 @@ const PUBLIC_TENANT: &str = "public";
 
 /// The owner a public route's keys are held under, for `scope` (e.g.
 /// `ledger:<id>`).
-pub fn public_owner(scope: &str) -> String {
-    format!("{PUBLIC_TENANT}:{scope}")
+pub fn public_owner(scope: &str) -> TenantId {
+    TenantId::from_text(format!("{PUBLIC_TENANT}:{scope}"))
 }

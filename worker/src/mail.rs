@@ -19,8 +19,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::secret;
 use crate::{ids, store};
 
-pub const KIND_VERIFY_EMAIL: &str = "verify_email";
-pub const KIND_RESET_PASSWORD: &str = "reset_password";
+use crate::store::mail::MailKind;
 
 /// Newest mails `/dev/mail` returns.
 pub const OUTBOX_READ_MAX: u32 = 50;
@@ -29,7 +28,7 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub body: String,
-    pub kind: &'static str,
+    pub kind: MailKind,
     /// The single-use token the body carries (for the dev outbox reader).
     pub token: Option<String>,
 }
@@ -131,7 +130,7 @@ pub fn verification(app: &App, to: &str, first_name: &str, token: &str) -> Mail 
             "Hello {first_name},\n\nconfirm your e-mail address by opening this link within 24 hours:\n\n{link}\n\n\
              If you did not create an account, ignore this message.\n"
         ),
-        kind: KIND_VERIFY_EMAIL,
+        kind: MailKind::VerifyEmail,
         token: Some(token.to_string()),
     }
 }
@@ -147,7 +146,7 @@ pub fn password_reset(app: &App, to: &str, token: &str) -> Mail {
              within one hour:\n\n{link}\n\nor send the token {token} to POST /dashboard/auth/reset-password.\n\
              If it was not you, ignore this message: your password is unchanged.\n"
         ),
-        kind: KIND_RESET_PASSWORD,
+        kind: MailKind::ResetPassword,
         token: Some(token.to_string()),
     }
 }

@@ -5,6 +5,7 @@
 use bvs_core::types::Env;
 use serde::{Deserialize, Deserializer};
 
+use crate::ids::TenantId;
 use crate::limiter::Rate;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +214,7 @@ pub fn stored<'de, D: Deserializer<'de>>(d: D) -> Result<Plan, D::Error> {
 /// quota's subject; here, beside the plan, so that `auth` names it without
 /// depending on `quota`).
 pub struct Account<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub env: Env,
     pub plan: Plan,
 }

@@ -13,6 +13,7 @@ use bvs_core::types::{Env, Period};
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 pub use crate::plan::{Account, Plan};
 use crate::store::meters::{self, Meter, Raise};
 
@@ -39,7 +40,7 @@ pub fn raise<'a>(account: &Account<'a>, period: &'a str, count: u64) -> Raise<'a
 ///
 /// # Errors
 /// D1 errors.
-pub async fn used(ledger: &D1Database, tenant_id: &str, now_ms: u64) -> ApiResult<u64> {
+pub async fn used(ledger: &D1Database, tenant_id: &TenantId, now_ms: u64) -> ApiResult<u64> {
     meters::used_of(
         ledger,
         tenant_id,

@@ -28,6 +28,7 @@ use worker::D1Database;
 
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::store;
 
 /// Rows purged per daily run, all tables together.
@@ -118,11 +119,12 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
                 after.clear();
                 continue;
             };
-            after.clone_from(&last.id);
+            last.id.as_str().clone_into(&mut after);
             // Once wrapped, the lap ends at the tenant it started after.
-            let lap_done = wrapped && !lap_start.is_empty() && last.id >= lap_start;
+            let lap_done =
+                wrapped && !lap_start.is_empty() && last.id.as_str() >= lap_start.as_str();
             for t in &page {
-                if wrapped && !lap_start.is_empty() && t.id > lap_start {
+                if wrapped && !lap_start.is_empty() && t.id.as_str() > lap_start.as_str() {
                     break;
                 }
                 report.tenants += 1;
@@ -133,7 +135,7 @@ pub async fn purge(app: &App, now_ms: u64, rows_max: u64) -> ApiResult<Report> {
                 purge_tenant(&ledgers, &control, &t.id, window, &mut share, &mut report).await?;
                 budget -= given - share;
                 more_work |= share == 0;
-                cursor.clone_from(&t.id);
+                t.id.as_str().clone_into(&mut cursor);
                 if budget == 0 {
                     store::retention::set_cursor(&control, &cursor, now_ms).await?;
                     return Ok(report);
@@ -163,7 +165,7 @@ struct Window {
 async fn purge_tenant(
     ledgers: &[D1Database],
     control: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     window: Window,
     share: &mut u64,
     report: &mut Report,
@@ -208,7 +210,7 @@ fn tally(report: &mut Report, table: Table, n: u64) {
 async fn drain(
     db: &D1Database,
     table: Table,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     cutoff_ms: u64,
     now_ms: u64,
     budget: &mut u64,

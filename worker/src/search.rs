@@ -11,6 +11,7 @@ use bvs_core::FieldError;
 use crate::app::App;
 use crate::auth;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::ledger::LogId;
 use crate::store::search::{self as store, ShardKind};
 
@@ -84,7 +85,7 @@ pub fn parse_query(text: &str) -> Result<String, FieldError> {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn find(app: &App, tenant_id: &str, id: &str) -> ApiResult<Vec<Hit>> {
+pub async fn find(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<Vec<Hit>> {
     let contracts = auth::contracts::of_tenant(app, tenant_id).await?;
     let mut logs: Vec<LogId> = contracts
         .iter()

@@ -5,6 +5,7 @@ use bvs_core::types::{Env, Period, RetentionDays};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::accounts::{self as store, TenantRow};
 use crate::store::meters::{self, Meter};
@@ -14,7 +15,7 @@ use crate::store::meters::{self, Meter};
 /// # Errors
 /// D1 errors; a tenant that vanished under its session is an internal
 /// error.
-pub async fn of_session(app: &App, tenant_id: &str) -> ApiResult<TenantRow> {
+pub async fn of_session(app: &App, tenant_id: &TenantId) -> ApiResult<TenantRow> {
     store::tenant(&app.control_db()?, tenant_id)
         .await?
         .ok_or_else(|| ApiError::internal("session of a missing tenant"))
@@ -24,7 +25,7 @@ pub async fn of_session(app: &App, tenant_id: &str) -> ApiResult<TenantRow> {
 ///
 /// # Errors
 /// 404 for an unknown tenant; D1 errors.
-pub async fn set_plan(app: &App, tenant_id: &str, plan: Plan) -> ApiResult<()> {
+pub async fn set_plan(app: &App, tenant_id: &TenantId, plan: Plan) -> ApiResult<()> {
     let changed =
         store::set_tenant_plan(&app.control_db()?, tenant_id, plan.as_str(), app.now_ms).await?;
     if changed == 0 {
@@ -40,7 +41,7 @@ pub async fn set_plan(app: &App, tenant_id: &str, plan: Plan) -> ApiResult<()> {
 /// D1 errors.
 pub async fn set_retention(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     days: RetentionDays,
 ) -> ApiResult<TenantRow> {
     store::set_tenant_retention(&app.control_db()?, tenant_id, days.days(), app.now_ms).await?;
@@ -65,7 +66,7 @@ pub struct Usage {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn usage(app: &App, tenant_id: &str, env: Env, period: Period) -> ApiResult<Usage> {
+pub async fn usage(app: &App, tenant_id: &TenantId, env: Env, period: Period) -> ApiResult<Usage> {
     let placed = crate::store::contracts::for_env(&app.control_db()?, tenant_id, env).await?;
     let Some(contract) = placed else {
         return Ok(Usage::default());

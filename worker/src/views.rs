@@ -2,7 +2,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::time::format_iso_ms;
-use bvs_core::types::Period;
+use bvs_core::types::{CustomerId, Period};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -74,7 +74,7 @@ impl DeltaView {
 #[serde(rename_all = "camelCase")]
 pub struct DeltaRecord {
     pub anchor_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub delta: Amount,
     pub reason: Option<String>,
     pub reference_id: Option<String>,
@@ -109,7 +109,7 @@ pub struct DeltaRecord {
 #[serde(rename_all = "camelCase")]
 pub struct BatchMember {
     pub anchor_id: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub delta: Amount,
     pub item_hash: String,
     pub status: &'static str,
@@ -344,7 +344,7 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
 #[serde(rename_all = "camelCase")]
 pub struct EmitRecord {
     anchor_id: String,
-    customer_id: String,
+    customer_id: CustomerId,
     delta: Amount,
     status: &'static str,
     receipt_id: String,
@@ -366,7 +366,7 @@ impl EmitRecord {
     ) -> Self {
         EmitRecord {
             anchor_id: row.anchor_id.clone(),
-            customer_id: row.customer_id.to_string(),
+            customer_id: row.customer_id.clone(),
             delta,
             status: "QUEUED",
             receipt_id: root.to_hex(),

@@ -9,6 +9,7 @@ use super::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS}
 use super::password;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::secret;
 use crate::store::accounts::{self as store, NewUser, UserRow, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
@@ -76,7 +77,7 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
         return Err(email_taken());
     }
     let password_hash = password::hash(r.password.expose()).await?;
-    let tenant_id = ids::new_id("ten")?;
+    let tenant_id = TenantId::new()?;
     let user_id = ids::new_id("usr")?;
     let contract_id = ids::new_id("ctr")?;
     let (token, token_hash) = new_email_token()?;

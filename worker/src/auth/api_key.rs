@@ -7,6 +7,7 @@ use bvs_core::types::{ApiKey, Env};
 use super::{env_label, Contract, KeyContext, INVALID_KEY};
 use crate::app::KeyCaller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::secret;
 use crate::store::contracts::ContractStatus;
@@ -15,7 +16,7 @@ use crate::store::keys::{AuthRow, LAST_USED_RESOLUTION_MS};
 /// A key whose secret checked out: whose it is (for the request log,
 /// refusals included) and whether it may be used.
 pub struct Admitted {
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub caller: KeyCaller,
     pub usable: ApiResult<Usable>,
 }

@@ -5,6 +5,7 @@ use bvs_core::types::Env;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::store::contracts as store;
 pub use crate::store::contracts::{ContractRow, ContractStatus};
 use crate::{ids, ledger};
@@ -19,7 +20,7 @@ use crate::{ids, ledger};
 /// # Errors
 /// 402 when the plan does not include Production; 409 while the
 /// environment is being provisioned; D1 errors.
-pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
+pub async fn provision(app: &App, tenant_id: &TenantId, env: Env) -> ApiResult<()> {
     let db = app.control_db()?;
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, tenant_id).await?;
     if env == Env::Production && !plan.allows_production() {
@@ -70,7 +71,7 @@ pub async fn provision(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn of_tenant(app: &App, tenant_id: &str) -> ApiResult<Vec<ContractRow>> {
+pub async fn of_tenant(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<ContractRow>> {
     store::of_tenant(&app.control_db()?, tenant_id).await
 }
 
@@ -78,6 +79,6 @@ pub async fn of_tenant(app: &App, tenant_id: &str) -> ApiResult<Vec<ContractRow>
 ///
 /// # Errors
 /// D1 errors.
-pub async fn for_env(app: &App, tenant_id: &str, env: Env) -> ApiResult<Option<ContractRow>> {
+pub async fn for_env(app: &App, tenant_id: &TenantId, env: Env) -> ApiResult<Option<ContractRow>> {
     store::for_env(&app.control_db()?, tenant_id, env).await
 }

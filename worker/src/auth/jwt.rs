@@ -10,6 +10,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::secret;
 
 /// How long a dashboard JWT is valid: 8 hours, one working day. There is no
@@ -27,7 +28,7 @@ pub struct Claims {
     /// User id.
     pub sub: String,
     /// Tenant id.
-    pub tid: String,
+    pub tid: TenantId,
     /// The user's session version when the token was issued.
     pub ver: i64,
     /// Issued at, seconds since the epoch.

@@ -7,6 +7,7 @@ use bvs_core::types::{ApiKey, Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::ids::TenantId;
 use crate::owned;
 use crate::secret;
 pub use crate::store::keys::KeyRow;
@@ -19,14 +20,14 @@ pub const KEY_SECRET_CHARS: usize = 32;
 
 /// Who creates a key, for which environment, under which name.
 pub struct NewKeyRequest<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub user_id: &'a str,
     pub env: Env,
     pub name: Option<&'a str>,
 }
 
 /// 403 unless the tenant's environment `env` is active.
-async fn ensure_provisioned(app: &App, tenant_id: &str, env: Env) -> ApiResult<()> {
+async fn ensure_provisioned(app: &App, tenant_id: &TenantId, env: Env) -> ApiResult<()> {
     let contract = super::contracts::for_env(app, tenant_id, env).await?;
     if contract.map(|c| c.status) != Some(super::contracts::ContractStatus::Active) {
         return Err(ApiError::coded(ErrorCode::EnvironmentNotProvisioned, format!(
@@ -116,7 +117,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
 ///
 /// # Errors
 /// D1 errors.
-pub async fn list(app: &App, tenant_id: &str) -> ApiResult<Vec<KeyRow>> {
+pub async fn list(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<KeyRow>> {
     store::list(&app.control_db()?, tenant_id).await
 }
 
@@ -129,7 +130,7 @@ fn not_found(id: &str) -> ApiError {
 ///
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
-pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<KeyRow> {
+pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<KeyRow> {
     let db = app.control_db()?;
     owned::toggled(
         store::toggle(&db, tenant_id, id),
@@ -141,7 +142,7 @@ pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<KeyRow> {
 
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
-pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
+pub async fn delete(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<()> {
     let db = app.control_db()?;
     owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
         not_found(id)

@@ -21,29 +21,7 @@ pub const RESET_TOKEN_LIFETIME_MS: u64 = 60 * 60 * 1000;
 /// E-mail tokens: 32 base62 characters, about 190 bits.
 pub const EMAIL_TOKEN_CHARS: usize = 32;
 
-/// Which mail a request asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MailKind {
-    /// A new verification link, if the address has an unverified account.
-    VerifyEmail,
-    /// A password-reset link, if the address has an account.
-    ResetPassword,
-}
-
-impl MailKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            MailKind::VerifyEmail => mail::KIND_VERIFY_EMAIL,
-            MailKind::ResetPassword => mail::KIND_RESET_PASSWORD,
-        }
-    }
-
-    fn parse(text: &str) -> Option<MailKind> {
-        [MailKind::VerifyEmail, MailKind::ResetPassword]
-            .into_iter()
-            .find(|k| k.as_str() == text)
-    }
-}
+pub use crate::store::mail::MailKind;
 
 /// Records the request and rings the queue. The same work for every
 /// address: nothing here reads whether it has an account.
@@ -52,14 +30,7 @@ impl MailKind {
 /// D1 errors (a failed doorbell is only logged: the sweep re-rings).
 pub async fn request(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> {
     let id = ids::new_id("mrq")?;
-    store::mail::insert(
-        &app.control_db()?,
-        &id,
-        kind.as_str(),
-        email.as_str(),
-        app.now_ms,
-    )
-    .await?;
+    store::mail::insert(&app.control_db()?, &id, kind, email.as_str(), app.now_ms).await?;
     ring(app, id).await;
     Ok(())
 }
@@ -87,10 +58,7 @@ pub async fn process(app: &App, id: &str) -> ApiResult<()> {
     let Some(claimed) = store::mail::claim(&db, id).await? else {
         return Ok(());
     };
-    let Some(kind) = MailKind::parse(&claimed.kind) else {
-        worker::console_error!("mail request {id}: unknown kind {}", claimed.kind);
-        return Ok(());
-    };
+    let kind = claimed.kind;
     let Some(user) = accounts::user_by_email(&db, &claimed.email).await? else {
         return Ok(());
     };

@@ -15,6 +15,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::secret;
 use crate::store;
@@ -24,7 +25,7 @@ use crate::store::contracts::ContractStatus;
 /// A request authenticated by an API key.
 #[derive(Debug, Clone)]
 pub struct KeyContext {
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     /// The key's environment: the only one this request may touch.
     pub env: Env,
     pub key_id: String,
@@ -52,7 +53,7 @@ impl KeyContext {
 #[derive(Debug, Clone)]
 pub struct Contract {
     pub id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub env: Env,
     pub status: ContractStatus,
 }
@@ -182,7 +183,7 @@ pub fn env_label(env: Env) -> &'static str {
 ///
 /// # Errors
 /// D1 errors; a tenant that vanished is an internal error.
-pub async fn tenant_plan(app: &App, tenant_id: &str) -> ApiResult<Plan> {
+pub async fn tenant_plan(app: &App, tenant_id: &TenantId) -> ApiResult<Plan> {
     store::accounts::tenant_plan(&app.control_db()?, tenant_id).await
 }
 
@@ -192,7 +193,7 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn tenant_id(&self) -> &str {
+    pub fn tenant_id(&self) -> &TenantId {
         &self.user.tenant_id
     }
 

@@ -20,6 +20,7 @@ use worker::D1Database;
 use super::{db, meter, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
 use crate::store::checkpoints::{self, CheckpointRow};
@@ -49,10 +50,7 @@ pub struct StatementsPage {
     pub offset: u64,
 }
 
-pub use crate::store::events::{
-    CHECKPOINT_COSIGNED as EVENT_CHECKPOINT_COSIGNED,
-    CHECKPOINT_DISPUTED as EVENT_CHECKPOINT_DISPUTED,
-};
+pub use crate::store::events::EventKind;
 
 fn token_prefix(env: Env) -> &'static str {
     match env {
@@ -153,7 +151,7 @@ fn ledger_hash(text: &str) -> ApiResult<Hash32> {
 pub struct InvitationView {
     pub invitation_url: String,
     pub token: String,
-    pub customer_id: String,
+    pub customer_id: CustomerId,
     pub ledger_id: String,
     pub origin: String,
     pub expires_at: String,
@@ -161,7 +159,7 @@ pub struct InvitationView {
 
 /// Who invites: the API key's tenant, its shard and plan.
 pub struct Inviter<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub log: LogId,
     pub plan: Plan,
 }
@@ -185,8 +183,8 @@ pub async fn invite(
     let token = new_token(log)?;
     let row = InvitationRow {
         token_hash: token_hash(&token),
-        tenant_id: tenant_id.to_string(),
-        customer_id: customer_id.as_str().to_string(),
+        tenant_id: tenant_id.clone(),
+        customer_id: customer_id.clone(),
         ledger_id: ledger.ledger_id.clone(),
         created_at: app.now_ms,
         expires_at: app.now_ms + INVITATION_TTL_MS,
@@ -376,7 +374,9 @@ async fn named_checkpoint(
     let found = checkpoints::by_root(db, &root)
         .await?
         .into_iter()
-        .filter(|c| c.tenant_id == key.tenant_id && c.customer_id == key.customer_id)
+        .filter(|c| {
+            c.tenant_id == key.tenant_id && c.customer_id.customer() == Some(&key.customer_id)
+        })
         .collect::<Vec<_>>();
     let committed = found
         .iter()
@@ -418,7 +418,8 @@ async fn checkpoint_ref(
     ledger_id: &str,
 ) -> ApiResult<(CheckpointRef, Amount)> {
     let reference = reference(app, log, c, ledger_id)?;
-    let balance = agreements::balance_at_leaf(db, &c.tenant_id, &c.customer_id, c.to_index).await?;
+    let balance =
+        agreements::balance_at_leaf(db, &c.tenant_id, c.ledger_customer()?, c.to_index).await?;
     Ok((reference, balance))
 }
 

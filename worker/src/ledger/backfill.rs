@@ -7,10 +7,12 @@
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::merkle;
+use bvs_core::types::CustomerId;
 
 use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, BackfillRow};
 use crate::store::{self, ledgers};
@@ -79,8 +81,8 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
 /// One ledger's deltas of one submission, and their root.
 struct LedgerPart {
     submission_id: String,
-    tenant_id: String,
-    customer_id: String,
+    tenant_id: TenantId,
+    customer_id: CustomerId,
     items_root: Hash32,
     root: Hash32,
 }
@@ -192,7 +194,7 @@ mod tests {
     fn row(submission: &str, customer: &str, _position: u64, item: &str) -> BackfillRow {
         BackfillRow {
             tenant_id: "t".into(),
-            customer_id: customer.into(),
+            customer_id: CustomerId::parse(customer).unwrap(),
             submission_id: submission.into(),
             item_hash: Hash32::digest(item.as_bytes()),
             items_root: Hash32::digest(submission.as_bytes()),

@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::deltas::DeltaRow;
 use crate::store::ledgers::{self, FrontierRow, LedgerRow, LedgerUpdate, TenantWindowRow};
 use crate::store::rows;
@@ -35,8 +37,8 @@ struct TenantRound {
 /// The running counts, balances and window frontiers of every ledger and
 /// tenant the round's deltas touch.
 pub struct Balances {
-    ledgers: BTreeMap<(String, String), LedgerRound>,
-    tenants: BTreeMap<String, TenantRound>,
+    ledgers: BTreeMap<(TenantId, CustomerId), LedgerRound>,
+    tenants: BTreeMap<TenantId, TenantRound>,
 }
 
 impl Balances {
@@ -50,13 +52,13 @@ impl Balances {
         deltas: &[DeltaRow],
         window: &str,
     ) -> ApiResult<[D1PreparedStatement; 3]> {
-        let mut keys: Vec<(String, String)> = deltas
+        let mut keys: Vec<(TenantId, CustomerId)> = deltas
             .iter()
             .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
             .collect();
         keys.sort();
         keys.dedup();
-        let mut tenant_ids: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
+        let mut tenant_ids: Vec<TenantId> = keys.iter().map(|(t, _)| t.clone()).collect();
         tenant_ids.dedup();
         ledgers::round_reads(db, &keys, &tenant_ids, window)
     }

@@ -12,6 +12,9 @@
 //! A round's CPU time (hashing, signing, JSON) grows with its items, which
 //! [`ROUND_ITEMS_MAX`] bounds.
 
+use bvs_core::types::CustomerId;
+
+use crate::ids::TenantId;
 use crate::store::{D1_BOUND_PARAMS_MAX, JSON_PARAM_BYTES_MAX};
 
 /// D1: maximum SQL statement length, 100,000 bytes (the SQL text; every
@@ -67,9 +70,9 @@ const _: () = assert!(TILE_INSERT_SQL_BYTES < D1_STATEMENT_BYTES_MAX);
 pub struct ItemCost {
     /// The ledger (tenant, customer) a delta updates; `None` for facts and
     /// checkpoints.
-    pub ledger: Option<(String, String)>,
+    pub ledger: Option<(TenantId, CustomerId)>,
     /// The tenant whose window a delta updates.
-    pub tenant: Option<String>,
+    pub tenant: Option<TenantId>,
     /// The bytes of the event the item writes, `None` if it writes none.
     pub event_bytes: Option<usize>,
 }
@@ -130,11 +133,11 @@ fn tiles_written(n: usize) -> usize {
 /// The cost of appending `items` in one round.
 pub fn round_cost(items: &[ItemCost]) -> RoundCost {
     let n = items.len();
-    let mut ledgers: Vec<&(String, String)> =
+    let mut ledgers: Vec<&(TenantId, CustomerId)> =
         items.iter().filter_map(|i| i.ledger.as_ref()).collect();
     ledgers.sort();
     ledgers.dedup();
-    let mut tenants: Vec<&String> = items.iter().filter_map(|i| i.tenant.as_ref()).collect();
+    let mut tenants: Vec<&TenantId> = items.iter().filter_map(|i| i.tenant.as_ref()).collect();
     tenants.sort();
     tenants.dedup();
     let deltas = items.iter().filter(|i| i.ledger.is_some()).count();
@@ -223,14 +226,18 @@ pub fn take(items: &[ItemCost], queries_left: usize) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use bvs_core::types::METADATA_BYTES_MAX;
 
     fn delta(tenant: usize, customer: usize, bytes: usize) -> ItemCost {
         ItemCost {
-            ledger: Some((format!("t{tenant}"), format!("c{customer}"))),
-            tenant: Some(format!("t{tenant}")),
+            ledger: Some((
+                TenantId::from_text(format!("t{tenant}")),
+                CustomerId::parse(&format!("c{customer}")).unwrap(),
+            )),
+            tenant: Some(TenantId::from_text(format!("t{tenant}"))),
             event_bytes: Some(bytes),
         }
     }

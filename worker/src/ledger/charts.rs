@@ -18,8 +18,9 @@ use bvs_core::types::CustomerId;
 use worker::{D1Database, D1PreparedStatement};
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::charts::{self as store, DayRaise, DayRow, PointRow};
-use crate::store::events::{EventRow, DELTA_VERIFIED};
+use crate::store::events::{EventKind, EventRow};
 use crate::store::ledgers::LedgerRow;
 
 /// Points of a balance chart at most: past it the history is sampled
@@ -41,7 +42,7 @@ pub struct History {
 /// 404 for a customer without a ledger; D1 errors.
 pub async fn history(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
 ) -> ApiResult<History> {
     let (ledger, points) = store::history(db, tenant_id, customer_id, HISTORY_POINTS_MAX).await?;
@@ -113,8 +114,8 @@ pub fn day_of(ms: u64) -> String {
 /// The day raises of these outbox events: one per (tenant, day of
 /// verification, lag bucket) of their `delta.verified` events.
 pub fn raises(events: &[EventRow]) -> Vec<DayRaise> {
-    let mut counts: BTreeMap<(String, String, u32), u64> = BTreeMap::new();
-    for e in events.iter().filter(|e| e.kind == DELTA_VERIFIED) {
+    let mut counts: BTreeMap<(TenantId, String, u32), u64> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.kind == EventKind::DeltaVerified) {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&e.payload) else {
             continue;
         };
@@ -174,7 +175,7 @@ pub struct Day {
 /// D1 errors.
 pub async fn daily(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     now_ms: u64,
     days: u64,
 ) -> ApiResult<Vec<Day>> {
@@ -232,12 +233,12 @@ mod tests {
         let event = |received: &str, verified: &str| EventRow {
             id: "e".into(),
             tenant_id: "t".into(),
-            kind: "delta.verified".into(),
+            kind: EventKind::DeltaVerified,
             payload: format!(r#"{{"receivedAt":"{received}","blockTimestamp":"{verified}"}}"#),
             created_at: 0,
         };
         let mut other = event("2026-11-24T10:00:00.000Z", "2026-11-24T10:00:01.000Z");
-        other.kind = "checkpoint.verified".into();
+        other.kind = EventKind::CheckpointVerified;
         let r = raises(&[
             event("2026-11-24T10:00:00.000Z", "2026-11-24T10:00:01.000Z"),
             event("2026-11-24T11:00:00.000Z", "2026-11-24T11:00:01.000Z"),

@@ -11,9 +11,10 @@ use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
+use crate::ids::TenantId;
 use crate::plan::Plan;
-pub use crate::store::checkpoints::CheckpointRow;
-use crate::store::checkpoints::{self, WHOLE_TENANT_ROW};
+use crate::store::checkpoints;
+pub use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::meters::{self, Meter};
 use crate::store::{ledgers, CheckpointStatus};
 
@@ -39,22 +40,14 @@ pub struct Previous {
 /// D1 errors.
 pub async fn list(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
-    customer: Option<&str>,
+    customer: Option<&CheckpointOf>,
     period: Option<&str>,
     page: &Page,
 ) -> ApiResult<(Vec<Listed>, u64)> {
     let db = db(app, log)?;
     let (limit, offset) = (page.limit(), page.offset());
-    // Whole-tenant checkpoints (`all`) are stored under a name no customer has.
-    let customer = customer.map(|c| {
-        if c == bvs_core::types::WHOLE_TENANT {
-            WHOLE_TENANT_ROW
-        } else {
-            c
-        }
-    });
     // One round trip for the page, each row's head hash and previous
     // checkpoint, and the count (issue 25: not two reads per row).
     let (rows, total) = checkpoints::page(&db, tenant_id, customer, period, limit, offset).await?;
@@ -102,7 +95,7 @@ pub type Extra<'a> = &'a dyn Fn(&CheckpointRow) -> ApiResult<Vec<D1PreparedState
 /// 402 past the plan's checkpoints per month (nothing written).
 pub async fn create(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     plan: Plan,
     customer: Option<&CustomerId>,
@@ -113,9 +106,7 @@ pub async fn create(
     if let Some(c) = customer {
         require_ledger(&db, tenant_id, c).await?;
     }
-    let who = customer
-        .map_or(WHOLE_TENANT_ROW, CustomerId::as_str)
-        .to_string();
+    let who = CheckpointOf::of(customer);
     let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
         return Err(ApiError::Unprocessable(format!(
             "No verified deltas to checkpoint for customer {} in period {period} (deltas belong to the \
@@ -160,15 +151,15 @@ pub async fn create(
 /// QUEUED with the frontier's root, nothing committed yet.
 fn queued_row(
     app: &App,
-    tenant_id: &str,
-    who: String,
+    tenant_id: &TenantId,
+    who: CheckpointOf,
     period: Period,
     w: &Window,
     frontier: &Frontier,
 ) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
         id: ids::new_id("chk")?,
-        tenant_id: tenant_id.to_string(),
+        tenant_id: tenant_id.clone(),
         customer_id: who,
         period: period.to_string(),
         merkle_root: frontier.root(),
@@ -206,7 +197,7 @@ fn checked_frontier(w: &Window) -> ApiResult<Frontier> {
 /// sequencer (`bvs_core::frontier`): O(log n) here, at any history size.
 async fn window(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer: Option<&CustomerId>,
     period: &str,
 ) -> ApiResult<Option<Window>> {

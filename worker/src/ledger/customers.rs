@@ -5,6 +5,7 @@ use bvs_core::types::{CustomerId, Page};
 use worker::D1Database;
 
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 pub use crate::store::ledgers::LedgerRow;
 use crate::store::{deltas, ledgers};
 
@@ -15,7 +16,7 @@ use crate::store::{deltas, ledgers};
 /// D1 errors.
 pub async fn page(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     page: &Page,
     prefix: Option<&CustomerId>,
 ) -> ApiResult<(u64, Vec<LedgerRow>)> {
@@ -40,7 +41,7 @@ pub async fn page(
 /// D1 errors.
 pub async fn queued_count(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer: &CustomerId,
 ) -> ApiResult<u64> {
     deltas::queued_count(db, tenant_id, customer).await

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::deltas::{DeltaRow, StartAt};
 use crate::store::ledgers::{LedgerRow, WindowRow};
 use crate::store::{self, ItemStatus};
@@ -34,7 +35,7 @@ pub struct Start {
 /// a checkpoint, or a computed balance out of range.
 pub async fn derive(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     start: Start,
 ) -> ApiResult<Derivation> {
@@ -79,7 +80,7 @@ pub async fn derive(
     let latest = ledger_row.latest_items_root.map(|h| h.to_hex());
     let hint = hint(total, latest.as_deref(), computed);
     let data = Derivation {
-        customer_id: customer_id.as_str().to_string(),
+        customer_id: customer_id.clone(),
         ledger_id: ledger_row.ledger_id.clone(),
         starting_balance,
         starting_checkpoint: checkpoint.clone().unwrap_or_else(|| "genesis".to_string()),
@@ -138,7 +139,7 @@ struct Read {
 
 async fn read(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     checkpoint: Option<&str>,
     checkpoint_type: &str,
@@ -175,7 +176,7 @@ async fn read(
 /// (ledger_seq, balance after it).
 pub(super) async fn start_point(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     ledger_row: &LedgerRow,
     checkpoint: Option<&str>,
@@ -185,7 +186,7 @@ pub(super) async fn start_point(
         None => None,
         Some(c) if checkpoint_type == "anchorId" => store::deltas::delta(db, tenant_id, c)
             .await?
-            .filter(|d| d.customer_id == customer_id.as_str() && d.status == ItemStatus::Verified),
+            .filter(|d| &d.customer_id == customer_id && d.status == ItemStatus::Verified),
         Some(c) => store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id, c).await?,
     };
     start_of(
@@ -250,7 +251,7 @@ struct Hint {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Derivation {
-    customer_id: String,
+    customer_id: CustomerId,
     ledger_id: String,
     starting_balance: Amount,
     starting_checkpoint: String,

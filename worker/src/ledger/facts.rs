@@ -6,6 +6,7 @@ use bvs_core::hash::{content_hash, Hash32};
 use super::{db, meter, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::facts;
 pub use crate::store::facts::FactRow;
@@ -20,7 +21,7 @@ use crate::store::meters::{self, Meter};
 /// 402 when the fact does not fit the plan (nothing written); D1 errors.
 pub async fn record(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     plan: Plan,
     content: &str,
@@ -61,7 +62,7 @@ pub async fn record(
 /// make, so that the fact, its meters and the write commit together or
 /// not at all.
 pub struct FactWrite<'a> {
-    tenant_id: &'a str,
+    tenant_id: &'a TenantId,
     content: &'a str,
     metadata: String,
     /// The tenant's plan: the fact counts against it like any fact, so no
@@ -80,7 +81,7 @@ impl<'a> FactWrite<'a> {
     /// D1 errors reading the tenant's plan.
     pub async fn new(
         app: &App,
-        tenant_id: &'a str,
+        tenant_id: &'a TenantId,
         content: &'a str,
         metadata: String,
     ) -> ApiResult<FactWrite<'a>> {
@@ -93,7 +94,7 @@ impl<'a> FactWrite<'a> {
     /// The same, with the tenant's `plan` already read (a second fact in
     /// the same batch).
     pub fn of_plan(
-        tenant_id: &'a str,
+        tenant_id: &'a TenantId,
         content: &'a str,
         metadata: String,
         plan: Plan,
@@ -144,7 +145,12 @@ impl<'a> FactWrite<'a> {
 ///
 /// # Errors
 /// 404 when the tenant has no such fact.
-pub async fn fact(app: &App, tenant_id: &str, log: LogId, hash: &Hash32) -> ApiResult<FactRow> {
+pub async fn fact(
+    app: &App,
+    tenant_id: &TenantId,
+    log: LogId,
+    hash: &Hash32,
+) -> ApiResult<FactRow> {
     facts::fact(&db(app, log)?, tenant_id, hash)
         .await?
         .ok_or_else(|| {

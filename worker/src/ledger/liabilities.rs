@@ -17,7 +17,6 @@
 //! - then the statement is `QUEUED` for the sequencer, which appends its
 //!   item hash and marks it `PUBLISHED`.
 
-use bvs_core::amount::Amount;
 use bvs_core::liabilities::statement::{ledger_id, Seed, StatementBuilder};
 use bvs_core::types::{Env, Period};
 use serde::Serialize;
@@ -30,9 +29,10 @@ pub use proof::{for_receipt, not_purged, proof, proof_by_checkpoint, public_answ
 use super::{db, meter, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::plan::Plan;
-use crate::store::liabilities::{self as store_l, Finished, StatementRow};
+use crate::store::liabilities::{self as store_l, Finished, StatementRow, StatementStatus};
 use crate::store::meters;
 use crate::{ids, store, views};
 
@@ -95,9 +95,9 @@ impl StatementView {
         };
         StatementView {
             id: row.id.clone(),
-            environment: row.environment.clone(),
+            environment: row.environment.as_str().to_owned(),
             period: row.period.clone(),
-            status: row.status.to_ascii_lowercase(),
+            status: row.status.as_str().to_ascii_lowercase(),
             ledgers_snapshotted: row.ledger_count,
             ledgers_built: row.built_count,
             statement_hash: row.item_hash.map(|h| h.to_hex()),
@@ -129,7 +129,7 @@ pub fn is_closed(period: Period, now_ms: u64) -> bool {
 /// 409 when the period is not closed or has too many statements; D1 errors.
 pub async fn request(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
 ) -> ApiResult<(StatementRow, bool)> {
@@ -145,7 +145,10 @@ pub async fn request(
     let db = db(app, log)?;
     let period_text = period.to_string();
     if let Some(live) = store_l::latest_live(&db, tenant_id, &period_text).await? {
-        if matches!(live.status.as_str(), "SNAPSHOT" | "BUILDING" | "QUEUED") {
+        if matches!(
+            live.status,
+            StatementStatus::Snapshot | StatementStatus::Building | StatementStatus::Queued
+        ) {
             return Ok((live, false));
         }
     }
@@ -169,7 +172,7 @@ pub async fn request(
             &db,
             &id,
             tenant_id,
-            log.env.as_str(),
+            log.env,
             &period_text,
             &builder.to_text(),
             app.now_ms,
@@ -187,7 +190,12 @@ pub async fn request(
 ///
 /// # Errors
 /// 404 when the tenant has no such statement.
-pub async fn status(app: &App, tenant_id: &str, log: LogId, id: &str) -> ApiResult<StatementRow> {
+pub async fn status(
+    app: &App,
+    tenant_id: &TenantId,
+    log: LogId,
+    id: &str,
+) -> ApiResult<StatementRow> {
     store_l::statement(&db(app, log)?, id, tenant_id)
         .await?
         .ok_or_else(|| {
@@ -205,7 +213,7 @@ pub async fn status(app: &App, tenant_id: &str, log: LogId, id: &str) -> ApiResu
 /// D1 errors.
 pub async fn of_period(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
 ) -> ApiResult<Vec<StatementRow>> {
@@ -226,7 +234,7 @@ pub async fn of_period(
 /// D1 errors.
 pub async fn seed_bench(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     period: Period,
     n: u64,
@@ -271,9 +279,9 @@ pub async fn run(app: &App, env: Env, shard: u32, id: &str) -> ApiResult<()> {
         let Some(row) = store_l::statement_by_id(&db, id).await? else {
             return Ok(());
         };
-        let step = match row.status.as_str() {
-            "SNAPSHOT" => snapshot_page(app, &db, &row).await,
-            "BUILDING" => build_page(app, log, &db, &row).await,
+        let step = match row.status {
+            StatementStatus::Snapshot => snapshot_page(app, &db, &row).await,
+            StatementStatus::Building => build_page(app, log, &db, &row).await,
             _ => return Ok(()),
         };
         match step {
@@ -317,7 +325,7 @@ fn builder_of(row: &StatementRow) -> Result<StatementBuilder, Stop> {
         .map_err(|e| Stop::Error(ApiError::internal(format!("builder state: {e}"))))
 }
 
-async fn plan_of(app: &App, tenant_id: &str) -> ApiResult<Plan> {
+async fn plan_of(app: &App, tenant_id: &TenantId) -> ApiResult<Plan> {
     store::accounts::tenant_plan(&app.control_db()?, tenant_id).await
 }
 
@@ -349,7 +357,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
             &row.id,
             &row.snapshot_cursor,
             0,
-            "BUILDING",
+            StatementStatus::Building,
             app.now_ms,
             &row.snapshot_cursor,
         )?;
@@ -360,10 +368,11 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
     for b in &page {
         // A ledger with no delta verified by the period's end was not a
         // customer yet: it has no leaf.
-        let Some(balance) = &b.balance else { continue };
-        let ledger = ledger_id(&row.tenant_id, &b.customer_id);
+        let Some(balance) = b.balance else { continue };
+        let ledger = ledger_id(row.tenant_id.as_str(), b.customer_id.as_str());
         let key = builder.seed().order_key(&ledger).to_hex();
-        rows.push((key, b.customer_id.clone(), balance.clone()));
+        // Stored as its canonical decimal text (a JSON string, not a number).
+        rows.push((key, b.customer_id.clone(), balance.to_string()));
     }
     let plan = plan_of(app, &row.tenant_id).await?;
     let bytes = stored(rows.iter().map(|r| r.1.as_str()), 64 + 24 + 32);
@@ -373,9 +382,9 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
     statements.push(store_l::set_snapshot(
         db,
         &row.id,
-        &last,
+        last.as_str(),
         rows.len() as u64,
-        "SNAPSHOT",
+        StatementStatus::Snapshot,
         app.now_ms,
         &row.snapshot_cursor,
     )?);
@@ -401,11 +410,10 @@ async fn build_page(
         return finish(app, log, db, row, &builder).await;
     };
     let mut nodes: Vec<(&'static str, u8, u64, String, String)> = Vec::new();
-    let mut indexes: Vec<(&str, &str, &str, u64, Option<u64>)> = Vec::with_capacity(page.len());
+    let mut indexes: Vec<(&str, &str, String, u64, Option<u64>)> = Vec::with_capacity(page.len());
     for l in &page {
-        let ledger = ledger_id(&row.tenant_id, &l.customer_id);
-        let balance = Amount::parse(&l.balance)
-            .map_err(|e| Stop::Error(ApiError::internal(format!("stored balance: {e}"))))?;
+        let ledger = ledger_id(row.tenant_id.as_str(), l.customer_id.as_str());
+        let balance = l.balance;
         let placed = builder
             .push(ledger, balance)
             .map_err(|e| Stop::Fail(format!("customer {}: {e}", l.customer_id)))?;
@@ -421,7 +429,7 @@ async fn build_page(
         indexes.push((
             l.order_key.as_str(),
             l.customer_id.as_str(),
-            l.balance.as_str(),
+            l.balance.to_string(),
             placed.liabilities_index,
             placed.receivables_index,
         ));
@@ -458,14 +466,13 @@ async fn finish(
     row: &StatementRow,
     builder: &StatementBuilder,
 ) -> Result<Step, Stop> {
-    let env = Env::from_any_name(&row.environment)
-        .ok_or_else(|| ApiError::internal(format!("stored environment {}", row.environment)))?;
+    let env = row.environment;
     let period = Period::parse(&row.period)
         .map_err(|e| ApiError::internal(format!("stored period: {e}")))?;
     let previous = store_l::latest_published(db, &row.tenant_id, &row.period).await?;
     let supersedes = previous.and_then(|p| p.item_hash);
     let statement = builder
-        .finish(&row.tenant_id, env, period, supersedes)
+        .finish(row.tenant_id.as_str(), env, period, supersedes)
         .map_err(|e| Stop::Fail(e.to_string()))?;
     let json = statement.canonical_json();
     let item = statement.item_hash();

@@ -6,6 +6,7 @@ use bvs_core::time::format_iso_ms;
 use bvs_core::types::{Env, Period};
 
 use crate::error::{ApiError, ErrorCode};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::store::meters::{Meter, Raise};
 
@@ -15,7 +16,12 @@ pub fn month(now_ms: u64) -> Period {
 }
 
 /// A raise of the tenant's monthly `meter` by one.
-pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan) -> Raise<'a> {
+pub fn monthly<'a>(
+    tenant_id: &'a TenantId,
+    meter: Meter,
+    period: &'a str,
+    plan: Plan,
+) -> Raise<'a> {
     let cap = match meter {
         Meter::Facts => plan.facts_per_month(),
         Meter::Checkpoints => plan.checkpoints_per_month(),
@@ -38,7 +44,7 @@ pub fn monthly<'a>(tenant_id: &'a str, meter: Meter, period: &'a str, plan: Plan
 }
 
 /// A raise of the tenant's stored bytes by `bytes`.
-pub fn bytes(tenant_id: &str, bytes: u64, plan: Plan) -> Raise<'_> {
+pub fn bytes(tenant_id: &TenantId, bytes: u64, plan: Plan) -> Raise<'_> {
     Raise {
         tenant_id,
         meter: Meter::Bytes,
@@ -50,7 +56,7 @@ pub fn bytes(tenant_id: &str, bytes: u64, plan: Plan) -> Raise<'_> {
 
 /// A raise of the tenant's backlog (deltas emitted, not yet verified) by
 /// `count`, capped at `cap` ([`backlog_cap`]; issue 27).
-pub fn backlog(tenant_id: &str, count: u64, cap: u64) -> Raise<'_> {
+pub fn backlog(tenant_id: &TenantId, count: u64, cap: u64) -> Raise<'_> {
     Raise {
         tenant_id,
         meter: Meter::Backlog,

@@ -34,6 +34,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store;
 
 pub use shard::LogId;
@@ -180,7 +181,7 @@ pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult
 /// customer is simply not found).
 pub async fn require_ledger(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &bvs_core::types::CustomerId,
 ) -> ApiResult<store::ledgers::LedgerRow> {
     store::ledgers::ledger(db, tenant_id, customer_id)
@@ -257,7 +258,7 @@ pub async fn grow_synthetic(
                 item_hash: Hash32::digest(format!("{seed}:{i}").as_bytes()),
                 kind: store::log::LeafKind::Fact,
                 ref_id: format!("bench:{seed}"),
-                tenant_id: "bench".to_string(),
+                tenant_id: TenantId::from_text("bench"),
             })
             .collect();
         let appended = if legacy {

@@ -17,6 +17,7 @@ use serde::Serialize;
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store;
 use crate::store::ledgers::LedgerRow;
 
@@ -64,7 +65,7 @@ pub struct Answer {
 /// limit; 422 if a balance overflows.
 pub async fn pinpoint(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     req: Request,
 ) -> ApiResult<Answer> {
@@ -129,7 +130,7 @@ pub async fn pinpoint(
 /// itemsRoot), or at the ledger's beginning; its position and balance.
 async fn start_after(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     ledger_row: &LedgerRow,
     deltas_after: Option<&str>,
@@ -157,7 +158,7 @@ async fn start_after(
 /// the comparison reads them.
 async fn service_deltas(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     start_seq: u64,
     last: u64,

@@ -15,6 +15,7 @@ use bvs_core::LeafIndex;
 use super::{db, inclusion_proofs_with, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::deltas::DeltaRow;
 use crate::store::ledgers;
 use crate::store::receipts::{self, ReceiptOf, ReceiptRow};
@@ -25,7 +26,7 @@ pub const RECEIPT_DELTAS_MAX: u64 = 5_000;
 
 /// Whose receipt, and where its verify link points.
 pub struct ReceiptRequest<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     /// The tenant's shard of the key's environment.
     pub log: LogId,
     pub customer_id: &'a CustomerId,
@@ -62,7 +63,7 @@ impl Span {
 /// With the receipt: whether its head is witnessed (issue 28).
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, bool)> {
     let db = db(app, r.log)?;
-    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id.as_str());
+    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id);
     let period = r.period.map(|p| p.to_string());
     let read = receipts::read(
         &db,
@@ -146,8 +147,8 @@ fn record_of(
 ) -> ReceiptRow {
     ReceiptRow {
         items_root: root,
-        tenant_id: r.tenant_id.to_string(),
-        customer_id: r.customer_id.as_str().to_string(),
+        tenant_id: r.tenant_id.clone(),
+        customer_id: r.customer_id.clone(),
         period,
         from_seq: span.first_seq,
         to_seq: span.last_seq,
@@ -313,7 +314,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
     };
     Ok(Some(DeltaContent {
         anchor_id: row.anchor_id.clone(),
-        customer_id: row.customer_id.clone(),
+        customer_id: row.customer_id.as_str().to_owned(),
         delta: row.delta,
         reason,
         reference_id: row.reference_id.clone(),

@@ -22,6 +22,7 @@ use worker::D1Database;
 use super::budget::{self, ItemCost};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::facts::{self, FactRow};
@@ -56,7 +57,7 @@ impl Item {
         }
     }
 
-    pub fn tenant(&self) -> &str {
+    pub fn tenant(&self) -> &TenantId {
         match self {
             Item::Delta(d) => &d.tenant_id,
             Item::Fact(f) => &f.tenant_id,
@@ -70,7 +71,7 @@ impl Item {
             Item::Delta(d) => {
                 let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
                 let free = text(&d.metadata)
-                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.len());
+                    + 2 * (text(&d.reason) + text(&d.reference_id) + d.customer_id.as_str().len());
                 ItemCost {
                     ledger: Some((d.tenant_id.clone(), d.customer_id.clone())),
                     tenant: Some(d.tenant_id.clone()),
@@ -85,7 +86,7 @@ impl Item {
             Item::Checkpoint(c) => ItemCost {
                 ledger: None,
                 tenant: None,
-                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.len()),
+                event_bytes: Some(budget::EVENT_FIXED_BYTES + c.customer_id.as_str().len()),
             },
         }
     }

@@ -15,6 +15,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::balances::Balances;
 use super::queue::Item;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
@@ -36,7 +37,7 @@ pub const DEV_FAULT_REASON: &str = "dev:fail-sequencer";
 pub const DEV_HOLD_REASON: &str = "dev:hold-sequencer";
 
 /// A leaf's item hash, kind, reference and tenant.
-type LeafParts<'a> = (Hash32, LeafKind, String, &'a String);
+type LeafParts<'a> = (Hash32, LeafKind, String, &'a TenantId);
 
 /// What one round appends: the queued deltas, then facts, then checkpoints,
 /// each in the order taken, at log positions from `old_size`.
@@ -87,7 +88,7 @@ impl Plan {
             || self
                 .checkpoints
                 .iter()
-                .any(|c| c.customer_id == DEV_FAULT_REASON)
+                .any(|c| c.customer_id.as_str() == DEV_FAULT_REASON)
     }
 
     /// The plan holds a delta that holds its round (`DEV_HOLD_REASON`).
@@ -288,7 +289,7 @@ fn delta_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: d.tenant_id.clone(),
-        kind: events::DELTA_VERIFIED,
+        kind: events::EventKind::DeltaVerified,
         payload: views::delta_event_payload(&row, note_hash)?,
     })
 }
@@ -309,7 +310,7 @@ fn checkpoint_verified_event(
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: c.tenant_id.clone(),
-        kind: events::CHECKPOINT_VERIFIED,
+        kind: events::EventKind::CheckpointVerified,
         payload: serde_json::to_string(&view)?,
     })
 }

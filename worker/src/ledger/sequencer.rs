@@ -38,6 +38,7 @@ use super::tiles::{self, Migration};
 use super::{append_and_sign, db, head_or_init, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::store::checkpoints;
 use crate::store::deltas;
 use crate::store::events::{self, FailedItem, NewEvent};
@@ -175,7 +176,7 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
         Taken::Nothing => return Ok(false),
     };
     let taken = items.len();
-    let mut tenants: Vec<&str> = items.iter().map(Item::tenant).collect();
+    let mut tenants: Vec<&TenantId> = items.iter().map(Item::tenant).collect();
     tenants.sort_unstable();
     tenants.dedup();
     let tenants = tenants.len();
@@ -450,10 +451,10 @@ fn mark_failed(
     message: &str,
     now: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
-    let failed = |id: String, tenant_id: &String, payload: String| NewEvent {
+    let failed = |id: String, tenant_id: &TenantId, payload: String| NewEvent {
         id,
         tenant_id: tenant_id.clone(),
-        kind: crate::store::events::VERIFICATION_FAILED,
+        kind: crate::store::events::EventKind::VerificationFailed,
         payload,
     };
     Ok(match item {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use bvs_core::hash::Hash32;
 use bvs_core::merkle;
+use bvs_core::types::CustomerId;
 
 use worker::D1Database;
 
@@ -17,6 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
+use crate::ids::TenantId;
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
@@ -30,7 +32,7 @@ use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
 /// notion of who the customer is (docs/balance.md).
-pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
+pub fn ledger_id(tenant_id: &TenantId, customer_id: &CustomerId) -> String {
     Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes()).to_hex()
 }
 
@@ -40,9 +42,9 @@ pub fn ledger_id(tenant_id: &str, customer_id: &str) -> String {
 /// the submission, in position order (the items root when the submission
 /// holds one ledger). That root is what the customer is given (derive,
 /// receipts, `delta.verified`), so it opens no other customer's deltas.
-pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &str) {
+pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &TenantId) {
     for p in prepared.iter_mut() {
-        p.row.ledger_id = ledger_id(tenant_id, p.row.customer_id.as_str());
+        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
     }
     // Each ledger's root once: a batch of n deltas to one customer hashed
     // its n items n times when every delta computed its own ledger's root.
@@ -90,7 +92,7 @@ fn id_prefix(kind: SubmissionKind) -> &'static str {
 /// Who submits: the API key's tenant, its shard of the key's environment,
 /// and its contract.
 pub struct Submitter<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub log: LogId,
     pub contract_id: &'a str,
     /// Whose storage ceiling the deltas count against.
@@ -106,7 +108,7 @@ pub struct Submitter<'a> {
 
 impl<'a> Submitter<'a> {
     pub fn new(
-        (tenant_id, log, plan): (&'a str, LogId, Plan),
+        (tenant_id, log, plan): (&'a TenantId, LogId, Plan),
         contract_id: &'a str,
         root_indexed: bool,
         probe: EmitProbe,
@@ -151,7 +153,7 @@ pub async fn submit<R>(
     kind: SubmissionKind,
     prepared: &[Prepared],
     claim: Option<&Claim>,
-    estimate_for: Option<&str>,
+    estimate_for: Option<&CustomerId>,
     respond: R,
 ) -> ApiResult<Submitted>
 where
@@ -371,7 +373,7 @@ pub async fn ring(app: &App, log: LogId) {
 /// 404 for an anchor id this tenant does not have.
 pub async fn status(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
     anchor_id: &str,
 ) -> ApiResult<DeltaRecord> {
@@ -439,7 +441,7 @@ mod tests {
         let mut batch: Vec<Prepared> = (0..7)
             .map(|n| delta(if n % 3 == 0 { "a" } else { "b" }, n))
             .collect();
-        for_tenant(&mut batch, "ten_1");
+        for_tenant(&mut batch, &"ten_1".into());
         let of = |c: &str| -> Hash32 {
             let own: Vec<Hash32> = batch
                 .iter()
@@ -459,7 +461,7 @@ mod tests {
             assert_eq!(p.row.ledger_root, want);
             assert_eq!(
                 p.row.ledger_id,
-                ledger_id("ten_1", p.row.customer_id.as_str())
+                ledger_id(&"ten_1".into(), &p.row.customer_id)
             );
         }
     }

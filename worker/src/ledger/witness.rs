@@ -328,7 +328,7 @@ async fn witnessed_events(
             })
             .to_string(),
             tenant_id: t.tenant_id,
-            kind: store::events::CHECKPOINT_WITNESSED,
+            kind: store::events::EventKind::CheckpointWitnessed,
         })
         .collect();
     store::events::insert_once_all(db, &events, now)

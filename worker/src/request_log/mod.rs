@@ -22,6 +22,7 @@ mod writer;
 use worker::{Method, Request, Response, ResponseBody};
 
 use crate::app::App;
+use crate::ids::TenantId;
 
 /// Routes whose requests are not logged: reading the log must not write it.
 pub const UNLOGGED_ROUTES: &[&str] = &[
@@ -166,6 +167,6 @@ pub async fn purge_old_meters(app: &App) -> crate::error::ApiResult<()> {
 /// Forgets what this isolate's writer knows of a tenant (its plan or
 /// retention window changed): its next rows read it again. Other isolates
 /// use theirs for at most `writer::TENANT_CACHE_MS`.
-pub fn forget_tenant(tenant_id: &str) {
+pub fn forget_tenant(tenant_id: &TenantId) {
     writer::forget_tenant(tenant_id);
 }

@@ -8,6 +8,7 @@ use bvs_core::FieldError;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::ledger::LogId;
 use crate::store::keys::KeyRow;
 use crate::store::request_log::{self as store, PageQuery};
@@ -135,7 +136,7 @@ pub struct Listed<T> {
 }
 
 /// The tenant's shards: (Sandbox, Production), each if provisioned.
-async fn shards(app: &App, tenant_id: &str) -> ApiResult<(Option<LogId>, Option<LogId>)> {
+async fn shards(app: &App, tenant_id: &TenantId) -> ApiResult<(Option<LogId>, Option<LogId>)> {
     let contracts = auth::contracts::of_tenant(app, tenant_id).await?;
     let of = |env: Env| {
         contracts
@@ -189,7 +190,7 @@ fn reads(
 /// D1 errors.
 pub async fn page(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     q: &Query,
 ) -> ApiResult<(Vec<Listed<EntryRow>>, Option<Cursor>)> {
     let ((sandbox, production), keys) =
@@ -249,7 +250,11 @@ pub async fn page(
 /// # Errors
 /// 404 when the log has no such request (never made, another tenant's,
 /// or past its time); D1 errors.
-pub async fn one(app: &App, tenant_id: &str, request_id: &str) -> ApiResult<Listed<DetailRow>> {
+pub async fn one(
+    app: &App,
+    tenant_id: &TenantId,
+    request_id: &str,
+) -> ApiResult<Listed<DetailRow>> {
     let not_found = || {
         ApiError::NotFound(format!(
             "No request {request_id} in the request log (it keeps requests for the plan's log \

@@ -18,6 +18,7 @@ use serde_json::json;
 use super::Source;
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::ledger::LogId;
 use crate::plan::Plan;
 use crate::store::request_log::{self as store, TenantRow};
@@ -52,7 +53,7 @@ const DAY_MS: u64 = 86_400_000;
 /// One request, as logged.
 pub struct Row {
     pub request_id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub source: Source,
     pub created_at: u64,
     pub method: String,
@@ -73,13 +74,13 @@ pub struct Row {
 impl Row {
     fn bytes(&self) -> u64 {
         let texts = [
-            Some(&self.request_id),
-            Some(&self.tenant_id),
-            Some(&self.method),
-            Some(&self.path),
-            self.key_id.as_ref(),
-            self.request_body.as_ref(),
-            self.response_body.as_ref(),
+            Some(self.request_id.as_str()),
+            Some(self.tenant_id.as_str()),
+            Some(self.method.as_str()),
+            Some(self.path.as_str()),
+            self.key_id.as_deref(),
+            self.request_body.as_deref(),
+            self.response_body.as_deref(),
         ];
         let text: usize = texts.iter().flatten().map(|s| s.len()).sum();
         (text + self.route.len() + self.code.map_or(0, str::len)) as u64 + ROW_OVERHEAD_BYTES
@@ -116,7 +117,7 @@ struct Pending {
 
 thread_local! {
     static PENDING: RefCell<Pending> = RefCell::new(Pending::default());
-    static TENANTS: RefCell<HashMap<String, (TenantRow, u64)>> = RefCell::new(HashMap::new());
+    static TENANTS: RefCell<HashMap<TenantId, (TenantRow, u64)>> = RefCell::new(HashMap::new());
 }
 
 /// Queues a row at `now_ms`; `true` when the caller must run [`flush`]
@@ -174,7 +175,7 @@ pub async fn flush(env: worker::Env) {
 }
 
 /// The tenants of `ids`, from the cache or read once.
-async fn tenants(app: &App, ids: Vec<String>) -> ApiResult<HashMap<String, TenantRow>> {
+async fn tenants(app: &App, ids: Vec<TenantId>) -> ApiResult<HashMap<TenantId, TenantRow>> {
     let now = app.now_ms;
     let mut known = HashMap::new();
     let mut missing = Vec::new();
@@ -208,7 +209,7 @@ async fn tenants(app: &App, ids: Vec<String>) -> ApiResult<HashMap<String, Tenan
 }
 
 /// Drops a tenant from this isolate's cache.
-pub fn forget_tenant(tenant_id: &str) {
+pub fn forget_tenant(tenant_id: &TenantId) {
     TENANTS.with(|t| t.borrow_mut().remove(tenant_id));
 }
 
@@ -229,11 +230,11 @@ pub fn day(ms: u64) -> String {
 }
 
 async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
-    let mut ids: Vec<String> = rows.iter().map(|r| r.tenant_id.clone()).collect();
+    let mut ids: Vec<TenantId> = rows.iter().map(|r| r.tenant_id.clone()).collect();
     ids.sort();
     ids.dedup();
     let tenants = tenants(app, ids).await?;
-    let mut shards: BTreeMap<LogId, BTreeMap<String, Vec<Row>>> = BTreeMap::new();
+    let mut shards: BTreeMap<LogId, BTreeMap<TenantId, Vec<Row>>> = BTreeMap::new();
     for row in rows {
         let Some(t) = tenants.get(&row.tenant_id) else {
             continue;
@@ -267,8 +268,8 @@ async fn write(app: &App, rows: Vec<Row>) -> ApiResult<()> {
 async fn write_shard(
     app: &App,
     log: LogId,
-    tenants: &HashMap<String, TenantRow>,
-    groups: BTreeMap<String, Vec<Row>>,
+    tenants: &HashMap<TenantId, TenantRow>,
+    groups: BTreeMap<TenantId, Vec<Row>>,
     today: &str,
 ) {
     let result = async {

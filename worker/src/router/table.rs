@@ -12,6 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
+use crate::ids::TenantId;
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -84,7 +85,7 @@ pub const ROUTES: &[Route] = &[
         contracts::provision(app, req, c.session()?).await
     ),
     route!(Get "/dashboard/contracts/:tenantId/status", Session, |app, req, p, c|
-        contracts::status(app, c.session()?, p.get("tenantId")?).await
+        contracts::status(app, c.session()?, &TenantId::from_text(p.get("tenantId")?)).await
     ),
     route!(Get "/dashboard/contracts", Session, |app, req, p, c| contracts::list(app, c.session()?).await),
     route!(Post "/dashboard/api-keys", Session, |app, req, p, c| api_keys::create(app, req, c.session()?).await),
@@ -99,7 +100,7 @@ pub const ROUTES: &[Route] = &[
         tenant::retention(app, req, c.session()?).await
     ),
     route!(Post "/admin/tenants/:tenantId/plan", Operator, |app, req, p, c|
-        admin::set_plan(app, req, p.get("tenantId")?).await
+        admin::set_plan(app, req, &TenantId::from_text(p.get("tenantId")?)).await
     ),
     route!(Get "/dev/mail", Dev, |app, req, p, c| mail::outbox(app, req).await),
     route!(Post "/api/v1/balance/delta", KeyEmit, |app, req, p, c| balance::emit(app, req).await),

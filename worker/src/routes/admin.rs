@@ -5,11 +5,12 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
+use crate::ids::TenantId;
 use crate::quota::Plan;
 use crate::{http, tenant};
 
 /// `POST /admin/tenants/:tenantId/plan` `{plan: free|pilot|growth|enterprise}`.
-pub async fn set_plan(app: &App, mut req: Request, tenant_id: &str) -> ApiResult<Response> {
+pub async fn set_plan(app: &App, mut req: Request, tenant_id: &TenantId) -> ApiResult<Response> {
     let mut f = Fields::read(&mut req).await?;
     let text = f.required("plan");
     let plan = Plan::parse(&text);

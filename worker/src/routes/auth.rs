@@ -12,6 +12,7 @@ use crate::auth::{self, limit, password};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::http;
+use crate::ids::TenantId;
 
 /// Names (first, last, company), in characters. // spec: silent
 pub const NAME_CHARS_MAX: usize = 100;
@@ -42,7 +43,7 @@ struct LoginView {
     name: String,
     role: String,
     is_verified: bool,
-    tenant_id: String,
+    tenant_id: TenantId,
     token: String,
 }
 
@@ -53,7 +54,7 @@ struct ProfileView {
     email: String,
     first_name: String,
     last_name: String,
-    tenant_id: String,
+    tenant_id: TenantId,
     email_verified: bool,
     role: String,
     preferred_environment: String,
@@ -305,7 +306,7 @@ pub async fn profile(session: Session) -> ApiResult<Response> {
         last_name: u.last_name,
         tenant_id: u.tenant_id,
         role: u.role,
-        preferred_environment: u.preferred_environment,
+        preferred_environment: u.preferred_environment.as_str().to_owned(),
         created_at,
     };
     http::dashboard(200, &view, None)

@@ -134,7 +134,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 SubmissionKind::Single,
                 single,
                 claim.as_deref(),
-                Some(customer.as_str()),
+                Some(&customer),
                 |_, root| {
                     let estimate = (root, submit::ESTIMATE_PENDING);
                     let record = EmitRecord::queued(&prepared.row, prepared.delta, estimate, now);

@@ -12,12 +12,13 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::ids::TenantId;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ContractView {
     id: String,
-    tenant_id: String,
+    tenant_id: TenantId,
     environment: &'static str,
     status: String,
     provisioned_at: Option<String>,
@@ -34,14 +35,14 @@ struct EnvironmentStatus {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct StatusView {
-    tenant_id: String,
+    tenant_id: TenantId,
     environments: Vec<EnvironmentStatus>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ProvisionView {
-    tenant_id: String,
+    tenant_id: TenantId,
     environment: &'static str,
     status: &'static str,
     message: String,
@@ -69,7 +70,7 @@ pub async fn provision(app: &App, mut req: Request, session: Session) -> ApiResu
     f.finish()?;
     let env = env.ok_or_else(|| ApiError::internal("validated environment missing"))?;
     session.require_verified()?;
-    let tenant_id = session.tenant_id().to_string();
+    let tenant_id = session.tenant_id().clone();
     contracts::provision(app, &tenant_id, env).await?;
     let view = ProvisionView {
         tenant_id,
@@ -86,7 +87,7 @@ pub async fn provision(app: &App, mut req: Request, session: Session) -> ApiResu
 
 /// `GET /dashboard/contracts/:tenantId/status`: only the caller's tenant;
 /// any other id is 404.
-pub async fn status(app: &App, session: Session, tenant_id: &str) -> ApiResult<Response> {
+pub async fn status(app: &App, session: Session, tenant_id: &TenantId) -> ApiResult<Response> {
     if session.tenant_id() != tenant_id {
         return Err(ApiError::NotFound(format!("No tenant {tenant_id}")));
     }
@@ -106,7 +107,7 @@ pub async fn status(app: &App, session: Session, tenant_id: &str) -> ApiResult<R
     http::dashboard(
         200,
         &StatusView {
-            tenant_id: tenant_id.to_string(),
+            tenant_id: tenant_id.clone(),
             environments,
         },
         None,

@@ -290,7 +290,7 @@ fn read_entries(f: &mut Fields, items: &[Box<RawValue>]) -> Vec<CallerEntry> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CustomerView {
-    customer_id: String,
+    customer_id: CustomerId,
     ledger_id: String,
     total_deltas: u64,
     computed_balance: Amount,

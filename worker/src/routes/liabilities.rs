@@ -70,8 +70,7 @@ pub async fn proof(
 ) -> ApiResult<Response> {
     let period = super::proofs::period_param(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let doc =
-        liabilities::proof(app, &ctx.tenant_id, ctx.log(), customer_id.as_str(), period).await?;
+    let doc = liabilities::proof(app, &ctx.tenant_id, ctx.log(), &customer_id, period).await?;
     http::raw_json(
         200,
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),

@@ -196,7 +196,7 @@ fn event_view(l: Logged, with_payload: bool) -> Value {
         .or_else(|| first.map(|d| d.of.event_id.clone()));
     let kind = event
         .as_ref()
-        .map(|e| e.kind.clone())
+        .map(|e| e.kind.as_str().to_owned())
         .or_else(|| first.map(|d| d.of.event_type.clone()));
     let created_at = event
         .as_ref()

@@ -44,7 +44,7 @@ pub async fn outbox(app: &App, req: Request) -> ApiResult<Response> {
             id: r.id,
             to: r.to_email,
             subject: r.subject,
-            kind: r.kind,
+            kind: r.kind.as_str().to_owned(),
             body: sealed.body,
             token: sealed.token,
             created_at,

@@ -14,7 +14,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::Guard;
-use crate::ledger::checkpoint::CheckpointRow;
+use crate::ledger::checkpoint::{CheckpointOf, CheckpointRow};
 use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
 use crate::views::{self, CheckpointView};
 
@@ -102,12 +102,12 @@ fn created_text(row: &CheckpointRow) -> ApiResult<String> {
 /// `GET /api/v1/balance/checkpoints`.
 pub async fn checkpoint_list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let q = |n: &str| http::query_param(&req, n);
-    let customer = q("customerId")?;
-    if let Some(c) = &customer {
-        if c != WHOLE_TENANT {
-            CustomerId::parse(c)?;
-        }
-    }
+    // `all` names the whole-tenant checkpoints.
+    let customer = match q("customerId")? {
+        Some(c) if c == WHOLE_TENANT => Some(CheckpointOf::WholeTenant),
+        Some(c) => Some(CheckpointOf::Customer(CustomerId::parse(&c)?)),
+        None => None,
+    };
     let period = q("period")?;
     if let Some(p) = &period {
         Period::parse(p)?;
@@ -117,7 +117,7 @@ pub async fn checkpoint_list(app: &App, req: Request, ctx: KeyContext) -> ApiRes
         app,
         &ctx.tenant_id,
         ctx.log(),
-        customer.as_deref(),
+        customer.as_ref(),
         period.as_deref(),
         &page,
     )
@@ -207,7 +207,7 @@ pub async fn receipt(
                     app,
                     request.tenant_id,
                     request.log,
-                    customer_id.as_str(),
+                    &customer_id,
                     p,
                 )
                 .await

@@ -37,7 +37,7 @@ struct Usage {
 }
 
 pub async fn get(app: &App, session: Session) -> ApiResult<worker::Response> {
-    let tenant_id = session.tenant_id().to_string();
+    let tenant_id = session.tenant_id().clone();
     let plan = tenant::of_session(app, &tenant_id).await?.plan;
     #[allow(clippy::cast_possible_wrap)]
     let period = Period::containing(app.now_ms as i64);

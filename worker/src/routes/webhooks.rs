@@ -397,7 +397,7 @@ pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Resp
             id: r.of.id,
             event: r.of.event_type,
             event_id: r.of.event_id,
-            environment: r.of.env,
+            environment: r.of.env.map(|e| e.as_str().to_owned()),
             url: r.url,
             data_purged: r.data_purged != 0,
             purged_at: r.purged_at.map(iso),

@@ -7,7 +7,9 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, batch_changed_one, queries, row, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::plan::Plan;
+use crate::store::mail::MailKind;
 
 // ---- tenants ----
 
@@ -26,7 +28,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Deserialize)]
     pub struct TenantRow {
-        id: String, name: String,
+        id: TenantId, name: String,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
         data_retention_days: Option<u32>, created_at: u64,
@@ -35,13 +37,13 @@ row! {
 
 #[derive(Debug, Deserialize)]
 pub struct TenantRetentionRow {
-    pub id: String,
+    pub id: TenantId,
     pub data_retention_days: u32,
 }
 
 pub fn insert_tenant(
     db: &D1Database,
-    id: &str,
+    id: &TenantId,
     name: &str,
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
@@ -49,10 +51,10 @@ pub fn insert_tenant(
 }
 
 queries! {
-    pub fn tenant(id: &str) -> Option<TenantRow> = first(SELECT_TENANT);
+    pub fn tenant(id: &TenantId) -> Option<TenantRow> = first(SELECT_TENANT);
     /// Returns the number of tenants changed (0: no such tenant).
-    pub fn set_tenant_plan(id: &str, plan: &str, now_ms: u64) -> u64 = run(UPDATE_TENANT_PLAN);
-    pub fn set_tenant_retention(id: &str, days: Option<u32>, now_ms: u64) -> u64
+    pub fn set_tenant_plan(id: &TenantId, plan: &str, now_ms: u64) -> u64 = run(UPDATE_TENANT_PLAN);
+    pub fn set_tenant_retention(id: &TenantId, days: Option<u32>, now_ms: u64) -> u64
         = run(UPDATE_TENANT_RETENTION);
     /// Tenants with a retention window, in id order after `after_id` (use
     /// "" to start), at most `limit`: the retention job pages through these.
@@ -70,8 +72,8 @@ row! {
     $ select_users from "users";
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
-        id: String, tenant_id: String, email: String, first_name: String, last_name: String,
-        role: String, password_hash: String, email_verified: i64, preferred_environment: String,
+        id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
+        role: String, password_hash: String, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
 }
@@ -94,7 +96,7 @@ impl UserRow {
 
 row! {
     pub struct NewUser<'a> {
-        id: &'a str, tenant_id: &'a str, email: &'a str, first_name: &'a str, last_name: &'a str,
+        id: &'a str, tenant_id: &'a TenantId, email: &'a str, first_name: &'a str, last_name: &'a str,
         password_hash: &'a str,
     }
 }
@@ -256,14 +258,14 @@ const SELECT_MAIL: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct MailRow {
-        id: String, to_email: String, subject: String, kind: String, sealed: String,
+        id: String, to_email: String, subject: String, kind: MailKind, sealed: String,
         created_at: u64,
     }
 }
 
 row! {
     pub struct NewMail<'a> {
-        id: &'a str, to: &'a str, subject: &'a str, kind: &'a str, sealed: &'a str,
+        id: &'a str, to: &'a str, subject: &'a str, kind: MailKind, sealed: &'a str,
     }
 }
 
@@ -278,7 +280,7 @@ queries! {
 ///
 /// # Errors
 /// D1 errors; an internal error for a tenant that does not exist.
-pub async fn tenant_plan(db: &D1Database, tenant_id: &str) -> ApiResult<Plan> {
+pub async fn tenant_plan(db: &D1Database, tenant_id: &TenantId) -> ApiResult<Plan> {
     tenant(db, tenant_id)
         .await?
         .map(|t| t.plan)

@@ -3,11 +3,13 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 const INSERT_INVITATION: &str =
     "INSERT INTO invitations (token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at) \
@@ -90,8 +92,8 @@ const SELECT_BALANCE_AT_LEAF: &str =
 #[derive(Debug, Clone, Deserialize)]
 pub struct InvitationRow {
     pub token_hash: Hash32,
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub ledger_id: String,
     pub created_at: u64,
     pub expires_at: u64,
@@ -102,8 +104,8 @@ pub struct InvitationRow {
 pub struct KeyRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub verifier_key: String,
     pub statement: String,
     pub registered_at: u64,
@@ -125,8 +127,8 @@ super::text_enum! {
 pub struct AgreementRow {
     pub item_hash: Hash32,
     pub ledger_id: String,
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub checkpoint_id: String,
     pub kind: AgreementKind,
     pub verifier_key: String,
@@ -157,7 +159,7 @@ pub struct LoggedStatement {
 /// A value that cannot be bound.
 pub fn logged_keys(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     ledger_id: &str,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
@@ -266,8 +268,8 @@ queries! {
 /// position `leaf` (zero before its first).
 pub async fn balance_at_leaf(
     db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
     leaf: u64,
 ) -> ApiResult<Amount> {
     #[derive(Deserialize)]
@@ -314,7 +316,7 @@ const SELECT_DELTAS_AT: &str =
 
 queries! {
     /// Where period `window` starts in the ledger.
-    pub fn window_start(tenant_id: &str, customer_id: &str, window: &str) -> Option<WindowStart>
+    pub fn window_start(tenant_id: &TenantId, customer_id: &CustomerId, window: &str) -> Option<WindowStart>
         = first(SELECT_WINDOW_START);
 }
 
@@ -324,8 +326,8 @@ queries! {
 /// D1 errors.
 pub async fn deltas_at(
     db: &D1Database,
-    tenant_id: &str,
-    customer_id: &str,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
     seqs: &[u64],
 ) -> ApiResult<Vec<DeltaAt>> {
     let Some(first_seq) = seqs.first() else {

@@ -12,6 +12,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::ledgers::LedgerRow;
 use super::{queries, row};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 /// The ledger's verified deltas in ledger order: every one while there are
 /// at most `?3`, else every k-th (k = ceil(total / `?3`)) with the first
@@ -40,7 +41,7 @@ row! {
 /// D1 errors.
 pub async fn history(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     points_max: u64,
 ) -> ApiResult<(Option<LedgerRow>, Vec<PointRow>)> {
@@ -52,7 +53,7 @@ pub async fn history(
 }
 
 queries! {
-    fn points(tenant_id: &str, customer_id: &CustomerId, points_max: u64) -> Vec<PointRow>
+    fn points(tenant_id: &TenantId, customer_id: &CustomerId, points_max: u64) -> Vec<PointRow>
         = all(SELECT_HISTORY);
 }
 
@@ -70,7 +71,7 @@ const SELECT_DAYS: &str = "SELECT day, bucket, n FROM delta_days \
 
 /// One raise of a day's bucket.
 pub struct DayRaise {
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub day: String,
     pub bucket: u32,
     pub n: u64,
@@ -97,5 +98,5 @@ row! {
 
 queries! {
     /// The tenant's day figures from `from` to `to` (YYYY-MM-DD, inclusive).
-    pub fn days(tenant_id: &str, from: &str, to: &str) -> Vec<DayRow> = all(SELECT_DAYS);
+    pub fn days(tenant_id: &TenantId, from: &str, to: &str) -> Vec<DayRow> = all(SELECT_DAYS);
 }

@@ -9,12 +9,13 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_checkpoints from "checkpoints";
     #[derive(Debug, Clone, Deserialize)]
     pub struct CheckpointRow {
-        id: String, tenant_id: String, customer_id: String, period: String, merkle_root: Hash32,
+        id: String, tenant_id: TenantId, customer_id: CheckpointOf, period: String, merkle_root: Hash32,
         delta_count: u64,
         #[serde(deserialize_with = "super::amount")]
         net_delta: Amount,
@@ -34,18 +35,78 @@ row! {
 /// `all`, `bvs_core::types::WHOLE_TENANT`): no customer id can be `*`.
 pub const WHOLE_TENANT_ROW: &str = "*";
 
+/// Whose balance a checkpoint is over: one customer's ledger, or the whole
+/// tenant (stored as [`WHOLE_TENANT_ROW`]). Parsed once, when the row is
+/// read; bound as the same text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointOf {
+    WholeTenant,
+    Customer(CustomerId),
+}
+
+impl CheckpointOf {
+    /// `customer`'s checkpoint, or the whole tenant's for `None`.
+    pub fn of(customer: Option<&CustomerId>) -> Self {
+        customer.map_or(Self::WholeTenant, |c| Self::Customer(c.clone()))
+    }
+
+    /// The stored text: the customer id, or `*`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::WholeTenant => WHOLE_TENANT_ROW,
+            Self::Customer(c) => c.as_str(),
+        }
+    }
+
+    /// The customer, for a customer's checkpoint.
+    pub fn customer(&self) -> Option<&CustomerId> {
+        match self {
+            Self::WholeTenant => None,
+            Self::Customer(c) => Some(c),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CheckpointOf {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s == WHOLE_TENANT_ROW {
+            return Ok(Self::WholeTenant);
+        }
+        CustomerId::parse(&s)
+            .map(Self::Customer)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'a> super::Bind<'a> for &'a CheckpointOf {
+    fn arg(self) -> ApiResult<super::Arg<'a>> {
+        Ok(super::Arg::Text(self.as_str()))
+    }
+}
+
 impl CheckpointRow {
     /// A checkpoint over every customer of its tenant.
     pub fn is_whole_tenant(&self) -> bool {
-        self.customer_id == WHOLE_TENANT_ROW
+        self.customer_id == CheckpointOf::WholeTenant
+    }
+
+    /// The customer of a checkpoint known to be one ledger's (found by
+    /// that ledger's key).
+    ///
+    /// # Errors
+    /// Internal, for a whole-tenant checkpoint.
+    pub fn ledger_customer(&self) -> ApiResult<&CustomerId> {
+        self.customer_id.customer().ok_or_else(|| {
+            crate::error::ApiError::internal(format!("checkpoint {} is not one ledger's", self.id))
+        })
     }
 
     /// Its `customerId` as the API names it (`all` for the whole tenant).
     pub fn customer_view(&self) -> &str {
-        if self.is_whole_tenant() {
-            bvs_core::types::WHOLE_TENANT
-        } else {
-            &self.customer_id
+        match &self.customer_id {
+            CheckpointOf::WholeTenant => bvs_core::types::WHOLE_TENANT,
+            CheckpointOf::Customer(c) => c.as_str(),
         }
     }
 }
@@ -173,7 +234,7 @@ impl OverCandidates {
     pub fn statement(
         &self,
         db: &D1Database,
-        tenant_id: &str,
+        tenant_id: &TenantId,
         customer_id: &CustomerId,
         period: Option<&str>,
     ) -> ApiResult<D1PreparedStatement> {
@@ -326,8 +387,8 @@ pub struct ListedRow {
 /// many match: one round trip.
 pub async fn page(
     db: &D1Database,
-    tenant_id: &str,
-    customer_id: Option<&str>,
+    tenant_id: &TenantId,
+    customer_id: Option<&CheckpointOf>,
     period: Option<&str>,
     limit: u64,
     offset: u64,
@@ -358,4 +419,22 @@ pub async fn page(
 queries! {
     /// Checkpoints (any tenant) whose merkle_root is `root`.
     pub fn by_root(root: &str) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whose_checkpoint_reads_and_binds_the_stored_text() {
+        let whole: CheckpointOf = serde_json::from_str("\"*\"").unwrap();
+        assert_eq!(whole, CheckpointOf::WholeTenant);
+        assert_eq!(whole.as_str(), WHOLE_TENANT_ROW);
+        assert_eq!(whole.customer(), None);
+        let one: CheckpointOf = serde_json::from_str("\"cust_1\"").unwrap();
+        assert_eq!(one.as_str(), "cust_1");
+        assert_eq!(one.customer().map(CustomerId::as_str), Some("cust_1"));
+        assert!(serde_json::from_str::<CheckpointOf>("\"a b\"").is_err());
+    }
 }

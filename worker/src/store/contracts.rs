@@ -6,6 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, queries, row, run, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 super::text_enum! {
     /// A contract's state, as its `status` column holds it: only an `active`
@@ -25,7 +26,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct ContractRow {
-        id: String, tenant_id: String, env: Env, status: ContractStatus,
+        id: String, tenant_id: TenantId, env: Env, status: ContractStatus,
         provisioned_at: Option<u64>, error: Option<String>,
         // The ledger shard the environment is placed on.
         shard: u32,
@@ -78,7 +79,7 @@ pub async fn shard_counts(db: &D1Database, env: Env) -> ApiResult<Vec<(u32, u64)
 pub fn insert_active(
     db: &D1Database,
     id: &str,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     env: Env,
     shard: u32,
     now_ms: u64,
@@ -101,7 +102,7 @@ pub fn insert_active(
 pub async fn begin_provisioning(
     db: &D1Database,
     new_id: &str,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     env: Env,
     shard: u32,
     now_ms: u64,
@@ -124,8 +125,8 @@ pub async fn begin_provisioning(
 queries! {
     /// `status` is `active` or `error` (with a short reason).
     pub fn finish_provisioning(
-        tenant_id: &str, env: Env, status: ContractStatus, error: Option<&str>, now_ms: u64,
+        tenant_id: &TenantId, env: Env, status: ContractStatus, error: Option<&str>, now_ms: u64,
     ) -> u64 = run(FINISH_PROVISIONING);
-    pub fn of_tenant(tenant_id: &str) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
-    pub fn for_env(tenant_id: &str, env: Env) -> Option<ContractRow> = first(SELECT_FOR_ENV);
+    pub fn of_tenant(tenant_id: &TenantId) -> Vec<ContractRow> = all(SELECT_OF_TENANT);
+    pub fn for_env(tenant_id: &TenantId, env: Env) -> Option<ContractRow> = first(SELECT_FOR_ENV);
 }

@@ -9,13 +9,14 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_deltas from "deltas";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct DeltaRow {
-        anchor_id: String, tenant_id: String, customer_id: String, submission_id: String,
+        anchor_id: String, tenant_id: TenantId, customer_id: CustomerId, submission_id: String,
         position: u64, item_hash: Hash32, items_root: Hash32,
         #[serde(deserialize_with = "super::amount")]
         delta: Amount,
@@ -203,7 +204,7 @@ const FROM_ANCHOR_ID: FromStart = from_start!(start_seq_by_anchor_id);
 /// A value that cannot be bound.
 pub fn from_start_statements(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     start: StartAt<'_>,
     (first, last): (u64, u64),
@@ -223,7 +224,7 @@ pub fn from_start_statements(
 
 super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
-    pub fn of_ledger_statement(tenant_id: &str, customer_id: &CustomerId, from_seq: u64, to_seq: u64)
+    pub fn of_ledger_statement(tenant_id: &TenantId, customer_id: &CustomerId, from_seq: u64, to_seq: u64)
         = SELECT_LEDGER_RANGE;
 }
 
@@ -321,8 +322,8 @@ const SET_LEDGER_ROOT: &str =
 /// A delta as the ledger roots backfill reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BackfillRow {
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub submission_id: String,
     pub item_hash: Hash32,
     pub items_root: Hash32,
@@ -339,12 +340,12 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &str, customer_id: &str, root: &str) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &str) = SET_LEDGER_ROOT;
 }
 
 super::statements! {
     /// A receipt's deltas of one period, for its batch (`store::receipts`).
-    pub fn of_window_statement(tenant_id: &str, customer_id: &CustomerId, window: &str, max: u64)
+    pub fn of_window_statement(tenant_id: &TenantId, customer_id: &CustomerId, window: &str, max: u64)
         = SELECT_OF_WINDOW;
 }
 
@@ -378,11 +379,11 @@ super::statements! {
 }
 
 queries! {
-    pub fn delta(tenant_id: &str, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
+    pub fn delta(tenant_id: &TenantId, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
-    pub fn of_ledger_by_items_root(tenant_id: &str, customer_id: &CustomerId, items_root: &str)
+    pub fn of_ledger_by_items_root(tenant_id: &TenantId, customer_id: &CustomerId, items_root: &str)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
-    pub fn queued_count(tenant_id: &str, customer_id: &CustomerId) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
+    pub fn queued_count(tenant_id: &TenantId, customer_id: &CustomerId) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
 }
 
 /// What a pinpointing compare needs of a verified delta: its ids and amount.
@@ -399,7 +400,7 @@ pub struct LedgerLine {
 /// `from_seq <= ledger_seq <= to_seq`, in ledger order.
 pub async fn lines_of_ledger(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     from_seq: u64,
     to_seq: u64,
@@ -480,8 +481,8 @@ pub fn mark_failed(db: &D1Database, anchor_id: &str) -> ApiResult<D1PreparedStat
 }
 
 super::statements! {
-    fn delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_ONE;
-    fn siblings_statement(tenant_id: &str, anchor_id: &str) = SELECT_SIBLINGS;
+    fn delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_ONE;
+    fn siblings_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_SIBLINGS;
 }
 
 /// A delta's status as read in one round trip (issue 16; one batch: one
@@ -500,7 +501,11 @@ pub struct StatusRead {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn status(db: &D1Database, tenant_id: &str, anchor_id: &str) -> ApiResult<StatusRead> {
+pub async fn status(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    anchor_id: &str,
+) -> ApiResult<StatusRead> {
     let results = super::batch(
         db,
         vec![

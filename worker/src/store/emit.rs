@@ -12,6 +12,7 @@
 //! (migrations/ledger/0051_emit_claims.sql).
 
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -20,6 +21,7 @@ use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).
@@ -107,7 +109,7 @@ pub struct NewClaim<'a> {
 /// The answer's placeholder for `estimatedVerifiedDeltas`: the batch puts
 /// `prefix` and the number in place of `text`.
 pub struct Estimate<'a> {
-    pub customer_id: &'a str,
+    pub customer_id: &'a CustomerId,
     pub text: &'a str,
     pub prefix: &'a str,
 }
@@ -273,7 +275,7 @@ fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcom
 
 fn claim_statements(
     db: &D1Database,
-    tenant: &str,
+    tenant: &TenantId,
     new: &NewClaim<'_>,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let [expired_claim, expired_result] = super::idempotency::drop_expired(db, tenant, &new.claim)?;

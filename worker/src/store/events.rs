@@ -6,17 +6,32 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
-/// The event names: an outbox row's `type` (spec: Events).
-pub const DELTA_VERIFIED: &str = "delta.verified";
-pub const CHECKPOINT_VERIFIED: &str = "checkpoint.verified";
-pub const VERIFICATION_COMPLETED: &str = "verification.completed";
-pub const VERIFICATION_FAILED: &str = "verification.failed";
-pub const CHECKPOINT_COSIGNED: &str = "checkpoint.cosigned";
-pub const CHECKPOINT_DISPUTED: &str = "checkpoint.disputed";
-/// Issue 28: a tenant's items became witnessed (a quorum of witnesses
-/// cosigned a head that covers them).
-pub const CHECKPOINT_WITNESSED: &str = "checkpoint.witnessed";
+super::text_enum! {
+    /// An outbox row's `type`: the event names (spec: Events), spelled
+    /// once here.
+    pub enum EventKind {
+        DeltaVerified = "delta.verified",
+        CheckpointVerified = "checkpoint.verified",
+        VerificationCompleted = "verification.completed",
+        VerificationFailed = "verification.failed",
+        CheckpointCosigned = "checkpoint.cosigned",
+        CheckpointDisputed = "checkpoint.disputed",
+        /// Issue 28: a tenant's items became witnessed (a quorum of
+        /// witnesses cosigned a head that covers them).
+        CheckpointWitnessed = "checkpoint.witnessed",
+    }
+}
+
+/// The event names as text (a webhook's subscription list, a filter).
+pub const DELTA_VERIFIED: &str = EventKind::DeltaVerified.as_str();
+pub const CHECKPOINT_VERIFIED: &str = EventKind::CheckpointVerified.as_str();
+pub const VERIFICATION_COMPLETED: &str = EventKind::VerificationCompleted.as_str();
+pub const VERIFICATION_FAILED: &str = EventKind::VerificationFailed.as_str();
+pub const CHECKPOINT_COSIGNED: &str = EventKind::CheckpointCosigned.as_str();
+pub const CHECKPOINT_DISPUTED: &str = EventKind::CheckpointDisputed.as_str();
+pub const CHECKPOINT_WITNESSED: &str = EventKind::CheckpointWitnessed.as_str();
 
 /// A round's events (`?1`: `[id, tenant_id, type, payload]` each), at `?2`.
 const INSERT_SET: &str = "INSERT INTO events (id, tenant_id, type, payload, created_at) \
@@ -39,8 +54,8 @@ const MARK_DISPATCHED_SET: &str = "UPDATE events SET dispatched_at = ?2 \
 
 pub struct NewEvent {
     pub id: String,
-    pub tenant_id: String,
-    pub kind: &'static str,
+    pub tenant_id: TenantId,
+    pub kind: EventKind,
     pub payload: String,
 }
 
@@ -68,7 +83,7 @@ fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> S
             (
                 e.id.as_str(),
                 e.tenant_id.as_str(),
-                e.kind,
+                e.kind.as_str(),
                 e.payload.as_str(),
             )
         })
@@ -78,16 +93,16 @@ fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> S
 
 super::statements! {
     /// Adds an event once (its id is deterministic), in the caller's batch.
-    pub fn insert_once_statement(id: &str, tenant_id: &str, kind: &str, payload: &str, now_ms: u64)
+    pub fn insert_once_statement(id: &str, tenant_id: &TenantId, kind: EventKind, payload: &str, now_ms: u64)
         = INSERT_ONCE;
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EventRow {
     pub id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: EventKind,
     pub payload: String,
     pub created_at: u64,
 }
@@ -180,7 +195,7 @@ const SELECT_ONE_OF_TENANT: &str =
 pub struct LoggedEventRow {
     pub id: String,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: EventKind,
     pub payload: String,
     pub created_at: u64,
     pub dispatched_at: Option<u64>,
@@ -193,7 +208,7 @@ pub struct LoggedEventRow {
 /// D1 errors.
 pub async fn page_of_tenant(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     kind: Option<&str>,
     before: (u64, &str),
     limit: u64,
@@ -208,5 +223,23 @@ pub async fn page_of_tenant(
 
 queries! {
     /// One of the tenant's events.
-    pub fn one_of_tenant(id: &str, tenant_id: &str) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
+    pub fn one_of_tenant(id: &str, tenant_id: &TenantId) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_event_type_reads_as_its_kind_and_binds_the_same_word() {
+        for name in crate::webhooks::EVENT_NAMES
+            .iter()
+            .filter(|n| **n != "test")
+        {
+            let kind: EventKind = serde_json::from_str(&format!("\"{name}\"")).unwrap();
+            assert_eq!(kind.as_str(), *name);
+        }
+        assert!(serde_json::from_str::<EventKind>("\"delta.lost\"").is_err());
+    }
 }

@@ -6,13 +6,14 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_facts from "facts";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct FactRow {
-        tenant_id: String, content_hash: Hash32, content: String, metadata: Option<String>,
+        tenant_id: TenantId, content_hash: Hash32, content: String, metadata: Option<String>,
         status: ItemStatus, created_at: u64, leaf_index: Option<u64>, tree_size: Option<u64>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
         failure: Option<String>,
@@ -39,7 +40,7 @@ const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
 /// metered batch: the raises after it count only a new fact.
 pub fn insert_stmt(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     content_hash: &Hash32,
     content: &str,
     metadata: Option<&str>,
@@ -50,7 +51,7 @@ pub fn insert_stmt(
 }
 
 queries! {
-    pub fn fact(tenant_id: &str, content_hash: &Hash32) -> Option<FactRow> = first(SELECT_ONE);
+    pub fn fact(tenant_id: &TenantId, content_hash: &Hash32) -> Option<FactRow> = first(SELECT_ONE);
 }
 
 super::statements! {
@@ -76,7 +77,7 @@ pub fn mark_verified_all(
 /// no-op for one no longer QUEUED.
 pub fn mark_failed(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     content_hash: &Hash32,
     failure: &str,
 ) -> ApiResult<D1PreparedStatement> {

@@ -11,6 +11,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, first, run, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 /// The key's expired claim and answer (each claim drops them first).
 const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
@@ -77,7 +78,7 @@ pub struct ClaimKey<'a> {
 /// A value that cannot be bound.
 pub(super) fn drop_expired(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     c: &ClaimKey<'_>,
 ) -> ApiResult<[D1PreparedStatement; 2]> {
     let expired = args![tenant_id, c.env, c.key, c.now_ms];
@@ -89,7 +90,7 @@ pub(super) fn drop_expired(
 
 /// A key under which a write claims and stores its answer.
 pub struct KeyClaim<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub claim: ClaimKey<'a>,
 }
 
@@ -132,7 +133,7 @@ pub fn claim_and_answer(
 /// The key's live claim (not expired at `now_ms`) and its answer.
 pub async fn held(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     env: Env,
     key: &str,
     now_ms: u64,

@@ -7,6 +7,7 @@ use worker::D1Database;
 use super::contracts::ContractStatus;
 use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::plan::Plan;
 
 row! {
@@ -14,7 +15,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Deserialize)]
     pub struct KeyRow {
-        id: String, tenant_id: String, env: Env, name: Option<String>, secret_hash: String,
+        id: String, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: String,
         active: i64, created_at: u64, last_used_at: Option<u64>, deleted_at: Option<u64>,
     }
 }
@@ -55,7 +56,7 @@ const SELECT_AUTH: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct AuthRow {
-        id: String, tenant_id: String, env: Env, secret_hash: String, active: i64,
+        id: String, tenant_id: TenantId, env: Env, secret_hash: String, active: i64,
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
@@ -72,9 +73,9 @@ queries! {
     /// The key `id` with its tenant's plan and environment status.
     pub fn for_auth(id: &str) -> Option<AuthRow> = first(SELECT_AUTH);
     /// A tenant's key that is not deleted.
-    pub fn of_tenant(tenant_id: &str, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn of_tenant(tenant_id: &TenantId, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
     /// A tenant's keys that are not deleted, oldest first.
-    pub fn list(tenant_id: &str) -> Vec<KeyRow> = all(SELECT_LIST);
+    pub fn list(tenant_id: &TenantId) -> Vec<KeyRow> = all(SELECT_LIST);
 }
 
 /// The key `id` as [`for_auth`] reads it, and, in the same batch (one
@@ -100,7 +101,7 @@ pub async fn for_auth_indexing(
 
 row! {
     pub struct NewKey<'a> {
-        id: &'a str, tenant_id: &'a str, env: Env, name: Option<&'a str>,
+        id: &'a str, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
         secret_hash: &'a str, created_by: &'a str,
     }
 }
@@ -121,14 +122,14 @@ queries! {
         l.held_max, l.since_ms, l.created_max
     );
     /// Keys the tenant created since `since_ms`, deleted ones included.
-    pub fn created_since(tenant_id: &str, since_ms: u64) -> u64 = count(COUNT_CREATED_SINCE);
+    pub fn created_since(tenant_id: &TenantId, since_ms: u64) -> u64 = count(COUNT_CREATED_SINCE);
 }
 
 queries! {
     /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
-    pub fn toggle(tenant_id: &str, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);
+    pub fn toggle(tenant_id: &TenantId, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);
     /// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).
-    pub fn delete(tenant_id: &str, id: &str, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
+    pub fn delete(tenant_id: &TenantId, id: &str, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
     pub fn touch(id: &str, now_ms: u64) -> () = exec(TOUCH_KEY);
 }
 

@@ -10,12 +10,13 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, row, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_ledgers from "ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        tenant_id: String, customer_id: String, ledger_id: String, verified_count: u64,
+        tenant_id: TenantId, customer_id: CustomerId, ledger_id: String, verified_count: u64,
         #[serde(deserialize_with = "super::amount")]
         computed_balance: Amount,
         first_activity_at: Option<u64>, last_activity_at: Option<u64>,
@@ -40,7 +41,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct TenantWindowRow {
-        tenant_id: String, window: String, deltas_count: u64,
+        tenant_id: TenantId, window: String, deltas_count: u64,
         #[serde(deserialize_with = "super::amount")]
         net_delta: Amount,
         first_leaf: u64, last_leaf: u64, frontier: String,
@@ -119,18 +120,18 @@ const SET_LATEST_ROOT: &str = "UPDATE ledgers SET latest_items_root = ?4 \
 
 super::statements! {
     /// For the ledger roots backfill (`ledger::backfill`).
-    pub fn replace_latest_root(tenant_id: &str, customer_id: &str, old: &str, new: &str)
+    pub fn replace_latest_root(tenant_id: &TenantId, customer_id: &CustomerId, old: &str, new: &str)
         = SET_LATEST_ROOT;
 }
 
 queries! {
-    pub fn ledger(tenant_id: &str, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
-    pub fn page(tenant_id: &str, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
-    pub fn count_of_tenant(tenant_id: &str) -> u64 = count(COUNT_OF_TENANT);
+    pub fn ledger(tenant_id: &TenantId, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
+    pub fn page(tenant_id: &TenantId, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
+    pub fn count_of_tenant(tenant_id: &TenantId) -> u64 = count(COUNT_OF_TENANT);
     /// A page of the ledgers whose customer id is in [`from`, `to`).
-    pub fn page_in_range(tenant_id: &str, from: &str, to: &str, limit: u64, offset: u64)
+    pub fn page_in_range(tenant_id: &TenantId, from: &str, to: &str, limit: u64, offset: u64)
         -> Vec<LedgerRow> = all(SELECT_PAGE_IN_RANGE);
-    pub fn count_in_range(tenant_id: &str, from: &str, to: &str) -> u64 = count(COUNT_IN_RANGE);
+    pub fn count_in_range(tenant_id: &TenantId, from: &str, to: &str) -> u64 = count(COUNT_IN_RANGE);
 }
 
 /// A round's read of the ledgers it touches (`keys`: (tenant, customer)),
@@ -142,8 +143,8 @@ queries! {
 /// A value that cannot be bound.
 pub fn round_reads(
     db: &D1Database,
-    keys: &[(String, String)],
-    tenants: &[String],
+    keys: &[(TenantId, CustomerId)],
+    tenants: &[TenantId],
     window: &str,
 ) -> ApiResult<[D1PreparedStatement; 3]> {
     let pairs = serde_json::to_string(keys)?;
@@ -166,14 +167,14 @@ pub fn round_reads(
 /// A ledger window's frontier, as [`round_reads`] reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct FrontierRow {
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub frontier: String,
 }
 
 row! {
     pub struct LedgerUpdate<'a> {
-        tenant_id: &'a str, customer_id: &'a str, old_count: u64, new_count: u64,
+        tenant_id: &'a TenantId, customer_id: &'a CustomerId, old_count: u64, new_count: u64,
         old_balance: Amount, new_balance: Amount,
         /// Bound as `""` when None (no verified delta).
         latest_items_root: Option<Hash32>,
@@ -199,8 +200,8 @@ pub fn update_all(
         .iter()
         .map(|u| {
             (
-                u.tenant_id,
-                u.customer_id,
+                u.tenant_id.as_str(),
+                u.customer_id.as_str(),
                 u.new_count,
                 u.new_balance.to_string(),
                 u.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
@@ -222,8 +223,8 @@ pub fn update_all(
         .iter()
         .map(|u| {
             (
-                u.tenant_id,
-                u.customer_id,
+                u.tenant_id.as_str(),
+                u.customer_id.as_str(),
                 u.old_count + 1,
                 u.new_count,
                 u.old_balance.to_string(),
@@ -246,9 +247,9 @@ pub fn update_all(
 
 queries! {
     /// The window row of one period of a ledger.
-    pub fn window(tenant_id: &str, customer_id: &CustomerId, period: &str) -> Option<WindowRow>
+    pub fn window(tenant_id: &TenantId, customer_id: &CustomerId, period: &str) -> Option<WindowRow>
         = first(SELECT_WINDOW);
-    pub fn tenant_window(tenant_id: &str, window: &str) -> Option<TenantWindowRow>
+    pub fn tenant_window(tenant_id: &TenantId, window: &str) -> Option<TenantWindowRow>
         = first(SELECT_TENANT_WINDOW);
 }
 
@@ -293,15 +294,15 @@ const SELECT_WINDOWS_AFTER_ANCHOR_ID: &str = select_windows!(concat!(
 
 super::statements! {
     /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-    fn windows_after_statement(tenant_id: &str, customer_id: &CustomerId, after_seq: u64)
+    fn windows_after_statement(tenant_id: &TenantId, customer_id: &CustomerId, after_seq: u64)
         = SELECT_WINDOWS_AFTER;
-    pub(super) fn ledger_statement(tenant_id: &str, customer_id: &CustomerId) = SELECT_ONE;
+    pub(super) fn ledger_statement(tenant_id: &TenantId, customer_id: &CustomerId) = SELECT_ONE;
 }
 
 super::statements! {
     /// The window row of one period of a ledger, for a caller's batch
     /// (`store::receipts`).
-    pub(super) fn window_statement(tenant_id: &str, customer_id: &CustomerId, period: &str)
+    pub(super) fn window_statement(tenant_id: &TenantId, customer_id: &CustomerId, period: &str)
         = SELECT_WINDOW;
 }
 
@@ -320,7 +321,7 @@ pub struct LedgerPage {
 /// D1 errors.
 pub async fn ledger_page(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     (from_seq, to_seq): (u64, u64),
     after_seq: u64,
@@ -361,7 +362,7 @@ pub struct LedgerFrom {
 /// D1 errors.
 pub async fn ledger_page_from(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     customer_id: &CustomerId,
     start: super::deltas::StartAt<'_>,
     page: (u64, u64),

@@ -3,18 +3,33 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::{CustomerId, Env};
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
+
+super::text_enum! {
+    /// A statement's `status`: phase 1 (SNAPSHOT), phase 2 (BUILDING),
+    /// built and waiting for the log (QUEUED), in the log (PUBLISHED), or
+    /// never to be (FAILED).
+    pub enum StatementStatus {
+        Snapshot = "SNAPSHOT",
+        Building = "BUILDING",
+        Queued = "QUEUED",
+        Published = "PUBLISHED",
+        Failed = "FAILED",
+    }
+}
 
 row! {
     $ select_statements from "liability_statements";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct StatementRow {
-        id: String, tenant_id: String, environment: String, period: String, status: String,
+        id: String, tenant_id: TenantId, environment: Env, period: String, status: StatementStatus,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
         item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<String>,
@@ -30,7 +45,9 @@ row! {
     $ select_ledgers from "liability_ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        order_key: String, customer_id: String, balance: String,
+        order_key: String, customer_id: CustomerId,
+        #[serde(deserialize_with = "super::amount")]
+        balance: Amount,
         liabilities_index: Option<u64>, receivables_index: Option<u64>,
     }
 }
@@ -38,8 +55,9 @@ row! {
 /// A ledger's balance at the period's end, for phase 1.
 #[derive(Debug, Clone, Deserialize)]
 pub struct BalanceRow {
-    pub customer_id: String,
-    pub balance: Option<String>,
+    pub customer_id: CustomerId,
+    #[serde(deserialize_with = "super::opt_amount")]
+    pub balance: Option<Amount>,
 }
 
 /// A stored node.
@@ -163,7 +181,7 @@ const SEED_WINDOWS: &str = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i 
 /// D1 errors.
 pub async fn seed_bench(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     period: &str,
     n: u64,
     now_ms: u64,
@@ -187,8 +205,8 @@ pub async fn seed_bench(
 pub fn insert_stmt(
     db: &D1Database,
     id: &str,
-    tenant_id: &str,
-    environment: &str,
+    tenant_id: &TenantId,
+    environment: Env,
     period: &str,
     builder_state: &str,
     now_ms: u64,
@@ -201,19 +219,19 @@ pub fn insert_stmt(
 }
 
 queries! {
-    pub fn statement(id: &str, tenant_id: &str) -> Option<StatementRow> = first(SELECT_ONE);
+    pub fn statement(id: &str, tenant_id: &TenantId) -> Option<StatementRow> = first(SELECT_ONE);
     pub fn statement_by_id(id: &str) -> Option<StatementRow> = first(SELECT_BY_ID);
-    pub fn latest_live(tenant_id: &str, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
-    pub fn latest_published(tenant_id: &str, period: &str) -> Option<StatementRow>
+    pub fn latest_live(tenant_id: &TenantId, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
+    pub fn latest_published(tenant_id: &TenantId, period: &str) -> Option<StatementRow>
         = first(SELECT_LATEST_PUBLISHED);
-    pub fn of_period(tenant_id: &str, period: &str, limit: u64) -> Vec<StatementRow>
+    pub fn of_period(tenant_id: &TenantId, period: &str, limit: u64) -> Vec<StatementRow>
         = all(SELECT_OF_PERIOD);
     pub fn published_by_item(item_hash: &str) -> Option<StatementRow> = first(SELECT_BY_ITEM);
-    pub fn count_of_period(tenant_id: &str, period: &str) -> u64 = count(SELECT_COUNT);
-    pub fn balances(tenant_id: &str, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
+    pub fn count_of_period(tenant_id: &TenantId, period: &str) -> u64 = count(SELECT_COUNT);
+    pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
     pub fn page(statement_id: &str, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
-    pub fn ledger_of(statement_id: &str, customer_id: &str) -> Option<LedgerRow>
+    pub fn ledger_of(statement_id: &str, customer_id: &CustomerId) -> Option<LedgerRow>
         = first(SELECT_LEDGER_OF);
     pub fn stalled(before_ms: u64, limit: u64) -> Vec<StatementRow> = all(SELECT_STALLED);
     pub fn fail(id: &str, failure: &str, now_ms: u64) -> u64 = run(SET_FAILED);
@@ -223,10 +241,10 @@ queries! {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult<Vec<String>> {
+pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult<Vec<TenantId>> {
     #[derive(Deserialize)]
     struct T {
-        tenant_id: String,
+        tenant_id: TenantId,
     }
     let rows: Vec<T> = super::all(db, SELECT_DUE_TENANTS, &args![period, limit]).await?;
     Ok(rows.into_iter().map(|t| t.tenant_id).collect())
@@ -239,7 +257,7 @@ statements! {
 
 statements! {
     /// Phase 1's progress (`status` `SNAPSHOT`, or `BUILDING` when done).
-    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: &str, now_ms: u64, read_cursor: &str)
+    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &str)
         = SET_SNAPSHOT;
 }
 
@@ -297,7 +315,7 @@ pub fn set_queued(
 pub fn insert_ledgers(
     db: &D1Database,
     statement_id: &str,
-    rows: &[(String, String, String)],
+    rows: &[(String, CustomerId, String)],
 ) -> Statements {
     over_json(db, INSERT_LEDGERS_SET, rows, &args![statement_id])
 }
@@ -315,14 +333,15 @@ pub fn insert_nodes(
 }
 
 /// Phase 2's leaf indexes: `(order_key, customer_id, balance,
-/// liabilities_index, receivables_index)` (the rows rewritten whole).
+/// liabilities_index, receivables_index)` (the rows rewritten whole; the
+/// balance as its canonical decimal text, as phase 1 wrote it).
 ///
 /// # Errors
 /// A value that cannot be bound.
 pub fn set_indexes(
     db: &D1Database,
     statement_id: &str,
-    rows: &[(&str, &str, &str, u64, Option<u64>)],
+    rows: &[(&str, &str, String, u64, Option<u64>)],
 ) -> Statements {
     over_json(db, SET_INDEXES_SET, rows, &args![statement_id])
 }
@@ -365,8 +384,8 @@ row! {
     /// part D, migration 0120).
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
-        item_hash: String, statement_id: String, ledger_id: String, tenant_id: String,
-        customer_id: String, verifier_key: String, statement: String, created_at: u64,
+        item_hash: String, statement_id: String, ledger_id: String, tenant_id: TenantId,
+        customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }
 
@@ -424,10 +443,34 @@ const PURGE_NODES: &str = "DELETE FROM liability_nodes WHERE (statement_id, tree
 queries! {
     /// Stamps the tenant's statements past the window purged (retention,
     /// docs/liabilities.md §12). Returns statements stamped.
-    pub fn purge_statements(tenant_id: &str, cutoff_ms: u64, now_ms: u64, limit: u64) -> u64
+    pub fn purge_statements(tenant_id: &TenantId, cutoff_ms: u64, now_ms: u64, limit: u64) -> u64
         = run(PURGE_STATEMENTS);
     /// Deletes snapshot rows of purged statements. Returns rows deleted.
-    pub fn purge_ledgers(tenant_id: &str, limit: u64) -> u64 = run(PURGE_LEDGERS);
+    pub fn purge_ledgers(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_LEDGERS);
     /// Deletes nodes of purged statements. Returns rows deleted.
-    pub fn purge_nodes(tenant_id: &str, limit: u64) -> u64 = run(PURGE_NODES);
+    pub fn purge_nodes(tenant_id: &TenantId, limit: u64) -> u64 = run(PURGE_NODES);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_balances_and_statuses_are_parsed_when_read() {
+        let b: BalanceRow =
+            serde_json::from_str(r#"{"customer_id":"c1","balance":"-12.5"}"#).unwrap();
+        assert_eq!(b.balance.unwrap().to_string(), "-12.5");
+        let none: BalanceRow =
+            serde_json::from_str(r#"{"customer_id":"c1","balance":null}"#).unwrap();
+        assert!(none.balance.is_none());
+        let l: LedgerRow = serde_json::from_str(
+            r#"{"order_key":"k","customer_id":"c1","balance":"3","liabilities_index":0,"receivables_index":null}"#,
+        )
+        .unwrap();
+        assert_eq!(l.balance.to_string(), "3");
+        let s: StatementStatus = serde_json::from_str(r#""BUILDING""#).unwrap();
+        assert_eq!(s, StatementStatus::Building);
+        assert!(serde_json::from_str::<StatementStatus>(r#""building""#).is_err());
+    }
 }

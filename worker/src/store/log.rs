@@ -15,6 +15,7 @@ use super::{
     args, batch_rows, chunked, int, over_json, queries, row, run, stmt, Arg, ListSql, Statements,
 };
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 
 row! {
     $ select_heads from "tree_heads";
@@ -39,7 +40,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct LeafRow {
-        leaf_index: u64, item_hash: Hash32, kind: LeafKind, ref_id: String, tenant_id: String,
+        leaf_index: u64, item_hash: Hash32, kind: LeafKind, ref_id: String, tenant_id: TenantId,
         appended_at: u64,
     }
 }
@@ -69,7 +70,7 @@ const SELECT_HEAD_OF_DELTA: &str = select_heads!(
 
 super::statements! {
     /// For a delta's status batch (`store::deltas::status`).
-    pub fn head_of_delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_HEAD_OF_DELTA;
+    pub fn head_of_delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_HEAD_OF_DELTA;
 }
 const SELECT_HEADS_PAGE: &str =
     select_heads!("WHERE tree_size >= ?1 ORDER BY tree_size ASC LIMIT ?2");
@@ -418,7 +419,7 @@ pub struct NewLeaf {
     pub item_hash: Hash32,
     pub kind: LeafKind,
     pub ref_id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
 }
 
 pub fn insert_head(db: &D1Database, head: &HeadRow) -> ApiResult<D1PreparedStatement> {

@@ -15,9 +15,19 @@ const CLAIM: &str = "DELETE FROM mail_requests WHERE id = ?1 RETURNING kind, ema
 const SELECT_STALE: &str =
     "SELECT id FROM mail_requests WHERE created_at < ?1 ORDER BY created_at LIMIT ?2";
 
+super::text_enum! {
+    /// Which mail a request asks for: a request row's `kind`.
+    pub enum MailKind {
+        /// A new verification link, if the address has an unverified account.
+        VerifyEmail = "verify_email",
+        /// A password-reset link, if the address has an account.
+        ResetPassword = "reset_password",
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct Claimed {
-    pub kind: String,
+    pub kind: MailKind,
     pub email: String,
 }
 
@@ -29,7 +39,7 @@ pub struct Stale {
 pub async fn insert(
     db: &D1Database,
     id: &str,
-    kind: &str,
+    kind: MailKind,
     email: &str,
     now_ms: u64,
 ) -> ApiResult<()> {
@@ -45,4 +55,19 @@ pub async fn claim(db: &D1Database, id: &str) -> ApiResult<Option<Claimed>> {
 /// Requests older than `before_ms` (a lost doorbell), oldest first.
 pub async fn stale(db: &D1Database, before_ms: u64, limit: u64) -> ApiResult<Vec<Stale>> {
     all(db, SELECT_STALE, &args![before_ms, limit]).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claimed_request_reads_its_kind_from_the_stored_word() {
+        let c: Claimed =
+            serde_json::from_str(r#"{"kind":"reset_password","email":"a@b.c"}"#).unwrap();
+        assert_eq!(c.kind, MailKind::ResetPassword);
+        assert_eq!(MailKind::VerifyEmail.as_str(), "verify_email");
+        assert!(serde_json::from_str::<Claimed>(r#"{"kind":"spam","email":"a@b.c"}"#).is_err());
+    }
 }

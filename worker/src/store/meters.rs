@@ -10,6 +10,7 @@ use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use super::{args, first, stmt};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 
 /// Raises a meter by `?4` with cap `?5`.
 const RAISE: &str = "INSERT INTO meters (tenant_id, meter, period, used, cap) \
@@ -91,7 +92,7 @@ impl Meter {
 /// One raise of one meter.
 #[derive(Debug, Clone, Copy)]
 pub struct Raise<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub meter: Meter,
     /// `YYYY-MM` for monthly meters, `""` for `Bytes`.
     pub period: &'a str,
@@ -175,7 +176,7 @@ pub fn release_backlog_all(db: &D1Database, released: &[(&str, u64)]) -> super::
 /// A value that cannot be bound.
 pub fn release_backlog_if_changed(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(db, RELEASE_BACKLOG_IF_CHANGED, &args![tenant_id])
 }
@@ -186,7 +187,7 @@ pub fn release_backlog_if_changed(
 /// D1 errors.
 pub async fn used_of(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     meter: Meter,
     period: &str,
 ) -> ApiResult<u64> {

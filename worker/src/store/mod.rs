@@ -127,6 +127,12 @@ impl<'a> Bind<'a> for &'a CustomerId {
     }
 }
 
+impl<'a> Bind<'a> for &'a crate::ids::TenantId {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self.as_str()))
+    }
+}
+
 impl Bind<'_> for Env {
     fn arg(self) -> ApiResult<Arg<'static>> {
         Ok(Arg::Text(self.as_str()))
@@ -186,8 +192,8 @@ pub(crate) use args;
 /// ```ignore
 /// queries! {
 ///     /// The ledger of one customer.
-///     pub fn ledger(tenant_id: &str, customer_id: &str) -> Option<LedgerRow> = first(SELECT_ONE);
-///     pub fn by_id(tenant_id: &str, id: &str) -> Option<Row> = first(SELECT_BY_ID; id, tenant_id);
+///     pub fn ledger(tenant_id: &TenantId, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
+///     pub fn by_id(tenant_id: &TenantId, id: &str) -> Option<Row> = first(SELECT_BY_ID; id, tenant_id);
 /// }
 /// ```
 ///
@@ -243,7 +249,7 @@ pub(crate) use statements;
 /// row! {
 ///     $ select_contracts from "contracts";
 ///     #[derive(Debug, Clone, Deserialize)]
-///     pub struct ContractRow { id: String, tenant_id: String, env: Env }
+///     pub struct ContractRow { id: String, tenant_id: TenantId, env: Env }
 /// }
 /// const SELECT_ONE: &str = select_contracts!("WHERE id = ?1");
 /// ```

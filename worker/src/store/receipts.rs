@@ -14,6 +14,7 @@ use super::log::{self, HeadRow};
 use super::rows;
 use super::{args, batch, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 const INSERT: &str =
     "INSERT OR IGNORE INTO receipts (items_root, tenant_id, customer_id, period, from_seq, to_seq, \
@@ -25,8 +26,8 @@ const SELECT_BY_ROOT: &str =
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReceiptRow {
     pub items_root: Hash32,
-    pub tenant_id: String,
-    pub customer_id: String,
+    pub tenant_id: TenantId,
+    pub customer_id: CustomerId,
     pub period: Option<String>,
     pub from_seq: u64,
     pub to_seq: u64,
@@ -55,7 +56,7 @@ pub fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<D1PreparedStatement>
 
 /// Whose receipt: a customer's whole ledger (`period` None) or one period.
 pub struct ReceiptOf<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub customer_id: &'a CustomerId,
     pub period: Option<&'a str>,
     /// The customer's ledger id (`ledger::submit::ledger_id`).

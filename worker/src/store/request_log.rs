@@ -9,6 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, bind_text, chunked, queries, row, stmt, ListSql};
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 
 /// `?1`: a JSON array of rows, each an array of the columns in this order.
 const INSERT_ROWS: &str = "INSERT INTO request_log (request_id, tenant_id, source, created_at, \
@@ -71,7 +72,7 @@ const PURGE_OLD_METERS: &str = "DELETE FROM meters WHERE meter = 'request_log' A
 
 /// The filter of one shard's page read.
 pub struct PageQuery<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     /// One or two sources; a single one is bound twice.
     pub sources: [&'a str; 2],
     pub since_ms: u64,
@@ -118,11 +119,11 @@ pub struct DetailRow {
 
 queries! {
     /// The tenant's newest request with this id on this shard.
-    pub fn one(tenant_id: &str, request_id: &str) -> Option<DetailRow> = first(SELECT_ONE);
+    pub fn one(tenant_id: &TenantId, request_id: &str) -> Option<DetailRow> = first(SELECT_ONE);
     /// Deletes up to `limit` expired rows; returns how many.
     pub fn purge_expired(now_ms: u64, limit: u64) -> u64 = run(PURGE_EXPIRED);
     /// Deletes up to `limit` of the tenant's rows written before `cutoff_ms`.
-    pub fn purge_tenant_before(tenant_id: &str, cutoff_ms: u64, limit: u64) -> u64
+    pub fn purge_tenant_before(tenant_id: &TenantId, cutoff_ms: u64, limit: u64) -> u64
         = run(PURGE_TENANT_BEFORE);
     /// Deletes the request log's daily meters of days before `day` (YYYY-MM-DD).
     pub fn purge_meters_before(day: &str) -> u64 = run(PURGE_OLD_METERS);
@@ -144,7 +145,7 @@ pub fn insert(db: &D1Database, rows_json: &str) -> ApiResult<D1PreparedStatement
 /// A value that cannot be bound.
 pub fn raise_day(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     day: &str,
     add: u64,
     cap: u64,
@@ -190,7 +191,7 @@ row! {
     /// (dashboard requests are kept there).
     #[derive(Debug, Clone, Deserialize)]
     pub struct TenantRow {
-        tenant_id: String,
+        tenant_id: TenantId,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: crate::plan::Plan,
         data_retention_days: Option<u32>,
@@ -203,7 +204,7 @@ row! {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn tenants(control: &D1Database, ids: &[String]) -> ApiResult<Vec<TenantRow>> {
+pub async fn tenants(control: &D1Database, ids: &[TenantId]) -> ApiResult<Vec<TenantRow>> {
     let statements = chunked(control, &SELECT_TENANTS, &[], ids, bind_text)?;
     let mut out = Vec::new();
     if statements.is_empty() {

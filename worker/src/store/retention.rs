@@ -7,6 +7,7 @@ use worker::D1Database;
 
 use super::{args, first, run};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 const SELECT_CURSOR: &str = "SELECT tenant_id FROM retention_cursor WHERE id = 1";
 const SET_CURSOR: &str = "INSERT INTO retention_cursor (id, tenant_id, updated_at) \
@@ -24,6 +25,7 @@ pub async fn cursor(control: &D1Database) -> ApiResult<Option<String>> {
 }
 
 /// Records the last tenant the purge visited.
+/// (A cursor, not a tenant: "" before the first.)
 pub async fn set_cursor(control: &D1Database, tenant_id: &str, now_ms: u64) -> ApiResult<()> {
     run(control, SET_CURSOR, &args![tenant_id, now_ms]).await?;
     Ok(())
@@ -58,7 +60,7 @@ const PURGE_DELIVERIES: &str =
 /// One purge: a tenant's rows completed before `cutoff_ms`, at most
 /// `limit` of them, stamped `now_ms`.
 pub struct Purge<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub cutoff_ms: u64,
     pub now_ms: u64,
     pub limit: u64,
@@ -99,7 +101,7 @@ pub async fn purge_failed_facts(ledger: &D1Database, p: &Purge<'_>) -> ApiResult
 /// deleted.
 pub async fn purge_events(
     ledger: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     cutoff_ms: u64,
     limit: u64,
 ) -> ApiResult<u64> {

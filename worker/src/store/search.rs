@@ -6,6 +6,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 // What one shard may hold under an id: `?1` tenant, `?2` the id.
 
@@ -92,7 +93,7 @@ row! {
 /// D1 errors.
 pub async fn on_shard(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
 ) -> ApiResult<Vec<(ShardKind, HitRow)>> {
     let a = args![tenant_id, id];
@@ -126,7 +127,7 @@ row! {
 /// D1 errors.
 pub async fn deliveries(
     control: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
 ) -> ApiResult<Vec<DeliveryHitRow>> {
     super::all(control, DELIVERY_LOOKUP, &args![tenant_id, id]).await

@@ -9,6 +9,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -24,7 +25,7 @@ super::text_enum! {
 
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a str, contract_id: &'a str, kind: SubmissionKind,
+        id: &'a str, tenant_id: &'a TenantId, contract_id: &'a str, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
@@ -61,7 +62,7 @@ impl NewDelta {
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionRow {
     pub id: String,
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
     pub kind: SubmissionKind,
     pub items_root: Hash32,
     pub item_count: u64,

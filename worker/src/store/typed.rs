@@ -33,7 +33,7 @@ macro_rules! text_enum {
         impl $name {
             /// The stored text.
             #[allow(dead_code)]
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text),+
                 }

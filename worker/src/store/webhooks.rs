@@ -1,6 +1,7 @@
 //! Webhooks, deliveries and attempts (control database). The ledger
 //! databases' event outbox the dispatcher reads is `store::events`.
 
+use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -9,13 +10,14 @@ use super::{
     ListSql, Statements,
 };
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_webhooks from "webhooks";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct WebhookRow {
-        id: String, tenant_id: String, url: String,
+        id: String, tenant_id: TenantId, url: String,
         /// JSON array of event names.
         events: String,
         description: String, secret_sealed: String, active: i64, created_at: u64,
@@ -133,7 +135,7 @@ impl WebhookRow {
 
 row! {
     pub struct NewWebhook<'a> {
-        id: &'a str, tenant_id: &'a str, url: &'a str, events: &'a str, description: &'a str,
+        id: &'a str, tenant_id: &'a TenantId, url: &'a str, events: &'a str, description: &'a str,
         secret_sealed: &'a str,
     }
 }
@@ -147,21 +149,26 @@ queries! {
 }
 
 queries! {
-    pub fn of_tenant(tenant_id: &str, id: &str) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn of_tenant(tenant_id: &TenantId, id: &str) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
     pub fn by_id(id: &str) -> Option<WebhookRow> = first(SELECT_BY_ID);
     /// A tenant's webhooks, oldest first.
-    pub fn list(tenant_id: &str) -> Vec<WebhookRow> = all(SELECT_LIST);
+    pub fn list(tenant_id: &TenantId) -> Vec<WebhookRow> = all(SELECT_LIST);
     /// Seals in a new secret, keeping the current one as the previous
     /// until `previous_until` (`None`: not at all); returns rows changed.
-    pub fn rotate(tenant_id: &str, id: &str, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
+    pub fn rotate(tenant_id: &TenantId, id: &str, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
         = run(ROTATE; id, tenant_id, sealed, now_ms, previous_until);
     /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
-    pub fn toggle(tenant_id: &str, id: &str, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
+    pub fn toggle(tenant_id: &TenantId, id: &str, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
 }
 
 /// Deletes the webhook (and with it its sealed secret) and cancels its
 /// deliveries still waiting, atomically. Returns webhooks deleted.
-pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> ApiResult<u64> {
+pub async fn delete(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    id: &str,
+    now_ms: u64,
+) -> ApiResult<u64> {
     let of_tenant = args![id, tenant_id];
     let cancel = args![id, tenant_id, now_ms];
     let statements = vec![
@@ -175,7 +182,7 @@ pub async fn delete(db: &D1Database, tenant_id: &str, id: &str, now_ms: u64) -> 
 /// Active webhooks of these tenants (the dispatcher filters by event).
 pub async fn active_for_tenants(
     db: &D1Database,
-    tenant_ids: &[String],
+    tenant_ids: &[TenantId],
 ) -> ApiResult<Vec<WebhookRow>> {
     let set = serde_json::to_string(tenant_ids)?;
     super::all(db, SELECT_ACTIVE_FOR_TENANTS, &args![set.as_str()]).await
@@ -208,8 +215,8 @@ super::text_enum! {
 pub struct DeliveryOf {
     pub id: String,
     pub webhook_id: String,
-    pub tenant_id: String,
-    pub env: Option<String>,
+    pub tenant_id: TenantId,
+    pub env: Option<Env>,
     pub event_id: String,
     pub event_type: String,
     pub event_created_at: u64,
@@ -244,7 +251,7 @@ pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u6
                 of.id.as_str(),
                 of.webhook_id.as_str(),
                 of.tenant_id.as_str(),
-                of.env.as_deref(),
+                of.env.map(Env::as_str),
                 of.event_id.as_str(),
                 of.event_type.as_str(),
                 d.url.as_str(),
@@ -324,7 +331,7 @@ row! {
 queries! {
     pub fn delivery(id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
     /// A webhook's most recent deliveries, newest first.
-    pub fn deliveries_of_webhook(tenant_id: &str, webhook_id: &str, limit: u64) -> Vec<DeliveryRow>
+    pub fn deliveries_of_webhook(tenant_id: &TenantId, webhook_id: &str, limit: u64) -> Vec<DeliveryRow>
         = all(SELECT_DELIVERIES_OF_WEBHOOK; webhook_id, tenant_id, limit);
 }
 
@@ -430,7 +437,7 @@ const SELECT_DELIVERY_OF_TENANT: &str = select_deliveries!("WHERE id = ?1 AND te
 /// D1 errors.
 pub async fn deliveries_of_events(
     db: &D1Database,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     event_ids: &[String],
 ) -> ApiResult<Vec<DeliveryRow>> {
     let statements = chunked(
@@ -445,7 +452,26 @@ pub async fn deliveries_of_events(
 
 queries! {
     /// One of the tenant's deliveries.
-    pub fn delivery_of_tenant(id: &str, tenant_id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
+    pub fn delivery_of_tenant(id: &str, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
     /// Makes the delivery due now for a resend; whether it could.
-    pub fn reopen(id: &str, tenant_id: &str, now_ms: u64) -> bool = changed(REOPEN);
+    pub fn reopen(id: &str, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deliverys_environment_reads_as_env_or_none_for_a_test_delivery() {
+        let of = |env: &str| -> DeliveryOf {
+            serde_json::from_str(&format!(
+                r#"{{"id":"d","webhook_id":"w","tenant_id":"t","env":{env},"event_id":"e","event_type":"test","event_created_at":1}}"#
+            ))
+            .unwrap()
+        };
+        assert_eq!(of(r#""production""#).env, Some(Env::Production));
+        assert_eq!(of(r#""sandbox""#).env, Some(Env::Sandbox));
+        assert_eq!(of("null").env, None);
+    }
 }

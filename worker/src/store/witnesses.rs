@@ -11,6 +11,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, batch, queries, row, stmt};
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 
 row! {
     $ select_state from "witness_state";
@@ -73,7 +74,7 @@ const SELECT_TENANTS_IN: &str = "SELECT DISTINCT tenant_id FROM log_leaves \
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct TenantRow {
-    pub tenant_id: String,
+    pub tenant_id: TenantId,
 }
 
 queries! {
@@ -110,7 +111,7 @@ pub struct Covers {
 
 super::statements! {
     /// For the delta status batch.
-    pub fn covers_delta_statement(tenant_id: &str, anchor_id: &str) = SELECT_COVERS_DELTA;
+    pub fn covers_delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_COVERS_DELTA;
 }
 
 super::text_enum! {

@@ -335,7 +335,7 @@ fn body_of(
         timestamp: iso(started_at),
         event_id: &row.of.event_id,
         created_at: iso(row.of.event_created_at),
-        environment: row.of.env.as_deref(),
+        environment: row.of.env.map(Env::as_str),
         data: &data,
     })?)
 }
@@ -428,10 +428,7 @@ fn sign(
     let current = secrets
         .first()
         .ok_or_else(|| ApiError::internal("a webhook without a secret"))?;
-    let env = match row.of.env.as_deref() {
-        Some("production") => Env::Production,
-        _ => Env::Sandbox,
-    };
+    let env = row.of.env.unwrap_or(Env::Sandbox);
     let key = WebhookKey::load(app, env)?;
     let content = signed_content(&row.of.id, started_at / 1000, body.as_bytes());
     let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();

@@ -11,11 +11,12 @@ use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
 
-use super::{delivery, EVENT_DELTA_VERIFIED, EVENT_VERIFICATION_COMPLETED};
+use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ids::TenantId;
 use crate::secret;
-use crate::store::events::{self as outbox, EventRow, NewEvent};
+use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
 use crate::store::{self as db_store, submissions};
 use crate::views::iso;
@@ -91,7 +92,7 @@ async fn round(
     events: &[EventRow],
     (log_named, now): (&serde_json::Value, u64),
 ) -> ApiResult<usize> {
-    let mut tenants: Vec<String> = events.iter().map(|e| e.tenant_id.clone()).collect();
+    let mut tenants: Vec<TenantId> = events.iter().map(|e| e.tenant_id.clone()).collect();
     tenants.sort();
     tenants.dedup();
     let hooks = store::active_for_tenants(control, &tenants).await?;
@@ -109,16 +110,16 @@ async fn round(
         let payload = with_log(&e.payload, log_named);
         for h in hooks
             .iter()
-            .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(&e.kind))
+            .filter(|h| h.tenant_id == e.tenant_id && h.subscribes_to(e.kind.as_str()))
         {
             deliveries.push(NewDelivery {
                 of: DeliveryOf {
                     id: delivery_id(&e.id, &h.id),
                     webhook_id: h.id.clone(),
                     tenant_id: e.tenant_id.clone(),
-                    env: Some(log.env.as_str().to_string()),
+                    env: Some(log.env),
                     event_id: e.id.clone(),
-                    event_type: e.kind.clone(),
+                    event_type: e.kind.as_str().to_owned(),
                     event_created_at: e.created_at,
                 },
                 url: h.url.clone(),
@@ -171,7 +172,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
     // necessarily its submission's.
     let mut anchors_seen: Vec<String> = events
         .iter()
-        .filter(|e| e.kind == EVENT_DELTA_VERIFIED)
+        .filter(|e| e.kind == EventKind::DeltaVerified)
         .filter_map(|e| {
             let v: serde_json::Value = serde_json::from_str(&e.payload).ok()?;
             Some(v.get("anchorId")?.as_str()?.to_string())
@@ -205,7 +206,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
         done.push(NewEvent {
             id: format!("evt_done_{}", s.id),
             tenant_id: s.tenant_id.clone(),
-            kind: EVENT_VERIFICATION_COMPLETED,
+            kind: EventKind::VerificationCompleted,
             payload,
         });
     }

@@ -13,6 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
+use crate::ids::TenantId;
 use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
@@ -35,7 +36,7 @@ fn not_found(id: &str) -> ApiError {
 
 /// A webhook to create: where, for which events, described how.
 pub struct NewEndpoint<'a> {
-    pub tenant_id: &'a str,
+    pub tenant_id: &'a TenantId,
     pub url: &'a Url,
     pub events: &'a [String],
     pub description: &'a str,
@@ -88,7 +89,7 @@ pub async fn create(app: &App, w: &NewEndpoint<'_>) -> ApiResult<(WebhookRow, St
 ///
 /// # Errors
 /// D1 errors.
-pub async fn list(app: &App, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
+pub async fn list(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<WebhookRow>> {
     store::list(&app.control_db()?, tenant_id).await
 }
 
@@ -96,7 +97,7 @@ pub async fn list(app: &App, tenant_id: &str) -> ApiResult<Vec<WebhookRow>> {
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn get(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> {
+pub async fn get(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
     store::of_tenant(&app.control_db()?, tenant_id, id)
         .await?
         .ok_or_else(|| not_found(id))
@@ -107,7 +108,7 @@ pub async fn get(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> 
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn toggle(app: &App, tenant_id: &str, id: &str) -> ApiResult<WebhookRow> {
+pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
     let db = app.control_db()?;
     owned::toggled(
         store::toggle(&db, tenant_id, id, app.now_ms),
@@ -132,7 +133,7 @@ pub const ROTATION_OVERLAP_MAX_HOURS: u64 = 7 * 24;
 /// 404 for an unknown id or another tenant's; D1 errors.
 pub async fn rotate_secret(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
     overlap_ms: u64,
 ) -> ApiResult<(String, Option<u64>)> {
@@ -171,7 +172,7 @@ pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn delete(app: &App, tenant_id: &str, id: &str) -> ApiResult<()> {
+pub async fn delete(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<()> {
     let db = app.control_db()?;
     owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
         not_found(id)
@@ -226,7 +227,7 @@ pub async fn send_test(
                     tenant_id: row.tenant_id.clone(),
                     // Samples read like real sandbox deliveries; `test` has
                     // no environment.
-                    env: (!is_test).then(|| Env::Sandbox.as_str().to_string()),
+                    env: (!is_test).then_some(Env::Sandbox),
                     event_id,
                     event_type,
                     event_created_at: app.now_ms,
@@ -249,7 +250,7 @@ pub async fn send_test(
 /// 404 for an unknown id or another tenant's; D1 errors.
 pub async fn deliveries(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     id: &str,
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
@@ -272,7 +273,7 @@ pub async fn deliveries(
 /// 404 for another tenant's or an unknown delivery; 409 while an attempt
 /// runs, when the payload was removed by retention, or when its webhook is
 /// disabled or deleted; 429 when the tenant's test events are spent.
-pub async fn resend(app: &App, tenant_id: &str, delivery_id: &str) -> ApiResult<Report> {
+pub async fn resend(app: &App, tenant_id: &TenantId, delivery_id: &str) -> ApiResult<Report> {
     let db = app.control_db()?;
     let row = store::delivery_of_tenant(&db, delivery_id, tenant_id)
         .await?
@@ -313,7 +314,7 @@ pub async fn resend(app: &App, tenant_id: &str, delivery_id: &str) -> ApiResult<
 /// D1 errors.
 pub async fn of_events(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     event_ids: &[String],
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;

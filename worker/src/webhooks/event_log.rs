@@ -10,6 +10,7 @@ use super::endpoints::{self, AttemptRow, DeliveryRow};
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
 use crate::ledger::LogId;
 use crate::store::events::{self as store, LoggedEventRow};
 
@@ -27,7 +28,7 @@ pub struct Logged {
     pub attempts: Vec<AttemptRow>,
 }
 
-async fn shard_of(app: &App, tenant_id: &str, env: Env) -> ApiResult<Option<LogId>> {
+async fn shard_of(app: &App, tenant_id: &TenantId, env: Env) -> ApiResult<Option<LogId>> {
     Ok(auth::contracts::for_env(app, tenant_id, env)
         .await?
         .map(|c| LogId::new(env, c.shard)))
@@ -41,7 +42,7 @@ async fn shard_of(app: &App, tenant_id: &str, env: Env) -> ApiResult<Option<LogI
 /// D1 errors.
 pub async fn page(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     env: Env,
     kind: Option<&str>,
     before: Option<(u64, String)>,
@@ -92,7 +93,7 @@ fn attempts_of(attempts: &[AttemptRow], deliveries: &[DeliveryRow]) -> Vec<Attem
 ///
 /// # Errors
 /// 404 when neither the event nor a delivery of it exists for this tenant.
-pub async fn one(app: &App, tenant_id: &str, event_id: &str) -> ApiResult<Logged> {
+pub async fn one(app: &App, tenant_id: &TenantId, event_id: &str) -> ApiResult<Logged> {
     let mut found: Option<(Env, LoggedEventRow)> = None;
     for env in [Env::Sandbox, Env::Production] {
         let Some(log) = shard_of(app, tenant_id, env).await? else {
@@ -109,12 +110,10 @@ pub async fn one(app: &App, tenant_id: &str, event_id: &str) -> ApiResult<Logged
     if found.is_none() && deliveries.is_empty() {
         return Err(ApiError::NotFound(format!("No event {event_id}")));
     }
-    let env = found.as_ref().map(|(env, _)| *env).or_else(|| {
-        deliveries
-            .iter()
-            .find_map(|d| d.of.env.as_deref())
-            .and_then(|e| Env::parse("environment", e).ok())
-    });
+    let env = found
+        .as_ref()
+        .map(|(env, _)| *env)
+        .or_else(|| deliveries.iter().find_map(|d| d.of.env));
     Ok(Logged {
         env,
         event: found.map(|(_, e)| e),

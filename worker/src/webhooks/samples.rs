@@ -5,6 +5,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
+use bvs_core::types::CustomerId;
 
 use super::{
     EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, EVENT_CHECKPOINT_VERIFIED,
@@ -12,7 +13,8 @@ use super::{
     EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::store::checkpoints::CheckpointRow;
+use crate::ids::TenantId;
+use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::deltas::DeltaRow;
 use crate::store::{CheckpointStatus, ItemStatus};
 use crate::views::{iso, CheckpointView, DeltaRecord};
@@ -54,7 +56,7 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
             crate::views::delta_failed_event_payload(&row, SAMPLE_FAILURE_REASON)?
         }
         EVENT_CHECKPOINT_VERIFIED => serde_json::to_string(&CheckpointView::from_row(
-            &checkpoint(now_ms),
+            &checkpoint(now_ms)?,
             Some(&tx_hash()),
         ))?,
         EVENT_VERIFICATION_COMPLETED => {
@@ -87,7 +89,7 @@ pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<Stri
 fn agreement(event: &str, now_ms: u64) -> ApiResult<String> {
     // The fields of `ledger::agreement`'s event payload
     // (docs/webhooks.md); a sample statement is not a signed note.
-    let c = checkpoint(now_ms);
+    let c = checkpoint(now_ms)?;
     let kind = if event == EVENT_CHECKPOINT_COSIGNED {
         "balance"
     } else {
@@ -95,7 +97,7 @@ fn agreement(event: &str, now_ms: u64) -> ApiResult<String> {
     };
     Ok(serde_json::to_string(&serde_json::json!({
         "checkpointId": c.id,
-        "customerId": c.customer_id,
+        "customerId": c.customer_id.as_str(),
         "period": c.period,
         "merkleRoot": c.merkle_root.to_hex(),
         "deltaCount": c.delta_count,
@@ -125,8 +127,8 @@ fn amount(text: &str) -> ApiResult<Amount> {
 fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
     Ok(DeltaRow {
         anchor_id: format!("{SAMPLE_PREFIX}anchor"),
-        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
-        customer_id: SAMPLE_CUSTOMER_ID.to_string(),
+        tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
+        customer_id: sample_customer()?,
         submission_id: format!("{SAMPLE_PREFIX}submission"),
         position: 0,
         item_hash: hash("item"),
@@ -149,11 +151,17 @@ fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
     })
 }
 
-fn checkpoint(now_ms: u64) -> CheckpointRow {
-    CheckpointRow {
+/// [`SAMPLE_CUSTOMER_ID`] as the rows hold it.
+fn sample_customer() -> ApiResult<CustomerId> {
+    CustomerId::parse(SAMPLE_CUSTOMER_ID)
+        .map_err(|e| ApiError::internal(format!("sample customer: {e}")))
+}
+
+fn checkpoint(now_ms: u64) -> ApiResult<CheckpointRow> {
+    Ok(CheckpointRow {
         id: format!("{SAMPLE_PREFIX}checkpoint"),
-        tenant_id: format!("{SAMPLE_PREFIX}tenant"),
-        customer_id: SAMPLE_CUSTOMER_ID.to_string(),
+        tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
+        customer_id: CheckpointOf::Customer(sample_customer()?),
         period: iso(now_ms).chars().take(7).collect(),
         merkle_root: hash("checkpoint root"),
         delta_count: 7,
@@ -169,7 +177,7 @@ fn checkpoint(now_ms: u64) -> CheckpointRow {
         records_verified: Some(1),
         check_frontier: None,
         check_after_leaf: None,
-    }
+    })
 }
 
 #[cfg(test)]

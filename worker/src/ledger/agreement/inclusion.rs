@@ -94,7 +94,7 @@ pub async fn check(
         .await?
         .ok_or_else(|| missing("no liabilities statement is published"))?;
     crate::ledger::liabilities::not_purged(&s)?;
-    let leaf = store_l::ledger_of(db, &s.id, &c.customer_id)
+    let leaf = store_l::ledger_of(db, &s.id, c.ledger_customer()?)
         .await?
         .ok_or_else(|| missing("the ledger has no leaf in the liabilities statement"))?;
     let statement_hash = s
@@ -105,8 +105,7 @@ pub async fn check(
         ledger: ledger_hash(&key.ledger_id)?,
         period: Period::parse(&s.period)?,
         statement: statement_hash,
-        balance: Amount::parse(&leaf.balance)
-            .map_err(|e| ApiError::internal(format!("snapshot balance: {e}")))?,
+        balance: leaf.balance,
     };
     expected.check(&named).map_err(|e| rejected(&e))?;
     let item_hash = agreement::item_hash(&canonical).to_hex();

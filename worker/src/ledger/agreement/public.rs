@@ -73,13 +73,14 @@ pub fn of_checkpoint(
     rows: AgreementRows,
     page: &super::StatementsPage,
 ) -> ApiResult<Option<CheckpointAgreement>> {
-    let Some(c) = checkpoints
-        .iter()
-        .find(|c| c.status == CheckpointStatus::Committed && !c.is_whole_tenant())
-    else {
+    let Some((c, customer)) = checkpoints.iter().find_map(|c| {
+        (c.status == CheckpointStatus::Committed)
+            .then_some(c)
+            .zip(c.customer_id.customer())
+    }) else {
         return Ok(None);
     };
-    let ledger_id = submit::ledger_id(&c.tenant_id, &c.customer_id);
+    let ledger_id = submit::ledger_id(&c.tenant_id, customer);
     let reference = reference(app, log, c, &ledger_id)?;
     let balance = rows
         .balances

@@ -17,8 +17,8 @@ use worker::D1Database;
 
 use super::inclusion::{self, Cosigned, InclusionView};
 use super::{
-    checkpoint_ref, log_of_origin, named_checkpoint, rejected, StatementView,
-    EVENT_CHECKPOINT_COSIGNED, EVENT_CHECKPOINT_DISPUTED, STATEMENTS_PER_CHECKPOINT_MAX,
+    checkpoint_ref, log_of_origin, named_checkpoint, rejected, EventKind, StatementView,
+    STATEMENTS_PER_CHECKPOINT_MAX,
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
@@ -225,11 +225,11 @@ async fn dispute_context(
     d: &Dispute,
     c: &CheckpointRow,
 ) -> ApiResult<DisputeContext> {
-    let start = agreements::window_start(db, &c.tenant_id, &c.customer_id, &c.period)
+    let start = agreements::window_start(db, &c.tenant_id, c.ledger_customer()?, &c.period)
         .await?
         .ok_or_else(|| ApiError::internal("a committed checkpoint without its window"))?;
     let seqs = d.positions(start.first_seq, c.delta_count);
-    let deltas = agreements::deltas_at(db, &c.tenant_id, &c.customer_id, &seqs)
+    let deltas = agreements::deltas_at(db, &c.tenant_id, c.ledger_customer()?, &seqs)
         .await?
         .into_iter()
         .map(|r| CheckpointDelta {
@@ -332,15 +332,15 @@ fn event(
     c: &CheckpointRow,
     balance: Amount,
     view: &StatementView,
-) -> ApiResult<(&'static str, String)> {
+) -> ApiResult<(EventKind, String)> {
     let kind = if row.kind == AgreementKind::Balance {
-        EVENT_CHECKPOINT_COSIGNED
+        EventKind::CheckpointCosigned
     } else {
-        EVENT_CHECKPOINT_DISPUTED
+        EventKind::CheckpointDisputed
     };
     let payload = AgreementEvent {
         checkpoint_id: &c.id,
-        customer_id: &c.customer_id,
+        customer_id: c.customer_id.as_str(),
         period: &c.period,
         merkle_root: c.merkle_root.to_hex(),
         delta_count: c.delta_count,
@@ -375,15 +375,17 @@ struct AgreementEvent<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use bvs_core::types::CustomerId;
 
     fn key(n: u8, signed_by_previous: Option<u64>) -> KeyRow {
         KeyRow {
             item_hash: Hash32([n; 32]),
             ledger_id: "l".into(),
             tenant_id: "t".into(),
-            customer_id: "c".into(),
+            customer_id: CustomerId::parse("c").unwrap(),
             verifier_key: format!("k{n}"),
             statement: String::new(),
             registered_at: u64::from(n),

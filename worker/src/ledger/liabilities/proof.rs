@@ -9,11 +9,12 @@ use bvs_core::liabilities::statement::{ledger_id, Statement};
 use bvs_core::liabilities::tree::{path_addrs, NodeAddr};
 use bvs_core::liabilities::{SumNode, TreeKind};
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::Period;
+use bvs_core::types::{CustomerId, Period};
 
 use super::{builder_of, StatementView};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::TenantId;
 use crate::ledger::{db, head_or_init, inclusion_proofs, shard, LogId, LogKey};
 use crate::store;
 use crate::store::liabilities::{self as store_l, LedgerRow, NodeRow, StatementRow};
@@ -38,8 +39,8 @@ fn statement_of(row: &StatementRow) -> ApiResult<Statement> {
 /// The period's latest published statement and the customer's row in it.
 async fn find(
     db: &worker::D1Database,
-    tenant_id: &str,
-    customer_id: &str,
+    tenant_id: &TenantId,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<(StatementRow, LedgerRow)> {
     let row = store_l::latest_published(db, tenant_id, &period.to_string())
@@ -135,16 +136,16 @@ async fn read_nodes(
 /// leaf in it; 410 when retention purged its leaves; D1 errors.
 pub async fn proof(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<String> {
     let db = db(app, log)?;
     let (row, leaf) = find(&db, tenant_id, customer_id, period).await?;
     let statement = statement_of(&row)?;
     let builder = builder_of(&row).map_err(|_| internal(&row, "builder state"))?;
-    let balance = Amount::parse(&leaf.balance).map_err(|e| internal(&row, &e.to_string()))?;
+    let balance = leaf.balance;
     let l_index = leaf
         .liabilities_index
         .ok_or_else(|| internal(&row, "no leaf index"))?;
@@ -154,7 +155,7 @@ pub async fn proof(
     let mut leaves = vec![(TreeKind::Liabilities, l_index)];
     leaves.extend(leaf.receivables_index.map(|r| (TreeKind::Receivables, r)));
     let (nodes, head) = read_nodes(&db, &row, &statement, &leaves).await?;
-    let ledger = ledger_id(tenant_id, customer_id);
+    let ledger = ledger_id(tenant_id.as_str(), customer_id.as_str());
     let leaf_proof = |kind: TreeKind, index: u64, amount: Amount| -> ApiResult<LeafProof> {
         let count = statement.tree(kind).leaf_count;
         let node = |a: NodeAddr| {
@@ -188,7 +189,7 @@ pub async fn proof(
     let doc = ProofDocument {
         statement_hash: statement.item_hash(),
         statement,
-        customer_id: Some(customer_id.to_owned()),
+        customer_id: Some(customer_id.as_str().to_owned()),
         ledger_id: ledger,
         balance,
         liabilities,
@@ -278,12 +279,16 @@ pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
     };
     let log = shard::of_root(app, root).await?.ok_or_else(missing)?;
     let checkpoints = store::checkpoints::by_root(&db(app, log)?, root).await?;
-    let c = checkpoints
+    let (c, customer) = checkpoints
         .iter()
-        .find(|c| c.status == store::CheckpointStatus::Committed && !c.is_whole_tenant())
+        .find_map(|c| {
+            (c.status == store::CheckpointStatus::Committed)
+                .then_some(c)
+                .zip(c.customer_id.customer())
+        })
         .ok_or_else(missing)?;
     let period = Period::parse(&c.period)?;
-    proof(app, &c.tenant_id, log, &c.customer_id, period).await
+    proof(app, &c.tenant_id, log, customer, period).await
 }
 
 /// The proof a period's receipt carries (`liabilities`,
@@ -295,9 +300,9 @@ pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
 /// D1 errors.
 pub async fn for_receipt(
     app: &App,
-    tenant_id: &str,
+    tenant_id: &TenantId,
     log: LogId,
-    customer_id: &str,
+    customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<Option<String>> {
     // Only a closed period has a published statement: no clock check here
