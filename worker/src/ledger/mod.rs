@@ -18,6 +18,7 @@ pub mod pinpoint;
 pub mod prepare;
 pub mod prove;
 pub mod queue;
+pub mod roots;
 pub mod round;
 pub mod sequencer;
 pub mod shard;

@@ -110,7 +110,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
     let needed = leaves.iter().max().map_or(0, |l| l + 1);
     let (size, tree_head, witnessed) = super::witness::proof_head(&head, &read.witnessed, needed);
     let proved = inclusion_proofs_with(&db, &leaves, size, write);
-    let mut proofs = super::submit::with_root_index(app, r.log, &record.items_root, proved).await?;
+    let mut proofs = super::roots::with_root_index(app, r.log, &record.items_root, proved).await?;
     let agreement_proofs = proofs.split_off(listed.min(proofs.len()));
     let items = proven(&rows, &leaves[..listed], proofs)?;
     let final_balance = final_balance(&rows, &span);
