@@ -230,7 +230,8 @@ pub async fn hashes_with(
     writes: Vec<D1PreparedStatement>,
 ) -> ApiResult<StoredHashes> {
     let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
-    complete(db, &tiles, indexes).await
+    let (hashes, missing) = tiles.stored_hashes(indexes);
+    with_pre_tiles(db, hashes, missing).await
 }
 
 /// The stored hashes `indexes` from `tiles`, reading what they lack from a
@@ -239,7 +240,20 @@ pub async fn hashes_with(
 /// # Errors
 /// D1 errors, or a stored hash found nowhere.
 pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    let (mut hashes, missing) = tiles.stored_hashes(indexes);
+    let (hashes, missing) = tiles.stored_hashes(indexes);
+    with_pre_tiles(db, hashes, missing).await
+}
+
+/// `hashes` and the stored hashes `missing` (no tile holds them yet),
+/// read from a log's pre-tiles rows: no read when none is missing.
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+async fn with_pre_tiles(
+    db: &D1Database,
+    mut hashes: StoredHashes,
+    missing: Vec<u64>,
+) -> ApiResult<StoredHashes> {
     if missing.is_empty() {
         return Ok(hashes);
     }
