@@ -93,7 +93,7 @@ pub struct EmitKey {
 /// after it: [`EmitKey::root_indexed`] says whether it did. Without a
 /// lease (a key's first request in an isolate, a sandbox key, a key at
 /// its limit) or without a root, nothing is indexed here and the write
-/// indexes the root alongside itself (`ledger::submit::with_root_index`).
+/// indexes the root alongside itself (`ledger::roots::with_root_index`).
 ///
 /// # Errors
 /// As [`authenticate_api_key`].

@@ -18,6 +18,7 @@ pub mod pinpoint;
 pub mod prepare;
 pub mod prove;
 pub mod queue;
+pub mod roots;
 pub mod round;
 pub mod sequencer;
 pub mod shard;
@@ -39,6 +40,7 @@ use crate::store;
 
 pub use shard::LogId;
 pub use store::ItemStatus;
+pub use tiles::{consistency_proof, inclusion_proofs};
 
 /// The ledger database of a shard: the one place a binding is picked. A
 /// `pk_test_` key's request only ever gets its tenant's `LEDGER_SANDBOX_<n>`,
@@ -120,61 +122,6 @@ pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRo
     store::log::latest_head(&db)
         .await?
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
-}
-
-/// Inclusion proofs of `leaves` into the tree of `size`, reading each
-/// needed tile once (a few tiles per level, in one batch round trip).
-pub async fn inclusion_proofs(
-    db: &D1Database,
-    leaves: &[u64],
-    size: u64,
-) -> ApiResult<Vec<Vec<Hash32>>> {
-    inclusion_proofs_with(db, leaves, size, Vec::new()).await
-}
-
-/// Like [`inclusion_proofs`], with `writes` sent in the same batch as the
-/// tile reads (issue 16: a receipt's record costs no round trip of its
-/// own); the batch is atomic, so the writes land only if the reads
-/// succeed.
-pub async fn inclusion_proofs_with(
-    db: &D1Database,
-    leaves: &[u64],
-    size: u64,
-    writes: Vec<D1PreparedStatement>,
-) -> ApiResult<Vec<Vec<Hash32>>> {
-    let mut need = Vec::new();
-    for leaf in leaves {
-        need.extend(
-            log::indexes_for_inclusion(bvs_core::LeafIndex(*leaf), TreeSize(size))
-                .map_err(ApiError::internal)?,
-        );
-    }
-    need.sort_unstable();
-    need.dedup();
-    let hashes = if need.is_empty() && writes.is_empty() {
-        StoredHashes::new()
-    } else {
-        tiles::read_hashes(db, &need, writes).await?
-    };
-    leaves
-        .iter()
-        .map(|leaf| {
-            log::inclusion_proof(bvs_core::LeafIndex(*leaf), TreeSize(size), &hashes)
-                .map_err(ApiError::internal)
-        })
-        .collect()
-}
-
-/// A consistency proof between two tree sizes.
-pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult<Vec<Hash32>> {
-    let need =
-        log::indexes_for_consistency(TreeSize(old), TreeSize(new)).map_err(ApiError::internal)?;
-    let hashes = if need.is_empty() {
-        StoredHashes::new()
-    } else {
-        tiles::read_hashes(db, &need, Vec::new()).await?
-    };
-    log::consistency_proof(TreeSize(old), TreeSize(new), &hashes).map_err(ApiError::internal)
 }
 
 /// A customer's ledger, or 404 naming the customer (another tenant's

@@ -10,9 +10,12 @@ use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{CustomerId, Period};
+use bvs_core::verify::LogRef;
 use bvs_core::LeafIndex;
 
-use super::{db, inclusion_proofs_with, LogId, LogKey};
+use super::roots::with_root_index;
+use super::tiles::inclusion_proofs_with;
+use super::{db, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
@@ -49,20 +52,28 @@ impl Span {
     }
 }
 
+/// A receipt as the route answers it: core's `Receipt`, whether its head
+/// is witnessed (issue 28) and the log (shard) it names.
+pub struct Proven {
+    pub receipt: Receipt,
+    pub witnessed: bool,
+    pub log: LogRef,
+}
+
 /// A customer's receipt (whole history, or one period), recorded so that
-/// its root resolves on the public verify route. Two sequential round
-/// trips on the shard (issue 16): one batch reads everything the receipt
-/// lists (`store::receipts::read`), then one batch reads the stored hashes
-/// of every inclusion proof and writes the receipt's record, while the
-/// control database indexes its root.
+/// its root resolves on the public verify route. The shard and its key
+/// are taken once; then two sequential round trips on the shard (issue
+/// 16): one batch reads everything the receipt lists
+/// (`store::receipts::read`), then one batch reads the stored hashes of
+/// every inclusion proof and writes the receipt's record, while the
+/// control database indexes its root (`ledger::roots`).
 ///
 /// # Errors
 /// 404 for an unknown customer or no verified deltas; 422 above
 /// `RECEIPT_DELTAS_MAX` deltas.
-///
-/// With the receipt: whether its head is witnessed (issue 28).
-pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, bool)> {
+pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
     let db = db(app, r.log)?;
+    let key = LogKey::load(app, r.log)?;
     let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id);
     let period = r.period.map(|p| p.to_string());
     let read = receipts::read(
@@ -76,57 +87,113 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<(Receipt, b
         },
     )
     .await?;
-    let l = read
-        .ledger
-        .ok_or_else(|| ApiError::NotFound(format!("No ledger for customerId {}", r.customer_id)))?;
-    let span = span(r, &l, read.window)?;
-    let rows: Vec<DeltaRow> = read
-        .deltas
-        .into_iter()
-        .filter(|d| d.ledger_seq <= Some(span.last_seq))
-        .collect();
-    let head = read
-        .head
-        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
-    let deltas: Vec<DerivedDelta> = rows.iter().map(derived).collect::<ApiResult<_>>()?;
-    let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
-    let root = merkle::root(&item_hashes);
-    let plan = super::agreement::plan_receipt(
-        read.checkpoints,
-        read.keys,
-        read.statements,
-        &root,
-        head.tree_size,
-    );
-    let record = record_of(app, r, period, root, &span);
-    let mut leaves = leaves_of(&rows)?;
-    let listed = leaves.len();
-    leaves.extend(
-        plan.iter()
-            .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
-    );
-    let write = vec![receipts::record(&db, &record)?];
-    // Into the newest witnessed head that covers every leaf, else the
-    // latest (issue 28).
-    let needed = leaves.iter().max().map_or(0, |l| l + 1);
-    let (size, tree_head, witnessed) = super::witness::proof_head(&head, &read.witnessed, needed);
-    let proved = inclusion_proofs_with(&db, &leaves, size, write);
-    let mut proofs = super::submit::with_root_index(app, r.log, &record.items_root, proved).await?;
-    let agreement_proofs = proofs.split_off(listed.min(proofs.len()));
-    let items = proven(&rows, &leaves[..listed], proofs)?;
-    let final_balance = final_balance(&rows, &span);
-    let agreement = plan
+    let listed = Listed::of(r, read)?;
+    let record = ReceiptRow {
+        items_root: listed.root,
+        tenant_id: r.tenant_id.clone(),
+        customer_id: r.customer_id.clone(),
+        period,
+        from_seq: listed.span.first_seq,
+        to_seq: listed.span.last_seq,
+        delta_count: listed.span.count(),
+        generated_at: app.now_ms,
+    };
+    let mut proofs = with_root_index(
+        app,
+        r.log,
+        &listed.root,
+        inclusion_proofs_with(
+            &db,
+            &listed.leaves,
+            listed.size,
+            vec![receipts::record(&db, &record)?],
+        ),
+    )
+    .await?;
+    let agreement_proofs = proofs.split_off(listed.rows.len().min(proofs.len()));
+    let items = proven(&listed.rows, &listed.leaves, proofs)?;
+    let final_balance = final_balance(&listed.rows, &listed.span);
+    let agreement = listed
+        .plan
         .map(|p| p.finish(app, r.log, &ledger_id, final_balance, agreement_proofs))
         .transpose()?;
     let parts = Parts {
-        span: &span,
-        root,
+        span: &listed.span,
+        root: listed.root,
         final_balance,
-        tree_head,
-        deltas,
+        tree_head: listed.tree_head,
+        deltas: listed.deltas,
         items,
     };
-    Ok((assemble(app, r, parts, agreement)?, witnessed))
+    Ok(Proven {
+        receipt: assemble(r, &key, record.generated_at, parts, agreement)?,
+        witnessed: listed.witnessed,
+        log: log_ref(r.log, &key.origin, r.origin),
+    })
+}
+
+/// What a receipt lists, from its first batch: the span's verified rows
+/// and their derived deltas, their root, the agreement side's plan, every
+/// leaf to prove (the rows', then the plan's) and the head to prove them
+/// into.
+struct Listed {
+    span: Span,
+    rows: Vec<DeltaRow>,
+    deltas: Vec<DerivedDelta>,
+    root: Hash32,
+    plan: Option<super::agreement::ReceiptAgreementPlan>,
+    leaves: Vec<u64>,
+    size: u64,
+    tree_head: String,
+    witnessed: bool,
+}
+
+impl Listed {
+    fn of(r: &ReceiptRequest<'_>, read: receipts::ReceiptRead) -> ApiResult<Listed> {
+        let l = read.ledger.ok_or_else(|| {
+            ApiError::NotFound(format!("No ledger for customerId {}", r.customer_id))
+        })?;
+        let span = span(r, &l, read.window)?;
+        let rows: Vec<DeltaRow> = read
+            .deltas
+            .into_iter()
+            .filter(|d| d.ledger_seq <= Some(span.last_seq))
+            .collect();
+        let head = read
+            .head
+            .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+        let deltas: Vec<DerivedDelta> = rows.iter().map(derived).collect::<ApiResult<_>>()?;
+        let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
+        let root = merkle::root(&item_hashes);
+        let plan = super::agreement::plan_receipt(
+            read.checkpoints,
+            read.keys,
+            read.statements,
+            &root,
+            head.tree_size,
+        );
+        let mut leaves = leaves_of(&rows)?;
+        leaves.extend(
+            plan.iter()
+                .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
+        );
+        // Into the newest witnessed head that covers every leaf, else the
+        // latest (issue 28).
+        let needed = leaves.iter().max().map_or(0, |l| l + 1);
+        let (size, tree_head, witnessed) =
+            super::witness::proof_head(&head, &read.witnessed, needed);
+        Ok(Listed {
+            span,
+            rows,
+            deltas,
+            root,
+            plan,
+            leaves,
+            size,
+            tree_head,
+            witnessed,
+        })
+    }
 }
 
 /// The balance after the span's last delta (before the span, without one).
@@ -134,26 +201,6 @@ fn final_balance(rows: &[DeltaRow], span: &Span) -> Amount {
     match rows.last() {
         Some(row) => row.balance_after.unwrap_or(Amount::ZERO),
         None => span.balance_before,
-    }
-}
-
-/// The receipt's stored record: its root over the span's deltas.
-fn record_of(
-    app: &App,
-    r: &ReceiptRequest<'_>,
-    period: Option<String>,
-    root: Hash32,
-    span: &Span,
-) -> ReceiptRow {
-    ReceiptRow {
-        items_root: root,
-        tenant_id: r.tenant_id.clone(),
-        customer_id: r.customer_id.clone(),
-        period,
-        from_seq: span.first_seq,
-        to_seq: span.last_seq,
-        delta_count: span.count(),
-        generated_at: app.now_ms,
     }
 }
 
@@ -168,8 +215,9 @@ struct Parts<'a> {
 }
 
 fn assemble(
-    app: &App,
     r: &ReceiptRequest<'_>,
+    key: &LogKey,
+    generated_at: u64,
     p: Parts<'_>,
     agreement: Option<bvs_core::receipt::ReceiptAgreement>,
 ) -> ApiResult<Receipt> {
@@ -181,7 +229,7 @@ fn assemble(
     Ok(Receipt {
         customer_id: r.customer_id.as_str().to_string(),
         period: r.period.map(|p| p.to_string()),
-        generated_at: views::iso(app.now_ms),
+        generated_at: views::iso(generated_at),
         deltas_count: p.deltas.len() as u64,
         starting_balance: p.span.balance_before,
         final_balance: p.final_balance,
@@ -206,7 +254,7 @@ fn assemble(
         proof: ReceiptProof {
             hash_scheme: HASH_SCHEME.name().to_string(),
             tree_head: p.tree_head,
-            public_key: LogKey::load(app, r.log)?.verifier_key()?,
+            public_key: key.verifier_key()?,
             items: p.items,
         },
         agreement,

@@ -346,7 +346,7 @@ async fn attempt(
                 .deltas
                 .iter()
                 .flat_map(|d| [d.items_root.to_hex(), d.proof_root().to_hex()]);
-            super::submit::backfill_roots(app, log, roots).await;
+            super::roots::backfill_roots(app, log, roots).await;
             Ok(Outcome::Appended(written))
         }
         Err(e) => {

@@ -181,7 +181,7 @@ pub async fn place(app: &App, env: Env) -> ApiResult<u32> {
 
 /// The shard that issued `root`, as the control database's proof-root
 /// index names it (written alongside the write that issued the root,
-/// `submit::with_root_index`): one read, never a search of every shard,
+/// `roots::with_root_index`): one read, never a search of every shard,
 /// so an unknown root costs one control read.
 ///
 /// # Errors

@@ -26,7 +26,6 @@ use crate::quota;
 use crate::store::deltas;
 use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
 use crate::store::meters::{self, Meter};
-use crate::store::roots;
 use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
@@ -269,68 +268,7 @@ async fn write_indexed(
     if by.root_indexed || !by.probe.indexes() {
         return emit_store::write(ledger, write).await;
     }
-    with_roots_index(app, by.log, roots, emit_store::write(ledger, write)).await
-}
-
-/// Runs `write` (the D1 call that creates `root` on the shard `log`)
-/// while the control database's index records which shard issued `root`
-/// (`store::roots`, INSERT OR IGNORE), so public verify finds the one
-/// shard to read as soon as the write's answer is out. The two are not
-/// atomic: an index row whose write was refused points to a shard without
-/// the root (public verify answers 404 there), and a failed index write
-/// is only logged; the sequencer writes a submission's row again when it
-/// appends it ([`backfill_roots`]), and a receipt's is written again the
-/// next time the receipt is asked for.
-pub async fn with_root_index<T>(
-    app: &App,
-    log: LogId,
-    root: &Hash32,
-    write: impl std::future::Future<Output = ApiResult<T>>,
-) -> ApiResult<T> {
-    with_roots_index(app, log, &[root.to_hex()], write).await
-}
-
-/// [`with_root_index`] for several roots (one control-database call).
-pub async fn with_roots_index<T>(
-    app: &App,
-    log: LogId,
-    roots: &[String],
-    write: impl std::future::Future<Output = ApiResult<T>>,
-) -> ApiResult<T> {
-    let index = async {
-        let db = app.control_db()?;
-        match roots {
-            [root] => roots::insert(&db, root, log.env, log.shard, app.now_ms)
-                .await
-                .map(|_| ()),
-            _ => roots::insert_all(&db, roots, log.env, log.shard, app.now_ms).await,
-        }
-    };
-    let (written, indexed) = futures_util::future::join(write, index).await;
-    if let Err(e) = indexed {
-        worker::console_warn!("proof roots {roots:?} not indexed yet: {e:?}");
-    }
-    written
-}
-
-/// Writes the index rows of the submissions the sequencer just appended
-/// (INSERT OR IGNORE: normally [`with_root_index`] wrote them already), so
-/// a root whose index write failed is findable once its
-/// deltas are in the log; failures are logged only.
-pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = String>) {
-    let mut roots: Vec<String> = roots.collect();
-    roots.sort_unstable();
-    roots.dedup();
-    if roots.is_empty() {
-        return;
-    }
-    let written = match app.control_db() {
-        Ok(db) => roots::insert_all(&db, &roots, log.env, log.shard, app.now_ms).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = written {
-        worker::console_warn!("proof roots of {} not indexed: {e:?}", log.path_name());
-    }
+    super::roots::with_roots_index(app, by.log, roots, emit_store::write(ledger, write)).await
 }
 
 /// Rings the shard `log`'s own verification queue after the response (a

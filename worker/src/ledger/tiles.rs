@@ -27,9 +27,65 @@ use worker::{D1Database, D1PreparedStatement};
 use crate::error::{ApiError, ApiResult};
 use crate::store;
 
+/// Inclusion proofs of `leaves` into the tree of `size`, reading each
+/// needed tile once (a few tiles per level, in one batch round trip).
+pub async fn inclusion_proofs(
+    db: &D1Database,
+    leaves: &[u64],
+    size: u64,
+) -> ApiResult<Vec<Vec<Hash32>>> {
+    inclusion_proofs_with(db, leaves, size, Vec::new()).await
+}
+
+/// Like [`inclusion_proofs`], with `writes` sent in the same batch as the
+/// tile reads (issue 16: a receipt's record costs no round trip of its
+/// own); the batch is atomic, so the writes land only if the reads
+/// succeed.
+pub async fn inclusion_proofs_with(
+    db: &D1Database,
+    leaves: &[u64],
+    size: u64,
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<Vec<Vec<Hash32>>> {
+    let mut need = Vec::new();
+    for leaf in leaves {
+        need.extend(
+            log::indexes_for_inclusion(bvs_core::LeafIndex(*leaf), TreeSize(size))
+                .map_err(ApiError::internal)?,
+        );
+    }
+    need.sort_unstable();
+    need.dedup();
+    let hashes = if need.is_empty() && writes.is_empty() {
+        StoredHashes::new()
+    } else {
+        read_hashes(db, &need, writes).await?
+    };
+    leaves
+        .iter()
+        .map(|leaf| {
+            log::inclusion_proof(bvs_core::LeafIndex(*leaf), TreeSize(size), &hashes)
+                .map_err(ApiError::internal)
+        })
+        .collect()
+}
+
+/// A consistency proof between two tree sizes.
+pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult<Vec<Hash32>> {
+    let need =
+        log::indexes_for_consistency(TreeSize(old), TreeSize(new)).map_err(ApiError::internal)?;
+    let hashes = if need.is_empty() {
+        StoredHashes::new()
+    } else {
+        read_hashes(db, &need, Vec::new()).await?
+    };
+    log::consistency_proof(TreeSize(old), TreeSize(new), &hashes).map_err(ApiError::internal)
+}
+
 /// Reads the stored hashes `indexes` from tiles, with `writes` in the same
 /// batch (one round trip); stored hashes no tile holds yet from the rows of
-/// a log kept before tiles (a second round trip, only mid-migration).
+/// a log kept before tiles (a second round trip, only mid-migration):
+/// `store::log::hashes_with`.
 ///
 /// # Errors
 /// D1 errors, or a stored hash found nowhere.
@@ -38,29 +94,7 @@ pub async fn read_hashes(
     indexes: &[u64],
     writes: Vec<D1PreparedStatement>,
 ) -> ApiResult<StoredHashes> {
-    let coords = tiles::tiles_for(indexes);
-    let tiles = store::log::tiles_with(db, &coords, writes).await?;
-    complete(db, &tiles, indexes).await
-}
-
-/// The stored hashes `indexes` from `tiles`, reading what they lack from a
-/// log's pre-tiles rows.
-///
-/// # Errors
-/// D1 errors, or a stored hash found nowhere.
-pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    let (mut hashes, missing) = tiles.stored_hashes(indexes);
-    if missing.is_empty() {
-        return Ok(hashes);
-    }
-    let legacy = store::log::stored_hashes(db, &missing).await?;
-    for i in missing {
-        let h = legacy
-            .get(i)
-            .ok_or_else(|| ApiError::internal(format!("log hash {i} is missing from storage")))?;
-        hashes.insert(i, *h);
-    }
-    Ok(hashes)
+    store::log::hashes_with(db, indexes, writes).await
 }
 
 /// The stored indexes an append of `count` leaves to a log of `old_size`
@@ -151,7 +185,7 @@ pub async fn served(db: &D1Database, requested: TileCoord) -> ApiResult<Option<V
     if let Some(data) = tiles.data(&requested) {
         return Ok(Some(data));
     }
-    let hashes = complete(db, &tiles, &requested.entry_indexes()).await?;
+    let hashes = store::log::complete(db, &tiles, &requested.entry_indexes()).await?;
     tiles::data_from_stored(&requested, &hashes)
         .map(Some)
         .map_err(ApiError::internal)

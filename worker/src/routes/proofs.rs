@@ -217,16 +217,15 @@ pub async fn receipt(
     };
     let (receipt, liabilities) =
         futures_util::future::join(prove::receipt(app, &request), liabilities).await;
-    let (receipt, witnessed) = receipt?;
+    let proven = receipt?;
     let liabilities = liabilities?;
+    let mut body = serde_json::to_value(&proven.receipt)
+        .map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
     // The receipt names its log (shard) next to core's fields.
-    let key = LogKey::load(app, request.log)?;
-    let mut body =
-        serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
-    body["log"] = json!(prove::log_ref(request.log, &key.origin, &origin));
+    body["log"] = json!(proven.log);
     // Whether a quorum of the log's witnesses cosigned proof.treeHead
     // (issue 28; its cosignature lines are in the note).
-    body["proof"]["witnessed"] = json!(witnessed);
+    body["proof"]["witnessed"] = json!(proven.witnessed);
     let liabilities = liabilities
         .map(serde_json::value::RawValue::from_string)
         .transpose()

@@ -199,16 +199,73 @@ pub async fn tiles_with(
     coords: &[TileCoord],
     writes: Vec<D1PreparedStatement>,
 ) -> ApiResult<Tiles> {
-    if coords.is_empty() {
-        if !writes.is_empty() {
-            super::batch(db, writes).await?;
-        }
+    let read = !coords.is_empty();
+    let mut statements = Vec::with_capacity(writes.len() + 1);
+    if read {
+        statements.push(tiles_statement(db, coords)?);
+    }
+    statements.extend(writes);
+    if statements.is_empty() {
         return Ok(Tiles::new());
     }
-    let mut statements = vec![tiles_statement(db, coords)?];
-    statements.extend(writes);
     let results = super::batch(db, statements).await?;
-    tiles_from_rows(super::rows(&results, 0)?)
+    if !read {
+        return Ok(Tiles::new());
+    }
+    let rows = super::rows(&results, 0)?;
+    tiles_from_rows(rows)
+}
+
+/// The stored hashes `indexes`, wherever the log keeps them: from the
+/// tiles that hold them, read with `writes` at the end of the same batch
+/// (one round trip), and those no tile holds yet (a log kept before tiles,
+/// mid-migration: `ledger::tiles`) from its stored-hash rows, in a second
+/// round trip only then.
+///
+/// # Errors
+/// D1 errors, a stored tile that is no tile, or a stored hash found
+/// nowhere.
+pub async fn hashes_with(
+    db: &D1Database,
+    indexes: &[u64],
+    writes: Vec<D1PreparedStatement>,
+) -> ApiResult<StoredHashes> {
+    let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
+    let (hashes, missing) = tiles.stored_hashes(indexes);
+    with_pre_tiles(db, hashes, missing).await
+}
+
+/// The stored hashes `indexes` from `tiles`, reading what they lack from a
+/// log's pre-tiles rows.
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
+    let (hashes, missing) = tiles.stored_hashes(indexes);
+    with_pre_tiles(db, hashes, missing).await
+}
+
+/// `hashes` and the stored hashes `missing` (no tile holds them yet),
+/// read from a log's pre-tiles rows: no read when none is missing.
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+async fn with_pre_tiles(
+    db: &D1Database,
+    mut hashes: StoredHashes,
+    missing: Vec<u64>,
+) -> ApiResult<StoredHashes> {
+    if missing.is_empty() {
+        return Ok(hashes);
+    }
+    let legacy = stored_hashes(db, &missing).await?;
+    for i in missing {
+        let h = legacy
+            .get(i)
+            .ok_or_else(|| ApiError::internal(format!("log hash {i} is missing from storage")))?;
+        hashes.insert(i, *h);
+    }
+    Ok(hashes)
 }
 
 /// The latest signed tree head and the tiles `coords` (every stored width
