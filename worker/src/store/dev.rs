@@ -1,8 +1,8 @@
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::{args, first, run, Arg};
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 
 const INSERT_PING: &str =
     "INSERT INTO dev_pings (id, note, created_at, consumed_at) VALUES (?1, ?2, ?3, NULL)";
@@ -33,19 +33,8 @@ pub async fn consume_ping(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<u
     run(db, CONSUME_PING, &args![id, Arg::Int(now_ms as i64)]).await
 }
 
-/// One trivial read (DEV_MODE profiling, `crate::profile`): what [`first`]
-/// does (prepare, bind nothing, read the first row: one D1 round trip,
-/// counted), written out here so that the profiling stop, which runs
-/// after the emit's key read, enters none of the store helpers that read
-/// goes through (issue 26: the emit's walk enters each file once).
+/// One trivial read (DEV_MODE profiling, `crate::profile`).
 pub async fn one(db: &D1Database) -> ApiResult<()> {
-    let _trip = crate::roundtrips::d1();
-    let statement = db
-        .prepare(SELECT_ONE)
-        .bind(&[])
-        .map_err(|e| ApiError::internal(format!("bind: {e}")))?;
-    let _: Option<serde_json::Value> = D1PreparedStatement::first(&statement, None)
-        .await
-        .map_err(|e| ApiError::internal(format!("d1 first: {e}")))?;
+    let _: Option<serde_json::Value> = first(db, SELECT_ONE, &[]).await?;
     Ok(())
 }
