@@ -112,7 +112,10 @@ pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRo
     let db = db(app, log)?;
     match store::log::latest_head(&db).await? {
         Some(head) => Ok(head),
-        None => init_head(&db, &LogKey::load(app, log)?, app.now_ms).await,
+        None => {
+            let key = LogKey::load(app, log)?;
+            init_head(&db, &key, app.now_ms).await
+        }
     }
 }
 
