@@ -110,16 +110,35 @@ pub async fn ensure_log(app: &App, log: LogId) -> ApiResult<()> {
 /// The latest signed tree head, creating the log's first one if needed.
 pub async fn head_or_init(app: &App, log: LogId) -> ApiResult<store::log::HeadRow> {
     let db = db(app, log)?;
-    if let Some(head) = store::log::latest_head(&db).await? {
-        return Ok(head);
+    match store::log::latest_head(&db).await? {
+        Some(head) => Ok(head),
+        None => {
+            let key = LogKey::load(app, log)?;
+            init_head(&db, &key, app.now_ms).await
+        }
     }
+}
+
+/// Opens the log in `db` (the shard's database) for its writer, the
+/// sequencer: the log's key, loaded once per run, with the log created if
+/// it is new (as `head_or_init`).
+pub async fn open_log(app: &App, log: LogId, db: &D1Database) -> ApiResult<LogKey> {
     let key = LogKey::load(app, log)?;
+    if store::log::latest_head(db).await?.is_none() {
+        init_head(db, &key, app.now_ms).await?;
+    }
+    Ok(key)
+}
+
+/// Stores the log's first signed tree head (the empty tree) and returns
+/// the latest head.
+async fn init_head(db: &D1Database, key: &LogKey, now_ms: u64) -> ApiResult<store::log::HeadRow> {
     let root =
         bvs_core::log::tree_root(TreeSize(0), &StoredHashes::new()).map_err(ApiError::internal)?;
     let note_text = key.sign(0, &root)?;
     let note_hash = note::tree_head_hash(&note_text);
-    store::log::insert_first_head(&db, &root, &note_text, &note_hash, app.now_ms).await?;
-    store::log::latest_head(&db)
+    store::log::insert_first_head(db, &root, &note_text, &note_hash, now_ms).await?;
+    store::log::latest_head(db)
         .await?
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
 }

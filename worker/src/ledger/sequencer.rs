@@ -35,7 +35,7 @@ use super::budget;
 use super::queue::{self, costs, Item};
 use super::round::{self, Plan};
 use super::tiles::{self, Migration};
-use super::{append_and_sign, db, head_or_init, LogId, LogKey};
+use super::{append_and_sign, db, open_log, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
@@ -59,7 +59,7 @@ const FAIL_QUERIES: usize = 3;
 /// number of items appended.
 pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let db = db(app, log)?;
-    head_or_init(app, log).await?;
+    let key = open_log(app, log, &db).await?;
     let mut run = Run {
         queries_left: budget::RUN_QUERIES_MAX,
         appended: 0,
@@ -72,7 +72,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     let mut result = migrate(app, &db, &mut run).await;
     if matches!(result, Ok(Migration::Done)) {
         for _ in 0..ROUNDS_MAX {
-            match round(app, log, &db, &mut run).await {
+            match round(app, (log, &key), &db, &mut run).await {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) => {
@@ -153,7 +153,12 @@ impl Run {
 
 /// One round: reads the queue, plans what fits, applies it, and splits
 /// what fails. Returns whether the run should go on.
-async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResult<bool> {
+async fn round(
+    app: &App,
+    (log, key): (LogId, &LogKey),
+    db: &D1Database,
+    run: &mut Run,
+) -> ApiResult<bool> {
     let started = app::clock_ms();
     if !run.spend(queue::READ_QUERIES) {
         return Ok(false);
@@ -181,7 +186,8 @@ async fn round(app: &App, log: LogId, db: &D1Database, run: &mut Run) -> ApiResu
     tenants.dedup();
     let tenants = tenants.len();
     let size = snapshot.head.tree_size;
-    let Some(statements) = apply_splitting(app, (log, db), run, items, size, &mut phases).await?
+    let Some(statements) =
+        apply_splitting(app, (log, key, db), run, items, size, &mut phases).await?
     else {
         return Ok(false);
     };
@@ -237,7 +243,7 @@ fn take(run: &mut Run, mut items: Vec<Item>) -> Taken {
 /// stop (its budget is spent, or another run moved the log).
 async fn apply_splitting(
     app: &App,
-    (log, db): (LogId, &D1Database),
+    (log, key, db): (LogId, &LogKey, &D1Database),
     run: &mut Run,
     items: Vec<Item>,
     mut size: u64,
@@ -250,7 +256,7 @@ async fn apply_splitting(
         if !run.spend(budget::round_cost(&costs(&group)).queries + 1) {
             return Ok(None);
         }
-        match attempt(app, log, db, size, &group, phases).await? {
+        match attempt(app, (log, key), db, size, &group, phases).await? {
             Outcome::Appended(written) => {
                 run.appended += group.len() as u64;
                 run.committed = true;
@@ -333,14 +339,14 @@ enum Outcome {
 /// run.
 async fn attempt(
     app: &App,
-    log: LogId,
+    (log, key): (LogId, &LogKey),
     db: &D1Database,
     old_size: u64,
     items: &[Item],
     phases: &mut Phases,
 ) -> ApiResult<Outcome> {
     let plan = Plan::of(old_size, items);
-    match apply_plan(app, log, db, &plan, phases).await {
+    match apply_plan(app, (log, key), db, &plan, phases).await {
         Ok(written) => {
             let roots = plan
                 .deltas
@@ -365,7 +371,7 @@ async fn attempt(
 /// statements written.
 async fn apply_plan(
     app: &App,
-    log: LogId,
+    (log, key): (LogId, &LogKey),
     db: &D1Database,
     plan: &Plan,
     phases: &mut Phases,
@@ -379,7 +385,6 @@ async fn apply_plan(
         worker::console_log!("sequencer {}: DEV_MODE hold reached", log.path_name());
         worker::Delay::from(std::time::Duration::from_secs(DEV_HOLD_SECS)).await;
     }
-    let key = LogKey::load(app, log)?;
     let now = app::clock_ms();
     let window = round::window_of(now);
     let coords = tiles::tiles_for_append(plan.old_size, plan.len())?;
@@ -390,7 +395,7 @@ async fn apply_plan(
     phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
     let have = log_store::tiles_from_rows(store::rows(&results, 3)?)?;
-    let appended = append_and_sign(db, &key, plan.old_size, &plan.leaves()?, &have, now)?;
+    let appended = append_and_sign(db, key, plan.old_size, &plan.leaves()?, &have, now)?;
     let mut statements = appended.statements;
     statements.extend(round::writes(db, plan, &appended.head, now, balances)?);
     statements.push(log_store::insert_head(db, &appended.head)?);

@@ -194,18 +194,18 @@ pub async fn served(db: &D1Database, requested: TileCoord) -> ApiResult<Option<V
 /// Tiles a migration step writes at most (level-0 tiles: 2 × 256 stored
 /// hashes read each, in one range).
 pub const MIGRATE_TILES_PER_STEP: usize = 8;
-/// Queries of the check that a log needs no migration.
-pub const MIGRATE_CHECK_QUERIES: usize = 2;
-/// Queries a migration step takes at most: the tiles-size, head and place
-/// reads, the stored hashes (one range, or up to three lists of 100 for
-/// each higher-level tile) and the tiles already there, then the tiles,
-/// their narrower copies and the place.
-pub const MIGRATE_STEP_QUERIES: usize = 3 + 3 * MIGRATE_TILES_PER_STEP + 1 + 4;
+/// Queries of the check that a log needs no migration (one statement).
+pub const MIGRATE_CHECK_QUERIES: usize = 1;
+/// Queries a migration step takes at most: the check (tiles size, head
+/// and place in one statement), the stored hashes (one range, or up to
+/// three lists of 100 for each higher-level tile) and the tiles already
+/// there, then the tiles, their narrower copies and the place.
+pub const MIGRATE_STEP_QUERIES: usize = MIGRATE_CHECK_QUERIES + 3 * MIGRATE_TILES_PER_STEP + 1 + 4;
 
 /// Where a log's migration to tiles stands after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Migration {
-    /// The tiles covered the log's latest head already (two reads).
+    /// The tiles covered the log's latest head already (one read).
     Covered,
     /// The tiles cover the log's latest head: appends may go on.
     Done,
@@ -214,19 +214,20 @@ pub enum Migration {
 }
 
 /// One step of the migration of a log kept as stored hashes to tiles
-/// (a no-op once the tiles cover its latest head).
+/// (a no-op once the tiles cover its latest head): three round trips, the
+/// check, the step's reads, its writes (the check alone once covered).
 ///
 /// # Errors
 /// D1 errors, or a stored hash the log lacks.
 pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
-    let covered = store::log::tiles_size(db).await?;
-    let head = store::log::latest_head(db)
-        .await?
-        .map_or(0, |h| h.tree_size);
+    let store::log::MigrationState {
+        covered,
+        head,
+        place,
+    } = store::log::migration_state(db).await?;
     if covered >= head {
         return Ok(Migration::Covered);
     }
-    let place = store::log::migration_place(db).await?;
     // A place recorded for another target (the log grew meanwhile through
     // an older Worker) starts over toward the new one: rewriting a tile
     // writes the same bytes.
@@ -241,11 +242,11 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
         .take(MIGRATE_TILES_PER_STEP)
         .copied()
         .collect();
-    let hashes = stored_for(db, &step).await?;
     // What a narrower copy of a tile holds (leaves appended over tiles
     // before an older Worker appended more as stored hashes) is read from
     // it: only such a Worker's own leaves are stored hashes.
-    let have = store::log::tiles_with(db, &step, Vec::new()).await?;
+    let (range, listed) = stored_for(&step);
+    let (hashes, have) = store::log::migration_sources(db, range, &listed, &step).await?;
     let mut written = Vec::with_capacity(step.len());
     for coord in &step {
         let mut entries = StoredHashes::new();
@@ -258,28 +259,22 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
         written.push((*coord, data));
     }
     let next = from + step.len();
-    let mut statements = store::log::insert_tiles_migrated(db, &written)?;
-    if next >= work.len() {
-        statements.push(store::log::set_tiles_size(db, head)?);
-        statements.push(store::log::clear_migration_place(db)?);
-    } else {
-        statements.push(store::log::set_migration_place(db, head, next)?);
-    }
-    store::batch(db, statements).await?;
+    let done = next >= work.len();
+    store::log::write_migration_step(db, &written, head, (!done).then_some(next)).await?;
     worker::console_log!(
         "tiles migration: {next} of {} tiles toward size {head}",
         work.len()
     );
-    Ok(if next >= work.len() {
+    Ok(if done {
         Migration::Done
     } else {
         Migration::Going
     })
 }
 
-/// The stored hashes of the entries of `coords`: the level-0 tiles' by
-/// one range read, the others' by index lists, in one batch.
-async fn stored_for(db: &D1Database, coords: &[TileCoord]) -> ApiResult<StoredHashes> {
+/// Where the stored hashes of the entries of `coords` are read: the
+/// level-0 tiles' as one index range, the others' as an index list.
+fn stored_for(coords: &[TileCoord]) -> (Option<(u64, u64)>, Vec<u64>) {
     let mut range: Option<(u64, u64)> = None;
     let mut listed = Vec::new();
     for c in coords {
@@ -294,5 +289,5 @@ async fn stored_for(db: &D1Database, coords: &[TileCoord]) -> ApiResult<StoredHa
             listed.extend(entries);
         }
     }
-    store::log::stored_hashes_in(db, range, &listed).await
+    (range, listed)
 }

@@ -126,11 +126,16 @@ const INSERT_TILES_MIGRATED: ListSql = ListSql {
     cols: 4,
 };
 /// The migration's place: `<target size>:<next tile>` (ledger::tiles).
-const SELECT_MIGRATION_PLACE: &str = "SELECT value FROM log_meta WHERE key = 'tiles_migration'";
 const SET_MIGRATION_PLACE: &str =
     "INSERT INTO log_meta (key, value) VALUES ('tiles_migration', ?1) \
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 const CLEAR_MIGRATION_PLACE: &str = "DELETE FROM log_meta WHERE key = 'tiles_migration'";
+/// Where a log stands toward tiles, in one statement (always one row):
+/// the size its tiles cover, its latest head's size, the migration's place.
+const SELECT_MIGRATION_STATE: &str = "SELECT \
+     (SELECT value FROM log_meta WHERE key = 'tiles_size') AS tiles_size, \
+     (SELECT tree_size FROM tree_heads ORDER BY tree_size DESC LIMIT 1) AS head, \
+     (SELECT value FROM log_meta WHERE key = 'tiles_migration') AS place";
 /// The stored hashes of a pre-tiles log in the index range `?1 ..= ?2`.
 const SELECT_STORED_RANGE: &str = "SELECT idx, hash FROM log_hashes WHERE idx >= ?1 AND idx <= ?2";
 /// The tree size the tiles cover (absent: 0, an empty or a pre-tiles log).
@@ -295,15 +300,6 @@ pub fn insert_tiles(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statemen
     insert_tiles_with(db, &INSERT_TILES, tiles)
 }
 
-/// The migration's tiles: written over any copy (the same bytes), and
-/// their narrower copies dropped.
-///
-/// # Errors
-/// A value that cannot be bound.
-pub fn insert_tiles_migrated(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statements {
-    insert_tiles_with(db, &INSERT_TILES_MIGRATED, tiles)
-}
-
 /// `tiles` written by `insert`, then their narrower copies dropped.
 fn insert_tiles_with(
     db: &D1Database,
@@ -327,50 +323,128 @@ fn insert_tiles_with(
     Ok(out)
 }
 
-/// The migration's place: the size it migrates to and its next tile.
+/// Where a log stands toward tiles (`ledger::tiles`: its migration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MigrationState {
+    /// The tree size its tiles cover (0 for a log kept before tiles until
+    /// its migration ends).
+    pub covered: u64,
+    /// Its latest signed head's size (0 before its first head).
+    pub head: u64,
+    /// The migration's place: the size it migrates to and its next tile.
+    pub place: Option<(u64, usize)>,
+}
+
+/// Where the log stands toward tiles: one statement, one round trip.
 ///
 /// # Errors
-/// D1 errors.
-pub async fn migration_place(db: &D1Database) -> ApiResult<Option<(u64, usize)>> {
+/// D1 errors, or a stored tiles size that is no number.
+pub async fn migration_state(db: &D1Database) -> ApiResult<MigrationState> {
     #[derive(Deserialize)]
-    struct Value {
-        value: String,
+    struct Row {
+        tiles_size: Option<String>,
+        head: Option<u64>,
+        place: Option<String>,
     }
-    let row: Option<Value> = super::first(db, SELECT_MIGRATION_PLACE, &[]).await?;
-    Ok(row.and_then(|r| {
-        let (target, next) = r.value.split_once(':')?;
+    let row: Option<Row> = super::first(db, SELECT_MIGRATION_STATE, &[]).await?;
+    let Some(row) = row else {
+        return Err(ApiError::internal(
+            "the migration state read returned no row",
+        ));
+    };
+    let covered = match row.tiles_size {
+        None => 0,
+        Some(v) => v
+            .parse()
+            .map_err(|_| ApiError::internal(format!("tiles_size {v:?}")))?,
+    };
+    let place = row.place.and_then(|v| {
+        let (target, next) = v.split_once(':')?;
         Some((target.parse().ok()?, next.parse().ok()?))
-    }))
+    });
+    Ok(MigrationState {
+        covered,
+        head: row.head.unwrap_or(0),
+        place,
+    })
 }
 
-/// The statement recording the migration's place.
+/// What a migration step builds its tiles from, in one batch round trip:
+/// a pre-tiles log's stored hashes in the index range `range` (inclusive)
+/// and at `listed`, and the tiles `coords` as stored already (narrower
+/// copies).
 ///
 /// # Errors
-/// A value that cannot be bound.
-pub fn set_migration_place(
-    db: &D1Database,
-    target: u64,
-    next: usize,
-) -> ApiResult<D1PreparedStatement> {
-    let text = format!("{target}:{next}");
-    stmt(db, SET_MIGRATION_PLACE, &args![text.as_str()])
-}
-
-super::statements! {
-    /// The statement ending the migration's record.
-    pub fn clear_migration_place() = CLEAR_MIGRATION_PLACE;
-}
-
-/// The stored hashes of a pre-tiles log in the index range `range`
-/// (inclusive) and at `listed`, in one batch round trip.
-///
-/// # Errors
-/// D1 errors.
-pub async fn stored_hashes_in(
+/// D1 errors, or a stored tile that is no tile.
+pub async fn migration_sources(
     db: &D1Database,
     range: Option<(u64, u64)>,
     listed: &[u64],
-) -> ApiResult<StoredHashes> {
+    coords: &[TileCoord],
+) -> ApiResult<(StoredHashes, Tiles)> {
+    let mut statements = stored_hashes_statements(db, range, listed)?;
+    let reads = statements.len();
+    if !coords.is_empty() {
+        statements.push(tiles_statement(db, coords)?);
+    }
+    if statements.is_empty() {
+        return Ok((StoredHashes::new(), Tiles::new()));
+    }
+    let results = super::batch(db, statements).await?;
+    let mut hashes = StoredHashes::new();
+    for i in 0..reads {
+        for r in super::rows::<HashRow>(&results, i)? {
+            hashes.insert(r.idx, r.hash);
+        }
+    }
+    let tiles = if coords.is_empty() {
+        Tiles::new()
+    } else {
+        tiles_from_rows(super::rows(&results, reads)?)?
+    };
+    Ok((hashes, tiles))
+}
+
+/// Writes a migration step in one batch: its `tiles` (over any copy, their
+/// narrower copies dropped), then its place toward `target`: the `next`
+/// tile, or with `None` the end (the tiles cover `target`).
+///
+/// # Errors
+/// D1 errors, or a value that cannot be bound.
+pub async fn write_migration_step(
+    db: &D1Database,
+    tiles: &[(TileCoord, Vec<u8>)],
+    target: u64,
+    next: Option<usize>,
+) -> ApiResult<()> {
+    let mut statements = insert_tiles_with(db, &INSERT_TILES_MIGRATED, tiles)?;
+    match next {
+        None => {
+            statements.push(set_tiles_size(db, target)?);
+            statements.push(stmt(db, CLEAR_MIGRATION_PLACE, &[])?);
+        }
+        Some(next) => {
+            let text = format!("{target}:{next}");
+            statements.push(stmt(db, SET_MIGRATION_PLACE, &args![text.as_str()])?);
+        }
+    }
+    super::batch(db, statements).await?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct HashRow {
+    idx: u64,
+    hash: Hash32,
+}
+
+/// The reads of a pre-tiles log's stored hashes in `range` (inclusive)
+/// and at `listed`.
+fn stored_hashes_statements(
+    db: &D1Database,
+    range: Option<(u64, u64)>,
+    listed: &[u64],
+) -> Statements {
     let mut statements = Vec::new();
     if let Some((lo, hi)) = range {
         statements.push(stmt(db, SELECT_STORED_RANGE, &args![lo, hi])?);
@@ -385,34 +459,7 @@ pub async fn stored_hashes_in(
             Ok(())
         },
     )?);
-    #[derive(Deserialize)]
-    struct HashRow {
-        idx: u64,
-        hash: Hash32,
-    }
-    let mut out = StoredHashes::new();
-    for r in batch_rows::<HashRow>(db, statements).await? {
-        out.insert(r.idx, r.hash);
-    }
-    Ok(out)
-}
-
-/// The tree size the log's tiles cover (0 for a log kept before tiles
-/// until its migration ends, `ledger::tiles`).
-///
-/// # Errors
-/// D1 errors, or a stored value that is no number.
-pub async fn tiles_size(db: &D1Database) -> ApiResult<u64> {
-    #[derive(Deserialize)]
-    struct Value {
-        value: String,
-    }
-    let row: Option<Value> = super::first(db, SELECT_TILES_SIZE, &[]).await?;
-    row.map_or(Ok(0), |r| {
-        r.value
-            .parse()
-            .map_err(|_| ApiError::internal(format!("tiles_size {:?}", r.value)))
-    })
+    Ok(statements)
 }
 
 super::statements! {
@@ -455,7 +502,12 @@ pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Stat
 /// # Errors
 /// D1 errors.
 pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    stored_hashes_in(db, None, indexes).await
+    let statements = stored_hashes_statements(db, None, indexes)?;
+    let mut out = StoredHashes::new();
+    for r in batch_rows::<HashRow>(db, statements).await? {
+        out.insert(r.idx, r.hash);
+    }
+    Ok(out)
 }
 
 /// Statements that insert stored hashes.
