@@ -44,7 +44,7 @@ const SELECT_AGREEMENT_BY_TEXT: &str =
 /// Every key binding of a ledger (`?2`), oldest first, with its fact's log
 /// position in tenant `?1` (NULL until appended): for a receipt's batch
 /// (`store::receipts::read`).
-pub(super) const SELECT_LOGGED_KEYS: &str =
+const SELECT_LOGGED_KEYS: &str =
     "SELECT k.item_hash, k.ledger_id, k.tenant_id, k.customer_id, k.verifier_key, k.statement, \
      k.registered_at, k.signed_by_previous, f.leaf_index FROM counterparty_keys k \
      LEFT JOIN facts f ON f.tenant_id = ?1 AND f.content_hash = k.item_hash \
@@ -151,6 +151,19 @@ pub struct LoggedStatement {
     #[serde(flatten)]
     pub agreement: AgreementRow,
     pub leaf_index: Option<u64>,
+}
+
+/// For a receipt's batch (`store::receipts::read`): every key of ledger
+/// `ledger_id` (tenant `tenant_id`), oldest first, with its log position.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn logged_keys(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    ledger_id: &str,
+) -> ApiResult<D1PreparedStatement> {
+    stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
 }
 
 /// For a receipt's batch: the statements about the checkpoints that can

@@ -227,13 +227,20 @@ impl OverCandidates {
         OverCandidates(of_ledger, of_period)
     }
 
-    /// The read over the whole ledger (`period` None: `?1` tenant, `?2`
-    /// customer) or one period (and `?3` the period), for the caller to
-    /// bind in its batch (`store::receipts::read`).
-    pub fn sql(&self, period: Option<&str>) -> &'static str {
+    /// The read over the whole ledger (`period` None) or one period.
+    ///
+    /// # Errors
+    /// A value that cannot be bound.
+    pub fn statement(
+        &self,
+        db: &D1Database,
+        tenant_id: &TenantId,
+        customer_id: &CustomerId,
+        period: Option<&str>,
+    ) -> ApiResult<D1PreparedStatement> {
         match period {
-            None => self.0,
-            Some(_) => self.1,
+            None => stmt(db, self.0, &args![tenant_id, customer_id]),
+            Some(p) => stmt(db, self.1, &args![tenant_id, customer_id, p]),
         }
     }
 }

@@ -204,21 +204,16 @@ pub async fn tiles_with(
     coords: &[TileCoord],
     writes: Vec<D1PreparedStatement>,
 ) -> ApiResult<Tiles> {
-    let read = !coords.is_empty();
-    let mut statements = Vec::with_capacity(writes.len() + 1);
-    if read {
-        statements.push(tiles_statement(db, coords)?);
+    if coords.is_empty() {
+        if !writes.is_empty() {
+            super::batch(db, writes).await?;
+        }
+        return Ok(Tiles::new());
     }
+    let mut statements = vec![tiles_statement(db, coords)?];
     statements.extend(writes);
-    if statements.is_empty() {
-        return Ok(Tiles::new());
-    }
     let results = super::batch(db, statements).await?;
-    if !read {
-        return Ok(Tiles::new());
-    }
-    let rows = super::rows(&results, 0)?;
-    tiles_from_rows(rows)
+    tiles_from_rows(super::rows(&results, 0)?)
 }
 
 /// The stored hashes `indexes`, wherever the log keeps them: from the
@@ -236,8 +231,7 @@ pub async fn hashes_with(
     writes: Vec<D1PreparedStatement>,
 ) -> ApiResult<StoredHashes> {
     let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
-    let (hashes, missing) = tiles.stored_hashes(indexes);
-    with_pre_tiles(db, hashes, missing).await
+    complete(db, &tiles, indexes).await
 }
 
 /// The stored hashes `indexes` from `tiles`, reading what they lack from a
@@ -246,20 +240,7 @@ pub async fn hashes_with(
 /// # Errors
 /// D1 errors, or a stored hash found nowhere.
 pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    let (hashes, missing) = tiles.stored_hashes(indexes);
-    with_pre_tiles(db, hashes, missing).await
-}
-
-/// `hashes` and the stored hashes `missing` (no tile holds them yet),
-/// read from a log's pre-tiles rows: no read when none is missing.
-///
-/// # Errors
-/// D1 errors, or a stored hash found nowhere.
-async fn with_pre_tiles(
-    db: &D1Database,
-    mut hashes: StoredHashes,
-    missing: Vec<u64>,
-) -> ApiResult<StoredHashes> {
+    let (mut hashes, missing) = tiles.stored_hashes(indexes);
     if missing.is_empty() {
         return Ok(hashes);
     }

@@ -12,7 +12,7 @@ use super::deltas::{self, DeltaRow};
 use super::ledgers::{self, LedgerRow, WindowRow};
 use super::log::{self, HeadRow};
 use super::rows;
-use super::{args, batch, stmt, Arg};
+use super::{args, batch, stmt};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 
@@ -95,21 +95,13 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         None => deltas::of_ledger_statement(db, tenant, customer, 1, r.deltas_max)?,
         Some(p) => deltas::of_window_statement(db, tenant, customer, p, r.deltas_max)?,
     };
-    // The reads over the candidate checkpoints bind the tenant, the
-    // customer and, for one period, the period.
-    let mut over = args![tenant, customer].to_vec();
-    over.extend(r.period.map(Arg::Text));
     let mut statements = vec![
         ledgers::ledger_statement(db, tenant, customer)?,
         deltas,
         log::latest_head_statement(db)?,
-        stmt(db, checkpoints::RECEIPT_CANDIDATES.sql(r.period), &over)?,
-        stmt(
-            db,
-            agreements::SELECT_LOGGED_KEYS,
-            &args![tenant, r.ledger_id],
-        )?,
-        stmt(db, agreements::LOGGED_STATEMENTS.sql(r.period), &over)?,
+        checkpoints::RECEIPT_CANDIDATES.statement(db, tenant, customer, r.period)?,
+        agreements::logged_keys(db, tenant, r.ledger_id)?,
+        agreements::LOGGED_STATEMENTS.statement(db, tenant, customer, r.period)?,
         super::witnesses::published_candidates_statement(db)?,
     ];
     if let Some(p) = r.period {
