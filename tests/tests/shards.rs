@@ -415,15 +415,26 @@ fn an_emit_under_a_leased_key_indexes_its_root_with_the_key_read() {
         assert!(n <= 6, "six tenants never covered both shards");
         let t = new_tenant_on_plan(&api, "enterprise");
         let k = api.keyed(&t.test_key);
-        for i in 0..3 {
-            let id = format!("emit-leased-{n}-{i}-{}", bvs_tests::nanos());
-            let emitted = api.send(
-                k.req(reqwest::Method::POST, bvs_tests::ledger::DELTA)
-                    .header("request-id", &id)
-                    .json(&json!({"customerId": "cus_leased", "delta": 1, "reason": "leased"})),
-            );
-            assert_eq!(emitted.status, 202, "{}", emitted.text);
-            let root = emitted.body["data"]["itemsRoot"].as_str().unwrap();
+        // The three emits go back to back, so the second and third are
+        // sent while the first one's lease (`auth::limit::LEASE_MS`) is
+        // live; their roots and log lines are read after.
+        let emitted: Vec<(String, String)> = (0..3)
+            .map(|i| {
+                let id = format!("emit-leased-{n}-{i}-{}", bvs_tests::nanos());
+                let emitted = api.send(
+                    k.req(reqwest::Method::POST, bvs_tests::ledger::DELTA)
+                        .header("request-id", &id)
+                        .json(&json!({"customerId": "cus_leased", "delta": 1, "reason": "leased"})),
+                );
+                assert_eq!(emitted.status, 202, "{}", emitted.text);
+                let root = emitted.body["data"]["itemsRoot"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                (id, root)
+            })
+            .collect();
+        for (id, root) in &emitted {
             let answer = api.get(&format!("/api/v1/verify/{root}"));
             assert_eq!(answer.status, 200, "{}", answer.text);
             shards_seen.insert(
@@ -434,7 +445,7 @@ fn an_emit_under_a_leased_key_indexes_its_root_with_the_key_read() {
             let calls = bvs_tests::eventually(
                 std::time::Duration::from_secs(10),
                 "the request log line",
-                || d1_calls(&id),
+                || d1_calls(id),
             );
             fewest = fewest.min(calls);
         }
