@@ -3,49 +3,23 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/// Unpadded base64url.
+/// Unpadded base64url (the `base64` crate: an implementation of its own,
+/// not the service's).
 pub fn b64url(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
+    URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Decodes unpadded base64url; panics on any other character.
+/// Decodes unpadded base64url; panics on any other text.
 pub fn b64url_decode(text: &str) -> Vec<u8> {
-    let value = |c: u8| -> u32 {
-        let i = ALPHABET
-            .iter()
-            .position(|a| *a == c)
-            .unwrap_or_else(|| panic!("not base64url: {c}"));
-        u32::try_from(i).unwrap_or_else(|e| panic!("{i}: {e}"))
-    };
-    let mut out = Vec::new();
-    for chunk in text.as_bytes().chunks(4) {
-        let mut n = 0u32;
-        for (i, c) in chunk.iter().enumerate() {
-            n |= value(*c) << (18 - 6 * i);
-        }
-        for i in 0..chunk.len().saturating_sub(1) {
-            out.push(((n >> (16 - 8 * i)) & 0xff) as u8);
-        }
-    }
-    out
+    URL_SAFE_NO_PAD
+        .decode(text)
+        .unwrap_or_else(|e| panic!("not base64url: {text}: {e}"))
 }
 
 /// The base64url HMAC-SHA256 of `signing_input` under `key`.
