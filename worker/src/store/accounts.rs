@@ -5,7 +5,7 @@ use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, batch_changed_one, queries, row, stmt, Statements};
+use super::{args, batch_changed_one, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::plan::Plan;
@@ -101,24 +101,9 @@ row! {
     }
 }
 
-pub fn insert_user(
-    db: &D1Database,
-    u: &NewUser<'_>,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        INSERT_USER,
-        &args![
-            u.id,
-            u.tenant_id,
-            u.email,
-            u.first_name,
-            u.last_name,
-            u.password_hash,
-            now_ms
-        ],
-    )
+statements! {
+    pub fn insert_user(u: &NewUser<'_>, now_ms: u64) = INSERT_USER,
+        [u.id, u.tenant_id, u.email, u.first_name, u.last_name, u.password_hash, now_ms];
 }
 
 queries! {

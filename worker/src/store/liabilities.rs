@@ -281,31 +281,12 @@ row! {
     }
 }
 
-/// The statement marking `id` QUEUED with what it states.
-///
-/// # Errors
-/// A value that cannot be bound.
-pub fn set_queued(
-    db: &D1Database,
-    id: &str,
-    f: &Finished<'_>,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
-        SET_QUEUED,
-        &args![
-            id,
-            f.statement_json,
-            f.item_hash,
-            f.supersedes,
-            f.liabilities_total,
-            f.liabilities_count,
-            f.receivables_total,
-            f.receivables_count,
-            now_ms
-        ],
-    )
+statements! {
+    /// The statement marking `id` QUEUED with what it states.
+    pub fn set_queued(id: &str, f: &Finished<'_>, now_ms: u64) = SET_QUEUED, [
+        id, f.statement_json, f.item_hash, f.supersedes, f.liabilities_total,
+        f.liabilities_count, f.receivables_total, f.receivables_count, now_ms,
+    ];
 }
 
 /// Phase 1's rows: `(order_key, customer_id, balance)` each.

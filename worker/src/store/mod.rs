@@ -222,11 +222,12 @@ pub(crate) use queries;
 
 /// Like [`queries!`], for statements a caller puts in its own batch: each
 /// becomes `pub fn name(db: &D1Database, params...) ->
-/// ApiResult<D1PreparedStatement>`.
+/// ApiResult<D1PreparedStatement>`. Arguments that differ from the
+/// parameters follow the statement in brackets: `= SQL, [a.x, a.y, now_ms];`.
 macro_rules! statements {
     ($(
         $(#[$meta:meta])*
-        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(; $($arg:expr),+)?;
+        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(, [$($arg:expr),+ $(,)?])?;
     )*) => {$(
         $(#[$meta])*
         $vis fn $name(
