@@ -10,6 +10,7 @@ pub mod limit;
 pub mod mailer;
 pub mod password;
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::{ApiKey, Env};
 use worker::Request;
 
@@ -100,7 +101,7 @@ pub struct EmitKey {
 pub async fn authenticate_emit(
     app: &App,
     req: &Request,
-    root: Option<&str>,
+    root: Option<&Hash32>,
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     authenticate(app, req, root, pool_id).await
@@ -112,7 +113,7 @@ pub async fn authenticate_emit(
 async fn authenticate(
     app: &App,
     req: &Request,
-    root: Option<&str>,
+    root: Option<&Hash32>,
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     let key = presented_key(req)?;

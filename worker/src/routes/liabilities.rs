@@ -89,7 +89,7 @@ pub async fn customer_proof(app: &App, root: &str) -> ApiResult<Response> {
             "must be 64 hex characters (a committed checkpoint's merkleRoot)",
         )
     })?;
-    let doc = liabilities::proof_by_checkpoint(app, &root.to_hex()).await?;
+    let doc = liabilities::proof_by_checkpoint(app, &root).await?;
     http::raw_json(
         200,
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),

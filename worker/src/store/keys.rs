@@ -1,5 +1,6 @@
 //! API keys. Only the SHA-256 of a key's secret is stored.
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
@@ -88,7 +89,7 @@ pub async fn for_auth_indexing(
     db: &D1Database,
     id: &str,
     secret_hash: &str,
-    root: &str,
+    root: &Hash32,
     now_ms: u64,
 ) -> ApiResult<Option<AuthRow>> {
     let statements = vec![
