@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::TenantId;
 use crate::plan::Plan;
-use crate::secret;
+use crate::secret::{self, SecretDigest};
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::ContractStatus;
@@ -117,7 +117,7 @@ async fn authenticate(
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     let key = presented_key(req)?;
-    let presented = secret::sha256_hex(key.secret());
+    let presented = SecretDigest::of(key.secret());
     let db = app.control_db()?;
     let (db_ref, key_ref) = (&db, &key);
     let (usable, root_indexed) = limit::around_read(app, &key_bucket(&key), move |leased| {

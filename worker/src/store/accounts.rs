@@ -9,6 +9,7 @@ use super::{args, batch_changed_one, queries, row, stmt, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::plan::Plan;
+use crate::secret::{PasswordHash, SecretDigest};
 use crate::store::mail::MailKind;
 
 // ---- tenants ----
@@ -73,7 +74,7 @@ row! {
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
         id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
-        role: String, password_hash: String, email_verified: i64, preferred_environment: Env,
+        role: String, password_hash: PasswordHash, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
 }
@@ -97,7 +98,7 @@ impl UserRow {
 row! {
     pub struct NewUser<'a> {
         id: &'a str, tenant_id: &'a TenantId, email: &'a str, first_name: &'a str, last_name: &'a str,
-        password_hash: &'a str,
+        password_hash: &'a PasswordHash,
     }
 }
 
@@ -147,7 +148,7 @@ queries! {
 pub async fn set_password(
     db: &D1Database,
     user_id: &str,
-    password_hash: &str,
+    password_hash: &PasswordHash,
     now_ms: u64,
 ) -> ApiResult<()> {
     let statements = vec![
@@ -193,7 +194,7 @@ const COUNT_LIVE_TOKEN: &str = "SELECT COUNT(*) AS n FROM auth_tokens \
 /// before the new password is hashed, so a made-up token costs no KDF.
 pub async fn reset_token_is_live(
     db: &D1Database,
-    token_hash: &str,
+    token_hash: &SecretDigest,
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
@@ -203,7 +204,7 @@ pub async fn reset_token_is_live(
 /// Statements that retire open tokens of `purpose` and store a new one.
 pub fn issue_token(
     db: &D1Database,
-    token_hash: &str,
+    token_hash: &SecretDigest,
     user_id: &str,
     purpose: &str,
     expires_at_ms: u64,
@@ -219,7 +220,11 @@ pub fn issue_token(
 
 /// Spends a verification token and marks its user verified, atomically.
 /// `false` when the token is unknown, used or expired.
-pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
+pub async fn spend_verify_token(
+    db: &D1Database,
+    token_hash: &SecretDigest,
+    now_ms: u64,
+) -> ApiResult<bool> {
     let args = args![token_hash, now_ms];
     let spend = args![token_hash, PURPOSE_VERIFY_EMAIL, now_ms];
     let statements = vec![
@@ -233,8 +238,8 @@ pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) 
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_reset_token(
     db: &D1Database,
-    token_hash: &str,
-    password_hash: &str,
+    token_hash: &SecretDigest,
+    password_hash: &PasswordHash,
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, now_ms, password_hash];
