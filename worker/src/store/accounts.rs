@@ -65,6 +65,14 @@ queries! {
 
 // ---- users ----
 
+super::text_enum! {
+    /// A user's `role`; every account is its tenant's owner (the spec
+    /// names no other role), and `INSERT_USER` writes it.
+    pub enum Role {
+        Owner = "owner",
+    }
+}
+
 const INSERT_USER: &str =
     "INSERT INTO users (id, tenant_id, email, first_name, last_name, role, password_hash, \
      email_verified, preferred_environment, session_version, created_at, updated_at) \
@@ -74,7 +82,7 @@ row! {
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
         id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
-        role: String, password_hash: PasswordHash, email_verified: i64, preferred_environment: Env,
+        role: Role, password_hash: PasswordHash, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
 }
@@ -290,4 +298,19 @@ pub async fn tenant_plan(db: &D1Database, tenant_id: &TenantId) -> ApiResult<Pla
         .await?
         .map(|t| t.plan)
         .ok_or_else(|| crate::error::ApiError::internal("tenant not found"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_role_is_read_into_its_enum_and_written_as_the_same_word() {
+        let role: Role = serde_json::from_str(r#""owner""#).unwrap();
+        assert_eq!(role, Role::Owner);
+        assert_eq!(role.as_str(), "owner");
+        assert!(serde_json::from_str::<Role>(r#""admin""#).is_err());
+        assert!(INSERT_USER.contains(&format!("'{}'", Role::Owner.as_str())));
+    }
 }
