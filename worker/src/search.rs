@@ -5,6 +5,7 @@
 //! environments. Lookups by key only (never a scan): one batch per shard of
 //! the tenant and one read of the control database, concurrently.
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use bvs_core::FieldError;
 
@@ -55,7 +56,7 @@ pub struct Hit {
     pub customer_id: Option<String>,
     /// The proof root it belongs to (a delta's receipt id, a checkpoint's
     /// merkleRoot, a customer's latest receipt id).
-    pub root: Option<String>,
+    pub root: Option<Hash32>,
     /// Its status, period, event type or HTTP status.
     pub state: Option<String>,
     /// A delivery's event.

@@ -4,7 +4,9 @@
 //! admin token, JWT signature, password hash) goes through `ct_eq` or an
 //! HMAC `verify`, never `==`.
 
+use bvs_core::hash::Hash32;
 use hmac::{Hmac, Mac};
+use serde::{Deserialize, Deserializer};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -18,6 +20,73 @@ type HmacSha256 = Hmac<Sha256>;
 /// guessable, use PBKDF2 instead (see `password`).
 pub fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The SHA-256 of a high-entropy secret (an API key's secret, an e-mail
+/// token), how the secret is stored and looked up: bound as 64 lowercase
+/// hex digits (`sha256_hex`'s text), read back from the stored text once.
+/// It has no `==` (compare with [`SecretDigest::ct_eq`], constant time), no
+/// `Serialize` (no answer carries it) and a `Debug` that shows nothing.
+#[derive(Clone, Copy)]
+pub struct SecretDigest(Hash32);
+
+impl SecretDigest {
+    /// The digest of a presented or new secret.
+    pub fn of(secret: &str) -> SecretDigest {
+        SecretDigest(Hash32::digest(secret.as_bytes()))
+    }
+
+    /// Constant-time equality.
+    pub fn ct_eq(&self, other: &SecretDigest) -> bool {
+        self.0.ct_eq(&other.0)
+    }
+
+    /// The digest as the store binds it (its lowercase hex).
+    pub fn stored(&self) -> &Hash32 {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretDigest(..)")
+    }
+}
+
+impl<'de> Deserialize<'de> for SecretDigest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Hash32::deserialize(d).map(SecretDigest)
+    }
+}
+
+/// A password's stored form (`password::hash`,
+/// `pbkdf2-sha256$<iterations>$<salt>$<hash>`), opaque to everything but
+/// `password::verify`: no `==`, no `Serialize`, a `Debug` that shows
+/// nothing.
+pub struct PasswordHash(String);
+
+impl PasswordHash {
+    /// A stored form `password::hash` just made.
+    pub fn from_stored(text: String) -> PasswordHash {
+        PasswordHash(text)
+    }
+
+    /// The stored form, as the store binds it and `password::verify` reads it.
+    pub fn stored(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PasswordHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PasswordHash(..)")
+    }
+}
+
+impl<'de> Deserialize<'de> for PasswordHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(PasswordHash)
+    }
 }
 
 /// Constant-time equality of two byte strings (their lengths may leak,
@@ -118,6 +187,21 @@ mod tests {
             sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn a_secret_digest_is_bound_as_sha256_hex_and_read_back_from_it() {
+        let d = SecretDigest::of("abc");
+        assert_eq!(d.stored().to_hex(), sha256_hex("abc"));
+        let read: SecretDigest =
+            serde_json::from_str(&format!("\"{}\"", sha256_hex("abc"))).unwrap();
+        assert!(read.ct_eq(&d));
+        assert!(!read.ct_eq(&SecretDigest::of("abd")));
+        assert!(serde_json::from_str::<SecretDigest>("\"not hex\"").is_err());
+        assert_eq!(format!("{d:?}"), "SecretDigest(..)");
+        let p: PasswordHash = serde_json::from_str("\"pbkdf2-sha256$1$c2FsdA$aGFzaA\"").unwrap();
+        assert_eq!(p.stored(), "pbkdf2-sha256$1$c2FsdA$aGFzaA");
+        assert_eq!(format!("{p:?}"), "PasswordHash(..)");
     }
 
     #[test]

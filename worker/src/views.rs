@@ -1,6 +1,7 @@
 //! JSON views of stored rows, with the spec's field names.
 
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Period};
 use serde::Serialize;
@@ -29,9 +30,9 @@ fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
 #[serde(rename_all = "camelCase")]
 pub struct DeltaView {
     pub anchor_id: String,
-    pub item_hash: String,
-    pub items_root: String,
-    pub receipt_id: String,
+    pub item_hash: Hash32,
+    pub items_root: Hash32,
+    pub receipt_id: Hash32,
     pub delta: Amount,
     pub reason: Option<String>,
     pub reference_id: Option<String>,
@@ -50,9 +51,9 @@ impl DeltaView {
     pub fn from_row(row: &DeltaRow) -> ApiResult<DeltaView> {
         Ok(DeltaView {
             anchor_id: row.anchor_id.clone(),
-            item_hash: row.item_hash.to_hex(),
-            items_root: row.proof_root().to_hex(),
-            receipt_id: row.proof_root().to_hex(),
+            item_hash: row.item_hash,
+            items_root: row.proof_root(),
+            receipt_id: row.proof_root(),
             delta: row.delta,
             reason: row.reason.clone(),
             reference_id: row.reference_id.clone(),
@@ -79,9 +80,9 @@ pub struct DeltaRecord {
     pub reason: Option<String>,
     pub reference_id: Option<String>,
     pub metadata: Option<Value>,
-    pub item_hash: String,
-    pub items_root: String,
-    pub receipt_id: String,
+    pub item_hash: Hash32,
+    pub items_root: Hash32,
+    pub receipt_id: Hash32,
     pub status: &'static str,
     pub declared_timestamp: String,
     pub received_at: String,
@@ -90,7 +91,7 @@ pub struct DeltaRecord {
     pub tree_size: Option<u64>,
     pub ledger_seq: Option<u64>,
     pub balance_after: Option<Amount>,
-    pub tx_hash: Option<String>,
+    pub tx_hash: Option<Hash32>,
     pub data_purged: bool,
     /// Status route only, for deltas submitted in a batch.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,7 +112,7 @@ pub struct BatchMember {
     pub anchor_id: String,
     pub customer_id: CustomerId,
     pub delta: Amount,
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub status: &'static str,
 }
 
@@ -127,7 +128,7 @@ pub fn anchor_status(row_status: ItemStatus) -> &'static str {
 }
 
 impl DeltaRecord {
-    pub fn from_row(row: &DeltaRow, tx_hash: Option<String>) -> ApiResult<DeltaRecord> {
+    pub fn from_row(row: &DeltaRow, tx_hash: Option<Hash32>) -> ApiResult<DeltaRecord> {
         Ok(DeltaRecord {
             anchor_id: row.anchor_id.clone(),
             customer_id: row.customer_id.clone(),
@@ -135,9 +136,9 @@ impl DeltaRecord {
             reason: row.reason.clone(),
             reference_id: row.reference_id.clone(),
             metadata: metadata(row.metadata.as_deref())?,
-            item_hash: row.item_hash.to_hex(),
-            items_root: row.items_root.to_hex(),
-            receipt_id: row.items_root.to_hex(),
+            item_hash: row.item_hash,
+            items_root: row.items_root,
+            receipt_id: row.items_root,
             status: row.status.as_str(),
             declared_timestamp: iso(row.declared_at),
             received_at: iso(row.received_at),
@@ -160,10 +161,10 @@ impl DeltaRecord {
 /// receiptId and itemsRoot. A vendor forwards it to its customer, so its
 /// root is the customer's (`DeltaRow::proof_root`), not the batch's (the
 /// status route keeps the batch's, for the vendor).
-pub fn delta_event_payload(row: &DeltaRow, tx_hash: &str) -> ApiResult<String> {
-    let mut record = DeltaRecord::from_row(row, Some(tx_hash.to_string()))?;
-    record.items_root = row.proof_root().to_hex();
-    record.receipt_id = record.items_root.clone();
+pub fn delta_event_payload(row: &DeltaRow, tx_hash: &Hash32) -> ApiResult<String> {
+    let mut record = DeltaRecord::from_row(row, Some(*tx_hash))?;
+    record.items_root = row.proof_root();
+    record.receipt_id = record.items_root;
     // Sent as its head commits, before any witness saw it:
     // `checkpoint.witnessed` follows (issue 28).
     record.witnessed = Some(false);
@@ -173,7 +174,7 @@ pub fn delta_event_payload(row: &DeltaRow, tx_hash: &str) -> ApiResult<String> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FactView {
-    pub content_hash: String,
+    pub content_hash: Hash32,
     pub content: String,
     pub metadata: Option<Value>,
     pub verified: bool,
@@ -224,7 +225,7 @@ pub fn fact_status(status: ItemStatus) -> &'static str {
 impl FactView {
     pub fn from_row(row: &FactRow) -> ApiResult<FactView> {
         Ok(FactView {
-            content_hash: row.content_hash.to_hex(),
+            content_hash: row.content_hash,
             content: row.content.clone(),
             metadata: metadata(row.metadata.as_deref())?,
             verified: row.status == ItemStatus::Verified,
@@ -242,7 +243,7 @@ impl FactView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FactFailedView {
-    pub content_hash: String,
+    pub content_hash: Hash32,
     pub verified: bool,
     pub status: &'static str,
     pub created_at: String,
@@ -252,7 +253,7 @@ pub struct FactFailedView {
 /// `verification.failed` for a fact that can never be appended.
 pub fn fact_failed_event_payload(row: &FactRow, message: &str) -> ApiResult<String> {
     Ok(serde_json::to_string(&FactFailedView {
-        content_hash: row.content_hash.to_hex(),
+        content_hash: row.content_hash,
         verified: false,
         status: fact_status(ItemStatus::Failed),
         created_at: iso(row.created_at),
@@ -278,7 +279,7 @@ pub struct CheckpointView {
     pub checkpoint_id: String,
     pub customer_id: String,
     pub period: String,
-    pub merkle_root: String,
+    pub merkle_root: Hash32,
     pub delta_count: u64,
     pub from_index: u64,
     pub to_index: u64,
@@ -288,19 +289,19 @@ pub struct CheckpointView {
     pub leaf_index: Option<u64>,
     pub tree_size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tx_hash: Option<String>,
+    pub tx_hash: Option<Hash32>,
     /// Why it FAILED; only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
 }
 
 impl CheckpointView {
-    pub fn from_row(row: &CheckpointRow, tx_hash: Option<&str>) -> CheckpointView {
+    pub fn from_row(row: &CheckpointRow, tx_hash: Option<&Hash32>) -> CheckpointView {
         CheckpointView {
             checkpoint_id: row.id.clone(),
             customer_id: row.customer_view().to_string(),
             period: row.period.clone(),
-            merkle_root: row.merkle_root.to_hex(),
+            merkle_root: row.merkle_root,
             delta_count: row.delta_count,
             from_index: row.from_index,
             to_index: row.to_index,
@@ -309,7 +310,7 @@ impl CheckpointView {
             committed_at: row.committed_at.map(iso),
             leaf_index: row.leaf_index,
             tree_size: row.tree_size,
-            tx_hash: tx_hash.map(str::to_string),
+            tx_hash: tx_hash.copied(),
             failure: Failure::of(
                 row.status == CheckpointStatus::Failed,
                 row.failure.as_deref(),
@@ -324,8 +325,8 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
     let mut failed = row.clone();
     failed.status = ItemStatus::Failed;
     let mut record = DeltaRecord::from_row(&failed, None)?;
-    record.items_root = row.proof_root().to_hex();
-    record.receipt_id = record.items_root.clone();
+    record.items_root = row.proof_root();
+    record.receipt_id = record.items_root;
     let mut value = serde_json::to_value(&record)?;
     if let Value::Object(map) = &mut value {
         map.insert(
@@ -347,10 +348,10 @@ pub struct EmitRecord {
     customer_id: CustomerId,
     delta: Amount,
     status: &'static str,
-    receipt_id: String,
-    items_root: String,
-    item_hash: String,
-    item_hashes: Vec<String>,
+    receipt_id: Hash32,
+    items_root: Hash32,
+    item_hash: Hash32,
+    item_hashes: Vec<Hash32>,
     estimated_verified_deltas: u64,
     declared_timestamp: String,
     received_at: String,
@@ -361,7 +362,7 @@ impl EmitRecord {
     pub fn queued(
         row: &crate::store::submissions::NewDelta,
         delta: Amount,
-        (root, estimate): (&bvs_core::hash::Hash32, u64),
+        (root, estimate): (&Hash32, u64),
         received_at: u64,
     ) -> Self {
         EmitRecord {
@@ -369,10 +370,10 @@ impl EmitRecord {
             customer_id: row.customer_id.clone(),
             delta,
             status: "QUEUED",
-            receipt_id: root.to_hex(),
-            items_root: root.to_hex(),
-            item_hash: row.item_hash.to_hex(),
-            item_hashes: vec![row.item_hash.to_hex()],
+            receipt_id: *root,
+            items_root: *root,
+            item_hash: row.item_hash,
+            item_hashes: vec![row.item_hash],
             estimated_verified_deltas: estimate,
             declared_timestamp: iso(row.declared_at),
             received_at: iso(received_at),

@@ -10,7 +10,7 @@ use super::password;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
-use crate::secret;
+use crate::secret::{self, SecretDigest};
 use crate::store::accounts::{self as store, NewUser, UserRow, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
 use crate::{ids, ledger, mail};
@@ -40,9 +40,9 @@ fn mail_bucket(email: &str) -> String {
 }
 
 /// A fresh e-mail token and its stored hash.
-fn new_email_token() -> ApiResult<(String, String)> {
+fn new_email_token() -> ApiResult<(String, SecretDigest)> {
     let token = ids::random_token(EMAIL_TOKEN_CHARS)?;
-    let hash = secret::sha256_hex(&token);
+    let hash = SecretDigest::of(&token);
     Ok((token, hash))
 }
 
@@ -137,7 +137,7 @@ pub async fn user_by_email(app: &App, email: &Email) -> ApiResult<Option<UserRow
 /// # Errors
 /// D1 errors.
 pub async fn verify_email(app: &App, token: &str) -> ApiResult<bool> {
-    store::spend_verify_token(&app.control_db()?, &secret::sha256_hex(token), app.now_ms).await
+    store::spend_verify_token(&app.control_db()?, &SecretDigest::of(token), app.now_ms).await
 }
 
 /// The one path of both mail routes. Over the per-address mail limit the
@@ -161,7 +161,7 @@ pub async fn request_mail(app: &App, kind: MailKind, email: &Email) -> ApiResult
 /// D1 errors.
 pub async fn reset_password(app: &App, token: &str, new_password: &Password) -> ApiResult<bool> {
     let db = app.control_db()?;
-    let token_hash = secret::sha256_hex(token);
+    let token_hash = SecretDigest::of(token);
     if !store::reset_token_is_live(&db, &token_hash, app.now_ms).await? {
         return Ok(false);
     }

@@ -9,7 +9,7 @@ use crate::app::KeyCaller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::TenantId;
 use crate::plan::Plan;
-use crate::secret;
+use crate::secret::SecretDigest;
 use crate::store::contracts::ContractStatus;
 use crate::store::keys::{AuthRow, LAST_USED_RESOLUTION_MS};
 
@@ -31,25 +31,23 @@ pub struct Usable {
     pub contract: ApiResult<Contract>,
 }
 
-/// The key's row, checked: 401 unless the key exists and its secret
-/// (SHA-256 hex `presented`) and environment are the row's, before
-/// anything about the key is revealed; then whether it may be used
-/// ([`refuse_unusable`]) and, at `now_ms`, whether its `lastUsedAt` is a
-/// minute (`LAST_USED_RESOLUTION_MS`) or more old.
+/// The key's row, checked: 401 unless the key exists and its secret (its
+/// digest `presented`, compared in constant time) and environment are the
+/// row's, before anything about the key is revealed; then whether it may
+/// be used ([`refuse_unusable`]) and, at `now_ms`, whether its
+/// `lastUsedAt` is a minute (`LAST_USED_RESOLUTION_MS`) or more old.
 ///
 /// # Errors
 /// 401 for an unknown key or a wrong secret.
 pub fn admit(
     row: Option<AuthRow>,
     key: &ApiKey,
-    presented: &str,
+    presented: &SecretDigest,
     now_ms: u64,
     pool_id: Option<&str>,
 ) -> ApiResult<Admitted> {
     let row = row
-        .filter(|row| {
-            secret::ct_eq(presented.as_bytes(), row.secret_hash.as_bytes()) && row.env == key.env()
-        })
+        .filter(|row| presented.ct_eq(&row.secret_hash) && row.env == key.env())
         .ok_or_else(|| ApiError::Unauthorized(INVALID_KEY.into()))?;
     let env = key.env();
     let caller = KeyCaller {

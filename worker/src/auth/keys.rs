@@ -9,7 +9,7 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
 use crate::ids::TenantId;
 use crate::owned;
-use crate::secret;
+use crate::secret::SecretDigest;
 pub use crate::store::keys::KeyRow;
 use crate::store::keys::{self as store, NewKey};
 
@@ -74,7 +74,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
             tenant_id: k.tenant_id,
             env,
             name: k.name,
-            secret_hash: &secret::sha256_hex(key.secret()),
+            secret_hash: &SecretDigest::of(key.secret()),
             created_by: k.user_id,
         },
         app.now_ms,

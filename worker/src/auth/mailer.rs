@@ -10,7 +10,7 @@ use bvs_core::types::Email;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::{Job, QUEUE_MAIL};
-use crate::secret;
+use crate::secret::SecretDigest;
 use crate::store::accounts::{self, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL};
 use crate::{ids, mail, store};
 
@@ -70,7 +70,7 @@ pub async fn process(app: &App, id: &str) -> ApiResult<()> {
     let token = ids::random_token(EMAIL_TOKEN_CHARS)?;
     let statements = accounts::issue_token(
         &db,
-        &secret::sha256_hex(&token),
+        &SecretDigest::of(&token),
         &user.id,
         purpose,
         app.now_ms + lifetime,

@@ -10,6 +10,7 @@ pub mod limit;
 pub mod mailer;
 pub mod password;
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::{ApiKey, Env};
 use worker::Request;
 
@@ -17,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::TenantId;
 use crate::plan::Plan;
-use crate::secret;
+use crate::secret::{self, SecretDigest};
 use crate::store;
 use crate::store::accounts::UserRow;
 use crate::store::contracts::ContractStatus;
@@ -100,7 +101,7 @@ pub struct EmitKey {
 pub async fn authenticate_emit(
     app: &App,
     req: &Request,
-    root: Option<&str>,
+    root: Option<&Hash32>,
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     authenticate(app, req, root, pool_id).await
@@ -112,11 +113,11 @@ pub async fn authenticate_emit(
 async fn authenticate(
     app: &App,
     req: &Request,
-    root: Option<&str>,
+    root: Option<&Hash32>,
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     let key = presented_key(req)?;
-    let presented = secret::sha256_hex(key.secret());
+    let presented = SecretDigest::of(key.secret());
     let db = app.control_db()?;
     let (db_ref, key_ref) = (&db, &key);
     let (usable, root_indexed) = limit::around_read(app, &key_bucket(&key), move |leased| {

@@ -14,7 +14,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 
 use crate::error::{ApiError, ApiResult};
 use crate::ids;
-use crate::secret;
+use crate::secret::{self, PasswordHash};
 
 /// PBKDF2 iterations: workerd refuses more than 100,000.
 pub const PBKDF2_ITERATIONS: u32 = 100_000;
@@ -32,22 +32,22 @@ const DUMMY_SALT: &[u8; SALT_BYTES] = b"bvs-dummy-salt!!";
 ///
 /// # Errors
 /// Internal error if WebCrypto fails.
-pub async fn hash(password: &str) -> ApiResult<String> {
+pub async fn hash(password: &str) -> ApiResult<PasswordHash> {
     let salt = ids::random_bytes(SALT_BYTES)?;
     let derived = pbkdf2(password, &salt, PBKDF2_ITERATIONS).await?;
-    Ok(format!(
+    Ok(PasswordHash::from_stored(format!(
         "{SCHEME}${PBKDF2_ITERATIONS}${}${}",
         STANDARD_NO_PAD.encode(&salt),
         STANDARD_NO_PAD.encode(&derived)
-    ))
+    )))
 }
 
 /// Checks a password against its stored hash in constant time.
 ///
 /// # Errors
 /// Internal error if the stored hash is unreadable or WebCrypto fails.
-pub async fn verify(password: &str, stored: &str) -> ApiResult<bool> {
-    let mut parts = stored.split('$');
+pub async fn verify(password: &str, stored: &PasswordHash) -> ApiResult<bool> {
+    let mut parts = stored.stored().split('$');
     let (Some(scheme), Some(iterations), Some(salt), Some(expected), None) = (
         parts.next(),
         parts.next(),

@@ -278,7 +278,7 @@ pub struct KeyView {
     pub ledger_id: String,
     pub counterparty_key: String,
     /// The binding's log item (a fact's contentHash).
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub registered_at: String,
     pub status: &'static str,
     /// `null` for a ledger's first key; whether the key before it signed
@@ -295,7 +295,7 @@ impl KeyView {
         KeyView {
             ledger_id: k.ledger_id.clone(),
             counterparty_key: k.verifier_key.clone(),
-            item_hash: k.item_hash.to_hex(),
+            item_hash: k.item_hash,
             registered_at: views::iso(k.registered_at),
             status,
             signed_by_previous: k.signed_by_previous.map(|v| v == 1),
@@ -324,11 +324,11 @@ pub struct StatementView {
     pub kind: String,
     pub checkpoint_id: String,
     pub period: String,
-    pub merkle_root: String,
+    pub merkle_root: Hash32,
     pub ledger_id: String,
     pub counterparty_key: String,
     /// The statement's log item (a fact's contentHash).
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub statement: String,
     pub recorded_at: String,
 }
@@ -339,10 +339,10 @@ impl StatementView {
             kind: a.kind.as_str().to_owned(),
             checkpoint_id: a.checkpoint_id.clone(),
             period: c.period.clone(),
-            merkle_root: c.merkle_root.to_hex(),
+            merkle_root: c.merkle_root,
             ledger_id: a.ledger_id.clone(),
             counterparty_key: a.verifier_key.clone(),
-            item_hash: a.item_hash.to_hex(),
+            item_hash: a.item_hash,
             statement: a.statement.clone(),
             recorded_at: views::iso(a.created_at),
         }
@@ -370,8 +370,8 @@ async fn named_checkpoint(
     key: &KeyRow,
     named: &CheckpointRef,
 ) -> ApiResult<CheckpointRow> {
-    let root = named.root.to_hex();
-    let found = checkpoints::by_root(db, &root)
+    let root = &named.root;
+    let found = checkpoints::by_root(db, root)
         .await?
         .into_iter()
         .filter(|c| {

@@ -49,17 +49,17 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
             &db,
             &part.submission_id,
             &part.customer_id,
-            &part.root.to_hex(),
+            &part.root,
         )?);
         if part.root != part.items_root {
             statements.push(ledgers::replace_latest_root(
                 &db,
                 &part.tenant_id,
                 &part.customer_id,
-                &part.items_root.to_hex(),
-                &part.root.to_hex(),
+                &part.items_root,
+                &part.root,
             )?);
-            new_roots.push(part.root.to_hex());
+            new_roots.push(part.root);
         }
     }
     // Indexed first: a root is handed out only once its deltas have it.

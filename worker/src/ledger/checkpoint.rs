@@ -4,6 +4,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
+use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Page, Period};
 use worker::{D1Database, D1PreparedStatement};
 
@@ -22,7 +23,7 @@ use crate::store::{ledgers, CheckpointStatus};
 /// ledger's previous committed checkpoint.
 pub struct Listed {
     pub row: CheckpointRow,
-    pub tx_hash: Option<String>,
+    pub tx_hash: Option<Hash32>,
     pub previous: Option<Previous>,
 }
 
@@ -64,7 +65,7 @@ pub async fn list(
             };
             Listed {
                 row: l.row,
-                tx_hash: l.tx_hash.map(|h| h.to_hex()),
+                tx_hash: l.tx_hash,
                 previous,
             }
         })
@@ -137,7 +138,7 @@ pub async fn create(
         .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
     crate::store::roots::insert(
         &app.control_db()?,
-        &row.merkle_root.to_hex(),
+        &row.merkle_root,
         log.env,
         log.shard,
         app.now_ms,

@@ -17,6 +17,7 @@
 //! - then the statement is `QUEUED` for the sequencer, which appends its
 //!   item hash and marks it `PUBLISHED`.
 
+use bvs_core::hash::Hash32;
 use bvs_core::liabilities::statement::{ledger_id, Seed, StatementBuilder};
 use bvs_core::types::{Env, Period};
 use serde::Serialize;
@@ -61,9 +62,9 @@ pub struct StatementView {
     pub status: String,
     pub ledgers_snapshotted: u64,
     pub ledgers_built: u64,
-    pub statement_hash: Option<String>,
-    pub supersedes: Option<String>,
-    pub superseded_by: Option<String>,
+    pub statement_hash: Option<Hash32>,
+    pub supersedes: Option<Hash32>,
+    pub superseded_by: Option<Hash32>,
     pub liabilities: Option<TotalView>,
     pub receivables: Option<TotalView>,
     pub leaf_index: Option<u64>,
@@ -100,9 +101,9 @@ impl StatementView {
             status: row.status.as_str().to_ascii_lowercase(),
             ledgers_snapshotted: row.ledger_count,
             ledgers_built: row.built_count,
-            statement_hash: row.item_hash.map(|h| h.to_hex()),
-            supersedes: row.supersedes.map(|h| h.to_hex()),
-            superseded_by: row.superseded_by.clone(),
+            statement_hash: row.item_hash,
+            supersedes: row.supersedes,
+            superseded_by: row.superseded_by,
             liabilities: total(&row.liabilities_total, row.liabilities_count),
             receivables: total(&row.receivables_total, row.receivables_count),
             leaf_index: row.leaf_index,
@@ -488,14 +489,7 @@ async fn finish(
     // The public verify route finds the statement's shard by its hash (the
     // proof-root index); recorded first, so a published statement always
     // has its row (an orphan row of a failed batch names nothing).
-    store::roots::insert(
-        &app.control_db()?,
-        &item.to_hex(),
-        log.env,
-        log.shard,
-        app.now_ms,
-    )
-    .await?;
+    store::roots::insert(&app.control_db()?, &item, log.env, log.shard, app.now_ms).await?;
     store::batch(db, vec![store_l::set_queued(db, &row.id, &f, app.now_ms)?]).await?;
     Ok(Step::Queued)
 }

@@ -27,14 +27,14 @@ pub async fn with_root_index<T>(
     root: &Hash32,
     write: impl std::future::Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
-    with_roots_index(app, log, &[root.to_hex()], write).await
+    with_roots_index(app, log, &[*root], write).await
 }
 
 /// [`with_root_index`] for several roots (one control-database call).
 pub async fn with_roots_index<T>(
     app: &App,
     log: LogId,
-    roots: &[String],
+    roots: &[Hash32],
     write: impl std::future::Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
     let index = async {
@@ -57,8 +57,8 @@ pub async fn with_roots_index<T>(
 /// (INSERT OR IGNORE: normally [`with_root_index`] wrote them already), so
 /// a root whose index write failed is findable once its
 /// deltas are in the log; failures are logged only.
-pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = String>) {
-    let mut roots: Vec<String> = roots.collect();
+pub async fn backfill_roots(app: &App, log: LogId, roots: impl Iterator<Item = Hash32>) {
+    let mut roots: Vec<Hash32> = roots.collect();
     roots.sort_unstable();
     roots.dedup();
     if roots.is_empty() {

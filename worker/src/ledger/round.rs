@@ -202,7 +202,7 @@ pub fn writes(
             balance_after,
             verified_at: now,
         };
-        outbox.push(delta_verified_event(d, &v, &head.note_hash.to_hex())?);
+        outbox.push(delta_verified_event(d, &v, &head.note_hash)?);
         verified.push(v);
         *released.entry(d.tenant_id.as_str()).or_insert(0) += 1;
     }
@@ -277,7 +277,7 @@ fn statement_marks(
 fn delta_verified_event(
     d: &DeltaRow,
     v: &deltas::VerifiedDelta<'_>,
-    note_hash: &str,
+    note_hash: &Hash32,
 ) -> ApiResult<NewEvent> {
     let mut row = d.clone();
     row.status = ItemStatus::Verified;
@@ -306,7 +306,7 @@ fn checkpoint_verified_event(
     row.leaf_index = Some(leaf_index);
     row.tree_size = Some(head.tree_size);
     row.committed_at = Some(now);
-    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash.to_hex()));
+    let view = views::CheckpointView::from_row(&row, Some(&head.note_hash));
     Ok(NewEvent {
         id: ids::new_id("evt")?,
         tenant_id: c.tenant_id.clone(),

@@ -351,7 +351,7 @@ async fn attempt(
             let roots = plan
                 .deltas
                 .iter()
-                .flat_map(|d| [d.items_root.to_hex(), d.proof_root().to_hex()]);
+                .flat_map(|d| [d.items_root, d.proof_root()]);
             super::roots::backfill_roots(app, log, roots).await;
             Ok(Outcome::Appended(written))
         }

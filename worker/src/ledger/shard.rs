@@ -10,6 +10,7 @@
 //! `LEDGER_PRODUCTION_0 ..`. Shards are only ever added: a tenant never
 //! moves, new tenants go to the shard with the fewest tenants.
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use serde::{Deserialize, Serialize};
 
@@ -186,7 +187,7 @@ pub async fn place(app: &App, env: Env) -> ApiResult<u32> {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn of_root(app: &App, root: &str) -> ApiResult<Option<LogId>> {
+pub async fn of_root(app: &App, root: &Hash32) -> ApiResult<Option<LogId>> {
     Ok(crate::store::roots::find(&app.control_db()?, root)
         .await?
         .map(|row| LogId::new(row.env, row.shard)))

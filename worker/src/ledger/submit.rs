@@ -67,12 +67,9 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &TenantId) {
 
 /// Every distinct proof root of a submission of `prepared` (after
 /// [`for_tenant`]): its items root and its ledgers' roots.
-pub fn roots_of(prepared: &[Prepared]) -> Vec<String> {
-    let mut roots: Vec<String> = prepared
-        .iter()
-        .map(|p| p.row.ledger_root.to_hex())
-        .collect();
-    roots.push(items_root(prepared).to_hex());
+pub fn roots_of(prepared: &[Prepared]) -> Vec<Hash32> {
+    let mut roots: Vec<Hash32> = prepared.iter().map(|p| p.row.ledger_root).collect();
+    roots.push(items_root(prepared));
     roots.sort_unstable();
     roots.dedup();
     roots
@@ -263,7 +260,7 @@ async fn write_indexed(
     by: &Submitter<'_>,
     ledger: &D1Database,
     write: &EmitWrite<'_>,
-    roots: &[String],
+    roots: &[Hash32],
 ) -> ApiResult<EmitOutcome> {
     if by.root_indexed || !by.probe.indexes() {
         return emit_store::write(ledger, write).await;
@@ -321,7 +318,7 @@ pub async fn status(
     let row = read
         .delta
         .ok_or_else(|| ApiError::NotFound(format!("No delta with anchorId {anchor_id}")))?;
-    let tx_hash = read.head.map(|h| h.note_hash.to_hex());
+    let tx_hash = read.head.map(|h| h.note_hash);
     let siblings = read.siblings;
     let batch = (siblings.len() > 1).then(|| {
         siblings
@@ -330,7 +327,7 @@ pub async fn status(
                 anchor_id: d.anchor_id.clone(),
                 customer_id: d.customer_id.clone(),
                 delta: d.delta,
-                item_hash: d.item_hash.to_hex(),
+                item_hash: d.item_hash,
                 status: anchor_status(d.status),
             })
             .collect::<Vec<_>>()

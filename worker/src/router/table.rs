@@ -215,7 +215,7 @@ pub const ROUTES: &[Route] = &[
     ),
     route!(Post "/dev/liabilities/seed", DevKey, |app, req, p, c| dev::liabilities_seed(app, req, c.key()?).await),
     route!(Get "/api/v1/agreement/liabilities-proof/:merkleRoot", Public, |app, req, p, c|
-        liabilities::customer_proof(app, p.get("merkleRoot")?).await
+        liabilities::customer_proof(app, p.parse("merkleRoot", liabilities::merkle_root_param)?).await
     ),
     route!(Post "/dev/liabilities/start", DevKey, |app, req, p, c| dev::liabilities_start(app, req, c.key()?).await),
 ];

@@ -41,7 +41,7 @@ struct LoginView {
     id: String,
     email: String,
     name: String,
-    role: String,
+    role: &'static str,
     is_verified: bool,
     tenant_id: TenantId,
     token: String,
@@ -56,7 +56,7 @@ struct ProfileView {
     last_name: String,
     tenant_id: TenantId,
     email_verified: bool,
-    role: String,
+    role: &'static str,
     preferred_environment: String,
     created_at: String,
 }
@@ -149,7 +149,7 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
         is_verified: user.is_verified(),
         id: user.id,
         email: user.email,
-        role: user.role,
+        role: user.role.as_str(),
         tenant_id: user.tenant_id,
         token,
     };
@@ -305,7 +305,7 @@ pub async fn profile(session: Session) -> ApiResult<Response> {
         first_name: u.first_name,
         last_name: u.last_name,
         tenant_id: u.tenant_id,
-        role: u.role,
+        role: u.role.as_str(),
         preferred_environment: u.preferred_environment.as_str().to_owned(),
         created_at,
     };

@@ -92,9 +92,9 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
             )
         });
         let root = body.as_ref().ok().and_then(|(_, p)| p.as_ref().ok());
-        let root = root.map(|p| prepare::items_root(std::slice::from_ref(p)).to_hex());
+        let root = root.map(|p| prepare::items_root(std::slice::from_ref(p)));
         let pool = http::header(&req, "x-credit-pool-id");
-        let key = auth::authenticate_emit(app, &req, root.as_deref(), pool.as_deref()).await?;
+        let key = auth::authenticate_emit(app, &req, root.as_ref(), pool.as_deref()).await?;
         Ok((body, key, idempotency::key(&req)))
     });
     let (body, key, idem) = match first.await? {
@@ -278,9 +278,9 @@ fn queued_item(index: usize, p: &Prepared, root: &Hash32) -> BatchResult {
         customer_id: Some(p.row.customer_id.to_string()),
         delta: Some(p.delta),
         anchor_id: Some(p.row.anchor_id.clone()),
-        item_hash: Some(p.row.item_hash.to_hex()),
-        receipt_id: Some(root.to_hex()),
-        items_root: Some(root.to_hex()),
+        item_hash: Some(p.row.item_hash),
+        receipt_id: Some(*root),
+        items_root: Some(*root),
         status: "QUEUED",
         error: None,
     }
@@ -303,9 +303,9 @@ fn batch_data(
         batch_id,
         total_queued,
         total_failed: results.len() - total_queued,
-        items_root: root.to_hex(),
-        receipt_id: root.to_hex(),
-        item_hashes: prepared.iter().map(|p| p.row.item_hash.to_hex()).collect(),
+        items_root: *root,
+        receipt_id: *root,
+        item_hashes: prepared.iter().map(|p| p.row.item_hash).collect(),
         results,
         efficiency: json!({
             "uniqueCustomers": customers.len(),
@@ -330,11 +330,11 @@ struct BatchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     anchor_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    item_hash: Option<String>,
+    item_hash: Option<Hash32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    receipt_id: Option<String>,
+    receipt_id: Option<Hash32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    items_root: Option<String>,
+    items_root: Option<Hash32>,
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<Value>,
@@ -346,9 +346,9 @@ struct BatchData {
     batch_id: String,
     total_queued: usize,
     total_failed: usize,
-    items_root: String,
-    receipt_id: String,
-    item_hashes: Vec<String>,
+    items_root: Hash32,
+    receipt_id: Hash32,
+    item_hashes: Vec<Hash32>,
     results: Vec<BatchResult>,
     #[serde(rename = "_efficiency")]
     efficiency: Value,

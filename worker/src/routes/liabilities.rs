@@ -1,6 +1,7 @@
 //! Liabilities statements (issue 31 part B, docs/liabilities.md): start
 //! one for a closed period, read its progress, and a customer's proof.
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Env, Period};
 use worker::{Request, Response};
 
@@ -77,19 +78,24 @@ pub async fn proof(
     )
 }
 
+/// The `:merkleRoot` of `GET /api/v1/agreement/liabilities-proof/:merkleRoot`,
+/// read at the route's edge.
+pub fn merkle_root_param(text: &str) -> ApiResult<Hash32> {
+    Hash32::parse(text).map_err(|_| {
+        ApiError::field(
+            "merkleRoot",
+            "must be 64 hex characters (a committed checkpoint's merkleRoot)",
+        )
+    })
+}
+
 /// `GET /api/v1/agreement/liabilities-proof/:merkleRoot` (public, like
 /// `/api/v1/verify/:merkleRoot`): the proof document of the customer of
 /// that committed checkpoint, for the checkpoint's period (the same
 /// document as the vendor's route). The customer holds the root (its
 /// receipt's `itemsRoot`, the agreement page's link); no vendor key.
-pub async fn customer_proof(app: &App, root: &str) -> ApiResult<Response> {
-    let root = bvs_core::hash::Hash32::parse(root).map_err(|_| {
-        ApiError::field(
-            "merkleRoot",
-            "must be 64 hex characters (a committed checkpoint's merkleRoot)",
-        )
-    })?;
-    let doc = liabilities::proof_by_checkpoint(app, &root.to_hex()).await?;
+pub async fn customer_proof(app: &App, root: Hash32) -> ApiResult<Response> {
+    let doc = liabilities::proof_by_checkpoint(app, &root).await?;
     http::raw_json(
         200,
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),

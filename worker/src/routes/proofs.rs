@@ -139,7 +139,7 @@ pub async fn checkpoint_list(app: &App, req: Request, ctx: KeyContext) -> ApiRes
             None => None,
         };
         checkpoints.push(ListedCheckpoint {
-            checkpoint: CheckpointView::from_row(&l.row, l.tx_hash.as_deref()),
+            checkpoint: CheckpointView::from_row(&l.row, l.tx_hash.as_ref()),
             previous_checkpoint: previous,
         });
     }
@@ -310,7 +310,7 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
 /// A root no checkpoint, submission or receipt has: a liabilities
 /// statement's hash (issue 31, docs/liabilities.md §9), or the 404.
 async fn statement_answer(app: &App, root: &Hash32, why: String) -> ApiResult<Response> {
-    match ledger::liabilities::public_answer(app, &root.to_hex()).await? {
+    match ledger::liabilities::public_answer(app, root).await? {
         Some(text) => http::raw_json(
             200,
             format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),

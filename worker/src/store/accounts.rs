@@ -9,6 +9,7 @@ use super::{args, batch_changed_one, queries, row, statements, stmt, Statements}
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::plan::Plan;
+use crate::secret::{PasswordHash, SecretDigest};
 use crate::store::mail::MailKind;
 
 // ---- tenants ----
@@ -64,6 +65,14 @@ queries! {
 
 // ---- users ----
 
+super::text_enum! {
+    /// A user's `role`; every account is its tenant's owner (the spec
+    /// names no other role), and `INSERT_USER` writes it.
+    pub enum Role {
+        Owner = "owner",
+    }
+}
+
 const INSERT_USER: &str =
     "INSERT INTO users (id, tenant_id, email, first_name, last_name, role, password_hash, \
      email_verified, preferred_environment, session_version, created_at, updated_at) \
@@ -73,7 +82,7 @@ row! {
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
         id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
-        role: String, password_hash: String, email_verified: i64, preferred_environment: Env,
+        role: Role, password_hash: PasswordHash, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
 }
@@ -97,7 +106,7 @@ impl UserRow {
 row! {
     pub struct NewUser<'a> {
         id: &'a str, tenant_id: &'a TenantId, email: &'a str, first_name: &'a str, last_name: &'a str,
-        password_hash: &'a str,
+        password_hash: &'a PasswordHash,
     }
 }
 
@@ -132,7 +141,7 @@ queries! {
 pub async fn set_password(
     db: &D1Database,
     user_id: &str,
-    password_hash: &str,
+    password_hash: &PasswordHash,
     now_ms: u64,
 ) -> ApiResult<()> {
     let statements = vec![
@@ -178,7 +187,7 @@ const COUNT_LIVE_TOKEN: &str = "SELECT COUNT(*) AS n FROM auth_tokens \
 /// before the new password is hashed, so a made-up token costs no KDF.
 pub async fn reset_token_is_live(
     db: &D1Database,
-    token_hash: &str,
+    token_hash: &SecretDigest,
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
@@ -188,7 +197,7 @@ pub async fn reset_token_is_live(
 /// Statements that retire open tokens of `purpose` and store a new one.
 pub fn issue_token(
     db: &D1Database,
-    token_hash: &str,
+    token_hash: &SecretDigest,
     user_id: &str,
     purpose: &str,
     expires_at_ms: u64,
@@ -204,7 +213,11 @@ pub fn issue_token(
 
 /// Spends a verification token and marks its user verified, atomically.
 /// `false` when the token is unknown, used or expired.
-pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) -> ApiResult<bool> {
+pub async fn spend_verify_token(
+    db: &D1Database,
+    token_hash: &SecretDigest,
+    now_ms: u64,
+) -> ApiResult<bool> {
     let args = args![token_hash, now_ms];
     let spend = args![token_hash, PURPOSE_VERIFY_EMAIL, now_ms];
     let statements = vec![
@@ -218,8 +231,8 @@ pub async fn spend_verify_token(db: &D1Database, token_hash: &str, now_ms: u64) 
 /// `false` when the token is unknown, used or expired.
 pub async fn spend_reset_token(
     db: &D1Database,
-    token_hash: &str,
-    password_hash: &str,
+    token_hash: &SecretDigest,
+    password_hash: &PasswordHash,
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, now_ms, password_hash];
@@ -270,4 +283,19 @@ pub async fn tenant_plan(db: &D1Database, tenant_id: &TenantId) -> ApiResult<Pla
         .await?
         .map(|t| t.plan)
         .ok_or_else(|| crate::error::ApiError::internal("tenant not found"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_role_is_read_into_its_enum_and_written_as_the_same_word() {
+        let role: Role = serde_json::from_str(r#""owner""#).unwrap();
+        assert_eq!(role, Role::Owner);
+        assert_eq!(role.as_str(), "owner");
+        assert!(serde_json::from_str::<Role>(r#""admin""#).is_err());
+        assert!(INSERT_USER.contains(&format!("'{}'", Role::Owner.as_str())));
+    }
 }

@@ -177,12 +177,12 @@ pub const LOGGED_STATEMENTS: super::checkpoints::OverCandidates =
 super::statements! {
     /// For the public verify lookup (`store::lookup`): the keys of the
     /// ledgers of the agreement checkpoints with this root.
-    pub fn keys_by_checkpoint_root(root: &str) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
+    pub fn keys_by_checkpoint_root(root: &Hash32) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
 }
 
 super::statements! {
     /// The statements about those checkpoints.
-    pub fn agreements_by_checkpoint_root(root: &str) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
+    pub fn agreements_by_checkpoint_root(root: &Hash32) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
 }
 
 /// An invitation's insert, for its metered batch.

@@ -342,13 +342,13 @@ statements! {
 
 statements! {
     /// `by_root` for a caller's batch (`store::lookup`).
-    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
+    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
 }
 
 statements! {
     /// The closing balances of the agreement checkpoints with this root,
     /// for a caller's batch (`store::lookup`).
-    pub fn closing_balances_by_root_statement(root: &str) = SELECT_CLOSING_BALANCES_BY_ROOT;
+    pub fn closing_balances_by_root_statement(root: &Hash32) = SELECT_CLOSING_BALANCES_BY_ROOT;
 }
 
 /// Marks a round's checkpoints (`(id, leaf index)` each) COMMITTED: one
@@ -418,7 +418,7 @@ pub async fn page(
 
 queries! {
     /// Checkpoints (any tenant) whose merkle_root is `root`.
-    pub fn by_root(root: &str) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
+    pub fn by_root(root: &Hash32) -> Vec<CheckpointRow> = all(SELECT_BY_ROOT);
 }
 
 #[cfg(test)]

@@ -298,7 +298,7 @@ const SELECT_BY_LEDGER_ROOT: &str =
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn by_ledger_root_statement(root: &str) = SELECT_BY_LEDGER_ROOT;
+    pub fn by_ledger_root_statement(root: &Hash32) = SELECT_BY_LEDGER_ROOT;
 }
 
 // ------------------------------------------------------------------ ledger roots backfill
@@ -340,7 +340,7 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &str) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &Hash32) = SET_LEDGER_ROOT;
 }
 
 super::statements! {
@@ -351,19 +351,19 @@ super::statements! {
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn of_receipt_by_root_statement(root: &str) = SELECT_OF_RECEIPT_BY_ROOT;
+    pub fn of_receipt_by_root_statement(root: &Hash32) = SELECT_OF_RECEIPT_BY_ROOT;
 }
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn of_checkpoint_by_root_statement(root: &str, limit: u64, offset: u64)
+    pub fn of_checkpoint_by_root_statement(root: &Hash32, limit: u64, offset: u64)
         = SELECT_OF_CHECKPOINT_BY_ROOT;
 }
 
 super::statements! {
     /// The deltas of the submissions with items root `root` (any tenant),
     /// for a caller's batch (`store::lookup`).
-    pub fn of_submissions_by_root_statement(root: &str) = SELECT_OF_SUBMISSIONS_BY_ROOT;
+    pub fn of_submissions_by_root_statement(root: &Hash32) = SELECT_OF_SUBMISSIONS_BY_ROOT;
 }
 
 super::statements! {

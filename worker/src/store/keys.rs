@@ -1,5 +1,6 @@
 //! API keys. Only the SHA-256 of a key's secret is stored.
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use serde::Deserialize;
 use worker::D1Database;
@@ -9,13 +10,14 @@ use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::plan::Plan;
+use crate::secret::SecretDigest;
 
 row! {
     $ select_keys from "api_keys";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Deserialize)]
     pub struct KeyRow {
-        id: String, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: String,
+        id: String, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: SecretDigest,
         active: i64, created_at: u64, last_used_at: Option<u64>, deleted_at: Option<u64>,
     }
 }
@@ -56,7 +58,7 @@ const SELECT_AUTH: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct AuthRow {
-        id: String, tenant_id: TenantId, env: Env, secret_hash: String, active: i64,
+        id: String, tenant_id: TenantId, env: Env, secret_hash: SecretDigest, active: i64,
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
@@ -87,8 +89,8 @@ queries! {
 pub async fn for_auth_indexing(
     db: &D1Database,
     id: &str,
-    secret_hash: &str,
-    root: &str,
+    secret_hash: &SecretDigest,
+    root: &Hash32,
     now_ms: u64,
 ) -> ApiResult<Option<AuthRow>> {
     let statements = vec![
@@ -102,7 +104,7 @@ pub async fn for_auth_indexing(
 row! {
     pub struct NewKey<'a> {
         id: &'a str, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
-        secret_hash: &'a str, created_by: &'a str,
+        secret_hash: &'a SecretDigest, created_by: &'a str,
     }
 }
 

@@ -120,7 +120,7 @@ const SET_LATEST_ROOT: &str = "UPDATE ledgers SET latest_items_root = ?4 \
 
 super::statements! {
     /// For the ledger roots backfill (`ledger::backfill`).
-    pub fn replace_latest_root(tenant_id: &TenantId, customer_id: &CustomerId, old: &str, new: &str)
+    pub fn replace_latest_root(tenant_id: &TenantId, customer_id: &CustomerId, old: &Hash32, new: &Hash32)
         = SET_LATEST_ROOT;
 }
 

@@ -32,7 +32,7 @@ row! {
         id: String, tenant_id: TenantId, environment: Env, period: String, status: StatementStatus,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
-        item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<String>,
+        item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<Hash32>,
         liabilities_total: Option<String>, liabilities_count: Option<u64>,
         receivables_total: Option<String>, receivables_count: Option<u64>,
         failure: Option<String>, created_at: u64, updated_at: u64,
@@ -226,7 +226,7 @@ queries! {
         = first(SELECT_LATEST_PUBLISHED);
     pub fn of_period(tenant_id: &TenantId, period: &str, limit: u64) -> Vec<StatementRow>
         = all(SELECT_OF_PERIOD);
-    pub fn published_by_item(item_hash: &str) -> Option<StatementRow> = first(SELECT_BY_ITEM);
+    pub fn published_by_item(item_hash: &Hash32) -> Option<StatementRow> = first(SELECT_BY_ITEM);
     pub fn count_of_period(tenant_id: &TenantId, period: &str) -> u64 = count(SELECT_COUNT);
     pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
@@ -365,7 +365,7 @@ row! {
     /// part D, migration 0120).
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
-        item_hash: String, statement_id: String, ledger_id: String, tenant_id: TenantId,
+        item_hash: Hash32, statement_id: String, ledger_id: String, tenant_id: TenantId,
         customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }
@@ -379,7 +379,7 @@ const SELECT_COSIGNATURE: &str = select_cosignatures!("WHERE item_hash = ?1");
 
 queries! {
     /// The co-signature whose canonical note hashes to `item_hash`, if recorded.
-    pub fn cosignature(item_hash: &str) -> Option<CosignatureRow> = first(SELECT_COSIGNATURE);
+    pub fn cosignature(item_hash: &Hash32) -> Option<CosignatureRow> = first(SELECT_COSIGNATURE);
 }
 
 /// Records a co-signature, in its write's batch.

@@ -13,6 +13,7 @@
 //! the same RFC 9162 root. Every one of them is returned, so the answer
 //! can show each (`ledger::prove`).
 
+use bvs_core::hash::Hash32;
 use worker::D1Database;
 
 use super::agreements::{self, AgreementRow, KeyRow};
@@ -58,7 +59,12 @@ pub struct AgreementRows {
 ///
 /// # Errors
 /// D1 errors.
-pub async fn root(db: &D1Database, root: &str, limit: u64, offset: u64) -> ApiResult<RootLookup> {
+pub async fn root(
+    db: &D1Database,
+    root: &Hash32,
+    limit: u64,
+    offset: u64,
+) -> ApiResult<RootLookup> {
     let results = batch(
         db,
         vec![

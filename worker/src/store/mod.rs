@@ -175,6 +175,18 @@ impl<'a, T: Bind<'a>> Bind<'a> for Option<T> {
     }
 }
 
+impl<'a> Bind<'a> for &'a crate::secret::SecretDigest {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Hash(self.stored()))
+    }
+}
+
+impl<'a> Bind<'a> for &'a crate::secret::PasswordHash {
+    fn arg(self) -> ApiResult<Arg<'a>> {
+        Ok(Arg::Text(self.stored()))
+    }
+}
+
 /// The arguments of one statement, `?1` first, in a function returning
 /// `ApiResult`: `args![id, now_ms]`.
 macro_rules! args {

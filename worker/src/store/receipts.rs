@@ -125,5 +125,5 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
 
 super::statements! {
     /// Receipts with items root `root`, for a caller's batch (`store::lookup`).
-    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
+    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
 }

@@ -1,6 +1,7 @@
 //! The control database's index of proof roots: which shard issued a root,
 //! so the public verify route reads one shard (issue 15).
 
+use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use serde::Deserialize;
 
@@ -8,6 +9,7 @@ use worker::D1Database;
 
 use super::{batch, queries, row, statements};
 use crate::error::ApiResult;
+use crate::secret::SecretDigest;
 
 /// A root issued twice (the same receipt asked again) keeps its first row.
 const INSERT_ROOT: &str = "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
@@ -36,14 +38,14 @@ row! {
 
 queries! {
     /// Records that shard `shard` of `env` issued `root` (lowercase hex).
-    pub fn insert(root: &str, env: Env, shard: u32, now_ms: u64) -> u64 = run(INSERT_ROOT);
+    pub fn insert(root: &Hash32, env: Env, shard: u32, now_ms: u64) -> u64 = run(INSERT_ROOT);
     /// Where `root` was issued, if the index has it.
-    pub fn find(root: &str) -> Option<RootRow> = first(SELECT_ROOT);
+    pub fn find(root: &Hash32) -> Option<RootRow> = first(SELECT_ROOT);
 }
 
 statements! {
     /// Records `root` for the shard of key `key_id` (see the constant).
-    pub fn insert_for_key_statement(root: &str, now_ms: u64, key_id: &str, secret_hash: &str)
+    pub fn insert_for_key_statement(root: &Hash32, now_ms: u64, key_id: &str, secret_hash: &SecretDigest)
         = INSERT_ROOT_FOR_KEY;
 }
 
@@ -54,7 +56,7 @@ statements! {
 /// D1 errors.
 pub async fn insert_all(
     db: &D1Database,
-    roots: &[String],
+    roots: &[Hash32],
     env: Env,
     shard: u32,
     now_ms: u64,

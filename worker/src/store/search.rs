@@ -1,6 +1,7 @@
 //! The dashboard's search by id (issue 30): every kind of id a tenant can
 //! hold, looked up by its primary key or index, in one batch per database.
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -83,7 +84,7 @@ row! {
     /// root it belongs to, and its state (status, period or event type).
     #[derive(Debug, Clone, Deserialize)]
     pub struct HitRow {
-        id: String, customer_id: Option<String>, root: Option<String>, state: Option<String>,
+        id: String, customer_id: Option<String>, root: Option<Hash32>, state: Option<String>,
     }
 }
 

@@ -72,7 +72,7 @@ pub struct SubmissionRow {
 super::statements! {
     /// Submissions (any tenant) whose items_root is `root`, for a caller's
     /// batch (`store::lookup`).
-    pub fn by_root_statement(root: &str) = SELECT_BY_ROOT;
+    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
 }
 
 /// The submissions of the deltas whose anchor ids are the JSON set `?1`

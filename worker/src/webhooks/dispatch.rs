@@ -7,6 +7,7 @@
 //! a run that dies half way, or two runs at once, create each delivery once.
 
 use crate::ledger::LogId;
+use bvs_core::hash::Hash32;
 use serde::Serialize;
 use serde_json::json;
 use worker::D1Database;
@@ -152,8 +153,8 @@ async fn round(
 struct Completed {
     submission_id: String,
     kind: &'static str,
-    items_root: String,
-    receipt_id: String,
+    items_root: Hash32,
+    receipt_id: Hash32,
     delta_count: u64,
     anchor_ids: Vec<String>,
     received_at: String,
@@ -195,8 +196,8 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
         let payload = serde_json::to_string(&Completed {
             submission_id: s.id.clone(),
             kind: s.kind.as_str(),
-            items_root: s.items_root.to_hex(),
-            receipt_id: s.items_root.to_hex(),
+            items_root: s.items_root,
+            receipt_id: s.items_root,
             delta_count: s.item_count,
             anchor_ids,
             received_at: iso(s.received_at),

@@ -116,8 +116,8 @@ fn hash(what: &str) -> Hash32 {
     Hash32::digest(format!("sample {what}").as_bytes())
 }
 
-fn tx_hash() -> String {
-    hash("signed tree head").to_hex()
+fn tx_hash() -> Hash32 {
+    hash("signed tree head")
 }
 
 fn amount(text: &str) -> ApiResult<Amount> {

@@ -8,6 +8,7 @@
 
 use bvs_core::agreement::{self, Inclusion, Statement, StatementError};
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use bvs_core::types::Period;
 use serde::Serialize;
 use serde_json::json;
@@ -39,13 +40,13 @@ fn rejected(e: &StatementError) -> ApiError {
 pub struct InclusionView {
     pub kind: &'static str,
     pub statement_id: String,
-    pub statement_hash: String,
+    pub statement_hash: Hash32,
     pub period: String,
     pub ledger_id: String,
     pub balance: Amount,
     pub counterparty_key: String,
     /// Its log item (a fact's contentHash).
-    pub item_hash: String,
+    pub item_hash: Hash32,
     pub statement: String,
     pub recorded_at: String,
 }
@@ -108,7 +109,7 @@ pub async fn check(
         balance: leaf.balance,
     };
     expected.check(&named).map_err(|e| rejected(&e))?;
-    let item_hash = agreement::item_hash(&canonical).to_hex();
+    let item_hash = agreement::item_hash(&canonical);
     let existing = store_l::cosignature(db, &item_hash).await?;
     let new = existing.is_none();
     let row = existing.unwrap_or(CosignatureRow {
@@ -124,12 +125,12 @@ pub async fn check(
     let view = InclusionView {
         kind: agreement::INCLUSION_KIND,
         statement_id: row.statement_id.clone(),
-        statement_hash: statement_hash.to_hex(),
+        statement_hash,
         period: s.period.clone(),
         ledger_id: row.ledger_id.clone(),
         balance: expected.balance,
         counterparty_key: row.verifier_key.clone(),
-        item_hash: row.item_hash.clone(),
+        item_hash: row.item_hash,
         statement: row.statement.clone(),
         recorded_at: views::iso(row.created_at),
     };

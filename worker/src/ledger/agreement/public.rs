@@ -5,6 +5,7 @@
 
 use bvs_core::agreement::{BalanceStatement, Statement};
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use serde::Serialize;
 
 use super::{reference, StatementView};
@@ -22,7 +23,7 @@ pub struct CheckpointAgreement {
     pub origin: String,
     pub ledger_id: String,
     pub period: String,
-    pub merkle_root: String,
+    pub merkle_root: Hash32,
     pub delta_count: u64,
     pub balance: Amount,
     /// The `balance` statement a customer who agrees signs.
@@ -106,7 +107,7 @@ pub fn of_checkpoint(
         origin: reference.origin.as_str().to_string(),
         ledger_id,
         period: c.period.clone(),
-        merkle_root: c.merkle_root.to_hex(),
+        merkle_root: c.merkle_root,
         delta_count: c.delta_count,
         balance,
         balance_statement: text,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use bvs_core::amount::Amount;
+use bvs_core::hash::Hash32;
 use bvs_core::liabilities::proof::{LeafProof, LogEvidence, ProofDocument};
 use bvs_core::liabilities::statement::{ledger_id, Statement};
 use bvs_core::liabilities::tree::{path_addrs, NodeAddr};
@@ -213,7 +214,7 @@ pub async fn proof(
 ///
 /// # Errors
 /// D1 errors.
-pub async fn public_answer(app: &App, root: &str) -> ApiResult<Option<String>> {
+pub async fn public_answer(app: &App, root: &Hash32) -> ApiResult<Option<String>> {
     let Some(at) = shard::of_root(app, root).await? else {
         return Ok(None);
     };
@@ -270,7 +271,7 @@ pub async fn public_answer(app: &App, root: &str) -> ApiResult<Option<String>> {
 /// # Errors
 /// 404 when no committed single-customer checkpoint has that root, the
 /// period has no published statement or the customer no leaf; D1 errors.
-pub async fn proof_by_checkpoint(app: &App, root: &str) -> ApiResult<String> {
+pub async fn proof_by_checkpoint(app: &App, root: &Hash32) -> ApiResult<String> {
     let missing = || {
         ApiError::coded(
             ErrorCode::RecordNotFound,

@@ -77,7 +77,7 @@ pub async fn public_answer(
     page: &RecordsPage,
     origin: &str,
 ) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>, bool)> {
-    let (at, looked) = resolve(app, &root.to_hex(), page).await?;
+    let (at, looked) = resolve(app, &root, page).await?;
     let db = db(app, at)?;
     let head = head_of(app, at, looked.head.clone()).await?;
     let kind = choose(&looked, page.kind, &root)?;
@@ -309,7 +309,7 @@ fn choose(looked: &Looked, asked: Option<Kind>, root: &Hash32) -> ApiResult<Kind
 /// (`shard::of_root`), and what it is there (with one `page` of a
 /// checkpoint's deltas); 404 for a root the index does not name or the
 /// shard does not hold.
-async fn resolve(app: &App, root: &str, page: &RecordsPage) -> ApiResult<(LogId, Looked)> {
+async fn resolve(app: &App, root: &Hash32, page: &RecordsPage) -> ApiResult<(LogId, Looked)> {
     if let Some(at) = crate::ledger::shard::of_root(app, root).await? {
         let db = db(app, at)?;
         let looked = store::lookup::root(&db, root, page.limit, page.offset).await?;
