@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -91,10 +91,10 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dashboard/api-keys", Session, |app, req, p, c| api_keys::create(app, req, c.session()?).await),
     route!(Get "/dashboard/api-keys", Session, |app, req, p, c| api_keys::list(app, c.session()?).await),
     route!(Post "/dashboard/api-keys/:id/toggle", Session, |app, req, p, c|
-        api_keys::toggle(app, c.session()?, p.get("id")?).await
+        api_keys::toggle(app, c.session()?, &p.id("id", KeyId::from_text)?).await
     ),
     route!(Delete "/dashboard/api-keys/:id", Session, |app, req, p, c|
-        api_keys::delete(app, c.session()?, p.get("id")?).await
+        api_keys::delete(app, c.session()?, &p.id("id", KeyId::from_text)?).await
     ),
     route!(Patch "/dashboard/tenant/retention", Session, |app, req, p, c|
         tenant::retention(app, req, c.session()?).await

@@ -15,6 +15,7 @@ use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
+use crate::ids::KeyId;
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow};
@@ -78,7 +79,7 @@ struct RequestView {
     route: String,
     status: u16,
     code: Option<String>,
-    key_id: Option<String>,
+    key_id: Option<KeyId>,
     key_name: Option<String>,
     duration_ms: u64,
     created_at: String,
@@ -114,7 +115,7 @@ pub async fn requests(app: &App, req: Request, session: Session) -> ApiResult<Re
         family: Family::parse(param(&req, "family")?.as_deref())?,
         status: StatusFilter::parse(param(&req, "status")?.as_deref())?,
         path_part,
-        key_id: param(&req, "keyId")?,
+        key_id: param(&req, "keyId")?.map(KeyId::from_text),
         since_ms: time(&req, "since")?.unwrap_or(0),
         until_ms: time(&req, "until")?.unwrap_or(u64::MAX >> 11),
         before: param(&req, "before")?

@@ -7,7 +7,7 @@ use worker::D1Database;
 use super::contracts::ContractStatus;
 use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId};
 use crate::plan::Plan;
 
 row! {
@@ -15,7 +15,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Deserialize)]
     pub struct KeyRow {
-        id: String, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: String,
+        id: KeyId, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: String,
         active: i64, created_at: u64, last_used_at: Option<u64>, deleted_at: Option<u64>,
     }
 }
@@ -56,7 +56,7 @@ const SELECT_AUTH: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct AuthRow {
-        id: String, tenant_id: TenantId, env: Env, secret_hash: String, active: i64,
+        id: KeyId, tenant_id: TenantId, env: Env, secret_hash: String, active: i64,
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
@@ -71,9 +71,9 @@ row! {
 
 queries! {
     /// The key `id` with its tenant's plan and environment status.
-    pub fn for_auth(id: &str) -> Option<AuthRow> = first(SELECT_AUTH);
+    pub fn for_auth(id: &KeyId) -> Option<AuthRow> = first(SELECT_AUTH);
     /// A tenant's key that is not deleted.
-    pub fn of_tenant(tenant_id: &TenantId, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn of_tenant(tenant_id: &TenantId, id: &KeyId) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
     /// A tenant's keys that are not deleted, oldest first.
     pub fn list(tenant_id: &TenantId) -> Vec<KeyRow> = all(SELECT_LIST);
 }
@@ -86,7 +86,7 @@ queries! {
 /// D1 errors.
 pub async fn for_auth_indexing(
     db: &D1Database,
-    id: &str,
+    id: &KeyId,
     secret_hash: &str,
     root: &str,
     now_ms: u64,
@@ -101,7 +101,7 @@ pub async fn for_auth_indexing(
 
 row! {
     pub struct NewKey<'a> {
-        id: &'a str, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
+        id: &'a KeyId, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
         secret_hash: &'a str, created_by: &'a str,
     }
 }
@@ -127,10 +127,10 @@ queries! {
 
 queries! {
     /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
-    pub fn toggle(tenant_id: &TenantId, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);
+    pub fn toggle(tenant_id: &TenantId, id: &KeyId) -> u64 = run(TOGGLE_KEY; id, tenant_id);
     /// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).
-    pub fn delete(tenant_id: &TenantId, id: &str, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
-    pub fn touch(id: &str, now_ms: u64) -> () = exec(TOUCH_KEY);
+    pub fn delete(tenant_id: &TenantId, id: &KeyId, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
+    pub fn touch(id: &KeyId, now_ms: u64) -> () = exec(TOUCH_KEY);
 }
 
 /// How stale lastUsedAt may get before a request writes it again.

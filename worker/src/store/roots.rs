@@ -8,6 +8,7 @@ use worker::D1Database;
 
 use super::{batch, queries, row, statements};
 use crate::error::ApiResult;
+use crate::ids::KeyId;
 
 /// A root issued twice (the same receipt asked again) keeps its first row.
 const INSERT_ROOT: &str = "INSERT OR IGNORE INTO proof_roots (root, env, shard, created_at) \
@@ -43,7 +44,7 @@ queries! {
 
 statements! {
     /// Records `root` for the shard of key `key_id` (see the constant).
-    pub fn insert_for_key_statement(root: &str, now_ms: u64, key_id: &str, secret_hash: &str)
+    pub fn insert_for_key_statement(root: &str, now_ms: u64, key_id: &KeyId, secret_hash: &str)
         = INSERT_ROOT_FOR_KEY;
 }
 
