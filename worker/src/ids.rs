@@ -110,6 +110,7 @@ macro_rules! id {
 id!(TenantId, "ten", "a tenant");
 // An API key's id is the `{id}` part of the key core mints (`ApiKey`).
 id!(KeyId, "an API key");
+id!(UserId, "usr", "a dashboard user");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

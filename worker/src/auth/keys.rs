@@ -7,7 +7,7 @@ use bvs_core::types::{ApiKey, Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::{KeyId, TenantId};
+use crate::ids::{KeyId, TenantId, UserId};
 use crate::owned;
 use crate::secret;
 pub use crate::store::keys::KeyRow;
@@ -21,7 +21,7 @@ pub const KEY_SECRET_CHARS: usize = 32;
 /// Who creates a key, for which environment, under which name.
 pub struct NewKeyRequest<'a> {
     pub tenant_id: &'a TenantId,
-    pub user_id: &'a str,
+    pub user_id: &'a UserId,
     pub env: Env,
     pub name: Option<&'a str>,
 }

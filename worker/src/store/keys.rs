@@ -7,7 +7,7 @@ use worker::D1Database;
 use super::contracts::ContractStatus;
 use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::{KeyId, TenantId};
+use crate::ids::{KeyId, TenantId, UserId};
 use crate::plan::Plan;
 
 row! {
@@ -102,7 +102,7 @@ pub async fn for_auth_indexing(
 row! {
     pub struct NewKey<'a> {
         id: &'a KeyId, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
-        secret_hash: &'a str, created_by: &'a str,
+        secret_hash: &'a str, created_by: &'a UserId,
     }
 }
 
