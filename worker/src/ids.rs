@@ -111,6 +111,7 @@ id!(TenantId, "ten", "a tenant");
 // An API key's id is the `{id}` part of the key core mints (`ApiKey`).
 id!(KeyId, "an API key");
 id!(UserId, "usr", "a dashboard user");
+id!(ContractId, "ctr", "a tenant's environment contract");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

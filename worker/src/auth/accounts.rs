@@ -9,7 +9,7 @@ use super::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS}
 use super::password;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{TenantId, UserId};
+use crate::ids::{ContractId, TenantId, UserId};
 use crate::secret;
 use crate::store::accounts::{self as store, NewUser, UserRow, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
@@ -79,7 +79,7 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<UserId> {
     let password_hash = password::hash(r.password.expose()).await?;
     let tenant_id = TenantId::new()?;
     let user_id = UserId::new()?;
-    let contract_id = ids::new_id("ctr")?;
+    let contract_id = ContractId::new()?;
     let (token, token_hash) = new_email_token()?;
     let now = app.now_ms;
 

@@ -15,7 +15,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::{KeyId, TenantId};
+use crate::ids::{ContractId, KeyId, TenantId};
 use crate::plan::Plan;
 use crate::secret;
 use crate::store;
@@ -35,7 +35,7 @@ pub struct KeyContext {
     pub shard: u32,
     /// The tenant's (active) contract for the key's environment, read with
     /// the key.
-    pub contract_id: String,
+    pub contract_id: ContractId,
 }
 
 impl KeyContext {
@@ -52,7 +52,7 @@ impl KeyContext {
 /// A tenant's environment (the spec's "contract").
 #[derive(Debug, Clone)]
 pub struct Contract {
-    pub id: String,
+    pub id: ContractId,
     pub tenant_id: TenantId,
     pub env: Env,
     pub status: ContractStatus,

@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
@@ -93,7 +93,7 @@ fn id_prefix(kind: SubmissionKind) -> &'static str {
 pub struct Submitter<'a> {
     pub tenant_id: &'a TenantId,
     pub log: LogId,
-    pub contract_id: &'a str,
+    pub contract_id: &'a ContractId,
     /// Whose storage ceiling the deltas count against.
     pub plan: Plan,
     /// The submission's proof root is in the control database's index
@@ -108,7 +108,7 @@ pub struct Submitter<'a> {
 impl<'a> Submitter<'a> {
     pub fn new(
         (tenant_id, log, plan): (&'a TenantId, LogId, Plan),
-        contract_id: &'a str,
+        contract_id: &'a ContractId,
         root_indexed: bool,
         probe: EmitProbe,
     ) -> Self {

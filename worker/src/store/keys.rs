@@ -7,7 +7,7 @@ use worker::D1Database;
 use super::contracts::ContractStatus;
 use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::{KeyId, TenantId, UserId};
+use crate::ids::{ContractId, KeyId, TenantId, UserId};
 use crate::plan::Plan;
 
 row! {
@@ -62,7 +62,7 @@ row! {
         plan: Plan,
         // The key's environment's contract (`None` without one): emits
         // need no second read for it (issue 16).
-        contract_id: Option<String>,
+        contract_id: Option<ContractId>,
         contract_status: Option<ContractStatus>,
         // The shard of the key's environment (`None` without a contract).
         shard: Option<u32>,

@@ -9,7 +9,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -25,7 +25,7 @@ super::text_enum! {
 
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a TenantId, contract_id: &'a str, kind: SubmissionKind,
+        id: &'a str, tenant_id: &'a TenantId, contract_id: &'a ContractId, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
