@@ -112,6 +112,7 @@ id!(TenantId, "ten", "a tenant");
 id!(KeyId, "an API key");
 id!(UserId, "usr", "a dashboard user");
 id!(ContractId, "ctr", "a tenant's environment contract");
+id!(WebhookId, "wh", "a webhook endpoint");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::{KeyId, TenantId};
+use crate::ids::{KeyId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -157,22 +157,22 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dashboard/webhooks", Session, |app, req, p, c| webhooks::create(app, req, c.session()?).await),
     route!(Get "/dashboard/webhooks", Session, |app, req, p, c| webhooks::list(app, c.session()?).await),
     route!(Get "/dashboard/webhooks/:id", Session, |app, req, p, c|
-        webhooks::get(app, c.session()?, p.get("id")?).await
+        webhooks::get(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/toggle", Session, |app, req, p, c|
-        webhooks::toggle(app, c.session()?, p.get("id")?).await
+        webhooks::toggle(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/test", Session, |app, req, p, c|
-        webhooks::test(app, req, c.session()?, p.get("id")?).await
+        webhooks::test(app, req, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Delete "/dashboard/webhooks/:id", Session, |app, req, p, c|
-        webhooks::delete(app, c.session()?, p.get("id")?).await
+        webhooks::delete(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Get "/dashboard/webhooks/:id/deliveries", Session, |app, req, p, c|
-        webhooks::deliveries(app, c.session()?, p.get("id")?).await
+        webhooks::deliveries(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/rotate-secret", Session, |app, req, p, c|
-        webhooks::rotate_secret(app, req, c.session()?, p.get("id")?).await
+        webhooks::rotate_secret(app, req, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Get "/api/v1/webhooks/keys", Public, |app, req, p, c| webhooks::keys(app, &req).await),
     route!(Post "/dev/bench/hash", Dev, |app, req, p, c| dev::bench_hash(app, req).await),

@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
-use crate::ids::KeyId;
+use crate::ids::{KeyId, WebhookId};
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow};
@@ -150,7 +150,7 @@ pub async fn request(app: &App, session: Session, request_id: &str) -> ApiResult
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
     id: String,
-    webhook_id: String,
+    webhook_id: WebhookId,
     url: Option<String>,
     #[serde(flatten)]
     progress: DeliveryProgress,

@@ -14,7 +14,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -40,7 +40,7 @@ const ROUND_QUERIES: usize = 10;
 
 /// The delivery of `event_id` to `webhook_id`: the same pair always gives
 /// the same id.
-pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
+pub fn delivery_id(event_id: &str, webhook_id: &WebhookId) -> String {
     let h = secret::sha256_hex(&format!("{event_id}/{webhook_id}"));
     format!("dlv_{}", &h[..32])
 }

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{TenantId, WebhookId};
 use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
@@ -30,7 +30,7 @@ pub const TEST_EVENTS_PER_TENANT: Rate = Rate {
     burst: 10.0,
 };
 
-fn not_found(id: &str) -> ApiError {
+fn not_found(id: &WebhookId) -> ApiError {
     ApiError::NotFound(format!("No webhook {id}"))
 }
 
@@ -50,7 +50,7 @@ pub struct NewEndpoint<'a> {
 pub async fn create(app: &App, w: &NewEndpoint<'_>) -> ApiResult<(WebhookRow, String)> {
     let db = app.control_db()?;
     let plan = auth::tenant_plan(app, w.tenant_id).await?;
-    let id = ids::new_id("wh")?;
+    let id = WebhookId::new()?;
     let secret_text = new_secret()?;
     let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
     // Webhooks a tenant may hold at once, per plan; counted inside the insert.
@@ -97,7 +97,7 @@ pub async fn list(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<WebhookRow>>
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn get(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
+pub async fn get(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<WebhookRow> {
     store::of_tenant(&app.control_db()?, tenant_id, id)
         .await?
         .ok_or_else(|| not_found(id))
@@ -108,7 +108,7 @@ pub async fn get(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<Webhook
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
+pub async fn toggle(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<WebhookRow> {
     let db = app.control_db()?;
     owned::toggled(
         store::toggle(&db, tenant_id, id, app.now_ms),
@@ -134,7 +134,7 @@ pub const ROTATION_OVERLAP_MAX_HOURS: u64 = 7 * 24;
 pub async fn rotate_secret(
     app: &App,
     tenant_id: &TenantId,
-    id: &str,
+    id: &WebhookId,
     overlap_ms: u64,
 ) -> ApiResult<(String, Option<u64>)> {
     let db = app.control_db()?;
@@ -172,7 +172,7 @@ pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn delete(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<()> {
+pub async fn delete(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<()> {
     let db = app.control_db()?;
     owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
         not_found(id)
@@ -251,7 +251,7 @@ pub async fn send_test(
 pub async fn deliveries(
     app: &App,
     tenant_id: &TenantId,
-    id: &str,
+    id: &WebhookId,
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
     store::of_tenant(&db, tenant_id, id)
