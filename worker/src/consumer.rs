@@ -15,6 +15,7 @@ use worker::{Message, MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::DeliveryId;
 use crate::jobs::Job;
 use crate::ledger::{shard, LogId};
 use crate::{ledger, store, webhooks};
@@ -159,8 +160,12 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
             ledger::liabilities::run(app, *env, *shard, id).await
         }
         Job::Deliver { delivery_id } => {
-            webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
-                .await?;
+            webhooks::delivery::attempt(
+                app,
+                &DeliveryId::from_text(delivery_id),
+                webhooks::delivery::Mode::Scheduled,
+            )
+            .await?;
             Ok(())
         }
         Job::Cosign { env, shard } => {

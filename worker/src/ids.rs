@@ -113,6 +113,9 @@ id!(KeyId, "an API key");
 id!(UserId, "usr", "a dashboard user");
 id!(ContractId, "ctr", "a tenant's environment contract");
 id!(WebhookId, "wh", "a webhook endpoint");
+// A delivery's id is derived from its event's and endpoint's
+// (`webhooks::dispatch::delivery_id`).
+id!(DeliveryId, "a webhook delivery");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::{KeyId, TenantId, WebhookId};
+use crate::ids::{DeliveryId, KeyId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -188,7 +188,7 @@ pub const ROUTES: &[Route] = &[
         logs::event(app, c.session()?, p.get("eventId")?).await
     ),
     route!(Post "/dashboard/deliveries/:deliveryId/resend", Session, |app, req, p, c|
-        logs::resend(app, c.session()?, p.get("deliveryId")?).await
+        logs::resend(app, c.session()?, &p.id("deliveryId", DeliveryId::from_text)?).await
     ),
     route!(Get "/dashboard/search", Session, |app, req, p, c| insights::search(app, req, c.session()?).await),
     route!(Get "/dashboard/usage/daily", Session, |app, req, p, c| insights::daily(app, req, c.session()?).await),

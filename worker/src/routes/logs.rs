@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
-use crate::ids::{KeyId, WebhookId};
+use crate::ids::{DeliveryId, KeyId, WebhookId};
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow};
@@ -149,7 +149,7 @@ pub async fn request(app: &App, session: Session, request_id: &str) -> ApiResult
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
-    id: String,
+    id: DeliveryId,
     webhook_id: WebhookId,
     url: Option<String>,
     #[serde(flatten)]
@@ -281,7 +281,7 @@ pub async fn event(app: &App, session: Session, event_id: &str) -> ApiResult<Res
 
 /// `POST /dashboard/deliveries/:deliveryId/resend`: one attempt now; the
 /// reply says what the receiver answered.
-pub async fn resend(app: &App, session: Session, delivery_id: &str) -> ApiResult<Response> {
+pub async fn resend(app: &App, session: Session, delivery_id: &DeliveryId) -> ApiResult<Response> {
     session.require_verified()?;
     let report = endpoints::resend(app, session.tenant_id(), delivery_id).await?;
     http::dashboard(

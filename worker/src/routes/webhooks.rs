@@ -11,7 +11,7 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ids::WebhookId;
+use crate::ids::{DeliveryId, WebhookId};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
@@ -326,10 +326,10 @@ pub struct AttemptView {
 
 impl AttemptView {
     /// The attempts of delivery `delivery_id` among `attempts`, in order.
-    pub fn of(attempts: &[AttemptRow], delivery_id: &str) -> Vec<AttemptView> {
+    pub fn of(attempts: &[AttemptRow], delivery_id: &DeliveryId) -> Vec<AttemptView> {
         attempts
             .iter()
-            .filter(|a| a.delivery_id == delivery_id)
+            .filter(|a| &a.delivery_id == delivery_id)
             .map(|a| AttemptView {
                 attempt: a.attempt,
                 started_at: iso(a.started_at),
@@ -345,7 +345,7 @@ impl AttemptView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
-    id: String,
+    id: DeliveryId,
     event: String,
     event_id: String,
     environment: Option<String>,

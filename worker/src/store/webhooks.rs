@@ -10,7 +10,7 @@ use super::{
     ListSql, Statements,
 };
 use crate::error::ApiResult;
-use crate::ids::{TenantId, WebhookId};
+use crate::ids::{DeliveryId, TenantId, WebhookId};
 
 row! {
     $ select_webhooks from "webhooks";
@@ -213,7 +213,7 @@ super::text_enum! {
 /// What a delivery carries of its event and webhook, as written and read.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliveryOf {
-    pub id: String,
+    pub id: DeliveryId,
     pub webhook_id: WebhookId,
     pub tenant_id: TenantId,
     pub env: Option<Env>,
@@ -282,7 +282,7 @@ pub enum Claim {
 /// attempt left is failed instead (`attempts_max`).
 pub async fn claim(
     db: &D1Database,
-    id: &str,
+    id: &DeliveryId,
     now_ms: u64,
     lease_ms: u64,
     attempts_max: u64,
@@ -329,7 +329,7 @@ row! {
 }
 
 queries! {
-    pub fn delivery(id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
+    pub fn delivery(id: &DeliveryId) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
     /// A webhook's most recent deliveries, newest first.
     pub fn deliveries_of_webhook(tenant_id: &TenantId, webhook_id: &WebhookId, limit: u64) -> Vec<DeliveryRow>
         = all(SELECT_DELIVERIES_OF_WEBHOOK; webhook_id, tenant_id, limit);
@@ -338,13 +338,16 @@ queries! {
 row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct AttemptRow {
-        delivery_id: String, attempt: u64, started_at: u64, duration_ms: u64,
+        delivery_id: DeliveryId, attempt: u64, started_at: u64, duration_ms: u64,
         http_status: Option<u16>, outcome: AttemptOutcome, error: Option<String>,
     }
 }
 
 /// Attempts of these deliveries, in order.
-pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<Vec<AttemptRow>> {
+pub async fn attempts_of(
+    db: &D1Database,
+    delivery_ids: &[DeliveryId],
+) -> ApiResult<Vec<AttemptRow>> {
     let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, bind_text)?;
     batch_rows(db, statements).await
 }
@@ -352,7 +355,7 @@ pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<
 row! {
     /// What one attempt ended with.
     pub struct AttemptRecord<'a> {
-        delivery_id: &'a str, webhook_id: &'a WebhookId, attempt: u64, started_at: u64,
+        delivery_id: &'a DeliveryId, webhook_id: &'a WebhookId, attempt: u64, started_at: u64,
         duration_ms: u64, http_status: Option<u16>,
         outcome: AttemptOutcome,
         error: Option<&'a str>,
@@ -403,12 +406,12 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
 
 queries! {
     /// Ends a delivery without an attempt (its webhook was disabled or deleted).
-    pub fn cancel(id: &str, reason: &str, now_ms: u64) -> () = exec(CANCEL);
+    pub fn cancel(id: &DeliveryId, reason: &str, now_ms: u64) -> () = exec(CANCEL);
 }
 
 #[derive(Debug, Deserialize)]
 pub struct DueRow {
-    pub id: String,
+    pub id: DeliveryId,
 }
 
 queries! {
@@ -452,9 +455,9 @@ pub async fn deliveries_of_events(
 
 queries! {
     /// One of the tenant's deliveries.
-    pub fn delivery_of_tenant(id: &str, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
+    pub fn delivery_of_tenant(id: &DeliveryId, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
     /// Makes the delivery due now for a resend; whether it could.
-    pub fn reopen(id: &str, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
+    pub fn reopen(id: &DeliveryId, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::{TenantId, WebhookId};
+use crate::ids::{DeliveryId, TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -40,9 +40,9 @@ const ROUND_QUERIES: usize = 10;
 
 /// The delivery of `event_id` to `webhook_id`: the same pair always gives
 /// the same id.
-pub fn delivery_id(event_id: &str, webhook_id: &WebhookId) -> String {
+pub fn delivery_id(event_id: &str, webhook_id: &WebhookId) -> DeliveryId {
     let h = secret::sha256_hex(&format!("{event_id}/{webhook_id}"));
-    format!("dlv_{}", &h[..32])
+    DeliveryId::from_text(format!("dlv_{}", &h[..32]))
 }
 
 /// Dispatches the events of the shard `log` within `queries_max` queries
@@ -140,7 +140,7 @@ async fn round(
     queries += charts.len();
     marks.extend(charts);
     db_store::batch(ledger, marks).await?;
-    let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
+    let ids: Vec<DeliveryId> = deliveries.into_iter().map(|d| d.of.id).collect();
     delivery::ring_all(app, &ids).await;
     Ok(queries)
 }

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::{TenantId, WebhookId};
+use crate::ids::{DeliveryId, TenantId, WebhookId};
 use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
@@ -192,7 +192,7 @@ pub async fn send_test(
     app: &App,
     row: &WebhookRow,
     event_type: String,
-) -> ApiResult<(String, Report)> {
+) -> ApiResult<(DeliveryId, Report)> {
     limit::take(
         app,
         &format!("webhook-test:{}", row.tenant_id),
@@ -258,7 +258,7 @@ pub async fn deliveries(
         .await?
         .ok_or_else(|| not_found(id))?;
     let rows = store::deliveries_of_webhook(&db, tenant_id, id, DELIVERIES_LISTED_MAX).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let ids: Vec<DeliveryId> = rows.iter().map(|r| r.of.id.clone()).collect();
     let attempts = store::attempts_of(&db, &ids).await?;
     Ok((rows, attempts))
 }
@@ -273,7 +273,11 @@ pub async fn deliveries(
 /// 404 for another tenant's or an unknown delivery; 409 while an attempt
 /// runs, when the payload was removed by retention, or when its webhook is
 /// disabled or deleted; 429 when the tenant's test events are spent.
-pub async fn resend(app: &App, tenant_id: &TenantId, delivery_id: &str) -> ApiResult<Report> {
+pub async fn resend(
+    app: &App,
+    tenant_id: &TenantId,
+    delivery_id: &DeliveryId,
+) -> ApiResult<Report> {
     let db = app.control_db()?;
     let row = store::delivery_of_tenant(&db, delivery_id, tenant_id)
         .await?
@@ -319,7 +323,7 @@ pub async fn of_events(
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
     let rows = store::deliveries_of_events(&db, tenant_id, event_ids).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let ids: Vec<DeliveryId> = rows.iter().map(|r| r.of.id.clone()).collect();
     let attempts = store::attempts_of(&db, &ids).await?;
     Ok((rows, attempts))
 }
