@@ -116,6 +116,9 @@ id!(WebhookId, "wh", "a webhook endpoint");
 // A delivery's id is derived from its event's and endpoint's
 // (`webhooks::dispatch::delivery_id`).
 id!(DeliveryId, "a webhook delivery");
+// Most event ids are derived from what they report (`evt_failed_…`,
+// `evt_done_…`, …): `from_text`; the others are minted `evt_`.
+id!(EventId, "evt", "a webhook event");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

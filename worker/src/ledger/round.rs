@@ -15,7 +15,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::balances::Balances;
 use super::queue::Item;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{EventId, TenantId};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
@@ -23,7 +23,7 @@ use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{HeadRow, LeafKind, NewLeaf};
 use crate::store::{meters, CheckpointStatus, ItemStatus};
-use crate::{ids, views};
+use crate::views;
 
 /// DEV_MODE fault injection: a delta with this `reason`, a fact whose
 /// content starts with it, or a checkpoint of the customer with this id
@@ -287,7 +287,7 @@ fn delta_verified_event(
     row.balance_after = Some(v.balance_after);
     row.verified_at = Some(v.verified_at);
     Ok(NewEvent {
-        id: ids::new_id("evt")?,
+        id: EventId::new()?,
         tenant_id: d.tenant_id.clone(),
         kind: events::EventKind::DeltaVerified,
         payload: views::delta_event_payload(&row, note_hash)?,
@@ -308,7 +308,7 @@ fn checkpoint_verified_event(
     row.committed_at = Some(now);
     let view = views::CheckpointView::from_row(&row, Some(&head.note_hash.to_hex()));
     Ok(NewEvent {
-        id: ids::new_id("evt")?,
+        id: EventId::new()?,
         tenant_id: c.tenant_id.clone(),
         kind: events::EventKind::CheckpointVerified,
         payload: serde_json::to_string(&view)?,

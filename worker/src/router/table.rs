@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::{DeliveryId, KeyId, TenantId, WebhookId};
+use crate::ids::{DeliveryId, EventId, KeyId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -185,7 +185,7 @@ pub const ROUTES: &[Route] = &[
     ),
     route!(Get "/dashboard/events", Session, |app, req, p, c| logs::events(app, req, c.session()?).await),
     route!(Get "/dashboard/events/:eventId", Session, |app, req, p, c|
-        logs::event(app, c.session()?, p.get("eventId")?).await
+        logs::event(app, c.session()?, &p.id("eventId", EventId::from_text)?).await
     ),
     route!(Post "/dashboard/deliveries/:deliveryId/resend", Session, |app, req, p, c|
         logs::resend(app, c.session()?, &p.id("deliveryId", DeliveryId::from_text)?).await

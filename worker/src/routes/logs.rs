@@ -15,7 +15,7 @@ use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
-use crate::ids::{DeliveryId, KeyId, WebhookId};
+use crate::ids::{DeliveryId, EventId, KeyId, WebhookId};
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow};
@@ -274,7 +274,7 @@ pub async fn events(app: &App, req: Request, session: Session) -> ApiResult<Resp
 
 /// `GET /dashboard/events/:eventId`: the event, its payload, and every
 /// delivery with every attempt.
-pub async fn event(app: &App, session: Session, event_id: &str) -> ApiResult<Response> {
+pub async fn event(app: &App, session: Session, event_id: &EventId) -> ApiResult<Response> {
     let logged = event_log::one(app, session.tenant_id(), event_id).await?;
     http::dashboard(200, &event_view(logged, true), None)
 }

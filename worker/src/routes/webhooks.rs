@@ -11,7 +11,7 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ids::{DeliveryId, WebhookId};
+use crate::ids::{DeliveryId, EventId, WebhookId};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
@@ -347,7 +347,7 @@ impl AttemptView {
 struct DeliveryView {
     id: DeliveryId,
     event: String,
-    event_id: String,
+    event_id: EventId,
     environment: Option<String>,
     #[serde(flatten)]
     progress: DeliveryProgress,

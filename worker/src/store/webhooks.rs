@@ -10,7 +10,7 @@ use super::{
     ListSql, Statements,
 };
 use crate::error::ApiResult;
-use crate::ids::{DeliveryId, TenantId, WebhookId};
+use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
 
 row! {
     $ select_webhooks from "webhooks";
@@ -217,7 +217,7 @@ pub struct DeliveryOf {
     pub webhook_id: WebhookId,
     pub tenant_id: TenantId,
     pub env: Option<Env>,
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     pub event_created_at: u64,
 }
@@ -441,7 +441,7 @@ const SELECT_DELIVERY_OF_TENANT: &str = select_deliveries!("WHERE id = ?1 AND te
 pub async fn deliveries_of_events(
     db: &D1Database,
     tenant_id: &TenantId,
-    event_ids: &[String],
+    event_ids: &[EventId],
 ) -> ApiResult<Vec<DeliveryRow>> {
     let statements = chunked(
         db,

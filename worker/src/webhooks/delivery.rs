@@ -27,7 +27,7 @@ use super::signing::{
 use super::url_safety;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::DeliveryId;
+use crate::ids::{DeliveryId, EventId};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::secret;
 use crate::store::webhooks::{self as store, AttemptOutcome, AttemptRecord, Claim, DeliveryStatus};
@@ -121,7 +121,7 @@ struct Body<'a> {
     event: &'a str,
     /// When this attempt was made (also in `X-Service-Timestamp`).
     timestamp: String,
-    event_id: &'a str,
+    event_id: &'a EventId,
     created_at: String,
     environment: Option<&'a str>,
     data: &'a RawValue,

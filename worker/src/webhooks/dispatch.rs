@@ -14,7 +14,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::{DeliveryId, TenantId, WebhookId};
+use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -40,7 +40,7 @@ const ROUND_QUERIES: usize = 10;
 
 /// The delivery of `event_id` to `webhook_id`: the same pair always gives
 /// the same id.
-pub fn delivery_id(event_id: &str, webhook_id: &WebhookId) -> DeliveryId {
+pub fn delivery_id(event_id: &EventId, webhook_id: &WebhookId) -> DeliveryId {
     let h = secret::sha256_hex(&format!("{event_id}/{webhook_id}"));
     DeliveryId::from_text(format!("dlv_{}", &h[..32]))
 }
@@ -132,7 +132,7 @@ async fn round(
         queries += statements.len();
         db_store::batch(control, statements).await?;
     }
-    let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let event_ids: Vec<EventId> = events.iter().map(|e| e.id.clone()).collect();
     // The dashboard's per-day figures (issue 30) count these events in the
     // same batch, only if this run's mark changed them.
     let mut marks = outbox::mark_dispatched(ledger, &event_ids, now)?;
@@ -204,7 +204,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
             verify_url: format!("/api/v1/verify/{}", s.items_root),
         })?;
         done.push(NewEvent {
-            id: format!("evt_done_{}", s.id),
+            id: EventId::from_text(format!("evt_done_{}", s.id)),
             tenant_id: s.tenant_id.clone(),
             kind: EventKind::VerificationCompleted,
             payload,

@@ -13,7 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::{DeliveryId, TenantId, WebhookId};
+use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
 use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
@@ -201,7 +201,11 @@ pub async fn send_test(
     .await?;
     let db = app.control_db()?;
     let is_test = event_type == EVENT_TEST;
-    let event_id = ids::new_id(if is_test { "evt_test" } else { "evt_sample" })?;
+    let event_id = EventId::from_text(ids::new_id(if is_test {
+        "evt_test"
+    } else {
+        "evt_sample"
+    })?);
     let delivery_id = dispatch::delivery_id(&event_id, &row.id);
     let payload = samples::data(&event_type, &row.id, app.now_ms)?
         .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
@@ -319,7 +323,7 @@ pub async fn resend(
 pub async fn of_events(
     app: &App,
     tenant_id: &TenantId,
-    event_ids: &[String],
+    event_ids: &[EventId],
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
     let rows = store::deliveries_of_events(&db, tenant_id, event_ids).await?;

@@ -22,6 +22,7 @@ use super::{
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::EventId;
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{db, meter, submit, LogId};
 use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
@@ -288,7 +289,7 @@ async fn write(
     statements.push(meters::raise(db, &count)?);
     statements.push(agreements::insert_agreement(db, row, text)?);
     let (kind, payload) = event(row, c, balance, view)?;
-    let id = format!("evt_agr_{}", &row.item_hash.to_hex()[..32]);
+    let id = EventId::from_text(format!("evt_agr_{}", &row.item_hash.to_hex()[..32]));
     statements.push(events::insert_once_statement(
         db,
         &id,
