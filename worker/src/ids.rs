@@ -79,6 +79,12 @@ macro_rules! id {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            /// Its text, for a type of core (which knows no id types) or a
+            /// polymorphic column (a leaf's `ref_id`).
+            pub fn into_string(self) -> String {
+                self.0
+            }
         }
 
         impl std::fmt::Display for $name {
@@ -119,6 +125,7 @@ id!(DeliveryId, "a webhook delivery");
 // Most event ids are derived from what they report (`evt_failed_…`,
 // `evt_done_…`, …): `from_text`; the others are minted `evt_`.
 id!(EventId, "evt", "a webhook event");
+id!(AnchorId, "anc", "a delta (its anchor)");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::AnchorId;
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
@@ -28,7 +29,7 @@ fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaView {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub item_hash: String,
     pub items_root: String,
     pub receipt_id: String,
@@ -73,7 +74,7 @@ impl DeltaView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaRecord {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub customer_id: CustomerId,
     pub delta: Amount,
     pub reason: Option<String>,
@@ -108,7 +109,7 @@ pub struct DeltaRecord {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchMember {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub customer_id: CustomerId,
     pub delta: Amount,
     pub item_hash: String,
@@ -343,7 +344,7 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmitRecord {
-    anchor_id: String,
+    anchor_id: AnchorId,
     customer_id: CustomerId,
     delta: Amount,
     status: &'static str,

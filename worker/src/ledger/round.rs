@@ -116,7 +116,7 @@ impl Plan {
             Ok((
                 d.item_hash,
                 LeafKind::Delta,
-                d.anchor_id.clone(),
+                d.anchor_id.to_string(),
                 &d.tenant_id,
             ))
         });

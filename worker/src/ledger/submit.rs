@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
-use crate::ids::{ContractId, TenantId};
+use crate::ids::{AnchorId, ContractId, TenantId};
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
@@ -313,7 +313,7 @@ pub async fn status(
     app: &App,
     tenant_id: &TenantId,
     log: LogId,
-    anchor_id: &str,
+    anchor_id: &AnchorId,
 ) -> ApiResult<DeltaRecord> {
     let db = db(app, log)?;
     // One round trip: the delta, its tree head and its submission's deltas.
@@ -355,7 +355,7 @@ mod tests {
         let item = Hash32::digest(&[n]);
         Prepared {
             row: NewDelta {
-                anchor_id: format!("anc_{n}"),
+                anchor_id: AnchorId::from_text(format!("anc_{n}")),
                 customer_id: CustomerId::parse(customer).unwrap(),
                 ledger_id: String::new(),
                 position: u64::from(n),

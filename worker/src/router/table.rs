@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::{DeliveryId, EventId, KeyId, TenantId, WebhookId};
+use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -108,7 +108,7 @@ pub const ROUTES: &[Route] = &[
         balance::emit_batch(app, req).await
     ),
     route!(Get "/api/v1/balance/delta/:anchorId", Key, |app, req, p, c|
-        balance::status(app, c.key()?, p.get("anchorId")?).await
+        balance::status(app, c.key()?, &p.id("anchorId", AnchorId::from_text)?).await
     ),
     route!(Get "/api/v1/balance/derive/:customerId", Key, |app, req, p, c|
         ledgers::derive(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await

@@ -17,6 +17,7 @@ use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency;
+use crate::ids::AnchorId;
 use crate::ledger::prepare::{self, DeltaInput, Prepared};
 use crate::ledger::submit::{self, SubmissionKind, Submitter};
 use crate::profile::EmitProbe;
@@ -328,7 +329,7 @@ struct BatchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     delta: Option<Amount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    anchor_id: Option<String>,
+    anchor_id: Option<AnchorId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     item_hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -368,7 +369,7 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 // ------------------------------------------------------------------ status
 
 /// `GET /api/v1/balance/delta/:anchorId`.
-pub async fn status(app: &App, ctx: KeyContext, anchor_id: &str) -> ApiResult<Response> {
+pub async fn status(app: &App, ctx: KeyContext, anchor_id: &AnchorId) -> ApiResult<Response> {
     let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

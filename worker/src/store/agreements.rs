@@ -9,7 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, TenantId};
 
 const INSERT_INVITATION: &str =
     "INSERT INTO invitations (token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at) \
@@ -301,7 +301,7 @@ pub struct WindowStart {
 pub struct DeltaAt {
     pub ledger_seq: u64,
     pub item_hash: bvs_core::hash::Hash32,
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub reference_id: Option<String>,
     #[serde(deserialize_with = "super::amount")]
     pub balance_after: Amount,

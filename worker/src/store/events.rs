@@ -6,7 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
-use crate::ids::{EventId, TenantId};
+use crate::ids::{AnchorId, EventId, TenantId};
 
 super::text_enum! {
     /// An outbox row's `type`: the event names (spec: Events), spelled
@@ -138,7 +138,7 @@ const INSERT_IF_CHECKPOINT_FAILED: &str =
 #[derive(Debug, Clone, Copy)]
 pub enum FailedItem<'a> {
     /// A delta, by anchor id.
-    Delta(&'a str),
+    Delta(&'a AnchorId),
     /// A fact of the event's tenant, by content hash.
     Fact(&'a str),
     /// A checkpoint, by id.
@@ -155,7 +155,7 @@ pub fn insert_if_failed(
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
     let (sql, key) = match item {
-        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id),
+        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id.as_str()),
         FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, content_hash),
         FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id),
     };

@@ -14,7 +14,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
+use crate::ids::{AnchorId, DeliveryId, EventId, TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -155,7 +155,7 @@ struct Completed {
     items_root: String,
     receipt_id: String,
     delta_count: u64,
-    anchor_ids: Vec<String>,
+    anchor_ids: Vec<AnchorId>,
     received_at: String,
     verified_at: Option<String>,
     verify_url: String,
@@ -170,12 +170,12 @@ struct Completed {
 async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> ApiResult<usize> {
     // By anchor id: a payload's itemsRoot is its customer's root, not
     // necessarily its submission's.
-    let mut anchors_seen: Vec<String> = events
+    let mut anchors_seen: Vec<AnchorId> = events
         .iter()
         .filter(|e| e.kind == EventKind::DeltaVerified)
         .filter_map(|e| {
             let v: serde_json::Value = serde_json::from_str(&e.payload).ok()?;
-            Some(v.get("anchorId")?.as_str()?.to_string())
+            Some(AnchorId::from_text(v.get("anchorId")?.as_str()?))
         })
         .collect();
     anchors_seen.sort();

@@ -236,7 +236,7 @@ async fn dispute_context(
         .map(|r| CheckpointDelta {
             seq: r.ledger_seq,
             item_hash: r.item_hash,
-            anchor_id: r.anchor_id,
+            anchor_id: r.anchor_id.into_string(),
             reference_id: r.reference_id,
             balance_after: r.balance_after,
         })
