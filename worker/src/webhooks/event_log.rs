@@ -105,7 +105,8 @@ pub async fn one(app: &App, tenant_id: &TenantId, event_id: &EventId) -> ApiResu
             break;
         }
     }
-    let (deliveries, attempts) = endpoints::of_events(app, tenant_id, &[event_id.clone()]).await?;
+    let (deliveries, attempts) =
+        endpoints::of_events(app, tenant_id, std::slice::from_ref(event_id)).await?;
     if found.is_none() && deliveries.is_empty() {
         return Err(ApiError::NotFound(format!("No event {event_id}")));
     }
