@@ -126,6 +126,9 @@ id!(DeliveryId, "a webhook delivery");
 // `evt_done_…`, …): `from_text`; the others are minted `evt_`.
 id!(EventId, "evt", "a webhook event");
 id!(AnchorId, "anc", "a delta (its anchor)");
+// A submission's prefix says its kind (`sub_`, `bat_`): minted by
+// `ledger::submit`.
+id!(SubmissionId, "a submission");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

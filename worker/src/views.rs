@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::ids::AnchorId;
+use crate::ids::{AnchorId, SubmissionId};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
@@ -95,7 +95,7 @@ pub struct DeltaRecord {
     pub data_purged: bool,
     /// Status route only, for deltas submitted in a batch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch_id: Option<String>,
+    pub batch_id: Option<SubmissionId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
-use crate::ids::{AnchorId, ContractId, TenantId};
+use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
@@ -156,12 +156,12 @@ pub async fn submit<R>(
     respond: R,
 ) -> ApiResult<Submitted>
 where
-    R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
+    R: FnOnce(&SubmissionId, &Hash32) -> ApiResult<(u16, String)>,
 {
     let claimed = claim.is_some();
     by.probe.fault_point(Fault::AfterQuota, claimed).await?;
     let root = items_root(prepared);
-    let submission_id = ids::new_id(id_prefix(kind))?;
+    let submission_id = SubmissionId::from_text(ids::new_id(id_prefix(kind))?);
     let (status, text) = respond(&submission_id, &root)?;
     if by.probe.answers_unwritten() {
         return Ok(Submitted::Answer(status, text));
@@ -220,7 +220,7 @@ fn new_submission<'a>(
     app: &App,
     by: &Submitter<'a>,
     kind: SubmissionKind,
-    (id, root): (&'a str, &'a Hash32),
+    (id, root): (&'a SubmissionId, &'a Hash32),
     count: usize,
 ) -> NewSubmission<'a> {
     NewSubmission {

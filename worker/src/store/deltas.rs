@@ -9,14 +9,14 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
-use crate::ids::{AnchorId, TenantId};
+use crate::ids::{AnchorId, SubmissionId, TenantId};
 
 row! {
     $ select_deltas from "deltas";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct DeltaRow {
-        anchor_id: AnchorId, tenant_id: TenantId, customer_id: CustomerId, submission_id: String,
+        anchor_id: AnchorId, tenant_id: TenantId, customer_id: CustomerId, submission_id: SubmissionId,
         position: u64, item_hash: Hash32, items_root: Hash32,
         #[serde(deserialize_with = "super::amount")]
         delta: Amount,
@@ -324,7 +324,7 @@ const SET_LEDGER_ROOT: &str =
 pub struct BackfillRow {
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
-    pub submission_id: String,
+    pub submission_id: SubmissionId,
     pub item_hash: Hash32,
     pub items_root: Hash32,
 }
@@ -340,7 +340,7 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &str) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root(submission_id: &SubmissionId, customer_id: &CustomerId, root: &str) = SET_LEDGER_ROOT;
 }
 
 super::statements! {

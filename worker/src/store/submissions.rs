@@ -9,7 +9,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::{AnchorId, ContractId, TenantId};
+use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -25,7 +25,7 @@ super::text_enum! {
 
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a TenantId, contract_id: &'a ContractId, kind: SubmissionKind,
+        id: &'a SubmissionId, tenant_id: &'a TenantId, contract_id: &'a ContractId, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
@@ -61,7 +61,7 @@ impl NewDelta {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionRow {
-    pub id: String,
+    pub id: SubmissionId,
     pub tenant_id: TenantId,
     pub kind: SubmissionKind,
     pub items_root: Hash32,
@@ -111,7 +111,7 @@ pub struct SubmissionProgress {
 /// One delta of a submission, by anchor id.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionAnchor {
-    pub submission_id: String,
+    pub submission_id: SubmissionId,
     pub anchor_id: AnchorId,
 }
 

@@ -14,7 +14,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::{AnchorId, DeliveryId, EventId, TenantId, WebhookId};
+use crate::ids::{AnchorId, DeliveryId, EventId, SubmissionId, TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -150,7 +150,7 @@ async fn round(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Completed {
-    submission_id: String,
+    submission_id: SubmissionId,
     kind: &'static str,
     items_root: String,
     receipt_id: String,

@@ -13,7 +13,7 @@ use super::{
     EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{AnchorId, TenantId, WebhookId};
+use crate::ids::{AnchorId, SubmissionId, TenantId, WebhookId};
 use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::deltas::DeltaRow;
 use crate::store::{CheckpointStatus, ItemStatus};
@@ -129,7 +129,7 @@ fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
         anchor_id: AnchorId::from_text(format!("{SAMPLE_PREFIX}anchor")),
         tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: sample_customer()?,
-        submission_id: format!("{SAMPLE_PREFIX}submission"),
+        submission_id: SubmissionId::from_text(format!("{SAMPLE_PREFIX}submission")),
         position: 0,
         item_hash: hash("item"),
         items_root: hash("items root"),
