@@ -15,7 +15,7 @@ use worker::{Message, MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::DeliveryId;
+use crate::ids::{DeliveryId, StatementId};
 use crate::jobs::Job;
 use crate::ledger::{shard, LogId};
 use crate::{ledger, store, webhooks};
@@ -157,7 +157,7 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
         Job::Sequence { .. } => Ok(()),
         Job::Mail { id } => crate::auth::mailer::process(app, id).await,
         Job::Liabilities { env, shard, id } => {
-            ledger::liabilities::run(app, *env, *shard, id).await
+            ledger::liabilities::run(app, *env, *shard, &StatementId::from_text(id.as_str())).await
         }
         Job::Deliver { delivery_id } => {
             webhooks::delivery::attempt(

@@ -129,6 +129,7 @@ id!(AnchorId, "anc", "a delta (its anchor)");
 // A submission's prefix says its kind (`sub_`, `bat_`): minted by
 // `ledger::submit`.
 id!(SubmissionId, "a submission");
+id!(StatementId, "lst", "a liabilities statement");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

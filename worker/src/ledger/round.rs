@@ -146,7 +146,12 @@ impl Plan {
                 let item = st.item_hash.ok_or_else(|| {
                     crate::error::ApiError::internal(format!("statement {} has no item", st.id))
                 })?;
-                Ok((item, LeafKind::Liabilities, st.id.clone(), &st.tenant_id))
+                Ok((
+                    item,
+                    LeafKind::Liabilities,
+                    st.id.to_string(),
+                    &st.tenant_id,
+                ))
             });
         deltas
             .chain(facts)

@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, TenantId, WebhookId};
+use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, StatementId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -208,7 +208,7 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/api/v1/liabilities", Key, |app, req, p, c| liabilities::create(app, req, c.key()?).await),
     route!(Get "/api/v1/liabilities", Key, |app, req, p, c| liabilities::list(app, req, c.key()?).await),
     route!(Get "/api/v1/liabilities/:id", Key, |app, req, p, c|
-        liabilities::get(app, c.key()?, p.get("id")?).await
+        liabilities::get(app, c.key()?, &p.id("id", StatementId::from_text)?).await
     ),
     route!(Get "/api/v1/balance/customers/:customerId/liabilities-proof", Key, |app, req, p, c|
         liabilities::proof(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
