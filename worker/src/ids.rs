@@ -130,6 +130,7 @@ id!(AnchorId, "anc", "a delta (its anchor)");
 // `ledger::submit`.
 id!(SubmissionId, "a submission");
 id!(StatementId, "lst", "a liabilities statement");
+id!(CheckpointId, "chk", "a checkpoint");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

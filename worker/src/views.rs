@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{AnchorId, SubmissionId};
+use crate::ids::{AnchorId, CheckpointId, SubmissionId};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
@@ -276,7 +276,7 @@ pub fn checkpoint_failed_event_payload(row: &CheckpointRow, message: &str) -> Ap
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointView {
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub customer_id: String,
     pub period: String,
     pub merkle_root: String,

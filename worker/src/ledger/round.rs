@@ -135,7 +135,7 @@ impl Plan {
                 Ok((
                     c.merkle_root,
                     LeafKind::Checkpoint,
-                    c.id.clone(),
+                    c.id.to_string(),
                     &c.tenant_id,
                 ))
             });

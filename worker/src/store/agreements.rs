@@ -9,7 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
-use crate::ids::{AnchorId, TenantId};
+use crate::ids::{AnchorId, CheckpointId, TenantId};
 
 const INSERT_INVITATION: &str =
     "INSERT INTO invitations (token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at) \
@@ -130,7 +130,7 @@ pub struct AgreementRow {
     pub ledger_id: String,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub kind: AgreementKind,
     pub verifier_key: String,
     pub statement: String,
@@ -261,7 +261,7 @@ pub fn insert_agreement(
 queries! {
     /// The statement `verifier_key` made about checkpoint `checkpoint_id`
     /// with this text, if recorded.
-    pub fn agreement_by_text(checkpoint_id: &str, verifier_key: &str, text: &str)
+    pub fn agreement_by_text(checkpoint_id: &CheckpointId, verifier_key: &str, text: &str)
         -> Option<AgreementRow> = first(SELECT_AGREEMENT_BY_TEXT);
 }
 

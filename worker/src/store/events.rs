@@ -6,7 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
-use crate::ids::{AnchorId, EventId, TenantId};
+use crate::ids::{AnchorId, CheckpointId, EventId, TenantId};
 
 super::text_enum! {
     /// An outbox row's `type`: the event names (spec: Events), spelled
@@ -142,7 +142,7 @@ pub enum FailedItem<'a> {
     /// A fact of the event's tenant, by content hash.
     Fact(&'a str),
     /// A checkpoint, by id.
-    Checkpoint(&'a str),
+    Checkpoint(&'a CheckpointId),
 }
 
 /// Adds an event (once: its id is deterministic) only if `item` is FAILED
@@ -157,7 +157,7 @@ pub fn insert_if_failed(
     let (sql, key) = match item {
         FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id.as_str()),
         FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, content_hash),
-        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id),
+        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id.as_str()),
     };
     let args = args![
         &event.id,

@@ -13,7 +13,7 @@ use super::{
     EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{AnchorId, SubmissionId, TenantId, WebhookId};
+use crate::ids::{AnchorId, CheckpointId, SubmissionId, TenantId, WebhookId};
 use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::deltas::DeltaRow;
 use crate::store::{CheckpointStatus, ItemStatus};
@@ -159,7 +159,7 @@ fn sample_customer() -> ApiResult<CustomerId> {
 
 fn checkpoint(now_ms: u64) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
-        id: format!("{SAMPLE_PREFIX}checkpoint"),
+        id: CheckpointId::from_text(format!("{SAMPLE_PREFIX}checkpoint")),
         tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: CheckpointOf::Customer(sample_customer()?),
         period: iso(now_ms).chars().take(7).collect(),

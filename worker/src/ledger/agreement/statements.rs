@@ -22,7 +22,7 @@ use super::{
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::EventId;
+use crate::ids::{CheckpointId, EventId};
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{db, meter, submit, LogId};
 use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
@@ -282,7 +282,7 @@ async fn write(
     let count = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::Statements,
-        period: &c.id,
+        period: c.id.as_str(),
         add: 1,
         cap: STATEMENTS_PER_CHECKPOINT_MAX,
     };
@@ -361,7 +361,7 @@ fn event(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AgreementEvent<'a> {
-    checkpoint_id: &'a str,
+    checkpoint_id: &'a CheckpointId,
     customer_id: &'a str,
     period: &'a str,
     merkle_root: String,
