@@ -131,6 +131,9 @@ id!(AnchorId, "anc", "a delta (its anchor)");
 id!(SubmissionId, "a submission");
 id!(StatementId, "lst", "a liabilities statement");
 id!(CheckpointId, "chk", "a checkpoint");
+// This request's random token in its Idempotency-Key claim: the claim's
+// later statements write only while the claim still holds it.
+id!(ClaimToken, "clm", "an Idempotency-Key claim");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
