@@ -134,6 +134,7 @@ id!(CheckpointId, "chk", "a checkpoint");
 // This request's random token in its Idempotency-Key claim: the claim's
 // later statements write only while the claim still holds it.
 id!(ClaimToken, "clm", "an Idempotency-Key claim");
+id!(MailRequestId, "mrq", "a queued mail request");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
