@@ -29,7 +29,7 @@ pub struct App {
 /// A request's API key: which, and the environment and shard it reaches.
 #[derive(Debug, Clone)]
 pub struct KeyCaller {
-    pub key_id: String,
+    pub key_id: crate::ids::KeyId,
     pub env: bvs_core::types::Env,
     pub shard: u32,
     /// The tenant's plan (`Plan::as_str`), as read with the key.

@@ -5,6 +5,7 @@ use crate::ledger::LogId;
 
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ids::DeliveryId;
 use crate::store;
 
 /// The every-minute sweeper's schedule (wrangler.toml `[triggers]`).
@@ -107,7 +108,7 @@ async fn sweep_backfill(app: &App, log: LogId) {
 /// first claims its delivery.
 async fn sweep_deliveries(app: &App) -> ApiResult<()> {
     let due = store::webhooks::due(&app.control_db()?, app.now_ms, SWEEP_DELIVERIES_MAX).await?;
-    let ids: Vec<String> = due.into_iter().map(|d| d.id).collect();
+    let ids: Vec<DeliveryId> = due.into_iter().map(|d| d.id).collect();
     crate::webhooks::delivery::ring_all(app, &ids).await;
     Ok(())
 }

@@ -29,8 +29,7 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::http;
-use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{ClaimToken, TenantId};
 use crate::store::emit::{self as emit_store, NewClaim};
 use crate::store::idempotency::{self as idem_store, ClaimKey, ClaimRow, ClaimState, KeyClaim};
 
@@ -235,7 +234,7 @@ struct Attempt {
     env: Env,
     key: String,
     request_hash: Hash32,
-    token: String,
+    token: ClaimToken,
     now_ms: u64,
 }
 
@@ -245,7 +244,7 @@ impl Attempt {
             env,
             key: key.as_str().to_string(),
             request_hash,
-            token: ids::new_id("clm")?,
+            token: ClaimToken::new()?,
             now_ms: app.now_ms,
         })
     }

@@ -35,55 +35,106 @@ pub fn new_id(prefix: &str) -> ApiResult<String> {
     Ok(format!("{prefix}_{}", random_token(20)?))
 }
 
-/// A tenant's id (`ten_…`, [`TenantId::new`]): minted by the service,
-/// never parsed from a caller's text, so it has no rule to check. Typed
-/// so a tenant id is not mixed up with another string from the auth
-/// context to the SQL bind; stored and bound as the same text.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TenantId(String);
+/// An id stored and bound as its text (the store's `Bind` takes any of
+/// them): implemented by every type [`id!`] declares.
+pub trait IdText: AsRef<str> {}
 
-impl TenantId {
-    /// A new tenant's id: `ten_` and 20 random base62 characters.
-    ///
-    /// # Errors
-    /// The platform's random source failing.
-    pub fn new() -> ApiResult<Self> {
-        new_id("ten").map(Self)
-    }
+/// `id!(Name, "prefix", "what it names")` declares one id type: a
+/// newtype of its text, serde transparent (rows read it as the stored
+/// text, answers write it as that text), with `new()` minting `<prefix>_`
+/// and 20 random base62 characters, `from_text` for an id named as text
+/// (a path parameter, a queue message, a fixture: nothing to check, an
+/// unknown id finds nothing), `as_str`, `Display` and `AsRef<str>`.
+/// Without a prefix the type has no `new()` (its id is minted elsewhere).
+/// Typed so that one kind of id is not mixed up with another string from
+/// where it is minted or read to the SQL bind.
+macro_rules! id {
+    ($name:ident, $prefix:literal, $what:literal) => {
+        id!($name, $what);
 
-    /// An id named as text: a `:tenantId` path parameter (nothing to
-    /// check: an unknown id finds no tenant), the owner of the public
-    /// agreement writes' Idempotency-Key claims, a sample's or a test's
-    /// fixture. Stored ids are read by serde, the same way.
-    pub fn from_text(text: impl Into<String>) -> Self {
-        Self(text.into())
-    }
+        #[allow(dead_code, reason = "every id type has the same accessors, used or not yet")]
+        impl $name {
+            #[doc = concat!("A new ", $what, "'s id: `", $prefix, "_` and 20 random base62 characters.")]
+            ///
+            /// # Errors
+            /// The platform's random source failing.
+            pub fn new() -> ApiResult<Self> {
+                new_id($prefix).map(Self)
+            }
+        }
+    };
+    ($name:ident, $what:literal) => {
+        #[doc = concat!("The id of ", $what, ", stored and bound as its text.")]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
 
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+        #[allow(dead_code, reason = "every id type has the same accessors, used or not yet")]
+        impl $name {
+            #[doc = concat!("The id of ", $what, " named as text (nothing to check: an unknown id finds nothing).")]
+            pub fn from_text(text: impl Into<String>) -> Self {
+                Self(text.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Its text, for a type of core (which knows no id types) or a
+            /// polymorphic column (a leaf's `ref_id`).
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl IdText for $name {}
+
+        #[cfg(test)]
+        impl From<&str> for $name {
+            fn from(text: &str) -> Self {
+                Self::from_text(text)
+            }
+        }
+    };
 }
 
-impl std::fmt::Display for TenantId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl AsRef<str> for TenantId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-#[cfg(test)]
-impl From<&str> for TenantId {
-    fn from(text: &str) -> Self {
-        Self::from_text(text)
-    }
-}
-
+// A tenant's id is minted by the service, never parsed from a caller's
+// text; a `:tenantId` path parameter, the owner of the public agreement
+// writes' Idempotency-Key claims and fixtures name one by `from_text`.
+id!(TenantId, "ten", "a tenant");
+// An API key's id is the `{id}` part of the key core mints (`ApiKey`).
+id!(KeyId, "an API key");
+id!(UserId, "usr", "a dashboard user");
+id!(ContractId, "ctr", "a tenant's environment contract");
+id!(WebhookId, "wh", "a webhook endpoint");
+// A delivery's id is derived from its event's and endpoint's
+// (`webhooks::dispatch::delivery_id`).
+id!(DeliveryId, "a webhook delivery");
+// Most event ids are derived from what they report (`evt_failed_…`,
+// `evt_done_…`, …): `from_text`; the others are minted `evt_`.
+id!(EventId, "evt", "a webhook event");
+id!(AnchorId, "anc", "a delta (its anchor)");
+// A submission's prefix says its kind (`sub_`, `bat_`): minted by
+// `ledger::submit`.
+id!(SubmissionId, "a submission");
+id!(StatementId, "lst", "a liabilities statement");
+id!(CheckpointId, "chk", "a checkpoint");
+// This request's random token in its Idempotency-Key claim: the claim's
+// later statements write only while the claim still holds it.
+id!(ClaimToken, "clm", "an Idempotency-Key claim");
+id!(MailRequestId, "mrq", "a queued mail request");
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::ids::{AnchorId, CheckpointId, SubmissionId};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
@@ -29,7 +30,7 @@ fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaView {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub item_hash: Hash32,
     pub items_root: Hash32,
     pub receipt_id: Hash32,
@@ -74,7 +75,7 @@ impl DeltaView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaRecord {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub customer_id: CustomerId,
     pub delta: Amount,
     pub reason: Option<String>,
@@ -95,7 +96,7 @@ pub struct DeltaRecord {
     pub data_purged: bool,
     /// Status route only, for deltas submitted in a batch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch_id: Option<String>,
+    pub batch_id: Option<SubmissionId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +110,7 @@ pub struct DeltaRecord {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchMember {
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub customer_id: CustomerId,
     pub delta: Amount,
     pub item_hash: Hash32,
@@ -276,7 +277,7 @@ pub fn checkpoint_failed_event_payload(row: &CheckpointRow, message: &str) -> Ap
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointView {
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub customer_id: String,
     pub period: String,
     pub merkle_root: Hash32,
@@ -344,7 +345,7 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmitRecord {
-    anchor_id: String,
+    anchor_id: AnchorId,
     customer_id: CustomerId,
     delta: Amount,
     status: &'static str,

@@ -9,7 +9,7 @@ use super::mailer::{self, MailKind, EMAIL_TOKEN_CHARS, VERIFY_TOKEN_LIFETIME_MS}
 use super::password;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId, UserId};
 use crate::secret::{self, SecretDigest};
 use crate::store::accounts::{self as store, NewUser, UserRow, PURPOSE_VERIFY_EMAIL};
 use crate::store::contracts;
@@ -70,7 +70,7 @@ fn email_taken() -> ApiError {
 ///
 /// # Errors
 /// 409 when the e-mail has an account; D1 errors.
-pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
+pub async fn create(app: &App, r: &Registration) -> ApiResult<UserId> {
     let email = r.email.as_str();
     let db = app.control_db()?;
     if store::user_by_email(&db, email).await?.is_some() {
@@ -78,8 +78,8 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<String> {
     }
     let password_hash = password::hash(r.password.expose()).await?;
     let tenant_id = TenantId::new()?;
-    let user_id = ids::new_id("usr")?;
-    let contract_id = ids::new_id("ctr")?;
+    let user_id = UserId::new()?;
+    let contract_id = ContractId::new()?;
     let (token, token_hash) = new_email_token()?;
     let now = app.now_ms;
 
@@ -173,7 +173,7 @@ pub async fn reset_password(app: &App, token: &str, new_password: &Password) -> 
 ///
 /// # Errors
 /// D1 errors.
-pub async fn set_password(app: &App, user_id: &str, new_password: &Password) -> ApiResult<()> {
+pub async fn set_password(app: &App, user_id: &UserId, new_password: &Password) -> ApiResult<()> {
     let hash = password::hash(new_password.expose()).await?;
     store::set_password(&app.control_db()?, user_id, &hash, app.now_ms).await
 }
@@ -183,12 +183,12 @@ pub async fn set_password(app: &App, user_id: &str, new_password: &Password) -> 
 ///
 /// # Errors
 /// D1 errors.
-pub async fn end_sessions(app: &App, user_id: &str) -> ApiResult<()> {
+pub async fn end_sessions(app: &App, user_id: &UserId) -> ApiResult<()> {
     store::end_sessions(&app.control_db()?, user_id, app.now_ms).await
 }
 
 /// # Errors
 /// D1 errors.
-pub async fn set_preferred_environment(app: &App, user_id: &str, env: Env) -> ApiResult<()> {
+pub async fn set_preferred_environment(app: &App, user_id: &UserId, env: Env) -> ApiResult<()> {
     store::set_preferred_environment(&app.control_db()?, user_id, env, app.now_ms).await
 }

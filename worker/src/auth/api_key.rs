@@ -7,7 +7,7 @@ use bvs_core::types::{ApiKey, Env};
 use super::{env_label, Contract, KeyContext, INVALID_KEY};
 use crate::app::KeyCaller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
 use crate::plan::Plan;
 use crate::secret::SecretDigest;
 use crate::store::contracts::ContractStatus;
@@ -67,7 +67,7 @@ pub fn admit(
             key_id: row.id,
             plan: row.plan,
             shard: row.shard.unwrap_or(0),
-            contract_id: row.contract_id.unwrap_or_default(),
+            contract_id: row.contract_id.unwrap_or_else(|| ContractId::from_text("")),
         };
         Usable {
             contract: contract(&ctx, pool_id),
@@ -131,7 +131,7 @@ fn refuse_unusable(row: &AuthRow, env: Env) -> ApiResult<()> {
 /// other environment).
 fn contract(ctx: &KeyContext, pool_id: Option<&str>) -> ApiResult<Contract> {
     if let Some(id) = pool_id.map(str::trim).filter(|p| !p.is_empty()) {
-        if id != ctx.contract_id {
+        if id != ctx.contract_id.as_str() {
             return Err(ApiError::NotFound(format!(
                 "No contract {id} in {} for this API key (X-Credit-Pool-Id)",
                 env_label(ctx.env)

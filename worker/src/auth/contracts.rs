@@ -5,10 +5,10 @@ use bvs_core::types::Env;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
+use crate::ledger;
 use crate::store::contracts as store;
 pub use crate::store::contracts::{ContractRow, ContractStatus};
-use crate::{ids, ledger};
 
 /// Provisions `env` for the tenant: checks the plan, places the
 /// environment on a shard (a contract provisioned before keeps its
@@ -32,7 +32,7 @@ pub async fn provision(app: &App, tenant_id: &TenantId, env: Env) -> ApiResult<(
             ),
         ));
     }
-    let new_id = ids::new_id("ctr")?;
+    let new_id = ContractId::new()?;
     let shard = ledger::shard::place(app, env).await?;
     let won = store::begin_provisioning(&db, &new_id, tenant_id, env, shard, app.now_ms).await?;
     if won == 0 {

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{TenantId, UserId};
 use crate::secret;
 
 /// How long a dashboard JWT is valid: 8 hours, one working day. There is no
@@ -26,7 +26,7 @@ const HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claims {
     /// User id.
-    pub sub: String,
+    pub sub: UserId,
     /// Tenant id.
     pub tid: TenantId,
     /// The user's session version when the token was issued.
@@ -122,7 +122,7 @@ mod tests {
 
     fn claims(exp: u64) -> Claims {
         Claims {
-            sub: "usr_1".into(),
+            sub: UserId::from_text("usr_1"),
             tid: "ten_1".into(),
             ver: 0,
             iat: 100,

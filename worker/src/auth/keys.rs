@@ -7,7 +7,7 @@ use bvs_core::types::{ApiKey, Env, Period};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId, UserId};
 use crate::owned;
 use crate::secret::SecretDigest;
 pub use crate::store::keys::KeyRow;
@@ -21,7 +21,7 @@ pub const KEY_SECRET_CHARS: usize = 32;
 /// Who creates a key, for which environment, under which name.
 pub struct NewKeyRequest<'a> {
     pub tenant_id: &'a TenantId,
-    pub user_id: &'a str,
+    pub user_id: &'a UserId,
     pub env: Env,
     pub name: Option<&'a str>,
 }
@@ -57,6 +57,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
         &ids::random_token(KEY_SECRET_CHARS)?,
     )
     .map_err(|e| ApiError::internal(format!("generated key is invalid: {e}")))?;
+    let key_id = KeyId::from_text(key.id());
     // Keys a tenant may hold at once, per plan (deleted ones do not count),
     // and create per month (deleted ones count); counted inside the insert.
     let max = plan.api_keys_max();
@@ -70,7 +71,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
     let inserted = store::insert_within(
         &db,
         &NewKey {
-            id: key.id(),
+            id: &key_id,
             tenant_id: k.tenant_id,
             env,
             name: k.name,
@@ -107,7 +108,7 @@ pub async fn create(app: &App, k: &NewKeyRequest<'_>) -> ApiResult<(KeyRow, ApiK
             ),
         ));
     }
-    let row = store::of_tenant(&db, k.tenant_id, key.id())
+    let row = store::of_tenant(&db, k.tenant_id, &key_id)
         .await?
         .ok_or_else(|| ApiError::internal("created key not found"))?;
     Ok((row, key))
@@ -121,7 +122,7 @@ pub async fn list(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<KeyRow>> {
     store::list(&app.control_db()?, tenant_id).await
 }
 
-fn not_found(id: &str) -> ApiError {
+fn not_found(id: &KeyId) -> ApiError {
     ApiError::NotFound(format!("No API key {id}"))
 }
 
@@ -130,7 +131,7 @@ fn not_found(id: &str) -> ApiError {
 ///
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
-pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<KeyRow> {
+pub async fn toggle(app: &App, tenant_id: &TenantId, id: &KeyId) -> ApiResult<KeyRow> {
     let db = app.control_db()?;
     owned::toggled(
         store::toggle(&db, tenant_id, id),
@@ -142,7 +143,7 @@ pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<KeyR
 
 /// # Errors
 /// 404 for an unknown or deleted key; D1 errors.
-pub async fn delete(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<()> {
+pub async fn delete(app: &App, tenant_id: &TenantId, id: &KeyId) -> ApiResult<()> {
     let db = app.control_db()?;
     owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
         not_found(id)

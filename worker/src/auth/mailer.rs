@@ -9,6 +9,7 @@ use bvs_core::types::Email;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::MailRequestId;
 use crate::jobs::{Job, QUEUE_MAIL};
 use crate::secret::SecretDigest;
 use crate::store::accounts::{self, PURPOSE_RESET_PASSWORD, PURPOSE_VERIFY_EMAIL};
@@ -29,16 +30,21 @@ pub use crate::store::mail::MailKind;
 /// # Errors
 /// D1 errors (a failed doorbell is only logged: the sweep re-rings).
 pub async fn request(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> {
-    let id = ids::new_id("mrq")?;
+    let id = MailRequestId::new()?;
     store::mail::insert(&app.control_db()?, &id, kind, email.as_str(), app.now_ms).await?;
     ring(app, id).await;
     Ok(())
 }
 
 /// Rings the mail queue for request `id`; failures are logged only.
-pub async fn ring(app: &App, id: String) {
+pub async fn ring(app: &App, id: MailRequestId) {
     let sent = match app.env.queue(QUEUE_MAIL) {
-        Ok(q) => q.send(Job::Mail { id }).await,
+        Ok(q) => {
+            q.send(Job::Mail {
+                id: id.into_string(),
+            })
+            .await
+        }
         Err(e) => Err(e),
     };
     if let Err(e) = sent {
@@ -53,7 +59,7 @@ pub async fn ring(app: &App, id: String) {
 ///
 /// # Errors
 /// D1 errors before the claim (the message is retried).
-pub async fn process(app: &App, id: &str) -> ApiResult<()> {
+pub async fn process(app: &App, id: &MailRequestId) -> ApiResult<()> {
     let db = app.control_db()?;
     let Some(claimed) = store::mail::claim(&db, id).await? else {
         return Ok(());

@@ -16,7 +16,7 @@ use worker::Request;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{ContractId, KeyId, TenantId};
 use crate::plan::Plan;
 use crate::secret::{self, SecretDigest};
 use crate::store;
@@ -29,14 +29,14 @@ pub struct KeyContext {
     pub tenant_id: TenantId,
     /// The key's environment: the only one this request may touch.
     pub env: Env,
-    pub key_id: String,
+    pub key_id: KeyId,
     /// The tenant's plan.
     pub plan: Plan,
     /// The shard the tenant's environment is placed on.
     pub shard: u32,
     /// The tenant's (active) contract for the key's environment, read with
     /// the key.
-    pub contract_id: String,
+    pub contract_id: ContractId,
 }
 
 impl KeyContext {
@@ -53,7 +53,7 @@ impl KeyContext {
 /// A tenant's environment (the spec's "contract").
 #[derive(Debug, Clone)]
 pub struct Contract {
-    pub id: String,
+    pub id: ContractId,
     pub tenant_id: TenantId,
     pub env: Env,
     pub status: ContractStatus,
@@ -117,16 +117,16 @@ async fn authenticate(
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     let key = presented_key(req)?;
+    let key_id = KeyId::from_text(key.id());
     let presented = SecretDigest::of(key.secret());
     let db = app.control_db()?;
-    let (db_ref, key_ref) = (&db, &key);
+    let (db_ref, key_ref, id) = (&db, &key, &key_id);
     let (usable, root_indexed) = limit::around_read(app, &key_bucket(&key), move |leased| {
         async move {
             let index = root.filter(|_| leased);
             let row = match index {
-                None => store::keys::for_auth(db_ref, key_ref.id()).await?,
+                None => store::keys::for_auth(db_ref, id).await?,
                 Some(root) => {
-                    let id = key_ref.id();
                     store::keys::for_auth_indexing(db_ref, id, &presented, root, app.now_ms).await?
                 }
             };

@@ -20,7 +20,7 @@ use worker::D1Database;
 use super::{db, meter, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{CheckpointId, TenantId};
 use crate::plan::Plan;
 use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
 use crate::store::checkpoints::{self, CheckpointRow};
@@ -322,7 +322,7 @@ pub fn key_warning(k: &KeyRow) -> Option<String> {
 pub struct StatementView {
     /// `balance` (agreed) or `dispute`.
     pub kind: String,
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub period: String,
     pub merkle_root: Hash32,
     pub ledger_id: String,

@@ -12,7 +12,7 @@ use bvs_core::types::CustomerId;
 use super::{db, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{SubmissionId, TenantId};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, BackfillRow};
 use crate::store::{self, ledgers};
@@ -80,7 +80,7 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
 
 /// One ledger's deltas of one submission, and their root.
 struct LedgerPart {
-    submission_id: String,
+    submission_id: SubmissionId,
     tenant_id: TenantId,
     customer_id: CustomerId,
     items_root: Hash32,

@@ -11,8 +11,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{CheckpointId, TenantId};
 use crate::plan::Plan;
 use crate::store::checkpoints;
 pub use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
@@ -29,7 +28,7 @@ pub struct Listed {
 
 /// The same ledger's previous committed checkpoint of a listed one.
 pub struct Previous {
-    pub id: String,
+    pub id: CheckpointId,
     pub period: String,
     pub tree_size: Option<u64>,
 }
@@ -159,7 +158,7 @@ fn queued_row(
     frontier: &Frontier,
 ) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
-        id: ids::new_id("chk")?,
+        id: CheckpointId::new()?,
         tenant_id: tenant_id.clone(),
         customer_id: who,
         period: period.to_string(),

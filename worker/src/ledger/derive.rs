@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, TenantId};
 use crate::store::deltas::{DeltaRow, StartAt};
 use crate::store::ledgers::{LedgerRow, WindowRow};
 use crate::store::{self, ItemStatus};
@@ -184,9 +184,11 @@ pub(super) async fn start_point(
 ) -> ApiResult<(u64, Amount)> {
     let row = match checkpoint {
         None => None,
-        Some(c) if checkpoint_type == "anchorId" => store::deltas::delta(db, tenant_id, c)
-            .await?
-            .filter(|d| &d.customer_id == customer_id && d.status == ItemStatus::Verified),
+        Some(c) if checkpoint_type == "anchorId" => {
+            store::deltas::delta(db, tenant_id, &AnchorId::from_text(c))
+                .await?
+                .filter(|d| &d.customer_id == customer_id && d.status == ItemStatus::Verified)
+        }
         Some(c) => store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id, c).await?,
     };
     start_of(

@@ -30,7 +30,7 @@ pub use proof::{for_receipt, not_purged, proof, proof_by_checkpoint, public_answ
 use super::{db, meter, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::TenantId;
+use crate::ids::{StatementId, TenantId};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::plan::Plan;
 use crate::store::liabilities::{self as store_l, Finished, StatementRow, StatementStatus};
@@ -55,7 +55,7 @@ pub const STATEMENTS_PER_PERIOD_MAX: u64 = 12;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatementView {
-    pub id: String,
+    pub id: StatementId,
     pub environment: String,
     pub period: String,
     /// `snapshot`, `building`, `queued`, `published` or `failed`.
@@ -166,7 +166,7 @@ pub async fn request(
         .try_into()
         .map_err(|_| ApiError::internal("seed length"))?;
     let builder = StatementBuilder::new(Seed(seed));
-    let id = ids::new_id("lst")?;
+    let id = StatementId::new()?;
     store::batch(
         &db,
         vec![store_l::insert_stmt(
@@ -195,7 +195,7 @@ pub async fn status(
     app: &App,
     tenant_id: &TenantId,
     log: LogId,
-    id: &str,
+    id: &StatementId,
 ) -> ApiResult<StatementRow> {
     store_l::statement(&db(app, log)?, id, tenant_id)
         .await?
@@ -253,11 +253,11 @@ pub async fn seed_bench(
 
 /// Sends the job's next message. A lost one only delays: the cron rings
 /// stalled statements again.
-pub async fn ring(app: &App, log: LogId, id: &str) {
+pub async fn ring(app: &App, log: LogId, id: &StatementId) {
     let job = Job::Liabilities {
         env: log.env,
         shard: log.shard,
-        id: id.to_owned(),
+        id: id.to_string(),
     };
     let sent = match app.env.queue(QUEUE_WEBHOOKS) {
         Ok(q) => q.send(job).await,
@@ -273,7 +273,7 @@ pub async fn ring(app: &App, log: LogId, id: &str) {
 ///
 /// # Errors
 /// D1 errors (the message is retried; every page is guarded).
-pub async fn run(app: &App, env: Env, shard: u32, id: &str) -> ApiResult<()> {
+pub async fn run(app: &App, env: Env, shard: u32, id: &StatementId) -> ApiResult<()> {
     let log = LogId::new(env, shard);
     let db = db(app, log)?;
     for _ in 0..PAGES_PER_RUN {

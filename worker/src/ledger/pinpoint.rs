@@ -180,7 +180,7 @@ async fn service_deltas(
         .into_iter()
         .map(|l| ServiceDelta {
             item_hash: l.item_hash,
-            anchor_id: l.anchor_id,
+            anchor_id: l.anchor_id.into_string(),
             reference_id: l.reference_id,
             amount: l.delta,
         })

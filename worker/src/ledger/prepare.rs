@@ -11,7 +11,7 @@ use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
 
 use crate::error::{ApiError, ApiResult};
-use crate::ids;
+use crate::ids::AnchorId;
 use crate::store::submissions::NewDelta;
 
 /// One validated delta of an emit or batch request.
@@ -40,11 +40,11 @@ pub struct Prepared {
 /// # Errors
 /// No randomness for the id, or content that cannot be canonicalized.
 pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepared> {
-    let anchor_id = ids::new_id("anc")?;
+    let anchor_id = AnchorId::new()?;
     let declared_at = input.declared_at.unwrap_or(now_ms);
     let metadata = input.metadata.as_ref().map(Metadata::to_value);
     let content = DeltaContent {
-        anchor_id: anchor_id.clone(),
+        anchor_id: anchor_id.to_string(),
         customer_id: input.customer_id.as_str().to_string(),
         delta: input.delta,
         reason: input.reason.as_str().to_string(),

@@ -318,7 +318,7 @@ fn proven(
     let mut items = Vec::with_capacity(rows.len());
     for ((row, proof), leaf) in rows.iter().zip(proofs).zip(leaves) {
         items.push(ProvenItem {
-            anchor_id: row.anchor_id.clone(),
+            anchor_id: row.anchor_id.to_string(),
             item_hash: row.item_hash,
             leaf_index: LeafIndex(*leaf),
             inclusion_proof: proof,
@@ -335,7 +335,7 @@ fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
         .ok_or_else(|| ApiError::internal("receipt delta is not verified"))?;
     let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     Ok(DerivedDelta {
-        anchor_id: row.anchor_id.clone(),
+        anchor_id: row.anchor_id.to_string(),
         item_hash: row.item_hash,
         items_root: row.proof_root(),
         receipt_id: row.proof_root(),
@@ -361,7 +361,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
         return Ok(None);
     };
     Ok(Some(DeltaContent {
-        anchor_id: row.anchor_id.clone(),
+        anchor_id: row.anchor_id.to_string(),
         customer_id: row.customer_id.as_str().to_owned(),
         delta: row.delta,
         reason,

@@ -15,7 +15,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::balances::Balances;
 use super::queue::Item;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{EventId, TenantId};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::deltas::{self, DeltaRow};
 use crate::store::events::{self, NewEvent};
@@ -23,7 +23,7 @@ use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{HeadRow, LeafKind, NewLeaf};
 use crate::store::{meters, CheckpointStatus, ItemStatus};
-use crate::{ids, views};
+use crate::views;
 
 /// DEV_MODE fault injection: a delta with this `reason`, a fact whose
 /// content starts with it, or a checkpoint of the customer with this id
@@ -116,7 +116,7 @@ impl Plan {
             Ok((
                 d.item_hash,
                 LeafKind::Delta,
-                d.anchor_id.clone(),
+                d.anchor_id.to_string(),
                 &d.tenant_id,
             ))
         });
@@ -135,7 +135,7 @@ impl Plan {
                 Ok((
                     c.merkle_root,
                     LeafKind::Checkpoint,
-                    c.id.clone(),
+                    c.id.to_string(),
                     &c.tenant_id,
                 ))
             });
@@ -146,7 +146,12 @@ impl Plan {
                 let item = st.item_hash.ok_or_else(|| {
                     crate::error::ApiError::internal(format!("statement {} has no item", st.id))
                 })?;
-                Ok((item, LeafKind::Liabilities, st.id.clone(), &st.tenant_id))
+                Ok((
+                    item,
+                    LeafKind::Liabilities,
+                    st.id.to_string(),
+                    &st.tenant_id,
+                ))
             });
         deltas
             .chain(facts)
@@ -287,7 +292,7 @@ fn delta_verified_event(
     row.balance_after = Some(v.balance_after);
     row.verified_at = Some(v.verified_at);
     Ok(NewEvent {
-        id: ids::new_id("evt")?,
+        id: EventId::new()?,
         tenant_id: d.tenant_id.clone(),
         kind: events::EventKind::DeltaVerified,
         payload: views::delta_event_payload(&row, note_hash)?,
@@ -308,7 +313,7 @@ fn checkpoint_verified_event(
     row.committed_at = Some(now);
     let view = views::CheckpointView::from_row(&row, Some(&head.note_hash));
     Ok(NewEvent {
-        id: ids::new_id("evt")?,
+        id: EventId::new()?,
         tenant_id: c.tenant_id.clone(),
         kind: events::EventKind::CheckpointVerified,
         payload: serde_json::to_string(&view)?,

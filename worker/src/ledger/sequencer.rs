@@ -38,7 +38,7 @@ use super::tiles::{self, Migration};
 use super::{append_and_sign, db, open_log, LogId, LogKey};
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{EventId, TenantId};
 use crate::store::checkpoints;
 use crate::store::deltas;
 use crate::store::events::{self, FailedItem, NewEvent};
@@ -457,7 +457,7 @@ fn mark_failed(
     now: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let failed = |id: String, tenant_id: &TenantId, payload: String| NewEvent {
-        id,
+        id: EventId::from_text(id),
         tenant_id: tenant_id.clone(),
         kind: crate::store::events::EventKind::VerificationFailed,
         payload,

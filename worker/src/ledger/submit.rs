@@ -18,7 +18,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
 use crate::jobs::Job;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
@@ -90,7 +90,7 @@ fn id_prefix(kind: SubmissionKind) -> &'static str {
 pub struct Submitter<'a> {
     pub tenant_id: &'a TenantId,
     pub log: LogId,
-    pub contract_id: &'a str,
+    pub contract_id: &'a ContractId,
     /// Whose storage ceiling the deltas count against.
     pub plan: Plan,
     /// The submission's proof root is in the control database's index
@@ -105,7 +105,7 @@ pub struct Submitter<'a> {
 impl<'a> Submitter<'a> {
     pub fn new(
         (tenant_id, log, plan): (&'a TenantId, LogId, Plan),
-        contract_id: &'a str,
+        contract_id: &'a ContractId,
         root_indexed: bool,
         probe: EmitProbe,
     ) -> Self {
@@ -153,12 +153,12 @@ pub async fn submit<R>(
     respond: R,
 ) -> ApiResult<Submitted>
 where
-    R: FnOnce(&str, &Hash32) -> ApiResult<(u16, String)>,
+    R: FnOnce(&SubmissionId, &Hash32) -> ApiResult<(u16, String)>,
 {
     let claimed = claim.is_some();
     by.probe.fault_point(Fault::AfterQuota, claimed).await?;
     let root = items_root(prepared);
-    let submission_id = ids::new_id(id_prefix(kind))?;
+    let submission_id = SubmissionId::from_text(ids::new_id(id_prefix(kind))?);
     let (status, text) = respond(&submission_id, &root)?;
     if by.probe.answers_unwritten() {
         return Ok(Submitted::Answer(status, text));
@@ -217,7 +217,7 @@ fn new_submission<'a>(
     app: &App,
     by: &Submitter<'a>,
     kind: SubmissionKind,
-    (id, root): (&'a str, &'a Hash32),
+    (id, root): (&'a SubmissionId, &'a Hash32),
     count: usize,
 ) -> NewSubmission<'a> {
     NewSubmission {
@@ -310,7 +310,7 @@ pub async fn status(
     app: &App,
     tenant_id: &TenantId,
     log: LogId,
-    anchor_id: &str,
+    anchor_id: &AnchorId,
 ) -> ApiResult<DeltaRecord> {
     let db = db(app, log)?;
     // One round trip: the delta, its tree head and its submission's deltas.
@@ -352,7 +352,7 @@ mod tests {
         let item = Hash32::digest(&[n]);
         Prepared {
             row: NewDelta {
-                anchor_id: format!("anc_{n}"),
+                anchor_id: AnchorId::from_text(format!("anc_{n}")),
                 customer_id: CustomerId::parse(customer).unwrap(),
                 ledger_id: String::new(),
                 position: u64::from(n),

@@ -21,6 +21,7 @@ use submit::Attempt;
 use super::LogId;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::EventId;
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::store;
 use crate::store::log::HeadRow;
@@ -319,7 +320,7 @@ async fn witnessed_events(
     let events: Vec<store::events::NewEvent> = tenants
         .into_iter()
         .map(|t| store::events::NewEvent {
-            id: format!("evt_witnessed_{name}_{size}_{}", t.tenant_id),
+            id: EventId::from_text(format!("evt_witnessed_{name}_{size}_{}", t.tenant_id)),
             // `log` ({name, shard, origin}) is added by the dispatch.
             payload: json!({
                 "treeSize": size,

@@ -8,7 +8,7 @@ use bvs_core::FieldError;
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId};
 use crate::ledger::LogId;
 use crate::store::keys::KeyRow;
 use crate::store::request_log::{self as store, PageQuery};
@@ -122,7 +122,7 @@ pub struct Query {
     pub family: Family,
     pub status: StatusFilter,
     pub path_part: Option<String>,
-    pub key_id: Option<String>,
+    pub key_id: Option<KeyId>,
     pub since_ms: u64,
     pub until_ms: u64,
     pub before: Option<Cursor>,
@@ -147,10 +147,10 @@ async fn shards(app: &App, tenant_id: &TenantId) -> ApiResult<(Option<LogId>, Op
     Ok((of(Env::Sandbox), of(Env::Production)))
 }
 
-fn key_name(keys: &[KeyRow], id: Option<&str>) -> Option<String> {
+fn key_name(keys: &[KeyRow], id: Option<&KeyId>) -> Option<String> {
     let id = id?;
     keys.iter()
-        .find(|k| k.id == id)
+        .find(|k| &k.id == id)
         .map(|k| k.name.clone().unwrap_or_else(|| format!("key {id}")))
 }
 
@@ -216,7 +216,7 @@ pub async fn page(
                 status_from: q.status.from,
                 status_to: q.status.to,
                 path_part: q.path_part.as_deref(),
-                key_id: q.key_id.as_deref(),
+                key_id: q.key_id.as_ref(),
                 limit: q.limit + 1,
             },
         )
@@ -237,7 +237,7 @@ pub async fn page(
     let listed = rows
         .into_iter()
         .map(|row| Listed {
-            key_name: key_name(&keys, row.key_id.as_deref()),
+            key_name: key_name(&keys, row.key_id.as_ref()),
             row,
         })
         .collect();
@@ -281,7 +281,7 @@ pub async fn one(
         .max_by_key(|r| r.entry.created_at)
         .ok_or_else(not_found)?;
     Ok(Listed {
-        key_name: key_name(&keys, found.entry.key_id.as_deref()),
+        key_name: key_name(&keys, found.entry.key_id.as_ref()),
         row: found,
     })
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 use super::Source;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId};
 use crate::ledger::LogId;
 use crate::plan::Plan;
 use crate::store::request_log::{self as store, TenantRow};
@@ -61,7 +61,7 @@ pub struct Row {
     pub route: &'static str,
     pub status: u16,
     pub code: Option<&'static str>,
-    pub key_id: Option<String>,
+    pub key_id: Option<KeyId>,
     /// The plan as read with the request's key (fresh); a dashboard row
     /// takes the tenant's, read by the writer (at most
     /// [`TENANT_CACHE_MS`] old).
@@ -78,7 +78,7 @@ impl Row {
             Some(self.tenant_id.as_str()),
             Some(self.method.as_str()),
             Some(self.path.as_str()),
-            self.key_id.as_deref(),
+            self.key_id.as_ref().map(KeyId::as_str),
             self.request_body.as_deref(),
             self.response_body.as_deref(),
         ];

@@ -17,6 +17,12 @@ impl Params {
             .ok_or_else(|| ApiError::internal(format!("route has no parameter {name}")))
     }
 
+    /// An id parameter, typed as it is read (nothing to check: an unknown
+    /// id finds nothing).
+    pub fn id<T>(&self, name: &str, typed: fn(String) -> T) -> ApiResult<T> {
+        self.get(name).map(|text| typed(text.to_owned()))
+    }
+
     /// A typed parameter, read once at the route's edge with the parser
     /// that names the field in its 4xx.
     pub fn parse<T, E: Into<ApiError>>(

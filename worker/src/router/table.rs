@@ -12,7 +12,7 @@ use worker::{Method, Request};
 
 use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, StatementId, TenantId, WebhookId};
 use crate::routes::{
     admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
     liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
@@ -91,10 +91,10 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dashboard/api-keys", Session, |app, req, p, c| api_keys::create(app, req, c.session()?).await),
     route!(Get "/dashboard/api-keys", Session, |app, req, p, c| api_keys::list(app, c.session()?).await),
     route!(Post "/dashboard/api-keys/:id/toggle", Session, |app, req, p, c|
-        api_keys::toggle(app, c.session()?, p.get("id")?).await
+        api_keys::toggle(app, c.session()?, &p.id("id", KeyId::from_text)?).await
     ),
     route!(Delete "/dashboard/api-keys/:id", Session, |app, req, p, c|
-        api_keys::delete(app, c.session()?, p.get("id")?).await
+        api_keys::delete(app, c.session()?, &p.id("id", KeyId::from_text)?).await
     ),
     route!(Patch "/dashboard/tenant/retention", Session, |app, req, p, c|
         tenant::retention(app, req, c.session()?).await
@@ -108,7 +108,7 @@ pub const ROUTES: &[Route] = &[
         balance::emit_batch(app, req).await
     ),
     route!(Get "/api/v1/balance/delta/:anchorId", Key, |app, req, p, c|
-        balance::status(app, c.key()?, p.get("anchorId")?).await
+        balance::status(app, c.key()?, &p.id("anchorId", AnchorId::from_text)?).await
     ),
     route!(Get "/api/v1/balance/derive/:customerId", Key, |app, req, p, c|
         ledgers::derive(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
@@ -157,22 +157,22 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dashboard/webhooks", Session, |app, req, p, c| webhooks::create(app, req, c.session()?).await),
     route!(Get "/dashboard/webhooks", Session, |app, req, p, c| webhooks::list(app, c.session()?).await),
     route!(Get "/dashboard/webhooks/:id", Session, |app, req, p, c|
-        webhooks::get(app, c.session()?, p.get("id")?).await
+        webhooks::get(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/toggle", Session, |app, req, p, c|
-        webhooks::toggle(app, c.session()?, p.get("id")?).await
+        webhooks::toggle(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/test", Session, |app, req, p, c|
-        webhooks::test(app, req, c.session()?, p.get("id")?).await
+        webhooks::test(app, req, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Delete "/dashboard/webhooks/:id", Session, |app, req, p, c|
-        webhooks::delete(app, c.session()?, p.get("id")?).await
+        webhooks::delete(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Get "/dashboard/webhooks/:id/deliveries", Session, |app, req, p, c|
-        webhooks::deliveries(app, c.session()?, p.get("id")?).await
+        webhooks::deliveries(app, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Post "/dashboard/webhooks/:id/rotate-secret", Session, |app, req, p, c|
-        webhooks::rotate_secret(app, req, c.session()?, p.get("id")?).await
+        webhooks::rotate_secret(app, req, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
     route!(Get "/api/v1/webhooks/keys", Public, |app, req, p, c| webhooks::keys(app, &req).await),
     route!(Post "/dev/bench/hash", Dev, |app, req, p, c| dev::bench_hash(app, req).await),
@@ -185,10 +185,10 @@ pub const ROUTES: &[Route] = &[
     ),
     route!(Get "/dashboard/events", Session, |app, req, p, c| logs::events(app, req, c.session()?).await),
     route!(Get "/dashboard/events/:eventId", Session, |app, req, p, c|
-        logs::event(app, c.session()?, p.get("eventId")?).await
+        logs::event(app, c.session()?, &p.id("eventId", EventId::from_text)?).await
     ),
     route!(Post "/dashboard/deliveries/:deliveryId/resend", Session, |app, req, p, c|
-        logs::resend(app, c.session()?, p.get("deliveryId")?).await
+        logs::resend(app, c.session()?, &p.id("deliveryId", DeliveryId::from_text)?).await
     ),
     route!(Get "/dashboard/search", Session, |app, req, p, c| insights::search(app, req, c.session()?).await),
     route!(Get "/dashboard/usage/daily", Session, |app, req, p, c| insights::daily(app, req, c.session()?).await),
@@ -208,7 +208,7 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/api/v1/liabilities", Key, |app, req, p, c| liabilities::create(app, req, c.key()?).await),
     route!(Get "/api/v1/liabilities", Key, |app, req, p, c| liabilities::list(app, req, c.key()?).await),
     route!(Get "/api/v1/liabilities/:id", Key, |app, req, p, c|
-        liabilities::get(app, c.key()?, p.get("id")?).await
+        liabilities::get(app, c.key()?, &p.id("id", StatementId::from_text)?).await
     ),
     route!(Get "/api/v1/balance/customers/:customerId/liabilities-proof", Key, |app, req, p, c|
         liabilities::proof(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await

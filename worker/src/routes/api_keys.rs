@@ -12,13 +12,14 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::ids::KeyId;
 /// Longest key name, in characters. // spec: silent
 pub const KEY_NAME_CHARS_MAX: usize = 100;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct KeyView {
-    id: String,
+    id: KeyId,
     name: Option<String>,
     environment: &'static str,
     prefix: String,
@@ -99,7 +100,7 @@ pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
 }
 
 /// `POST /dashboard/api-keys/:id/toggle`.
-pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn toggle(app: &App, session: Session, id: &KeyId) -> ApiResult<Response> {
     let row = keys::toggle(app, session.tenant_id(), id).await?;
     let active = row.active != 0;
     let message = if active {
@@ -115,7 +116,7 @@ pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response
 }
 
 /// `DELETE /dashboard/api-keys/:id`.
-pub async fn delete(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn delete(app: &App, session: Session, id: &KeyId) -> ApiResult<Response> {
     keys::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,

@@ -12,7 +12,7 @@ use crate::auth::{self, limit, password};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::http;
-use crate::ids::TenantId;
+use crate::ids::{TenantId, UserId};
 
 /// Names (first, last, company), in characters. // spec: silent
 pub const NAME_CHARS_MAX: usize = 100;
@@ -29,7 +29,7 @@ const RESEND_REPLY: &str =
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RegisteredView {
-    id: String,
+    id: UserId,
     email: String,
     name: String,
     is_verified: bool,
@@ -38,7 +38,7 @@ struct RegisteredView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LoginView {
-    id: String,
+    id: UserId,
     email: String,
     name: String,
     role: &'static str,
@@ -50,7 +50,7 @@ struct LoginView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ProfileView {
-    id: String,
+    id: UserId,
     email: String,
     first_name: String,
     last_name: String,

@@ -17,6 +17,7 @@ use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency;
+use crate::ids::{AnchorId, SubmissionId};
 use crate::ledger::prepare::{self, DeltaInput, Prepared};
 use crate::ledger::submit::{self, SubmissionKind, Submitter};
 use crate::profile::EmitProbe;
@@ -188,11 +189,11 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 false,
                 probe,
             );
-            let respond = |batch_id: &str, root: &Hash32| {
+            let respond = |batch_id: &SubmissionId, root: &Hash32| {
                 for (p, i) in prepared.iter().zip(&indexes) {
                     results[*i] = queued_item(*i, p, root);
                 }
-                let data = batch_data(batch_id.to_string(), root, &prepared, results);
+                let data = batch_data(batch_id.clone(), root, &prepared, results);
                 Ok((202, http::balance_text(202, &data)?))
             };
             submit::submit(
@@ -287,7 +288,7 @@ fn queued_item(index: usize, p: &Prepared, root: &Hash32) -> BatchResult {
 }
 
 fn batch_data(
-    batch_id: String,
+    batch_id: SubmissionId,
     root: &Hash32,
     prepared: &[Prepared],
     results: Vec<BatchResult>,
@@ -328,7 +329,7 @@ struct BatchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     delta: Option<Amount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    anchor_id: Option<String>,
+    anchor_id: Option<AnchorId>,
     #[serde(skip_serializing_if = "Option::is_none")]
     item_hash: Option<Hash32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -343,7 +344,7 @@ struct BatchResult {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct BatchData {
-    batch_id: String,
+    batch_id: SubmissionId,
     total_queued: usize,
     total_failed: usize,
     items_root: Hash32,
@@ -368,7 +369,7 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 // ------------------------------------------------------------------ status
 
 /// `GET /api/v1/balance/delta/:anchorId`.
-pub async fn status(app: &App, ctx: KeyContext, anchor_id: &str) -> ApiResult<Response> {
+pub async fn status(app: &App, ctx: KeyContext, anchor_id: &AnchorId) -> ApiResult<Response> {
     let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

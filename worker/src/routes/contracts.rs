@@ -12,12 +12,12 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ContractView {
-    id: String,
+    id: ContractId,
     tenant_id: TenantId,
     environment: &'static str,
     status: String,

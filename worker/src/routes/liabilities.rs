@@ -10,6 +10,7 @@ use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::ids::StatementId;
 use crate::ledger::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
@@ -55,7 +56,7 @@ pub async fn list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Respons
 
 /// `GET /api/v1/liabilities/:id`: the statement's progress and, once
 /// built, what it states.
-pub async fn get(app: &App, ctx: KeyContext, id: &str) -> ApiResult<Response> {
+pub async fn get(app: &App, ctx: KeyContext, id: &StatementId) -> ApiResult<Response> {
     let row = liabilities::status(app, &ctx.tenant_id, ctx.log(), id).await?;
     http::balance(200, &StatementView::of(&row))
 }

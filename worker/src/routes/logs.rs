@@ -15,6 +15,7 @@ use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
 use crate::http;
+use crate::ids::{DeliveryId, EventId, KeyId, WebhookId};
 use crate::request_log::read::{self, Cursor, DetailRow, EntryRow, Family, Listed, StatusFilter};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow};
@@ -78,7 +79,7 @@ struct RequestView {
     route: String,
     status: u16,
     code: Option<String>,
-    key_id: Option<String>,
+    key_id: Option<KeyId>,
     key_name: Option<String>,
     duration_ms: u64,
     created_at: String,
@@ -114,7 +115,7 @@ pub async fn requests(app: &App, req: Request, session: Session) -> ApiResult<Re
         family: Family::parse(param(&req, "family")?.as_deref())?,
         status: StatusFilter::parse(param(&req, "status")?.as_deref())?,
         path_part,
-        key_id: param(&req, "keyId")?,
+        key_id: param(&req, "keyId")?.map(KeyId::from_text),
         since_ms: time(&req, "since")?.unwrap_or(0),
         until_ms: time(&req, "until")?.unwrap_or(u64::MAX >> 11),
         before: param(&req, "before")?
@@ -148,8 +149,8 @@ pub async fn request(app: &App, session: Session, request_id: &str) -> ApiResult
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
-    id: String,
-    webhook_id: String,
+    id: DeliveryId,
+    webhook_id: WebhookId,
     url: Option<String>,
     #[serde(flatten)]
     progress: DeliveryProgress,
@@ -273,14 +274,14 @@ pub async fn events(app: &App, req: Request, session: Session) -> ApiResult<Resp
 
 /// `GET /dashboard/events/:eventId`: the event, its payload, and every
 /// delivery with every attempt.
-pub async fn event(app: &App, session: Session, event_id: &str) -> ApiResult<Response> {
+pub async fn event(app: &App, session: Session, event_id: &EventId) -> ApiResult<Response> {
     let logged = event_log::one(app, session.tenant_id(), event_id).await?;
     http::dashboard(200, &event_view(logged, true), None)
 }
 
 /// `POST /dashboard/deliveries/:deliveryId/resend`: one attempt now; the
 /// reply says what the receiver answered.
-pub async fn resend(app: &App, session: Session, delivery_id: &str) -> ApiResult<Response> {
+pub async fn resend(app: &App, session: Session, delivery_id: &DeliveryId) -> ApiResult<Response> {
     session.require_verified()?;
     let report = endpoints::resend(app, session.tenant_id(), delivery_id).await?;
     http::dashboard(

@@ -11,6 +11,7 @@ use crate::auth::Session;
 use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
+use crate::ids::{DeliveryId, EventId, WebhookId};
 use crate::views::iso;
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
@@ -21,7 +22,7 @@ pub const DESCRIPTION_CHARS_MAX: usize = 500;
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct WebhookView {
-    id: String,
+    id: WebhookId,
     url: String,
     events: Vec<String>,
     description: String,
@@ -154,7 +155,7 @@ pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
 }
 
 /// `GET /dashboard/webhooks/:id`: the fields plus lastTriggeredAt.
-pub async fn get(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn get(app: &App, session: Session, id: &WebhookId) -> ApiResult<Response> {
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -167,7 +168,7 @@ pub async fn get(app: &App, session: Session, id: &str) -> ApiResult<Response> {
 }
 
 /// `POST /dashboard/webhooks/:id/toggle`.
-pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn toggle(app: &App, session: Session, id: &WebhookId) -> ApiResult<Response> {
     // 404 before 403: another tenant's id is not found, whoever asks.
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -190,7 +191,12 @@ pub async fn toggle(app: &App, session: Session, id: &str) -> ApiResult<Response
 /// retries) and reports what the receiver answered. Without a type it is
 /// the `test` event; any other subscribable event is sent as a sample with
 /// that event's documented payload (`webhooks::samples`).
-pub async fn test(app: &App, mut req: Request, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn test(
+    app: &App,
+    mut req: Request,
+    session: Session,
+    id: &WebhookId,
+) -> ApiResult<Response> {
     let event_type = test_event_type(&mut req).await?;
     let row = endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
@@ -243,7 +249,7 @@ pub async fn rotate_secret(
     app: &App,
     mut req: Request,
     session: Session,
-    id: &str,
+    id: &WebhookId,
 ) -> ApiResult<Response> {
     let overlap_ms = overlap_ms(&mut req).await?;
     endpoints::get(app, session.tenant_id(), id).await?;
@@ -296,7 +302,7 @@ async fn overlap_ms(req: &mut Request) -> ApiResult<u64> {
 
 /// `DELETE /dashboard/webhooks/:id`: deletes it and cancels its pending
 /// deliveries.
-pub async fn delete(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn delete(app: &App, session: Session, id: &WebhookId) -> ApiResult<Response> {
     endpoints::delete(app, session.tenant_id(), id).await?;
     http::dashboard(
         200,
@@ -320,10 +326,10 @@ pub struct AttemptView {
 
 impl AttemptView {
     /// The attempts of delivery `delivery_id` among `attempts`, in order.
-    pub fn of(attempts: &[AttemptRow], delivery_id: &str) -> Vec<AttemptView> {
+    pub fn of(attempts: &[AttemptRow], delivery_id: &DeliveryId) -> Vec<AttemptView> {
         attempts
             .iter()
-            .filter(|a| a.delivery_id == delivery_id)
+            .filter(|a| &a.delivery_id == delivery_id)
             .map(|a| AttemptView {
                 attempt: a.attempt,
                 started_at: iso(a.started_at),
@@ -339,9 +345,9 @@ impl AttemptView {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
-    id: String,
+    id: DeliveryId,
     event: String,
-    event_id: String,
+    event_id: EventId,
     environment: Option<String>,
     #[serde(flatten)]
     progress: DeliveryProgress,
@@ -384,7 +390,7 @@ impl DeliveryProgress {
 
 /// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
 /// every attempt (not in the spec; for debugging and replay checks).
-pub async fn deliveries(app: &App, session: Session, id: &str) -> ApiResult<Response> {
+pub async fn deliveries(app: &App, session: Session, id: &WebhookId) -> ApiResult<Response> {
     let (rows, attempts) = endpoints::deliveries(app, session.tenant_id(), id).await?;
     let views: Vec<DeliveryView> = rows
         .into_iter()

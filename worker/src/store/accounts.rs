@@ -7,7 +7,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, batch_changed_one, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{TenantId, UserId};
 use crate::plan::Plan;
 use crate::secret::{PasswordHash, SecretDigest};
 use crate::store::mail::MailKind;
@@ -81,7 +81,7 @@ row! {
     $ select_users from "users";
     #[derive(Debug, Deserialize)]
     pub struct UserRow {
-        id: String, tenant_id: TenantId, email: String, first_name: String, last_name: String,
+        id: UserId, tenant_id: TenantId, email: String, first_name: String, last_name: String,
         role: Role, password_hash: PasswordHash, email_verified: i64, preferred_environment: Env,
         session_version: i64, created_at: u64,
     }
@@ -105,7 +105,7 @@ impl UserRow {
 
 row! {
     pub struct NewUser<'a> {
-        id: &'a str, tenant_id: &'a TenantId, email: &'a str, first_name: &'a str, last_name: &'a str,
+        id: &'a UserId, tenant_id: &'a TenantId, email: &'a str, first_name: &'a str, last_name: &'a str,
         password_hash: &'a PasswordHash,
     }
 }
@@ -117,8 +117,8 @@ statements! {
 
 queries! {
     pub fn user_by_email(email: &str) -> Option<UserRow> = first(SELECT_USER_BY_EMAIL);
-    pub fn user_by_id(id: &str) -> Option<UserRow> = first(SELECT_USER_BY_ID);
-    pub fn set_preferred_environment(user_id: &str, env: Env, now_ms: u64) -> ()
+    pub fn user_by_id(id: &UserId) -> Option<UserRow> = first(SELECT_USER_BY_ID);
+    pub fn set_preferred_environment(user_id: &UserId, env: Env, now_ms: u64) -> ()
         = exec(UPDATE_USER_PREFERENCE);
 }
 
@@ -129,7 +129,7 @@ const BUMP_SESSION_VERSION: &str =
 
 queries! {
     /// Revokes every JWT issued to the user so far.
-    pub fn end_sessions(user_id: &str, now_ms: u64) -> () = exec(BUMP_SESSION_VERSION);
+    pub fn end_sessions(user_id: &UserId, now_ms: u64) -> () = exec(BUMP_SESSION_VERSION);
 }
 
 /// Sets a new password hash, revokes every JWT issued before and retires
@@ -140,7 +140,7 @@ queries! {
 /// D1 errors.
 pub async fn set_password(
     db: &D1Database,
-    user_id: &str,
+    user_id: &UserId,
     password_hash: &PasswordHash,
     now_ms: u64,
 ) -> ApiResult<()> {
@@ -198,7 +198,7 @@ pub async fn reset_token_is_live(
 pub fn issue_token(
     db: &D1Database,
     token_hash: &SecretDigest,
-    user_id: &str,
+    user_id: &UserId,
     purpose: &str,
     expires_at_ms: u64,
     now_ms: u64,

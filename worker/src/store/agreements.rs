@@ -9,7 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, queries, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, CheckpointId, TenantId};
 
 const INSERT_INVITATION: &str =
     "INSERT INTO invitations (token_hash, tenant_id, customer_id, ledger_id, created_at, expires_at) \
@@ -130,7 +130,7 @@ pub struct AgreementRow {
     pub ledger_id: String,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
-    pub checkpoint_id: String,
+    pub checkpoint_id: CheckpointId,
     pub kind: AgreementKind,
     pub verifier_key: String,
     pub statement: String,
@@ -261,7 +261,7 @@ pub fn insert_agreement(
 queries! {
     /// The statement `verifier_key` made about checkpoint `checkpoint_id`
     /// with this text, if recorded.
-    pub fn agreement_by_text(checkpoint_id: &str, verifier_key: &str, text: &str)
+    pub fn agreement_by_text(checkpoint_id: &CheckpointId, verifier_key: &str, text: &str)
         -> Option<AgreementRow> = first(SELECT_AGREEMENT_BY_TEXT);
 }
 
@@ -301,7 +301,7 @@ pub struct WindowStart {
 pub struct DeltaAt {
     pub ledger_seq: u64,
     pub item_hash: bvs_core::hash::Hash32,
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub reference_id: Option<String>,
     #[serde(deserialize_with = "super::amount")]
     pub balance_after: Amount,

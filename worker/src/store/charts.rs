@@ -12,7 +12,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::ledgers::LedgerRow;
 use super::{queries, row};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, TenantId};
 
 /// The ledger's verified deltas in ledger order: every one while there are
 /// at most `?3`, else every k-th (k = ceil(total / `?3`)) with the first
@@ -27,7 +27,7 @@ row! {
     /// One point: the balance after a verified delta.
     #[derive(Debug, Clone, Deserialize)]
     pub struct PointRow {
-        anchor_id: String, ledger_seq: u64, verified_at: u64,
+        anchor_id: AnchorId, ledger_seq: u64, verified_at: u64,
         #[serde(deserialize_with = "super::amount")]
         delta: Amount,
         #[serde(deserialize_with = "super::amount")]

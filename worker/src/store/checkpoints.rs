@@ -9,13 +9,13 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{CheckpointId, TenantId};
 
 row! {
     $ select_checkpoints from "checkpoints";
     #[derive(Debug, Clone, Deserialize)]
     pub struct CheckpointRow {
-        id: String, tenant_id: TenantId, customer_id: CheckpointOf, period: String, merkle_root: Hash32,
+        id: CheckpointId, tenant_id: TenantId, customer_id: CheckpointOf, period: String, merkle_root: Hash32,
         delta_count: u64,
         #[serde(deserialize_with = "super::amount")]
         net_delta: Amount,
@@ -205,7 +205,7 @@ const SELECT_CLOSING_BALANCES_BY_ROOT: &str = concat!(
 /// A checkpoint's closing balance (zero before the customer's first delta).
 #[derive(Debug, Clone, Deserialize)]
 pub struct ClosingBalance {
-    pub id: String,
+    pub id: CheckpointId,
     #[serde(deserialize_with = "super::opt_amount")]
     pub balance_after: Option<Amount>,
 }
@@ -329,9 +329,9 @@ queries! {
     /// Checkpoints whose records are not checked yet, oldest first.
     pub fn unchecked(limit: u64) -> Vec<CheckpointRow> = all(SELECT_UNCHECKED);
     /// Stores a finished check: `verified` 1 passed, 0 failed.
-    pub fn set_checked(id: &str, verified: u64) -> () = exec(SET_CHECKED);
+    pub fn set_checked(id: &CheckpointId, verified: u64) -> () = exec(SET_CHECKED);
     /// Stores a check's progress.
-    pub fn set_check_progress(id: &str, frontier: &str, after_leaf: u64) -> ()
+    pub fn set_check_progress(id: &CheckpointId, frontier: &str, after_leaf: u64) -> ()
         = exec(SET_CHECK_PROGRESS);
 }
 
@@ -368,7 +368,7 @@ pub fn mark_committed_all(
 statements! {
     /// Marks a QUEUED checkpoint FAILED (it can never be appended), keeping
     /// why; a no-op for one no longer QUEUED.
-    pub fn mark_failed(id: &str, failure: &str) = MARK_FAILED;
+    pub fn mark_failed(id: &CheckpointId, failure: &str) = MARK_FAILED;
 }
 
 /// A listed checkpoint: the row, its signed head's hash, and the same
@@ -378,7 +378,7 @@ pub struct ListedRow {
     #[serde(flatten)]
     pub row: CheckpointRow,
     pub tx_hash: Option<Hash32>,
-    pub prev_id: Option<String>,
+    pub prev_id: Option<CheckpointId>,
     pub prev_period: Option<String>,
     pub prev_tree_size: Option<u64>,
 }

@@ -6,7 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, queries, row, run, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{ContractId, TenantId};
 
 super::text_enum! {
     /// A contract's state, as its `status` column holds it: only an `active`
@@ -26,7 +26,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct ContractRow {
-        id: String, tenant_id: TenantId, env: Env, status: ContractStatus,
+        id: ContractId, tenant_id: TenantId, env: Env, status: ContractStatus,
         provisioned_at: Option<u64>, error: Option<String>,
         // The ledger shard the environment is placed on.
         shard: u32,
@@ -78,7 +78,7 @@ pub async fn shard_counts(db: &D1Database, env: Env) -> ApiResult<Vec<(u32, u64)
 /// A contract created already `active` (the sandbox at registration).
 pub fn insert_active(
     db: &D1Database,
-    id: &str,
+    id: &ContractId,
     tenant_id: &TenantId,
     env: Env,
     shard: u32,
@@ -101,7 +101,7 @@ pub fn insert_active(
 
 pub async fn begin_provisioning(
     db: &D1Database,
-    new_id: &str,
+    new_id: &ContractId,
     tenant_id: &TenantId,
     env: Env,
     shard: u32,

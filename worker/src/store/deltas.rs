@@ -9,14 +9,14 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, SubmissionId, TenantId};
 
 row! {
     $ select_deltas from "deltas";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct DeltaRow {
-        anchor_id: String, tenant_id: TenantId, customer_id: CustomerId, submission_id: String,
+        anchor_id: AnchorId, tenant_id: TenantId, customer_id: CustomerId, submission_id: SubmissionId,
         position: u64, item_hash: Hash32, items_root: Hash32,
         #[serde(deserialize_with = "super::amount")]
         delta: Amount,
@@ -324,7 +324,7 @@ const SET_LEDGER_ROOT: &str =
 pub struct BackfillRow {
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
-    pub submission_id: String,
+    pub submission_id: SubmissionId,
     pub item_hash: Hash32,
     pub items_root: Hash32,
 }
@@ -340,7 +340,7 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &str, customer_id: &CustomerId, root: &Hash32) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root(submission_id: &SubmissionId, customer_id: &CustomerId, root: &Hash32) = SET_LEDGER_ROOT;
 }
 
 super::statements! {
@@ -379,7 +379,7 @@ super::statements! {
 }
 
 queries! {
-    pub fn delta(tenant_id: &TenantId, anchor_id: &str) -> Option<DeltaRow> = first(SELECT_ONE);
+    pub fn delta(tenant_id: &TenantId, anchor_id: &AnchorId) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
     pub fn of_ledger_by_items_root(tenant_id: &TenantId, customer_id: &CustomerId, items_root: &str)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
@@ -390,7 +390,7 @@ queries! {
 #[derive(Debug, Clone, Deserialize)]
 pub struct LedgerLine {
     pub item_hash: Hash32,
-    pub anchor_id: String,
+    pub anchor_id: AnchorId,
     pub reference_id: Option<String>,
     #[serde(deserialize_with = "super::amount")]
     pub delta: Amount,
@@ -410,7 +410,7 @@ pub async fn lines_of_ledger(
 }
 
 pub struct VerifiedDelta<'a> {
-    pub anchor_id: &'a str,
+    pub anchor_id: &'a AnchorId,
     pub leaf_index: u64,
     pub tree_size: u64,
     pub ledger_seq: u64,
@@ -433,7 +433,7 @@ pub fn mark_verified_all(
         .iter()
         .map(|v| {
             (
-                v.anchor_id,
+                v.anchor_id.as_str(),
                 v.leaf_index,
                 v.ledger_seq,
                 v.balance_after.to_string(),
@@ -476,13 +476,13 @@ const MARK_FAILED: &str =
 
 /// Marks a QUEUED delta FAILED (it can never be appended); a no-op for one
 /// that is not QUEUED any more.
-pub fn mark_failed(db: &D1Database, anchor_id: &str) -> ApiResult<D1PreparedStatement> {
+pub fn mark_failed(db: &D1Database, anchor_id: &AnchorId) -> ApiResult<D1PreparedStatement> {
     stmt(db, MARK_FAILED, &args![anchor_id])
 }
 
 super::statements! {
-    fn delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_ONE;
-    fn siblings_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_SIBLINGS;
+    fn delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_ONE;
+    fn siblings_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_SIBLINGS;
 }
 
 /// A delta's status as read in one round trip (issue 16; one batch: one
@@ -504,7 +504,7 @@ pub struct StatusRead {
 pub async fn status(
     db: &D1Database,
     tenant_id: &TenantId,
-    anchor_id: &str,
+    anchor_id: &AnchorId,
 ) -> ApiResult<StatusRead> {
     let results = super::batch(
         db,

@@ -21,7 +21,7 @@ use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
 use super::{args, int, stmt};
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{ClaimToken, TenantId};
 
 /// Claims a free key; takes over an in-flight claim of the same request
 /// whose lease has passed and whose write never committed (no answer).
@@ -142,7 +142,7 @@ pub enum EmitOutcome {
 struct OutcomeRow {
     estimated: u64,
     request_hash: Option<Hash32>,
-    token: Option<String>,
+    token: Option<ClaimToken>,
     state: Option<ClaimState>,
     lease_until: Option<u64>,
     response_status: Option<u16>,
@@ -190,7 +190,7 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
 fn raise_statement(
     db: &D1Database,
     w: &EmitWrite<'_>,
-    token: Option<&str>,
+    token: Option<&ClaimToken>,
 ) -> ApiResult<D1PreparedStatement> {
     let [a, b, c] = &w.raises;
     let raises = args![
@@ -249,7 +249,7 @@ fn result_statements(
 
 /// What an emit with an Idempotency-Key wrote, from its outcome row: its
 /// rows (the claim is still `token`), or another request's claim.
-fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcome> {
+fn claimed_outcome(row: OutcomeRow, token: Option<&ClaimToken>) -> ApiResult<EmitOutcome> {
     let claim = match (row.request_hash, row.token, row.state) {
         (Some(request_hash), Some(token), Some(state)) => Some(ClaimRow {
             request_hash,
@@ -265,7 +265,7 @@ fn claimed_outcome(row: OutcomeRow, token: Option<&str>) -> ApiResult<EmitOutcom
         (None, _) => EmitOutcome::Written {
             estimated: row.estimated,
         },
-        (Some(mine), Some(c)) if c.token == mine => EmitOutcome::Written {
+        (Some(mine), Some(c)) if &c.token == mine => EmitOutcome::Written {
             estimated: row.estimated,
         },
         (Some(_), Some(c)) => EmitOutcome::Claimed(c),
@@ -325,7 +325,7 @@ fn first_row<T: serde::de::DeserializeOwned>(
 fn row_statements(
     db: &D1Database,
     w: &EmitWrite<'_>,
-    token: Option<&str>,
+    token: Option<&ClaimToken>,
     counting: bool,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     let sub = w.submission;
@@ -379,7 +379,7 @@ fn row_statements(
 
 super::queries! {
     /// Marks an in-flight claim done (its answer is stored).
-    pub fn complete(token: &str) -> () = exec(COMPLETE);
+    pub fn complete(token: &ClaimToken) -> () = exec(COMPLETE);
     /// Drops claims past their window; returns how many.
     pub fn delete_expired_claims(now_ms: u64) -> u64 = run(DELETE_EXPIRED_CLAIMS);
 }

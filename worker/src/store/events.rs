@@ -6,7 +6,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, stmt, Statements};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, CheckpointId, EventId, TenantId};
 
 super::text_enum! {
     /// An outbox row's `type`: the event names (spec: Events), spelled
@@ -53,7 +53,7 @@ const MARK_DISPATCHED_SET: &str = "UPDATE events SET dispatched_at = ?2 \
      WHERE dispatched_at IS NULL AND id IN (SELECT value FROM json_each(?1))";
 
 pub struct NewEvent {
-    pub id: String,
+    pub id: EventId,
     pub tenant_id: TenantId,
     pub kind: EventKind,
     pub payload: String,
@@ -93,13 +93,13 @@ fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> S
 
 super::statements! {
     /// Adds an event once (its id is deterministic), in the caller's batch.
-    pub fn insert_once_statement(id: &str, tenant_id: &TenantId, kind: EventKind, payload: &str, now_ms: u64)
+    pub fn insert_once_statement(id: &EventId, tenant_id: &TenantId, kind: EventKind, payload: &str, now_ms: u64)
         = INSERT_ONCE;
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EventRow {
-    pub id: String,
+    pub id: EventId,
     pub tenant_id: TenantId,
     #[serde(rename = "type")]
     pub kind: EventKind,
@@ -114,7 +114,7 @@ queries! {
 
 pub fn mark_dispatched(
     ledger: &D1Database,
-    ids: &[String],
+    ids: &[EventId],
     now_ms: u64,
 ) -> ApiResult<Vec<D1PreparedStatement>> {
     over_json(ledger, MARK_DISPATCHED_SET, ids, &args![now_ms])
@@ -138,11 +138,11 @@ const INSERT_IF_CHECKPOINT_FAILED: &str =
 #[derive(Debug, Clone, Copy)]
 pub enum FailedItem<'a> {
     /// A delta, by anchor id.
-    Delta(&'a str),
+    Delta(&'a AnchorId),
     /// A fact of the event's tenant, by content hash.
     Fact(&'a str),
     /// A checkpoint, by id.
-    Checkpoint(&'a str),
+    Checkpoint(&'a CheckpointId),
 }
 
 /// Adds an event (once: its id is deterministic) only if `item` is FAILED
@@ -155,9 +155,9 @@ pub fn insert_if_failed(
     now_ms: u64,
 ) -> ApiResult<D1PreparedStatement> {
     let (sql, key) = match item {
-        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id),
+        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id.as_str()),
         FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, content_hash),
-        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id),
+        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id.as_str()),
     };
     let args = args![
         &event.id,
@@ -193,7 +193,7 @@ const SELECT_ONE_OF_TENANT: &str =
 /// An event as the event log shows it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LoggedEventRow {
-    pub id: String,
+    pub id: EventId,
     #[serde(rename = "type")]
     pub kind: EventKind,
     pub payload: String,
@@ -223,7 +223,7 @@ pub async fn page_of_tenant(
 
 queries! {
     /// One of the tenant's events.
-    pub fn one_of_tenant(id: &str, tenant_id: &TenantId) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
+    pub fn one_of_tenant(id: &EventId, tenant_id: &TenantId) -> Option<LoggedEventRow> = first(SELECT_ONE_OF_TENANT);
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, first, run, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{ClaimToken, TenantId};
 
 /// The key's expired claim and answer (each claim drops them first).
 const DELETE_EXPIRED_CLAIM: &str = "DELETE FROM idempotency_claims \
@@ -41,7 +41,7 @@ pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResu
 #[derive(Debug, Deserialize)]
 pub struct ClaimRow {
     pub request_hash: Hash32,
-    pub token: String,
+    pub token: ClaimToken,
     pub state: ClaimState,
     pub lease_until: u64,
     pub response_status: Option<u16>,
@@ -67,7 +67,7 @@ pub struct ClaimKey<'a> {
     pub key: &'a str,
     pub request_hash: &'a Hash32,
     /// This request's random id: the later statements test it.
-    pub token: &'a str,
+    pub token: &'a ClaimToken,
     pub now_ms: u64,
     pub expires_at: u64,
 }

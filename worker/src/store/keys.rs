@@ -8,7 +8,7 @@ use worker::D1Database;
 use super::contracts::ContractStatus;
 use super::{args, batch, queries, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{ContractId, KeyId, TenantId, UserId};
 use crate::plan::Plan;
 use crate::secret::SecretDigest;
 
@@ -17,7 +17,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Deserialize)]
     pub struct KeyRow {
-        id: String, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: SecretDigest,
+        id: KeyId, tenant_id: TenantId, env: Env, name: Option<String>, secret_hash: SecretDigest,
         active: i64, created_at: u64, last_used_at: Option<u64>, deleted_at: Option<u64>,
     }
 }
@@ -58,13 +58,13 @@ const SELECT_AUTH: &str =
 row! {
     #[derive(Debug, Deserialize)]
     pub struct AuthRow {
-        id: String, tenant_id: TenantId, env: Env, secret_hash: SecretDigest, active: i64,
+        id: KeyId, tenant_id: TenantId, env: Env, secret_hash: SecretDigest, active: i64,
         last_used_at: Option<u64>, deleted_at: Option<u64>,
         #[serde(deserialize_with = "crate::plan::stored")]
         plan: Plan,
         // The key's environment's contract (`None` without one): emits
         // need no second read for it (issue 16).
-        contract_id: Option<String>,
+        contract_id: Option<ContractId>,
         contract_status: Option<ContractStatus>,
         // The shard of the key's environment (`None` without a contract).
         shard: Option<u32>,
@@ -73,9 +73,9 @@ row! {
 
 queries! {
     /// The key `id` with its tenant's plan and environment status.
-    pub fn for_auth(id: &str) -> Option<AuthRow> = first(SELECT_AUTH);
+    pub fn for_auth(id: &KeyId) -> Option<AuthRow> = first(SELECT_AUTH);
     /// A tenant's key that is not deleted.
-    pub fn of_tenant(tenant_id: &TenantId, id: &str) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn of_tenant(tenant_id: &TenantId, id: &KeyId) -> Option<KeyRow> = first(SELECT_OF_TENANT; id, tenant_id);
     /// A tenant's keys that are not deleted, oldest first.
     pub fn list(tenant_id: &TenantId) -> Vec<KeyRow> = all(SELECT_LIST);
 }
@@ -88,7 +88,7 @@ queries! {
 /// D1 errors.
 pub async fn for_auth_indexing(
     db: &D1Database,
-    id: &str,
+    id: &KeyId,
     secret_hash: &SecretDigest,
     root: &Hash32,
     now_ms: u64,
@@ -103,8 +103,8 @@ pub async fn for_auth_indexing(
 
 row! {
     pub struct NewKey<'a> {
-        id: &'a str, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
-        secret_hash: &'a SecretDigest, created_by: &'a str,
+        id: &'a KeyId, tenant_id: &'a TenantId, env: Env, name: Option<&'a str>,
+        secret_hash: &'a SecretDigest, created_by: &'a UserId,
     }
 }
 
@@ -129,10 +129,10 @@ queries! {
 
 queries! {
     /// Flips `active`; returns rows changed (0: not this tenant's, or deleted).
-    pub fn toggle(tenant_id: &TenantId, id: &str) -> u64 = run(TOGGLE_KEY; id, tenant_id);
+    pub fn toggle(tenant_id: &TenantId, id: &KeyId) -> u64 = run(TOGGLE_KEY; id, tenant_id);
     /// Soft-deletes; returns rows changed (0: not this tenant's, or deleted).
-    pub fn delete(tenant_id: &TenantId, id: &str, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
-    pub fn touch(id: &str, now_ms: u64) -> () = exec(TOUCH_KEY);
+    pub fn delete(tenant_id: &TenantId, id: &KeyId, now_ms: u64) -> u64 = run(DELETE_KEY; id, tenant_id, now_ms);
+    pub fn touch(id: &KeyId, now_ms: u64) -> () = exec(TOUCH_KEY);
 }
 
 /// How stale lastUsedAt may get before a request writes it again.

@@ -9,7 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, over_json, queries, row, statements, stmt, Statements};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{StatementId, TenantId};
 
 super::text_enum! {
     /// A statement's `status`: phase 1 (SNAPSHOT), phase 2 (BUILDING),
@@ -29,7 +29,7 @@ row! {
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct StatementRow {
-        id: String, tenant_id: TenantId, environment: Env, period: String, status: StatementStatus,
+        id: StatementId, tenant_id: TenantId, environment: Env, period: String, status: StatementStatus,
         builder_state: String, snapshot_cursor: String, ledger_count: u64,
         build_cursor: String, built_count: u64, statement_json: Option<String>,
         item_hash: Option<Hash32>, supersedes: Option<Hash32>, superseded_by: Option<Hash32>,
@@ -204,7 +204,7 @@ pub async fn seed_bench(
 /// A value that cannot be bound.
 pub fn insert_stmt(
     db: &D1Database,
-    id: &str,
+    id: &StatementId,
     tenant_id: &TenantId,
     environment: Env,
     period: &str,
@@ -219,8 +219,8 @@ pub fn insert_stmt(
 }
 
 queries! {
-    pub fn statement(id: &str, tenant_id: &TenantId) -> Option<StatementRow> = first(SELECT_ONE);
-    pub fn statement_by_id(id: &str) -> Option<StatementRow> = first(SELECT_BY_ID);
+    pub fn statement(id: &StatementId, tenant_id: &TenantId) -> Option<StatementRow> = first(SELECT_ONE);
+    pub fn statement_by_id(id: &StatementId) -> Option<StatementRow> = first(SELECT_BY_ID);
     pub fn latest_live(tenant_id: &TenantId, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
     pub fn latest_published(tenant_id: &TenantId, period: &str) -> Option<StatementRow>
         = first(SELECT_LATEST_PUBLISHED);
@@ -230,11 +230,11 @@ queries! {
     pub fn count_of_period(tenant_id: &TenantId, period: &str) -> u64 = count(SELECT_COUNT);
     pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
-    pub fn page(statement_id: &str, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
-    pub fn ledger_of(statement_id: &str, customer_id: &CustomerId) -> Option<LedgerRow>
+    pub fn page(statement_id: &StatementId, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
+    pub fn ledger_of(statement_id: &StatementId, customer_id: &CustomerId) -> Option<LedgerRow>
         = first(SELECT_LEDGER_OF);
     pub fn stalled(before_ms: u64, limit: u64) -> Vec<StatementRow> = all(SELECT_STALLED);
-    pub fn fail(id: &str, failure: &str, now_ms: u64) -> u64 = run(SET_FAILED);
+    pub fn fail(id: &StatementId, failure: &str, now_ms: u64) -> u64 = run(SET_FAILED);
 }
 
 /// Tenants due a statement of `period` (the cron's sweep).
@@ -257,19 +257,19 @@ statements! {
 
 statements! {
     /// Phase 1's progress (`status` `SNAPSHOT`, or `BUILDING` when done).
-    pub fn set_snapshot(id: &str, cursor: &str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &str)
+    pub fn set_snapshot(id: &StatementId, cursor: &str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &str)
         = SET_SNAPSHOT;
 }
 
 statements! {
     /// Phase 2's progress.
-    pub fn set_built(id: &str, state: &str, cursor: &str, added: u64, now_ms: u64, read_cursor: &str)
+    pub fn set_built(id: &StatementId, state: &str, cursor: &str, added: u64, now_ms: u64, read_cursor: &str)
         = SET_BUILT;
 }
 
 statements! {
     /// Marks a statement failed (it can never be appended or built), keeping why.
-    pub fn mark_failed(id: &str, failure: &str, now_ms: u64) = SET_FAILED;
+    pub fn mark_failed(id: &StatementId, failure: &str, now_ms: u64) = SET_FAILED;
 }
 
 row! {
@@ -283,7 +283,7 @@ row! {
 
 statements! {
     /// The statement marking `id` QUEUED with what it states.
-    pub fn set_queued(id: &str, f: &Finished<'_>, now_ms: u64) = SET_QUEUED, [
+    pub fn set_queued(id: &StatementId, f: &Finished<'_>, now_ms: u64) = SET_QUEUED, [
         id, f.statement_json, f.item_hash, f.supersedes, f.liabilities_total,
         f.liabilities_count, f.receivables_total, f.receivables_count, now_ms,
     ];
@@ -295,7 +295,7 @@ statements! {
 /// A value that cannot be bound.
 pub fn insert_ledgers(
     db: &D1Database,
-    statement_id: &str,
+    statement_id: &StatementId,
     rows: &[(String, CustomerId, String)],
 ) -> Statements {
     over_json(db, INSERT_LEDGERS_SET, rows, &args![statement_id])
@@ -307,7 +307,7 @@ pub fn insert_ledgers(
 /// A value that cannot be bound.
 pub fn insert_nodes(
     db: &D1Database,
-    statement_id: &str,
+    statement_id: &StatementId,
     rows: &[(&'static str, u8, u64, String, String)],
 ) -> Statements {
     over_json(db, INSERT_NODES_SET, rows, &args![statement_id])
@@ -321,7 +321,7 @@ pub fn insert_nodes(
 /// A value that cannot be bound.
 pub fn set_indexes(
     db: &D1Database,
-    statement_id: &str,
+    statement_id: &StatementId,
     rows: &[(&str, &str, String, u64, Option<u64>)],
 ) -> Statements {
     over_json(db, SET_INDEXES_SET, rows, &args![statement_id])
@@ -352,7 +352,7 @@ pub fn mark_published_all(
 /// D1 errors.
 pub fn nodes_statement(
     db: &D1Database,
-    statement_id: &str,
+    statement_id: &StatementId,
     addrs: &[(&'static str, u8, u64)],
 ) -> ApiResult<D1PreparedStatement> {
     let set = serde_json::to_string(addrs)?;
@@ -365,7 +365,7 @@ row! {
     /// part D, migration 0120).
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
-        item_hash: Hash32, statement_id: String, ledger_id: String, tenant_id: TenantId,
+        item_hash: Hash32, statement_id: StatementId, ledger_id: String, tenant_id: TenantId,
         customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }

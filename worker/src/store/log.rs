@@ -15,7 +15,7 @@ use super::{
     args, batch_rows, chunked, int, over_json, queries, row, run, stmt, Arg, ListSql, Statements,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, TenantId};
 
 row! {
     $ select_heads from "tree_heads";
@@ -70,7 +70,7 @@ const SELECT_HEAD_OF_DELTA: &str = select_heads!(
 
 super::statements! {
     /// For a delta's status batch (`store::deltas::status`).
-    pub fn head_of_delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_HEAD_OF_DELTA;
+    pub fn head_of_delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_HEAD_OF_DELTA;
 }
 const SELECT_HEADS_PAGE: &str =
     select_heads!("WHERE tree_size >= ?1 ORDER BY tree_size ASC LIMIT ?2");

@@ -7,6 +7,7 @@ use worker::D1Database;
 
 use super::{all, args, first, run};
 use crate::error::ApiResult;
+use crate::ids::MailRequestId;
 
 const INSERT: &str =
     "INSERT INTO mail_requests (id, kind, email, created_at) VALUES (?1, ?2, ?3, ?4)";
@@ -33,12 +34,12 @@ pub struct Claimed {
 
 #[derive(Debug, Deserialize)]
 pub struct Stale {
-    pub id: String,
+    pub id: MailRequestId,
 }
 
 pub async fn insert(
     db: &D1Database,
-    id: &str,
+    id: &MailRequestId,
     kind: MailKind,
     email: &str,
     now_ms: u64,
@@ -48,7 +49,7 @@ pub async fn insert(
 }
 
 /// Deletes the request and returns it; `None` when it was already claimed.
-pub async fn claim(db: &D1Database, id: &str) -> ApiResult<Option<Claimed>> {
+pub async fn claim(db: &D1Database, id: &MailRequestId) -> ApiResult<Option<Claimed>> {
     first(db, CLAIM, &args![id]).await
 }
 

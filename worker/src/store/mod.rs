@@ -127,9 +127,9 @@ impl<'a> Bind<'a> for &'a CustomerId {
     }
 }
 
-impl<'a> Bind<'a> for &'a crate::ids::TenantId {
+impl<'a, T: crate::ids::IdText> Bind<'a> for &'a T {
     fn arg(self) -> ApiResult<Arg<'a>> {
-        Ok(Arg::Text(self.as_str()))
+        Ok(Arg::Text(self.as_ref()))
     }
 }
 

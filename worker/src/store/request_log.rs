@@ -9,7 +9,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, bind_text, chunked, queries, row, stmt, ListSql};
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{KeyId, TenantId};
 
 /// `?1`: a JSON array of rows, each an array of the columns in this order.
 const INSERT_ROWS: &str = "INSERT INTO request_log (request_id, tenant_id, source, created_at, \
@@ -36,7 +36,7 @@ row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct EntryRow {
         request_id: String, source: String, created_at: u64, method: String, path: String,
-        route: String, status: u16, code: Option<String>, key_id: Option<String>,
+        route: String, status: u16, code: Option<String>, key_id: Option<KeyId>,
         duration_ms: u64,
     }
 }
@@ -82,7 +82,7 @@ pub struct PageQuery<'a> {
     pub status_from: u16,
     pub status_to: u16,
     pub path_part: Option<&'a str>,
-    pub key_id: Option<&'a str>,
+    pub key_id: Option<&'a KeyId>,
     pub limit: u64,
 }
 

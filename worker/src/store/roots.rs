@@ -9,6 +9,7 @@ use worker::D1Database;
 
 use super::{batch, queries, row, statements};
 use crate::error::ApiResult;
+use crate::ids::KeyId;
 use crate::secret::SecretDigest;
 
 /// A root issued twice (the same receipt asked again) keeps its first row.
@@ -45,7 +46,7 @@ queries! {
 
 statements! {
     /// Records `root` for the shard of key `key_id` (see the constant).
-    pub fn insert_for_key_statement(root: &Hash32, now_ms: u64, key_id: &str, secret_hash: &SecretDigest)
+    pub fn insert_for_key_statement(root: &Hash32, now_ms: u64, key_id: &KeyId, secret_hash: &SecretDigest)
         = INSERT_ROOT_FOR_KEY;
 }
 

@@ -9,7 +9,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
 
 const SELECT_BY_ROOT: &str =
     "SELECT id, tenant_id, kind, items_root, item_count, received_at FROM submissions \
@@ -25,14 +25,14 @@ super::text_enum! {
 
 row! {
     pub struct NewSubmission<'a> {
-        id: &'a str, tenant_id: &'a TenantId, contract_id: &'a str, kind: SubmissionKind,
+        id: &'a SubmissionId, tenant_id: &'a TenantId, contract_id: &'a ContractId, kind: SubmissionKind,
         items_root: &'a Hash32, item_count: u64, received_at: u64,
     }
 }
 
 row! {
     pub struct NewDelta {
-        anchor_id: String, customer_id: CustomerId, ledger_id: String, position: u64,
+        anchor_id: AnchorId, customer_id: CustomerId, ledger_id: String, position: u64,
         item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
@@ -46,7 +46,7 @@ impl NewDelta {
     /// storage meter.
     pub fn stored_bytes(&self) -> u64 {
         let texts = [
-            self.anchor_id.len(),
+            self.anchor_id.as_str().len(),
             self.customer_id.as_str().len(),
             self.ledger_id.len(),
             64, // item_hash, stored as 64 hex digits
@@ -61,7 +61,7 @@ impl NewDelta {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionRow {
-    pub id: String,
+    pub id: SubmissionId,
     pub tenant_id: TenantId,
     pub kind: SubmissionKind,
     pub items_root: Hash32,
@@ -111,8 +111,8 @@ pub struct SubmissionProgress {
 /// One delta of a submission, by anchor id.
 #[derive(Debug, Clone, Deserialize)]
 pub struct SubmissionAnchor {
-    pub submission_id: String,
-    pub anchor_id: String,
+    pub submission_id: SubmissionId,
+    pub anchor_id: AnchorId,
 }
 
 /// The submissions of these deltas (anchor ids), with their progress and
@@ -123,7 +123,7 @@ pub struct SubmissionAnchor {
 /// D1 errors.
 pub async fn progress_of(
     db: &D1Database,
-    anchor_ids: &[String],
+    anchor_ids: &[AnchorId],
 ) -> ApiResult<(Vec<SubmissionProgress>, Vec<SubmissionAnchor>)> {
     if anchor_ids.is_empty() {
         return Ok((Vec::new(), Vec::new()));

@@ -10,14 +10,14 @@ use super::{
     ListSql, Statements,
 };
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
 
 row! {
     $ select_webhooks from "webhooks";
     #[expect(dead_code, reason = "a row mirrors its table")]
     #[derive(Debug, Clone, Deserialize)]
     pub struct WebhookRow {
-        id: String, tenant_id: TenantId, url: String,
+        id: WebhookId, tenant_id: TenantId, url: String,
         /// JSON array of event names.
         events: String,
         description: String, secret_sealed: String, active: i64, created_at: u64,
@@ -135,7 +135,7 @@ impl WebhookRow {
 
 row! {
     pub struct NewWebhook<'a> {
-        id: &'a str, tenant_id: &'a TenantId, url: &'a str, events: &'a str, description: &'a str,
+        id: &'a WebhookId, tenant_id: &'a TenantId, url: &'a str, events: &'a str, description: &'a str,
         secret_sealed: &'a str,
     }
 }
@@ -149,16 +149,16 @@ queries! {
 }
 
 queries! {
-    pub fn of_tenant(tenant_id: &TenantId, id: &str) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
-    pub fn by_id(id: &str) -> Option<WebhookRow> = first(SELECT_BY_ID);
+    pub fn of_tenant(tenant_id: &TenantId, id: &WebhookId) -> Option<WebhookRow> = first(SELECT_OF_TENANT; id, tenant_id);
+    pub fn by_id(id: &WebhookId) -> Option<WebhookRow> = first(SELECT_BY_ID);
     /// A tenant's webhooks, oldest first.
     pub fn list(tenant_id: &TenantId) -> Vec<WebhookRow> = all(SELECT_LIST);
     /// Seals in a new secret, keeping the current one as the previous
     /// until `previous_until` (`None`: not at all); returns rows changed.
-    pub fn rotate(tenant_id: &TenantId, id: &str, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
+    pub fn rotate(tenant_id: &TenantId, id: &WebhookId, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
         = run(ROTATE; id, tenant_id, sealed, now_ms, previous_until);
     /// Flips `active`; returns rows changed (0: no such webhook of this tenant).
-    pub fn toggle(tenant_id: &TenantId, id: &str, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
+    pub fn toggle(tenant_id: &TenantId, id: &WebhookId, now_ms: u64) -> u64 = run(TOGGLE; id, tenant_id, now_ms);
 }
 
 /// Deletes the webhook (and with it its sealed secret) and cancels its
@@ -166,7 +166,7 @@ queries! {
 pub async fn delete(
     db: &D1Database,
     tenant_id: &TenantId,
-    id: &str,
+    id: &WebhookId,
     now_ms: u64,
 ) -> ApiResult<u64> {
     let of_tenant = args![id, tenant_id];
@@ -213,11 +213,11 @@ super::text_enum! {
 /// What a delivery carries of its event and webhook, as written and read.
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliveryOf {
-    pub id: String,
-    pub webhook_id: String,
+    pub id: DeliveryId,
+    pub webhook_id: WebhookId,
     pub tenant_id: TenantId,
     pub env: Option<Env>,
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     pub event_created_at: u64,
 }
@@ -282,7 +282,7 @@ pub enum Claim {
 /// attempt left is failed instead (`attempts_max`).
 pub async fn claim(
     db: &D1Database,
-    id: &str,
+    id: &DeliveryId,
     now_ms: u64,
     lease_ms: u64,
     attempts_max: u64,
@@ -329,22 +329,25 @@ row! {
 }
 
 queries! {
-    pub fn delivery(id: &str) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
+    pub fn delivery(id: &DeliveryId) -> Option<DeliveryRow> = first(SELECT_DELIVERY);
     /// A webhook's most recent deliveries, newest first.
-    pub fn deliveries_of_webhook(tenant_id: &TenantId, webhook_id: &str, limit: u64) -> Vec<DeliveryRow>
+    pub fn deliveries_of_webhook(tenant_id: &TenantId, webhook_id: &WebhookId, limit: u64) -> Vec<DeliveryRow>
         = all(SELECT_DELIVERIES_OF_WEBHOOK; webhook_id, tenant_id, limit);
 }
 
 row! {
     #[derive(Debug, Clone, Deserialize)]
     pub struct AttemptRow {
-        delivery_id: String, attempt: u64, started_at: u64, duration_ms: u64,
+        delivery_id: DeliveryId, attempt: u64, started_at: u64, duration_ms: u64,
         http_status: Option<u16>, outcome: AttemptOutcome, error: Option<String>,
     }
 }
 
 /// Attempts of these deliveries, in order.
-pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<Vec<AttemptRow>> {
+pub async fn attempts_of(
+    db: &D1Database,
+    delivery_ids: &[DeliveryId],
+) -> ApiResult<Vec<AttemptRow>> {
     let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, bind_text)?;
     batch_rows(db, statements).await
 }
@@ -352,7 +355,7 @@ pub async fn attempts_of(db: &D1Database, delivery_ids: &[String]) -> ApiResult<
 row! {
     /// What one attempt ended with.
     pub struct AttemptRecord<'a> {
-        delivery_id: &'a str, webhook_id: &'a str, attempt: u64, started_at: u64,
+        delivery_id: &'a DeliveryId, webhook_id: &'a WebhookId, attempt: u64, started_at: u64,
         duration_ms: u64, http_status: Option<u16>,
         outcome: AttemptOutcome,
         error: Option<&'a str>,
@@ -403,12 +406,12 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
 
 queries! {
     /// Ends a delivery without an attempt (its webhook was disabled or deleted).
-    pub fn cancel(id: &str, reason: &str, now_ms: u64) -> () = exec(CANCEL);
+    pub fn cancel(id: &DeliveryId, reason: &str, now_ms: u64) -> () = exec(CANCEL);
 }
 
 #[derive(Debug, Deserialize)]
 pub struct DueRow {
-    pub id: String,
+    pub id: DeliveryId,
 }
 
 queries! {
@@ -438,7 +441,7 @@ const SELECT_DELIVERY_OF_TENANT: &str = select_deliveries!("WHERE id = ?1 AND te
 pub async fn deliveries_of_events(
     db: &D1Database,
     tenant_id: &TenantId,
-    event_ids: &[String],
+    event_ids: &[EventId],
 ) -> ApiResult<Vec<DeliveryRow>> {
     let statements = chunked(
         db,
@@ -452,9 +455,9 @@ pub async fn deliveries_of_events(
 
 queries! {
     /// One of the tenant's deliveries.
-    pub fn delivery_of_tenant(id: &str, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
+    pub fn delivery_of_tenant(id: &DeliveryId, tenant_id: &TenantId) -> Option<DeliveryRow> = first(SELECT_DELIVERY_OF_TENANT);
     /// Makes the delivery due now for a resend; whether it could.
-    pub fn reopen(id: &str, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
+    pub fn reopen(id: &DeliveryId, tenant_id: &TenantId, now_ms: u64) -> bool = changed(REOPEN);
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use worker::{D1Database, D1PreparedStatement};
 
 use super::{args, batch, queries, row, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, TenantId};
 
 row! {
     $ select_state from "witness_state";
@@ -111,7 +111,7 @@ pub struct Covers {
 
 super::statements! {
     /// For the delta status batch.
-    pub fn covers_delta_statement(tenant_id: &TenantId, anchor_id: &str) = SELECT_COVERS_DELTA;
+    pub fn covers_delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_COVERS_DELTA;
 }
 
 super::text_enum! {

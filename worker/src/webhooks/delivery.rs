@@ -27,6 +27,7 @@ use super::signing::{
 use super::url_safety;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
+use crate::ids::{DeliveryId, EventId};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
 use crate::secret;
 use crate::store::webhooks::{self as store, AttemptOutcome, AttemptRecord, Claim, DeliveryStatus};
@@ -116,11 +117,11 @@ impl Report {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Body<'a> {
-    id: &'a str,
+    id: &'a DeliveryId,
     event: &'a str,
     /// When this attempt was made (also in `X-Service-Timestamp`).
     timestamp: String,
-    event_id: &'a str,
+    event_id: &'a EventId,
     created_at: String,
     environment: Option<&'a str>,
     data: &'a RawValue,
@@ -169,7 +170,7 @@ fn divisor(app: &App) -> u64 {
 
 /// Rings the delivery queue for `delivery_id`, `delay_ms` from now.
 /// Failures are logged only: the sweeper re-queues due deliveries.
-pub async fn ring(app: &App, delivery_id: &str, delay_ms: u64) {
+pub async fn ring(app: &App, delivery_id: &DeliveryId, delay_ms: u64) {
     let job = Job::Deliver {
         delivery_id: delivery_id.to_string(),
     };
@@ -194,7 +195,7 @@ const QUEUE_BATCH_MAX: usize = 100;
 /// Rings the delivery queue for each of `ids`, due now, a hundred per send
 /// so a large dispatch stays within the subrequest limit. Failures are
 /// logged only: the sweeper re-queues due deliveries.
-pub async fn ring_all(app: &App, ids: &[String]) {
+pub async fn ring_all(app: &App, ids: &[DeliveryId]) {
     let queue = match app.env.queue(QUEUE_WEBHOOKS) {
         Ok(q) => q,
         Err(e) => {
@@ -206,7 +207,7 @@ pub async fn ring_all(app: &App, ids: &[String]) {
         let jobs: Vec<Job> = chunk
             .iter()
             .map(|id| Job::Deliver {
-                delivery_id: id.clone(),
+                delivery_id: id.to_string(),
             })
             .collect();
         if let Err(e) = queue.send_batch(jobs).await {
@@ -220,7 +221,7 @@ pub async fn ring_all(app: &App, ids: &[String]) {
 /// # Errors
 /// Internal error on storage failure; the delivery's lease then expires and
 /// the sweeper tries again.
-pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Report> {
+pub async fn attempt(app: &App, delivery_id: &DeliveryId, mode: Mode) -> ApiResult<Report> {
     let db = app.control_db()?;
     if let Some(skipped) = claim(app, &db, delivery_id, mode).await? {
         return Ok(skipped);
@@ -295,7 +296,7 @@ pub async fn attempt(app: &App, delivery_id: &str, mode: Mode) -> ApiResult<Repo
 async fn claim(
     app: &App,
     db: &worker::D1Database,
-    delivery_id: &str,
+    delivery_id: &DeliveryId,
     mode: Mode,
 ) -> ApiResult<Option<Report>> {
     let cap = match mode {
@@ -323,7 +324,7 @@ fn stored(verdict: Verdict) -> (AttemptOutcome, DeliveryStatus) {
 /// The JSON body of an attempt at `started_at` (the stored payload as its `data`).
 fn body_of(
     row: &store::DeliveryRow,
-    delivery_id: &str,
+    delivery_id: &DeliveryId,
     payload: &str,
     started_at: u64,
 ) -> ApiResult<String> {
@@ -430,7 +431,7 @@ fn sign(
         .ok_or_else(|| ApiError::internal("a webhook without a secret"))?;
     let env = row.of.env.unwrap_or(Env::Sandbox);
     let key = WebhookKey::load(app, env)?;
-    let content = signed_content(&row.of.id, started_at / 1000, body.as_bytes());
+    let content = signed_content(row.of.id.as_str(), started_at / 1000, body.as_bytes());
     let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     Ok(Signatures {
         legacy: signature_header(current, body.as_bytes())?,
@@ -477,11 +478,11 @@ async fn post(
     set("content-type", "application/json")?;
     set("user-agent", "bvs-webhooks/1")?;
     let timestamp = (started_at / 1000).to_string();
-    set(HEADER_WEBHOOK_ID, &row.of.id)?;
+    set(HEADER_WEBHOOK_ID, row.of.id.as_str())?;
     set(HEADER_WEBHOOK_TIMESTAMP, &timestamp)?;
     set(HEADER_WEBHOOK_SIGNATURE, &signatures.standard)?;
     set(HEADER_SIGNATURE, &signatures.legacy)?;
-    set(HEADER_DELIVERY_ID, &row.of.id)?;
+    set(HEADER_DELIVERY_ID, row.of.id.as_str())?;
     set(HEADER_TIMESTAMP, &timestamp)?;
     set(HEADER_EVENT, &row.of.event_type)?;
     let mut init = RequestInit::new();

@@ -15,7 +15,7 @@ use worker::D1Database;
 use super::delivery;
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, DeliveryId, EventId, SubmissionId, TenantId, WebhookId};
 use crate::secret;
 use crate::store::events::{self as outbox, EventKind, EventRow, NewEvent};
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery};
@@ -41,9 +41,9 @@ const ROUND_QUERIES: usize = 10;
 
 /// The delivery of `event_id` to `webhook_id`: the same pair always gives
 /// the same id.
-pub fn delivery_id(event_id: &str, webhook_id: &str) -> String {
+pub fn delivery_id(event_id: &EventId, webhook_id: &WebhookId) -> DeliveryId {
     let h = secret::sha256_hex(&format!("{event_id}/{webhook_id}"));
-    format!("dlv_{}", &h[..32])
+    DeliveryId::from_text(format!("dlv_{}", &h[..32]))
 }
 
 /// Dispatches the events of the shard `log` within `queries_max` queries
@@ -133,7 +133,7 @@ async fn round(
         queries += statements.len();
         db_store::batch(control, statements).await?;
     }
-    let event_ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let event_ids: Vec<EventId> = events.iter().map(|e| e.id.clone()).collect();
     // The dashboard's per-day figures (issue 30) count these events in the
     // same batch, only if this run's mark changed them.
     let mut marks = outbox::mark_dispatched(ledger, &event_ids, now)?;
@@ -141,7 +141,7 @@ async fn round(
     queries += charts.len();
     marks.extend(charts);
     db_store::batch(ledger, marks).await?;
-    let ids: Vec<String> = deliveries.into_iter().map(|d| d.of.id).collect();
+    let ids: Vec<DeliveryId> = deliveries.into_iter().map(|d| d.of.id).collect();
     delivery::ring_all(app, &ids).await;
     Ok(queries)
 }
@@ -151,12 +151,12 @@ async fn round(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Completed {
-    submission_id: String,
+    submission_id: SubmissionId,
     kind: &'static str,
     items_root: Hash32,
     receipt_id: Hash32,
     delta_count: u64,
-    anchor_ids: Vec<String>,
+    anchor_ids: Vec<AnchorId>,
     received_at: String,
     verified_at: Option<String>,
     verify_url: String,
@@ -171,12 +171,12 @@ struct Completed {
 async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> ApiResult<usize> {
     // By anchor id: a payload's itemsRoot is its customer's root, not
     // necessarily its submission's.
-    let mut anchors_seen: Vec<String> = events
+    let mut anchors_seen: Vec<AnchorId> = events
         .iter()
         .filter(|e| e.kind == EventKind::DeltaVerified)
         .filter_map(|e| {
             let v: serde_json::Value = serde_json::from_str(&e.payload).ok()?;
-            Some(v.get("anchorId")?.as_str()?.to_string())
+            Some(AnchorId::from_text(v.get("anchorId")?.as_str()?))
         })
         .collect();
     anchors_seen.sort();
@@ -205,7 +205,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
             verify_url: format!("/api/v1/verify/{}", s.items_root),
         })?;
         done.push(NewEvent {
-            id: format!("evt_done_{}", s.id),
+            id: EventId::from_text(format!("evt_done_{}", s.id)),
             tenant_id: s.tenant_id.clone(),
             kind: EventKind::VerificationCompleted,
             payload,

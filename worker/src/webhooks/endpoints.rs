@@ -13,7 +13,7 @@ use crate::auth;
 use crate::auth::limit::{self, Rate};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids;
-use crate::ids::TenantId;
+use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
 use crate::owned;
 use crate::secret;
 use crate::store::webhooks::{self as store, DeliveryOf, NewDelivery, NewWebhook};
@@ -30,7 +30,7 @@ pub const TEST_EVENTS_PER_TENANT: Rate = Rate {
     burst: 10.0,
 };
 
-fn not_found(id: &str) -> ApiError {
+fn not_found(id: &WebhookId) -> ApiError {
     ApiError::NotFound(format!("No webhook {id}"))
 }
 
@@ -50,7 +50,7 @@ pub struct NewEndpoint<'a> {
 pub async fn create(app: &App, w: &NewEndpoint<'_>) -> ApiResult<(WebhookRow, String)> {
     let db = app.control_db()?;
     let plan = auth::tenant_plan(app, w.tenant_id).await?;
-    let id = ids::new_id("wh")?;
+    let id = WebhookId::new()?;
     let secret_text = new_secret()?;
     let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
     // Webhooks a tenant may hold at once, per plan; counted inside the insert.
@@ -97,7 +97,7 @@ pub async fn list(app: &App, tenant_id: &TenantId) -> ApiResult<Vec<WebhookRow>>
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn get(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
+pub async fn get(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<WebhookRow> {
     store::of_tenant(&app.control_db()?, tenant_id, id)
         .await?
         .ok_or_else(|| not_found(id))
@@ -108,7 +108,7 @@ pub async fn get(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<Webhook
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn toggle(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<WebhookRow> {
+pub async fn toggle(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<WebhookRow> {
     let db = app.control_db()?;
     owned::toggled(
         store::toggle(&db, tenant_id, id, app.now_ms),
@@ -134,7 +134,7 @@ pub const ROTATION_OVERLAP_MAX_HOURS: u64 = 7 * 24;
 pub async fn rotate_secret(
     app: &App,
     tenant_id: &TenantId,
-    id: &str,
+    id: &WebhookId,
     overlap_ms: u64,
 ) -> ApiResult<(String, Option<u64>)> {
     let db = app.control_db()?;
@@ -172,7 +172,7 @@ pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
-pub async fn delete(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<()> {
+pub async fn delete(app: &App, tenant_id: &TenantId, id: &WebhookId) -> ApiResult<()> {
     let db = app.control_db()?;
     owned::deleted(store::delete(&db, tenant_id, id, app.now_ms), || {
         not_found(id)
@@ -192,7 +192,7 @@ pub async fn send_test(
     app: &App,
     row: &WebhookRow,
     event_type: String,
-) -> ApiResult<(String, Report)> {
+) -> ApiResult<(DeliveryId, Report)> {
     limit::take(
         app,
         &format!("webhook-test:{}", row.tenant_id),
@@ -201,7 +201,11 @@ pub async fn send_test(
     .await?;
     let db = app.control_db()?;
     let is_test = event_type == EVENT_TEST;
-    let event_id = ids::new_id(if is_test { "evt_test" } else { "evt_sample" })?;
+    let event_id = EventId::from_text(ids::new_id(if is_test {
+        "evt_test"
+    } else {
+        "evt_sample"
+    })?);
     let delivery_id = dispatch::delivery_id(&event_id, &row.id);
     let payload = samples::data(&event_type, &row.id, app.now_ms)?
         .ok_or_else(|| ApiError::internal(format!("no sample for {event_type}")))?;
@@ -251,14 +255,14 @@ pub async fn send_test(
 pub async fn deliveries(
     app: &App,
     tenant_id: &TenantId,
-    id: &str,
+    id: &WebhookId,
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
     store::of_tenant(&db, tenant_id, id)
         .await?
         .ok_or_else(|| not_found(id))?;
     let rows = store::deliveries_of_webhook(&db, tenant_id, id, DELIVERIES_LISTED_MAX).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let ids: Vec<DeliveryId> = rows.iter().map(|r| r.of.id.clone()).collect();
     let attempts = store::attempts_of(&db, &ids).await?;
     Ok((rows, attempts))
 }
@@ -273,7 +277,11 @@ pub async fn deliveries(
 /// 404 for another tenant's or an unknown delivery; 409 while an attempt
 /// runs, when the payload was removed by retention, or when its webhook is
 /// disabled or deleted; 429 when the tenant's test events are spent.
-pub async fn resend(app: &App, tenant_id: &TenantId, delivery_id: &str) -> ApiResult<Report> {
+pub async fn resend(
+    app: &App,
+    tenant_id: &TenantId,
+    delivery_id: &DeliveryId,
+) -> ApiResult<Report> {
     let db = app.control_db()?;
     let row = store::delivery_of_tenant(&db, delivery_id, tenant_id)
         .await?
@@ -315,11 +323,11 @@ pub async fn resend(app: &App, tenant_id: &TenantId, delivery_id: &str) -> ApiRe
 pub async fn of_events(
     app: &App,
     tenant_id: &TenantId,
-    event_ids: &[String],
+    event_ids: &[EventId],
 ) -> ApiResult<(Vec<DeliveryRow>, Vec<AttemptRow>)> {
     let db = app.control_db()?;
     let rows = store::deliveries_of_events(&db, tenant_id, event_ids).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.of.id.clone()).collect();
+    let ids: Vec<DeliveryId> = rows.iter().map(|r| r.of.id.clone()).collect();
     let attempts = store::attempts_of(&db, &ids).await?;
     Ok((rows, attempts))
 }

@@ -10,7 +10,7 @@ use super::endpoints::{self, AttemptRow, DeliveryRow};
 use crate::app::App;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{EventId, TenantId};
 use crate::ledger::LogId;
 use crate::store::events::{self as store, LoggedEventRow};
 
@@ -57,7 +57,7 @@ pub async fn page(
     rows.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
     let more = rows.len() as u64 > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    let ids: Vec<String> = rows.iter().map(|e| e.id.clone()).collect();
+    let ids: Vec<EventId> = rows.iter().map(|e| e.id.clone()).collect();
     let (deliveries, attempts) = endpoints::of_events(app, tenant_id, &ids).await?;
     let logged = rows
         .into_iter()
@@ -93,7 +93,7 @@ fn attempts_of(attempts: &[AttemptRow], deliveries: &[DeliveryRow]) -> Vec<Attem
 ///
 /// # Errors
 /// 404 when neither the event nor a delivery of it exists for this tenant.
-pub async fn one(app: &App, tenant_id: &TenantId, event_id: &str) -> ApiResult<Logged> {
+pub async fn one(app: &App, tenant_id: &TenantId, event_id: &EventId) -> ApiResult<Logged> {
     let mut found: Option<(Env, LoggedEventRow)> = None;
     for env in [Env::Sandbox, Env::Production] {
         let Some(log) = shard_of(app, tenant_id, env).await? else {
@@ -106,7 +106,7 @@ pub async fn one(app: &App, tenant_id: &TenantId, event_id: &str) -> ApiResult<L
         }
     }
     let (deliveries, attempts) =
-        endpoints::of_events(app, tenant_id, &[event_id.to_string()]).await?;
+        endpoints::of_events(app, tenant_id, std::slice::from_ref(event_id)).await?;
     if found.is_none() && deliveries.is_empty() {
         return Err(ApiError::NotFound(format!("No event {event_id}")));
     }

@@ -13,7 +13,7 @@ use super::{
     EVENT_VERIFICATION_FAILED,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::ids::TenantId;
+use crate::ids::{AnchorId, CheckpointId, SubmissionId, TenantId, WebhookId};
 use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
 use crate::store::deltas::DeltaRow;
 use crate::store::{CheckpointStatus, ItemStatus};
@@ -32,7 +32,7 @@ pub const SAMPLE_FAILURE_REASON: &str = "sample: not a real failure";
 ///
 /// # Errors
 /// Internal error if a sample cannot be serialised.
-pub fn data(event: &str, webhook_id: &str, now_ms: u64) -> ApiResult<Option<String>> {
+pub fn data(event: &str, webhook_id: &WebhookId, now_ms: u64) -> ApiResult<Option<String>> {
     let text = match event {
         EVENT_TEST => serde_json::to_string(&serde_json::json!({
             "message": "Test event from the balance verification service: your endpoint is \
@@ -126,10 +126,10 @@ fn amount(text: &str) -> ApiResult<Amount> {
 
 fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
     Ok(DeltaRow {
-        anchor_id: format!("{SAMPLE_PREFIX}anchor"),
+        anchor_id: AnchorId::from_text(format!("{SAMPLE_PREFIX}anchor")),
         tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: sample_customer()?,
-        submission_id: format!("{SAMPLE_PREFIX}submission"),
+        submission_id: SubmissionId::from_text(format!("{SAMPLE_PREFIX}submission")),
         position: 0,
         item_hash: hash("item"),
         items_root: hash("items root"),
@@ -159,7 +159,7 @@ fn sample_customer() -> ApiResult<CustomerId> {
 
 fn checkpoint(now_ms: u64) -> ApiResult<CheckpointRow> {
     Ok(CheckpointRow {
-        id: format!("{SAMPLE_PREFIX}checkpoint"),
+        id: CheckpointId::from_text(format!("{SAMPLE_PREFIX}checkpoint")),
         tenant_id: TenantId::from_text(format!("{SAMPLE_PREFIX}tenant")),
         customer_id: CheckpointOf::Customer(sample_customer()?),
         period: iso(now_ms).chars().take(7).collect(),
@@ -189,11 +189,11 @@ mod tests {
     #[test]
     fn every_subscribable_event_has_a_sample() {
         for name in EVENT_NAMES {
-            let text = data(name, "wh_x", 1_764_000_000_000).unwrap();
+            let text = data(name, &"wh_x".into(), 1_764_000_000_000).unwrap();
             let text = text.unwrap_or_else(|| panic!("no sample for {name}"));
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert!(v.is_object(), "{name}: {text}");
         }
-        assert!(data("delta.exploded", "wh_x", 0).unwrap().is_none());
+        assert!(data("delta.exploded", &"wh_x".into(), 0).unwrap().is_none());
     }
 }

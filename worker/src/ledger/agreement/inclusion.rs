@@ -17,6 +17,7 @@ use worker::{D1Database, D1PreparedStatement};
 use super::{ledger_hash, origin};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::StatementId;
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{meter, submit, LogId};
 use crate::plan::Plan;
@@ -39,7 +40,7 @@ fn rejected(e: &StatementError) -> ApiError {
 #[serde(rename_all = "camelCase")]
 pub struct InclusionView {
     pub kind: &'static str,
-    pub statement_id: String,
+    pub statement_id: StatementId,
     pub statement_hash: Hash32,
     pub period: String,
     pub ledger_id: String,

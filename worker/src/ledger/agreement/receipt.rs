@@ -131,7 +131,7 @@ impl ReceiptAgreementPlan {
             });
         }
         Ok(ReceiptAgreement {
-            checkpoint_id: c.id.clone(),
+            checkpoint_id: c.id.to_string(),
             origin: reference.origin.as_str().to_string(),
             ledger_id: reference.ledger,
             period: c.period.clone(),

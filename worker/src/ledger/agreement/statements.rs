@@ -22,6 +22,7 @@ use super::{
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::ids::{CheckpointId, EventId};
 use crate::ledger::facts::FactWrite;
 use crate::ledger::{db, meter, submit, LogId};
 use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
@@ -235,7 +236,7 @@ async fn dispute_context(
         .map(|r| CheckpointDelta {
             seq: r.ledger_seq,
             item_hash: r.item_hash,
-            anchor_id: r.anchor_id,
+            anchor_id: r.anchor_id.into_string(),
             reference_id: r.reference_id,
             balance_after: r.balance_after,
         })
@@ -281,14 +282,14 @@ async fn write(
     let count = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::Statements,
-        period: &c.id,
+        period: c.id.as_str(),
         add: 1,
         cap: STATEMENTS_PER_CHECKPOINT_MAX,
     };
     statements.push(meters::raise(db, &count)?);
     statements.push(agreements::insert_agreement(db, row, text)?);
     let (kind, payload) = event(row, c, balance, view)?;
-    let id = format!("evt_agr_{}", &row.item_hash.to_hex()[..32]);
+    let id = EventId::from_text(format!("evt_agr_{}", &row.item_hash.to_hex()[..32]));
     statements.push(events::insert_once_statement(
         db,
         &id,
@@ -360,7 +361,7 @@ fn event(
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct AgreementEvent<'a> {
-    checkpoint_id: &'a str,
+    checkpoint_id: &'a CheckpointId,
     customer_id: &'a str,
     period: &'a str,
     merkle_root: Hash32,

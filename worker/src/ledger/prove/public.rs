@@ -402,7 +402,7 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
             None => Vec::new(),
         };
         records.push(PublicRecord {
-            anchor_id: r.anchor_id.clone(),
+            anchor_id: r.anchor_id.to_string(),
             item_hash: r.item_hash,
             ledger_id: (!withheld)
                 .then(|| crate::ledger::submit::ledger_id(&r.tenant_id, &r.customer_id)),
