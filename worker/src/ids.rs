@@ -44,7 +44,8 @@ pub trait IdText: AsRef<str> {}
 /// text, answers write it as that text), with `new()` minting `<prefix>_`
 /// and 20 random base62 characters, `from_text` for an id named as text
 /// (a path parameter, a queue message, a fixture: nothing to check, an
-/// unknown id finds nothing), `as_str`, `Display` and `AsRef<str>`.
+/// unknown id finds nothing), `as_str`, `into_string`, `Display` and
+/// `AsRef<str>`.
 /// Without a prefix the type has no `new()` (its id is minted elsewhere).
 /// Typed so that one kind of id is not mixed up with another string from
 /// where it is minted or read to the SQL bind.
@@ -54,7 +55,7 @@ macro_rules! id {
 
         #[allow(dead_code, reason = "every id type has the same accessors, used or not yet")]
         impl $name {
-            #[doc = concat!("A new ", $what, "'s id: `", $prefix, "_` and 20 random base62 characters.")]
+            #[doc = concat!("Mints the id of ", $what, ": `", $prefix, "_` and 20 random base62 characters.")]
             ///
             /// # Errors
             /// The platform's random source failing.
@@ -135,6 +136,7 @@ id!(CheckpointId, "chk", "a checkpoint");
 // later statements write only while the claim still holds it.
 id!(ClaimToken, "clm", "an Idempotency-Key claim");
 id!(MailRequestId, "mrq", "a queued mail request");
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -150,5 +152,37 @@ mod tests {
         let json = serde_json::to_string(&id).unwrap();
         assert_eq!(json, format!("\"{id}\""));
         assert_eq!(serde_json::from_str::<TenantId>(&json).unwrap(), id);
+    }
+
+    #[test]
+    fn every_minted_id_is_its_prefix_and_20_base62_characters_and_reads_back_as_its_text() {
+        fn check<T: IdText + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+            id: &T,
+            prefix: &str,
+        ) {
+            let rest = id.as_ref().strip_prefix(prefix).unwrap();
+            assert_eq!(rest.len(), 20, "{id:?}");
+            assert!(rest.bytes().all(|b| b.is_ascii_alphanumeric()));
+            let json = format!("\"{}\"", id.as_ref());
+            assert_eq!(&serde_json::from_str::<T>(&json).unwrap(), id);
+        }
+        check(&UserId::new().unwrap(), "usr_");
+        check(&ContractId::new().unwrap(), "ctr_");
+        check(&WebhookId::new().unwrap(), "wh_");
+        check(&EventId::new().unwrap(), "evt_");
+        check(&AnchorId::new().unwrap(), "anc_");
+        check(&StatementId::new().unwrap(), "lst_");
+        check(&CheckpointId::new().unwrap(), "chk_");
+        check(&ClaimToken::new().unwrap(), "clm_");
+        check(&MailRequestId::new().unwrap(), "mrq_");
+    }
+
+    #[test]
+    fn an_id_named_as_text_is_that_text() {
+        let id = DeliveryId::from_text("dlv_0123");
+        assert_eq!(id.as_str(), "dlv_0123");
+        assert_eq!(id.to_string(), "dlv_0123");
+        assert_eq!(serde_json::to_string(&id).unwrap(), "\"dlv_0123\"");
+        assert_eq!(id.into_string(), "dlv_0123");
     }
 }

@@ -12,7 +12,7 @@ use bvs_core::FieldError;
 use crate::app::App;
 use crate::auth;
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{EventId, TenantId};
 use crate::ledger::LogId;
 use crate::store::search::{self as store, ShardKind};
 
@@ -60,7 +60,7 @@ pub struct Hit {
     /// Its status, period, event type or HTTP status.
     pub state: Option<String>,
     /// A delivery's event.
-    pub event_id: Option<String>,
+    pub event_id: Option<EventId>,
 }
 
 /// A searched id: 1 to 128 characters of `A-Z a-z 0-9 . _ : -`.
@@ -119,7 +119,7 @@ pub async fn find(app: &App, tenant_id: &TenantId, id: &str) -> ApiResult<Vec<Hi
     for d in deliveries {
         hits.push(Hit {
             kind: Kind::Delivery,
-            id: d.id,
+            id: d.id.into_string(),
             env: d.env.as_deref().and_then(Env::from_any_name),
             customer_id: None,
             root: None,

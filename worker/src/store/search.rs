@@ -7,7 +7,7 @@ use worker::D1Database;
 
 use super::{args, batch, row, rows, stmt};
 use crate::error::ApiResult;
-use crate::ids::TenantId;
+use crate::ids::{DeliveryId, EventId, TenantId};
 
 // What one shard may hold under an id: `?1` tenant, `?2` the id.
 
@@ -119,7 +119,7 @@ const DELIVERY_LOOKUP: &str = "SELECT id, event_id, event_type, env FROM webhook
 
 row! {
     #[derive(Debug, Clone, Deserialize)]
-    pub struct DeliveryHitRow { id: String, event_id: String, event_type: String, env: Option<String> }
+    pub struct DeliveryHitRow { id: DeliveryId, event_id: EventId, event_type: String, env: Option<String> }
 }
 
 /// Deliveries of the tenant matching `id` (their own id or their event's).
