@@ -141,18 +141,13 @@ fn origin(app: &App, log: LogId) -> ApiResult<Origin> {
     Origin::parse(&text).map_err(|e| ApiError::internal(format!("log origin: {e}")))
 }
 
-/// A stored ledger id (the hash `submit::ledger_id` makes), read as one.
-fn ledger_hash(text: &str) -> ApiResult<Hash32> {
-    crate::store::parse_hash(text)
-}
-
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InvitationView {
     pub invitation_url: String,
     pub token: String,
     pub customer_id: CustomerId,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub origin: String,
     pub expires_at: String,
 }
@@ -185,7 +180,7 @@ pub async fn invite(
         token_hash: token_hash(&token),
         tenant_id: tenant_id.clone(),
         customer_id: customer_id.clone(),
-        ledger_id: ledger.ledger_id.clone(),
+        ledger_id: ledger.ledger_id,
         created_at: app.now_ms,
         expires_at: app.now_ms + INVITATION_TTL_MS,
         used_at: None,
@@ -194,7 +189,7 @@ pub async fn invite(
         invitation_url: format!("{base_url}{INVITATION_PAGE}#{token}"),
         token,
         customer_id: row.customer_id.clone(),
-        ledger_id: row.ledger_id.clone(),
+        ledger_id: row.ledger_id,
         origin: origin(app, log)?.as_str().to_string(),
         expires_at: views::iso(row.expires_at),
     };
@@ -245,7 +240,7 @@ async fn live_invitation(app: &App, token: &str) -> ApiResult<(LogId, D1Database
 #[serde(rename_all = "camelCase")]
 pub struct OpenedInvitation {
     pub origin: String,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub expires_at: String,
     /// The key statement to sign, with `<verifier key>` to fill in.
     pub key_statement_template: String,
@@ -275,7 +270,7 @@ pub async fn open(app: &App, token: &str) -> ApiResult<OpenedInvitation> {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyView {
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub counterparty_key: String,
     /// The binding's log item (a fact's contentHash).
     pub item_hash: Hash32,
@@ -293,7 +288,7 @@ pub struct KeyView {
 impl KeyView {
     fn from_row(k: &KeyRow, status: &'static str) -> KeyView {
         KeyView {
-            ledger_id: k.ledger_id.clone(),
+            ledger_id: k.ledger_id,
             counterparty_key: k.verifier_key.clone(),
             item_hash: k.item_hash,
             registered_at: views::iso(k.registered_at),
@@ -325,7 +320,7 @@ pub struct StatementView {
     pub checkpoint_id: CheckpointId,
     pub period: String,
     pub merkle_root: Hash32,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub counterparty_key: String,
     /// The statement's log item (a fact's contentHash).
     pub item_hash: Hash32,
@@ -340,7 +335,7 @@ impl StatementView {
             checkpoint_id: a.checkpoint_id.clone(),
             period: c.period.clone(),
             merkle_root: c.merkle_root,
-            ledger_id: a.ledger_id.clone(),
+            ledger_id: a.ledger_id,
             counterparty_key: a.verifier_key.clone(),
             item_hash: a.item_hash,
             statement: a.statement.clone(),
@@ -398,11 +393,11 @@ fn reference(
     app: &App,
     log: LogId,
     c: &CheckpointRow,
-    ledger_id: &str,
+    ledger_id: &Hash32,
 ) -> ApiResult<CheckpointRef> {
     Ok(CheckpointRef {
         origin: origin(app, log)?,
-        ledger: ledger_hash(ledger_id)?,
+        ledger: *ledger_id,
         period: Period::parse(&c.period)?,
         root: c.merkle_root,
         deltas: c.delta_count,
@@ -415,7 +410,7 @@ async fn checkpoint_ref(
     log: LogId,
     db: &D1Database,
     c: &CheckpointRow,
-    ledger_id: &str,
+    ledger_id: &Hash32,
 ) -> ApiResult<(CheckpointRef, Amount)> {
     let reference = reference(app, log, c, ledger_id)?;
     let balance =

@@ -4,6 +4,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::derive;
+use bvs_core::hash::Hash32;
 use bvs_core::types::{
     CustomerId, Page, DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN, DERIVE_HINT_DELTAS_MIN,
 };
@@ -81,7 +82,7 @@ pub async fn derive(
     let hint = hint(total, latest.as_deref(), computed);
     let data = Derivation {
         customer_id: customer_id.clone(),
-        ledger_id: ledger_row.ledger_id.clone(),
+        ledger_id: ledger_row.ledger_id,
         starting_balance,
         starting_checkpoint: checkpoint.clone().unwrap_or_else(|| "genesis".to_string()),
         starting_checkpoint_type: checkpoint_type,
@@ -254,7 +255,7 @@ struct Hint {
 #[serde(rename_all = "camelCase")]
 pub struct Derivation {
     customer_id: CustomerId,
-    ledger_id: String,
+    ledger_id: Hash32,
     starting_balance: Amount,
     starting_checkpoint: String,
     starting_checkpoint_type: String,

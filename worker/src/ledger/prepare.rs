@@ -57,7 +57,9 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
         row: NewDelta {
             anchor_id,
             customer_id: input.customer_id,
-            ledger_id: String::new(),
+            // The tenant is not known yet (the body is read before the
+            // key): set by `submit::for_tenant`, before the row is written.
+            ledger_id: Hash32([0; 32]),
             position,
             item_hash: item,
             delta: input.delta,

@@ -31,8 +31,8 @@ use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
 /// The deterministic ledger identifier of a customer: the service keeps no
 /// notion of who the customer is (docs/balance.md).
-pub fn ledger_id(tenant_id: &TenantId, customer_id: &CustomerId) -> String {
-    Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes()).to_hex()
+pub fn ledger_id(tenant_id: &TenantId, customer_id: &CustomerId) -> Hash32 {
+    Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes())
 }
 
 /// Gives prepared deltas (one submission's) the ledger ids of
@@ -354,7 +354,7 @@ mod tests {
             row: NewDelta {
                 anchor_id: AnchorId::from_text(format!("anc_{n}")),
                 customer_id: CustomerId::parse(customer).unwrap(),
-                ledger_id: String::new(),
+                ledger_id: Hash32([0; 32]),
                 position: u64::from(n),
                 item_hash: item,
                 delta: Amount::parse("1").unwrap(),

@@ -71,8 +71,8 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
     http::raw_json(202, text)
 }
 
-/// The `contentHash` path parameter (a 400 naming it; the store's
-/// `parse_hash` is for stored text).
+/// The `contentHash` path parameter (a 400 naming it; stored hashes are
+/// read by their rows' types).
 pub fn content_hash_param(text: &str) -> ApiResult<Hash32> {
     Hash32::parse(text).map_err(|_| {
         ApiError::field(

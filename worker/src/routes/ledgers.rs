@@ -291,7 +291,7 @@ fn read_entries(f: &mut Fields, items: &[Box<RawValue>]) -> Vec<CallerEntry> {
 #[serde(rename_all = "camelCase")]
 struct CustomerView {
     customer_id: CustomerId,
-    ledger_id: String,
+    ledger_id: Hash32,
     total_deltas: u64,
     computed_balance: Amount,
     first_activity_at: Option<String>,
@@ -305,7 +305,7 @@ struct CustomerView {
 fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
     Ok(CustomerView {
         customer_id: l.customer_id.clone(),
-        ledger_id: l.ledger_id.clone(),
+        ledger_id: l.ledger_id,
         total_deltas: l.verified_count,
         computed_balance: l.computed_balance,
         first_activity_at: l.first_activity_at.map(views::iso),

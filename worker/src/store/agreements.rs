@@ -95,7 +95,7 @@ pub struct InvitationRow {
     pub token_hash: Hash32,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub created_at: u64,
     pub expires_at: u64,
     pub used_at: Option<u64>,
@@ -104,7 +104,7 @@ pub struct InvitationRow {
 #[derive(Debug, Clone, Deserialize)]
 pub struct KeyRow {
     pub item_hash: Hash32,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
     pub verifier_key: String,
@@ -127,7 +127,7 @@ super::text_enum! {
 #[derive(Debug, Clone, Deserialize)]
 pub struct AgreementRow {
     pub item_hash: Hash32,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
     pub checkpoint_id: CheckpointId,
@@ -161,7 +161,7 @@ pub struct LoggedStatement {
 pub fn logged_keys(
     db: &D1Database,
     tenant_id: &TenantId,
-    ledger_id: &str,
+    ledger_id: &Hash32,
 ) -> ApiResult<D1PreparedStatement> {
     stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
 }
@@ -229,7 +229,7 @@ pub fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<D1PreparedStatement>
 }
 
 /// Every key binding of a ledger, oldest first (the last is its key).
-pub async fn keys(db: &D1Database, ledger_id: &str) -> ApiResult<Vec<KeyRow>> {
+pub async fn keys(db: &D1Database, ledger_id: &Hash32) -> ApiResult<Vec<KeyRow>> {
     all(db, SELECT_KEYS, &args![ledger_id]).await
 }
 

@@ -16,7 +16,7 @@ row! {
     $ select_ledgers from "ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        tenant_id: TenantId, customer_id: CustomerId, ledger_id: String, verified_count: u64,
+        tenant_id: TenantId, customer_id: CustomerId, ledger_id: Hash32, verified_count: u64,
         #[serde(deserialize_with = "super::amount")]
         computed_balance: Amount,
         first_activity_at: Option<u64>, last_activity_at: Option<u64>,

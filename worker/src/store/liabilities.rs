@@ -365,7 +365,7 @@ row! {
     /// part D, migration 0120).
     #[derive(Debug, Clone, Deserialize)]
     pub struct CosignatureRow {
-        item_hash: Hash32, statement_id: StatementId, ledger_id: String, tenant_id: TenantId,
+        item_hash: Hash32, statement_id: StatementId, ledger_id: Hash32, tenant_id: TenantId,
         customer_id: CustomerId, verifier_key: String, statement: String, created_at: u64,
     }
 }

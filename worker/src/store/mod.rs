@@ -418,14 +418,6 @@ pub fn opt_text(v: Option<&str>) -> Arg<'_> {
     v.map_or(Arg::Null, Arg::Text)
 }
 
-/// A stored hash (lowercase hex), read back into its type.
-///
-/// # Errors
-/// A malformed stored hash is an internal error.
-pub fn parse_hash(text: &str) -> ApiResult<Hash32> {
-    Hash32::parse(text).map_err(|e| ApiError::internal(format!("stored hash {text:?}: {e}")))
-}
-
 /// Runs a `SELECT COUNT(*) AS n ...` statement.
 pub async fn count(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64> {
     #[derive(Deserialize)]

@@ -60,7 +60,7 @@ pub struct ReceiptOf<'a> {
     pub customer_id: &'a CustomerId,
     pub period: Option<&'a str>,
     /// The customer's ledger id (`ledger::submit::ledger_id`).
-    pub ledger_id: &'a str,
+    pub ledger_id: &'a Hash32,
     /// Read at most this many deltas.
     pub deltas_max: u64,
 }

@@ -32,7 +32,7 @@ row! {
 
 row! {
     pub struct NewDelta {
-        anchor_id: AnchorId, customer_id: CustomerId, ledger_id: String, position: u64,
+        anchor_id: AnchorId, customer_id: CustomerId, ledger_id: Hash32, position: u64,
         item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
@@ -48,7 +48,7 @@ impl NewDelta {
         let texts = [
             self.anchor_id.as_str().len(),
             self.customer_id.as_str().len(),
-            self.ledger_id.len(),
+            64, // ledger_id, stored as 64 hex digits
             64, // item_hash, stored as 64 hex digits
             self.delta.to_string().len(),
             self.reason.len(),

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::json;
 use worker::{D1Database, D1PreparedStatement};
 
-use super::{ledger_hash, origin};
+use super::origin;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::StatementId;
@@ -43,7 +43,7 @@ pub struct InclusionView {
     pub statement_id: StatementId,
     pub statement_hash: Hash32,
     pub period: String,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub balance: Amount,
     pub counterparty_key: String,
     /// Its log item (a fact's contentHash).
@@ -104,7 +104,7 @@ pub async fn check(
         .ok_or_else(|| ApiError::internal("a published statement without its item hash"))?;
     let expected = Inclusion {
         origin: origin(app, log)?,
-        ledger: ledger_hash(&key.ledger_id)?,
+        ledger: key.ledger_id,
         period: Period::parse(&s.period)?,
         statement: statement_hash,
         balance: leaf.balance,
@@ -116,7 +116,7 @@ pub async fn check(
     let row = existing.unwrap_or(CosignatureRow {
         item_hash,
         statement_id: s.id.clone(),
-        ledger_id: key.ledger_id.clone(),
+        ledger_id: key.ledger_id,
         tenant_id: key.tenant_id.clone(),
         customer_id: key.customer_id.clone(),
         verifier_key: key.verifier_key.clone(),
@@ -128,7 +128,7 @@ pub async fn check(
         statement_id: row.statement_id.clone(),
         statement_hash,
         period: s.period.clone(),
-        ledger_id: row.ledger_id.clone(),
+        ledger_id: row.ledger_id,
         balance: expected.balance,
         counterparty_key: row.verifier_key.clone(),
         item_hash: row.item_hash,

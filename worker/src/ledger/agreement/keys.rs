@@ -18,7 +18,7 @@ use bvs_core::hash::Hash32;
 use serde_json::json;
 use worker::D1Database;
 
-use super::{invalid, ledger_hash, live_invitation, log_of_origin, origin, rejected, KeyView};
+use super::{invalid, live_invitation, log_of_origin, origin, rejected, KeyView};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ledger::facts::FactWrite;
@@ -100,7 +100,7 @@ struct Target {
     log: LogId,
     db: D1Database,
     invitation: Option<InvitationRow>,
-    ledger_id: String,
+    ledger_id: Hash32,
 }
 
 /// Reads a key statement: a key binding, self-signed (an edited binding is
@@ -131,13 +131,12 @@ async fn target(app: &App, token: Option<&str>, signed: &str) -> ApiResult<Targe
         }));
     }
     let ledger_id = match &invitation {
-        Some(i) => i.ledger_id.clone(),
-        None => named.ledger.to_hex(),
+        Some(i) => i.ledger_id,
+        None => named.ledger,
     };
-    let ledger = ledger_hash(&ledger_id)?;
-    if !named.ledger.ct_eq(&ledger) {
+    if !named.ledger.ct_eq(&ledger_id) {
         return Err(rejected(&StatementError::LedgerMismatch {
-            expected: ledger,
+            expected: ledger_id,
             got: named.ledger,
         }));
     }
@@ -167,10 +166,12 @@ async fn write(
     let metadata = json!({ "agreement": "key" }).to_string();
     let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
     let mut statements = fact.statements(&db)?;
+    // The meter's period column is text: the ledger id's hex.
+    let ledger_period = row.ledger_id.to_hex();
     let keys = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::CounterpartyKeys,
-        period: &row.ledger_id,
+        period: &ledger_period,
         add: 1,
         cap: KEYS_PER_LEDGER_MAX,
     };

@@ -21,7 +21,7 @@ use crate::store::CheckpointStatus;
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointAgreement {
     pub origin: String,
-    pub ledger_id: String,
+    pub ledger_id: Hash32,
     pub period: String,
     pub merkle_root: Hash32,
     pub delta_count: u64,

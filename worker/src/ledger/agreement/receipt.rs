@@ -89,7 +89,7 @@ impl ReceiptAgreementPlan {
         self,
         app: &App,
         log: LogId,
-        ledger_id: &str,
+        ledger_id: &Hash32,
         balance: Amount,
         proofs: Vec<Vec<Hash32>>,
     ) -> ApiResult<ReceiptAgreement> {

@@ -79,7 +79,7 @@ pub async fn submit_statement(
     let named = named_checkpoint_of(signed)?;
     let log = log_of_origin(app, &named.origin)?;
     let db = db(app, log)?;
-    let ledger_id = named.ledger.to_hex();
+    let ledger_id = named.ledger;
     let keys = agreements::keys(&db, &ledger_id).await?;
     let Some(current) = keys.last() else {
         return Err(ApiError::NotFound(format!(
@@ -368,7 +368,7 @@ struct AgreementEvent<'a> {
     delta_count: u64,
     balance: Amount,
     kind: &'a str,
-    ledger_id: &'a str,
+    ledger_id: &'a Hash32,
     counterparty_key: &'a str,
     item_hash: &'a Hash32,
     statement: &'a str,
@@ -384,7 +384,7 @@ mod tests {
     fn key(n: u8, signed_by_previous: Option<u64>) -> KeyRow {
         KeyRow {
             item_hash: Hash32([n; 32]),
-            ledger_id: "l".into(),
+            ledger_id: Hash32::digest(b"l"),
             tenant_id: "t".into(),
             customer_id: CustomerId::parse("c").unwrap(),
             verifier_key: format!("k{n}"),

@@ -405,7 +405,7 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
             anchor_id: r.anchor_id.to_string(),
             item_hash: r.item_hash,
             ledger_id: (!withheld)
-                .then(|| crate::ledger::submit::ledger_id(&r.tenant_id, &r.customer_id)),
+                .then(|| crate::ledger::submit::ledger_id(&r.tenant_id, &r.customer_id).to_hex()),
             delta: (!withheld).then_some(r.delta),
             leaf_index: r.leaf_index.map(LeafIndex),
             inclusion_proof: proof,
