@@ -22,8 +22,8 @@ LAYERS = [
     ["store"],
     ["plan"],
     ["secret", "limiter", "request_id", "fields"],
-    ["ids", "app", "http"],
-    ["jobs", "error", "roundtrips"],
+    ["app", "http"],
+    ["jobs", "ids", "error", "roundtrips"],
 ]
 RANK = {m: len(LAYERS) - i for i, layer in enumerate(LAYERS) for m in layer}
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(

@@ -15,7 +15,6 @@ use worker::{Message, MessageBatch, MessageExt};
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{DeliveryId, MailRequestId, StatementId};
 use crate::jobs::Job;
 use crate::ledger::{shard, LogId};
 use crate::{ledger, store, webhooks};
@@ -155,19 +154,13 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
             Ok(())
         }
         Job::Sequence { .. } => Ok(()),
-        Job::Mail { id } => {
-            crate::auth::mailer::process(app, &MailRequestId::from_text(id.as_str())).await
-        }
+        Job::Mail { id } => crate::auth::mailer::process(app, id).await,
         Job::Liabilities { env, shard, id } => {
-            ledger::liabilities::run(app, *env, *shard, &StatementId::from_text(id.as_str())).await
+            ledger::liabilities::run(app, *env, *shard, id).await
         }
         Job::Deliver { delivery_id } => {
-            webhooks::delivery::attempt(
-                app,
-                &DeliveryId::from_text(delivery_id),
-                webhooks::delivery::Mode::Scheduled,
-            )
-            .await?;
+            webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
+                .await?;
             Ok(())
         }
         Job::Cosign { env, shard } => {

@@ -3,6 +3,8 @@
 use bvs_core::types::Env;
 use serde::{Deserialize, Serialize};
 
+use crate::ids::{DeliveryId, MailRequestId, StatementId};
+
 /// Queue bindings (producers) by role. Each ledger shard's verification
 /// queue is `VERIFY_<ENV>_<n>` (`ledger::LogId::queue_binding`).
 pub const QUEUE_WEBHOOKS: &str = "WEBHOOKS";
@@ -28,10 +30,10 @@ pub enum Job {
     },
     /// One attempt at a webhook delivery (when due). Carries only the id;
     /// the delivery row is the truth, and a second ring is a no-op.
-    Deliver { delivery_id: String },
+    Deliver { delivery_id: DeliveryId },
     /// An account mail request (`auth::mailer`). Carries only the id; the
     /// request row is the truth, claimed once.
-    Mail { id: String },
+    Mail { id: MailRequestId },
     /// A log's cosigning job (issue 28, `ledger::witness::cosign`): rung
     /// after a head commits; submits the latest head to the witnesses.
     /// Carries no data; the log and the witness state are the truth.
@@ -40,5 +42,47 @@ pub enum Job {
     /// `ledger::liabilities::run`): in shard `shard` of `env`. Carries only
     /// the id; the statement row is the truth, and each page is guarded, so
     /// a second message is harmless.
-    Liabilities { env: Env, shard: u32, id: String },
+    Liabilities {
+        env: Env,
+        shard: u32,
+        id: StatementId,
+    },
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The messages' ids are typed, their JSON is the text it always was:
+    /// a message queued before the change is still read.
+    #[test]
+    fn typed_ids_keep_the_messages_json() {
+        let cases = [
+            (
+                Job::Deliver {
+                    delivery_id: DeliveryId::from_text("dlv_0123"),
+                },
+                r#"{"kind":"deliver","delivery_id":"dlv_0123"}"#,
+            ),
+            (
+                Job::Mail {
+                    id: MailRequestId::from_text("mrq_0123"),
+                },
+                r#"{"kind":"mail","id":"mrq_0123"}"#,
+            ),
+            (
+                Job::Liabilities {
+                    env: Env::Sandbox,
+                    shard: 2,
+                    id: StatementId::from_text("lst_0123"),
+                },
+                r#"{"kind":"liabilities","env":"sandbox","shard":2,"id":"lst_0123"}"#,
+            ),
+        ];
+        for (job, json) in cases {
+            assert_eq!(serde_json::to_string(&job).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Job>(json).unwrap(), job);
+        }
+    }
 }

@@ -39,12 +39,7 @@ pub async fn request(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> 
 /// Rings the mail queue for request `id`; failures are logged only.
 pub async fn ring(app: &App, id: MailRequestId) {
     let sent = match app.env.queue(QUEUE_MAIL) {
-        Ok(q) => {
-            q.send(Job::Mail {
-                id: id.into_string(),
-            })
-            .await
-        }
+        Ok(q) => q.send(Job::Mail { id }).await,
         Err(e) => Err(e),
     };
     if let Err(e) = sent {

@@ -257,7 +257,7 @@ pub async fn ring(app: &App, log: LogId, id: &StatementId) {
     let job = Job::Liabilities {
         env: log.env,
         shard: log.shard,
-        id: id.to_string(),
+        id: id.clone(),
     };
     let sent = match app.env.queue(QUEUE_WEBHOOKS) {
         Ok(q) => q.send(job).await,

@@ -172,7 +172,7 @@ fn divisor(app: &App) -> u64 {
 /// Failures are logged only: the sweeper re-queues due deliveries.
 pub async fn ring(app: &App, delivery_id: &DeliveryId, delay_ms: u64) {
     let job = Job::Deliver {
-        delivery_id: delivery_id.to_string(),
+        delivery_id: delivery_id.clone(),
     };
     let delay_secs = delay_ms.div_ceil(1000).min(QUEUE_DELAY_SECS_MAX);
     let sent = match app.env.queue(QUEUE_WEBHOOKS) {
@@ -207,7 +207,7 @@ pub async fn ring_all(app: &App, ids: &[DeliveryId]) {
         let jobs: Vec<Job> = chunk
             .iter()
             .map(|id| Job::Deliver {
-                delivery_id: id.to_string(),
+                delivery_id: id.clone(),
             })
             .collect();
         if let Err(e) = queue.send_batch(jobs).await {
