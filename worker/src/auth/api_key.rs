@@ -7,7 +7,7 @@ use bvs_core::types::{ApiKey, Env};
 use super::{env_label, Contract, KeyContext, INVALID_KEY};
 use crate::app::KeyCaller;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ids::{ContractId, TenantId};
+use crate::ids::TenantId;
 use crate::plan::Plan;
 use crate::secret::SecretDigest;
 use crate::store::contracts::ContractStatus;
@@ -57,7 +57,12 @@ pub fn admit(
         plan: row.plan.as_str(),
     };
     let tenant_id = row.tenant_id.clone();
-    let usable = refuse_unusable(&row, env).map(|()| {
+    let usable = refuse_unusable(&row, env).and_then(|()| {
+        // `refuse_unusable` admits only an active contract, which the
+        // key's read found with its id.
+        let contract_id = row
+            .contract_id
+            .ok_or_else(|| ApiError::internal("an active contract read without its id"))?;
         let stale = row
             .last_used_at
             .is_none_or(|t| now_ms.saturating_sub(t) >= LAST_USED_RESOLUTION_MS);
@@ -67,14 +72,14 @@ pub fn admit(
             key_id: row.id,
             plan: row.plan,
             shard: row.shard.unwrap_or(0),
-            contract_id: row.contract_id.unwrap_or_else(|| ContractId::from_text("")),
+            contract_id,
         };
-        Usable {
+        Ok(Usable {
             contract: contract(&ctx, pool_id),
             plan: row.plan,
             stale,
             ctx,
-        }
+        })
     });
     Ok(Admitted {
         tenant_id,
