@@ -2,11 +2,11 @@
 //! request log line of a request named by its `Request-Id`: `d1Calls`
 //! (every D1 call), `d1Trips` (the sequential ones: calls made
 //! concurrently count once) and `doCalls` (Durable Object calls). The
-//! counters are per isolate, so requests are sent one at a time on a
-//! quiet server (no sequencer run in between: a probe that emits waits
-//! for its deltas to anchor before the next try) and each counter is the
-//! median of the tries (a stray after-response write of one try, such as
-//! the key's once-a-minute `lastUsedAt`, moves no median).
+//! counters are the request's own (other requests, queue batches and
+//! after-response writes count elsewhere), and each counter is the median
+//! of the tries: a route's own work can vary between tries (a key's first
+//! request in an isolate reads more than one under a live lease), and
+//! a probe that emits waits for its deltas to anchor before the next try.
 //!
 //! [`prepare`] builds the sample both `bench/fastpath.sh` (which prints
 //! it) and `tests/tests/trips.rs` (which pins it) use: one customer with

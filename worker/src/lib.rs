@@ -46,6 +46,12 @@ fn start() {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    // The request's storage round trips are its own, however many
+    // requests the isolate interleaves with it.
+    roundtrips::scoped(respond(req, env, ctx)).await
+}
+
+async fn respond(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let app = App::for_request(env, ctx);
     let trips = roundtrips::mark();
     let kdf_before = roundtrips::kdf_count();

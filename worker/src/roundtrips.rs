@@ -1,58 +1,121 @@
-//! Storage round trips counted per isolate (issue 16): every D1 call
+//! Storage round trips counted per request (issue 16): every D1 call
 //! (`first`, `all`, `run`, `batch`, one each) and every Durable Object
-//! call. The request log line in DEV_MODE reports the difference over the
-//! request as `d1Calls` and `doCalls`, and as `d1Trips` the *sequential*
-//! D1 round trips: the calls that started while no other D1 call was in
-//! flight (calls made concurrently, e.g. with `join`, count once).
-//! Requests that overlap in one isolate see each other's calls, so the
-//! bench and `tests/tests/trips.rs` measure one request at a time.
+//! call. The request log line in DEV_MODE reports them as `d1Calls` and
+//! `doCalls`, and as `d1Trips` the *sequential* D1 round trips: the calls
+//! that started while no other D1 call of the request was in flight
+//! (calls made concurrently, e.g. with `join`, count once).
 //!
 //! Password key derivations (PBKDF2) are counted the same way and reported
 //! as `kdfCalls`, so a black-box test can see that a refused request
 //! derived no key (issue 14: reset-password checks its token first).
+//!
+//! Requests that overlap in one isolate do not see each other's calls:
+//! [`scoped`] runs a request's future with its own counters made current
+//! while it is polled (an isolate runs one future at a time, so a call is
+//! counted for the request whose code started it). Work outside a request
+//! (queue batches, cron, the request log's background flush) is counted
+//! nowhere.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
 
-static D1: AtomicU64 = AtomicU64::new(0);
-static D1_IN_FLIGHT: AtomicU64 = AtomicU64::new(0);
-static D1_SEQUENTIAL: AtomicU64 = AtomicU64::new(0);
-static DURABLE_OBJECT: AtomicU64 = AtomicU64::new(0);
+/// One request's counters.
+#[derive(Default)]
+struct Counts {
+    d1: Cell<u64>,
+    d1_in_flight: Cell<u64>,
+    d1_sequential: Cell<u64>,
+    durable_object: Cell<u64>,
+    kdf: Cell<u64>,
+}
 
-static KDF: AtomicU64 = AtomicU64::new(0);
+impl Counts {
+    fn add(cell: &Cell<u64>) {
+        cell.set(cell.get().saturating_add(1));
+    }
+}
+
+thread_local! {
+    /// The counters of the request being polled, if any.
+    static CURRENT: RefCell<Option<Rc<Counts>>> = const { RefCell::new(None) };
+}
+
+fn current() -> Option<Rc<Counts>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Runs `request` with counters of its own (see the module's text).
+pub fn scoped<F: Future>(request: F) -> Scoped<F> {
+    Scoped {
+        counts: Rc::new(Counts::default()),
+        request: Box::pin(request),
+    }
+}
+
+/// A request's future with its counters (see [`scoped`]).
+pub struct Scoped<F> {
+    counts: Rc<Counts>,
+    request: Pin<Box<F>>,
+}
+
+impl<F: Future> Future for Scoped<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = &mut *self;
+        let outer = CURRENT.with(|c| c.replace(Some(Rc::clone(&this.counts))));
+        let polled = this.request.as_mut().poll(cx);
+        CURRENT.with(|c| *c.borrow_mut() = outer);
+        polled
+    }
+}
 
 /// One password key derivation.
 pub fn kdf() {
-    KDF.fetch_add(1, Ordering::Relaxed);
+    if let Some(counts) = current() {
+        Counts::add(&counts.kdf);
+    }
 }
 
-/// Password key derivations so far, to subtract at the end of a request.
+/// Password key derivations of this request so far.
 pub fn kdf_count() -> u64 {
-    KDF.load(Ordering::Relaxed)
+    current().map_or(0, |c| c.kdf.get())
 }
 
 /// One D1 round trip, in flight until the returned guard is dropped
 /// (hold it across the call's `await`).
 pub fn d1() -> D1Trip {
-    D1.fetch_add(1, Ordering::Relaxed);
-    if D1_IN_FLIGHT.fetch_add(1, Ordering::Relaxed) == 0 {
-        D1_SEQUENTIAL.fetch_add(1, Ordering::Relaxed);
+    let counts = current();
+    if let Some(c) = &counts {
+        Counts::add(&c.d1);
+        if c.d1_in_flight.get() == 0 {
+            Counts::add(&c.d1_sequential);
+        }
+        Counts::add(&c.d1_in_flight);
     }
-    D1Trip
+    D1Trip(counts)
 }
 
 /// A D1 call in flight (see [`d1`]).
 #[must_use = "hold the guard across the call's await"]
-pub struct D1Trip;
+pub struct D1Trip(Option<Rc<Counts>>);
 
 impl Drop for D1Trip {
     fn drop(&mut self) {
-        D1_IN_FLIGHT.fetch_sub(1, Ordering::Relaxed);
+        if let Some(c) = &self.0 {
+            c.d1_in_flight.set(c.d1_in_flight.get().saturating_sub(1));
+        }
     }
 }
 
 /// One Durable Object call.
 pub fn durable_object() {
-    DURABLE_OBJECT.fetch_add(1, Ordering::Relaxed);
+    if let Some(counts) = current() {
+        Counts::add(&counts.durable_object);
+    }
 }
 
 /// The counters now, to subtract at the end of a request.
@@ -72,10 +135,12 @@ pub struct Used {
 }
 
 pub fn mark() -> Mark {
+    let counts = current();
+    let get = |f: fn(&Counts) -> &Cell<u64>| counts.as_deref().map_or(0, |c| f(c).get());
     Mark {
-        d1: D1.load(Ordering::Relaxed),
-        d1_sequential: D1_SEQUENTIAL.load(Ordering::Relaxed),
-        durable_object: DURABLE_OBJECT.load(Ordering::Relaxed),
+        d1: get(|c| &c.d1),
+        d1_sequential: get(|c| &c.d1_sequential),
+        durable_object: get(|c| &c.durable_object),
     }
 }
 
@@ -88,5 +153,63 @@ impl Mark {
             d1_sequential: now.d1_sequential.saturating_sub(self.d1_sequential),
             durable_object: now.durable_object.saturating_sub(self.durable_object),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use futures_util::future::{join, poll_fn};
+
+    /// Polls `f` until it is ready (the futures here only yield).
+    fn block_on<F: Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                return v;
+            }
+        }
+    }
+
+    /// Yields once, so two scoped futures interleave like two requests.
+    fn yield_once() -> impl Future<Output = ()> {
+        let mut yielded = false;
+        poll_fn(move |cx| {
+            if yielded {
+                Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+    }
+
+    async fn request(d1_calls: u64) -> (u64, u64) {
+        let start = mark();
+        for _ in 0..d1_calls {
+            let _trip = d1();
+            yield_once().await;
+        }
+        let used = start.since();
+        (used.d1, used.d1_sequential)
+    }
+
+    #[test]
+    fn interleaved_requests_count_only_their_own_calls() {
+        let (a, b) = block_on(join(scoped(request(3)), scoped(request(5))));
+        assert_eq!(a, (3, 3));
+        assert_eq!(b, (5, 5));
+    }
+
+    #[test]
+    fn work_outside_a_request_is_counted_nowhere() {
+        drop(d1());
+        durable_object();
+        kdf();
+        assert_eq!(mark().d1, 0);
+        assert_eq!(kdf_count(), 0);
     }
 }
