@@ -1,6 +1,7 @@
 //! JSON views of stored rows, with the spec's field names.
 
 use bvs_core::amount::Amount;
+use bvs_core::derive::DerivedDelta;
 use bvs_core::hash::Hash32;
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Period};
@@ -24,24 +25,13 @@ fn metadata(text: Option<&str>) -> ApiResult<Option<Value>> {
         .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))
 }
 
-/// The Delta object of derive responses: its `itemsRoot`/`receiptId` is
-/// the root over its own ledger's deltas of its submission
-/// (`DeltaRow::proof_root`), never a batch root over other customers'.
+/// The Delta object of derive responses: the one receipts list
+/// ([`derived`]), and where the delta stands in its ledger and in the log.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeltaView {
-    pub anchor_id: AnchorId,
-    pub item_hash: Hash32,
-    pub items_root: Hash32,
-    pub receipt_id: Hash32,
-    pub delta: Amount,
-    pub reason: Option<String>,
-    pub reference_id: Option<String>,
-    pub window: Option<String>,
-    pub declared_timestamp: String,
-    pub block_timestamp: Option<String>,
-    pub data_purged: bool,
-    pub verified: bool,
+    #[serde(flatten)]
+    pub delta: DerivedDelta,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_seq: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,26 +39,46 @@ pub struct DeltaView {
 }
 
 impl DeltaView {
+    /// # Errors
+    /// As [`derived`].
     pub fn from_row(row: &DeltaRow) -> ApiResult<DeltaView> {
         Ok(DeltaView {
-            anchor_id: row.anchor_id.clone(),
-            item_hash: row.item_hash,
-            items_root: row.proof_root(),
-            receipt_id: row.proof_root(),
-            delta: row.delta,
-            reason: row.reason.clone(),
-            reference_id: row.reference_id.clone(),
-            window: row
-                .verified_at
-                .map(|ms| Period::containing(i64::try_from(ms).unwrap_or(i64::MAX)).to_string()),
-            declared_timestamp: iso(row.declared_at),
-            block_timestamp: row.verified_at.map(iso),
-            data_purged: row.data_purged != 0,
-            verified: row.status == ItemStatus::Verified,
+            delta: derived(row)?,
             ledger_seq: row.ledger_seq,
             leaf_index: row.leaf_index,
         })
     }
+}
+
+/// A verified row as the spec's Delta object (derive and receipts): its
+/// `itemsRoot`/`receiptId` is the root over its own ledger's deltas of
+/// its submission (`DeltaRow::proof_root`), never a batch root over other
+/// customers'.
+///
+/// # Errors
+/// Internal, for a row that is not verified (derive and receipts list
+/// only verified rows).
+pub fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
+    let verified_at = row
+        .verified_at
+        .ok_or_else(|| ApiError::internal("a listed delta is not verified"))?;
+    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    Ok(DerivedDelta {
+        anchor_id: row.anchor_id.to_string(),
+        item_hash: row.item_hash,
+        items_root: row.proof_root(),
+        receipt_id: row.proof_root(),
+        delta: row.delta,
+        reason: row.reason.clone(),
+        reference_id: row.reference_id.clone(),
+        window: Period::containing(ms(verified_at)),
+        declared_timestamp: ms(row.declared_at),
+        block_timestamp: ms(verified_at),
+        data_purged: row.data_purged != 0,
+        verified: true,
+        seq: row.ledger_seq.unwrap_or(0),
+        balance_after: row.balance_after.unwrap_or(Amount::ZERO),
+    })
 }
 
 /// The full delta record: raw context included (while not purged).

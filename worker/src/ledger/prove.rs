@@ -162,7 +162,7 @@ impl Listed {
         let head = read
             .head
             .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
-        let deltas: Vec<DerivedDelta> = rows.iter().map(derived).collect::<ApiResult<_>>()?;
+        let deltas: Vec<DerivedDelta> = rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
         let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
         let root = merkle::root(&item_hashes);
         let plan = super::agreement::plan_receipt(
@@ -327,29 +327,6 @@ fn proven(
         });
     }
     Ok(items)
-}
-
-fn derived(row: &DeltaRow) -> ApiResult<DerivedDelta> {
-    let verified_at = row
-        .verified_at
-        .ok_or_else(|| ApiError::internal("receipt delta is not verified"))?;
-    let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    Ok(DerivedDelta {
-        anchor_id: row.anchor_id.to_string(),
-        item_hash: row.item_hash,
-        items_root: row.proof_root(),
-        receipt_id: row.proof_root(),
-        delta: row.delta,
-        reason: row.reason.clone(),
-        reference_id: row.reference_id.clone(),
-        window: Period::containing(ms(verified_at)),
-        declared_timestamp: ms(row.declared_at),
-        block_timestamp: ms(verified_at),
-        data_purged: row.data_purged != 0,
-        verified: true,
-        seq: row.ledger_seq.unwrap_or(0),
-        balance_after: row.balance_after.unwrap_or(Amount::ZERO),
-    })
 }
 
 /// The delta's content as hashed, while retention has not purged it.
