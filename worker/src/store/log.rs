@@ -282,7 +282,7 @@ pub fn insert_tiles<'a>(tiles: &'a [(TileCoord, Vec<u8>)]) -> Statements<'a> {
 }
 
 /// `tiles` written by `insert`, then their narrower copies dropped.
-fn insert_tiles_with<'a>(insert: &'a ListSql, tiles: &'a [(TileCoord, Vec<u8>)]) -> Statements<'a> {
+fn insert_tiles_with<'a>(insert: &ListSql, tiles: &'a [(TileCoord, Vec<u8>)]) -> Statements<'a> {
     let mut out = chunked(insert, &[], tiles, |(c, data), args| {
         args.extend([
             Arg::Int(i64::from(c.level)),
