@@ -18,7 +18,7 @@
 pub mod accounts;
 pub mod agreements;
 #[cfg(test)]
-mod binds;
+mod binds_tests;
 pub mod charts;
 pub mod checkpoints;
 pub mod contracts;

@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn the_highest_placeholder_is_read_whatever_the_order() {
-        assert_eq!(highest_placeholder("SELECT 1"), 0);
+        assert_eq!(highest_placeholder("VALUES (1)"), 0);
         assert_eq!(
             highest_placeholder("WHERE a = ?2 AND b = ?12 OR c = ?1"),
             12
