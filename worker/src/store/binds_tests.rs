@@ -242,6 +242,15 @@ fn log_events_and_ledger_rounds_bind_every_placeholder() {
         first_leaf: 0,
         last_leaf: 0,
     };
+    let tenant_window = super::ledgers::TenantWindowRow {
+        tenant_id: tenant.clone(),
+        window: "2026-11".into(),
+        deltas_count: 1,
+        net_delta: Amount::ZERO,
+        first_leaf: 0,
+        last_leaf: 0,
+        frontier: String::new(),
+    };
     let keys = [(tenant.clone(), customer.clone())];
     let failed = super::events::FailedItem::Delta(&anchor);
     all(vec![
@@ -262,6 +271,7 @@ fn log_events_and_ledger_rounds_bind_every_placeholder() {
             super::ledgers::round_reads(&keys, std::slice::from_ref(&tenant), "2026-11").unwrap(),
         ),
         super::ledgers::update_all(&[update], "2026-11", 1).unwrap(),
+        super::ledgers::upsert_tenant_windows(&[tenant_window], "2026-11").unwrap(),
         vec![
             super::witnesses::publish(3, "note".into(), 1, true, 1).unwrap(),
             super::witnesses::record(
