@@ -284,20 +284,15 @@ impl Guard {
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn statements(
-        &self,
-        db: &worker::D1Database,
-        status: u16,
-        body: &str,
-    ) -> ApiResult<Vec<worker::D1PreparedStatement>> {
-        idem_store::claim_and_answer(db, &self.claim(), status, body)
+    pub fn statements(&self, status: u16, body: String) -> ApiResult<Vec<crate::store::Query<'_>>> {
+        idem_store::claim_and_answer(&self.claim(), status, body)
     }
 
     /// After a write that is idempotent by itself: stores its answer under
     /// the key. If another request took the key meanwhile, its answer
     /// stands and this one is logged only.
     pub async fn record(&self, db: &worker::D1Database, status: u16, body: &str) {
-        let stored = match self.statements(db, status, body) {
+        let stored = match self.statements(status, body.to_owned()) {
             Ok(statements) => crate::store::batch(db, statements).await.map(drop),
             Err(e) => Err(e),
         };

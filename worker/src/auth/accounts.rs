@@ -98,13 +98,12 @@ pub async fn create(app: &App, r: &Registration) -> ApiResult<UserId> {
         password_hash: &password_hash,
     };
     let mut statements = vec![
-        store::insert_tenant(&db, &tenant_id, &r.company, now)?,
-        store::insert_user(&db, &user, now)?,
-        contracts::insert_active(&db, &contract_id, &tenant_id, Env::Sandbox, shard, now)?,
+        store::insert_tenant(&tenant_id, &r.company, now)?,
+        store::insert_user(&user, now)?,
+        contracts::insert_active(&contract_id, &tenant_id, Env::Sandbox, shard, now)?,
     ];
     let expires = now + VERIFY_TOKEN_LIFETIME_MS;
     statements.extend(store::issue_token(
-        &db,
         &token_hash,
         &user_id,
         PURPOSE_VERIFY_EMAIL,

@@ -69,9 +69,9 @@ pub async fn process(app: &App, id: &MailRequestId) -> ApiResult<()> {
         MailKind::ResetPassword => (PURPOSE_RESET_PASSWORD, RESET_TOKEN_LIFETIME_MS),
     };
     let token = ids::random_token(EMAIL_TOKEN_CHARS)?;
+    let token_hash = SecretDigest::of(&token);
     let statements = accounts::issue_token(
-        &db,
-        &SecretDigest::of(&token),
+        &token_hash,
         &user.id,
         purpose,
         app.now_ms + lifetime,

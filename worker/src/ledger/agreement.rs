@@ -165,12 +165,12 @@ pub struct Inviter<'a> {
 ///
 /// # Errors
 /// 404 for a customer without a ledger; 402 past the plan's invitations.
-pub async fn invite(
+pub async fn invite<'x>(
     app: &App,
     by: &Inviter<'_>,
     customer_id: &CustomerId,
     base_url: &str,
-    extra: &dyn Fn(&InvitationView) -> ApiResult<Vec<worker::D1PreparedStatement>>,
+    extra: &'x dyn Fn(&InvitationView) -> ApiResult<Vec<crate::store::Query<'x>>>,
 ) -> ApiResult<InvitationView> {
     let (log, tenant_id) = (by.log, by.tenant_id);
     let db = db(app, log)?;
@@ -204,8 +204,8 @@ pub async fn invite(
     // answer) in one batch: a retried POST never makes a second invitation,
     // and a refused one leaves nothing behind.
     let mut statements = vec![
-        meters::raise(&db, &raises[0])?,
-        agreements::insert_invitation(&db, &row)?,
+        meters::raise(&raises[0])?,
+        agreements::insert_invitation(&row)?,
     ];
     statements.extend(extra(&view)?);
     meters::batch(&db, statements, &raises)

@@ -44,16 +44,15 @@ pub async fn ledger_roots(app: &App, log: LogId) -> ApiResult<u64> {
     }
     let mut statements = Vec::new();
     let mut new_roots = Vec::new();
-    for part in ledger_parts(&rows) {
+    let parts = ledger_parts(&rows);
+    for part in &parts {
         statements.push(deltas::set_ledger_root(
-            &db,
             &part.submission_id,
             &part.customer_id,
             &part.root,
         )?);
         if part.root != part.items_root {
             statements.push(ledgers::replace_latest_root(
-                &db,
                 &part.tenant_id,
                 &part.customer_id,
                 &part.items_root,

@@ -7,13 +7,14 @@ use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
-use worker::{D1Database, D1PreparedStatement, D1Result};
+use worker::D1Result;
 
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
 use crate::store::deltas::DeltaRow;
 use crate::store::ledgers::{self, FrontierRow, LedgerRow, LedgerUpdate, TenantWindowRow};
 use crate::store::rows;
+use crate::store::Query;
 
 /// One ledger's state through a round.
 struct LedgerRound {
@@ -47,11 +48,7 @@ impl Balances {
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn reads(
-        db: &D1Database,
-        deltas: &[DeltaRow],
-        window: &str,
-    ) -> ApiResult<[D1PreparedStatement; 3]> {
+    pub fn reads<'a>(deltas: &[DeltaRow], window: &'a str) -> ApiResult<[Query<'a>; 3]> {
         let mut keys: Vec<(TenantId, CustomerId)> = deltas
             .iter()
             .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
@@ -60,7 +57,7 @@ impl Balances {
         keys.dedup();
         let mut tenant_ids: Vec<TenantId> = keys.iter().map(|(t, _)| t.clone()).collect();
         tenant_ids.dedup();
-        ledgers::round_reads(db, &keys, &tenant_ids, window)
+        ledgers::round_reads(&keys, &tenant_ids, window)
     }
 
     /// The balances from the results of [`Balances::reads`] at `at`.
@@ -153,12 +150,7 @@ impl Balances {
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn statements(
-        self,
-        db: &D1Database,
-        now: u64,
-        window: &str,
-    ) -> ApiResult<Vec<D1PreparedStatement>> {
+    pub fn statements<'a>(self, now: u64, window: &'a str) -> ApiResult<Vec<Query<'a>>> {
         let updates: Vec<LedgerUpdate<'_>> = self
             .ledgers
             .iter()
@@ -178,7 +170,7 @@ impl Balances {
             .collect();
         let mut out = Vec::new();
         if !updates.is_empty() {
-            out.extend(ledgers::update_all(db, &updates, window, now)?);
+            out.extend(ledgers::update_all(&updates, window, now)?);
         }
         let windows: Vec<TenantWindowRow> = self
             .tenants
@@ -190,7 +182,7 @@ impl Balances {
             })
             .collect();
         if !windows.is_empty() {
-            out.extend(ledgers::upsert_tenant_windows(db, &windows, window)?);
+            out.extend(ledgers::upsert_tenant_windows(&windows, window)?);
         }
         Ok(out)
     }

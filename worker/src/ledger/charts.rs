@@ -15,13 +15,14 @@ use std::collections::BTreeMap;
 
 use bvs_core::time::parse_iso_ms;
 use bvs_core::types::CustomerId;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
 use crate::store::charts::{self as store, DayRaise, DayRow, PointRow};
 use crate::store::events::{EventKind, EventRow};
 use crate::store::ledgers::LedgerRow;
+use crate::store::Query;
 
 /// Points of a balance chart at most: past it the history is sampled
 /// (every k-th verified delta, the first and the last).
@@ -153,11 +154,8 @@ pub fn raises(events: &[EventRow]) -> Vec<DayRaise> {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn raise_statements(
-    db: &D1Database,
-    events: &[EventRow],
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    store::raise_days(db, &raises(events))
+pub fn raise_statements<'a>(events: &[EventRow]) -> ApiResult<Vec<Query<'a>>> {
+    store::raise_days(&raises(events))
 }
 
 /// One day's figures.

@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Page, Period};
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
@@ -84,7 +84,7 @@ struct Window {
 
 /// Statements a caller adds to the checkpoint's own batch, made from the
 /// row about to be written (an Idempotency-Key's claim and answer).
-pub type Extra<'a> = &'a dyn Fn(&CheckpointRow) -> ApiResult<Vec<D1PreparedStatement>>;
+pub type Extra<'a> = &'a dyn Fn(&CheckpointRow) -> ApiResult<Vec<crate::store::Query<'a>>>;
 
 /// Fixes the covered deltas and their root now (QUEUED) and rings the
 /// sequencer, which commits the root to the log. `extra` statements join
@@ -127,10 +127,7 @@ pub async fn create(
         &period_text,
         plan,
     )];
-    let mut statements = vec![
-        meters::raise(&db, &raises[0])?,
-        checkpoints::insert_stmt(&db, &row)?,
-    ];
+    let mut statements = vec![meters::raise(&raises[0])?, checkpoints::insert_stmt(&row)?];
     statements.extend(extra(&row)?);
     meters::batch(&db, statements, &raises)
         .await?

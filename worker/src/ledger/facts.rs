@@ -37,9 +37,9 @@ pub async fn record(
         meter::bytes(tenant_id, stored, plan),
     ];
     let statements = vec![
-        facts::insert_stmt(&db, tenant_id, &hash, content, metadata, app.now_ms)?,
-        meters::raise_if_changed(&db, &raises[0])?,
-        meters::raise_if_changed(&db, &raises[1])?,
+        facts::insert_stmt(tenant_id, &hash, content, metadata, app.now_ms)?,
+        meters::raise_if_changed(&raises[0])?,
+        meters::raise_if_changed(&raises[1])?,
     ];
     let results = meters::batch(&db, statements, &raises)
         .await?
@@ -127,16 +127,13 @@ impl<'a> FactWrite<'a> {
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn statements(
-        &self,
-        db: &worker::D1Database,
-    ) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+    pub fn statements(&self) -> ApiResult<Vec<crate::store::Query<'_>>> {
         let (t, metadata) = (self.tenant_id, Some(self.metadata.as_str()));
         let [monthly, bytes] = self.raises();
         Ok(vec![
-            facts::insert_stmt(db, t, &self.hash, self.content, metadata, self.now_ms)?,
-            meters::raise_if_changed(db, &monthly)?,
-            meters::raise_if_changed(db, &bytes)?,
+            facts::insert_stmt(t, &self.hash, self.content, metadata, self.now_ms)?,
+            meters::raise_if_changed(&monthly)?,
+            meters::raise_if_changed(&bytes)?,
         ])
     }
 }

@@ -170,7 +170,6 @@ pub async fn request(
     store::batch(
         &db,
         vec![store_l::insert_stmt(
-            &db,
             &id,
             tenant_id,
             log.env,
@@ -354,7 +353,6 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
             )));
         }
         let s = store_l::set_snapshot(
-            db,
             &row.id,
             &row.snapshot_cursor,
             0,
@@ -378,10 +376,9 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
     let plan = plan_of(app, &row.tenant_id).await?;
     let bytes = stored(rows.iter().map(|r| r.1.as_str()), 64 + 24 + 32);
     let raise = meter::bytes(&row.tenant_id, bytes, plan);
-    let mut statements = vec![meters::raise(db, &raise)?];
-    statements.extend(store_l::insert_ledgers(db, &row.id, &rows)?);
+    let mut statements = vec![meters::raise(&raise)?];
+    statements.extend(store_l::insert_ledgers(&row.id, &rows)?);
     statements.push(store_l::set_snapshot(
-        db,
         &row.id,
         last.as_str(),
         rows.len() as u64,
@@ -438,13 +435,13 @@ async fn build_page(
     let plan = plan_of(app, &row.tenant_id).await?;
     let bytes = stored(nodes.iter().map(|n| n.4.as_str()), 64 + 24);
     let raise = meter::bytes(&row.tenant_id, bytes, plan);
-    let mut statements = vec![meters::raise(db, &raise)?];
-    statements.extend(store_l::insert_nodes(db, &row.id, &nodes)?);
-    statements.extend(store_l::set_indexes(db, &row.id, &indexes)?);
+    let builder_text = builder.to_text();
+    let mut statements = vec![meters::raise(&raise)?];
+    statements.extend(store_l::insert_nodes(&row.id, &nodes)?);
+    statements.extend(store_l::set_indexes(&row.id, &indexes)?);
     statements.push(store_l::set_built(
-        db,
         &row.id,
-        &builder.to_text(),
+        &builder_text,
         &last,
         page.len() as u64,
         app.now_ms,
@@ -490,7 +487,7 @@ async fn finish(
     // proof-root index); recorded first, so a published statement always
     // has its row (an orphan row of a failed batch names nothing).
     store::roots::insert(&app.control_db()?, &item, log.env, log.shard, app.now_ms).await?;
-    store::batch(db, vec![store_l::set_queued(db, &row.id, &f, app.now_ms)?]).await?;
+    store::batch(db, vec![store_l::set_queued(&row.id, &f, app.now_ms)?]).await?;
     Ok(Step::Queued)
 }
 

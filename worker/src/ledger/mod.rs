@@ -31,7 +31,7 @@ use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::TreeSize;
 use bvs_core::note;
 use bvs_core::types::Env;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
@@ -157,11 +157,13 @@ pub async fn require_ledger(
         })
 }
 
-/// What one append writes: the grown tiles, the leaves and the size the
-/// tiles cover (statements, in order), and the new signed head, which the
-/// caller inserts last.
+/// What one append writes: the grown tiles (`store::log::insert_tiles`,
+/// whose statements borrow their bytes), then `rest` (a pre-tiles log's
+/// stored hashes, the leaves and the size the tiles cover), in that order,
+/// and the new signed head, which the caller inserts last.
 pub struct Appended {
-    pub statements: Vec<D1PreparedStatement>,
+    pub tiles: Vec<(bvs_core::tiles::TileCoord, Vec<u8>)>,
+    pub rest: Vec<store::Query<'static>>,
     pub head: store::log::HeadRow,
 }
 
@@ -175,7 +177,6 @@ pub struct Appended {
 /// # Errors
 /// A tile that is missing, or the signing key.
 pub fn append_and_sign(
-    db: &D1Database,
     key: &LogKey,
     old_size: u64,
     leaves: &[store::log::NewLeaf],
@@ -186,9 +187,8 @@ pub fn append_and_sign(
     let items: Vec<Hash32> = leaves.iter().map(|l| l.item_hash).collect();
     let growth = tiles::grow(old_size, &items, tiles)?;
     let note_text = key.sign(new_size, &growth.root)?;
-    let mut statements = store::log::insert_tiles(db, &growth.tiles)?;
-    statements.extend(store::log::insert_leaf_set(db, leaves, now_ms)?);
-    statements.push(store::log::set_tiles_size(db, new_size)?);
+    let mut rest = store::log::insert_leaf_set(leaves, now_ms)?;
+    rest.push(store::log::set_tiles_size(new_size)?);
     let head = store::log::HeadRow {
         tree_size: new_size,
         root: growth.root,
@@ -196,7 +196,11 @@ pub fn append_and_sign(
         note: note_text,
         created_at: now_ms,
     };
-    Ok(Appended { statements, head })
+    Ok(Appended {
+        tiles: growth.tiles,
+        rest,
+        head,
+    })
 }
 
 /// Benchmark fixture (DEV_MODE only, see routes::dev): appends `count`
@@ -232,10 +236,11 @@ pub async fn grow_synthetic(
         } else {
             let coords = tiles::tiles_for_append(old, n)?;
             let have = store::log::tiles_with(&db, &coords, Vec::new()).await?;
-            append_and_sign(&db, &key, old, &leaves, &have, app.now_ms)?
+            append_and_sign(&key, old, &leaves, &have, app.now_ms)?
         };
-        let mut statements = appended.statements;
-        statements.push(store::log::insert_head(&db, &appended.head)?);
+        let mut statements = store::log::insert_tiles(&appended.tiles)?;
+        statements.extend(appended.rest);
+        statements.push(store::log::insert_head(&appended.head)?);
         store::batch(&db, statements).await?;
         done += n;
     }
@@ -262,8 +267,8 @@ async fn append_legacy(
     }
     let root = log::tree_root(TreeSize(new_size), &hashes).map_err(ApiError::internal)?;
     let note_text = key.sign(new_size, &root)?;
-    let mut statements = store::log::insert_stored_hashes(db, &written)?;
-    statements.extend(store::log::insert_leaf_set(db, leaves, now_ms)?);
+    let mut rest = store::log::insert_stored_hashes(&written)?;
+    rest.extend(store::log::insert_leaf_set(leaves, now_ms)?);
     let head = store::log::HeadRow {
         tree_size: new_size,
         root,
@@ -271,5 +276,9 @@ async fn append_legacy(
         note: note_text,
         created_at: now_ms,
     };
-    Ok(Appended { statements, head })
+    Ok(Appended {
+        tiles: Vec::new(),
+        rest,
+        head,
+    })
 }

@@ -106,7 +106,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
             &db,
             &listed.leaves,
             listed.size,
-            vec![receipts::record(&db, &record)?],
+            vec![receipts::record(&record)?],
         ),
     )
     .await?;

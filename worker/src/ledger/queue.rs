@@ -131,13 +131,13 @@ pub async fn read(db: &D1Database, cursor: &str, skip: &BTreeSet<String>) -> Api
     let results = store::batch(
         db,
         vec![
-            log_store::latest_head_statement(db)?,
-            log_store::tiles_size_statement(db)?,
-            deltas::queued_tenants_statement(db, cursor, FAIR_TENANTS)?,
-            deltas::queued_fair_statement(db, cursor, FAIR_TENANTS, FAIR_PER_TENANT, first)?,
-            facts::queued_statement(db, others)?,
-            checkpoints::queued_statement(db, others)?,
-            liabilities::queued_statement(db, others)?,
+            log_store::latest_head_statement()?,
+            log_store::tiles_size_statement()?,
+            deltas::queued_tenants_statement(cursor, FAIR_TENANTS)?,
+            deltas::queued_fair_statement(cursor, FAIR_TENANTS, FAIR_PER_TENANT, first)?,
+            facts::queued_statement(others)?,
+            checkpoints::queued_statement(others)?,
+            liabilities::queued_statement(others)?,
         ],
     )
     .await?;

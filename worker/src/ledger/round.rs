@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use bvs_core::hash::Hash32;
 use bvs_core::types::Period;
-use worker::{D1Database, D1PreparedStatement};
 
 use super::balances::Balances;
 use super::queue::Item;
@@ -22,6 +21,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::facts::{self, FactRow};
 use crate::store::liabilities::{self as liabilities, StatementRow};
 use crate::store::log::{HeadRow, LeafKind, NewLeaf};
+use crate::store::Query;
 use crate::store::{meters, CheckpointStatus, ItemStatus};
 use crate::views;
 
@@ -180,25 +180,24 @@ pub fn window_of(now: u64) -> String {
 /// Everything the round's items change besides the log: the deltas'
 /// verification with their ledgers' aggregates and windows and the
 /// tenants' backlogs, the facts' and checkpoints' marks, and the outbox
-/// events, each table in one statement per JSON set.
+/// events, each table in one statement per JSON set. `window` is the
+/// round's month ([`window_of`] `now`).
 ///
 /// # Errors
 /// A ledger missing for a delta, a balance past its limits, or a value
 /// that cannot be bound.
-pub fn writes(
-    db: &D1Database,
-    plan: &Plan,
-    head: &HeadRow,
-    now: u64,
+pub fn writes<'a>(
+    plan: &'a Plan,
+    head: &'a HeadRow,
+    (now, window): (u64, &'a str),
     mut balances: Balances,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let window = window_of(now);
+) -> ApiResult<Vec<Query<'a>>> {
     let mut outbox = Vec::new();
     let mut verified = Vec::with_capacity(plan.deltas.len());
     let mut released: BTreeMap<&str, u64> = BTreeMap::new();
     for (i, d) in plan.deltas.iter().enumerate() {
         let leaf_index = plan.old_size + i as u64;
-        let (ledger_seq, balance_after) = balances.add(d, leaf_index, &window)?;
+        let (ledger_seq, balance_after) = balances.add(d, leaf_index, window)?;
         let v = deltas::VerifiedDelta {
             anchor_id: &d.anchor_id,
             leaf_index,
@@ -213,16 +212,11 @@ pub fn writes(
     }
     let mut statements = Vec::new();
     if !verified.is_empty() {
-        statements.extend(deltas::mark_verified_all(
-            db,
-            &verified,
-            head.tree_size,
-            now,
-        )?);
+        statements.extend(deltas::mark_verified_all(&verified, head.tree_size, now)?);
         let released: Vec<(&str, u64)> = released.into_iter().collect();
-        statements.extend(meters::release_backlog_all(db, &released)?);
+        statements.extend(meters::release_backlog_all(&released)?);
     }
-    statements.extend(balances.statements(db, now, &window)?);
+    statements.extend(balances.statements(now, window)?);
     if !plan.facts.is_empty() {
         let marks: Vec<(&str, &Hash32, u64)> = plan
             .facts
@@ -230,7 +224,7 @@ pub fn writes(
             .enumerate()
             .map(|(i, f)| (f.tenant_id.as_str(), &f.content_hash, plan.fact_leaf(i)))
             .collect();
-        statements.extend(facts::mark_verified_all(db, &marks, head.tree_size, now)?);
+        statements.extend(facts::mark_verified_all(&marks, head.tree_size, now)?);
     }
     if !plan.checkpoints.is_empty() {
         let mut marks = Vec::with_capacity(plan.checkpoints.len());
@@ -240,27 +234,21 @@ pub fn writes(
             outbox.push(checkpoint_verified_event(c, leaf, head, now)?);
         }
         statements.extend(checkpoints::mark_committed_all(
-            db,
             &marks,
             head.tree_size,
             now,
         )?);
     }
-    statements.extend(statement_marks(db, plan, head, now)?);
+    statements.extend(statement_marks(plan, head, now)?);
     if !outbox.is_empty() {
-        statements.extend(events::insert(db, &outbox, now)?);
+        statements.extend(events::insert(&outbox, now)?);
     }
     Ok(statements)
 }
 
 /// The round's liabilities statements PUBLISHED, and those they supersede
 /// marked so (issue 31).
-fn statement_marks(
-    db: &D1Database,
-    plan: &Plan,
-    head: &HeadRow,
-    now: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+fn statement_marks<'a>(plan: &'a Plan, head: &'a HeadRow, now: u64) -> ApiResult<Vec<Query<'a>>> {
     if plan.statements.is_empty() {
         return Ok(Vec::new());
     }
@@ -275,7 +263,7 @@ fn statement_marks(
         .iter()
         .filter_map(|st| Some((st.supersedes.as_ref()?, st.item_hash.as_ref()?)))
         .collect();
-    liabilities::mark_published_all(db, &marks, &superseded, head.tree_size, now)
+    liabilities::mark_published_all(&marks, &superseded, head.tree_size, now)
 }
 
 /// `delta.verified`: the delta as it reads once this round commits.

@@ -28,7 +28,7 @@
 
 use std::collections::BTreeSet;
 
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::balances::Balances;
 use super::budget;
@@ -44,6 +44,7 @@ use crate::store::deltas;
 use crate::store::events::{self, FailedItem, NewEvent};
 use crate::store::facts;
 use crate::store::log as log_store;
+use crate::store::Query;
 use crate::store::{self, meters};
 use crate::views;
 
@@ -388,17 +389,23 @@ async fn apply_plan(
     let now = app::clock_ms();
     let window = round::window_of(now);
     let coords = tiles::tiles_for_append(plan.old_size, plan.len())?;
-    let mut reads = Vec::from(Balances::reads(db, &plan.deltas, &window)?);
-    reads.push(log_store::tiles_statement(db, &coords)?);
+    let mut reads = Vec::from(Balances::reads(&plan.deltas, &window)?);
+    reads.push(log_store::tiles_statement(&coords)?);
     let results = store::batch(db, reads).await?;
     let read = app::clock_ms();
     phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
     let have = log_store::tiles_from_rows(store::rows(&results, 3)?)?;
-    let appended = append_and_sign(db, key, plan.old_size, &plan.leaves()?, &have, now)?;
-    let mut statements = appended.statements;
-    statements.extend(round::writes(db, plan, &appended.head, now, balances)?);
-    statements.push(log_store::insert_head(db, &appended.head)?);
+    let appended = append_and_sign(key, plan.old_size, &plan.leaves()?, &have, now)?;
+    let mut statements = log_store::insert_tiles(&appended.tiles)?;
+    statements.extend(appended.rest);
+    statements.extend(round::writes(
+        plan,
+        &appended.head,
+        (now, &window),
+        balances,
+    )?);
+    statements.push(log_store::insert_head(&appended.head)?);
     let written = statements.len();
     let computed = app::clock_ms();
     phases.compute += computed.saturating_sub(read);
@@ -434,7 +441,7 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
         .partition(|(_, _, certain)| *certain || takes_writes);
     let mut statements = Vec::new();
     for (item, message, _) in &isolated {
-        statements.extend(mark_failed(db, item, message, now)?);
+        statements.extend(mark_failed(item, message, now)?);
     }
     if !statements.is_empty() {
         store::batch(db, statements).await?;
@@ -450,12 +457,7 @@ async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
 
 /// The statements that mark one item FAILED with why, then add its
 /// `verification.failed` event if (and only if) the item is FAILED.
-fn mark_failed(
-    db: &D1Database,
-    item: &Item,
-    message: &str,
-    now: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+fn mark_failed<'a>(item: &'a Item, message: &'a str, now: u64) -> ApiResult<Vec<Query<'a>>> {
     let failed = |id: String, tenant_id: &TenantId, payload: String| NewEvent {
         id: EventId::from_text(id),
         tenant_id: tenant_id.clone(),
@@ -467,9 +469,9 @@ fn mark_failed(
             let payload = views::delta_failed_event_payload(d, message)?;
             let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
             vec![
-                deltas::mark_failed(db, &d.anchor_id)?,
-                meters::release_backlog_if_changed(db, &d.tenant_id)?,
-                events::insert_if_failed(db, &event, FailedItem::Delta(&d.anchor_id), now)?,
+                deltas::mark_failed(&d.anchor_id)?,
+                meters::release_backlog_if_changed(&d.tenant_id)?,
+                events::insert_if_failed(event, FailedItem::Delta(&d.anchor_id), now)?,
             ]
         }
         Item::Fact(f) => {
@@ -477,24 +479,23 @@ fn mark_failed(
             // A content hash is per tenant: the tenant is part of the id.
             let id = format!("evt_failed_fact_{}_{}", f.tenant_id, f.content_hash);
             let event = failed(id, &f.tenant_id, payload);
-            let hash = f.content_hash.to_hex();
             vec![
-                facts::mark_failed(db, &f.tenant_id, &f.content_hash, message)?,
-                events::insert_if_failed(db, &event, FailedItem::Fact(&hash), now)?,
+                facts::mark_failed(&f.tenant_id, &f.content_hash, message)?,
+                events::insert_if_failed(event, FailedItem::Fact(&f.content_hash), now)?,
             ]
         }
         Item::Checkpoint(c) => {
             let payload = views::checkpoint_failed_event_payload(c, message)?;
             let event = failed(format!("evt_failed_{}", c.id), &c.tenant_id, payload);
             vec![
-                checkpoints::mark_failed(db, &c.id, message)?,
-                events::insert_if_failed(db, &event, FailedItem::Checkpoint(&c.id), now)?,
+                checkpoints::mark_failed(&c.id, message)?,
+                events::insert_if_failed(event, FailedItem::Checkpoint(&c.id), now)?,
             ]
         }
         // A statement that can never be appended ends FAILED with why; the
         // vendor sees it on GET /api/v1/liabilities/{id} (no event yet).
         Item::Statement(st) => vec![crate::store::liabilities::mark_failed(
-            db, &st.id, message, now,
+            &st.id, message, now,
         )?],
     })
 }

@@ -22,7 +22,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::TreeSize;
 use bvs_core::tiles::{self, TileCoord, Tiles};
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use crate::error::{ApiError, ApiResult};
 use crate::store;
@@ -45,7 +45,7 @@ pub async fn inclusion_proofs_with(
     db: &D1Database,
     leaves: &[u64],
     size: u64,
-    writes: Vec<D1PreparedStatement>,
+    writes: Vec<crate::store::Query<'_>>,
 ) -> ApiResult<Vec<Vec<Hash32>>> {
     let mut need = Vec::new();
     for leaf in leaves {
@@ -92,7 +92,7 @@ pub async fn consistency_proof(db: &D1Database, old: u64, new: u64) -> ApiResult
 pub async fn read_hashes(
     db: &D1Database,
     indexes: &[u64],
-    writes: Vec<D1PreparedStatement>,
+    writes: Vec<crate::store::Query<'_>>,
 ) -> ApiResult<StoredHashes> {
     store::log::hashes_with(db, indexes, writes).await
 }

@@ -171,7 +171,7 @@ pub async fn cosign(app: &App, log: LogId, trigger: Trigger) -> ApiResult<()> {
             .find(|((t, _), _)| t.key.vkey() == vkey)
             .map(|(_, a)| a);
         if let Some(a) = attempt {
-            statements.push(record(&db, log, w, &vkey, a, &head, now)?);
+            statements.push(record(log, w, vkey.clone(), a, &head, now)?);
         }
         let line = match attempt {
             Some(Attempt::Cosigned { line }) => Some(line.clone()),
@@ -215,15 +215,14 @@ fn due<'p>(
 }
 
 /// The statement recording witness `w`'s attempt (a failure is logged).
-fn record(
-    db: &D1Database,
+fn record<'a>(
     log: LogId,
-    w: &PolicyWitness,
-    vkey: &str,
-    attempt: &Attempt,
-    head: &HeadRow,
+    w: &'a PolicyWitness,
+    vkey: String,
+    attempt: &'a Attempt,
+    head: &'a HeadRow,
     now: u64,
-) -> ApiResult<worker::D1PreparedStatement> {
+) -> ApiResult<crate::store::Query<'a>> {
     let outcome = match attempt {
         Attempt::Cosigned { line } => Outcome::Cosigned {
             size: head.tree_size,
@@ -248,7 +247,7 @@ fn record(
             }
         }
     };
-    store::witnesses::record(db, vkey, &w.name, &outcome, now)
+    store::witnesses::record(vkey, &w.name, &outcome, now)
 }
 
 /// The statements publishing `head` with `lines` (and, when it newly meets
@@ -260,7 +259,7 @@ async fn publish(
     head: &HeadRow,
     lines: &[String],
     now: u64,
-) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+) -> ApiResult<Vec<crate::store::Query<'static>>> {
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let note = bvs_core::witness::with_cosignatures(&head.note, &refs)
         .map_err(|e| ApiError::internal(format!("cosigned head: {e}")))?;
@@ -270,19 +269,15 @@ async fn publish(
         .met;
     let before = store::witnesses::witnessed_at(db, head.tree_size).await?;
     let mut statements = vec![store::witnesses::publish(
-        db,
         head.tree_size,
-        &note,
+        note,
         lines.len() as u64,
         met,
         now,
     )?];
     if met && before.is_none_or(|b| b.witnessed == 0) {
         statements.extend(witnessed_events(db, log, head.tree_size, now).await?);
-        statements.push(store::witnesses::delete_older_statement(
-            db,
-            head.tree_size,
-        )?);
+        statements.push(store::witnesses::delete_older_statement(head.tree_size)?);
         worker::console_log!(
             "{}: head {} witnessed ({} cosignatures)",
             log.path_name(),
@@ -308,7 +303,7 @@ async fn witnessed_events(
     log: LogId,
     size: u64,
     now: u64,
-) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+) -> ApiResult<Vec<crate::store::Query<'static>>> {
     let from = match size.checked_sub(1) {
         Some(below) => store::witnesses::newest_witnessed(db, below)
             .await?
@@ -332,7 +327,7 @@ async fn witnessed_events(
             kind: store::events::EventKind::CheckpointWitnessed,
         })
         .collect();
-    store::events::insert_once_all(db, &events, now)
+    store::events::insert_once_all(&events, now)
 }
 
 /// A head of `size` with made-up root and note, for the job's and the

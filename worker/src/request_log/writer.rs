@@ -282,7 +282,7 @@ async fn write_shard(
                 continue;
             };
             raises.push((statements.len(), tenant_id.as_str(), rows.len()));
-            statements.extend(tenant_statements(&db, t, rows, today)?);
+            statements.extend(tenant_statements(t, rows, today)?);
         }
         let changed = store::batch_after_response(&db, statements).await?;
         for (at, tenant_id, n) in raises {
@@ -306,18 +306,16 @@ async fn write_shard(
 
 /// A tenant's statements of a flush: the day's raise, then its rows (one
 /// JSON parameter per [`ROWS_PER_STATEMENT_MAX`] rows).
-fn tenant_statements(
-    db: &worker::D1Database,
-    t: &TenantRow,
-    rows: &[Row],
-    today: &str,
-) -> ApiResult<Vec<worker::D1PreparedStatement>> {
+fn tenant_statements<'a>(
+    t: &'a TenantRow,
+    rows: &'a [Row],
+    today: &'a str,
+) -> ApiResult<Vec<crate::store::Query<'a>>> {
     // The freshest plan of the group: a keyed request's, else the tenant
     // read's.
     let plan = rows.iter().find_map(|r| r.plan).unwrap_or(t.plan);
     let add = rows.iter().map(Row::bytes).sum();
     let mut statements = vec![store::raise_day(
-        db,
         &t.tenant_id,
         today,
         add,
@@ -331,7 +329,7 @@ fn tenant_statements(
                 r.json(r.created_at.saturating_add(kept))
             })
             .collect();
-        statements.push(store::insert(db, &serde_json::to_string(&values)?)?);
+        statements.push(store::insert(serde_json::to_string(&values)?)?);
     }
     Ok(statements)
 }

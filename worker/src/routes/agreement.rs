@@ -46,7 +46,7 @@ pub async fn invite(
         Err(answer) => return Ok(answer),
     };
     let extra = |view: &agreement::InvitationView| match &guard {
-        Some(g) => g.statements(&db, 201, &http::balance_text(201, view)?),
+        Some(g) => g.statements(201, http::balance_text(201, view)?),
         None => Ok(Vec::new()),
     };
     let by = agreement::Inviter {

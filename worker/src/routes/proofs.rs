@@ -59,7 +59,7 @@ pub async fn checkpoint_create(
     f.finish()?;
     let period = period.unwrap_or_else(|| Period::containing(now));
     let extra = |row: &CheckpointRow| match &guard {
-        Some(g) => g.statements(&db, 202, &created_text(row)?),
+        Some(g) => g.statements(202, created_text(row)?),
         None => Ok(Vec::new()),
     };
     let created = checkpoint::create(

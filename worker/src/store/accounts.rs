@@ -3,9 +3,9 @@
 
 use bvs_core::types::Env;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, batch_changed_one, queries, row, statements, stmt, Statements};
+use super::{args, batch_changed_one, queries, row, statements, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::{TenantId, UserId};
 use crate::plan::Plan;
@@ -42,13 +42,8 @@ pub struct TenantRetentionRow {
     pub data_retention_days: u32,
 }
 
-pub fn insert_tenant(
-    db: &D1Database,
-    id: &TenantId,
-    name: &str,
-    now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(db, INSERT_TENANT, &args![id, name, now_ms])
+pub fn insert_tenant<'a>(id: &'a TenantId, name: &'a str, now_ms: u64) -> ApiResult<Query<'a>> {
+    Ok(Query::new(INSERT_TENANT, args![id, name, now_ms]))
 }
 
 queries! {
@@ -111,7 +106,7 @@ row! {
 }
 
 statements! {
-    pub fn insert_user(u: &NewUser<'_>, now_ms: u64) = INSERT_USER,
+    pub fn insert_user<'a>(u: &'a NewUser<'a>, now_ms: u64) = INSERT_USER,
         [u.id, u.tenant_id, u.email, u.first_name, u.last_name, u.password_hash, now_ms];
 }
 
@@ -145,16 +140,11 @@ pub async fn set_password(
     now_ms: u64,
 ) -> ApiResult<()> {
     let statements = vec![
-        stmt(
-            db,
-            UPDATE_USER_PASSWORD,
-            &args![user_id, password_hash, now_ms],
-        )?,
-        stmt(
-            db,
+        Query::new(UPDATE_USER_PASSWORD, args![user_id, password_hash, now_ms]),
+        Query::new(
             EXPIRE_OPEN_TOKENS,
-            &args![user_id, PURPOSE_RESET_PASSWORD, now_ms],
-        )?,
+            args![user_id, PURPOSE_RESET_PASSWORD, now_ms],
+        ),
     ];
     super::batch(db, statements).await?;
     Ok(())
@@ -191,23 +181,22 @@ pub async fn reset_token_is_live(
     now_ms: u64,
 ) -> ApiResult<bool> {
     let args = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
-    Ok(super::count(db, COUNT_LIVE_TOKEN, &args).await? > 0)
+    Ok(super::count(db, Query::new(COUNT_LIVE_TOKEN, args)).await? > 0)
 }
 
 /// Statements that retire open tokens of `purpose` and store a new one.
-pub fn issue_token(
-    db: &D1Database,
-    token_hash: &SecretDigest,
-    user_id: &UserId,
-    purpose: &str,
+pub fn issue_token<'a>(
+    token_hash: &'a SecretDigest,
+    user_id: &'a UserId,
+    purpose: &'a str,
     expires_at_ms: u64,
     now_ms: u64,
-) -> Statements {
+) -> Statements<'a> {
     let expire = args![user_id, purpose, now_ms];
     let insert = args![token_hash, user_id, purpose, expires_at_ms, now_ms];
     Ok(vec![
-        stmt(db, EXPIRE_OPEN_TOKENS, &expire)?,
-        stmt(db, INSERT_TOKEN, &insert)?,
+        Query::new(EXPIRE_OPEN_TOKENS, expire),
+        Query::new(INSERT_TOKEN, insert),
     ])
 }
 
@@ -221,8 +210,8 @@ pub async fn spend_verify_token(
     let args = args![token_hash, now_ms];
     let spend = args![token_hash, PURPOSE_VERIFY_EMAIL, now_ms];
     let statements = vec![
-        stmt(db, SPEND_TOKEN, &spend)?,
-        stmt(db, VERIFY_USER_BY_SPENT_TOKEN, &args)?,
+        Query::new(SPEND_TOKEN, spend),
+        Query::new(VERIFY_USER_BY_SPENT_TOKEN, args),
     ];
     batch_changed_one(db, statements, 0).await
 }
@@ -238,8 +227,8 @@ pub async fn spend_reset_token(
     let args = args![token_hash, now_ms, password_hash];
     let spend = args![token_hash, PURPOSE_RESET_PASSWORD, now_ms];
     let statements = vec![
-        stmt(db, SPEND_TOKEN, &spend)?,
-        stmt(db, RESET_PASSWORD_BY_SPENT_TOKEN, &args)?,
+        Query::new(SPEND_TOKEN, spend),
+        Query::new(RESET_PASSWORD_BY_SPENT_TOKEN, args),
     ];
     batch_changed_one(db, statements, 0).await
 }

@@ -5,9 +5,9 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{all, args, first, queries, stmt};
+use super::{all, args, first, queries, Query};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, CheckpointId, TenantId};
 
@@ -158,12 +158,8 @@ pub struct LoggedStatement {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn logged_keys(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    ledger_id: &Hash32,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(db, SELECT_LOGGED_KEYS, &args![tenant_id, ledger_id])
+pub fn logged_keys<'a>(tenant_id: &'a TenantId, ledger_id: &'a Hash32) -> ApiResult<Query<'a>> {
+    Ok(Query::new(SELECT_LOGGED_KEYS, args![tenant_id, ledger_id]))
 }
 
 /// For a receipt's batch: the statements about the checkpoints that can
@@ -177,19 +173,19 @@ pub const LOGGED_STATEMENTS: super::checkpoints::OverCandidates =
 super::statements! {
     /// For the public verify lookup (`store::lookup`): the keys of the
     /// ledgers of the agreement checkpoints with this root.
-    pub fn keys_by_checkpoint_root(root: &Hash32) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
+    pub fn keys_by_checkpoint_root<'a>(root: &'a Hash32) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
 }
 
 super::statements! {
     /// The statements about those checkpoints.
-    pub fn agreements_by_checkpoint_root(root: &Hash32) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
+    pub fn agreements_by_checkpoint_root<'a>(root: &'a Hash32) = SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT;
 }
 
 /// An invitation's insert, for its metered batch.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<D1PreparedStatement> {
+pub fn insert_invitation<'a>(r: &'a InvitationRow) -> ApiResult<Query<'a>> {
     let args = args![
         &r.token_hash,
         &r.tenant_id,
@@ -198,23 +194,23 @@ pub fn insert_invitation(db: &D1Database, r: &InvitationRow) -> ApiResult<D1Prep
         r.created_at,
         r.expires_at
     ];
-    stmt(db, INSERT_INVITATION, &args)
+    Ok(Query::new(INSERT_INVITATION, args))
 }
 
 pub async fn invitation(db: &D1Database, token_hash: &Hash32) -> ApiResult<Option<InvitationRow>> {
-    first(db, SELECT_INVITATION, &args![token_hash]).await
+    first(db, Query::new(SELECT_INVITATION, args![token_hash])).await
 }
 
 super::statements! {
     /// Marks an invitation used (for the registration's batch).
-    pub fn use_invitation(token_hash: &Hash32, now_ms: u64) = USE_INVITATION;
+    pub fn use_invitation<'a>(token_hash: &'a Hash32, now_ms: u64) = USE_INVITATION;
 }
 
 /// A key binding's insert, for the registration's batch.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<D1PreparedStatement> {
+pub fn insert_key<'a>(k: &'a KeyRow) -> ApiResult<Query<'a>> {
     let args = args![
         &k.item_hash,
         &k.ledger_id,
@@ -225,12 +221,12 @@ pub fn insert_key(db: &D1Database, k: &KeyRow) -> ApiResult<D1PreparedStatement>
         k.registered_at,
         k.signed_by_previous
     ];
-    stmt(db, INSERT_KEY, &args)
+    Ok(Query::new(INSERT_KEY, args))
 }
 
 /// Every key binding of a ledger, oldest first (the last is its key).
 pub async fn keys(db: &D1Database, ledger_id: &Hash32) -> ApiResult<Vec<KeyRow>> {
-    all(db, SELECT_KEYS, &args![ledger_id]).await
+    all(db, Query::new(SELECT_KEYS, args![ledger_id])).await
 }
 
 /// A statement's insert, with its text (what makes two the same), for
@@ -238,11 +234,7 @@ pub async fn keys(db: &D1Database, ledger_id: &Hash32) -> ApiResult<Vec<KeyRow>>
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_agreement(
-    db: &D1Database,
-    a: &AgreementRow,
-    text: &str,
-) -> ApiResult<D1PreparedStatement> {
+pub fn insert_agreement<'a>(a: &'a AgreementRow, text: &'a str) -> ApiResult<Query<'a>> {
     let args = args![
         &a.item_hash,
         &a.ledger_id,
@@ -255,7 +247,7 @@ pub fn insert_agreement(
         a.created_at,
         text
     ];
-    stmt(db, INSERT_AGREEMENT, &args)
+    Ok(Query::new(INSERT_AGREEMENT, args))
 }
 
 queries! {
@@ -280,8 +272,7 @@ pub async fn balance_at_leaf(
     }
     let row: Option<Row> = first(
         db,
-        SELECT_BALANCE_AT_LEAF,
-        &args![tenant_id, customer_id, leaf],
+        Query::new(SELECT_BALANCE_AT_LEAF, args![tenant_id, customer_id, leaf]),
     )
     .await?;
     Ok(row.and_then(|r| r.balance_after).unwrap_or(Amount::ZERO))
@@ -336,5 +327,5 @@ pub async fn deltas_at(
     };
     let at = |i: usize| seqs.get(i).copied().unwrap_or(*first_seq);
     let args = args![tenant_id, customer_id, at(0), at(1), at(2), at(3)];
-    all(db, SELECT_DELTAS_AT, &args).await
+    all(db, Query::new(SELECT_DELTAS_AT, args)).await
 }

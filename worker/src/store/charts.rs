@@ -7,9 +7,10 @@
 use bvs_core::amount::Amount;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::ledgers::LedgerRow;
+use super::Query;
 use super::{queries, row};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, TenantId};
@@ -83,12 +84,12 @@ pub struct DayRaise {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn raise_days(db: &D1Database, raises: &[DayRaise]) -> ApiResult<Vec<D1PreparedStatement>> {
+pub fn raise_days<'a>(raises: &[DayRaise]) -> ApiResult<Vec<Query<'a>>> {
     let rows: Vec<(&str, &str, u32, u64)> = raises
         .iter()
         .map(|r| (r.tenant_id.as_str(), r.day.as_str(), r.bucket, r.n))
         .collect();
-    super::sets::over_json(db, RAISE_DAYS, &rows, &[])
+    super::sets::over_json(RAISE_DAYS, &rows, &[])
 }
 
 row! {

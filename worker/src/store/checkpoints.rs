@@ -5,9 +5,9 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{all, args, queries, row, statements, stmt, CheckpointStatus};
+use super::{all, args, queries, row, statements, CheckpointStatus, Query};
 use crate::error::ApiResult;
 use crate::ids::{CheckpointId, TenantId};
 
@@ -231,37 +231,36 @@ impl OverCandidates {
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn statement(
+    pub fn statement<'a>(
         &self,
-        db: &D1Database,
-        tenant_id: &TenantId,
-        customer_id: &CustomerId,
-        period: Option<&str>,
-    ) -> ApiResult<D1PreparedStatement> {
+        tenant_id: &'a TenantId,
+        customer_id: &'a CustomerId,
+        period: Option<&'a str>,
+    ) -> ApiResult<Query<'a>> {
         match period {
-            None => stmt(db, self.0, &args![tenant_id, customer_id]),
-            Some(p) => stmt(db, self.1, &args![tenant_id, customer_id, p]),
+            None => Ok(Query::new(self.0, args![tenant_id, customer_id])),
+            Some(p) => Ok(Query::new(self.1, args![tenant_id, customer_id, p])),
         }
     }
 }
 
 /// The checkpoint's insert, for a metered batch.
-pub fn insert_stmt(db: &D1Database, c: &CheckpointRow) -> ApiResult<D1PreparedStatement> {
+pub fn insert_stmt<'a>(c: &'a CheckpointRow) -> ApiResult<Query<'a>> {
     let (merkle_root, net_delta) = (c.merkle_root.to_hex(), c.net_delta.to_string());
     let args = args![
         &c.id,
         &c.tenant_id,
         &c.customer_id,
         &c.period,
-        &merkle_root,
+        merkle_root,
         c.delta_count,
         c.from_index,
         c.to_index,
         c.created_at,
-        &net_delta,
+        net_delta,
         c.records_verified
     ];
-    stmt(db, INSERT, &args)
+    Ok(Query::new(INSERT, args))
 }
 
 /// One page of the records a checkpoint's public answer lists, as leaf
@@ -314,7 +313,7 @@ pub async fn records_page(
         super::Arg::Int(after),
         limit
     ];
-    all(db, sql, &args).await
+    all(db, Query::new(sql, args)).await
 }
 
 const SELECT_UNCHECKED: &str =
@@ -337,18 +336,18 @@ queries! {
 
 statements! {
     /// For a sequencer round's read batch: the queued checkpoints in order.
-    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
+    pub fn queued_statement<'a>(limit: u64) = SELECT_QUEUED;
 }
 
 statements! {
     /// `by_root` for a caller's batch (`store::lookup`).
-    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
+    pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }
 
 statements! {
     /// The closing balances of the agreement checkpoints with this root,
     /// for a caller's batch (`store::lookup`).
-    pub fn closing_balances_by_root_statement(root: &Hash32) = SELECT_CLOSING_BALANCES_BY_ROOT;
+    pub fn closing_balances_by_root_statement<'a>(root: &'a Hash32) = SELECT_CLOSING_BALANCES_BY_ROOT;
 }
 
 /// Marks a round's checkpoints (`(id, leaf index)` each) COMMITTED: one
@@ -356,19 +355,18 @@ statements! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn mark_committed_all(
-    db: &D1Database,
+pub fn mark_committed_all<'a>(
     committed: &[(&str, u64)],
     tree_size: u64,
     now_ms: u64,
-) -> super::Statements {
-    super::over_json(db, MARK_COMMITTED_SET, committed, &args![tree_size, now_ms])
+) -> super::Statements<'a> {
+    super::over_json(MARK_COMMITTED_SET, committed, &args![tree_size, now_ms])
 }
 
 statements! {
     /// Marks a QUEUED checkpoint FAILED (it can never be appended), keeping
     /// why; a no-op for one no longer QUEUED.
-    pub fn mark_failed(id: &CheckpointId, failure: &str) = MARK_FAILED;
+    pub fn mark_failed<'a>(id: &'a CheckpointId, failure: &'a str) = MARK_FAILED;
 }
 
 /// A listed checkpoint: the row, its signed head's hash, and the same
@@ -399,8 +397,8 @@ pub async fn page(
     let results = super::batch(
         db,
         vec![
-            stmt(db, SELECT_PAGE, &args)?,
-            stmt(db, COUNT_PAGE, &filter)?,
+            Query::new(SELECT_PAGE, args),
+            Query::new(COUNT_PAGE, filter),
         ],
     )
     .await?;

@@ -2,9 +2,9 @@
 
 use bvs_core::types::Env;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, queries, row, run, stmt};
+use super::{args, queries, row, run, Query};
 use crate::error::ApiResult;
 use crate::ids::{ContractId, TenantId};
 
@@ -76,18 +76,16 @@ pub async fn shard_counts(db: &D1Database, env: Env) -> ApiResult<Vec<(u32, u64)
 }
 
 /// A contract created already `active` (the sandbox at registration).
-pub fn insert_active(
-    db: &D1Database,
-    id: &ContractId,
-    tenant_id: &TenantId,
+pub fn insert_active<'a>(
+    id: &'a ContractId,
+    tenant_id: &'a TenantId,
     env: Env,
     shard: u32,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         INSERT_CONTRACT,
-        &args![
+        args![
             id,
             tenant_id,
             env,
@@ -96,7 +94,7 @@ pub fn insert_active(
             now_ms,
             shard
         ],
-    )
+    ))
 }
 
 pub async fn begin_provisioning(
@@ -109,15 +107,17 @@ pub async fn begin_provisioning(
 ) -> ApiResult<u64> {
     run(
         db,
-        BEGIN_PROVISIONING,
-        &args![
-            new_id,
-            tenant_id,
-            env,
-            now_ms,
-            now_ms.saturating_sub(PROVISIONING_STALE_MS),
-            shard
-        ],
+        Query::new(
+            BEGIN_PROVISIONING,
+            args![
+                new_id,
+                tenant_id,
+                env,
+                now_ms,
+                now_ms.saturating_sub(PROVISIONING_STALE_MS),
+                shard
+            ],
+        ),
     )
     .await
 }

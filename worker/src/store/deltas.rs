@@ -5,9 +5,9 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{all, args, first, over_json, queries, row, stmt, ItemStatus, Statements};
+use super::{all, args, first, over_json, queries, row, ItemStatus, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, SubmissionId, TenantId};
 
@@ -202,13 +202,12 @@ const FROM_ANCHOR_ID: FromStart = from_start!(start_seq_by_anchor_id);
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn from_start_statements(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    customer_id: &CustomerId,
-    start: StartAt<'_>,
+pub fn from_start_statements<'a>(
+    tenant_id: &'a TenantId,
+    customer_id: &'a CustomerId,
+    start: StartAt<'a>,
     (first, last): (u64, u64),
-) -> ApiResult<[D1PreparedStatement; 3]> {
+) -> ApiResult<[Query<'a>; 3]> {
     let (sql, name) = match start {
         StartAt::ItemsRoot(r) => (&FROM_ITEMS_ROOT, r),
         StartAt::AnchorId(a) => (&FROM_ANCHOR_ID, a),
@@ -216,15 +215,15 @@ pub fn from_start_statements(
     let key = args![tenant_id, customer_id, name];
     let page = args![tenant_id, customer_id, name, first, last];
     Ok([
-        stmt(db, sql.at, &key)?,
-        stmt(db, sql.page, &page)?,
-        stmt(db, sql.next, &key)?,
+        Query::new(sql.at, key.clone()),
+        Query::new(sql.page, page),
+        Query::new(sql.next, key),
     ])
 }
 
 super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
-    pub fn of_ledger_statement(tenant_id: &TenantId, customer_id: &CustomerId, from_seq: u64, to_seq: u64)
+    pub fn of_ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, from_seq: u64, to_seq: u64)
         = SELECT_LEDGER_RANGE;
 }
 
@@ -298,7 +297,7 @@ const SELECT_BY_LEDGER_ROOT: &str =
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn by_ledger_root_statement(root: &Hash32) = SELECT_BY_LEDGER_ROOT;
+    pub fn by_ledger_root_statement<'a>(root: &'a Hash32) = SELECT_BY_LEDGER_ROOT;
 }
 
 // ------------------------------------------------------------------ ledger roots backfill
@@ -340,41 +339,41 @@ queries! {
 
 super::statements! {
     /// Sets the ledger root of one ledger's deltas of one submission.
-    pub fn set_ledger_root(submission_id: &SubmissionId, customer_id: &CustomerId, root: &Hash32) = SET_LEDGER_ROOT;
+    pub fn set_ledger_root<'a>(submission_id: &'a SubmissionId, customer_id: &'a CustomerId, root: &'a Hash32) = SET_LEDGER_ROOT;
 }
 
 super::statements! {
     /// A receipt's deltas of one period, for its batch (`store::receipts`).
-    pub fn of_window_statement(tenant_id: &TenantId, customer_id: &CustomerId, window: &str, max: u64)
+    pub fn of_window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, window: &'a str, max: u64)
         = SELECT_OF_WINDOW;
 }
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn of_receipt_by_root_statement(root: &Hash32) = SELECT_OF_RECEIPT_BY_ROOT;
+    pub fn of_receipt_by_root_statement<'a>(root: &'a Hash32) = SELECT_OF_RECEIPT_BY_ROOT;
 }
 
 super::statements! {
     /// For the public verify lookup (`store::lookup`).
-    pub fn of_checkpoint_by_root_statement(root: &Hash32, limit: u64, offset: u64)
+    pub fn of_checkpoint_by_root_statement<'a>(root: &'a Hash32, limit: u64, offset: u64)
         = SELECT_OF_CHECKPOINT_BY_ROOT;
 }
 
 super::statements! {
     /// The deltas of the submissions with items root `root` (any tenant),
     /// for a caller's batch (`store::lookup`).
-    pub fn of_submissions_by_root_statement(root: &Hash32) = SELECT_OF_SUBMISSIONS_BY_ROOT;
+    pub fn of_submissions_by_root_statement<'a>(root: &'a Hash32) = SELECT_OF_SUBMISSIONS_BY_ROOT;
 }
 
 super::statements! {
     /// For a round's read batch: the tenants with queued deltas after
     /// `after` (at most `max`), in order (rows: `tenant`).
-    pub fn queued_tenants_statement(after: &str, max: u64) = SELECT_QUEUED_TENANTS;
+    pub fn queued_tenants_statement<'a>(after: &'a str, max: u64) = SELECT_QUEUED_TENANTS;
 }
 
 super::statements! {
     /// For a round's read batch: its candidates ([`SELECT_QUEUED_FAIR`]).
-    pub fn queued_fair_statement(after: &str, tenants: u64, per_tenant: u64, first: u64)
+    pub fn queued_fair_statement<'a>(after: &'a str, tenants: u64, per_tenant: u64, first: u64)
         = SELECT_QUEUED_FAIR;
 }
 
@@ -406,7 +405,7 @@ pub async fn lines_of_ledger(
     to_seq: u64,
 ) -> ApiResult<Vec<LedgerLine>> {
     let args = args![tenant_id, customer_id, from_seq, to_seq];
-    all(db, SELECT_LEDGER_LINES, &args).await
+    all(db, Query::new(SELECT_LEDGER_LINES, args)).await
 }
 
 pub struct VerifiedDelta<'a> {
@@ -423,12 +422,11 @@ pub struct VerifiedDelta<'a> {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn mark_verified_all(
-    db: &D1Database,
+pub fn mark_verified_all<'a>(
     verified: &[VerifiedDelta<'_>],
     tree_size: u64,
     verified_at: u64,
-) -> Statements {
+) -> Statements<'a> {
     let rows: Vec<(&str, u64, u64, String)> = verified
         .iter()
         .map(|v| {
@@ -440,7 +438,7 @@ pub fn mark_verified_all(
             )
         })
         .collect();
-    over_json(db, MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
+    over_json(MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
 }
 
 /// A shard's queue and log as the operator sees them.
@@ -467,7 +465,7 @@ pub async fn oldest_queued_at(db: &D1Database) -> ApiResult<Option<u64>> {
     struct Oldest {
         at: Option<u64>,
     }
-    let row: Option<Oldest> = first(db, SELECT_OLDEST_QUEUED, &[]).await?;
+    let row: Option<Oldest> = first(db, Query::new(SELECT_OLDEST_QUEUED, [])).await?;
     Ok(row.and_then(|r| r.at))
 }
 
@@ -476,13 +474,13 @@ const MARK_FAILED: &str =
 
 /// Marks a QUEUED delta FAILED (it can never be appended); a no-op for one
 /// that is not QUEUED any more.
-pub fn mark_failed(db: &D1Database, anchor_id: &AnchorId) -> ApiResult<D1PreparedStatement> {
-    stmt(db, MARK_FAILED, &args![anchor_id])
+pub fn mark_failed<'a>(anchor_id: &'a AnchorId) -> ApiResult<Query<'a>> {
+    Ok(Query::new(MARK_FAILED, args![anchor_id]))
 }
 
 super::statements! {
-    fn delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_ONE;
-    fn siblings_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_SIBLINGS;
+    fn delta_statement<'a>(tenant_id: &'a TenantId, anchor_id: &'a AnchorId) = SELECT_ONE;
+    fn siblings_statement<'a>(tenant_id: &'a TenantId, anchor_id: &'a AnchorId) = SELECT_SIBLINGS;
 }
 
 /// A delta's status as read in one round trip (issue 16; one batch: one
@@ -509,10 +507,10 @@ pub async fn status(
     let results = super::batch(
         db,
         vec![
-            delta_statement(db, tenant_id, anchor_id)?,
-            super::log::head_of_delta_statement(db, tenant_id, anchor_id)?,
-            siblings_statement(db, tenant_id, anchor_id)?,
-            super::witnesses::covers_delta_statement(db, tenant_id, anchor_id)?,
+            delta_statement(tenant_id, anchor_id)?,
+            super::log::head_of_delta_statement(tenant_id, anchor_id)?,
+            siblings_statement(tenant_id, anchor_id)?,
+            super::witnesses::covers_delta_statement(tenant_id, anchor_id)?,
         ],
     )
     .await?;

@@ -1,6 +1,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::Query;
 use super::{args, first, run, Arg};
 use crate::error::ApiResult;
 
@@ -21,20 +22,28 @@ pub struct PingRow {
 }
 
 pub async fn insert_ping(db: &D1Database, id: &str, note: &str, now_ms: u64) -> ApiResult<()> {
-    run(db, INSERT_PING, &args![id, note, Arg::Int(now_ms as i64)]).await?;
+    run(
+        db,
+        Query::new(INSERT_PING, args![id, note, Arg::Int(now_ms as i64)]),
+    )
+    .await?;
     Ok(())
 }
 
 pub async fn ping(db: &D1Database, id: &str) -> ApiResult<Option<PingRow>> {
-    first(db, SELECT_PING, &args![id]).await
+    first(db, Query::new(SELECT_PING, args![id])).await
 }
 
 pub async fn consume_ping(db: &D1Database, id: &str, now_ms: u64) -> ApiResult<u64> {
-    run(db, CONSUME_PING, &args![id, Arg::Int(now_ms as i64)]).await
+    run(
+        db,
+        Query::new(CONSUME_PING, args![id, Arg::Int(now_ms as i64)]),
+    )
+    .await
 }
 
 /// One trivial read (DEV_MODE profiling, `crate::profile`).
 pub async fn one(db: &D1Database) -> ApiResult<()> {
-    let _: Option<serde_json::Value> = first(db, SELECT_ONE, &[]).await?;
+    let _: Option<serde_json::Value> = first(db, Query::new(SELECT_ONE, [])).await?;
     Ok(())
 }

@@ -14,12 +14,12 @@
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::idempotency::{ClaimKey, ClaimRow, ClaimState};
 use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
-use super::{args, int, stmt};
+use super::{args, int, Query};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{ClaimToken, TenantId};
 
@@ -158,16 +158,16 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     let token = w.claim.as_ref().map(|c| c.claim.token);
     let mut statements = Vec::with_capacity(8 + 2 * w.deltas.len());
     if let Some(c) = &w.claim {
-        statements.extend(claim_statements(db, tenant, c)?);
+        statements.extend(claim_statements(tenant, c)?);
     }
-    statements.push(raise_statement(db, w, token)?);
+    statements.push(raise_statement(w, token)?);
     // Without a claim, a single emit's estimate comes back from its delta's
     // insert (the last row statement) and a batch needs none: no OUTCOME.
     let counting = w.claim.is_none() && w.estimate.is_some() && w.deltas.len() == 1;
-    statements.extend(row_statements(db, w, token, counting)?);
+    statements.extend(row_statements(w, token, counting)?);
     let counted_at = statements.len() - 1;
     if let Some(c) = &w.claim {
-        statements.extend(result_statements(db, w, c)?);
+        statements.extend(result_statements(w, c)?);
     }
     let results = match meters::batch(db, statements, &w.raises).await? {
         Ok(results) => results,
@@ -187,11 +187,10 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
 
 /// The emit's three meters raised together, each up to its cap, only while
 /// the claim `token` (if any) is still this request's.
-fn raise_statement(
-    db: &D1Database,
-    w: &EmitWrite<'_>,
-    token: Option<&ClaimToken>,
-) -> ApiResult<D1PreparedStatement> {
+fn raise_statement<'a>(
+    w: &'a EmitWrite<'a>,
+    token: Option<&'a ClaimToken>,
+) -> ApiResult<Query<'a>> {
     let [a, b, c] = &w.raises;
     let raises = args![
         a.tenant_id,
@@ -211,16 +210,12 @@ fn raise_statement(
         c.cap,
         token
     ];
-    stmt(db, RAISE_ALL_IF_MINE, &raises)
+    Ok(Query::new(RAISE_ALL_IF_MINE, raises))
 }
 
 /// After the rows, with an Idempotency-Key: the stored result (if the
 /// claim is still this request's), then the outcome row read back.
-fn result_statements(
-    db: &D1Database,
-    w: &EmitWrite<'_>,
-    new: &NewClaim<'_>,
-) -> ApiResult<[D1PreparedStatement; 2]> {
+fn result_statements<'a>(w: &EmitWrite<'a>, new: &NewClaim<'a>) -> ApiResult<[Query<'a>; 2]> {
     let tenant = w.submission.tenant_id;
     let (customer, text, prefix) = match &w.estimate {
         Some(e) => (Some(e.customer_id), e.text, e.prefix),
@@ -242,8 +237,8 @@ fn result_statements(
     ];
     let outcome = args![tenant, customer, c.env, c.key];
     Ok([
-        stmt(db, INSERT_RESULT_IF_MINE, &result)?,
-        stmt(db, OUTCOME, &outcome)?,
+        Query::new(INSERT_RESULT_IF_MINE, result),
+        Query::new(OUTCOME, outcome),
     ])
 }
 
@@ -273,12 +268,8 @@ fn claimed_outcome(row: OutcomeRow, token: Option<&ClaimToken>) -> ApiResult<Emi
     })
 }
 
-fn claim_statements(
-    db: &D1Database,
-    tenant: &TenantId,
-    new: &NewClaim<'_>,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let [expired_claim, expired_result] = super::idempotency::drop_expired(db, tenant, &new.claim)?;
+fn claim_statements<'a>(tenant: &'a TenantId, new: &'a NewClaim<'a>) -> ApiResult<Vec<Query<'a>>> {
+    let [expired_claim, expired_result] = super::idempotency::drop_expired(tenant, &new.claim)?;
     let c = &new.claim;
     let state = if new.done {
         ClaimState::Done
@@ -300,7 +291,7 @@ fn claim_statements(
     Ok(vec![
         expired_claim,
         expired_result,
-        stmt(db, CLAIM, &claim)?,
+        Query::new(CLAIM, claim),
     ])
 }
 
@@ -322,12 +313,11 @@ fn first_row<T: serde::de::DeserializeOwned>(
 
 /// The submission, ledger and delta rows; `counting`: the (one) delta's
 /// insert answers the estimate ([`INSERT_DELTA_COUNTING`]).
-fn row_statements(
-    db: &D1Database,
-    w: &EmitWrite<'_>,
-    token: Option<&ClaimToken>,
+fn row_statements<'a>(
+    w: &'a EmitWrite<'a>,
+    token: Option<&'a ClaimToken>,
     counting: bool,
-) -> ApiResult<Vec<D1PreparedStatement>> {
+) -> ApiResult<Vec<Query<'a>>> {
     let sub = w.submission;
     let received_at = int(sub.received_at)?;
     let submission = args![
@@ -340,16 +330,16 @@ fn row_statements(
         sub.received_at,
         token
     ];
-    let mut statements = vec![stmt(db, INSERT_SUBMISSION_IF_MINE, &submission)?];
+    let mut statements = vec![Query::new(INSERT_SUBMISSION_IF_MINE, submission)];
     for d in w.deltas {
         let ledger = args![
             sub.tenant_id,
             &d.customer_id,
             &d.ledger_id,
-            received_at,
+            received_at.clone(),
             token
         ];
-        statements.push(stmt(db, INSERT_LEDGER_IF_MINE, &ledger)?);
+        statements.push(Query::new(INSERT_LEDGER_IF_MINE, ledger));
         let delta = args![
             &d.anchor_id,
             sub.tenant_id,
@@ -363,7 +353,7 @@ fn row_statements(
             d.reference_id.as_deref(),
             d.metadata.as_deref(),
             d.declared_at,
-            received_at,
+            received_at.clone(),
             token,
             &d.ledger_root
         ];
@@ -372,7 +362,7 @@ fn row_statements(
         } else {
             INSERT_DELTA_IF_MINE
         };
-        statements.push(stmt(db, sql, &delta)?);
+        statements.push(Query::new(sql, delta));
     }
     Ok(statements)
 }
@@ -382,4 +372,93 @@ super::queries! {
     pub fn complete(token: &ClaimToken) -> () = exec(COMPLETE);
     /// Drops claims past their window; returns how many.
     pub fn delete_expired_claims(now_ms: u64) -> u64 = run(DELETE_EXPIRED_CLAIMS);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use bvs_core::amount::Amount;
+    use bvs_core::hash::Hash32;
+    use bvs_core::types::{CustomerId, Env};
+
+    use super::{
+        claim_statements, raise_statement, result_statements, row_statements, ClaimKey, EmitWrite,
+        Estimate, Meter, NewClaim, NewDelta, NewSubmission, Raise,
+    };
+    use crate::ids::{AnchorId, ClaimToken, ContractId, SubmissionId, TenantId};
+    use crate::store::submissions::SubmissionKind;
+
+    #[test]
+    fn every_emit_statement_binds_its_placeholders() {
+        let (tenant, contract) = (TenantId::from_text("ten_1"), ContractId::from_text("ctr_1"));
+        let (id, root) = (SubmissionId::from_text("sub_1"), Hash32::digest(b"r"));
+        let customer = CustomerId::parse("cus_1").unwrap();
+        let submission = NewSubmission {
+            id: &id,
+            tenant_id: &tenant,
+            contract_id: &contract,
+            kind: SubmissionKind::Single,
+            items_root: &root,
+            item_count: 1,
+            received_at: 1,
+        };
+        let delta = NewDelta {
+            anchor_id: AnchorId::from_text("anc_1"),
+            customer_id: customer.clone(),
+            ledger_id: root,
+            position: 0,
+            item_hash: root,
+            delta: Amount::ZERO,
+            reason: "r".into(),
+            reference_id: None,
+            metadata: None,
+            declared_at: 1,
+            ledger_root: root,
+        };
+        let raise = |meter| Raise {
+            tenant_id: &tenant,
+            meter,
+            period: "2026-11",
+            add: 1,
+            cap: 2,
+        };
+        let token = ClaimToken::from_text("clm_1");
+        let claim = NewClaim {
+            claim: ClaimKey {
+                env: Env::Sandbox,
+                key: "k",
+                request_hash: &root,
+                token: &token,
+                now_ms: 1,
+                expires_at: 2,
+            },
+            done: true,
+            lease_until: 3,
+            status: 202,
+            body: "{}",
+        };
+        let deltas = [&delta];
+        let w = EmitWrite {
+            submission: &submission,
+            deltas: &deltas,
+            raises: [
+                raise(Meter::Deltas),
+                raise(Meter::Bytes),
+                raise(Meter::Backlog),
+            ],
+            claim: None,
+            estimate: Some(Estimate {
+                customer_id: &customer,
+                text: "t",
+                prefix: "p",
+            }),
+        };
+        let mut all = claim_statements(&tenant, &claim).unwrap();
+        all.push(raise_statement(&w, Some(&token)).unwrap());
+        for counting in [false, true] {
+            all.extend(row_statements(&w, Some(&token), counting).unwrap());
+        }
+        all.extend(result_statements(&w, &claim).unwrap());
+        crate::store::assert_binds(&all);
+    }
 }

@@ -1,10 +1,11 @@
 //! The ledger databases' event outbox: written by the sequencer in its
 //! round's batch, moved to webhook deliveries by `webhooks::dispatch`.
 
+use bvs_core::hash::Hash32;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, over_json, queries, stmt, Statements};
+use super::{args, over_json, queries, Arg, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, CheckpointId, EventId, TenantId};
 
@@ -63,8 +64,8 @@ pub struct NewEvent {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
-    insert_set(db, INSERT_SET, events, now_ms)
+pub fn insert<'a>(events: &[NewEvent], now_ms: u64) -> Statements<'a> {
+    insert_set(INSERT_SET, events, now_ms)
 }
 
 /// Like [`insert`], adding only the events whose id is not there yet (ids
@@ -72,11 +73,11 @@ pub fn insert(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_once_all(db: &D1Database, events: &[NewEvent], now_ms: u64) -> Statements {
-    insert_set(db, INSERT_ONCE_SET, events, now_ms)
+pub fn insert_once_all<'a>(events: &[NewEvent], now_ms: u64) -> Statements<'a> {
+    insert_set(INSERT_ONCE_SET, events, now_ms)
 }
 
-fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> Statements {
+fn insert_set<'a>(sql: &'static str, events: &[NewEvent], now_ms: u64) -> Statements<'a> {
     let rows: Vec<(&str, &str, &str, &str)> = events
         .iter()
         .map(|e| {
@@ -88,12 +89,12 @@ fn insert_set(db: &D1Database, sql: &str, events: &[NewEvent], now_ms: u64) -> S
             )
         })
         .collect();
-    over_json(db, sql, &rows, &args![now_ms])
+    over_json(sql, &rows, &args![now_ms])
 }
 
 super::statements! {
     /// Adds an event once (its id is deterministic), in the caller's batch.
-    pub fn insert_once_statement(id: &EventId, tenant_id: &TenantId, kind: EventKind, payload: &str, now_ms: u64)
+    pub fn insert_once_statement<'a>(id: &'a EventId, tenant_id: &'a TenantId, kind: EventKind, payload: &'a str, now_ms: u64)
         = INSERT_ONCE;
 }
 
@@ -112,12 +113,8 @@ queries! {
     pub fn pending(limit: u64) -> Vec<EventRow> = all(SELECT_PENDING);
 }
 
-pub fn mark_dispatched(
-    ledger: &D1Database,
-    ids: &[EventId],
-    now_ms: u64,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    over_json(ledger, MARK_DISPATCHED_SET, ids, &args![now_ms])
+pub fn mark_dispatched<'a>(ids: &[EventId], now_ms: u64) -> ApiResult<Vec<Query<'a>>> {
+    over_json(MARK_DISPATCHED_SET, ids, &args![now_ms])
 }
 
 const INSERT_IF_DELTA_FAILED: &str =
@@ -139,35 +136,35 @@ const INSERT_IF_CHECKPOINT_FAILED: &str =
 pub enum FailedItem<'a> {
     /// A delta, by anchor id.
     Delta(&'a AnchorId),
-    /// A fact of the event's tenant, by content hash.
-    Fact(&'a str),
+    /// A fact of the event's tenant, by content hash (bound as its hex).
+    Fact(&'a Hash32),
     /// A checkpoint, by id.
     Checkpoint(&'a CheckpointId),
 }
 
 /// Adds an event (once: its id is deterministic) only if `item` is FAILED
 /// when the statement runs: put it after the item's `mark_failed`
-/// (`deltas`, `facts`, `checkpoints`) in the same batch.
-pub fn insert_if_failed(
-    db: &D1Database,
-    event: &NewEvent,
-    item: FailedItem<'_>,
+/// (`deltas`, `facts`, `checkpoints`) in the same batch. The event made
+/// for the statement moves into it.
+pub fn insert_if_failed<'a>(
+    event: NewEvent,
+    item: FailedItem<'a>,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
+) -> ApiResult<Query<'a>> {
     let (sql, key) = match item {
-        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, anchor_id.as_str()),
-        FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, content_hash),
-        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, id.as_str()),
+        FailedItem::Delta(anchor_id) => (INSERT_IF_DELTA_FAILED, Arg::Text(anchor_id.as_str())),
+        FailedItem::Fact(content_hash) => (INSERT_IF_FACT_FAILED, Arg::Hash(content_hash)),
+        FailedItem::Checkpoint(id) => (INSERT_IF_CHECKPOINT_FAILED, Arg::Text(id.as_str())),
     };
     let args = args![
-        &event.id,
-        &event.tenant_id,
+        event.id.into_string(),
+        event.tenant_id.into_string(),
         event.kind,
-        &event.payload,
+        event.payload,
         now_ms,
         key
     ];
-    stmt(db, sql, &args)
+    Ok(Query::new(sql, args))
 }
 
 // ---------------------------------------------------------------- the event log (issue 30)
@@ -215,8 +212,8 @@ pub async fn page_of_tenant(
 ) -> ApiResult<Vec<LoggedEventRow>> {
     let a = args![tenant_id, kind, before.0, before.1, limit];
     let statements = vec![
-        stmt(db, SELECT_DISPATCHED_PAGE, &a)?,
-        stmt(db, SELECT_PENDING_PAGE, &a)?,
+        Query::new(SELECT_DISPATCHED_PAGE, a.clone()),
+        Query::new(SELECT_PENDING_PAGE, a),
     ];
     super::batch_rows(db, statements).await
 }

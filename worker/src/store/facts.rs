@@ -2,9 +2,8 @@
 
 use bvs_core::hash::Hash32;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
 
-use super::{args, over_json, queries, row, stmt, ItemStatus, Statements};
+use super::{args, over_json, queries, row, ItemStatus, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 
@@ -38,16 +37,15 @@ const MARK_FAILED: &str = "UPDATE facts SET status = 'FAILED', failure = ?3 \
 
 /// The fact's insert (ignored when this tenant already has it), for a
 /// metered batch: the raises after it count only a new fact.
-pub fn insert_stmt(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    content_hash: &Hash32,
-    content: &str,
-    metadata: Option<&str>,
+pub fn insert_stmt<'a>(
+    tenant_id: &'a TenantId,
+    content_hash: &'a Hash32,
+    content: &'a str,
+    metadata: Option<&'a str>,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
+) -> ApiResult<Query<'a>> {
     let args = args![tenant_id, content_hash, content, metadata, now_ms];
-    stmt(db, INSERT, &args)
+    Ok(Query::new(INSERT, args))
 }
 
 queries! {
@@ -56,7 +54,7 @@ queries! {
 
 super::statements! {
     /// For a sequencer round's read batch: the queued facts in order.
-    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
+    pub fn queued_statement<'a>(limit: u64) = SELECT_QUEUED;
 }
 
 /// Marks a round's facts (`(tenant, content hash, leaf index)` each)
@@ -64,22 +62,23 @@ super::statements! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn mark_verified_all(
-    db: &D1Database,
+pub fn mark_verified_all<'a>(
     facts: &[(&str, &Hash32, u64)],
     tree_size: u64,
     verified_at: u64,
-) -> Statements {
-    over_json(db, MARK_VERIFIED_SET, facts, &args![tree_size, verified_at])
+) -> Statements<'a> {
+    over_json(MARK_VERIFIED_SET, facts, &args![tree_size, verified_at])
 }
 
 /// Marks a QUEUED fact FAILED (it can never be appended), keeping why; a
 /// no-op for one no longer QUEUED.
-pub fn mark_failed(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    content_hash: &Hash32,
-    failure: &str,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(db, MARK_FAILED, &args![tenant_id, content_hash, failure])
+pub fn mark_failed<'a>(
+    tenant_id: &'a TenantId,
+    content_hash: &'a Hash32,
+    failure: &'a str,
+) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
+        MARK_FAILED,
+        args![tenant_id, content_hash, failure],
+    ))
 }

@@ -7,9 +7,9 @@
 use bvs_core::hash::Hash32;
 use bvs_core::types::Env;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, first, run, stmt};
+use super::{args, first, run, Query};
 use crate::error::ApiResult;
 use crate::ids::{ClaimToken, TenantId};
 
@@ -34,7 +34,7 @@ const HELD: &str = "SELECT c.request_hash, c.token, c.state, c.lease_until, \
      WHERE c.tenant_id = ?1 AND c.env = ?2 AND c.key = ?3 AND c.expires_at > ?4";
 
 pub async fn delete_expired_results(ledger: &D1Database, now_ms: u64) -> ApiResult<u64> {
-    run(ledger, DELETE_EXPIRED_RESULTS, &args![now_ms]).await
+    run(ledger, Query::new(DELETE_EXPIRED_RESULTS, args![now_ms])).await
 }
 
 /// The key's claim and stored answer as the batch left them.
@@ -76,15 +76,14 @@ pub struct ClaimKey<'a> {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub(super) fn drop_expired(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    c: &ClaimKey<'_>,
-) -> ApiResult<[D1PreparedStatement; 2]> {
+pub(super) fn drop_expired<'a>(
+    tenant_id: &'a TenantId,
+    c: &ClaimKey<'a>,
+) -> ApiResult<[Query<'a>; 2]> {
     let expired = args![tenant_id, c.env, c.key, c.now_ms];
     Ok([
-        stmt(db, DELETE_EXPIRED_CLAIM, &expired)?,
-        stmt(db, DELETE_EXPIRED_RESULT, &expired)?,
+        Query::new(DELETE_EXPIRED_CLAIM, expired.clone()),
+        Query::new(DELETE_EXPIRED_RESULT, expired),
     ])
 }
 
@@ -96,13 +95,12 @@ pub struct KeyClaim<'a> {
 
 /// The statements that put the claim and `status`/`body` under the key:
 /// expired records of the key dropped, the strict claim, the answer.
-pub fn claim_and_answer(
-    db: &D1Database,
-    k: &KeyClaim<'_>,
+pub fn claim_and_answer<'a>(
+    k: &KeyClaim<'a>,
     status: u16,
-    body: &str,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let [expired_claim, expired_result] = drop_expired(db, k.tenant_id, &k.claim)?;
+    body: String,
+) -> ApiResult<Vec<Query<'a>>> {
+    let [expired_claim, expired_result] = drop_expired(k.tenant_id, &k.claim)?;
     let c = &k.claim;
     let claim = args![
         k.tenant_id,
@@ -125,8 +123,8 @@ pub fn claim_and_answer(
     Ok(vec![
         expired_claim,
         expired_result,
-        stmt(db, CLAIM_STRICT, &claim)?,
-        stmt(db, INSERT_ANSWER, &answer)?,
+        Query::new(CLAIM_STRICT, claim),
+        Query::new(INSERT_ANSWER, answer),
     ])
 }
 
@@ -138,5 +136,5 @@ pub async fn held(
     key: &str,
     now_ms: u64,
 ) -> ApiResult<Option<ClaimRow>> {
-    first(db, HELD, &args![tenant_id, env, key, now_ms]).await
+    first(db, Query::new(HELD, args![tenant_id, env, key, now_ms])).await
 }

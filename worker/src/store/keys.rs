@@ -6,7 +6,7 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::contracts::ContractStatus;
-use super::{args, batch, queries, row, rows, stmt};
+use super::{args, batch, queries, row, rows, Query};
 use crate::error::ApiResult;
 use crate::ids::{ContractId, KeyId, TenantId, UserId};
 use crate::plan::Plan;
@@ -94,8 +94,8 @@ pub async fn for_auth_indexing(
     now_ms: u64,
 ) -> ApiResult<Option<AuthRow>> {
     let statements = vec![
-        super::roots::insert_for_key_statement(db, root, now_ms, id, secret_hash)?,
-        stmt(db, SELECT_AUTH, &args![id])?,
+        super::roots::insert_for_key_statement(root, now_ms, id, secret_hash)?,
+        Query::new(SELECT_AUTH, args![id]),
     ];
     let results = batch(db, statements).await?;
     Ok(rows::<AuthRow>(&results, 1)?.into_iter().next())

@@ -6,9 +6,9 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, over_json, queries, row, stmt, Statements};
+use super::{args, over_json, queries, row, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 
@@ -120,7 +120,7 @@ const SET_LATEST_ROOT: &str = "UPDATE ledgers SET latest_items_root = ?4 \
 
 super::statements! {
     /// For the ledger roots backfill (`ledger::backfill`).
-    pub fn replace_latest_root(tenant_id: &TenantId, customer_id: &CustomerId, old: &Hash32, new: &Hash32)
+    pub fn replace_latest_root<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, old: &'a Hash32, new: &'a Hash32)
         = SET_LATEST_ROOT;
 }
 
@@ -141,26 +141,17 @@ queries! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn round_reads(
-    db: &D1Database,
+pub fn round_reads<'a>(
     keys: &[(TenantId, CustomerId)],
     tenants: &[TenantId],
-    window: &str,
-) -> ApiResult<[D1PreparedStatement; 3]> {
+    window: &'a str,
+) -> ApiResult<[Query<'a>; 3]> {
     let pairs = serde_json::to_string(keys)?;
     let tenant_set = serde_json::to_string(tenants)?;
     Ok([
-        stmt(db, SELECT_FOR_KEY_SET, &args![pairs.as_str()])?,
-        stmt(
-            db,
-            SELECT_WINDOW_FRONTIER_SET,
-            &args![pairs.as_str(), window],
-        )?,
-        stmt(
-            db,
-            SELECT_TENANT_WINDOW_SET,
-            &args![tenant_set.as_str(), window],
-        )?,
+        Query::new(SELECT_FOR_KEY_SET, args![pairs.clone()]),
+        Query::new(SELECT_WINDOW_FRONTIER_SET, args![pairs, window]),
+        Query::new(SELECT_TENANT_WINDOW_SET, args![tenant_set, window]),
     ])
 }
 
@@ -190,12 +181,7 @@ row! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn update_all(
-    db: &D1Database,
-    updates: &[LedgerUpdate<'_>],
-    window: &str,
-    now: u64,
-) -> Statements {
+pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -> Statements<'a> {
     let aggregates: Vec<(&str, &str, u64, String, String)> = updates
         .iter()
         .map(|u| {
@@ -235,13 +221,8 @@ pub fn update_all(
             )
         })
         .collect();
-    let mut out = over_json(db, UPDATE_AGGREGATES_SET, &aggregates, &args![now])?;
-    out.extend(over_json(
-        db,
-        UPSERT_WINDOW_SET,
-        &windows,
-        &args![window, now],
-    )?);
+    let mut out = over_json(UPDATE_AGGREGATES_SET, &aggregates, &args![now])?;
+    out.extend(over_json(UPSERT_WINDOW_SET, &windows, &args![window, now])?);
     Ok(out)
 }
 
@@ -258,11 +239,7 @@ queries! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn upsert_tenant_windows(
-    db: &D1Database,
-    rows: &[TenantWindowRow],
-    window: &str,
-) -> Statements {
+pub fn upsert_tenant_windows<'a>(rows: &[TenantWindowRow], window: &'a str) -> Statements<'a> {
     let set: Vec<(&str, u64, String, u64, u64, &str)> = rows
         .iter()
         .map(|w| {
@@ -276,7 +253,7 @@ pub fn upsert_tenant_windows(
             )
         })
         .collect();
-    over_json(db, UPSERT_TENANT_WINDOW_SET, &set, &args![window])
+    over_json(UPSERT_TENANT_WINDOW_SET, &set, &args![window])
 }
 
 /// Windows ending after a starting delta named as `store::deltas::StartAt`
@@ -294,15 +271,15 @@ const SELECT_WINDOWS_AFTER_ANCHOR_ID: &str = select_windows!(concat!(
 
 super::statements! {
     /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-    fn windows_after_statement(tenant_id: &TenantId, customer_id: &CustomerId, after_seq: u64)
+    fn windows_after_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, after_seq: u64)
         = SELECT_WINDOWS_AFTER;
-    pub(super) fn ledger_statement(tenant_id: &TenantId, customer_id: &CustomerId) = SELECT_ONE;
+    pub(super) fn ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId) = SELECT_ONE;
 }
 
 super::statements! {
     /// The window row of one period of a ledger, for a caller's batch
     /// (`store::receipts`).
-    pub(super) fn window_statement(tenant_id: &TenantId, customer_id: &CustomerId, period: &str)
+    pub(super) fn window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, period: &'a str)
         = SELECT_WINDOW;
 }
 
@@ -329,9 +306,9 @@ pub async fn ledger_page(
     let results = super::batch(
         db,
         vec![
-            ledger_statement(db, tenant_id, customer_id)?,
-            super::deltas::of_ledger_statement(db, tenant_id, customer_id, from_seq, to_seq)?,
-            windows_after_statement(db, tenant_id, customer_id, after_seq)?,
+            ledger_statement(tenant_id, customer_id)?,
+            super::deltas::of_ledger_statement(tenant_id, customer_id, from_seq, to_seq)?,
+            windows_after_statement(tenant_id, customer_id, after_seq)?,
         ],
     )
     .await?;
@@ -373,15 +350,15 @@ pub async fn ledger_page_from(
         StartAt::AnchorId(a) => (SELECT_WINDOWS_AFTER_ANCHOR_ID, a),
     };
     let [at, deltas, next] =
-        super::deltas::from_start_statements(db, tenant_id, customer_id, start, page)?;
+        super::deltas::from_start_statements(tenant_id, customer_id, start, page)?;
     let results = super::batch(
         db,
         vec![
-            ledger_statement(db, tenant_id, customer_id)?,
+            ledger_statement(tenant_id, customer_id)?,
             at,
             deltas,
             next,
-            stmt(db, windows_sql, &args![tenant_id, customer_id, name])?,
+            Query::new(windows_sql, args![tenant_id, customer_id, name]),
         ],
     )
     .await?;

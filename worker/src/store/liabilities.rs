@@ -5,9 +5,9 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Env};
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, over_json, queries, row, statements, stmt, Statements};
+use super::{args, over_json, queries, row, statements, Query, Statements};
 use crate::error::ApiResult;
 use crate::ids::{StatementId, TenantId};
 
@@ -190,8 +190,8 @@ pub async fn seed_bench(
     super::batch(
         db,
         vec![
-            stmt(db, SEED_LEDGERS, &args)?,
-            stmt(db, SEED_WINDOWS, &args)?,
+            Query::new(SEED_LEDGERS, args.clone()),
+            Query::new(SEED_WINDOWS, args),
         ],
     )
     .await?;
@@ -202,20 +202,18 @@ pub async fn seed_bench(
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_stmt(
-    db: &D1Database,
-    id: &StatementId,
-    tenant_id: &TenantId,
+pub fn insert_stmt<'a>(
+    id: &'a StatementId,
+    tenant_id: &'a TenantId,
     environment: Env,
-    period: &str,
-    builder_state: &str,
+    period: &'a str,
+    builder_state: &'a str,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         INSERT,
-        &args![id, tenant_id, environment, period, builder_state, now_ms],
-    )
+        args![id, tenant_id, environment, period, builder_state, now_ms],
+    ))
 }
 
 queries! {
@@ -246,30 +244,30 @@ pub async fn due_tenants(db: &D1Database, period: &str, limit: u64) -> ApiResult
     struct T {
         tenant_id: TenantId,
     }
-    let rows: Vec<T> = super::all(db, SELECT_DUE_TENANTS, &args![period, limit]).await?;
+    let rows: Vec<T> = super::all(db, Query::new(SELECT_DUE_TENANTS, args![period, limit])).await?;
     Ok(rows.into_iter().map(|t| t.tenant_id).collect())
 }
 
 statements! {
     /// For a sequencer round's read batch: the queued statements in order.
-    pub fn queued_statement(limit: u64) = SELECT_QUEUED;
+    pub fn queued_statement<'a>(limit: u64) = SELECT_QUEUED;
 }
 
 statements! {
     /// Phase 1's progress (`status` `SNAPSHOT`, or `BUILDING` when done).
-    pub fn set_snapshot(id: &StatementId, cursor: &str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &str)
+    pub fn set_snapshot<'a>(id: &'a StatementId, cursor: &'a str, added: u64, status: StatementStatus, now_ms: u64, read_cursor: &'a str)
         = SET_SNAPSHOT;
 }
 
 statements! {
     /// Phase 2's progress.
-    pub fn set_built(id: &StatementId, state: &str, cursor: &str, added: u64, now_ms: u64, read_cursor: &str)
+    pub fn set_built<'a>(id: &'a StatementId, state: &'a str, cursor: &'a str, added: u64, now_ms: u64, read_cursor: &'a str)
         = SET_BUILT;
 }
 
 statements! {
     /// Marks a statement failed (it can never be appended or built), keeping why.
-    pub fn mark_failed(id: &StatementId, failure: &str, now_ms: u64) = SET_FAILED;
+    pub fn mark_failed<'a>(id: &'a StatementId, failure: &'a str, now_ms: u64) = SET_FAILED;
 }
 
 row! {
@@ -283,7 +281,7 @@ row! {
 
 statements! {
     /// The statement marking `id` QUEUED with what it states.
-    pub fn set_queued(id: &StatementId, f: &Finished<'_>, now_ms: u64) = SET_QUEUED, [
+    pub fn set_queued<'a>(id: &'a StatementId, f: &'a Finished<'a>, now_ms: u64) = SET_QUEUED, [
         id, f.statement_json, f.item_hash, f.supersedes, f.liabilities_total,
         f.liabilities_count, f.receivables_total, f.receivables_count, now_ms,
     ];
@@ -293,24 +291,22 @@ statements! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_ledgers(
-    db: &D1Database,
-    statement_id: &StatementId,
+pub fn insert_ledgers<'a>(
+    statement_id: &'a StatementId,
     rows: &[(String, CustomerId, String)],
-) -> Statements {
-    over_json(db, INSERT_LEDGERS_SET, rows, &args![statement_id])
+) -> Statements<'a> {
+    over_json(INSERT_LEDGERS_SET, rows, &args![statement_id])
 }
 
 /// Phase 2's nodes: `(tree, level, idx, hash, sum)` each.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_nodes(
-    db: &D1Database,
-    statement_id: &StatementId,
+pub fn insert_nodes<'a>(
+    statement_id: &'a StatementId,
     rows: &[(&'static str, u8, u64, String, String)],
-) -> Statements {
-    over_json(db, INSERT_NODES_SET, rows, &args![statement_id])
+) -> Statements<'a> {
+    over_json(INSERT_NODES_SET, rows, &args![statement_id])
 }
 
 /// Phase 2's leaf indexes: `(order_key, customer_id, balance,
@@ -319,12 +315,11 @@ pub fn insert_nodes(
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn set_indexes(
-    db: &D1Database,
-    statement_id: &StatementId,
+pub fn set_indexes<'a>(
+    statement_id: &'a StatementId,
     rows: &[(&str, &str, String, u64, Option<u64>)],
-) -> Statements {
-    over_json(db, SET_INDEXES_SET, rows, &args![statement_id])
+) -> Statements<'a> {
+    over_json(SET_INDEXES_SET, rows, &args![statement_id])
 }
 
 /// A round's statements PUBLISHED (`(id, leaf_index)` each), and those
@@ -332,16 +327,15 @@ pub fn set_indexes(
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn mark_published_all(
-    db: &D1Database,
+pub fn mark_published_all<'a>(
     published: &[(&str, u64)],
     superseded: &[(&Hash32, &Hash32)],
     tree_size: u64,
     now_ms: u64,
-) -> Statements {
-    let mut out = over_json(db, MARK_PUBLISHED_SET, published, &args![tree_size, now_ms])?;
+) -> Statements<'a> {
+    let mut out = over_json(MARK_PUBLISHED_SET, published, &args![tree_size, now_ms])?;
     if !superseded.is_empty() {
-        out.extend(over_json(db, MARK_SUPERSEDED_SET, superseded, &[])?);
+        out.extend(over_json(MARK_SUPERSEDED_SET, superseded, &[])?);
     }
     Ok(out)
 }
@@ -350,13 +344,12 @@ pub fn mark_published_all(
 ///
 /// # Errors
 /// D1 errors.
-pub fn nodes_statement(
-    db: &D1Database,
-    statement_id: &StatementId,
+pub fn nodes_statement<'a>(
+    statement_id: &'a StatementId,
     addrs: &[(&'static str, u8, u64)],
-) -> ApiResult<D1PreparedStatement> {
+) -> ApiResult<Query<'a>> {
     let set = serde_json::to_string(addrs)?;
-    stmt(db, SELECT_NODES_SET, &args![statement_id, &set])
+    Ok(Query::new(SELECT_NODES_SET, args![statement_id, set]))
 }
 
 row! {
@@ -386,11 +379,10 @@ queries! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_cosignature(db: &D1Database, c: &CosignatureRow) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+pub fn insert_cosignature<'a>(c: &'a CosignatureRow) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         INSERT_COSIGNATURE,
-        &args![
+        args![
             &c.item_hash,
             &c.statement_id,
             &c.ledger_id,
@@ -400,7 +392,7 @@ pub fn insert_cosignature(db: &D1Database, c: &CosignatureRow) -> ApiResult<D1Pr
             &c.statement,
             c.created_at
         ],
-    )
+    ))
 }
 
 /// Statements published (or failed) before `?2`, not purged yet: their

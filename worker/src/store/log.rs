@@ -9,10 +9,10 @@ use bvs_core::hash::Hash32;
 use bvs_core::log::StoredHashes;
 use bvs_core::tiles::{TileCoord, Tiles};
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::{
-    args, batch_rows, chunked, int, over_json, queries, row, run, stmt, Arg, ListSql, Statements,
+    args, batch_rows, chunked, int, over_json, queries, row, run, Arg, ListSql, Query, Statements,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{AnchorId, TenantId};
@@ -51,7 +51,7 @@ const PROBE_WRITE: &str = "INSERT INTO log_meta (key, value) VALUES ('sequencer_
 /// One harmless write (the time of the sequencer's last probe, in
 /// `log_meta`): succeeds when the database takes writes.
 pub async fn probe_write(db: &D1Database, now_ms: u64) -> ApiResult<()> {
-    run(db, PROBE_WRITE, &args![now_ms]).await?;
+    run(db, Query::new(PROBE_WRITE, args![now_ms])).await?;
     Ok(())
 }
 
@@ -59,7 +59,7 @@ const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1"
 
 super::statements! {
     /// `latest_head` for a caller's batch (`store::lookup`).
-    pub fn latest_head_statement() = SELECT_LATEST_HEAD;
+    pub fn latest_head_statement<'a>() = SELECT_LATEST_HEAD;
 }
 const SELECT_HEAD_AT: &str = select_heads!("WHERE tree_size = ?1");
 /// The signed tree head a delta (`?1` tenant, `?2` anchorId) was verified
@@ -70,7 +70,7 @@ const SELECT_HEAD_OF_DELTA: &str = select_heads!(
 
 super::statements! {
     /// For a delta's status batch (`store::deltas::status`).
-    pub fn head_of_delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_HEAD_OF_DELTA;
+    pub fn head_of_delta_statement<'a>(tenant_id: &'a TenantId, anchor_id: &'a AnchorId) = SELECT_HEAD_OF_DELTA;
 }
 const SELECT_HEADS_PAGE: &str =
     select_heads!("WHERE tree_size >= ?1 ORDER BY tree_size ASC LIMIT ?2");
@@ -163,10 +163,10 @@ pub struct TileRow {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn tiles_statement(db: &D1Database, coords: &[TileCoord]) -> ApiResult<D1PreparedStatement> {
+pub fn tiles_statement<'a>(coords: &[TileCoord]) -> ApiResult<Query<'a>> {
     let keys: Vec<(u8, u64)> = coords.iter().map(|c| (c.level, c.index)).collect();
     let set = serde_json::to_string(&keys)?;
-    stmt(db, SELECT_TILES, &args![set.as_str()])
+    Ok(Query::new(SELECT_TILES, args![set]))
 }
 
 /// The tiles of [`tiles_statement`]'s rows (the widest of each).
@@ -202,7 +202,7 @@ pub fn tiles_from_rows(rows: Vec<TileRow>) -> ApiResult<Tiles> {
 pub async fn tiles_with(
     db: &D1Database,
     coords: &[TileCoord],
-    writes: Vec<D1PreparedStatement>,
+    writes: Vec<Query<'_>>,
 ) -> ApiResult<Tiles> {
     if coords.is_empty() {
         if !writes.is_empty() {
@@ -210,7 +210,7 @@ pub async fn tiles_with(
         }
         return Ok(Tiles::new());
     }
-    let mut statements = vec![tiles_statement(db, coords)?];
+    let mut statements = vec![tiles_statement(coords)?];
     statements.extend(writes);
     let results = super::batch(db, statements).await?;
     tiles_from_rows(super::rows(&results, 0)?)
@@ -228,7 +228,7 @@ pub async fn tiles_with(
 pub async fn hashes_with(
     db: &D1Database,
     indexes: &[u64],
-    writes: Vec<D1PreparedStatement>,
+    writes: Vec<Query<'_>>,
 ) -> ApiResult<StoredHashes> {
     let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
     complete(db, &tiles, indexes).await
@@ -263,7 +263,7 @@ pub async fn latest_head_and_tiles(
     db: &D1Database,
     coords: &[TileCoord],
 ) -> ApiResult<(Option<HeadRow>, Tiles)> {
-    let statements = vec![latest_head_statement(db)?, tiles_statement(db, coords)?];
+    let statements = vec![latest_head_statement()?, tiles_statement(coords)?];
     let results = super::batch(db, statements).await?;
     let head = super::rows::<HeadRow>(&results, 0)?.into_iter().next();
     Ok((head, tiles_from_rows(super::rows(&results, 1)?)?))
@@ -274,20 +274,16 @@ pub async fn latest_head_and_tiles(
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_tiles(db: &D1Database, tiles: &[(TileCoord, Vec<u8>)]) -> Statements {
+pub fn insert_tiles<'a>(tiles: &'a [(TileCoord, Vec<u8>)]) -> Statements<'a> {
     if tiles.is_empty() {
         return Ok(Vec::new());
     }
-    insert_tiles_with(db, &INSERT_TILES, tiles)
+    insert_tiles_with(&INSERT_TILES, tiles)
 }
 
 /// `tiles` written by `insert`, then their narrower copies dropped.
-fn insert_tiles_with(
-    db: &D1Database,
-    insert: &ListSql,
-    tiles: &[(TileCoord, Vec<u8>)],
-) -> Statements {
-    let mut out = chunked(db, insert, &[], tiles, |(c, data), args| {
+fn insert_tiles_with<'a>(insert: &ListSql, tiles: &'a [(TileCoord, Vec<u8>)]) -> Statements<'a> {
+    let mut out = chunked(insert, &[], tiles, |(c, data), args| {
         args.extend([
             Arg::Int(i64::from(c.level)),
             int(c.index)?,
@@ -300,7 +296,7 @@ fn insert_tiles_with(
         .iter()
         .map(|(c, _)| (c.level, c.index, c.width))
         .collect();
-    out.extend(over_json(db, DELETE_NARROWER_TILES, &keys, &[])?);
+    out.extend(over_json(DELETE_NARROWER_TILES, &keys, &[])?);
     Ok(out)
 }
 
@@ -327,7 +323,7 @@ pub async fn migration_state(db: &D1Database) -> ApiResult<MigrationState> {
         head: Option<u64>,
         place: Option<String>,
     }
-    let row: Option<Row> = super::first(db, SELECT_MIGRATION_STATE, &[]).await?;
+    let row: Option<Row> = super::first(db, Query::new(SELECT_MIGRATION_STATE, [])).await?;
     let Some(row) = row else {
         return Err(ApiError::internal(
             "the migration state read returned no row",
@@ -363,10 +359,10 @@ pub async fn migration_sources(
     listed: &[u64],
     coords: &[TileCoord],
 ) -> ApiResult<(StoredHashes, Tiles)> {
-    let mut statements = stored_hashes_statements(db, range, listed)?;
+    let mut statements = stored_hashes_statements(range, listed)?;
     let reads = statements.len();
     if !coords.is_empty() {
-        statements.push(tiles_statement(db, coords)?);
+        statements.push(tiles_statement(coords)?);
     }
     if statements.is_empty() {
         return Ok((StoredHashes::new(), Tiles::new()));
@@ -398,15 +394,15 @@ pub async fn write_migration_step(
     target: u64,
     next: Option<usize>,
 ) -> ApiResult<()> {
-    let mut statements = insert_tiles_with(db, &INSERT_TILES_MIGRATED, tiles)?;
+    let mut statements = insert_tiles_with(&INSERT_TILES_MIGRATED, tiles)?;
     match next {
         None => {
-            statements.push(set_tiles_size(db, target)?);
-            statements.push(stmt(db, CLEAR_MIGRATION_PLACE, &[])?);
+            statements.push(set_tiles_size(target)?);
+            statements.push(Query::new(CLEAR_MIGRATION_PLACE, []));
         }
         Some(next) => {
             let text = format!("{target}:{next}");
-            statements.push(stmt(db, SET_MIGRATION_PLACE, &args![text.as_str()])?);
+            statements.push(Query::new(SET_MIGRATION_PLACE, args![text]));
         }
     }
     super::batch(db, statements).await?;
@@ -421,47 +417,40 @@ struct HashRow {
 
 /// The reads of a pre-tiles log's stored hashes in `range` (inclusive)
 /// and at `listed`.
-fn stored_hashes_statements(
-    db: &D1Database,
+pub(super) fn stored_hashes_statements<'a>(
     range: Option<(u64, u64)>,
-    listed: &[u64],
-) -> Statements {
+    listed: &'a [u64],
+) -> Statements<'a> {
     let mut statements = Vec::new();
     if let Some((lo, hi)) = range {
-        statements.push(stmt(db, SELECT_STORED_RANGE, &args![lo, hi])?);
+        statements.push(Query::new(SELECT_STORED_RANGE, args![lo, hi]));
     }
-    statements.extend(chunked(
-        db,
-        &SELECT_STORED_HASHES,
-        &[],
-        listed,
-        |i, args| {
-            args.push(int(*i)?);
-            Ok(())
-        },
-    )?);
+    statements.extend(chunked(&SELECT_STORED_HASHES, &[], listed, |i, args| {
+        args.push(int(*i)?);
+        Ok(())
+    })?);
     Ok(statements)
 }
 
 super::statements! {
     /// `tiles_size` for a caller's batch (its one row: `value`).
-    pub fn tiles_size_statement() = SELECT_TILES_SIZE;
+    pub fn tiles_size_statement<'a>() = SELECT_TILES_SIZE;
 }
 
 /// The statement recording that the tiles cover `size` leaves.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn set_tiles_size(db: &D1Database, size: u64) -> ApiResult<D1PreparedStatement> {
+pub fn set_tiles_size<'a>(size: u64) -> ApiResult<Query<'a>> {
     let text = size.to_string();
-    stmt(db, SET_TILES_SIZE, &args![text.as_str()])
+    Ok(Query::new(SET_TILES_SIZE, args![text]))
 }
 
 /// The leaves' insert: one statement per JSON set.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Statements {
+pub fn insert_leaf_set<'a>(leaves: &[NewLeaf], now_ms: u64) -> Statements<'a> {
     let rows: Vec<(u64, String, &str, &str, &str)> = leaves
         .iter()
         .map(|l| {
@@ -474,7 +463,7 @@ pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Stat
             )
         })
         .collect();
-    over_json(db, INSERT_LEAVES_SET, &rows, &args![now_ms])
+    over_json(INSERT_LEAVES_SET, &rows, &args![now_ms])
 }
 
 /// Reads the stored hashes at `indexes` of a pre-tiles log: one SELECT per
@@ -483,7 +472,7 @@ pub fn insert_leaf_set(db: &D1Database, leaves: &[NewLeaf], now_ms: u64) -> Stat
 /// # Errors
 /// D1 errors.
 pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<StoredHashes> {
-    let statements = stored_hashes_statements(db, None, indexes)?;
+    let statements = stored_hashes_statements(None, indexes)?;
     let mut out = StoredHashes::new();
     for r in batch_rows::<HashRow>(db, statements).await? {
         out.insert(r.idx, r.hash);
@@ -492,14 +481,10 @@ pub async fn stored_hashes(db: &D1Database, indexes: &[u64]) -> ApiResult<Stored
 }
 
 /// Statements that insert stored hashes.
-pub fn insert_stored_hashes(
-    db: &D1Database,
-    rows: &[(u64, Hash32)],
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let hexes: Vec<(u64, String)> = rows.iter().map(|(i, h)| (*i, h.to_hex())).collect();
-    chunked(db, &INSERT_STORED_HASHES, &[], &hexes, |(i, h), args| {
+pub fn insert_stored_hashes<'a>(rows: &[(u64, Hash32)]) -> ApiResult<Vec<Query<'a>>> {
+    chunked(&INSERT_STORED_HASHES, &[], rows, |(i, h), args| {
         args.push(int(*i)?);
-        args.push(Arg::Text(h));
+        args.push(Arg::Owned(h.to_hex()));
         Ok(())
     })
 }
@@ -512,7 +497,7 @@ pub struct NewLeaf {
     pub tenant_id: TenantId,
 }
 
-pub fn insert_head(db: &D1Database, head: &HeadRow) -> ApiResult<D1PreparedStatement> {
+pub fn insert_head<'a>(head: &'a HeadRow) -> ApiResult<Query<'a>> {
     let args = args![
         head.tree_size,
         &head.root,
@@ -520,5 +505,5 @@ pub fn insert_head(db: &D1Database, head: &HeadRow) -> ApiResult<D1PreparedState
         &head.note_hash,
         head.created_at
     ];
-    stmt(db, INSERT_HEAD, &args)
+    Ok(Query::new(INSERT_HEAD, args))
 }

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::Query;
 use super::{all, args, first, run};
 use crate::error::ApiResult;
 use crate::ids::MailRequestId;
@@ -44,18 +45,18 @@ pub async fn insert(
     email: &str,
     now_ms: u64,
 ) -> ApiResult<()> {
-    run(db, INSERT, &args![id, kind, email, now_ms]).await?;
+    run(db, Query::new(INSERT, args![id, kind, email, now_ms])).await?;
     Ok(())
 }
 
 /// Deletes the request and returns it; `None` when it was already claimed.
 pub async fn claim(db: &D1Database, id: &MailRequestId) -> ApiResult<Option<Claimed>> {
-    first(db, CLAIM, &args![id]).await
+    first(db, Query::new(CLAIM, args![id])).await
 }
 
 /// Requests older than `before_ms` (a lost doorbell), oldest first.
 pub async fn stale(db: &D1Database, before_ms: u64, limit: u64) -> ApiResult<Vec<Stale>> {
-    all(db, SELECT_STALE, &args![before_ms, limit]).await
+    all(db, Query::new(SELECT_STALE, args![before_ms, limit])).await
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //! (migrations/ledger/0031_meters.sql).
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement, D1Result};
+use worker::{D1Database, D1Result};
 
-use super::{args, first, stmt};
+use super::{args, first, Query};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
 
@@ -104,24 +104,22 @@ pub struct Raise<'a> {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn raise(db: &D1Database, r: &Raise<'_>) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+pub fn raise<'a>(r: &Raise<'a>) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         RAISE,
-        &args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
-    )
+        args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
+    ))
 }
 
 /// The statement raising `r` only if the previous statement changed a row.
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn raise_if_changed(db: &D1Database, r: &Raise<'_>) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+pub fn raise_if_changed<'a>(r: &Raise<'a>) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         RAISE_IF_CHANGED,
-        &args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
-    )
+        args![r.tenant_id, r.meter.as_str(), r.period, r.add, r.cap],
+    ))
 }
 
 /// Runs a metered write's batch atomically. `Ok(Err(meter))` when a raise
@@ -132,12 +130,12 @@ pub fn raise_if_changed(db: &D1Database, r: &Raise<'_>) -> ApiResult<D1PreparedS
 /// Any other D1 error.
 pub async fn batch(
     db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
+    statements: Vec<Query<'_>>,
     raises: &[Raise<'_>],
 ) -> ApiResult<Result<Vec<D1Result>, Meter>> {
     let sent = {
         let _trip = crate::roundtrips::d1();
-        db.batch(statements).await
+        super::send_batch(db, statements).await?
     };
     match sent {
         Ok(results) => Ok(Ok(results)),
@@ -165,8 +163,8 @@ pub async fn batch(
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn release_backlog_all(db: &D1Database, released: &[(&str, u64)]) -> super::Statements {
-    super::over_json(db, RELEASE_BACKLOG_SET, released, &[])
+pub fn release_backlog_all<'a>(released: &[(&str, u64)]) -> super::Statements<'a> {
+    super::over_json(RELEASE_BACKLOG_SET, released, &[])
 }
 
 /// The statement lowering `tenant_id`'s backlog by one, right after a
@@ -174,11 +172,8 @@ pub fn release_backlog_all(db: &D1Database, released: &[(&str, u64)]) -> super::
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn release_backlog_if_changed(
-    db: &D1Database,
-    tenant_id: &TenantId,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(db, RELEASE_BACKLOG_IF_CHANGED, &args![tenant_id])
+pub fn release_backlog_if_changed<'a>(tenant_id: &'a TenantId) -> ApiResult<Query<'a>> {
+    Ok(Query::new(RELEASE_BACKLOG_IF_CHANGED, args![tenant_id]))
 }
 
 /// How much of the tenant's `meter` in `period` is used (0 without a row).
@@ -211,8 +206,7 @@ async fn used(db: &D1Database, r: &Raise<'_>) -> ApiResult<u64> {
     }
     let row: Option<Used> = first(
         db,
-        SELECT_USED,
-        &args![r.tenant_id, r.meter.as_str(), r.period],
+        Query::new(SELECT_USED, args![r.tenant_id, r.meter.as_str(), r.period]),
     )
     .await?;
     Ok(row.map_or(0, |u| u.used))

@@ -1,8 +1,11 @@
 //! All SQL of the service lives under this module, one file per table or
 //! concern, as constants with numbered placeholders, bound and read into row
 //! structs. The only SQL text built at run time is a [`ListSql`] template's
-//! placeholder list, by [`chunked`]. Multi-statement writes go through
-//! `D1Database::batch`, which is atomic.
+//! placeholder list, by [`chunked`]. Table modules build statements as
+//! values ([`Query`]: SQL and arguments, no database); this file is the one
+//! gateway that prepares, binds and runs them, once per round trip.
+//! Multi-statement writes go through [`batch`] (`D1Database::batch`), which
+//! is atomic.
 //!
 //! Control database: `accounts`, `contracts`, `keys`, `roots`,
 //! `webhooks`, `mail` (mail requests), `dev`. Ledger databases (one per
@@ -14,6 +17,8 @@
 
 pub mod accounts;
 pub mod agreements;
+#[cfg(test)]
+mod binds_tests;
 pub mod charts;
 pub mod checkpoints;
 pub mod contracts;
@@ -30,6 +35,7 @@ pub mod log;
 pub mod lookup;
 pub mod mail;
 pub mod meters;
+mod query;
 pub mod receipts;
 pub mod request_log;
 pub mod retention;
@@ -51,6 +57,9 @@ use worker::{D1Database, D1PreparedStatement, D1Result};
 
 use crate::error::{ApiError, ApiResult};
 
+#[cfg(test)]
+pub use query::assert_binds;
+pub use query::{bind_text, chunked, highest_placeholder, ListSql, Query};
 pub use sets::{over_json, JSON_PARAM_BYTES_MAX};
 pub(crate) use typed::text_enum;
 pub use typed::{amount, opt_amount, CheckpointStatus, ItemStatus};
@@ -60,7 +69,7 @@ pub const D1_BOUND_PARAMS_MAX: usize = 100;
 
 /// A bindable value. D1 integers pass through JS numbers: callers store
 /// amounts as canonical decimal TEXT and keep integers below 2^53.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Arg<'a> {
     Text(&'a str),
     Int(i64),
@@ -72,6 +81,9 @@ pub enum Arg<'a> {
     /// An amount, bound as its canonical decimal text (how every amount
     /// is stored).
     Amount(Amount),
+    /// Text the builder computed (a JSON set, a hex), moved into the
+    /// statement.
+    Owned(String),
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -85,6 +97,7 @@ impl From<&Arg<'_>> for JsValue {
             Arg::Blob(b) => worker::js_sys::Uint8Array::from(*b).into(),
             Arg::Hash(h) => JsValue::from_str(&h.to_hex()),
             Arg::Amount(a) => JsValue::from_str(&a.to_string()),
+            Arg::Owned(s) => JsValue::from_str(s),
         }
     }
 }
@@ -106,6 +119,12 @@ impl<'a> Bind<'a> for Arg<'a> {
 impl<'a> Bind<'a> for &'a str {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Text(self))
+    }
+}
+
+impl Bind<'_> for String {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Owned(self))
     }
 }
 
@@ -215,6 +234,20 @@ pub(crate) use args;
 macro_rules! queries {
     (@args [] [$($param:ident),*]) => { $crate::store::args![$($param),*] };
     (@args [$($arg:expr),+] [$($param:ident),*]) => { $crate::store::args![$($arg),+] };
+    // When the crate compiles: the statement's highest `?N` is the number
+    // of its arguments (the parameters, or the listed arguments).
+    (@check $sql:expr; $($param:ident),*; ) => {
+        assert!(
+            $crate::store::highest_placeholder($sql) == <[&str]>::len(&[$(stringify!($param)),*]),
+            "a statement's placeholders and arguments differ"
+        )
+    };
+    (@check $sql:expr; $($param:ident),*; $($arg:expr),+) => {
+        assert!(
+            $crate::store::highest_placeholder($sql) == <[&str]>::len(&[$(stringify!($arg)),+]),
+            "a statement's placeholders and arguments differ"
+        )
+    };
     ($(
         $(#[$meta:meta])*
         $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) -> $answer:ty
@@ -225,29 +258,33 @@ macro_rules! queries {
             db: &worker::D1Database,
             $($param: $ty),*
         ) -> $crate::error::ApiResult<$answer> {
+            const _: () = $crate::store::queries!(@check $sql; $($param),*; $($($arg),+)?);
             let args = $crate::store::queries!(@args [$($($arg),+)?] [$($param),*]);
-            $crate::store::$how(db, $sql, &args).await
+            $crate::store::$how(db, $crate::store::Query::new($sql, args)).await
         }
     )*};
 }
 pub(crate) use queries;
 
 /// Like [`queries!`], for statements a caller puts in its own batch: each
-/// becomes `pub fn name(db: &D1Database, params...) ->
-/// ApiResult<D1PreparedStatement>`. Arguments that differ from the
+/// becomes `pub fn name<'a>(params...) -> ApiResult<Query<'a>>`, a
+/// statement as a value, with no database. Arguments that differ from the
 /// parameters follow the statement in brackets: `= SQL, [a.x, a.y, now_ms];`.
+/// The lifetime is named in the declaration (`fn name<'a>(id: &'a
+/// TenantId)`): a `$ty:ty` cannot be taken apart to add it, and an elided
+/// `Query<'_>` is refused beside several borrowed parameters.
 macro_rules! statements {
     ($(
         $(#[$meta:meta])*
-        $vis:vis fn $name:ident($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(, [$($arg:expr),+ $(,)?])?;
+        $vis:vis fn $name:ident<$lt:lifetime>($($param:ident: $ty:ty),* $(,)?) = $sql:expr $(, [$($arg:expr),+ $(,)?])?;
     )*) => {$(
         $(#[$meta])*
-        $vis fn $name(
-            db: &worker::D1Database,
+        $vis fn $name<$lt>(
             $($param: $ty),*
-        ) -> $crate::error::ApiResult<worker::D1PreparedStatement> {
+        ) -> $crate::error::ApiResult<$crate::store::Query<$lt>> {
+            const _: () = $crate::store::queries!(@check $sql; $($param),*; $($($arg),+)?);
             let args = $crate::store::queries!(@args [$($($arg),+)?] [$($param),*]);
-            $crate::store::stmt(db, $sql, &args)
+            Ok($crate::store::Query::new($sql, args))
         }
     )*};
 }
@@ -313,9 +350,10 @@ macro_rules! columns {
 }
 pub(crate) use columns;
 
-pub fn stmt(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<D1PreparedStatement> {
-    let values: Vec<JsValue> = args.iter().map(JsValue::from).collect();
-    db.prepare(sql)
+/// The one place a [`Query`] becomes a D1 statement.
+fn prepare(db: &D1Database, q: &Query<'_>) -> ApiResult<D1PreparedStatement> {
+    let values: Vec<JsValue> = q.args.iter().map(JsValue::from).collect();
+    db.prepare(q.sql.as_ref())
         .bind(&values)
         .map_err(|e| ApiError::internal(format!("bind: {e}")))
 }
@@ -324,32 +362,21 @@ fn d1(what: &'static str) -> impl Fn(worker::Error) -> ApiError {
     move |e| ApiError::internal(format!("d1 {what}: {e}"))
 }
 
-pub async fn first<T: DeserializeOwned>(
-    db: &D1Database,
-    sql: &str,
-    args: &[Arg<'_>],
-) -> ApiResult<Option<T>> {
+pub async fn first<T: DeserializeOwned>(db: &D1Database, q: Query<'_>) -> ApiResult<Option<T>> {
     let _trip = crate::roundtrips::d1();
-    stmt(db, sql, args)?
-        .first::<T>(None)
-        .await
-        .map_err(d1("first"))
+    prepare(db, &q)?.first::<T>(None).await.map_err(d1("first"))
 }
 
-pub async fn all<T: DeserializeOwned>(
-    db: &D1Database,
-    sql: &str,
-    args: &[Arg<'_>],
-) -> ApiResult<Vec<T>> {
+pub async fn all<T: DeserializeOwned>(db: &D1Database, q: Query<'_>) -> ApiResult<Vec<T>> {
     let _trip = crate::roundtrips::d1();
-    let result = stmt(db, sql, args)?.all().await.map_err(d1("all"))?;
+    let result = prepare(db, &q)?.all().await.map_err(d1("all"))?;
     result.results::<T>().map_err(d1("rows"))
 }
 
 /// Runs one statement; returns the number of rows it changed.
-pub async fn run(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64> {
+pub async fn run(db: &D1Database, q: Query<'_>) -> ApiResult<u64> {
     let _trip = crate::roundtrips::d1();
-    let result = stmt(db, sql, args)?
+    let result = prepare(db, &q)?
         .run()
         .await
         .map_err(|e| ApiError::internal(format!("d1 run: {e}")))?;
@@ -357,37 +384,53 @@ pub async fn run(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64>
 }
 
 /// Runs one statement; whether it changed a row.
-pub async fn changed(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<bool> {
-    Ok(run(db, sql, args).await? > 0)
+pub async fn changed(db: &D1Database, q: Query<'_>) -> ApiResult<bool> {
+    Ok(run(db, q).await? > 0)
 }
 
 /// Runs one statement for its effect alone.
-pub async fn exec(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<()> {
-    run(db, sql, args).await.map(drop)
+pub async fn exec(db: &D1Database, q: Query<'_>) -> ApiResult<()> {
+    run(db, q).await.map(drop)
 }
 
 /// Statements for the caller's atomic batch.
-pub type Statements = ApiResult<Vec<D1PreparedStatement>>;
+pub type Statements<'a> = ApiResult<Vec<Query<'a>>>;
 
-/// Runs statements atomically.
-pub async fn batch(
-    db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
-) -> ApiResult<Vec<D1Result>> {
+/// Runs statements atomically: prepares and binds them, one batch.
+pub async fn batch(db: &D1Database, queries: Vec<Query<'_>>) -> ApiResult<Vec<D1Result>> {
     let _trip = crate::roundtrips::d1();
-    db.batch(statements)
-        .await
+    send_batch(db, queries)
+        .await?
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))
+}
+
+/// Prepares `queries` and sends them as one atomic batch, uncounted and
+/// answering D1's own error: for a caller that counts the round trip
+/// itself and reads the error (`meters::batch`: a CHECK failure is a meter
+/// over its cap), or that is no request's round trip (the request log's
+/// flush after the response).
+///
+/// # Errors
+/// A value that cannot be bound (the batch's own error is the inner one).
+pub(crate) async fn send_batch(
+    db: &D1Database,
+    queries: Vec<Query<'_>>,
+) -> ApiResult<worker::Result<Vec<D1Result>>> {
+    let statements = queries
+        .iter()
+        .map(|q| prepare(db, q))
+        .collect::<ApiResult<Vec<_>>>()?;
+    Ok(db.batch(statements).await)
 }
 
 /// Runs statements atomically; whether the one at `index` changed exactly
 /// one row (a guarded write that won).
 pub async fn batch_changed_one(
     db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
+    queries: Vec<Query<'_>>,
     index: usize,
 ) -> ApiResult<bool> {
-    let results = batch(db, statements).await?;
+    let results = batch(db, queries).await?;
     let result = results
         .get(index)
         .ok_or_else(|| ApiError::internal("d1 batch returned too few results"))?;
@@ -419,91 +462,13 @@ pub fn opt_text(v: Option<&str>) -> Arg<'_> {
 }
 
 /// Runs a `SELECT COUNT(*) AS n ...` statement.
-pub async fn count(db: &D1Database, sql: &str, args: &[Arg<'_>]) -> ApiResult<u64> {
+pub async fn count(db: &D1Database, q: Query<'_>) -> ApiResult<u64> {
     #[derive(Deserialize)]
     struct N {
         n: u64,
     }
-    let row: Option<N> = first(db, sql, args).await?;
+    let row: Option<N> = first(db, q).await?;
     Ok(row.map_or(0, |r| r.n))
-}
-
-/// Where a [`ListSql`] template takes its run-time placeholder list.
-const LIST_MARK: &str = "{list}";
-
-/// A statement over a run-time list of rows: a constant template holding
-/// `{list}` once, and the number of columns bound per row. `{list}` becomes
-/// `?k, ?k+1, ...` (one column, for `IN (...)`) or `(?k, ?k+1), (...)`
-/// (several, for `VALUES` and `IN (VALUES ...)`), numbered after the
-/// statement's fixed leading parameters.
-pub struct ListSql {
-    pub sql: &'static str,
-    pub cols: usize,
-}
-
-/// Numbered placeholders for `rows` rows of `cols` columns from `?start`.
-fn placeholders(start: usize, rows: usize, cols: usize) -> String {
-    let numbers = |from: usize, n: usize| -> String {
-        (from..from + n)
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if cols == 1 {
-        return numbers(start, rows);
-    }
-    (0..rows)
-        .map(|r| format!("({})", numbers(start + r * cols, cols)))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The one chunked-list helper, and the one place SQL text is built at run
-/// time: statements of `list` over `rows`, as many rows per statement as
-/// D1's parameter limit allows after the `fixed` leading arguments (bound
-/// as `?1..?k` in every statement). `bind` pushes one row's `list.cols`
-/// arguments.
-///
-/// # Errors
-/// A row that cannot be bound, or a statement D1 refuses to prepare.
-pub fn chunked<'a, T>(
-    db: &D1Database,
-    list: &ListSql,
-    fixed: &[Arg<'a>],
-    rows: &'a [T],
-    bind: impl Fn(&'a T, &mut Vec<Arg<'a>>) -> ApiResult<()>,
-) -> ApiResult<Vec<D1PreparedStatement>> {
-    let per_statement = ((D1_BOUND_PARAMS_MAX - fixed.len()) / list.cols).max(1);
-    let mut out = Vec::new();
-    for chunk in rows.chunks(per_statement) {
-        let list_text = placeholders(fixed.len() + 1, chunk.len(), list.cols);
-        let sql = list.sql.replacen(LIST_MARK, &list_text, 1);
-        let mut args: Vec<Arg<'a>> = fixed.to_vec();
-        for row in chunk {
-            bind(row, &mut args)?;
-        }
-        // A row bound with another number of arguments than `cols` would
-        // shift every later row: refuse it here rather than in D1.
-        if args.len() != fixed.len() + chunk.len() * list.cols {
-            return Err(ApiError::internal(format!(
-                "{} arguments bound for {} rows of {} columns",
-                args.len() - fixed.len(),
-                chunk.len(),
-                list.cols
-            )));
-        }
-        out.push(stmt(db, &sql, &args)?);
-    }
-    Ok(out)
-}
-
-/// Binds one text value per row of a one-column [`ListSql`] (for [`chunked`]).
-///
-/// # Errors
-/// None; the signature is [`chunked`]'s.
-pub fn bind_text<'a, S: AsRef<str>>(text: &'a S, args: &mut Vec<Arg<'a>>) -> ApiResult<()> {
-    args.push(Arg::Text(text.as_ref()));
-    Ok(())
 }
 
 /// The rows of the `i`th statement of a batch's results (the reads of
@@ -525,13 +490,13 @@ pub(crate) fn rows<T: DeserializeOwned>(results: &[D1Result], i: usize) -> ApiRe
 /// D1's errors, or rows that do not deserialize into `T`.
 pub async fn batch_rows<T: DeserializeOwned>(
     db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
+    queries: Vec<Query<'_>>,
 ) -> ApiResult<Vec<T>> {
-    if statements.is_empty() {
+    if queries.is_empty() {
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for result in batch(db, statements).await? {
+    for result in batch(db, queries).await? {
         out.extend(
             result
                 .results::<T>()
@@ -543,7 +508,6 @@ pub async fn batch_rows<T: DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
-    use super::placeholders;
 
     super::row! {
         $ select_things from "things";
@@ -560,12 +524,5 @@ mod tests {
             note: None,
         };
         assert_eq!((row.id.len(), row.size, row.note), (0, 0, None));
-    }
-
-    #[test]
-    fn a_one_column_list_is_plain_and_rows_are_parenthesized_after_the_fixed_parameters() {
-        assert_eq!(placeholders(2, 3, 1), "?2, ?3, ?4");
-        assert_eq!(placeholders(1, 2, 3), "(?1, ?2, ?3), (?4, ?5, ?6)");
-        assert_eq!(placeholders(2, 1, 2), "(?2, ?3)");
     }
 }

@@ -4,7 +4,7 @@
 use bvs_core::hash::Hash32;
 use bvs_core::types::CustomerId;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::agreements::{self, LoggedKey, LoggedStatement};
 use super::checkpoints::{self, CheckpointRow};
@@ -12,7 +12,7 @@ use super::deltas::{self, DeltaRow};
 use super::ledgers::{self, LedgerRow, WindowRow};
 use super::log::{self, HeadRow};
 use super::rows;
-use super::{args, batch, stmt};
+use super::{args, batch, Query};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 
@@ -40,7 +40,7 @@ pub struct ReceiptRow {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<D1PreparedStatement> {
+pub fn record<'a>(r: &'a ReceiptRow) -> ApiResult<Query<'a>> {
     let args = args![
         &r.items_root,
         &r.tenant_id,
@@ -51,7 +51,7 @@ pub fn record(db: &D1Database, r: &ReceiptRow) -> ApiResult<D1PreparedStatement>
         r.delta_count,
         r.generated_at
     ];
-    stmt(db, INSERT, &args)
+    Ok(Query::new(INSERT, args))
 }
 
 /// Whose receipt: a customer's whole ledger (`period` None) or one period.
@@ -92,20 +92,20 @@ pub struct ReceiptRead {
 pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> {
     let (tenant, customer) = (r.tenant_id, r.customer_id);
     let deltas = match r.period {
-        None => deltas::of_ledger_statement(db, tenant, customer, 1, r.deltas_max)?,
-        Some(p) => deltas::of_window_statement(db, tenant, customer, p, r.deltas_max)?,
+        None => deltas::of_ledger_statement(tenant, customer, 1, r.deltas_max)?,
+        Some(p) => deltas::of_window_statement(tenant, customer, p, r.deltas_max)?,
     };
     let mut statements = vec![
-        ledgers::ledger_statement(db, tenant, customer)?,
+        ledgers::ledger_statement(tenant, customer)?,
         deltas,
-        log::latest_head_statement(db)?,
-        checkpoints::RECEIPT_CANDIDATES.statement(db, tenant, customer, r.period)?,
-        agreements::logged_keys(db, tenant, r.ledger_id)?,
-        agreements::LOGGED_STATEMENTS.statement(db, tenant, customer, r.period)?,
-        super::witnesses::published_candidates_statement(db)?,
+        log::latest_head_statement()?,
+        checkpoints::RECEIPT_CANDIDATES.statement(tenant, customer, r.period)?,
+        agreements::logged_keys(tenant, r.ledger_id)?,
+        agreements::LOGGED_STATEMENTS.statement(tenant, customer, r.period)?,
+        super::witnesses::published_candidates_statement()?,
     ];
     if let Some(p) = r.period {
-        statements.push(ledgers::window_statement(db, tenant, customer, p)?);
+        statements.push(ledgers::window_statement(tenant, customer, p)?);
     }
     let results = batch(db, statements).await?;
     Ok(ReceiptRead {
@@ -125,5 +125,5 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
 
 super::statements! {
     /// Receipts with items root `root`, for a caller's batch (`store::lookup`).
-    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
+    pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }

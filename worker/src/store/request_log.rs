@@ -5,9 +5,9 @@
 //! never meets D1's limit of 100 bound parameters.
 
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, bind_text, chunked, queries, row, stmt, ListSql};
+use super::{args, bind_text, chunked, queries, row, ListSql, Query};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{KeyId, TenantId};
 
@@ -105,7 +105,7 @@ pub async fn page(db: &D1Database, q: &PageQuery<'_>) -> ApiResult<Vec<EntryRow>
         q.key_id,
         q.limit
     ];
-    super::all(db, SELECT_PAGE, &args).await
+    super::all(db, Query::new(SELECT_PAGE, args)).await
 }
 
 /// A logged request with its bodies.
@@ -133,8 +133,8 @@ queries! {
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn insert(db: &D1Database, rows_json: &str) -> ApiResult<D1PreparedStatement> {
-    stmt(db, INSERT_ROWS, &args![rows_json])
+pub fn insert<'a>(rows_json: String) -> ApiResult<Query<'a>> {
+    Ok(Query::new(INSERT_ROWS, args![rows_json]))
 }
 
 /// The day's raise of a tenant's request log meter, first of the tenant's
@@ -143,19 +143,17 @@ pub fn insert(db: &D1Database, rows_json: &str) -> ApiResult<D1PreparedStatement
 ///
 /// # Errors
 /// A value that cannot be bound.
-pub fn raise_day(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    day: &str,
+pub fn raise_day<'a>(
+    tenant_id: &'a TenantId,
+    day: &'a str,
     add: u64,
     cap: u64,
-) -> ApiResult<D1PreparedStatement> {
+) -> ApiResult<Query<'a>> {
     let meter = super::meters::Meter::RequestLog.as_str();
-    stmt(
-        db,
+    Ok(Query::new(
         RAISE_DAY_IF_ROOM,
-        &args![tenant_id, meter, day, add, cap],
-    )
+        args![tenant_id, meter, day, add, cap],
+    ))
 }
 
 /// Runs a batch written after the response; each statement's changed
@@ -167,11 +165,10 @@ pub fn raise_day(
 /// D1 errors.
 pub async fn batch_after_response(
     db: &D1Database,
-    statements: Vec<D1PreparedStatement>,
+    statements: Vec<Query<'_>>,
 ) -> ApiResult<Vec<u64>> {
-    let results = db
-        .batch(statements)
-        .await
+    let results = super::send_batch(db, statements)
+        .await?
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))?;
     results.iter().map(super::changes).collect()
 }
@@ -205,14 +202,13 @@ row! {
 /// # Errors
 /// D1 errors.
 pub async fn tenants(control: &D1Database, ids: &[TenantId]) -> ApiResult<Vec<TenantRow>> {
-    let statements = chunked(control, &SELECT_TENANTS, &[], ids, bind_text)?;
+    let statements = chunked(&SELECT_TENANTS, &[], ids, bind_text)?;
     let mut out = Vec::new();
     if statements.is_empty() {
         return Ok(out);
     }
-    let results = control
-        .batch(statements)
-        .await
+    let results = super::send_batch(control, statements)
+        .await?
         .map_err(|e| ApiError::internal(format!("d1 batch: {e}")))?;
     for r in results {
         out.extend(

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use worker::D1Database;
 
+use super::Query;
 use super::{args, first, run};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
@@ -20,14 +21,14 @@ pub async fn cursor(control: &D1Database) -> ApiResult<Option<String>> {
     struct Cursor {
         tenant_id: String,
     }
-    let row: Option<Cursor> = first(control, SELECT_CURSOR, &[]).await?;
+    let row: Option<Cursor> = first(control, Query::new(SELECT_CURSOR, [])).await?;
     Ok(row.map(|c| c.tenant_id))
 }
 
 /// Records the last tenant the purge visited.
 /// (A cursor, not a tenant: "" before the first.)
 pub async fn set_cursor(control: &D1Database, tenant_id: &str, now_ms: u64) -> ApiResult<()> {
-    run(control, SET_CURSOR, &args![tenant_id, now_ms]).await?;
+    run(control, Query::new(SET_CURSOR, args![tenant_id, now_ms])).await?;
     Ok(())
 }
 
@@ -67,9 +68,9 @@ pub struct Purge<'a> {
 }
 
 /// Runs one purge statement (`?1` tenant, `?2` cutoff, `?3` now, `?4` limit).
-async fn purge(db: &D1Database, sql: &str, p: &Purge<'_>) -> ApiResult<u64> {
+async fn purge(db: &D1Database, sql: &'static str, p: &Purge<'_>) -> ApiResult<u64> {
     let args = args![p.tenant_id, p.cutoff_ms, p.now_ms, p.limit];
-    run(db, sql, &args).await
+    run(db, Query::new(sql, args)).await
 }
 
 /// Deltas verified before `cutoff_ms` lose reason, referenceId and metadata.
@@ -105,7 +106,11 @@ pub async fn purge_events(
     cutoff_ms: u64,
     limit: u64,
 ) -> ApiResult<u64> {
-    run(ledger, PURGE_EVENTS, &args![tenant_id, cutoff_ms, limit]).await
+    run(
+        ledger,
+        Query::new(PURGE_EVENTS, args![tenant_id, cutoff_ms, limit]),
+    )
+    .await
 }
 
 /// Completed webhook deliveries older than `cutoff_ms` lose payload and url.

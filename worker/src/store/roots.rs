@@ -46,7 +46,7 @@ queries! {
 
 statements! {
     /// Records `root` for the shard of key `key_id` (see the constant).
-    pub fn insert_for_key_statement(root: &Hash32, now_ms: u64, key_id: &KeyId, secret_hash: &SecretDigest)
+    pub fn insert_for_key_statement<'a>(root: &'a Hash32, now_ms: u64, key_id: &'a KeyId, secret_hash: &'a SecretDigest)
         = INSERT_ROOT_FOR_KEY;
 }
 
@@ -62,12 +62,7 @@ pub async fn insert_all(
     shard: u32,
     now_ms: u64,
 ) -> ApiResult<()> {
-    let statements = super::over_json(
-        db,
-        INSERT_ROOT_SET,
-        roots,
-        &super::args![env, shard, now_ms],
-    )?;
+    let statements = super::over_json(INSERT_ROOT_SET, roots, &super::args![env, shard, now_ms])?;
     batch(db, statements).await?;
     Ok(())
 }

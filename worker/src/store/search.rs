@@ -5,7 +5,7 @@ use bvs_core::hash::Hash32;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::{args, batch, row, rows, stmt};
+use super::{args, batch, row, rows, Query};
 use crate::error::ApiResult;
 use crate::ids::{DeliveryId, EventId, TenantId};
 
@@ -100,7 +100,7 @@ pub async fn on_shard(
     let a = args![tenant_id, id];
     let statements = SHARD_LOOKUPS
         .iter()
-        .map(|sql| stmt(db, sql, &a))
+        .map(|sql| Ok(Query::new(sql, a.clone())))
         .collect::<ApiResult<Vec<_>>>()?;
     let results = batch(db, statements).await?;
     let mut out = Vec::new();
@@ -131,5 +131,5 @@ pub async fn deliveries(
     tenant_id: &TenantId,
     id: &str,
 ) -> ApiResult<Vec<DeliveryHitRow>> {
-    super::all(control, DELIVERY_LOOKUP, &args![tenant_id, id]).await
+    super::all(control, Query::new(DELIVERY_LOOKUP, args![tenant_id, id])).await
 }

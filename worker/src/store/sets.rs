@@ -2,9 +2,7 @@
 //! `json_each(?1)` (issue 27): a statement per table and round whatever
 //! the number of rows, within D1's 100 bound parameters.
 
-use worker::D1Database;
-
-use super::{stmt, Arg, Statements};
+use super::{Arg, Query, Statements};
 use crate::error::ApiResult;
 
 /// D1: the largest string or BLOB value, 1,000,000 bytes; a JSON set
@@ -46,20 +44,20 @@ pub fn json_sets<T: serde::Serialize>(rows: &[T]) -> ApiResult<Vec<String>> {
 ///
 /// # Errors
 /// A row that does not serialize, or a value that cannot be bound.
-pub fn over_json<T: serde::Serialize>(
-    db: &D1Database,
-    sql: &str,
+pub fn over_json<'a, T: serde::Serialize>(
+    sql: &'static str,
     rows: &[T],
-    fixed: &[Arg<'_>],
-) -> Statements {
-    json_sets(rows)?
-        .iter()
+    fixed: &[Arg<'a>],
+) -> Statements<'a> {
+    Ok(json_sets(rows)?
+        .into_iter()
         .map(|set| {
-            let mut args = vec![Arg::Text(set)];
-            args.extend_from_slice(fixed);
-            stmt(db, sql, &args)
+            Query::new(
+                sql,
+                std::iter::once(Arg::Owned(set)).chain(fixed.iter().cloned()),
+            )
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use worker::D1Database;
 
-use super::{args, batch, row, rows, stmt};
+use super::{args, batch, row, rows, Query};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
 
@@ -72,7 +72,7 @@ pub struct SubmissionRow {
 super::statements! {
     /// Submissions (any tenant) whose items_root is `root`, for a caller's
     /// batch (`store::lookup`).
-    pub fn by_root_statement(root: &Hash32) = SELECT_BY_ROOT;
+    pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }
 
 /// The submissions of the deltas whose anchor ids are the JSON set `?1`
@@ -130,8 +130,8 @@ pub async fn progress_of(
     }
     let set = serde_json::to_string(anchor_ids)?;
     let statements = vec![
-        stmt(db, SELECT_PROGRESS_OF, &args![set.as_str()])?,
-        stmt(db, SELECT_ANCHORS_OF, &args![set.as_str()])?,
+        Query::new(SELECT_PROGRESS_OF, args![set.as_str()]),
+        Query::new(SELECT_ANCHORS_OF, args![set.as_str()]),
     ];
     let results = batch(db, statements).await?;
     Ok((rows(&results, 0)?, rows(&results, 1)?))

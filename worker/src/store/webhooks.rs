@@ -6,8 +6,8 @@ use serde::Deserialize;
 use worker::D1Database;
 
 use super::{
-    args, batch, batch_rows, bind_text, changes, chunked, int, opt_text, queries, row, stmt, Arg,
-    ListSql, Statements,
+    args, batch, batch_rows, bind_text, changes, chunked, int, opt_text, queries, row, Arg,
+    ListSql, Query, Statements,
 };
 use crate::error::ApiResult;
 use crate::ids::{DeliveryId, EventId, TenantId, WebhookId};
@@ -172,8 +172,8 @@ pub async fn delete(
     let of_tenant = args![id, tenant_id];
     let cancel = args![id, tenant_id, now_ms];
     let statements = vec![
-        stmt(db, DELETE_WEBHOOK, &of_tenant)?,
-        stmt(db, CANCEL_OF_WEBHOOK, &cancel)?,
+        Query::new(DELETE_WEBHOOK, of_tenant),
+        Query::new(CANCEL_OF_WEBHOOK, cancel),
     ];
     let results = batch(db, statements).await?;
     results.first().map_or(Ok(0), changes)
@@ -185,7 +185,11 @@ pub async fn active_for_tenants(
     tenant_ids: &[TenantId],
 ) -> ApiResult<Vec<WebhookRow>> {
     let set = serde_json::to_string(tenant_ids)?;
-    super::all(db, SELECT_ACTIVE_FOR_TENANTS, &args![set.as_str()]).await
+    super::all(
+        db,
+        Query::new(SELECT_ACTIVE_FOR_TENANTS, args![set.as_str()]),
+    )
+    .await
 }
 
 // ---------------------------------------------------------------- deliveries
@@ -231,7 +235,7 @@ pub struct NewDelivery {
 
 /// INSERT OR IGNORE: a delivery id is derived from (event, webhook), so a
 /// second dispatch of the same event adds nothing.
-pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u64) -> Statements {
+pub fn insert_deliveries<'a>(deliveries: &[NewDelivery], now_ms: u64) -> Statements<'a> {
     type Row<'a> = (
         &'a str,
         &'a str,
@@ -260,7 +264,7 @@ pub fn insert_deliveries(db: &D1Database, deliveries: &[NewDelivery], now_ms: u6
             )
         })
         .collect();
-    super::over_json(db, INSERT_DELIVERY_SET, &rows, &args![now_ms])
+    super::over_json(INSERT_DELIVERY_SET, &rows, &args![now_ms])
 }
 
 /// Takes the delivery for one attempt when it is due: pending and due, or
@@ -294,9 +298,9 @@ pub async fn claim(
     let results = batch(
         db,
         vec![
-            stmt(db, NOTE_LOST, &note)?,
-            stmt(db, CLAIM, &claim)?,
-            stmt(db, GIVE_UP, &give_up)?,
+            Query::new(NOTE_LOST, note),
+            Query::new(CLAIM, claim),
+            Query::new(GIVE_UP, give_up),
         ],
     )
     .await?;
@@ -348,7 +352,7 @@ pub async fn attempts_of(
     db: &D1Database,
     delivery_ids: &[DeliveryId],
 ) -> ApiResult<Vec<AttemptRow>> {
-    let statements = chunked(db, &SELECT_ATTEMPTS_OF, &[], delivery_ids, bind_text)?;
+    let statements = chunked(&SELECT_ATTEMPTS_OF, &[], delivery_ids, bind_text)?;
     batch_rows(db, statements).await
 }
 
@@ -382,9 +386,9 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
         a.attempt,
         a.started_at,
         a.duration_ms,
-        http,
+        http.clone(),
         a.outcome,
-        error
+        error.clone()
     ];
     let finish = args![
         a.delivery_id,
@@ -396,9 +400,9 @@ pub async fn record_attempt(db: &D1Database, a: &AttemptRecord<'_>) -> ApiResult
     ];
     let stamp = args![a.webhook_id, a.started_at];
     let statements = vec![
-        stmt(db, INSERT_ATTEMPT, &attempt)?,
-        stmt(db, FINISH_ATTEMPT, &finish)?,
-        stmt(db, STAMP_TRIGGERED, &stamp)?,
+        Query::new(INSERT_ATTEMPT, attempt),
+        Query::new(FINISH_ATTEMPT, finish),
+        Query::new(STAMP_TRIGGERED, stamp),
     ];
     batch(db, statements).await?;
     Ok(())
@@ -444,7 +448,6 @@ pub async fn deliveries_of_events(
     event_ids: &[EventId],
 ) -> ApiResult<Vec<DeliveryRow>> {
     let statements = chunked(
-        db,
         &SELECT_DELIVERIES_OF_EVENTS,
         &args![tenant_id],
         event_ids,

@@ -7,9 +7,9 @@
 
 use bvs_core::hash::Hash32;
 use serde::Deserialize;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
-use super::{args, batch, queries, row, stmt};
+use super::{args, batch, queries, row, Query};
 use crate::error::ApiResult;
 use crate::ids::{AnchorId, TenantId};
 
@@ -95,7 +95,7 @@ const SELECT_PUBLISHED_CANDIDATES: &str = select_witnessed!(
 
 super::statements! {
     /// For a caller's read batch (receipts, public answers).
-    pub fn published_candidates_statement() = SELECT_PUBLISHED_CANDIDATES;
+    pub fn published_candidates_statement<'a>() = SELECT_PUBLISHED_CANDIDATES;
 }
 
 /// Whether a witnessed head includes the tenant `?1`'s delta `?2` (one at
@@ -111,7 +111,7 @@ pub struct Covers {
 
 super::statements! {
     /// For the delta status batch.
-    pub fn covers_delta_statement(tenant_id: &TenantId, anchor_id: &AnchorId) = SELECT_COVERS_DELTA;
+    pub fn covers_delta_statement<'a>(tenant_id: &'a TenantId, anchor_id: &'a AnchorId) = SELECT_COVERS_DELTA;
 }
 
 super::text_enum! {
@@ -142,54 +142,49 @@ pub enum Outcome<'a> {
 }
 
 /// The statement recording witness `vkey` (`name`)'s outcome at `now_ms`.
-pub fn record(
-    db: &D1Database,
-    vkey: &str,
-    name: &str,
-    outcome: &Outcome<'_>,
+pub fn record<'a>(
+    vkey: String,
+    name: &'a str,
+    outcome: &Outcome<'a>,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
+) -> ApiResult<Query<'a>> {
     match outcome {
-        Outcome::Cosigned { size, root, line } => stmt(
-            db,
+        Outcome::Cosigned { size, root, line } => Ok(Query::new(
             UPSERT_COSIGNED,
-            &args![vkey, name, *size, *root, *line, now_ms],
-        ),
+            args![vkey, name, *size, *root, *line, now_ms],
+        )),
         Outcome::Failed {
             status,
             error,
             retry_at,
-        } => stmt(
-            db,
+        } => Ok(Query::new(
             UPSERT_FAILED,
-            &args![vkey, name, *status, *error, now_ms, *retry_at],
-        ),
+            args![vkey, name, *status, *error, now_ms, *retry_at],
+        )),
     }
 }
 
 super::statements! {
     /// Drops the published heads below the newly witnessed `size`.
-    pub fn delete_older_statement(size: u64) = DELETE_OLDER;
+    pub fn delete_older_statement<'a>(size: u64) = DELETE_OLDER;
 }
 
 /// The statement publishing the head of `size` with its cosignatures.
-pub fn publish(
-    db: &D1Database,
+pub fn publish<'a>(
     size: u64,
-    note: &str,
+    note: String,
     cosigners: u64,
     witnessed: bool,
     now_ms: u64,
-) -> ApiResult<D1PreparedStatement> {
-    stmt(
-        db,
+) -> ApiResult<Query<'a>> {
+    Ok(Query::new(
         UPSERT_WITNESSED,
-        &args![size, note, cosigners, u64::from(witnessed), now_ms],
-    )
+        args![size, note, cosigners, u64::from(witnessed), now_ms],
+    ))
 }
 
 /// Writes `statements` in one atomic batch.
-pub async fn write(db: &D1Database, statements: Vec<D1PreparedStatement>) -> ApiResult<()> {
+pub async fn write(db: &D1Database, statements: Vec<Query<'_>>) -> ApiResult<()> {
     if !statements.is_empty() {
         batch(db, statements).await?;
     }

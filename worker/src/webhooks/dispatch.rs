@@ -129,15 +129,15 @@ async fn round(
         }
     }
     if !deliveries.is_empty() {
-        let statements = store::insert_deliveries(control, &deliveries, now)?;
+        let statements = store::insert_deliveries(&deliveries, now)?;
         queries += statements.len();
         db_store::batch(control, statements).await?;
     }
     let event_ids: Vec<EventId> = events.iter().map(|e| e.id.clone()).collect();
     // The dashboard's per-day figures (issue 30) count these events in the
     // same batch, only if this run's mark changed them.
-    let mut marks = outbox::mark_dispatched(ledger, &event_ids, now)?;
-    let charts = crate::ledger::charts::raise_statements(ledger, events)?;
+    let mut marks = outbox::mark_dispatched(&event_ids, now)?;
+    let charts = crate::ledger::charts::raise_statements(events)?;
     queries += charts.len();
     marks.extend(charts);
     db_store::batch(ledger, marks).await?;
@@ -211,7 +211,7 @@ async fn completions(app: &App, ledger: &D1Database, events: &[&EventRow]) -> Ap
             payload,
         });
     }
-    let statements = outbox::insert_once_all(ledger, &done, app.now_ms)?;
+    let statements = outbox::insert_once_all(&done, app.now_ms)?;
     let made = 2 + statements.len();
     if !statements.is_empty() {
         db_store::batch(ledger, statements).await?;

@@ -223,7 +223,6 @@ pub async fn send_test(
     crate::store::batch(
         &db,
         store::insert_deliveries(
-            &db,
             &[NewDelivery {
                 of: DeliveryOf {
                     id: delivery_id.clone(),

@@ -12,7 +12,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::types::Period;
 use serde::Serialize;
 use serde_json::json;
-use worker::{D1Database, D1PreparedStatement};
+use worker::D1Database;
 
 use super::origin;
 use crate::app::App;
@@ -25,6 +25,7 @@ use crate::store::agreements::KeyRow;
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::liabilities::{self as store_l, CosignatureRow};
 use crate::store::meters::{self, Raise};
+use crate::store::Query;
 use crate::views;
 
 /// A refused `liabilities`, the field and the reason named first.
@@ -144,12 +145,11 @@ pub async fn check(
 /// # Errors
 /// A value that cannot be bound.
 pub fn statements<'a>(
-    db: &D1Database,
-    row: &CosignatureRow,
+    row: &'a CosignatureRow,
     fact: &'a FactWrite<'a>,
-) -> ApiResult<(Vec<D1PreparedStatement>, [Raise<'a>; 2])> {
-    let mut out = fact.statements(db)?;
-    out.push(store_l::insert_cosignature(db, row)?);
+) -> ApiResult<(Vec<Query<'a>>, [Raise<'a>; 2])> {
+    let mut out = fact.statements()?;
+    out.push(store_l::insert_cosignature(row)?);
     Ok((out, fact.raises()))
 }
 
@@ -173,7 +173,7 @@ pub async fn write_alone(
 ) -> ApiResult<()> {
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let fact = fact(row, plan, app.now_ms);
-    let (statements, raises) = statements(db, row, &fact)?;
+    let (statements, raises) = statements(row, &fact)?;
     if let Err(m) = meters::batch(db, statements, &raises).await? {
         return Err(meter::over(m, plan, log.env, app.now_ms));
     }

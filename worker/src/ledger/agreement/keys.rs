@@ -165,7 +165,7 @@ async fn write(
     // vendor's plan like any fact, so no party can fill the shared database.
     let metadata = json!({ "agreement": "key" }).to_string();
     let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
-    let mut statements = fact.statements(&db)?;
+    let mut statements = fact.statements()?;
     // The meter's period column is text: the ledger id's hex.
     let ledger_period = row.ledger_id.to_hex();
     let keys = Raise {
@@ -185,12 +185,12 @@ async fn write(
             add: 1,
             cap: 1,
         };
-        statements.push(meters::raise(&db, &used)?);
-        statements.push(agreements::use_invitation(&db, t, app.now_ms)?);
+        statements.push(meters::raise(&used)?);
+        statements.push(agreements::use_invitation(t, app.now_ms)?);
         raises.push(used);
     }
-    statements.push(meters::raise(&db, &keys)?);
-    statements.push(agreements::insert_key(&db, row)?);
+    statements.push(meters::raise(&keys)?);
+    statements.push(agreements::insert_key(row)?);
     raises.push(keys);
     raises.extend(fact.raises());
     match meters::batch(&db, statements, &raises).await? {

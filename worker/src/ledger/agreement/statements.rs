@@ -278,7 +278,7 @@ async fn write(
     } = *w;
     let metadata = json!({ "agreement": row.kind.as_str() }).to_string();
     let fact = FactWrite::new(app, &row.tenant_id, &row.statement, metadata).await?;
-    let mut statements = fact.statements(db)?;
+    let mut statements = fact.statements()?;
     let count = Raise {
         tenant_id: &row.tenant_id,
         meter: Meter::Statements,
@@ -286,12 +286,11 @@ async fn write(
         add: 1,
         cap: STATEMENTS_PER_CHECKPOINT_MAX,
     };
-    statements.push(meters::raise(db, &count)?);
-    statements.push(agreements::insert_agreement(db, row, text)?);
+    statements.push(meters::raise(&count)?);
+    statements.push(agreements::insert_agreement(row, text)?);
     let (kind, payload) = event(row, c, balance, view)?;
     let id = EventId::from_text(format!("evt_agr_{}", &row.item_hash.to_hex()[..32]));
     statements.push(events::insert_once_statement(
-        db,
         &id,
         &row.tenant_id,
         kind,
@@ -305,7 +304,7 @@ async fn write(
         .filter(|x| x.new)
         .map(|x| inclusion::fact(&x.row, fact.plan, app.now_ms));
     if let (Some(x), Some(f)) = (cosigned.filter(|x| x.new), inclusion_fact.as_ref()) {
-        let (more, more_raises) = inclusion::statements(db, &x.row, f)?;
+        let (more, more_raises) = inclusion::statements(&x.row, f)?;
         statements.extend(more);
         raises.extend(more_raises);
     }

@@ -107,8 +107,8 @@ async fn read_nodes(
     let results = store::batch(
         db,
         vec![
-            store_l::nodes_statement(db, &row.id, &addrs)?,
-            store::log::latest_head_statement(db)?,
+            store_l::nodes_statement(&row.id, &addrs)?,
+            store::log::latest_head_statement()?,
         ],
     )
     .await?;

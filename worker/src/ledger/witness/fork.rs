@@ -41,7 +41,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
     let states = store::witnesses::states(&db).await?;
     let forked = forked_head(app, log, &head)?;
     let mut answers = Vec::new();
-    let mut statements = Vec::new();
+    let mut failed = Vec::new();
     for w in policy.witnesses() {
         let vkey = w.key.vkey();
         let old = states
@@ -68,14 +68,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
                 log.path_name(),
                 forked.tree_size
             );
-            let outcome = Outcome::Failed {
-                status: *status,
-                error,
-                retry_at: *retry_at,
-            };
-            statements.push(store::witnesses::record(
-                &db, &vkey, &w.name, &outcome, app.now_ms,
-            )?);
+            failed.push((vkey.clone(), &w.name, *status, error.clone(), *retry_at));
             answers.push(ForkAnswer {
                 name: w.name.clone(),
                 vkey,
@@ -84,6 +77,17 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
             });
         }
     }
+    let statements = failed
+        .iter()
+        .map(|(vkey, name, status, error, retry_at)| {
+            let outcome = Outcome::Failed {
+                status: *status,
+                error,
+                retry_at: *retry_at,
+            };
+            store::witnesses::record(vkey.clone(), name, &outcome, app.now_ms)
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
     store::witnesses::write(&db, statements).await?;
     Ok((forked, answers))
 }
