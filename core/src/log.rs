@@ -65,6 +65,24 @@ impl StoredHashes {
     pub fn get(&self, index: u64) -> Option<&Hash32> {
         self.0.get(&index)
     }
+
+    /// Adds the hashes `missing` from `found` (read elsewhere: a log kept
+    /// before tiles keeps its stored hashes as rows).
+    ///
+    /// # Errors
+    /// [`LogError::MissingHash`] for the first of `missing` not found.
+    pub fn fill(
+        &mut self,
+        missing: &[u64],
+        found: impl IntoIterator<Item = (u64, Hash32)>,
+    ) -> Result<(), LogError> {
+        let found: StoredHashes = found.into_iter().collect();
+        for &i in missing {
+            let h = found.get(i).ok_or(LogError::MissingHash(i))?;
+            self.insert(i, *h);
+        }
+        Ok(())
+    }
 }
 
 impl FromIterator<(u64, Hash32)> for StoredHashes {

@@ -285,6 +285,22 @@ impl TileTree {
 pub struct Tiles(BTreeMap<(u8, u64), TileTree>);
 
 impl Tiles {
+    /// The tiles of stored (level, index, bytes) entries, the widest of
+    /// each kept (see [`Tiles::insert`]).
+    ///
+    /// # Errors
+    /// [`LogError::Internal`] for bytes that are no tile.
+    pub fn from_stored<T: Into<(u8, u64, Vec<u8>)>>(
+        stored: impl IntoIterator<Item = T>,
+    ) -> Result<Tiles, LogError> {
+        let mut tiles = Tiles::new();
+        for entry in stored {
+            let (level, index, data) = entry.into();
+            tiles.insert(level, index, &data)?;
+        }
+        Ok(tiles)
+    }
+
     pub fn new() -> Tiles {
         Tiles::default()
     }

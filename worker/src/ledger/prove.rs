@@ -110,9 +110,13 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
         ),
     )
     .await?;
-    let agreement_proofs = proofs.split_off(listed.rows.len().min(proofs.len()));
-    let items = proven(&listed.rows, &listed.leaves, proofs)?;
-    let final_balance = final_balance(&listed.rows, &listed.span);
+    // The rows' proofs, in order, then the agreement side's.
+    let agreement_proofs = proofs.split_off(listed.items.len().min(proofs.len()));
+    let mut items = listed.items;
+    for (item, proof) in items.iter_mut().zip(proofs) {
+        item.inclusion_proof = proof;
+    }
+    let final_balance = listed.final_balance;
     let agreement = listed
         .plan
         .map(|p| p.finish(app, r.log, &ledger_id, final_balance, agreement_proofs))
@@ -133,12 +137,14 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
 }
 
 /// What a receipt lists, from its first batch: the span's verified rows
-/// and their derived deltas, their root, the agreement side's plan, every
+/// as derived deltas and as items (their inclusion proofs still empty),
+/// their root and the balance after them, the agreement side's plan, every
 /// leaf to prove (the rows', then the plan's) and the head to prove them
 /// into.
 struct Listed {
     span: Span,
-    rows: Vec<DeltaRow>,
+    items: Vec<ProvenItem>,
+    final_balance: Amount,
     deltas: Vec<DerivedDelta>,
     root: Hash32,
     plan: Option<super::agreement::ReceiptAgreementPlan>,
@@ -162,7 +168,8 @@ impl Listed {
         let head = read
             .head
             .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
-        let deltas: Vec<DerivedDelta> = rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
+        let deltas: Vec<DerivedDelta> =
+            rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
         let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
         let root = merkle::root(&item_hashes);
         let plan = super::agreement::plan_receipt(
@@ -173,6 +180,7 @@ impl Listed {
             head.tree_size,
         );
         let mut leaves = leaves_of(&rows)?;
+        let items = unproven_items(&rows, &leaves)?;
         leaves.extend(
             plan.iter()
                 .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
@@ -183,8 +191,9 @@ impl Listed {
         let (size, tree_head, witnessed) =
             super::witness::proof_head(&head, &read.witnessed, needed);
         Ok(Listed {
+            final_balance: final_balance(&rows, &span),
             span,
-            rows,
+            items,
             deltas,
             root,
             plan,
@@ -309,24 +318,22 @@ fn leaves_of(rows: &[DeltaRow]) -> ApiResult<Vec<u64>> {
         .collect()
 }
 
-/// Each verified row as a proven item, with its leaf and inclusion proof.
-fn proven(
-    rows: &[DeltaRow],
-    leaves: &[u64],
-    proofs: Vec<Vec<Hash32>>,
-) -> ApiResult<Vec<ProvenItem>> {
-    let mut items = Vec::with_capacity(rows.len());
-    for ((row, proof), leaf) in rows.iter().zip(proofs).zip(leaves) {
-        items.push(ProvenItem {
-            anchor_id: row.anchor_id.to_string(),
-            item_hash: row.item_hash,
-            leaf_index: LeafIndex(*leaf),
-            inclusion_proof: proof,
-            delta: row.delta,
-            raw: raw_content(row)?,
-        });
-    }
-    Ok(items)
+/// Each verified row as an item with its leaf; its inclusion proof is
+/// added once read.
+fn unproven_items(rows: &[DeltaRow], leaves: &[u64]) -> ApiResult<Vec<ProvenItem>> {
+    rows.iter()
+        .zip(leaves)
+        .map(|(row, leaf)| {
+            Ok(ProvenItem {
+                anchor_id: row.anchor_id.to_string(),
+                item_hash: row.item_hash,
+                leaf_index: LeafIndex(*leaf),
+                inclusion_proof: Vec::new(),
+                delta: row.delta,
+                raw: raw_content(row)?,
+            })
+        })
+        .collect()
 }
 
 /// The delta's content as hashed, while retention has not purged it.

@@ -395,7 +395,8 @@ async fn apply_plan(
     let read = app::clock_ms();
     phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
-    let have = log_store::tiles_from_rows(store::rows(&results, 3)?)?;
+    let have = bvs_core::tiles::Tiles::from_stored(store::rows::<log_store::TileRow>(&results, 3)?)
+        .map_err(ApiError::internal)?;
     let appended = append_and_sign(key, plan.old_size, &plan.leaves()?, &have, now)?;
     let mut statements = log_store::insert_tiles(&appended.tiles)?;
     statements.extend(appended.rest);

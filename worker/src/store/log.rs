@@ -150,16 +150,55 @@ const INSERT_LEAVES_SET: &str =
      json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), ?2 \
      FROM json_each(?1)";
 
+/// A stored tile, its hex parsed and checked against its width as the
+/// row is read.
 #[derive(Deserialize)]
+#[serde(try_from = "StoredTile")]
 pub struct TileRow {
+    level: u8,
+    idx: u64,
+    data: Vec<u8>,
+}
+
+/// A `log_tiles` row as D1 answers it.
+#[derive(Deserialize)]
+struct StoredTile {
     level: u8,
     idx: u64,
     width: u32,
     data: String,
 }
 
+impl TryFrom<StoredTile> for TileRow {
+    type Error = String;
+
+    fn try_from(r: StoredTile) -> Result<TileRow, String> {
+        let data = hex::decode(&r.data).map_err(|e| format!("tile {}/{}: {e}", r.level, r.idx))?;
+        if data.len() != r.width as usize * bvs_core::tiles::HASH_BYTES {
+            return Err(format!(
+                "tile {}/{} has {} bytes for width {}",
+                r.level,
+                r.idx,
+                data.len(),
+                r.width
+            ));
+        }
+        Ok(TileRow {
+            level: r.level,
+            idx: r.idx,
+            data,
+        })
+    }
+}
+
+impl From<TileRow> for (u8, u64, Vec<u8>) {
+    fn from(r: TileRow) -> Self {
+        (r.level, r.idx, r.data)
+    }
+}
+
 /// The statement reading the tiles `coords` (every stored width of each),
-/// for a caller's batch; [`tiles_from_rows`] reads its rows.
+/// for a caller's batch; its rows are [`TileRow`]s (`Tiles::from_stored`).
 ///
 /// # Errors
 /// A value that cannot be bound.
@@ -167,31 +206,6 @@ pub fn tiles_statement<'a>(coords: &[TileCoord]) -> ApiResult<Query<'a>> {
     let keys: Vec<(u8, u64)> = coords.iter().map(|c| (c.level, c.index)).collect();
     let set = serde_json::to_string(&keys)?;
     Ok(Query::new(SELECT_TILES, args![set]))
-}
-
-/// The tiles of [`tiles_statement`]'s rows (the widest of each).
-///
-/// # Errors
-/// A stored tile that is no tile.
-pub fn tiles_from_rows(rows: Vec<TileRow>) -> ApiResult<Tiles> {
-    let mut tiles = Tiles::new();
-    for r in rows {
-        let data = hex::decode(&r.data)
-            .map_err(|e| ApiError::internal(format!("tile {}/{}: {e}", r.level, r.idx)))?;
-        if data.len() != r.width as usize * bvs_core::tiles::HASH_BYTES {
-            return Err(ApiError::internal(format!(
-                "tile {}/{} has {} bytes for width {}",
-                r.level,
-                r.idx,
-                data.len(),
-                r.width
-            )));
-        }
-        tiles
-            .insert(r.level, r.idx, &data)
-            .map_err(ApiError::internal)?;
-    }
-    Ok(tiles)
 }
 
 /// Reads the tiles `coords`, with `writes` at the end of the same batch
@@ -213,14 +227,16 @@ pub async fn tiles_with(
     let mut statements = vec![tiles_statement(coords)?];
     statements.extend(writes);
     let results = super::batch(db, statements).await?;
-    tiles_from_rows(super::rows(&results, 0)?)
+    let rows = super::rows::<TileRow>(&results, 0)?;
+    Tiles::from_stored(rows).map_err(ApiError::internal)
 }
 
 /// The stored hashes `indexes`, wherever the log keeps them: from the
 /// tiles that hold them, read with `writes` at the end of the same batch
 /// (one round trip), and those no tile holds yet (a log kept before tiles,
 /// mid-migration: `ledger::tiles`) from its stored-hash rows, in a second
-/// round trip only then.
+/// round trip only then. The rows are decoded as they are read (tiles
+/// checked, hashes parsed); core puts them together.
 ///
 /// # Errors
 /// D1 errors, a stored tile that is no tile, or a stored hash found
@@ -231,25 +247,13 @@ pub async fn hashes_with(
     writes: Vec<Query<'_>>,
 ) -> ApiResult<StoredHashes> {
     let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
-    complete(db, &tiles, indexes).await
-}
-
-/// The stored hashes `indexes` from `tiles`, reading what they lack from a
-/// log's pre-tiles rows.
-///
-/// # Errors
-/// D1 errors, or a stored hash found nowhere.
-pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
     let (mut hashes, missing) = tiles.stored_hashes(indexes);
-    if missing.is_empty() {
-        return Ok(hashes);
-    }
-    let legacy = stored_hashes(db, &missing).await?;
-    for i in missing {
-        let h = legacy
-            .get(i)
-            .ok_or_else(|| ApiError::internal(format!("log hash {i} is missing from storage")))?;
-        hashes.insert(i, *h);
+    if !missing.is_empty() {
+        let legacy = stored_hashes_statements(None, &missing)?;
+        let rows = super::batch_rows::<HashRow>(db, legacy).await?;
+        hashes
+            .fill(&missing, rows.into_iter().map(|r| (r.idx, r.hash)))
+            .map_err(ApiError::internal)?;
     }
     Ok(hashes)
 }
@@ -266,7 +270,8 @@ pub async fn latest_head_and_tiles(
     let statements = vec![latest_head_statement()?, tiles_statement(coords)?];
     let results = super::batch(db, statements).await?;
     let head = super::rows::<HeadRow>(&results, 0)?.into_iter().next();
-    Ok((head, tiles_from_rows(super::rows(&results, 1)?)?))
+    let tiles = Tiles::from_stored(super::rows::<TileRow>(&results, 1)?);
+    Ok((head, tiles.map_err(ApiError::internal)?))
 }
 
 /// Statements that write `tiles` (coordinates and bytes) and drop their
@@ -377,7 +382,7 @@ pub async fn migration_sources(
     let tiles = if coords.is_empty() {
         Tiles::new()
     } else {
-        tiles_from_rows(super::rows(&results, reads)?)?
+        Tiles::from_stored(super::rows::<TileRow>(&results, reads)?).map_err(ApiError::internal)?
     };
     Ok((hashes, tiles))
 }
