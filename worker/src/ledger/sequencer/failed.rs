@@ -8,13 +8,13 @@ use crate::app;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{EventId, TenantId};
 use crate::ledger::queue::Item;
+use crate::store;
 use crate::store::checkpoints;
 use crate::store::deltas;
 use crate::store::events::{self, FailedItem, NewEvent};
 use crate::store::facts;
 use crate::store::log as log_store;
 use crate::store::Query;
-use crate::store::{self, meters};
 use crate::views;
 
 /// Marks the items that failed alone FAILED, each with why and its
@@ -32,7 +32,7 @@ pub async fn fail_isolated(db: &D1Database, run: &mut Run) -> ApiResult<()> {
     let now = app::clock_ms();
     let takes_writes = run.committed
         || isolated.iter().all(|(_, _, certain)| *certain)
-        || match log_store::probe_write(db, now).await {
+        || match store::exec(db, log_store::probe_write(now)?).await {
             Ok(()) => true,
             Err(e) => {
                 worker::console_error!("sequencer: the probe write failed too: {e:?}");
@@ -73,7 +73,7 @@ fn mark_failed<'a>(item: &'a Item, message: &'a str, now: u64) -> ApiResult<Vec<
             let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
             vec![
                 deltas::mark_failed(&d.anchor_id)?,
-                meters::release_backlog_if_changed(&d.tenant_id)?,
+                store::meters::release_backlog_if_changed(&d.tenant_id)?,
                 events::insert_if_failed(event, FailedItem::Delta(&d.anchor_id), now)?,
             ]
         }
