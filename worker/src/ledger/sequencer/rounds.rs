@@ -2,6 +2,8 @@
 //! the run's budget, applies it (splitting what fails), and logs its
 //! DEV_MODE line.
 
+use worker::D1Database;
+
 use super::apply::{self, Phases};
 use super::state::{self, Run, Taken};
 use crate::app::{self, App};
@@ -9,7 +11,6 @@ use crate::error::ApiResult;
 use crate::ids::TenantId;
 use crate::ledger::queue::{self, Item};
 use crate::ledger::{LogId, LogKey};
-use worker::D1Database;
 
 /// One round: reads the queue, plans what fits, applies it, and splits
 /// what fails. Returns whether the run should go on.
