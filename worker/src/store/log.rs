@@ -9,10 +9,10 @@ use bvs_core::hash::Hash32;
 use bvs_core::log::StoredHashes;
 use bvs_core::tiles::{TileCoord, Tiles};
 use serde::Deserialize;
-use worker::D1Database;
+use worker::{D1Database, D1Result};
 
 use super::{
-    args, batch_rows, chunked, int, over_json, queries, row, run, Arg, ListSql, Query, Statements,
+    args, batch_rows, chunked, int, over_json, queries, row, Arg, ListSql, Query, Statements,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{AnchorId, TenantId};
@@ -48,11 +48,10 @@ row! {
 const PROBE_WRITE: &str = "INSERT INTO log_meta (key, value) VALUES ('sequencer_probe', ?1) \
      ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
-/// One harmless write (the time of the sequencer's last probe, in
-/// `log_meta`): succeeds when the database takes writes.
-pub async fn probe_write(db: &D1Database, now_ms: u64) -> ApiResult<()> {
-    run(db, Query::new(PROBE_WRITE, args![now_ms])).await?;
-    Ok(())
+super::statements! {
+    /// One harmless write (the time of the sequencer's last probe, in
+    /// `log_meta`): succeeds when the database takes writes.
+    pub fn probe_write<'a>(now_ms: u64) = PROBE_WRITE;
 }
 
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
@@ -305,8 +304,10 @@ fn insert_tiles_with<'a>(insert: &ListSql, tiles: &'a [(TileCoord, Vec<u8>)]) ->
     Ok(out)
 }
 
-/// Where a log stands toward tiles (`ledger::tiles`: its migration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a log stands toward tiles (`ledger::tiles`: its migration),
+/// parsed as its row is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "StoredMigrationState")]
 pub struct MigrationState {
     /// The tree size its tiles cover (0 for a log kept before tiles until
     /// its migration ends).
@@ -317,88 +318,95 @@ pub struct MigrationState {
     pub place: Option<(u64, usize)>,
 }
 
-/// Where the log stands toward tiles: one statement, one round trip.
-///
-/// # Errors
-/// D1 errors, or a stored tiles size that is no number.
-pub async fn migration_state(db: &D1Database) -> ApiResult<MigrationState> {
-    #[derive(Deserialize)]
-    struct Row {
-        tiles_size: Option<String>,
-        head: Option<u64>,
-        place: Option<String>,
-    }
-    let row: Option<Row> = super::first(db, Query::new(SELECT_MIGRATION_STATE, [])).await?;
-    let Some(row) = row else {
-        return Err(ApiError::internal(
-            "the migration state read returned no row",
-        ));
-    };
-    let covered = match row.tiles_size {
-        None => 0,
-        Some(v) => v
-            .parse()
-            .map_err(|_| ApiError::internal(format!("tiles_size {v:?}")))?,
-    };
-    let place = row.place.and_then(|v| {
-        let (target, next) = v.split_once(':')?;
-        Some((target.parse().ok()?, next.parse().ok()?))
-    });
-    Ok(MigrationState {
-        covered,
-        head: row.head.unwrap_or(0),
-        place,
-    })
+/// The migration state's row as D1 answers it.
+#[derive(Deserialize)]
+struct StoredMigrationState {
+    tiles_size: Option<String>,
+    head: Option<u64>,
+    place: Option<String>,
 }
 
-/// What a migration step builds its tiles from, in one batch round trip:
-/// a pre-tiles log's stored hashes in the index range `range` (inclusive)
-/// and at `listed`, and the tiles `coords` as stored already (narrower
-/// copies).
+impl TryFrom<StoredMigrationState> for MigrationState {
+    type Error = String;
+
+    fn try_from(row: StoredMigrationState) -> Result<MigrationState, String> {
+        let covered = match row.tiles_size {
+            None => 0,
+            Some(v) => v.parse().map_err(|_| format!("tiles_size {v:?}"))?,
+        };
+        let place = row.place.and_then(|v| {
+            let (target, next) = v.split_once(':')?;
+            Some((target.parse().ok()?, next.parse().ok()?))
+        });
+        Ok(MigrationState {
+            covered,
+            head: row.head.unwrap_or(0),
+            place,
+        })
+    }
+}
+
+super::statements! {
+    /// Where the log stands toward tiles ([`MigrationState`], one row):
+    /// one statement, one round trip.
+    pub fn migration_state<'a>() = SELECT_MIGRATION_STATE;
+}
+
+/// The reads of a migration step's sources, for one batch: a pre-tiles
+/// log's stored hashes in the index range `range` (inclusive) and at
+/// `listed`, then the tiles `coords` as stored already (narrower copies).
 ///
 /// # Errors
-/// D1 errors, or a stored tile that is no tile.
-pub async fn migration_sources(
-    db: &D1Database,
+/// A value that cannot be bound.
+pub fn migration_sources<'a>(
     range: Option<(u64, u64)>,
-    listed: &[u64],
+    listed: &'a [u64],
     coords: &[TileCoord],
-) -> ApiResult<(StoredHashes, Tiles)> {
+) -> Statements<'a> {
     let mut statements = stored_hashes_statements(range, listed)?;
-    let reads = statements.len();
     if !coords.is_empty() {
         statements.push(tiles_statement(coords)?);
     }
-    if statements.is_empty() {
-        return Ok((StoredHashes::new(), Tiles::new()));
-    }
-    let results = super::batch(db, statements).await?;
+    Ok(statements)
+}
+
+/// What the batch of [`migration_sources`] answered: the stored hashes,
+/// and the tiles stored already (none unless `with_tiles`: coords were
+/// read, last).
+///
+/// # Errors
+/// Too few results, or a stored tile that is no tile.
+pub fn migration_sources_from(
+    results: &[D1Result],
+    with_tiles: bool,
+) -> ApiResult<(StoredHashes, Tiles)> {
+    let reads = results.len().saturating_sub(usize::from(with_tiles));
+    let stored = if with_tiles {
+        super::rows::<TileRow>(results, reads)?
+    } else {
+        Vec::new()
+    };
     let mut hashes = StoredHashes::new();
     for i in 0..reads {
-        for r in super::rows::<HashRow>(&results, i)? {
+        for r in super::rows::<HashRow>(results, i)? {
             hashes.insert(r.idx, r.hash);
         }
     }
-    let tiles = if coords.is_empty() {
-        Tiles::new()
-    } else {
-        Tiles::from_stored(super::rows::<TileRow>(&results, reads)?).map_err(ApiError::internal)?
-    };
+    let tiles = Tiles::from_stored(stored).map_err(ApiError::internal)?;
     Ok((hashes, tiles))
 }
 
-/// Writes a migration step in one batch: its `tiles` (over any copy, their
+/// A migration step's writes, for one batch: its `tiles` (over any copy, their
 /// narrower copies dropped), then its place toward `target`: the `next`
 /// tile, or with `None` the end (the tiles cover `target`).
 ///
 /// # Errors
-/// D1 errors, or a value that cannot be bound.
-pub async fn write_migration_step(
-    db: &D1Database,
-    tiles: &[(TileCoord, Vec<u8>)],
+/// A value that cannot be bound.
+pub fn migration_step_writes<'a>(
+    tiles: &'a [(TileCoord, Vec<u8>)],
     target: u64,
     next: Option<usize>,
-) -> ApiResult<()> {
+) -> Statements<'a> {
     let mut statements = insert_tiles_with(&INSERT_TILES_MIGRATED, tiles)?;
     match next {
         None => {
@@ -410,8 +418,7 @@ pub async fn write_migration_step(
             statements.push(Query::new(SET_MIGRATION_PLACE, args![text]));
         }
     }
-    super::batch(db, statements).await?;
-    Ok(())
+    Ok(statements)
 }
 
 #[derive(Deserialize)]
