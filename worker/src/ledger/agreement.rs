@@ -208,7 +208,7 @@ pub async fn invite<'x>(
         agreements::insert_invitation(&row)?,
     ];
     statements.extend(extra(&view)?);
-    meters::batch(&db, statements, &raises)
+    meters::batch_within_caps(&db, statements, &raises)
         .await?
         .map_err(|m| meter::over(m, by.plan, log.env, app.now_ms))?;
     Ok(view)

@@ -129,7 +129,7 @@ pub async fn create(
     )];
     let mut statements = vec![meters::raise(&raises[0])?, checkpoints::insert_stmt(&row)?];
     statements.extend(extra(&row)?);
-    meters::batch(&db, statements, &raises)
+    meters::batch_within_caps(&db, statements, &raises)
         .await?
         .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
     crate::store::roots::insert(

@@ -41,7 +41,7 @@ pub async fn record(
         meters::raise_if_changed(&raises[0])?,
         meters::raise_if_changed(&raises[1])?,
     ];
-    let results = meters::batch(&db, statements, &raises)
+    let results = meters::batch_within_caps(&db, statements, &raises)
         .await?
         .map_err(|m| meter::over(m, plan, log.env, app.now_ms))?;
     let created = match results.first() {
@@ -114,7 +114,7 @@ impl<'a> FactWrite<'a> {
         }
     }
 
-    /// The fact's raises (facts per month, stored bytes), for `meters::batch`.
+    /// The fact's raises (facts per month, stored bytes), for `meters::batch_within_caps`.
     pub fn raises(&self) -> [meters::Raise<'_>; 2] {
         [
             meter::monthly(self.tenant_id, Meter::Facts, &self.period, self.plan),

@@ -386,7 +386,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
         app.now_ms,
         &row.snapshot_cursor,
     )?);
-    match meters::batch(db, statements, &[raise]).await? {
+    match meters::batch_within_caps(db, statements, &[raise]).await? {
         Ok(_) => Ok(Step::More),
         Err(_) => Err(Stop::Fail(
             "the plan's storage is full: the statement's snapshot does not fit".into(),
@@ -447,7 +447,7 @@ async fn build_page(
         app.now_ms,
         &row.build_cursor,
     )?);
-    match meters::batch(db, statements, &[raise]).await? {
+    match meters::batch_within_caps(db, statements, &[raise]).await? {
         Ok(_) => Ok(Step::More),
         Err(_) => Err(Stop::Fail(
             "the plan's storage is full: the statement's nodes do not fit".into(),

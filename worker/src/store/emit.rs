@@ -169,7 +169,7 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     if let Some(c) = &w.claim {
         statements.extend(result_statements(w, c)?);
     }
-    let results = match meters::batch(db, statements, &w.raises).await? {
+    let results = match meters::batch_within_caps(db, statements, &w.raises).await? {
         Ok(results) => results,
         Err(meter) => return Ok(EmitOutcome::Refused(meter)),
     };

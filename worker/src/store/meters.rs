@@ -128,7 +128,7 @@ pub fn raise_if_changed<'a>(r: &Raise<'a>) -> ApiResult<Query<'a>> {
 ///
 /// # Errors
 /// Any other D1 error.
-pub async fn batch(
+pub async fn batch_within_caps(
     db: &D1Database,
     statements: Vec<Query<'_>>,
     raises: &[Raise<'_>],

@@ -406,7 +406,7 @@ pub async fn batch(db: &D1Database, queries: Vec<Query<'_>>) -> ApiResult<Vec<D1
 
 /// Prepares `queries` and sends them as one atomic batch, uncounted and
 /// answering D1's own error: for a caller that counts the round trip
-/// itself and reads the error (`meters::batch`: a CHECK failure is a meter
+/// itself and reads the error (`meters::batch_within_caps`: a CHECK failure is a meter
 /// over its cap), or that is no request's round trip (the request log's
 /// flush after the response).
 ///

@@ -174,7 +174,7 @@ pub async fn write_alone(
     let plan = crate::store::accounts::tenant_plan(&app.control_db()?, &row.tenant_id).await?;
     let fact = fact(row, plan, app.now_ms);
     let (statements, raises) = statements(row, &fact)?;
-    if let Err(m) = meters::batch(db, statements, &raises).await? {
+    if let Err(m) = meters::batch_within_caps(db, statements, &raises).await? {
         return Err(meter::over(m, plan, log.env, app.now_ms));
     }
     submit::ring(app, log).await;

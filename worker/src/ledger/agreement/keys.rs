@@ -193,7 +193,7 @@ async fn write(
     statements.push(agreements::insert_key(row)?);
     raises.push(keys);
     raises.extend(fact.raises());
-    match meters::batch(&db, statements, &raises).await? {
+    match meters::batch_within_caps(&db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::InvitationUses) => {
             return Err(invalid(

@@ -308,7 +308,7 @@ async fn write(
         statements.extend(more);
         raises.extend(more_raises);
     }
-    match meters::batch(db, statements, &raises).await? {
+    match meters::batch_within_caps(db, statements, &raises).await? {
         Ok(_) => {}
         Err(Meter::Statements) => {
             return Err(ApiError::coded(
