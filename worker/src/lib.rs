@@ -53,8 +53,6 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
 
 async fn respond(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let app = App::for_request(env, ctx);
-    let trips = roundtrips::mark();
-    let kdf_before = roundtrips::kdf_count();
     let method = req.method();
     let path = req.path();
     let request_id = request_id::for_request(&req);
@@ -90,14 +88,7 @@ async fn respond(req: Request, env: Env, ctx: Context) -> worker::Result<Respons
     // assets served without the Worker get them from public/_headers).
     let response = request_id::stamp(response, &request_id)?;
     set_headers(&app, &response, public)?;
-    log_line(
-        &app,
-        &method,
-        pattern,
-        &response,
-        &request_id,
-        (trips, kdf_before),
-    );
+    log_line(&app, &method, pattern, &response, &request_id);
     // After the response: the request log (best effort, batched).
     request_log::finish(
         &app,
@@ -153,7 +144,6 @@ fn log_line(
     pattern: &str,
     response: &Response,
     request_id: &str,
-    (trips, kdf_before): (roundtrips::Mark, u64),
 ) {
     // One structured line per request; never secrets, never bodies.
     let elapsed = crate::app::clock_ms().saturating_sub(app.now_ms);
@@ -167,11 +157,11 @@ fn log_line(
     });
     // DEV_MODE: the storage round trips this request made (issue 16).
     if app.dev_mode() {
-        let used = trips.since();
+        let used = roundtrips::used();
         line["d1Calls"] = used.d1.into();
         line["d1Trips"] = used.d1_sequential.into();
         line["doCalls"] = used.durable_object.into();
-        line["kdfCalls"] = roundtrips::kdf_count().saturating_sub(kdf_before).into();
+        line["kdfCalls"] = used.kdf.into();
     }
     worker::console_log!("{line}");
 }

@@ -80,11 +80,6 @@ pub fn kdf() {
     }
 }
 
-/// Password key derivations of this request so far.
-pub fn kdf_count() -> u64 {
-    current().map_or(0, |c| c.kdf.get())
-}
-
 /// One D1 round trip, in flight until the returned guard is dropped
 /// (hold it across the call's `await`).
 pub fn d1() -> D1Trip {
@@ -118,42 +113,24 @@ pub fn durable_object() {
     }
 }
 
-/// The counters now, to subtract at the end of a request.
-#[derive(Clone, Copy)]
-pub struct Mark {
-    d1: u64,
-    d1_sequential: u64,
-    durable_object: u64,
-}
-
-/// What a request used: D1 calls, of which sequential, and Durable
-/// Object calls.
+/// What the current request has used so far: D1 calls, of which
+/// sequential, Durable Object calls and password key derivations (all
+/// zero outside a request).
+#[derive(Default)]
 pub struct Used {
     pub d1: u64,
     pub d1_sequential: u64,
     pub durable_object: u64,
+    pub kdf: u64,
 }
 
-pub fn mark() -> Mark {
-    let counts = current();
-    let get = |f: fn(&Counts) -> &Cell<u64>| counts.as_deref().map_or(0, |c| f(c).get());
-    Mark {
-        d1: get(|c| &c.d1),
-        d1_sequential: get(|c| &c.d1_sequential),
-        durable_object: get(|c| &c.durable_object),
-    }
-}
-
-impl Mark {
-    /// D1 round trips and Durable Object calls since this mark.
-    pub fn since(self) -> Used {
-        let now = mark();
-        Used {
-            d1: now.d1.saturating_sub(self.d1),
-            d1_sequential: now.d1_sequential.saturating_sub(self.d1_sequential),
-            durable_object: now.durable_object.saturating_sub(self.durable_object),
-        }
-    }
+pub fn used() -> Used {
+    current().map_or_else(Used::default, |c| Used {
+        d1: c.d1.get(),
+        d1_sequential: c.d1_sequential.get(),
+        durable_object: c.durable_object.get(),
+        kdf: c.kdf.get(),
+    })
 }
 
 #[cfg(test)]
@@ -188,12 +165,11 @@ mod tests {
     }
 
     async fn request(d1_calls: u64) -> (u64, u64) {
-        let start = mark();
         for _ in 0..d1_calls {
             let _trip = d1();
             yield_once().await;
         }
-        let used = start.since();
+        let used = used();
         (used.d1, used.d1_sequential)
     }
 
@@ -209,7 +185,7 @@ mod tests {
         drop(d1());
         durable_object();
         kdf();
-        assert_eq!(mark().d1, 0);
-        assert_eq!(kdf_count(), 0);
+        let used = used();
+        assert_eq!((used.d1, used.durable_object, used.kdf), (0, 0, 0));
     }
 }
