@@ -71,12 +71,7 @@ impl StoredHashes {
     ///
     /// # Errors
     /// [`LogError::MissingHash`] for the first of `missing` not found.
-    pub fn fill(
-        &mut self,
-        missing: &[u64],
-        found: impl IntoIterator<Item = (u64, Hash32)>,
-    ) -> Result<(), LogError> {
-        let found: StoredHashes = found.into_iter().collect();
+    pub fn fill(&mut self, missing: &[u64], found: &StoredHashes) -> Result<(), LogError> {
         for &i in missing {
             let h = found.get(i).ok_or(LogError::MissingHash(i))?;
             self.insert(i, *h);

@@ -185,11 +185,7 @@ pub async fn served(db: &D1Database, requested: TileCoord) -> ApiResult<Option<V
     if let Some(data) = tiles.data(&requested) {
         return Ok(Some(data));
     }
-    let (mut hashes, missing) = tiles.stored_hashes(&requested.entry_indexes());
-    let legacy = store::log::stored_hashes(db, &missing).await?;
-    hashes
-        .fill(&missing, legacy.0)
-        .map_err(ApiError::internal)?;
+    let hashes = store::log::complete(db, &tiles, &requested.entry_indexes()).await?;
     tiles::data_from_stored(&requested, &hashes)
         .map(Some)
         .map_err(ApiError::internal)

@@ -234,8 +234,8 @@ pub async fn tiles_with(
 /// tiles that hold them, read with `writes` at the end of the same batch
 /// (one round trip), and those no tile holds yet (a log kept before tiles,
 /// mid-migration: `ledger::tiles`) from its stored-hash rows, in a second
-/// round trip only then. The rows are decoded as they are read (tiles
-/// checked, hashes parsed); core puts them together.
+/// round trip only then ([`complete`]). The rows are decoded as they are
+/// read (tiles checked, hashes parsed); core puts them together.
 ///
 /// # Errors
 /// D1 errors, a stored tile that is no tile, or a stored hash found
@@ -246,14 +246,18 @@ pub async fn hashes_with(
     writes: Vec<Query<'_>>,
 ) -> ApiResult<StoredHashes> {
     let tiles = tiles_with(db, &bvs_core::tiles::tiles_for(indexes), writes).await?;
+    complete(db, &tiles, indexes).await
+}
+
+/// The stored hashes `indexes` from `tiles`, and what they lack from a
+/// pre-tiles log's rows (a round trip only then; core fills them in).
+///
+/// # Errors
+/// D1 errors, or a stored hash found nowhere.
+pub async fn complete(db: &D1Database, tiles: &Tiles, indexes: &[u64]) -> ApiResult<StoredHashes> {
     let (mut hashes, missing) = tiles.stored_hashes(indexes);
-    if !missing.is_empty() {
-        let legacy = stored_hashes_statements(None, &missing)?;
-        let rows = super::batch_rows::<HashRow>(db, legacy).await?;
-        hashes
-            .fill(&missing, rows.into_iter().map(|r| (r.idx, r.hash)))
-            .map_err(ApiError::internal)?;
-    }
+    let legacy = stored_hashes(db, &missing).await?;
+    hashes.fill(&missing, &legacy).map_err(ApiError::internal)?;
     Ok(hashes)
 }
 
@@ -479,7 +483,8 @@ pub fn insert_leaf_set<'a>(leaves: &[NewLeaf], now_ms: u64) -> Statements<'a> {
 }
 
 /// Reads the stored hashes at `indexes` of a pre-tiles log: one SELECT per
-/// 100 indexes (D1's parameter limit), all sent in one batch round trip.
+/// 100 indexes (D1's parameter limit), all sent in one batch round trip
+/// (none for no indexes).
 ///
 /// # Errors
 /// D1 errors.
