@@ -47,6 +47,13 @@ pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(180);
 const PORT_TAKEN: &str = "Address already in use";
 /// Launches of one server at most, when ports are lost to a race.
 const PORT_RACE_ATTEMPTS: u32 = 3;
+/// Launches of one server at most, when one never answers `/health`:
+/// wrangler's proxy can come up and hold every request while the Worker's
+/// runtime never reports ready (seen once in CI on a loaded 2-core
+/// machine, with nothing in wrangler's log). A second launch on the same
+/// state starts the same Worker again; a Worker that cannot start fails
+/// both.
+const HUNG_START_ATTEMPTS: u32 = 2;
 
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -67,6 +74,8 @@ pub struct Wrangler {
     pub base_url: String,
     pub persist_dir: PathBuf,
     pub log_path: PathBuf,
+    /// Its own dev registry (see [`Wrangler::spawn`]).
+    pub registry_dir: PathBuf,
     child: Child,
     stdin: Option<ChildStdin>,
 }
@@ -146,17 +155,27 @@ impl Wrangler {
 
     /// Launches `wrangler dev` and waits for it; again on fresh ports (up
     /// to [`PORT_RACE_ATTEMPTS`] in all) when a port it was given was taken
-    /// before it bound it: `free_port` can only say a port was free.
+    /// before it bound it (`free_port` can only say a port was free), and
+    /// once more ([`HUNG_START_ATTEMPTS`]) when it never answered, with
+    /// the hung launch's log on stderr.
     fn launch(persist_dir: &Path, vars: &[(&str, &str)], script: Option<&Path>) -> Wrangler {
-        let mut attempt = 1;
+        let (mut races, mut hangs) = (1, 1);
         loop {
             let w = Self::spawn(persist_dir, vars, script);
             match w.wait_healthy() {
                 Ok(()) => return w,
-                Err(log) if attempt < PORT_RACE_ATTEMPTS && log.contains(PORT_TAKEN) => {
-                    eprintln!("wrangler dev lost a port race (attempt {attempt}); again");
+                Err(log) if log.contains(PORT_TAKEN) && races < PORT_RACE_ATTEMPTS => {
+                    eprintln!("wrangler dev lost a port race (attempt {races}); again");
                     w.kill();
-                    attempt += 1;
+                    races += 1;
+                }
+                Err(log) if !log.contains(PORT_TAKEN) && hangs < HUNG_START_ATTEMPTS => {
+                    eprintln!(
+                        "wrangler dev did not answer /health in {STARTUP_TIMEOUT:?} \
+                         (launch {hangs}); again. Its log:\n{log}"
+                    );
+                    w.kill();
+                    hangs += 1;
                 }
                 Err(log) => panic!("wrangler dev did not become healthy in time; log:\n{log}"),
             }
@@ -169,6 +188,7 @@ impl Wrangler {
         let port = free_port();
         let inspector = free_port();
         let log_path = persist_dir.join(format!("wrangler-{port}.log"));
+        let registry_dir = persist_dir.join(format!("dev-registry-{port}"));
         let script = format!(
             r#"source scripts/env.sh
 trap 'kill -TERM -- -$$ 2>/dev/null' EXIT
@@ -188,6 +208,11 @@ read -r _ || true"#,
             .arg("bash")
             .arg("-c")
             .arg(script)
+            // Its own dev registry: by default every `wrangler dev` on the
+            // machine registers in, and watches, one shared directory, so
+            // each start or stop of any test's server wakes all the others.
+            // Test servers bind nothing of each other.
+            .env("WRANGLER_REGISTRY_PATH", &registry_dir)
             .current_dir(&root)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -199,6 +224,7 @@ read -r _ || true"#,
             base_url: format!("http://127.0.0.1:{port}"),
             persist_dir: persist_dir.to_path_buf(),
             log_path,
+            registry_dir,
             child,
             stdin,
         }

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use bvs_tests::{api, eventually};
+use bvs_tests::client::Api;
+use bvs_tests::{api, eventually, fresh_state_dir, Wrangler};
 use serde_json::json;
 
 #[test]
@@ -78,4 +79,42 @@ fn a_queue_message_reaches_its_consumer() {
         r.body["data"]["consumedAt"].as_u64()
     });
     assert!(consumed_at >= created.body["data"]["createdAt"].as_u64().unwrap());
+}
+
+/// Test servers run side by side (two lanes of binaries, several servers
+/// in one binary). Each registers in a dev registry of its own, so none
+/// sees another's Worker or queue consumers: by default every `wrangler
+/// dev` on a machine shares one registry, where all of ours register the
+/// same Worker name.
+#[test]
+fn servers_started_at_once_each_keep_their_own_dev_registry_and_queue() {
+    let servers: Vec<Wrangler> = std::thread::scope(|s| {
+        let starting: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| Wrangler::start(&fresh_state_dir("registry"))))
+            .collect();
+        starting.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let instances: Vec<String> = servers
+        .iter()
+        .map(|w| {
+            let entry = w.registry_dir.join("balance-verification-local");
+            let text = std::fs::read_to_string(&entry)
+                .unwrap_or_else(|e| panic!("{}: {e}", entry.display()));
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            v["instanceId"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_ne!(instances[0], instances[1]);
+    for w in &servers {
+        let api = Api::new(w.base_url.clone());
+        let created = api.post("/dev/ping", &json!({"note": "own queue"}));
+        assert_eq!(created.status, 201, "{}", created.text);
+        let id = created.body["data"]["id"].as_str().unwrap().to_string();
+        eventually(Duration::from_secs(30), "its own consumer to run", || {
+            api.get(&format!("/dev/ping/{id}")).body["data"]["consumedAt"].as_u64()
+        });
+    }
+    for w in servers {
+        w.stop();
+    }
 }
