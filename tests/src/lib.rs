@@ -80,6 +80,14 @@ pub struct Wrangler {
     stdin: Option<ChildStdin>,
 }
 
+/// Why a launch did not become healthy, with wrangler's log so far.
+enum StartFailure {
+    /// A port it was given was taken before it bound it.
+    PortTaken(String),
+    /// It never answered `/health` in [`STARTUP_TIMEOUT`].
+    NoAnswer(String),
+}
+
 /// One ledger shard per environment: see [`Wrangler::start`].
 const ONE_SHARD: &[(&str, &str)] = &[
     ("LEDGER_SHARDS_SANDBOX", "1"),
@@ -164,12 +172,12 @@ impl Wrangler {
             let w = Self::spawn(persist_dir, vars, script);
             match w.wait_healthy() {
                 Ok(()) => return w,
-                Err(log) if log.contains(PORT_TAKEN) && races < PORT_RACE_ATTEMPTS => {
+                Err(StartFailure::PortTaken(_)) if races < PORT_RACE_ATTEMPTS => {
                     eprintln!("wrangler dev lost a port race (attempt {races}); again");
                     w.kill();
                     races += 1;
                 }
-                Err(log) if !log.contains(PORT_TAKEN) && hangs < HUNG_START_ATTEMPTS => {
+                Err(StartFailure::NoAnswer(log)) if hangs < HUNG_START_ATTEMPTS => {
                     eprintln!(
                         "wrangler dev did not answer /health in {STARTUP_TIMEOUT:?} \
                          (launch {hangs}); again. Its log:\n{log}"
@@ -177,7 +185,9 @@ impl Wrangler {
                     w.kill();
                     hangs += 1;
                 }
-                Err(log) => panic!("wrangler dev did not become healthy in time; log:\n{log}"),
+                Err(StartFailure::PortTaken(log) | StartFailure::NoAnswer(log)) => {
+                    panic!("wrangler dev did not become healthy in time; log:\n{log}")
+                }
             }
         }
     }
@@ -230,9 +240,10 @@ read -r _ || true"#,
         }
     }
 
-    /// Waits for `/health`; the log so far when it does not answer in
-    /// [`STARTUP_TIMEOUT`], or as soon as the log says a port was taken.
-    fn wait_healthy(&self) -> Result<(), String> {
+    /// Waits for `/health`; why not, with the log so far, when it does not
+    /// answer in [`STARTUP_TIMEOUT`], or as soon as the log says a port
+    /// was taken.
+    fn wait_healthy(&self) -> Result<(), StartFailure> {
         let client = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(5))
             .build()
@@ -246,11 +257,13 @@ read -r _ || true"#,
             }
             let log = std::fs::read_to_string(&self.log_path).unwrap_or_default();
             if log.contains(PORT_TAKEN) {
-                return Err(log);
+                return Err(StartFailure::PortTaken(log));
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        Err(std::fs::read_to_string(&self.log_path).unwrap_or_default())
+        Err(StartFailure::NoAnswer(
+            std::fs::read_to_string(&self.log_path).unwrap_or_default(),
+        ))
     }
 
     /// The process group of this server (`setsid` made the top bash its
