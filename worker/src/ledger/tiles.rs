@@ -254,7 +254,7 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
         (StoredHashes::new(), Tiles::new())
     } else {
         let results = store::batch(db, reads).await?;
-        store::log::migration_sources_from(&results, !step.is_empty())?
+        store::log::migration_sources_from(&results, &step)?
     };
     let mut written = Vec::with_capacity(step.len());
     for coord in &step {

@@ -374,16 +374,17 @@ pub fn migration_sources<'a>(
     Ok(statements)
 }
 
-/// What the batch of [`migration_sources`] answered: the stored hashes,
-/// and the tiles stored already (none unless `with_tiles`: coords were
-/// read, last).
+/// What the batch of [`migration_sources`] over `coords` answered: the
+/// stored hashes, and the tiles stored already (read last, when there
+/// were coords).
 ///
 /// # Errors
 /// Too few results, or a stored tile that is no tile.
 pub fn migration_sources_from(
     results: &[D1Result],
-    with_tiles: bool,
+    coords: &[TileCoord],
 ) -> ApiResult<(StoredHashes, Tiles)> {
+    let with_tiles = !coords.is_empty();
     let reads = results.len().saturating_sub(usize::from(with_tiles));
     let stored = if with_tiles {
         super::rows::<TileRow>(results, reads)?

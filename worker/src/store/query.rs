@@ -23,26 +23,6 @@ impl<'a> Query<'a> {
             args: args.into_iter().collect(),
         }
     }
-
-    /// The statement's SQL text.
-    #[cfg(test)]
-    pub fn sql(&self) -> &str {
-        &self.sql
-    }
-
-    /// How many arguments are bound.
-    #[cfg(test)]
-    pub fn arg_count(&self) -> usize {
-        self.args.len()
-    }
-
-    /// Whether the highest `?N` of the SQL is the number of bound
-    /// arguments (a missing or extra argument is a bug D1 would only
-    /// report at run time).
-    #[cfg(test)]
-    pub fn binds_every_placeholder(&self) -> bool {
-        highest_placeholder(&self.sql) == self.args.len()
-    }
 }
 
 /// The highest `?N` of a statement (what its argument count must be). A
@@ -150,17 +130,19 @@ pub fn bind_text<'a, S: AsRef<str>>(text: &'a S, args: &mut Vec<Arg<'a>>) -> Api
     Ok(())
 }
 
-/// Asserts every query binds exactly its placeholders (for the table
-/// modules' unit tests of their hand-written builders).
+/// Asserts every query binds exactly its placeholders: its highest `?N`
+/// is its number of arguments (a missing or extra argument is a bug D1
+/// would only report at run time). For the table modules' unit tests of
+/// their hand-written builders.
 #[cfg(test)]
 pub fn assert_binds(queries: &[Query<'_>]) {
     for q in queries {
+        let highest = highest_placeholder(&q.sql);
         assert!(
-            q.binds_every_placeholder(),
-            "{} arguments for placeholders up to ?{}: {}",
-            q.arg_count(),
-            highest_placeholder(q.sql()),
-            q.sql()
+            highest == q.args.len(),
+            "{} arguments for placeholders up to ?{highest}: {}",
+            q.args.len(),
+            q.sql
         );
     }
 }

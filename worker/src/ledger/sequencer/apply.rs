@@ -144,13 +144,14 @@ async fn apply_plan(
     let window = round::window_of(now);
     let coords = tiles::tiles_for_append(plan.old_size, plan.len())?;
     let mut reads = Vec::from(Balances::reads(&plan.deltas, &window)?);
+    let tiles_at = reads.len();
     reads.push(log_store::tiles_statement(&coords)?);
     let results = store::batch(db, reads).await?;
     let read = app::clock_ms();
     phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
-    let have = bvs_core::tiles::Tiles::from_stored(store::rows::<log_store::TileRow>(&results, 3)?)
-        .map_err(ApiError::internal)?;
+    let tile_rows = store::rows::<log_store::TileRow>(&results, tiles_at)?;
+    let have = bvs_core::tiles::Tiles::from_stored(tile_rows).map_err(ApiError::internal)?;
     let appended = append_and_sign(key, plan.old_size, &plan.leaves()?, &have, now)?;
     let mut statements = log_store::insert_tiles(&appended.tiles)?;
     statements.extend(appended.rest);
