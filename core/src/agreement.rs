@@ -46,6 +46,7 @@ use crate::note::{key_name_valid, split_note, VerifierKey};
 use crate::pinpoint::{Divergence, DivergenceKind, EntryId};
 use crate::types::{Period, ReferenceId};
 use crate::verify::{Check, Detail};
+use serde::{Deserialize, Serialize};
 
 /// First word of every statement: the format and its version.
 pub const STATEMENT_FORMAT: &str = "bvs-agreement/v1";
@@ -116,6 +117,33 @@ pub struct CheckpointRef {
     pub period: Period,
     pub root: Hash32,
     pub deltas: u64,
+}
+
+/// A [`CheckpointRef`] as a receipt's agreement side and the public verify
+/// answer's spell it, as text and hashes a verifier checks rather than
+/// trusts (`origin` and `period` are parsed by the check, so a malformed
+/// one fails that check, not the reading of the document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointFields {
+    /// The log's origin, as its signed tree heads name it.
+    pub origin: String,
+    pub ledger_id: Hash32,
+    pub period: String,
+    pub merkle_root: Hash32,
+    pub delta_count: u64,
+}
+
+impl CheckpointFields {
+    pub fn of(r: &CheckpointRef) -> CheckpointFields {
+        CheckpointFields {
+            origin: r.origin.as_str().to_owned(),
+            ledger_id: r.ledger,
+            period: r.period.to_string(),
+            merkle_root: r.root,
+            delta_count: r.deltas,
+        }
+    }
 }
 
 /// "I agree: checkpoint `checkpoint` ends at `balance`."

@@ -5,6 +5,7 @@
 //! the log's public key and, per delta, its leaf index and inclusion proof
 //! into that head, plus the raw content while retention keeps it.
 
+use crate::agreement::CheckpointFields;
 use crate::amount::Amount;
 use crate::derive::{DerivedDelta, WindowSummary};
 use crate::hash::{DeltaContent, Hash32};
@@ -50,12 +51,10 @@ pub struct Receipt {
 #[serde(rename_all = "camelCase")]
 pub struct ReceiptAgreement {
     pub checkpoint_id: String,
-    /// The log's origin, as its signed tree heads name it.
-    pub origin: String,
-    pub ledger_id: Hash32,
-    pub period: String,
-    pub merkle_root: Hash32,
-    pub delta_count: u64,
+    /// The checkpoint: `origin`, `ledgerId`, `period`, `merkleRoot`,
+    /// `deltaCount`.
+    #[serde(flatten)]
+    pub checkpoint: CheckpointFields,
     /// The checkpoint's closing balance (the receipt's finalBalance).
     pub balance: Amount,
     /// The exact `balance` statement a customer who agrees signs.
@@ -255,11 +254,13 @@ fn read_logged(f: &Fields<'_>) -> Result<LoggedItem, ReadError> {
 #[cfg(feature = "receipt-agreement")]
 fn read_agreement(f: &Fields<'_>) -> Result<ReceiptAgreement, ReadError> {
     let checkpoint_id = f.string("checkpointId")?;
-    let origin = f.string("origin")?;
-    let ledger_id = f.hash("ledgerId")?;
-    let period = f.string("period")?;
-    let merkle_root = f.hash("merkleRoot")?;
-    let delta_count = f.u64("deltaCount")?;
+    let checkpoint = CheckpointFields {
+        origin: f.string("origin")?.to_owned(),
+        ledger_id: f.hash("ledgerId")?,
+        period: f.string("period")?.to_owned(),
+        merkle_root: f.hash("merkleRoot")?,
+        delta_count: f.u64("deltaCount")?,
+    };
     let balance = f.amount("balance")?;
     let balance_statement = f.string("balanceStatement")?;
     let counterparty_key = f.optional_string("counterpartyKey")?;
@@ -310,11 +311,7 @@ fn read_agreement(f: &Fields<'_>) -> Result<ReceiptAgreement, ReadError> {
             })
             .collect(),
         checkpoint_id: checkpoint_id.to_owned(),
-        origin: origin.to_owned(),
-        ledger_id,
-        period: period.to_owned(),
-        merkle_root,
-        delta_count,
+        checkpoint,
         balance,
         balance_statement: balance_statement.to_owned(),
         counterparty_key: counterparty_key.map(str::to_owned),

@@ -215,13 +215,13 @@ fn receipt_reference(
 ) -> Result<(CheckpointRef, Amount), String> {
     let head = head.ok_or("cannot check: the receipt's tree head did not verify")?;
     let origin = Origin::parse(&head.origin).map_err(named)?;
-    let period_text = receipt.period.as_deref().unwrap_or(&a.period);
+    let period_text = receipt.period.as_deref().unwrap_or(&a.checkpoint.period);
     let period = Period::parse(period_text).map_err(|e| format!("period: {}", e.reason))?;
     let hashes: Vec<Hash32> = receipt.deltas.iter().map(|d| d.item_hash).collect();
     Ok((
         CheckpointRef {
             origin,
-            ledger: a.ledger_id,
+            ledger: a.checkpoint.ledger_id,
             period,
             root: merkle::root(&hashes),
             deltas: receipt.deltas.len() as u64,
@@ -237,12 +237,13 @@ fn checkpoint_check(
     reference: &Result<(CheckpointRef, Amount), String>,
 ) -> Detail {
     let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
+    let c = &a.checkpoint;
     let named_ref = CheckpointRef {
-        origin: Origin::parse(&a.origin).map_err(named)?,
-        ledger: a.ledger_id,
-        period: Period::parse(&a.period).map_err(|e| format!("period: {}", e.reason))?,
-        root: a.merkle_root,
-        deltas: a.delta_count,
+        origin: Origin::parse(&c.origin).map_err(named)?,
+        ledger: c.ledger_id,
+        period: Period::parse(&c.period).map_err(|e| format!("period: {}", e.reason))?,
+        root: c.merkle_root,
+        deltas: c.delta_count,
     };
     r.check(&named_ref).map_err(named)?;
     if a.balance != *balance {

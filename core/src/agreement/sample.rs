@@ -3,8 +3,8 @@
 //! of `bvs-verify receipt`'s. Pure: seeds and time come in as arguments.
 
 use super::{
-    counterparty_key, item_hash, sign, BalanceStatement, CheckpointRef, Dispute, KeyBinding,
-    Origin, Statement,
+    counterparty_key, item_hash, sign, BalanceStatement, CheckpointFields, CheckpointRef, Dispute,
+    KeyBinding, Origin, Statement,
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
@@ -288,11 +288,7 @@ impl SampleLog<'_> {
             .collect();
         Ok(ReceiptAgreement {
             checkpoint_id: "chk_1".into(),
-            origin: self.origin.into(),
-            ledger_id: c.ledger,
-            period: c.period.to_string(),
-            merkle_root: c.root,
-            delta_count: c.deltas,
+            checkpoint: CheckpointFields::of(&c),
             balance: r.final_balance,
             balance_statement: self.balance_of(r)?.to_text(),
             counterparty_key: Some(current.counterparty_key),

@@ -273,16 +273,16 @@ fn a_tampered_balance_fails_with_balance_mismatch() {
 #[test]
 fn a_changed_checkpoint_fails_by_field() {
     let mut r = cosigned();
-    r.agreement.as_mut().unwrap().merkle_root = Hash32::digest(b"x");
+    r.agreement.as_mut().unwrap().checkpoint.merkle_root = Hash32::digest(b"x");
     assert_fails(&r, "agreement.checkpoint", "root_mismatch");
     let mut r = cosigned();
-    r.agreement.as_mut().unwrap().delta_count = 4;
+    r.agreement.as_mut().unwrap().checkpoint.delta_count = 4;
     assert_fails(&r, "agreement.checkpoint", "deltas_mismatch");
     let mut r = cosigned();
-    r.agreement.as_mut().unwrap().period = "2020-01".into();
+    r.agreement.as_mut().unwrap().checkpoint.period = "2020-01".into();
     assert_fails(&r, "agreement.checkpoint", "period_mismatch");
     let mut r = cosigned();
-    r.agreement.as_mut().unwrap().origin = "other.example/log".into();
+    r.agreement.as_mut().unwrap().checkpoint.origin = "other.example/log".into();
     assert_fails(&r, "agreement.checkpoint", "origin_mismatch");
     // A delta dropped from the receipt: its root and count no longer match.
     let mut r = cosigned();
@@ -448,4 +448,39 @@ fn a_key_change_claimed_as_signed_or_a_statement_by_an_unlisted_key_fails() {
         f.iter().any(|f| f.starts_with("agreement.statements[0]")),
         "{f:?}"
     );
+}
+
+/// The checkpoint's fields sit in the agreement object itself, in the
+/// order the spec lists them, and read back (serde and the verifier's own
+/// reader) to the same agreement, balance exact.
+#[test]
+fn the_checkpoint_fields_stay_flat_and_in_order() {
+    let r = cosigned();
+    let a = r.agreement.as_ref().unwrap();
+    let text = serde_json::to_string(a).unwrap();
+    let order = [
+        "checkpointId",
+        "origin",
+        "ledgerId",
+        "period",
+        "merkleRoot",
+        "deltaCount",
+        "balance",
+        "balanceStatement",
+        "counterpartyKey",
+    ];
+    let at: Vec<usize> = order
+        .iter()
+        .map(|k| {
+            text.find(&format!("\"{k}\":"))
+                .unwrap_or_else(|| panic!("{k} in {text}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert!(!text.contains("\"checkpoint\""), "{text}");
+    let back: ReceiptAgreement = serde_json::from_str(&text).unwrap();
+    assert_eq!(&back, a);
+    let whole = serde_json::to_string(&r).unwrap();
+    let read = Receipt::from_json(&crate::json::parse(&whole).unwrap()).unwrap();
+    assert_eq!(read.agreement.as_ref(), Some(a));
 }

@@ -3,9 +3,8 @@
 //! signed, from the rows the public verify lookup read in its one batch
 //! (`store::lookup::AgreementRows`, issue 16).
 
-use bvs_core::agreement::{BalanceStatement, Statement};
+use bvs_core::agreement::{BalanceStatement, CheckpointFields, Statement};
 use bvs_core::amount::Amount;
-use bvs_core::hash::Hash32;
 use serde::Serialize;
 
 use super::{reference, StatementView};
@@ -20,11 +19,9 @@ use crate::store::CheckpointStatus;
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointAgreement {
-    pub origin: String,
-    pub ledger_id: Hash32,
-    pub period: String,
-    pub merkle_root: Hash32,
-    pub delta_count: u64,
+    /// `origin`, `ledgerId`, `period`, `merkleRoot`, `deltaCount`.
+    #[serde(flatten)]
+    pub checkpoint: CheckpointFields,
     pub balance: Amount,
     /// The `balance` statement a customer who agrees signs.
     pub balance_statement: String,
@@ -104,11 +101,7 @@ pub fn of_checkpoint(
     let key = ledger_keys.last();
     let (statements, statements_pagination) = statements_page(&rows.statements, c, page);
     Ok(Some(CheckpointAgreement {
-        origin: reference.origin.as_str().to_string(),
-        ledger_id,
-        period: c.period.clone(),
-        merkle_root: c.merkle_root,
-        delta_count: c.delta_count,
+        checkpoint: CheckpointFields::of(&reference),
         balance,
         balance_statement: text,
         counterparty_key: key.map(|k| k.verifier_key.clone()),

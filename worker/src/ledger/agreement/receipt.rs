@@ -5,7 +5,7 @@
 //! stored hashes of these proofs are read with the receipt's own (issue
 //! 16: no round trip of its own).
 
-use bvs_core::agreement::{BalanceStatement, Statement};
+use bvs_core::agreement::{BalanceStatement, CheckpointFields, Statement};
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::receipt::{LoggedItem, ReceiptAgreement, ReceiptKey, ReceiptStatement};
@@ -132,11 +132,7 @@ impl ReceiptAgreementPlan {
         }
         Ok(ReceiptAgreement {
             checkpoint_id: c.id.to_string(),
-            origin: reference.origin.as_str().to_string(),
-            ledger_id: reference.ledger,
-            period: c.period.clone(),
-            merkle_root: c.merkle_root,
-            delta_count: c.delta_count,
+            checkpoint: CheckpointFields::of(&reference),
             balance,
             balance_statement,
             counterparty_key: current.as_ref().map(|k| k.counterparty_key.clone()),
