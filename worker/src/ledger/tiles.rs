@@ -216,18 +216,16 @@ pub enum Migration {
 /// One step of the migration of a log kept as stored hashes to tiles
 /// (a no-op once the tiles cover its latest head): three round trips, the
 /// check, the step's reads, its writes (the check alone once covered),
-/// each built by `store::log` and sent through the gateway here.
+/// each a `store::log` function.
 ///
 /// # Errors
 /// D1 errors, or a stored hash the log lacks.
 pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
-    let state: Option<store::log::MigrationState> =
-        store::first(db, store::log::migration_state()?).await?;
     let store::log::MigrationState {
         covered,
         head,
         place,
-    } = state.ok_or_else(|| ApiError::internal("the migration state read returned no row"))?;
+    } = store::log::migration_state(db).await?;
     if covered >= head {
         return Ok(Migration::Covered);
     }
@@ -249,13 +247,7 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
     // before an older Worker appended more as stored hashes) is read from
     // it: only such a Worker's own leaves are stored hashes.
     let (range, listed) = stored_for(&step);
-    let reads = store::log::migration_sources(range, &listed, &step)?;
-    let (hashes, have) = if reads.is_empty() {
-        (StoredHashes::new(), Tiles::new())
-    } else {
-        let results = store::batch(db, reads).await?;
-        store::log::migration_sources_from(&results, &step)?
-    };
+    let (hashes, have) = store::log::migration_sources(db, range, &listed, &step).await?;
     let mut written = Vec::with_capacity(step.len());
     for coord in &step {
         let mut entries = StoredHashes::new();
@@ -269,8 +261,7 @@ pub async fn migrate_step(db: &D1Database) -> ApiResult<Migration> {
     }
     let next = from + step.len();
     let done = next >= work.len();
-    let writes = store::log::migration_step_writes(&written, head, (!done).then_some(next))?;
-    store::batch(db, writes).await?;
+    store::log::write_migration_step(db, &written, head, (!done).then_some(next)).await?;
     worker::console_log!(
         "tiles migration: {next} of {} tiles toward size {head}",
         work.len()

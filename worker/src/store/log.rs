@@ -9,7 +9,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::log::StoredHashes;
 use bvs_core::tiles::{TileCoord, Tiles};
 use serde::Deserialize;
-use worker::{D1Database, D1Result};
+use worker::D1Database;
 
 use super::{
     args, batch_rows, chunked, int, over_json, queries, row, Arg, ListSql, Query, Statements,
@@ -350,50 +350,46 @@ impl TryFrom<StoredMigrationState> for MigrationState {
     }
 }
 
-super::statements! {
-    /// Where the log stands toward tiles ([`MigrationState`], one row):
-    /// one statement, one round trip.
-    pub fn migration_state<'a>() = SELECT_MIGRATION_STATE;
-}
-
-/// The reads of a migration step's sources, for one batch: a pre-tiles
-/// log's stored hashes in the index range `range` (inclusive) and at
-/// `listed`, then the tiles `coords` as stored already (narrower copies).
+/// Where the log stands toward tiles: one statement, one round trip.
 ///
 /// # Errors
-/// A value that cannot be bound.
-pub fn migration_sources<'a>(
+/// D1 errors, or a stored tiles size that is no number.
+pub async fn migration_state(db: &D1Database) -> ApiResult<MigrationState> {
+    let state: Option<MigrationState> =
+        super::first(db, Query::new(SELECT_MIGRATION_STATE, [])).await?;
+    state.ok_or_else(|| ApiError::internal("the migration state read returned no row"))
+}
+
+/// What a migration step builds its tiles from, in one batch round trip
+/// (none when there is nothing to read): a pre-tiles log's stored hashes
+/// in the index range `range` (inclusive) and at `listed`, and the tiles
+/// `coords` as stored already (narrower copies).
+///
+/// # Errors
+/// D1 errors, or a stored tile that is no tile.
+pub async fn migration_sources(
+    db: &D1Database,
     range: Option<(u64, u64)>,
-    listed: &'a [u64],
+    listed: &[u64],
     coords: &[TileCoord],
-) -> Statements<'a> {
+) -> ApiResult<(StoredHashes, Tiles)> {
     let mut statements = stored_hashes_statements(range, listed)?;
+    let reads = statements.len();
     if !coords.is_empty() {
         statements.push(tiles_statement(coords)?);
     }
-    Ok(statements)
-}
-
-/// What the batch of [`migration_sources`] over `coords` answered: the
-/// stored hashes, and the tiles stored already (read last, when there
-/// were coords).
-///
-/// # Errors
-/// Too few results, or a stored tile that is no tile.
-pub fn migration_sources_from(
-    results: &[D1Result],
-    coords: &[TileCoord],
-) -> ApiResult<(StoredHashes, Tiles)> {
-    let with_tiles = !coords.is_empty();
-    let reads = results.len().saturating_sub(usize::from(with_tiles));
-    let stored = if with_tiles {
-        super::rows::<TileRow>(results, reads)?
-    } else {
+    if statements.is_empty() {
+        return Ok((StoredHashes::new(), Tiles::new()));
+    }
+    let results = super::batch(db, statements).await?;
+    let stored = if coords.is_empty() {
         Vec::new()
+    } else {
+        super::rows::<TileRow>(&results, reads)?
     };
     let mut hashes = StoredHashes::new();
     for i in 0..reads {
-        for r in super::rows::<HashRow>(results, i)? {
+        for r in super::rows::<HashRow>(&results, i)? {
             hashes.insert(r.idx, r.hash);
         }
     }
@@ -401,17 +397,18 @@ pub fn migration_sources_from(
     Ok((hashes, tiles))
 }
 
-/// A migration step's writes, for one batch: its `tiles` (over any copy, their
+/// Writes a migration step in one batch: its `tiles` (over any copy, their
 /// narrower copies dropped), then its place toward `target`: the `next`
 /// tile, or with `None` the end (the tiles cover `target`).
 ///
 /// # Errors
-/// A value that cannot be bound.
-pub fn migration_step_writes<'a>(
-    tiles: &'a [(TileCoord, Vec<u8>)],
+/// D1 errors, or a value that cannot be bound.
+pub async fn write_migration_step(
+    db: &D1Database,
+    tiles: &[(TileCoord, Vec<u8>)],
     target: u64,
     next: Option<usize>,
-) -> Statements<'a> {
+) -> ApiResult<()> {
     let mut statements = insert_tiles_with(&INSERT_TILES_MIGRATED, tiles)?;
     match next {
         None => {
@@ -423,7 +420,8 @@ pub fn migration_step_writes<'a>(
             statements.push(Query::new(SET_MIGRATION_PLACE, args![text]));
         }
     }
-    Ok(statements)
+    super::batch(db, statements).await?;
+    Ok(())
 }
 
 #[derive(Deserialize)]
