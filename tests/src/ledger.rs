@@ -19,7 +19,7 @@ pub const COMPARE: &str = "/api/v1/balance/compare";
 pub const CHECKPOINT: &str = "/api/v1/balance/checkpoint";
 pub const CUSTOMERS: &str = "/api/v1/balance/customers";
 pub const FACTS: &str = "/api/v1/facts";
-/// The DEV_MODE fault-injection reason (worker `ledger::round::DEV_FAULT_REASON`):
+/// The DEV_MODE fault-injection reason (worker `sequencer::round::DEV_FAULT_REASON`):
 /// a delta with it, or a fact whose content starts with it, can never be
 /// appended and ends FAILED.
 pub const POISON: &str = "dev:fail-sequencer";

@@ -18,7 +18,7 @@ use bvs_tests::tenant::new_tenant_on_plan;
 use bvs_tests::{eventually, fresh_state_dir, Wrangler};
 use serde_json::{json, Value};
 
-/// worker/src/ledger/round.rs `DEV_HOLD_REASON`.
+/// worker/src/sequencer/round.rs `DEV_HOLD_REASON`.
 const HOLD_REASON: &str = "dev:hold-sequencer";
 /// Batches of 100 the noisy tenant queues behind the held round.
 const BACKLOG_BATCHES: usize = 4;

@@ -21,7 +21,7 @@ const ONE_SHARD: [(&str, &str); 2] = [
     ("LEDGER_SHARDS_SANDBOX", "1"),
     ("LEDGER_SHARDS_PRODUCTION", "1"),
 ];
-/// worker/src/ledger/budget.rs `ROUND_ITEMS_MAX`.
+/// worker/src/sequencer/budget.rs `ROUND_ITEMS_MAX`.
 const ROUND_ITEMS_MAX: u64 = 1_000;
 /// A bound, not a measurement: the drain of a few thousand deltas on a
 /// loaded machine.

@@ -17,12 +17,13 @@ use bvs_core::types::{CustomerId, Env, Period};
 use serde::Serialize;
 use worker::D1Database;
 
-use super::{db, meter, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{CheckpointId, TenantId};
+use crate::ledger::{db, LogId, LogKey};
+use crate::meter;
 use crate::plan::Plan;
-use crate::store::agreements::{self, AgreementRow, InvitationRow, KeyRow};
+use crate::store::agreement::{self as agreements, AgreementRow, InvitationRow, KeyRow};
 use crate::store::checkpoints::{self, CheckpointRow};
 use crate::store::meters::{self, Meter};
 use crate::store::CheckpointStatus;
@@ -101,7 +102,7 @@ fn token_log(token: &str, shards: impl Fn(Env) -> u32) -> Option<LogId> {
 /// names, scoped by the token's hash. `None` for a token this service
 /// could not have issued (the registration then says why).
 pub fn token_scope(app: &App, token: &str) -> Option<(LogId, String)> {
-    let log = token_log(token, |env| super::shard::count(app, env))?;
+    let log = token_log(token, |env| crate::ledger::shard::count(app, env))?;
     Some((log, format!("invitation:{}", token_hash(token).to_hex())))
 }
 
@@ -174,7 +175,7 @@ pub async fn invite<'x>(
 ) -> ApiResult<InvitationView> {
     let (log, tenant_id) = (by.log, by.tenant_id);
     let db = db(app, log)?;
-    let ledger = super::require_ledger(&db, tenant_id, customer_id).await?;
+    let ledger = crate::ledgers::require_ledger(&db, tenant_id, customer_id).await?;
     let token = new_token(log)?;
     let row = InvitationRow {
         token_hash: token_hash(&token),
@@ -218,7 +219,7 @@ pub async fn invite<'x>(
 /// the token names (nothing scans the environment's shards).
 async fn live_invitation(app: &App, token: &str) -> ApiResult<(LogId, D1Database, InvitationRow)> {
     let unknown = || invalid("Invitation token is not one this service issued");
-    let log = token_log(token, |env| super::shard::count(app, env)).ok_or_else(unknown)?;
+    let log = token_log(token, |env| crate::ledger::shard::count(app, env)).ok_or_else(unknown)?;
     let db = db(app, log)?;
     let row = agreements::invitation(&db, &token_hash(token))
         .await?
@@ -346,7 +347,7 @@ impl StatementView {
 
 /// The shard whose log a statement's origin names.
 fn log_of_origin(app: &App, named: &Origin) -> ApiResult<LogId> {
-    for log in super::shard::all(app) {
+    for log in crate::ledger::shard::all(app) {
         if &origin(app, log)? == named {
             return Ok(log);
         }

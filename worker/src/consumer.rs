@@ -17,7 +17,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::jobs::Job;
 use crate::ledger::{shard, LogId};
-use crate::{ledger, store, webhooks};
+use crate::{liabilities, sequencer, store, webhooks, witness};
 
 /// What a batch of queue `own` does with a doorbell for shard `log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
             },
             Some(Doorbell::Forward(log)) => {
                 // A lost ring only delays: the sweeper re-rings the shard.
-                ledger::submit::ring(app, log).await;
+                crate::ledger::doorbell::ring(app, log).await;
                 Ok(())
             }
             None => run(app, &job).await,
@@ -124,10 +124,10 @@ fn read_jobs(
 /// One sequencer run for a shard, then its webhook dispatch: whether the
 /// run succeeded (every doorbell of the shard in the batch shares it).
 async fn sequence_shard(app: &App, log: LogId, dispatch: bool) -> bool {
-    let run = ledger::sequencer::run(app, log).await;
+    let run = sequencer::run(app, log).await;
     if matches!(run, Ok(n) if n > 0) {
         // A new head: its cosigning job, on the side-job queue (issue 28).
-        ledger::witness::ring(app, log, 0).await;
+        witness::ring(app, log, 0).await;
     }
     match run {
         Ok(_) if !dispatch => true,
@@ -155,9 +155,7 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
         }
         Job::Sequence { .. } => Ok(()),
         Job::Mail { id } => crate::auth::mailer::process(app, id).await,
-        Job::Liabilities { env, shard, id } => {
-            ledger::liabilities::run(app, *env, *shard, id).await
-        }
+        Job::Liabilities { env, shard, id } => liabilities::run(app, *env, *shard, id).await,
         Job::Deliver { delivery_id } => {
             webhooks::delivery::attempt(app, delivery_id, webhooks::delivery::Mode::Scheduled)
                 .await?;
@@ -165,8 +163,8 @@ async fn run(app: &App, job: &Job) -> ApiResult<()> {
         }
         Job::Cosign { env, shard } => {
             let log = LogId::new(*env, *shard);
-            let trigger = ledger::witness::Trigger::Ring;
-            ledger::witness::cosign(app, log, trigger).await?;
+            let trigger = witness::Trigger::Ring;
+            witness::cosign(app, log, trigger).await?;
             // Its `checkpoint.witnessed` events become deliveries now (the
             // sweep catches up if this fails).
             let queries = webhooks::dispatch::RUN_QUERIES_MAX;

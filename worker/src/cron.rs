@@ -30,7 +30,7 @@ pub async fn run(app: &App, cron: &str) {
                 sweep_backfill(app, log).await;
             }
             for log in crate::ledger::shard::all(app) {
-                if let Err(e) = crate::ledger::liabilities::sweep(app, log).await {
+                if let Err(e) = crate::liabilities::sweep(app, log).await {
                     worker::console_error!("sweep liabilities {}: {e:?}", log.path_name());
                 }
             }
@@ -39,8 +39,8 @@ pub async fn run(app: &App, cron: &str) {
             }
             for log in crate::ledger::shard::all(app) {
                 // Witnesses: resubmit after back-off, refresh an idle head.
-                let trigger = crate::ledger::witness::Trigger::Sweep;
-                if let Err(e) = crate::ledger::witness::cosign(app, log, trigger).await {
+                let trigger = crate::witness::Trigger::Sweep;
+                if let Err(e) = crate::witness::cosign(app, log, trigger).await {
                     worker::console_error!("sweep witnesses {}: {e:?}", log.path_name());
                 }
             }
@@ -86,7 +86,7 @@ async fn sweep_queued(app: &App, log: LogId) -> ApiResult<()> {
                 "sweep {}: re-ringing for items queued since {at}",
                 log.path_name()
             );
-            crate::ledger::submit::ring(app, log).await;
+            crate::ledger::doorbell::ring(app, log).await;
         }
     }
     Ok(())

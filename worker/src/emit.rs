@@ -4,6 +4,8 @@
 //! environment's sequencer is rung after the response. D1 is written
 //! before the doorbell.
 
+pub mod prepare;
+
 use std::collections::BTreeMap;
 
 use bvs_core::hash::Hash32;
@@ -12,14 +14,14 @@ use bvs_core::types::CustomerId;
 
 use worker::D1Database;
 
-use super::prepare::{items_root, Prepared};
-use super::{db, LogId};
+use self::prepare::{items_root, Prepared};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::idempotency::{Claim, Submitted};
 use crate::ids;
 use crate::ids::{AnchorId, ContractId, SubmissionId, TenantId};
-use crate::jobs::Job;
+use crate::ledger::{db, doorbell, LogId};
+use crate::ledgers::ledger_id;
 use crate::plan::{Account, Plan};
 use crate::profile::{EmitProbe, Fault};
 use crate::quota;
@@ -28,12 +30,6 @@ use crate::store::emit::{self as emit_store, EmitOutcome, EmitWrite, Estimate};
 use crate::store::meters::{self, Meter};
 use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
-
-/// The deterministic ledger identifier of a customer: the service keeps no
-/// notion of who the customer is (docs/balance.md).
-pub fn ledger_id(tenant_id: &TenantId, customer_id: &CustomerId) -> Hash32 {
-    Hash32::digest(format!("bvs-ledger-v1\n{tenant_id}\n{customer_id}").as_bytes())
-}
 
 /// Gives prepared deltas (one submission's) the ledger ids of
 /// `tenant_id`'s customers and their per-ledger roots: each delta's is
@@ -175,14 +171,14 @@ where
     // The deltas' bytes count against the storage ceiling in the same batch.
     let stored = rows.iter().map(|d| d.stored_bytes()).sum();
     let placeholder = format!("{ESTIMATE_PREFIX}{ESTIMATE_PENDING}");
-    let backlog_cap = super::meter::backlog_cap(app, by.plan);
+    let backlog_cap = crate::meter::backlog_cap(app, by.plan);
     let write = EmitWrite {
         submission: &submission,
         deltas: &rows,
         raises: [
             quota::raise(&account, &period, count),
-            super::meter::bytes(by.tenant_id, stored, by.plan),
-            super::meter::backlog(by.tenant_id, count, backlog_cap),
+            crate::meter::bytes(by.tenant_id, stored, by.plan),
+            crate::meter::backlog(by.tenant_id, count, backlog_cap),
         ],
         claim: claim.map(|c| c.new_claim(status, &text)),
         estimate: estimate_for.map(|customer_id| Estimate {
@@ -202,7 +198,7 @@ where
     };
     by.probe.fault_point(Fault::AfterWrite, claimed).await?;
     if by.probe.rings() {
-        ring(app, by.log).await;
+        doorbell::ring(app, by.log).await;
     }
     let text = if estimate_for.is_some() {
         text.replace(&placeholder, &format!("{ESTIMATE_PREFIX}{estimated}"))
@@ -245,9 +241,9 @@ async fn refusal(
         Meter::Deltas => quota::exceeded(ledger, account, count, app.now_ms).await?,
         Meter::Backlog => {
             let used = meters::used_of(ledger, by.tenant_id, Meter::Backlog, "").await?;
-            super::meter::backlogged(by.plan, by.log.env, backlog_cap, (used, count))
+            crate::meter::backlogged(by.plan, by.log.env, backlog_cap, (used, count))
         }
-        m => super::meter::over(m, by.plan, by.log.env, app.now_ms),
+        m => crate::meter::over(m, by.plan, by.log.env, app.now_ms),
     })
 }
 
@@ -265,39 +261,8 @@ async fn write_indexed(
     if by.root_indexed || !by.probe.indexes() {
         return emit_store::write(ledger, write).await;
     }
-    super::roots::with_roots_index(app, by.log, roots, emit_store::write(ledger, write)).await
-}
-
-/// Rings the shard `log`'s own verification queue after the response (a
-/// request's doorbell never delays its answer; the sweeper re-rings what a
-/// lost ring leaves QUEUED); failures are logged only. Rings of one isolate
-/// within `doorbell::RING_COALESCE_MS` share one message, sent after each
-/// of them (`doorbell`).
-pub async fn ring(app: &App, log: LogId) {
-    if !super::doorbell::claim(log) {
-        return;
-    }
-    let job = Job::Sequence {
-        env: log.env,
-        shard: log.shard,
-    };
-    let queue = std::rc::Rc::new(app.env.queue(&log.queue_binding()));
-    app.after_response(super::doorbell::deliver(log, move || {
-        let (queue, job) = (std::rc::Rc::clone(&queue), job.clone());
-        async move {
-            let sent = match queue.as_ref() {
-                Ok(q) => q.send(job).await.map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            if let Err(e) = sent {
-                worker::console_warn!(
-                    "verification doorbell for {} not rung: {e}",
-                    log.path_name()
-                );
-            }
-        }
-    }))
-    .await;
+    crate::ledger::roots::with_roots_index(app, by.log, roots, emit_store::write(ledger, write))
+        .await
 }
 
 /// A delta as the status route shows it: its record, the hash of the

@@ -3,10 +3,11 @@
 
 use bvs_core::hash::{content_hash, Hash32};
 
-use super::{db, meter, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::TenantId;
+use crate::ledger::{db, doorbell, LogId};
+use crate::meter;
 use crate::plan::Plan;
 use crate::store::facts;
 pub use crate::store::facts::FactRow;
@@ -52,7 +53,7 @@ pub async fn record(
         .await?
         .ok_or_else(|| ApiError::internal("fact vanished after insert"))?;
     if created {
-        submit::ring(app, log).await;
+        doorbell::ring(app, log).await;
     }
     Ok((row, created))
 }

@@ -1,5 +1,7 @@
 //! Request parsing and response envelopes shared by every route.
 
+use bvs_core::types::{Env, Period};
+use bvs_core::FieldError;
 use serde::Serialize;
 use worker::{Headers, Request, Response};
 
@@ -198,6 +200,52 @@ pub fn query_param(req: &Request, name: &str) -> ApiResult<Option<String>> {
         .query_pairs()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned()))
+}
+
+/// A query parameter's trimmed text: absent or empty is `None` ("any",
+/// for a list's text filters).
+pub fn query_text(req: &Request, name: &str) -> ApiResult<Option<String>> {
+    Ok(query_param(req, name)?
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty()))
+}
+
+/// `environment`: sandbox (the default) or production.
+///
+/// # Errors
+/// 400 naming `environment` for any other text.
+pub fn query_env(req: &Request) -> ApiResult<Env> {
+    match query_text(req, "environment")? {
+        None => Ok(Env::Sandbox),
+        Some(e) => Ok(Env::parse("environment", &e)?),
+    }
+}
+
+/// `limit`: 1 to `max`, `default` when absent. Present but empty is not
+/// a number (400), unlike the text filters, where empty means "any".
+///
+/// # Errors
+/// 400 naming `limit` when it is not a whole number from 1 to `max`.
+pub fn query_limit(req: &Request, default: u64, max: u64) -> ApiResult<u64> {
+    let Some(text) = query_param(req, "limit")? else {
+        return Ok(default);
+    };
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => {
+            Err(FieldError::new("limit", format!("must be a whole number from 1 to {max}")).into())
+        }
+    }
+}
+
+/// The query's `period` (`YYYY-MM`), if any.
+///
+/// # Errors
+/// 400 naming `period` when it is not a month.
+pub fn query_period(req: &Request) -> ApiResult<Option<Period>> {
+    Ok(query_param(req, "period")?
+        .map(|p| Period::parse(&p))
+        .transpose()?)
 }
 
 #[cfg(test)]

@@ -128,7 +128,7 @@ id!(DeliveryId, "a webhook delivery");
 id!(EventId, "evt", "a webhook event");
 id!(AnchorId, "anc", "a delta (its anchor)");
 // A submission's prefix says its kind (`sub_`, `bat_`): minted by
-// `ledger::submit`.
+// `emit`.
 id!(SubmissionId, "a submission");
 id!(StatementId, "lst", "a liabilities statement");
 id!(CheckpointId, "chk", "a checkpoint");

@@ -34,12 +34,12 @@ pub enum Job {
     /// An account mail request (`auth::mailer`). Carries only the id; the
     /// request row is the truth, claimed once.
     Mail { id: MailRequestId },
-    /// A log's cosigning job (issue 28, `ledger::witness::cosign`): rung
+    /// A log's cosigning job (issue 28, `witness::cosign`): rung
     /// after a head commits; submits the latest head to the witnesses.
     /// Carries no data; the log and the witness state are the truth.
     Cosign { env: Env, shard: u32 },
     /// A liabilities statement's next pages (issue 31,
-    /// `ledger::liabilities::run`): in shard `shard` of `env`. Carries only
+    /// `liabilities::run`): in shard `shard` of `env`. Carries only
     /// the id; the statement row is the truth, and each page is guarded, so
     /// a second message is harmless.
     Liabilities {

@@ -27,11 +27,12 @@ mod proof;
 
 pub use proof::{for_receipt, not_purged, proof, proof_by_checkpoint, public_answer};
 
-use super::{db, meter, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::ids::{StatementId, TenantId};
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
+use crate::ledger::{db, LogId};
+use crate::meter;
 use crate::plan::Plan;
 use crate::store::liabilities::{self as store_l, Finished, StatementRow, StatementStatus};
 use crate::store::meters;
@@ -287,7 +288,7 @@ pub async fn run(app: &App, env: Env, shard: u32, id: &StatementId) -> ApiResult
         match step {
             Ok(Step::More) => {}
             Ok(Step::Queued) => {
-                super::submit::ring(app, log).await;
+                crate::ledger::doorbell::ring(app, log).await;
                 return Ok(());
             }
             Err(Stop::Fail(why)) => {

@@ -1,22 +1,29 @@
 //! The Cloudflare Worker: translates between HTTP / D1 / Queues / Cron and
 //! `bvs_core`. Entry points: `fetch`, `queue`, `scheduled`.
 
+mod agreement;
 mod app;
 mod auth;
 mod consumer;
 mod cron;
+mod emit;
 mod error;
+mod facts;
 mod fields;
 mod http;
 mod idempotency;
 mod ids;
 mod ledger;
+mod ledgers;
+mod liabilities;
 mod limiter;
 mod mail;
+mod meter;
 mod owned;
 mod ping;
 mod plan;
 mod profile;
+mod proofs;
 mod quota;
 mod request_id;
 mod request_log;
@@ -26,10 +33,12 @@ mod router;
 mod routes;
 mod search;
 mod secret;
+mod sequencer;
 mod store;
 mod tenant;
 mod views;
 mod webhooks;
+mod witness;
 
 pub mod jobs;
 

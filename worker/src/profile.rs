@@ -123,7 +123,7 @@ impl Fault {
 /// kept out of the emit path's body: read once per request
 /// ([`EmitProbe::of`]); the handler's first steps run inside
 /// [`EmitProbe::around_auth`] (the stops before and after the key), and
-/// the write's points are reached through `ledger::submit::Submitter`.
+/// the write's points are reached through `emit::Submitter`.
 /// Outside DEV_MODE, or without `EMIT_PROFILE_STOP` and `X-Bvs-Fault`,
 /// every point passes.
 #[derive(Clone, Copy, Default)]

@@ -5,7 +5,8 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
-use bvs_core::hash::{DeltaContent, Hash32};
+use bvs_core::hash::Hash32;
+use bvs_core::item::DeltaContent;
 use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
@@ -13,12 +14,12 @@ use bvs_core::types::{CustomerId, Period};
 use bvs_core::verify::LogRef;
 use bvs_core::LeafIndex;
 
-use super::roots::with_root_index;
-use super::tiles::inclusion_proofs_with;
-use super::{db, LogId, LogKey};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
+use crate::ledger::roots::with_root_index;
+use crate::ledger::tiles::inclusion_proofs_with;
+use crate::ledger::{db, LogId, LogKey};
 use crate::store::deltas::DeltaRow;
 use crate::store::ledgers;
 use crate::store::receipts::{self, ReceiptOf, ReceiptRow};
@@ -74,7 +75,7 @@ pub struct Proven {
 pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
     let db = db(app, r.log)?;
     let key = LogKey::load(app, r.log)?;
-    let ledger_id = super::submit::ledger_id(r.tenant_id, r.customer_id);
+    let ledger_id = crate::ledgers::ledger_id(r.tenant_id, r.customer_id);
     let period = r.period.map(|p| p.to_string());
     let read = receipts::read(
         &db,
@@ -147,7 +148,7 @@ struct Listed {
     final_balance: Amount,
     deltas: Vec<DerivedDelta>,
     root: Hash32,
-    plan: Option<super::agreement::ReceiptAgreementPlan>,
+    plan: Option<crate::agreement::ReceiptAgreementPlan>,
     leaves: Vec<u64>,
     size: u64,
     tree_head: String,
@@ -172,7 +173,7 @@ impl Listed {
             rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
         let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
         let root = merkle::root(&item_hashes);
-        let plan = super::agreement::plan_receipt(
+        let plan = crate::agreement::plan_receipt(
             read.checkpoints,
             read.keys,
             read.statements,
@@ -183,13 +184,13 @@ impl Listed {
         let items = unproven_items(&rows, &leaves)?;
         leaves.extend(
             plan.iter()
-                .flat_map(super::agreement::ReceiptAgreementPlan::leaves),
+                .flat_map(crate::agreement::ReceiptAgreementPlan::leaves),
         );
         // Into the newest witnessed head that covers every leaf, else the
         // latest (issue 28).
         let needed = leaves.iter().max().map_or(0, |l| l + 1);
         let (size, tree_head, witnessed) =
-            super::witness::proof_head(&head, &read.witnessed, needed);
+            crate::witness::proof_head(&head, &read.witnessed, needed);
         Ok(Listed {
             final_balance: final_balance(&rows, &span),
             span,
@@ -368,6 +369,7 @@ pub fn sum(rows: &[DeltaRow]) -> ApiResult<Amount> {
     })
 }
 
+pub mod checkpoint;
 mod public;
-pub use crate::store::lookup::Kind;
+pub use crate::store::proofs::Kind;
 pub use public::{log_ref, public_answer, RecordsPage};

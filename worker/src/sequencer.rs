@@ -27,15 +27,19 @@
 //! rounds append only once the tiles cover the head.
 
 mod apply;
+pub mod balances;
+pub mod budget;
 mod failed;
 mod migrate;
+pub mod queue;
+pub mod round;
 mod rounds;
 mod state;
 
-use super::tiles::Migration;
-use super::{db, open_log, LogId};
 use crate::app::App;
 use crate::error::ApiResult;
+use crate::ledger::tiles::Migration;
+use crate::ledger::{db, open_log, LogId};
 
 /// Rounds per invocation; the run's query budget usually ends it first.
 /// The next doorbell (the run rings one when items are left) continues.
@@ -64,7 +68,7 @@ pub async fn run(app: &App, log: LogId) -> ApiResult<u64> {
     }
     let failed = failed::fail_isolated(&db, &mut run).await;
     if run.more {
-        super::submit::ring(app, log).await;
+        crate::ledger::doorbell::ring(app, log).await;
     }
     result?;
     failed?;

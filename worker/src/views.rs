@@ -9,10 +9,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{AnchorId, CheckpointId, SubmissionId};
+use crate::ids::{AnchorId, CheckpointId, DeliveryId, SubmissionId};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::facts::FactRow;
+use crate::store::webhooks::{AttemptRow, DeliveryRow};
 use crate::store::{CheckpointStatus, ItemStatus};
 
 pub fn iso(ms: u64) -> String {
@@ -351,7 +352,7 @@ pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<St
 /// The answer of a single emit (`POST /api/v1/balance/delta`): its delta
 /// `row` of amount `delta`, queued under proof root `root` at
 /// `received_at`; `estimatedVerifiedDeltas` is `estimate` until the
-/// write's batch counts it (`ledger::submit::ESTIMATE_PENDING`).
+/// write's batch counts it (`emit::ESTIMATE_PENDING`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EmitRecord {
@@ -393,6 +394,68 @@ impl EmitRecord {
                  Poll GET /api/v1/balance/delta/{} or subscribe to the delta.verified webhook.",
                 row.anchor_id
             ),
+        }
+    }
+}
+
+/// One attempt of a delivery, as the dashboard's delivery and event views
+/// show it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    attempt: u64,
+    started_at: String,
+    duration_ms: u64,
+    http_status: Option<u16>,
+    outcome: &'static str,
+    error: Option<String>,
+}
+
+impl AttemptView {
+    /// The attempts of delivery `delivery_id` among `attempts`, in order.
+    pub fn of(attempts: &[AttemptRow], delivery_id: &DeliveryId) -> Vec<AttemptView> {
+        attempts
+            .iter()
+            .filter(|a| &a.delivery_id == delivery_id)
+            .map(|a| AttemptView {
+                attempt: a.attempt,
+                started_at: iso(a.started_at),
+                duration_ms: a.duration_ms,
+                http_status: a.http_status,
+                outcome: a.outcome.as_str(),
+                error: a.error.clone(),
+            })
+            .collect()
+    }
+}
+
+/// How far a delivery got, as both dashboard lists of deliveries show it
+/// (a webhook's and the event log's, `routes::webhooks`), between their own
+/// fields.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryProgress {
+    status: &'static str,
+    attempts: Vec<AttemptView>,
+    next_attempt_at: Option<String>,
+    last_http_status: Option<u16>,
+    /// Why the delivery ended without success, or the last attempt's error.
+    last_error: Option<String>,
+    created_at: String,
+    completed_at: Option<String>,
+}
+
+impl DeliveryProgress {
+    /// Delivery `d`'s progress, with its attempts among `attempts`.
+    pub fn of(d: &DeliveryRow, attempts: &[AttemptRow]) -> Self {
+        DeliveryProgress {
+            status: d.status.as_str(),
+            attempts: AttemptView::of(attempts, &d.of.id),
+            next_attempt_at: d.next_attempt_at.map(iso),
+            last_http_status: d.last_http_status,
+            last_error: d.last_error.clone(),
+            created_at: iso(d.created_at),
+            completed_at: d.completed_at.map(iso),
         }
     }
 }

@@ -18,14 +18,14 @@ pub use fork::fork;
 pub use status::{latest_published, proof_head, status};
 use submit::Attempt;
 
-use super::LogId;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::EventId;
 use crate::jobs::{Job, QUEUE_WEBHOOKS};
+use crate::ledger::LogId;
 use crate::store;
 use crate::store::log::HeadRow;
-use crate::store::witnesses::Outcome;
+use crate::store::witness::Outcome;
 
 /// The var that holds an environment's witness policy.
 pub fn policy_var(env: Env) -> &'static str {
@@ -142,16 +142,16 @@ pub async fn cosign(app: &App, log: LogId, trigger: Trigger) -> ApiResult<()> {
     if policy.witnesses().is_empty() {
         return Ok(());
     }
-    let db = super::db(app, log)?;
+    let db = crate::ledger::db(app, log)?;
     let now = app.now_ms;
-    if !store::witnesses::claim_run(&db, now, RUN_INTERVAL_MIN_MS).await? {
+    if !store::witness::claim_run(&db, now, RUN_INTERVAL_MIN_MS).await? {
         if trigger == Trigger::Ring {
             ring(app, log, 1).await;
         }
         return Ok(());
     }
-    let head = super::head_or_init(app, log).await?;
-    let states = store::witnesses::states(&db).await?;
+    let head = crate::ledger::head_or_init(app, log).await?;
+    let states = store::witness::states(&db).await?;
     let todo = due(&policy, &states, &head, now);
     if todo.is_empty() {
         return Ok(());
@@ -186,14 +186,14 @@ pub async fn cosign(app: &App, log: LogId, trigger: Trigger) -> ApiResult<()> {
     if !lines.is_empty() {
         statements.extend(publish(&db, log, &policy, &head, &lines, now).await?);
     }
-    store::witnesses::write(&db, statements).await
+    store::witness::write(&db, statements).await
 }
 
 /// The witnesses to submit `head` to now, each with the size it last
 /// cosigned: not current, or due a refresh, and not backing off.
 fn due<'p>(
     policy: &'p Policy,
-    states: &[store::witnesses::StateRow],
+    states: &[store::witness::StateRow],
     head: &HeadRow,
     now: u64,
 ) -> Vec<(&'p PolicyWitness, u64)> {
@@ -247,7 +247,7 @@ fn record<'a>(
             }
         }
     };
-    store::witnesses::record(vkey, &w.name, &outcome, now)
+    store::witness::record(vkey, &w.name, &outcome, now)
 }
 
 /// The statements publishing `head` with `lines` (and, when it newly meets
@@ -267,8 +267,8 @@ async fn publish(
         .check(&note, Freshness::Offline)
         .map_err(|e| ApiError::internal(format!("cosigned head check: {e}")))?
         .met;
-    let before = store::witnesses::witnessed_at(db, head.tree_size).await?;
-    let mut statements = vec![store::witnesses::publish(
+    let before = store::witness::witnessed_at(db, head.tree_size).await?;
+    let mut statements = vec![store::witness::publish(
         head.tree_size,
         note,
         lines.len() as u64,
@@ -277,7 +277,7 @@ async fn publish(
     )?];
     if met && before.is_none_or(|b| b.witnessed == 0) {
         statements.extend(witnessed_events(db, log, head.tree_size, now).await?);
-        statements.push(store::witnesses::delete_older_statement(head.tree_size)?);
+        statements.push(store::witness::delete_older_statement(head.tree_size)?);
         worker::console_log!(
             "{}: head {} witnessed ({} cosignatures)",
             log.path_name(),
@@ -290,7 +290,7 @@ async fn publish(
 
 /// The witness's cosignature line for `head`, if it is the head it last
 /// cosigned.
-fn current_line(s: &store::witnesses::StateRow, head: &HeadRow) -> Option<String> {
+fn current_line(s: &store::witness::StateRow, head: &HeadRow) -> Option<String> {
     (s.size == Some(head.tree_size) && s.root == Some(head.root))
         .then(|| s.line.clone())
         .flatten()
@@ -305,12 +305,12 @@ async fn witnessed_events(
     now: u64,
 ) -> ApiResult<Vec<crate::store::Query<'static>>> {
     let from = match size.checked_sub(1) {
-        Some(below) => store::witnesses::newest_witnessed(db, below)
+        Some(below) => store::witness::newest_witnessed(db, below)
             .await?
             .map_or(0, |h| h.tree_size),
         None => return Ok(Vec::new()),
     };
-    let tenants = store::witnesses::tenants_in(db, from, size, WITNESSED_EVENTS_MAX).await?;
+    let tenants = store::witness::tenants_in(db, from, size, WITNESSED_EVENTS_MAX).await?;
     let name = log.path_name();
     let events: Vec<store::events::NewEvent> = tenants
         .into_iter()

@@ -17,11 +17,12 @@ use worker::D1Database;
 use super::origin;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::facts::FactWrite;
 use crate::ids::StatementId;
-use crate::ledger::facts::FactWrite;
-use crate::ledger::{meter, submit, LogId};
+use crate::ledger::{doorbell, LogId};
+use crate::meter;
 use crate::plan::Plan;
-use crate::store::agreements::KeyRow;
+use crate::store::agreement::KeyRow;
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::liabilities::{self as store_l, CosignatureRow};
 use crate::store::meters::{self, Raise};
@@ -96,7 +97,7 @@ pub async fn check(
     let s = store_l::latest_published(db, &c.tenant_id, &c.period)
         .await?
         .ok_or_else(|| missing("no liabilities statement is published"))?;
-    crate::ledger::liabilities::not_purged(&s)?;
+    crate::liabilities::not_purged(&s)?;
     let leaf = store_l::ledger_of(db, &s.id, c.ledger_customer()?)
         .await?
         .ok_or_else(|| missing("the ledger has no leaf in the liabilities statement"))?;
@@ -177,6 +178,6 @@ pub async fn write_alone(
     if let Err(m) = meters::batch_within_caps(db, statements, &raises).await? {
         return Err(meter::over(m, plan, log.env, app.now_ms));
     }
-    submit::ring(app, log).await;
+    doorbell::ring(app, log).await;
     Ok(())
 }

@@ -21,9 +21,10 @@ use worker::D1Database;
 use super::{invalid, live_invitation, log_of_origin, origin, rejected, KeyView};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::ledger::facts::FactWrite;
-use crate::ledger::{db, meter, submit, LogId};
-use crate::store::agreements::{self, InvitationRow, KeyRow};
+use crate::facts::FactWrite;
+use crate::ledger::{db, doorbell, LogId};
+use crate::meter;
+use crate::store::agreement::{self as agreements, InvitationRow, KeyRow};
 use crate::store::meters::{self, Meter, Raise};
 
 /// Key bindings one ledger can have: its first key and later changes.
@@ -207,6 +208,6 @@ async fn write(
         }
         Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
-    submit::ring(app, log).await;
+    doorbell::ring(app, log).await;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! A checkpoint's agreement side on the public verify answer (issue 19):
 //! what a customer who agrees signs, the ledger's key, and what was
 //! signed, from the rows the public verify lookup read in its one batch
-//! (`store::lookup::AgreementRows`, issue 16).
+//! (`store::proofs::AgreementRows`, issue 16).
 
 use bvs_core::agreement::{BalanceStatement, CheckpointFields, Statement};
 use bvs_core::amount::Amount;
@@ -10,10 +10,11 @@ use serde::Serialize;
 use super::{reference, StatementView};
 use crate::app::App;
 use crate::error::ApiResult;
-use crate::ledger::{submit, LogId};
-use crate::store::agreements::{AgreementRow, KeyRow};
+use crate::ledger::LogId;
+use crate::ledgers;
+use crate::store::agreement::{AgreementRow, KeyRow};
 use crate::store::checkpoints::CheckpointRow;
-use crate::store::lookup::AgreementRows;
+use crate::store::proofs::AgreementRows;
 use crate::store::CheckpointStatus;
 
 #[derive(Debug, Serialize)]
@@ -78,7 +79,7 @@ pub fn of_checkpoint(
     }) else {
         return Ok(None);
     };
-    let ledger_id = submit::ledger_id(&c.tenant_id, customer);
+    let ledger_id = ledgers::ledger_id(&c.tenant_id, customer);
     let reference = reference(app, log, c, &ledger_id)?;
     let balance = rows
         .balances

@@ -15,7 +15,7 @@ use super::{key_warning, reference};
 use crate::app::App;
 use crate::error::ApiResult;
 use crate::ledger::LogId;
-use crate::store::agreements::{AgreementRow, KeyRow, LoggedKey, LoggedStatement};
+use crate::store::agreement::{AgreementRow, KeyRow, LoggedKey, LoggedStatement};
 use crate::store::checkpoints::CheckpointRow;
 use crate::views;
 

@@ -22,10 +22,11 @@ use super::{
 };
 use crate::app::App;
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::facts::FactWrite;
 use crate::ids::{CheckpointId, EventId};
-use crate::ledger::facts::FactWrite;
-use crate::ledger::{db, meter, submit, LogId};
-use crate::store::agreements::{self, AgreementKind, AgreementRow, KeyRow};
+use crate::ledger::{db, doorbell, LogId};
+use crate::meter;
+use crate::store::agreement::{self as agreements, AgreementKind, AgreementRow, KeyRow};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::events;
 use crate::store::meters::{self, Meter, Raise};
@@ -321,7 +322,7 @@ async fn write(
         }
         Err(m) => return Err(meter::over(m, fact.plan, log.env, app.now_ms)),
     }
-    submit::ring(app, log).await;
+    doorbell::ring(app, log).await;
     Ok(())
 }
 

@@ -5,7 +5,8 @@
 //! its proof root (issue 16); `super::submit` writes it.
 
 use bvs_core::amount::Amount;
-use bvs_core::hash::{item_hash, DeltaContent, Hash32};
+use bvs_core::hash::Hash32;
+use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
@@ -25,7 +26,7 @@ pub struct DeltaInput {
 }
 
 /// A delta ready to store: ids and hashes computed (its ledger id once
-/// [`super::submit::for_tenant`] has named the tenant).
+/// [`super::for_tenant`] has named the tenant).
 pub struct Prepared {
     pub row: NewDelta,
     pub item: Hash32,
@@ -35,7 +36,7 @@ pub struct Prepared {
 /// Gives the delta its anchor id and computes its item hash (RFC 8785 form
 /// of its content, docs/hashes.md). Nothing of it depends on the tenant,
 /// so a single emit prepares it before its key is read (its root is
-/// indexed with that read); [`super::submit::for_tenant`] then gives it its ledger id.
+/// indexed with that read); [`super::for_tenant`] then gives it its ledger id.
 ///
 /// # Errors
 /// No randomness for the id, or content that cannot be canonicalized.
@@ -58,7 +59,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             anchor_id,
             customer_id: input.customer_id,
             // The tenant is not known yet (the body is read before the
-            // key): set by `submit::for_tenant`, before the row is written.
+            // key): set by `emit::for_tenant`, before the row is written.
             ledger_id: Hash32([0; 32]),
             position,
             item_hash: item,

@@ -15,10 +15,44 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::LogId;
+use crate::app::App;
+use crate::jobs::Job;
 
 /// How long a doorbell waits for other rings of its shard to share it:
 /// the most it adds to a delta's verification.
 pub const RING_COALESCE_MS: u64 = 50;
+
+/// Rings the shard `log`'s own verification queue after the response (a
+/// request's doorbell never delays its answer; the sweeper re-rings what a
+/// lost ring leaves QUEUED); failures are logged only. Rings of one isolate
+/// within [`RING_COALESCE_MS`] share one message, sent after each
+/// of them ([`claim`], [`deliver`]).
+pub async fn ring(app: &App, log: LogId) {
+    if !claim(log) {
+        return;
+    }
+    let job = Job::Sequence {
+        env: log.env,
+        shard: log.shard,
+    };
+    let queue = std::rc::Rc::new(app.env.queue(&log.queue_binding()));
+    app.after_response(deliver(log, move || {
+        let (queue, job) = (std::rc::Rc::clone(&queue), job.clone());
+        async move {
+            let sent = match queue.as_ref() {
+                Ok(q) => q.send(job).await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = sent {
+                worker::console_warn!(
+                    "verification doorbell for {} not rung: {e}",
+                    log.path_name()
+                );
+            }
+        }
+    }))
+    .await;
+}
 
 thread_local! {
     /// Shards with a send of this isolate pending: `true` when a ring came

@@ -1,30 +1,15 @@
-//! The ledger side: one signed, append-only Merkle log per shard, and the
-//! sequencer that appends queued items to it.
+//! The log itself: one signed, append-only Merkle log per shard (`shard`),
+//! its key, its tiles, the proof-root index (`roots`), the doorbell that
+//! rings its sequencer (`doorbell::ring`) and the one way it grows
+//! (`append_and_sign`). The features over it (emit, the sequencer, proofs,
+//! witnesses, liabilities, agreement, ...) are rooms of their own.
 
-pub mod agreement;
 pub mod backfill;
-pub mod balances;
-pub mod budget;
-pub mod charts;
-pub mod checkpoint;
-pub mod customers;
-pub mod derive;
 pub mod doorbell;
-pub mod facts;
 pub mod heads;
-pub mod liabilities;
-pub mod meter;
-pub mod pinpoint;
-pub mod prepare;
-pub mod prove;
-pub mod queue;
 pub mod roots;
-pub mod round;
-pub mod sequencer;
 pub mod shard;
-pub mod submit;
 pub mod tiles;
-pub mod witness;
 
 use bvs_core::hash::Hash32;
 use bvs_core::log::{self, StoredHashes};
@@ -141,20 +126,6 @@ async fn init_head(db: &D1Database, key: &LogKey, now_ms: u64) -> ApiResult<stor
     store::log::latest_head(db)
         .await?
         .ok_or_else(|| ApiError::internal("the first tree head was not stored"))
-}
-
-/// A customer's ledger, or 404 naming the customer (another tenant's
-/// customer is simply not found).
-pub async fn require_ledger(
-    db: &D1Database,
-    tenant_id: &TenantId,
-    customer_id: &bvs_core::types::CustomerId,
-) -> ApiResult<store::ledgers::LedgerRow> {
-    store::ledgers::ledger(db, tenant_id, customer_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::NotFound(format!("No ledger for customerId {}", customer_id.as_str()))
-        })
 }
 
 /// What one append writes: the grown tiles (`store::log::insert_tiles`,

@@ -1,7 +1,7 @@
 //! The proof-root index's own home (issue 15, issue 26): which shard
 //! issued a proof root, written in the control database (`store::roots`)
 //! beside the write that creates the root — the emit's batch
-//! (`ledger::submit`), a receipt's record (`ledger::prove`) — and written
+//! (`emit`), a receipt's record (`proofs`) — and written
 //! again by the sequencer for what it appends ([`backfill_roots`]), so
 //! public verify reads one shard (`ledger::shard`).
 

@@ -8,10 +8,12 @@ use bvs_core::hash::Hash32;
 use bvs_core::types::{CustomerId, Page, Period};
 use worker::D1Database;
 
-use super::{db, meter, require_ledger, submit, LogId};
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{CheckpointId, TenantId};
+use crate::ledger::{db, doorbell, LogId};
+use crate::ledgers::require_ledger;
+use crate::meter;
 use crate::plan::Plan;
 use crate::store::checkpoints;
 pub use crate::store::checkpoints::{CheckpointOf, CheckpointRow};
@@ -118,7 +120,7 @@ pub async fn create(
     let mut row = queued_row(app, tenant_id, who, period, &w, &frontier)?;
     // Whether the records its public answer will list recompute its root,
     // checked once, now (the sweep checks one too large to do at once).
-    row.records_verified = super::backfill::check_new_checkpoint(app, log, &row).await?;
+    row.records_verified = crate::ledger::backfill::check_new_checkpoint(app, log, &row).await?;
     // Counted against the plan's checkpoints per month in the same batch.
     let period_text = meter::month(app.now_ms).to_string();
     let raises = [meter::monthly(
@@ -140,7 +142,7 @@ pub async fn create(
         app.now_ms,
     )
     .await?;
-    submit::ring(app, log).await;
+    doorbell::ring(app, log).await;
     Ok(row)
 }
 

@@ -14,14 +14,14 @@ use bvs_core::verify::{
 use bvs_core::{LeafIndex, TreeSize};
 
 use super::sum;
+use crate::agreement::CheckpointAgreement;
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
-use crate::ledger::agreement::CheckpointAgreement;
 use crate::ledger::{db, inclusion_proofs, LogId, LogKey};
 use crate::store::checkpoints::CheckpointRow;
 use crate::store::deltas::DeltaRow;
 use crate::store::log::HeadRow;
-use crate::store::lookup::{Kind, Looked, SubmissionFound};
+use crate::store::proofs::{Kind, Looked, SubmissionFound};
 use crate::store::receipts::ReceiptRow;
 use crate::store::{self, CheckpointStatus, ItemStatus};
 use crate::views;
@@ -33,7 +33,7 @@ pub struct RecordsPage {
     pub limit: u64,
     pub offset: u64,
     pub kind: Option<Kind>,
-    pub statements: crate::ledger::agreement::StatementsPage,
+    pub statements: crate::agreement::StatementsPage,
 }
 
 /// The rows a proof root covers, and how the answer sums them up.
@@ -55,7 +55,7 @@ const PUBLIC_MESSAGE: &str =
 /// The public answer for `root`, from whichever environment issued it,
 /// and for a committed single-customer checkpoint its agreement side
 /// (issue 19). Three sequential round trips (issue 16): the proof-root
-/// index, one batch on the shard it names (`store::lookup`), the stored
+/// index, one batch on the shard it names (`store::proofs`), the stored
 /// hashes of every inclusion proof.
 ///
 /// A root can name several objects (a checkpoint, a receipt and a single
@@ -103,17 +103,11 @@ pub async fn public_answer(
     // Into the newest witnessed head that covers every leaf, else the
     // latest (issue 28).
     let (size, tree_head, witnessed) =
-        crate::ledger::witness::proof_head(&head, &candidates, needed_size(&covered));
+        crate::witness::proof_head(&head, &candidates, needed_size(&covered));
     let proven = prove_covered(&db, &covered, size, withheld).await?;
     // Only a checkpoint's root can have an agreement side.
     let agreement = if kind == Kind::Checkpoint {
-        crate::ledger::agreement::of_checkpoint(
-            app,
-            at,
-            &checkpoints,
-            agreement_rows,
-            &page.statements,
-        )?
+        crate::agreement::of_checkpoint(app, at, &checkpoints, agreement_rows, &page.statements)?
     } else {
         None
     };
@@ -312,7 +306,7 @@ fn choose(looked: &Looked, asked: Option<Kind>, root: &Hash32) -> ApiResult<Kind
 async fn resolve(app: &App, root: &Hash32, page: &RecordsPage) -> ApiResult<(LogId, Looked)> {
     if let Some(at) = crate::ledger::shard::of_root(app, root).await? {
         let db = db(app, at)?;
-        let looked = store::lookup::root(&db, root, page.limit, page.offset).await?;
+        let looked = store::proofs::root(&db, root, page.limit, page.offset).await?;
         if let Some(found) = looked.found() {
             return Ok((at, found));
         }
@@ -405,7 +399,7 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
             anchor_id: r.anchor_id.to_string(),
             item_hash: r.item_hash,
             ledger_id: (!withheld)
-                .then(|| crate::ledger::submit::ledger_id(&r.tenant_id, &r.customer_id).to_hex()),
+                .then(|| crate::ledgers::ledger_id(&r.tenant_id, &r.customer_id).to_hex()),
             delta: (!withheld).then_some(r.delta),
             leaf_index: r.leaf_index.map(LeafIndex),
             inclusion_proof: proof,

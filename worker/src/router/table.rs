@@ -14,8 +14,9 @@ use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
 use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, StatementId, TenantId, WebhookId};
 use crate::routes::{
-    admin, agreement, api_keys, auth, balance, contracts, dev, facts, health, insights, ledgers,
-    liabilities, logs, mail, openapi, page, proofs, tenant, tiles, usage, webhooks,
+    admin, agreement, api_keys, auth, contracts, dev, emit, facts, health, insights, ledgers,
+    liabilities, log, mail, openapi, page, proofs, request_log, tenant, tiles, usage, webhooks,
+    witness,
 };
 
 /// `route!(Method "pattern", Auth, |app, req, p, c| handler call)`: one
@@ -103,12 +104,12 @@ pub const ROUTES: &[Route] = &[
         admin::set_plan(app, req, &TenantId::from_text(p.get("tenantId")?)).await
     ),
     route!(Get "/dev/mail", Dev, |app, req, p, c| mail::outbox(app, req).await),
-    route!(Post "/api/v1/balance/delta", KeyEmit, |app, req, p, c| balance::emit(app, req).await),
+    route!(Post "/api/v1/balance/delta", KeyEmit, |app, req, p, c| emit::emit(app, req).await),
     route!(Post "/api/v1/balance/delta/batch", KeyEmit, |app, req, p, c|
-        balance::emit_batch(app, req).await
+        emit::emit_batch(app, req).await
     ),
     route!(Get "/api/v1/balance/delta/:anchorId", Key, |app, req, p, c|
-        balance::status(app, c.key()?, &p.id("anchorId", AnchorId::from_text)?).await
+        emit::status(app, c.key()?, &p.id("anchorId", AnchorId::from_text)?).await
     ),
     route!(Get "/api/v1/balance/derive/:customerId", Key, |app, req, p, c|
         ledgers::derive(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
@@ -137,21 +138,21 @@ pub const ROUTES: &[Route] = &[
     route!(Get "/api/v1/verify/:proofRoot", Public, |app, req, p, c|
         proofs::public_verify(app, req, p.parse("proofRoot", proofs::proof_root)?).await
     ),
-    route!(Get "/api/v1/logs", Public, |app, req, p, c| proofs::log_list(app, &req).await),
+    route!(Get "/api/v1/logs", Public, |app, req, p, c| log::list(app, &req).await),
     route!(Get "/api/v1/log/:env/checkpoint", Public, |app, req, p, c|
-        proofs::log_checkpoint(app, p.get("env")?).await
+        log::checkpoint(app, p.get("env")?).await
     ),
     route!(Get "/api/v1/log/:env/key", Public, |app, req, p, c|
-        proofs::log_key(app, p.get("env")?).await
+        log::key(app, p.get("env")?).await
     ),
     route!(Get "/api/v1/log/:env/heads", Public, |app, req, p, c|
-        proofs::log_heads(app, req, p.get("env")?).await
+        log::heads(app, req, p.get("env")?).await
     ),
     route!(Get "/api/v1/log/:env/proof/inclusion", Public, |app, req, p, c|
-        proofs::log_inclusion(app, req, p.get("env")?).await
+        log::inclusion(app, req, p.get("env")?).await
     ),
     route!(Get "/api/v1/log/:env/proof/consistency", Public, |app, req, p, c|
-        proofs::log_consistency(app, req, p.get("env")?).await
+        log::consistency(app, req, p.get("env")?).await
     ),
     route!(Get "/verify/:proofRoot", Public, |app, req, p, c| page::verify(app, req).await),
     route!(Post "/dashboard/webhooks", Session, |app, req, p, c| webhooks::create(app, req, c.session()?).await),
@@ -179,16 +180,16 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dev/log/grow", Dev, |app, req, p, c| dev::log_grow(app, req).await),
     route!(Get "/dev/log/leaf", Dev, |app, req, p, c| dev::log_leaf(app, req).await),
     route!(Post "/dev/retention", Dev, |app, req, p, c| dev::retention(app, req).await),
-    route!(Get "/dashboard/logs/requests", Session, |app, req, p, c| logs::requests(app, req, c.session()?).await),
+    route!(Get "/dashboard/logs/requests", Session, |app, req, p, c| request_log::requests(app, req, c.session()?).await),
     route!(Get "/dashboard/logs/requests/:requestId", Session, |app, req, p, c|
-        logs::request(app, c.session()?, p.get("requestId")?).await
+        request_log::request(app, c.session()?, p.get("requestId")?).await
     ),
-    route!(Get "/dashboard/events", Session, |app, req, p, c| logs::events(app, req, c.session()?).await),
+    route!(Get "/dashboard/events", Session, |app, req, p, c| webhooks::events(app, req, c.session()?).await),
     route!(Get "/dashboard/events/:eventId", Session, |app, req, p, c|
-        logs::event(app, c.session()?, &p.id("eventId", EventId::from_text)?).await
+        webhooks::event(app, c.session()?, &p.id("eventId", EventId::from_text)?).await
     ),
     route!(Post "/dashboard/deliveries/:deliveryId/resend", Session, |app, req, p, c|
-        logs::resend(app, c.session()?, &p.id("deliveryId", DeliveryId::from_text)?).await
+        webhooks::resend(app, c.session()?, &p.id("deliveryId", DeliveryId::from_text)?).await
     ),
     route!(Get "/dashboard/search", Session, |app, req, p, c| insights::search(app, req, c.session()?).await),
     route!(Get "/dashboard/usage/daily", Session, |app, req, p, c| insights::daily(app, req, c.session()?).await),
@@ -203,7 +204,7 @@ pub const ROUTES: &[Route] = &[
     route!(Get "/log/:name/tile/*tile", Public, |app, req, p, c|
         tiles::tile(app, p.get("name")?, p.parse("tile", tiles::parse_tile_path)).await
     ),
-    route!(Get "/api/v1/logs/witnesses", Public, |app, req, p, c| proofs::log_witnesses(app).await),
+    route!(Get "/api/v1/logs/witnesses", Public, |app, req, p, c| witness::list(app).await),
     route!(Post "/dev/witness/fork", Dev, |app, req, p, c| dev::witness_fork(app, req).await),
     route!(Post "/api/v1/liabilities", Key, |app, req, p, c| liabilities::create(app, req, c.key()?).await),
     route!(Get "/api/v1/liabilities", Key, |app, req, p, c| liabilities::list(app, req, c.key()?).await),

@@ -31,6 +31,6 @@ pub async fn set_plan(app: &App, mut req: Request, tenant_id: &TenantId) -> ApiR
 /// items, the oldest one's age, the event outbox, the log's size and the
 /// size its tiles cover; issue 27).
 pub async fn shards(app: &App) -> ApiResult<Response> {
-    let shards = crate::ledger::queue::progress(app).await?;
+    let shards = crate::sequencer::queue::progress(app).await?;
     http::dashboard(200, &serde_json::json!({ "shards": shards }), None)
 }

@@ -8,13 +8,13 @@ use bvs_core::agreement::STATEMENT_BYTES_MAX;
 use bvs_core::types::CustomerId;
 use worker::{Request, Response};
 
+use crate::agreement;
 use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::ApiResult;
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::Guard;
-use crate::ledger::agreement;
 
 /// Largest body of the public agreement routes: two statements at their
 /// limit (a balance statement and its inclusion co-signature) plus a

@@ -93,7 +93,7 @@ pub async fn witness_fork(app: &App, mut req: worker::Request) -> ApiResult<Resp
     let mut f = Fields::read(&mut req).await?;
     let env_text = f.string("env", false);
     let log = crate::ledger::LogId::from_path(app, env_text.as_deref().unwrap_or("sandbox"))?;
-    let (forked, answers) = crate::ledger::witness::fork(app, log).await?;
+    let (forked, answers) = crate::witness::fork(app, log).await?;
     http::dashboard(
         200,
         &serde_json::json!({
@@ -194,7 +194,7 @@ pub async fn liabilities_seed(
         .map(|p| p.trim_matches('"').to_owned())
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
     let period = bvs_core::types::Period::parse(&period).map_err(ApiError::from)?;
-    crate::ledger::liabilities::seed_bench(app, &ctx.tenant_id, ctx.log(), period, n).await?;
+    crate::liabilities::seed_bench(app, &ctx.tenant_id, ctx.log(), period, n).await?;
     http::dashboard(200, &serde_json::json!({ "seeded": n }), None)
 }
 
@@ -219,11 +219,6 @@ pub async fn liabilities_start(
         .and_then(|t| t.parse::<u64>().ok())
         .ok_or_else(|| ApiError::field("time", "is required (ms since the epoch)"))?;
     let at = App::with_now(app.env.clone(), time);
-    let (row, _) =
-        crate::ledger::liabilities::request(&at, &ctx.tenant_id, ctx.log(), period).await?;
-    http::dashboard(
-        202,
-        &crate::ledger::liabilities::StatementView::of(&row),
-        None,
-    )
+    let (row, _) = crate::liabilities::request(&at, &ctx.tenant_id, ctx.log(), period).await?;
+    http::dashboard(202, &crate::liabilities::StatementView::of(&row), None)
 }

@@ -1,4 +1,4 @@
-//! Balance API: emit, batch, status, derive, compare, customer ledgers.
+//! Emit: a delta, a batch of deltas, and a delta's status (docs/balance.md).
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
@@ -13,13 +13,13 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth;
 use crate::auth::KeyContext;
+use crate::emit::prepare::{self, DeltaInput, Prepared};
+use crate::emit::{self, SubmissionKind, Submitter};
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency;
 use crate::ids::{AnchorId, SubmissionId};
-use crate::ledger::prepare::{self, DeltaInput, Prepared};
-use crate::ledger::submit::{self, SubmissionKind, Submitter};
 use crate::profile::EmitProbe;
 use crate::views::EmitRecord;
 
@@ -74,12 +74,12 @@ async fn read_single(req: &mut Request) -> ApiResult<(Vec<u8>, ApiResult<DeltaIn
 }
 
 /// `POST /api/v1/balance/delta`, each step once and in order: the body is
-/// read and its delta prepared (`ledger::prepare`); the key is
+/// read and its delta prepared (`emit::prepare`); the key is
 /// authenticated (`auth::authenticate_emit`), its read also writing the
 /// proof-root index row when the isolate holds a live lease of the key's
 /// rate limit (one control-database call instead of two, issue 16); then
 /// the Idempotency-Key's claim (`idempotency::once`) and the write
-/// (`ledger::submit`), whose answer is built before it (`views`). The
+/// (`emit`), whose answer is built before it (`views`). The
 /// body's errors still come after the key's. The DEV_MODE stops and fault
 /// points: `profile::EmitProbe`.
 pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
@@ -120,7 +120,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
         |claim| async move {
             let mut prepared = prepared?;
             let contract = contract?;
-            submit::for_tenant(std::slice::from_mut(&mut prepared), &ctx.tenant_id);
+            emit::for_tenant(std::slice::from_mut(&mut prepared), &ctx.tenant_id);
             let by = Submitter::new(
                 (&ctx.tenant_id, ctx.log(), ctx.plan),
                 &contract.id,
@@ -129,7 +129,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
             );
             let customer = prepared.row.customer_id.clone();
             let single = std::slice::from_ref(&prepared);
-            submit::submit(
+            emit::submit(
                 app,
                 &by,
                 SubmissionKind::Single,
@@ -137,7 +137,7 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
                 claim.as_deref(),
                 Some(&customer),
                 |_, root| {
-                    let estimate = (root, submit::ESTIMATE_PENDING);
+                    let estimate = (root, emit::ESTIMATE_PENDING);
                     let record = EmitRecord::queued(&prepared.row, prepared.delta, estimate, now);
                     Ok((202, http::balance_text(202, &record)?))
                 },
@@ -182,7 +182,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 prepared.push(prepare::prepare(input, position as u64, app.now_ms)?);
                 indexes.push(i);
             }
-            submit::for_tenant(&mut prepared, &ctx.tenant_id);
+            emit::for_tenant(&mut prepared, &ctx.tenant_id);
             let by = Submitter::new(
                 (&ctx.tenant_id, ctx.log(), ctx.plan),
                 &contract.id,
@@ -196,7 +196,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
                 let data = batch_data(batch_id.clone(), root, &prepared, results);
                 Ok((202, http::balance_text(202, &data)?))
             };
-            submit::submit(
+            emit::submit(
                 app,
                 &by,
                 SubmissionKind::Batch,
@@ -370,6 +370,6 @@ fn failed_item(index: usize, customer_id: Option<String>, err: &ApiError) -> Bat
 
 /// `GET /api/v1/balance/delta/:anchorId`.
 pub async fn status(app: &App, ctx: KeyContext, anchor_id: &AnchorId) -> ApiResult<Response> {
-    let data = submit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
+    let data = emit::status(app, &ctx.tenant_id, ctx.log(), anchor_id).await?;
     http::balance(200, &data)
 }

@@ -8,10 +8,10 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult};
+use crate::facts::{self, FactRow};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger::facts::FactRow;
-use crate::ledger::{self, ItemStatus};
+use crate::ledger::ItemStatus;
 use crate::views::{self, FactView};
 
 /// Largest fact content accepted, in UTF-8 bytes (docs/balance.md).
@@ -39,7 +39,7 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
         )));
     }
     let metadata_text = metadata.map(|m| m.to_value().to_string());
-    let (row, created) = ledger::facts::record(
+    let (row, created) = facts::record(
         app,
         &ctx.tenant_id,
         ctx.log(),
@@ -83,7 +83,7 @@ pub fn content_hash_param(text: &str) -> ApiResult<Hash32> {
 }
 
 async fn load(app: &App, ctx: &KeyContext, hash: Hash32) -> ApiResult<FactRow> {
-    ledger::facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
+    facts::fact(app, &ctx.tenant_id, ctx.log(), &hash).await
 }
 
 /// `GET /api/v1/facts/:contentHash`.

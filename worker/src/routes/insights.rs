@@ -9,7 +9,7 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth::Session;
 use crate::error::ApiResult;
-use crate::ledger::charts;
+use crate::ledgers::charts;
 use crate::{auth, http, search, tenant};
 
 /// `GET /dashboard/search?q=<id>`: every object of the tenant with this id.

@@ -16,7 +16,8 @@ use crate::auth::KeyContext;
 use crate::error::{ApiError, ApiResult, FieldProblem};
 use crate::fields::Fields;
 use crate::http;
-use crate::ledger::{self, customers::LedgerRow};
+use crate::ledger;
+use crate::ledgers::{self, customers::LedgerRow};
 use crate::views::{self};
 
 // ------------------------------------------------------------------ derive
@@ -30,12 +31,12 @@ pub async fn derive(
 ) -> ApiResult<Response> {
     let start = derive_start(&req)?;
     let db = ledger::db(app, ctx.log())?;
-    let data = ledger::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
+    let data = ledgers::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
     http::balance(200, &data)
 }
 
 /// The query of a derivation, every problem named at once.
-fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
+fn derive_start(req: &Request) -> ApiResult<ledgers::derive::Start> {
     let q = |name: &str| http::query_param(req, name);
     let mut problems = Vec::new();
     let starting_balance = match q("startingBalance")? {
@@ -72,7 +73,7 @@ fn derive_start(req: &Request) -> ApiResult<ledger::derive::Start> {
         return Err(ApiError::Validation(problems));
     }
     let page = page.ok_or_else(|| ApiError::internal("page missing"))?;
-    Ok(ledger::derive::Start {
+    Ok(ledgers::derive::Start {
         starting_balance,
         checkpoint_type,
         checkpoint,
@@ -97,7 +98,7 @@ pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<
         None => (starting, None),
         Some(c) => {
             let db = ledger::db(app, ctx.log())?;
-            let l = ledger::require_ledger(&db, &ctx.tenant_id, c).await?;
+            let l = ledgers::require_ledger(&db, &ctx.tenant_id, c).await?;
             let now = l.computed_balance;
             let computed = derive::computed_balance(starting, Amount::ZERO, now)
                 .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
@@ -114,12 +115,12 @@ pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<
     let pinpoint = match (entries, &customer) {
         (Some(entries), Some(c)) => {
             let db = ledger::db(app, ctx.log())?;
-            let asked = ledger::pinpoint::Request {
+            let asked = ledgers::pinpoint::Request {
                 starting_balance: starting,
                 deltas_after,
                 entries,
             };
-            Some(ledger::pinpoint::pinpoint(&db, &ctx.tenant_id, c, asked).await?)
+            Some(ledgers::pinpoint::pinpoint(&db, &ctx.tenant_id, c, asked).await?)
         }
         _ => None,
     };
@@ -217,7 +218,7 @@ struct CompareView {
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pinpoint: Option<ledger::pinpoint::Answer>,
+    pinpoint: Option<ledgers::pinpoint::Answer>,
 }
 
 /// An entry's amount: `amount`, or `delta` as derive lists it, so derive's
@@ -335,7 +336,7 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
         .transpose()?;
     let db = ledger::db(app, ctx.log())?;
     let (total, rows) =
-        ledger::customers::page(&db, &ctx.tenant_id, &page, prefix.as_ref()).await?;
+        ledgers::customers::page(&db, &ctx.tenant_id, &page, prefix.as_ref()).await?;
     let customers: Vec<CustomerView> = rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
     http::balance(
         200,
@@ -349,10 +350,10 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
 /// `GET /api/v1/balance/customers/:customerId`.
 pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
-    let l = ledger::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
+    let l = ledgers::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
     let mut view = customer_view(&l)?;
     view.pending_deltas =
-        Some(ledger::customers::queued_count(&db, &ctx.tenant_id, &customer_id).await?);
+        Some(ledgers::customers::queued_count(&db, &ctx.tenant_id, &customer_id).await?);
     http::balance(200, &view)
 }
 
@@ -362,7 +363,7 @@ pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> Ap
 /// last.
 pub async fn history(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
-    let h = ledger::charts::history(&db, &ctx.tenant_id, &customer_id).await?;
+    let h = ledgers::charts::history(&db, &ctx.tenant_id, &customer_id).await?;
     let points: Vec<Value> = h
         .points
         .iter()

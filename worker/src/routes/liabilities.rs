@@ -11,7 +11,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::ids::StatementId;
-use crate::ledger::liabilities::{self, StatementView};
+use crate::liabilities::{self, StatementView};
 
 /// Largest request body: two short fields.
 const BODY_BYTES_MAX: usize = 4 * 1024;
@@ -47,7 +47,7 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
 /// `GET /api/v1/liabilities?period=YYYY-MM`: the period's statements,
 /// newest first (the first published one is the one in force).
 pub async fn list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
-    let period = super::proofs::period_param(&req)?
+    let period = http::query_period(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
     let rows = liabilities::of_period(app, &ctx.tenant_id, ctx.log(), period).await?;
     let views: Vec<StatementView> = rows.iter().map(StatementView::of).collect();
@@ -70,7 +70,7 @@ pub async fn proof(
     ctx: KeyContext,
     customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let period = super::proofs::period_param(&req)?
+    let period = http::query_period(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
     let doc = liabilities::proof(app, &ctx.tenant_id, ctx.log(), &customer_id, period).await?;
     http::raw_json(

@@ -2,11 +2,10 @@
 //! the log's public face (docs/proofs-api.md).
 
 use bvs_core::hash::Hash32;
-use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::{CustomerId, Env, Page, Period, WHOLE_TENANT};
+use bvs_core::types::{CustomerId, Page, Period, WHOLE_TENANT};
 use serde::Serialize;
 use serde_json::{json, Value};
-use worker::{Headers, Request, Response};
+use worker::{Request, Response};
 
 use crate::app::App;
 use crate::auth::KeyContext;
@@ -14,9 +13,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::idempotency::Guard;
-use crate::ledger::checkpoint::{CheckpointOf, CheckpointRow};
-use crate::ledger::{self, agreement, checkpoint, heads, prove, LogId, LogKey};
-use crate::views::{self, CheckpointView};
+use crate::proofs::checkpoint::{self, CheckpointOf, CheckpointRow};
+use crate::views::CheckpointView;
+use crate::{agreement, liabilities, proofs};
 
 /// Records per page of the public verify route.
 pub const VERIFY_RECORDS_MAX: u64 = 1_000;
@@ -170,16 +169,6 @@ struct CheckpointList {
 
 // ------------------------------------------------------------------ receipts
 
-/// The query's `period` (`YYYY-MM`), if any.
-///
-/// # Errors
-/// 400 naming `period` when it is not a month.
-pub fn period_param(req: &Request) -> ApiResult<Option<Period>> {
-    Ok(http::query_param(req, "period")?
-        .map(|p| Period::parse(&p))
-        .transpose()?)
-}
-
 /// `GET /api/v1/balance/receipt/:customerId[?period=YYYY-MM]`.
 pub async fn receipt(
     app: &App,
@@ -187,9 +176,9 @@ pub async fn receipt(
     ctx: KeyContext,
     customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let period = period_param(&req)?;
+    let period = http::query_period(&req)?;
     let origin = origin(&req)?;
-    let request = prove::ReceiptRequest {
+    let request = proofs::ReceiptRequest {
         tenant_id: &ctx.tenant_id,
         log: ctx.log(),
         customer_id: &customer_id,
@@ -203,20 +192,13 @@ pub async fn receipt(
     let liabilities = async {
         match period {
             Some(p) => {
-                ledger::liabilities::for_receipt(
-                    app,
-                    request.tenant_id,
-                    request.log,
-                    &customer_id,
-                    p,
-                )
-                .await
+                liabilities::for_receipt(app, request.tenant_id, request.log, &customer_id, p).await
             }
             None => Ok(None),
         }
     };
     let (receipt, liabilities) =
-        futures_util::future::join(prove::receipt(app, &request), liabilities).await;
+        futures_util::future::join(proofs::receipt(app, &request), liabilities).await;
     let proven = receipt?;
     let liabilities = liabilities?;
     let mut body = serde_json::to_value(&proven.receipt)
@@ -261,7 +243,7 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
     let kind =
         match http::query_param(&req, "kind")? {
             None => None,
-            Some(t) => Some(prove::Kind::parse(&t).ok_or_else(|| {
+            Some(t) => Some(proofs::Kind::parse(&t).ok_or_else(|| {
                 ApiError::field("kind", "must be checkpoint, submission or receipt")
             })?),
         };
@@ -281,14 +263,14 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
         )?
         .unwrap_or(0),
     };
-    let page = prove::RecordsPage {
+    let page = proofs::RecordsPage {
         limit,
         offset,
         kind,
         statements,
     };
     let (answer, agreement, witnessed) =
-        match prove::public_answer(app, root, &page, &origin(&req)?).await {
+        match proofs::public_answer(app, root, &page, &origin(&req)?).await {
             Ok(found) => found,
             Err(ApiError::NotFound(why)) => return statement_answer(app, &root, why).await,
             Err(e) => return Err(e),
@@ -310,7 +292,7 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
 /// A root no checkpoint, submission or receipt has: a liabilities
 /// statement's hash (issue 31, docs/liabilities.md §9), or the 404.
 async fn statement_answer(app: &App, root: &Hash32, why: String) -> ApiResult<Response> {
-    match ledger::liabilities::public_answer(app, root).await? {
+    match liabilities::public_answer(app, root).await? {
         Some(text) => http::raw_json(
             200,
             format!("{{\"success\":true,\"statusCode\":200,\"data\":{text}}}"),
@@ -339,180 +321,5 @@ fn bounded(req: &Request, name: &str, min: u64, max: u64) -> ApiResult<Option<u6
 struct WithAgreement<'a, T: Serialize> {
     #[serde(flatten)]
     answer: &'a T,
-    agreement: ledger::agreement::CheckpointAgreement,
-}
-
-// ------------------------------------------------------------------ the log
-
-fn text_response(body: String, cache: &str) -> ApiResult<Response> {
-    let headers = Headers::new();
-    headers.set("content-type", "text/plain; charset=utf-8")?;
-    headers.set("cache-control", cache)?;
-    Ok(Response::ok(body)?.with_headers(headers))
-}
-
-/// `GET /api/v1/logs`: the log list, one entry per shard of each
-/// environment (like the Certificate Transparency log list): its
-/// environment, shard, name in paths, origin, verifier key and URLs.
-pub async fn log_list(app: &App, req: &Request) -> ApiResult<Response> {
-    let service = origin(req)?;
-    let mut logs = Vec::new();
-    let sandbox = ledger::witness::policy(app, Env::Sandbox)?;
-    let production = ledger::witness::policy(app, Env::Production)?;
-    for at in ledger::shard::all(app) {
-        let key = LogKey::load(app, at)?;
-        let mut entry = json!(prove::log_ref(at, &key.origin, &service));
-        entry["verifierKey"] = json!(key.verifier_key()?);
-        entry["algorithm"] = json!("ed25519");
-        entry["hashScheme"] = json!(HASH_SCHEME.name());
-        // The C2SP tlog-tiles prefix (issue 28), ending in `/` like the CT
-        // log list's `monitoring_url`: append `checkpoint` or `tile/...`.
-        entry["monitoringUrl"] = json!(format!("{service}/log/{}/", at.path_name()));
-        // The witnesses whose cosignatures make a head witnessed: k of n
-        // (null for nested groups) and the C2SP tlog-policy text.
-        let policy = match at.env {
-            Env::Sandbox => &sandbox,
-            Env::Production => &production,
-        };
-        let (threshold, text) = ledger::witness::published(policy, &key.verifier_key()?)?;
-        entry["witnessPolicy"] = json!(threshold);
-        entry["witnessPolicyText"] = json!(text);
-        logs.push(entry);
-    }
-    let resp = http::balance(200, &json!({ "logs": logs }))?;
-    resp.headers().set("cache-control", "public, max-age=300")?;
-    Ok(resp)
-}
-
-/// `GET /api/v1/log/:env/checkpoint`: the latest signed tree head, with
-/// the witnesses' cosignature lines collected for it.
-pub async fn log_checkpoint(app: &App, env: &str) -> ApiResult<Response> {
-    let log = LogId::from_path(app, env)?;
-    let (head, _) = ledger::witness::latest_published(app, log).await?;
-    text_response(head.note, "public, max-age=5")
-}
-
-/// `GET /api/v1/logs/witnesses`: each log's witnesses, what each last
-/// cosigned and how its last attempt went (issue 28; docs/proofs-api.md
-/// "Witnesses").
-pub async fn log_witnesses(app: &App) -> ApiResult<Response> {
-    let mut logs = Vec::new();
-    for at in ledger::shard::all(app) {
-        logs.push(ledger::witness::status(app, at).await?);
-    }
-    let resp = http::balance(200, &json!({ "logs": logs }))?;
-    resp.headers().set("cache-control", "no-store")?;
-    Ok(resp)
-}
-
-/// `GET /api/v1/log/:env/key`: the verifier key of the log.
-pub async fn log_key(app: &App, env: &str) -> ApiResult<Response> {
-    let log = LogId::from_path(app, env)?;
-    let key = LogKey::load(app, log)?;
-    let resp = http::balance(
-        200,
-        &json!({
-            "origin": key.origin, "verifierKey": key.verifier_key()?, "algorithm": "ed25519",
-            "hashScheme": HASH_SCHEME.name(),
-        }),
-    )?;
-    resp.headers()
-        .set("cache-control", "public, max-age=3600")?;
-    Ok(resp)
-}
-
-fn size_param(req: &Request, name: &str) -> ApiResult<Option<u64>> {
-    let max = bvs_core::log::LOG_SIZE_MAX;
-    http::query_param(req, name)?
-        .map(|v| {
-            v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
-                ApiError::field(
-                    name,
-                    format!("must be a whole number from 0 to {max} (a recorded tree size)"),
-                )
-            })
-        })
-        .transpose()
-}
-
-/// `GET /api/v1/log/:env/heads?from=&limit=`.
-pub async fn log_heads(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let log = LogId::from_path(app, env)?;
-    let db = ledger::db(app, log)?;
-    let from = size_param(&req, "from")?.unwrap_or(0);
-    let page = Page::for_list(http::query_param(&req, "limit")?.as_deref(), None)?;
-    let heads: Vec<Value> = heads::heads_from(&db, from, page.limit())
-        .await?
-        .into_iter()
-        .map(|h| {
-            json!({
-                "treeSize": h.tree_size, "root": h.root, "note": h.note,
-                "noteHash": h.note_hash, "createdAt": views::iso(h.created_at),
-            })
-        })
-        .collect();
-    http::balance(
-        200,
-        &json!({ "hashScheme": HASH_SCHEME.name(), "heads": heads }),
-    )
-}
-
-/// `GET /api/v1/log/:env/proof/inclusion?itemHash=&treeSize=`.
-pub async fn log_inclusion(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let log = LogId::from_path(app, env)?;
-    let db = ledger::db(app, log)?;
-    let item = http::query_param(&req, "itemHash")?
-        .ok_or_else(|| ApiError::field("itemHash", "is required"))?;
-    let item = Hash32::parse_field("itemHash", &item)?;
-    let head = match size_param(&req, "treeSize")? {
-        Some(size) => heads::head_sized(&db, size, "treeSize").await?,
-        None => ledger::head_or_init(app, log).await?,
-    };
-    let leaf = heads::leaf_of_item(&db, log, &item).await?;
-    if leaf.leaf_index >= head.tree_size {
-        return Err(ApiError::NotFound(format!(
-            "itemHash {item} was appended after tree size {}",
-            head.tree_size
-        )));
-    }
-    let proof = ledger::inclusion_proofs(&db, &[leaf.leaf_index], head.tree_size).await?;
-    http::balance(
-        200,
-        &json!({
-            "hashScheme": HASH_SCHEME.name(),
-            "itemHash": item,
-            "leafIndex": leaf.leaf_index,
-            "treeSize": head.tree_size,
-            "inclusionProof": proof.first().map(|p| p.iter().map(Hash32::to_hex).collect::<Vec<_>>()).unwrap_or_default(),
-            "treeHead": head.note,
-        }),
-    )
-}
-
-/// `GET /api/v1/log/:env/proof/consistency?from=&to=`.
-pub async fn log_consistency(app: &App, req: Request, env: &str) -> ApiResult<Response> {
-    let log = LogId::from_path(app, env)?;
-    let db = ledger::db(app, log)?;
-    let from = size_param(&req, "from")?.ok_or_else(|| ApiError::field("from", "is required"))?;
-    let to = match size_param(&req, "to")? {
-        Some(t) => t,
-        None => ledger::head_or_init(app, log).await?.tree_size,
-    };
-    if from > to {
-        return Err(ApiError::field("from", "must not be larger than to"));
-    }
-    let old = heads::head_sized(&db, from, "from").await?;
-    let new = heads::head_sized(&db, to, "to").await?;
-    let proof = ledger::consistency_proof(&db, from, to).await?;
-    http::balance(
-        200,
-        &json!({
-            "hashScheme": HASH_SCHEME.name(),
-            "from": from,
-            "to": to,
-            "consistencyProof": proof.iter().map(Hash32::to_hex).collect::<Vec<_>>(),
-            "fromTreeHead": old.note,
-            "toTreeHead": new.note,
-        }),
-    )
+    agreement: agreement::CheckpointAgreement,
 }

@@ -11,6 +11,7 @@ use crate::app::App;
 use crate::error::{ApiError, ApiResult};
 use crate::http::PathParam;
 use crate::ledger::{self, LogId};
+use crate::witness;
 
 /// A full tile never changes: cached for a year (C2SP tlog-tiles).
 pub const FULL_TILE_CACHE: &str = "public, max-age=31536000, immutable";
@@ -26,7 +27,7 @@ pub const TILE_LEVEL_MAX: u8 = 63;
 pub async fn checkpoint(app: &App, name: &str) -> ApiResult<Response> {
     let log = LogId::from_path(app, name)?;
     // With the witnesses' cosignature lines collected for it (issue 28).
-    let (head, _) = ledger::witness::latest_published(app, log).await?;
+    let (head, _) = witness::latest_published(app, log).await?;
     let headers = Headers::new();
     headers.set("content-type", "text/plain; charset=utf-8")?;
     headers.set("cache-control", SHORT_CACHE)?;

@@ -54,7 +54,7 @@ pub async fn get(app: &App, session: Session) -> ApiResult<worker::Response> {
             remaining: quota.map(|q| q.saturating_sub(used)),
             resets_at: resets_at.clone(),
             backlog,
-            backlog_max: crate::ledger::meter::backlog_cap(app, plan),
+            backlog_max: crate::meter::backlog_cap(app, plan),
         });
     }
     http::dashboard(

@@ -1,9 +1,14 @@
 //! `/dashboard/webhooks*`: create (the secret is shown once), list, get,
 //! toggle, test, delete, rotate the secret, and a webhook's recent
-//! deliveries. Another
-//! tenant's webhook id is 404.
+//! deliveries; the event log (`/dashboard/events*`, issue 30: an
+//! environment's events with every delivery) and a delivery's resend
+//! (`/dashboard/deliveries/:id/resend`). Another tenant's webhook id is
+//! 404.
 
+use bvs_core::types::Env;
+use bvs_core::FieldError;
 use serde::Serialize;
+use serde_json::{json, Map, Value};
 use worker::{Request, Response};
 
 use crate::app::App;
@@ -12,8 +17,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::fields::Fields;
 use crate::http;
 use crate::ids::{DeliveryId, EventId, WebhookId};
-use crate::views::iso;
+use crate::views::{iso, DeliveryProgress};
 use crate::webhooks::endpoints::{self, AttemptRow, DeliveryRow, NewEndpoint, WebhookRow};
+use crate::webhooks::event_log::{self, Logged};
 use crate::webhooks::{url_safety, EVENT_NAMES, EVENT_TEST};
 
 /// Longest description, in characters. // spec: silent
@@ -311,37 +317,6 @@ pub async fn delete(app: &App, session: Session, id: &WebhookId) -> ApiResult<Re
     )
 }
 
-/// One attempt of a delivery, as the dashboard's delivery and event views
-/// show it.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AttemptView {
-    attempt: u64,
-    started_at: String,
-    duration_ms: u64,
-    http_status: Option<u16>,
-    outcome: &'static str,
-    error: Option<String>,
-}
-
-impl AttemptView {
-    /// The attempts of delivery `delivery_id` among `attempts`, in order.
-    pub fn of(attempts: &[AttemptRow], delivery_id: &DeliveryId) -> Vec<AttemptView> {
-        attempts
-            .iter()
-            .filter(|a| &a.delivery_id == delivery_id)
-            .map(|a| AttemptView {
-                attempt: a.attempt,
-                started_at: iso(a.started_at),
-                duration_ms: a.duration_ms,
-                http_status: a.http_status,
-                outcome: a.outcome.as_str(),
-                error: a.error.clone(),
-            })
-            .collect()
-    }
-}
-
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DeliveryView {
@@ -355,37 +330,6 @@ struct DeliveryView {
     payload: Option<serde_json::Value>,
     data_purged: bool,
     purged_at: Option<String>,
-}
-
-/// How far a delivery got, as both dashboard lists of deliveries show it
-/// (this route's and the event log's, `super::logs`), between their own
-/// fields.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct DeliveryProgress {
-    status: &'static str,
-    attempts: Vec<AttemptView>,
-    next_attempt_at: Option<String>,
-    last_http_status: Option<u16>,
-    /// Why the delivery ended without success, or the last attempt's error.
-    last_error: Option<String>,
-    created_at: String,
-    completed_at: Option<String>,
-}
-
-impl DeliveryProgress {
-    /// Delivery `d`'s progress, with its attempts among `attempts`.
-    pub fn of(d: &DeliveryRow, attempts: &[AttemptRow]) -> Self {
-        DeliveryProgress {
-            status: d.status.as_str(),
-            attempts: AttemptView::of(attempts, &d.of.id),
-            next_attempt_at: d.next_attempt_at.map(iso),
-            last_http_status: d.last_http_status,
-            last_error: d.last_error.clone(),
-            created_at: iso(d.created_at),
-            completed_at: d.completed_at.map(iso),
-        }
-    }
 }
 
 /// `GET /dashboard/webhooks/:id/deliveries`: the latest deliveries with
@@ -433,4 +377,160 @@ pub async fn keys(app: &App, req: &Request) -> ApiResult<Response> {
     let resp = http::balance(200, &serde_json::json!({ "keys": keys }))?;
     resp.headers().set("cache-control", "public, max-age=300")?;
     Ok(resp)
+}
+
+// ------------------------------------------------------------------ event log
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoggedDeliveryView {
+    id: DeliveryId,
+    webhook_id: WebhookId,
+    url: Option<String>,
+    #[serde(flatten)]
+    progress: DeliveryProgress,
+    data_purged: bool,
+}
+
+fn delivery_views(
+    deliveries: Vec<DeliveryRow>,
+    attempts: &[AttemptRow],
+) -> Vec<LoggedDeliveryView> {
+    deliveries
+        .into_iter()
+        .map(|d| LoggedDeliveryView {
+            progress: DeliveryProgress::of(&d, attempts),
+            id: d.of.id,
+            webhook_id: d.of.webhook_id,
+            url: d.url,
+            data_purged: d.data_purged != 0,
+        })
+        .collect()
+}
+
+/// The ids an event is about, from its payload: what the list shows and
+/// links to.
+const SUMMARY_FIELDS: &[&str] = &[
+    "customerId",
+    "anchorId",
+    "checkpointId",
+    "submissionId",
+    "itemsRoot",
+    "merkleRoot",
+    "period",
+    "contentHash",
+];
+
+fn event_view(l: Logged, with_payload: bool) -> Value {
+    let Logged {
+        env,
+        event,
+        deliveries,
+        attempts,
+    } = l;
+    let first = deliveries.first();
+    let id = event
+        .as_ref()
+        .map(|e| e.id.clone())
+        .or_else(|| first.map(|d| d.of.event_id.clone()));
+    let kind = event
+        .as_ref()
+        .map(|e| e.kind.as_str().to_owned())
+        .or_else(|| first.map(|d| d.of.event_type.clone()));
+    let created_at = event
+        .as_ref()
+        .map(|e| e.created_at)
+        .or_else(|| first.map(|d| d.of.event_created_at));
+    let payload: Option<Value> = event
+        .as_ref()
+        .and_then(|e| serde_json::from_str(&e.payload).ok());
+    let mut summary = Map::new();
+    if let Some(Value::Object(p)) = &payload {
+        for f in SUMMARY_FIELDS {
+            if let Some(v @ Value::String(_)) = p.get(*f) {
+                summary.insert((*f).to_string(), v.clone());
+            }
+        }
+    }
+    let mut view = json!({
+        "id": id,
+        "type": kind,
+        "environment": env.map(Env::as_str),
+        "createdAt": created_at.map(iso),
+        "dispatchedAt": event.as_ref().and_then(|e| e.dispatched_at).map(iso),
+        "inOutbox": event.is_some(),
+        "summary": summary,
+        "deliveries": delivery_views(deliveries, &attempts),
+    });
+    if with_payload {
+        view["payload"] = payload.unwrap_or(Value::Null);
+    }
+    view
+}
+
+/// `GET /dashboard/events?environment=&type=&before=&limit=`: the
+/// environment's events, newest first, with their deliveries.
+pub async fn events(app: &App, req: Request, session: Session) -> ApiResult<Response> {
+    let env = http::query_env(&req)?;
+    let kind = http::query_text(&req, "type")?;
+    if let Some(k) = &kind {
+        if !EVENT_NAMES.contains(&k.as_str()) {
+            return Err(FieldError::new(
+                "type",
+                format!("must be one of {}", EVENT_NAMES.join(", ")),
+            )
+            .into());
+        }
+    }
+    let before = http::query_text(&req, "before")?
+        .map(|b| {
+            let bad = || FieldError::new("before", "must be a nextCursor of an earlier page");
+            let (ms, id) = b.split_once(':').ok_or_else(bad)?;
+            Ok::<_, FieldError>((ms.parse::<u64>().map_err(|_| bad())?, id.to_string()))
+        })
+        .transpose()?;
+    let limit = http::query_limit(&req, event_log::PAGE_DEFAULT, event_log::PAGE_MAX)?;
+    let (rows, more) = event_log::page(
+        app,
+        session.tenant_id(),
+        env,
+        kind.as_deref(),
+        before,
+        limit,
+    )
+    .await?;
+    let next = if more {
+        rows.last()
+            .and_then(|l| l.event.as_ref())
+            .map(|e| format!("{}:{}", e.created_at, e.id))
+    } else {
+        None
+    };
+    let events: Vec<Value> = rows.into_iter().map(|l| event_view(l, false)).collect();
+    http::dashboard(200, &json!({ "events": events, "nextCursor": next }), None)
+}
+
+/// `GET /dashboard/events/:eventId`: the event, its payload, and every
+/// delivery with every attempt.
+pub async fn event(app: &App, session: Session, event_id: &EventId) -> ApiResult<Response> {
+    let logged = event_log::one(app, session.tenant_id(), event_id).await?;
+    http::dashboard(200, &event_view(logged, true), None)
+}
+
+/// `POST /dashboard/deliveries/:deliveryId/resend`: one attempt now; the
+/// reply says what the receiver answered.
+pub async fn resend(app: &App, session: Session, delivery_id: &DeliveryId) -> ApiResult<Response> {
+    session.require_verified()?;
+    let report = endpoints::resend(app, session.tenant_id(), delivery_id).await?;
+    http::dashboard(
+        200,
+        &json!({
+            "deliveryId": delivery_id,
+            "success": report.success,
+            // 0: no HTTP response (network error or time-out).
+            "httpStatus": report.http_status.unwrap_or(0),
+            "message": report.message,
+        }),
+        None,
+    )
 }

@@ -8,12 +8,12 @@ use super::state::Run;
 use super::DEV_HOLD_SECS;
 use crate::app::{self, App};
 use crate::error::{ApiError, ApiResult};
-use crate::ledger::balances::Balances;
-use crate::ledger::budget;
-use crate::ledger::queue::{costs, Item};
-use crate::ledger::round::{self, Plan};
 use crate::ledger::tiles;
 use crate::ledger::{append_and_sign, LogId, LogKey};
+use crate::sequencer::balances::Balances;
+use crate::sequencer::budget;
+use crate::sequencer::queue::{costs, Item};
+use crate::sequencer::round::{self, Plan};
 use crate::store;
 use crate::store::log as log_store;
 

@@ -2,7 +2,7 @@
 //! test holds every plan to D1's published limits (which `wrangler dev` does
 //! not enforce). <https://developers.cloudflare.com/d1/platform/limits/>
 //!
-//! A round is set-based (issue 27, `ledger::round`): each table is written
+//! A round is set-based (issue 27, `sequencer::round`): each table is written
 //! with one statement per JSON set, a set being at most
 //! [`JSON_PARAM_BYTES_MAX`] bytes (one value, under D1's largest string);
 //! tiles with multi-row inserts of at most 100 bound parameters. So a

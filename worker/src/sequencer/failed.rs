@@ -7,7 +7,7 @@ use super::state::Run;
 use crate::app;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{EventId, TenantId};
-use crate::ledger::queue::Item;
+use crate::sequencer::queue::Item;
 use crate::store;
 use crate::store::checkpoints;
 use crate::store::deltas;

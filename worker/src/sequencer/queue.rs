@@ -206,8 +206,8 @@ pub struct ShardProgress {
 /// D1 errors.
 pub async fn progress(app: &App) -> ApiResult<Vec<ShardProgress>> {
     let mut out = Vec::new();
-    for log in super::shard::all(app) {
-        let db = super::db(app, log)?;
+    for log in crate::ledger::shard::all(app) {
+        let db = crate::ledger::db(app, log)?;
         let p = deltas::progress(&db)
             .await?
             .ok_or_else(|| ApiError::internal("progress row missing"))?;

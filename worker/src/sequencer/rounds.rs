@@ -9,8 +9,8 @@ use super::state::{self, Run, Taken};
 use crate::app::{self, App};
 use crate::error::ApiResult;
 use crate::ids::TenantId;
-use crate::ledger::queue::{self, Item};
 use crate::ledger::{LogId, LogKey};
+use crate::sequencer::queue::{self, Item};
 
 /// One round: reads the queue, plans what fits, applies it, and splits
 /// what fails. Returns whether the run should go on.

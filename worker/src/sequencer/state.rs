@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::ledger::budget;
-use crate::ledger::queue::{costs, Item};
+use crate::sequencer::budget;
+use crate::sequencer::queue::{costs, Item};
 
 /// Queries a run keeps for marking isolated items FAILED.
 const FAIL_QUERIES: usize = 3;

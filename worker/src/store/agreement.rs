@@ -171,7 +171,7 @@ pub const LOGGED_STATEMENTS: super::checkpoints::OverCandidates =
     );
 
 super::statements! {
-    /// For the public verify lookup (`store::lookup`): the keys of the
+    /// For the public verify lookup (`store::proofs`): the keys of the
     /// ledgers of the agreement checkpoints with this root.
     pub fn keys_by_checkpoint_root<'a>(root: &'a Hash32) = SELECT_KEYS_BY_CHECKPOINT_ROOT;
 }

@@ -45,7 +45,7 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         "records_verified": null, "check_frontier": null, "check_after_leaf": null
     }))
     .unwrap();
-    let invitation = super::agreements::InvitationRow {
+    let invitation = super::agreement::InvitationRow {
         token_hash: h("t"),
         tenant_id: tenant.clone(),
         customer_id: customer.clone(),
@@ -54,7 +54,7 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         expires_at: 2,
         used_at: None,
     };
-    let key = super::agreements::KeyRow {
+    let key = super::agreement::KeyRow {
         item_hash: h("k"),
         ledger_id: h("l"),
         tenant_id: tenant.clone(),
@@ -64,13 +64,13 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         registered_at: 1,
         signed_by_previous: None,
     };
-    let agreement = super::agreements::AgreementRow {
+    let agreement = super::agreement::AgreementRow {
         item_hash: h("a"),
         ledger_id: h("l"),
         tenant_id: tenant.clone(),
         customer_id: customer.clone(),
         checkpoint_id: CheckpointId::from_text("chk_1"),
-        kind: super::agreements::AgreementKind::Balance,
+        kind: super::agreement::AgreementKind::Balance,
         verifier_key: "vk".into(),
         statement: "st".into(),
         created_at: 1,
@@ -120,23 +120,23 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         super::accounts::issue_token(&digest, &user, "verify", 2, 1).unwrap(),
         vec![super::contracts::insert_active(&contract, &tenant, Env::Sandbox, 0, 1).unwrap()],
         vec![
-            super::agreements::logged_keys(&tenant, &h("l")).unwrap(),
+            super::agreement::logged_keys(&tenant, &h("l")).unwrap(),
             super::checkpoints::RECEIPT_CANDIDATES
                 .statement(&tenant, &customer, None)
                 .unwrap(),
             super::checkpoints::RECEIPT_CANDIDATES
                 .statement(&tenant, &customer, Some("2026-11"))
                 .unwrap(),
-            super::agreements::LOGGED_STATEMENTS
+            super::agreement::LOGGED_STATEMENTS
                 .statement(&tenant, &customer, None)
                 .unwrap(),
-            super::agreements::LOGGED_STATEMENTS
+            super::agreement::LOGGED_STATEMENTS
                 .statement(&tenant, &customer, Some("2026-11"))
                 .unwrap(),
         ],
-        vec![super::agreements::insert_invitation(&invitation).unwrap()],
-        vec![super::agreements::insert_key(&key).unwrap()],
-        vec![super::agreements::insert_agreement(&agreement, "text").unwrap()],
+        vec![super::agreement::insert_invitation(&invitation).unwrap()],
+        vec![super::agreement::insert_key(&key).unwrap()],
+        vec![super::agreement::insert_agreement(&agreement, "text").unwrap()],
         vec![super::checkpoints::insert_stmt(&checkpoint).unwrap()],
         super::checkpoints::mark_committed_all(&[("chk_1", 3)], 4, 5).unwrap(),
         Vec::from(super::deltas::from_start_statements(&tenant, &customer, start, (1, 9)).unwrap()),
@@ -273,11 +273,11 @@ fn log_events_and_ledger_rounds_bind_every_placeholder() {
         super::ledgers::update_all(&[update], "2026-11", 1).unwrap(),
         super::ledgers::upsert_tenant_windows(&[tenant_window], "2026-11").unwrap(),
         vec![
-            super::witnesses::publish(3, "note".into(), 1, true, 1).unwrap(),
-            super::witnesses::record(
+            super::witness::publish(3, "note".into(), 1, true, 1).unwrap(),
+            super::witness::record(
                 "vk".into(),
                 "w",
-                &super::witnesses::Outcome::Cosigned {
+                &super::witness::Outcome::Cosigned {
                     size: 3,
                     root: &head.root,
                     line: "l",

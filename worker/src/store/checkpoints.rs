@@ -340,13 +340,13 @@ statements! {
 }
 
 statements! {
-    /// `by_root` for a caller's batch (`store::lookup`).
+    /// `by_root` for a caller's batch (`store::proofs`).
     pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }
 
 statements! {
     /// The closing balances of the agreement checkpoints with this root,
-    /// for a caller's batch (`store::lookup`).
+    /// for a caller's batch (`store::proofs`).
     pub fn closing_balances_by_root_statement<'a>(root: &'a Hash32) = SELECT_CLOSING_BALANCES_BY_ROOT;
 }
 

@@ -296,7 +296,7 @@ const SELECT_BY_LEDGER_ROOT: &str =
     select_deltas!("WHERE ledger_root = ?1 ORDER BY submission_id ASC, position ASC LIMIT 200");
 
 super::statements! {
-    /// For the public verify lookup (`store::lookup`).
+    /// For the public verify lookup (`store::proofs`).
     pub fn by_ledger_root_statement<'a>(root: &'a Hash32) = SELECT_BY_LEDGER_ROOT;
 }
 
@@ -349,19 +349,19 @@ super::statements! {
 }
 
 super::statements! {
-    /// For the public verify lookup (`store::lookup`).
+    /// For the public verify lookup (`store::proofs`).
     pub fn of_receipt_by_root_statement<'a>(root: &'a Hash32) = SELECT_OF_RECEIPT_BY_ROOT;
 }
 
 super::statements! {
-    /// For the public verify lookup (`store::lookup`).
+    /// For the public verify lookup (`store::proofs`).
     pub fn of_checkpoint_by_root_statement<'a>(root: &'a Hash32, limit: u64, offset: u64)
         = SELECT_OF_CHECKPOINT_BY_ROOT;
 }
 
 super::statements! {
     /// The deltas of the submissions with items root `root` (any tenant),
-    /// for a caller's batch (`store::lookup`).
+    /// for a caller's batch (`store::proofs`).
     pub fn of_submissions_by_root_statement<'a>(root: &'a Hash32) = SELECT_OF_SUBMISSIONS_BY_ROOT;
 }
 
@@ -510,7 +510,7 @@ pub async fn status(
             delta_statement(tenant_id, anchor_id)?,
             super::log::head_of_delta_statement(tenant_id, anchor_id)?,
             siblings_statement(tenant_id, anchor_id)?,
-            super::witnesses::covers_delta_statement(tenant_id, anchor_id)?,
+            super::witness::covers_delta_statement(tenant_id, anchor_id)?,
         ],
     )
     .await?;
@@ -518,7 +518,7 @@ pub async fn status(
         delta: super::rows(&results, 0)?.into_iter().next(),
         head: super::rows(&results, 1)?.into_iter().next(),
         siblings: super::rows(&results, 2)?,
-        witnessed: super::rows::<super::witnesses::Covers>(&results, 3)?
+        witnessed: super::rows::<super::witness::Covers>(&results, 3)?
             .first()
             .is_some_and(|c| c.witnessed == 1),
     })

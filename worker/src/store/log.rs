@@ -2,7 +2,7 @@
 //! level, index and width; issue 27), leaves (`log_leaves`) and signed
 //! tree heads (`tree_heads`), and the stored hashes of a log kept before
 //! tiles (`log_hashes`, read only: migrated to tiles, `ledger::tiles`).
-//! Written only by the sequencer's append (see `ledger::sequencer`), the
+//! Written only by the sequencer's append (see `sequencer`), the
 //! migration and the log's first head.
 
 use bvs_core::hash::Hash32;
@@ -57,7 +57,7 @@ super::statements! {
 const SELECT_LATEST_HEAD: &str = select_heads!("ORDER BY tree_size DESC LIMIT 1");
 
 super::statements! {
-    /// `latest_head` for a caller's batch (`store::lookup`).
+    /// `latest_head` for a caller's batch (`store::proofs`).
     pub fn latest_head_statement<'a>() = SELECT_LATEST_HEAD;
 }
 const SELECT_HEAD_AT: &str = select_heads!("WHERE tree_size = ?1");

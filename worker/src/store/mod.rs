@@ -16,7 +16,7 @@
 //! write batch with its Idempotency-Key claim), `idempotency` (expiry). `retention` purges both and keeps its cursor.
 
 pub mod accounts;
-pub mod agreements;
+pub mod agreement;
 #[cfg(test)]
 mod binds_tests;
 pub mod charts;
@@ -32,9 +32,9 @@ pub mod keys;
 pub mod ledgers;
 pub mod liabilities;
 pub mod log;
-pub mod lookup;
 pub mod mail;
 pub mod meters;
+pub mod proofs;
 mod query;
 pub mod receipts;
 pub mod request_log;
@@ -45,7 +45,7 @@ pub mod sets;
 pub mod submissions;
 mod typed;
 pub mod webhooks;
-pub mod witnesses;
+pub mod witness;
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;

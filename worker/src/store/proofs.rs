@@ -11,12 +11,12 @@
 //! One root can name several objects (issue 25): a checkpoint and a
 //! receipt over the same deltas, or over one delta whose single emit has
 //! the same RFC 9162 root. Every one of them is returned, so the answer
-//! can show each (`ledger::prove`).
+//! can show each (`proofs`).
 
 use bvs_core::hash::Hash32;
 use worker::D1Database;
 
-use super::agreements::{self, AgreementRow, KeyRow};
+use super::agreement::{self, AgreementRow, KeyRow};
 use super::checkpoints::{self, CheckpointRow, ClosingBalance};
 use super::deltas::{self, DeltaRow};
 use super::log::{self, HeadRow};
@@ -42,7 +42,7 @@ pub struct RootLookup {
     pub agreement: AgreementRows,
     /// The published forms of the newest witnessed head and of the latest
     /// head (issue 28).
-    pub witnessed: Vec<super::witnesses::WitnessedRow>,
+    pub witnessed: Vec<super::witness::WitnessedRow>,
 }
 
 /// The agreement side of the committed single-customer checkpoints with
@@ -76,10 +76,10 @@ pub async fn root(
             receipts::by_root_statement(root)?,
             deltas::of_receipt_by_root_statement(root)?,
             checkpoints::closing_balances_by_root_statement(root)?,
-            agreements::keys_by_checkpoint_root(root)?,
-            agreements::agreements_by_checkpoint_root(root)?,
+            agreement::keys_by_checkpoint_root(root)?,
+            agreement::agreements_by_checkpoint_root(root)?,
             deltas::by_ledger_root_statement(root)?,
-            super::witnesses::published_candidates_statement()?,
+            super::witness::published_candidates_statement()?,
         ],
     )
     .await?;
@@ -147,7 +147,7 @@ pub struct Looked {
     pub checkpoint_deltas: Vec<DeltaRow>,
     pub receipt: Option<(ReceiptRow, Vec<DeltaRow>)>,
     pub agreement: AgreementRows,
-    pub witnessed: Vec<super::witnesses::WitnessedRow>,
+    pub witnessed: Vec<super::witness::WitnessedRow>,
 }
 
 impl Looked {

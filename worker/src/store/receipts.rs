@@ -6,7 +6,7 @@ use bvs_core::types::CustomerId;
 use serde::Deserialize;
 use worker::D1Database;
 
-use super::agreements::{self, LoggedKey, LoggedStatement};
+use super::agreement::{self, LoggedKey, LoggedStatement};
 use super::checkpoints::{self, CheckpointRow};
 use super::deltas::{self, DeltaRow};
 use super::ledgers::{self, LedgerRow, WindowRow};
@@ -59,7 +59,7 @@ pub struct ReceiptOf<'a> {
     pub tenant_id: &'a TenantId,
     pub customer_id: &'a CustomerId,
     pub period: Option<&'a str>,
-    /// The customer's ledger id (`ledger::submit::ledger_id`).
+    /// The customer's ledger id (`ledgers::ledger_id`).
     pub ledger_id: &'a Hash32,
     /// Read at most this many deltas.
     pub deltas_max: u64,
@@ -82,7 +82,7 @@ pub struct ReceiptRead {
     pub statements: Vec<LoggedStatement>,
     /// The published forms of the newest witnessed head and of the latest
     /// head (issue 28), newest first.
-    pub witnessed: Vec<super::witnesses::WitnessedRow>,
+    pub witnessed: Vec<super::witness::WitnessedRow>,
 }
 
 /// Reads a [`ReceiptRead`].
@@ -100,9 +100,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         deltas,
         log::latest_head_statement()?,
         checkpoints::RECEIPT_CANDIDATES.statement(tenant, customer, r.period)?,
-        agreements::logged_keys(tenant, r.ledger_id)?,
-        agreements::LOGGED_STATEMENTS.statement(tenant, customer, r.period)?,
-        super::witnesses::published_candidates_statement()?,
+        agreement::logged_keys(tenant, r.ledger_id)?,
+        agreement::LOGGED_STATEMENTS.statement(tenant, customer, r.period)?,
+        super::witness::published_candidates_statement()?,
     ];
     if let Some(p) = r.period {
         statements.push(ledgers::window_statement(tenant, customer, p)?);
@@ -124,6 +124,6 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
 }
 
 super::statements! {
-    /// Receipts with items root `root`, for a caller's batch (`store::lookup`).
+    /// Receipts with items root `root`, for a caller's batch (`store::proofs`).
     pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }

@@ -36,7 +36,7 @@ row! {
         item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
-        /// (`ledger::submit::for_tenant`).
+        /// (`emit::for_tenant`).
         ledger_root: Hash32,
     }
 }
@@ -71,7 +71,7 @@ pub struct SubmissionRow {
 
 super::statements! {
     /// Submissions (any tenant) whose items_root is `root`, for a caller's
-    /// batch (`store::lookup`).
+    /// batch (`store::proofs`).
     pub fn by_root_statement<'a>(root: &'a Hash32) = SELECT_BY_ROOT;
 }
 

@@ -3,7 +3,7 @@
 //! (`witness_state`), the signed heads with the cosignature lines
 //! collected for them (`witnessed_heads`), and the cosigning job's last
 //! run (`log_meta` `witness_run`, its minimum interval). Written only by
-//! `ledger::witness`.
+//! `witness`.
 
 use bvs_core::hash::Hash32;
 use serde::Deserialize;

@@ -27,7 +27,7 @@ pub const EVENTS_PER_ROUND: u64 = 1_000;
 /// Rounds per run; the run's query budget usually ends it first.
 pub const ROUNDS_MAX: usize = 60;
 /// Queries a run after the sequencer's makes at most: what the
-/// sequencer's run (`ledger::budget::RUN_QUERIES_MAX`) leaves of an
+/// sequencer's run (`sequencer::budget::RUN_QUERIES_MAX`) leaves of an
 /// invocation's 1,000, less a margin. A round makes at most
 /// [`ROUND_QUERIES`].
 pub const RUN_QUERIES_MAX: usize = 250;
@@ -66,7 +66,7 @@ pub async fn run(app: &App, log: LogId, queries_max: usize) -> ApiResult<u64> {
     let mut queries = 0;
     for _ in 0..ROUNDS_MAX {
         if queries + ROUND_QUERIES > queries_max {
-            crate::ledger::submit::ring(app, log).await;
+            crate::ledger::doorbell::ring(app, log).await;
             break;
         }
         let events = outbox::pending(&ledger, EVENTS_PER_ROUND).await?;
@@ -137,7 +137,7 @@ async fn round(
     // The dashboard's per-day figures (issue 30) count these events in the
     // same batch, only if this run's mark changed them.
     let mut marks = outbox::mark_dispatched(&event_ids, now)?;
-    let charts = crate::ledger::charts::raise_statements(events)?;
+    let charts = crate::ledgers::charts::raise_statements(events)?;
     queries += charts.len();
     marks.extend(charts);
     db_store::batch(ledger, marks).await?;

@@ -75,7 +75,7 @@ pub fn data(event: &str, webhook_id: &WebhookId, now_ms: u64) -> ApiResult<Optio
         }
         EVENT_CHECKPOINT_COSIGNED | EVENT_CHECKPOINT_DISPUTED => agreement(event, now_ms)?,
         EVENT_CHECKPOINT_WITNESSED => serde_json::to_string(&serde_json::json!({
-            // `ledger::witness`'s payload (docs/webhooks.md).
+            // `witness`'s payload (docs/webhooks.md).
             "treeSize": 42,
             "fromTreeSize": 40,
             "witnessed": true,
@@ -87,7 +87,7 @@ pub fn data(event: &str, webhook_id: &WebhookId, now_ms: u64) -> ApiResult<Optio
 
 /// The `data` of a sample `checkpoint.cosigned` or `checkpoint.disputed`.
 fn agreement(event: &str, now_ms: u64) -> ApiResult<String> {
-    // The fields of `ledger::agreement`'s event payload
+    // The fields of `agreement`'s event payload
     // (docs/webhooks.md); a sample statement is not a signed note.
     let c = checkpoint(now_ms)?;
     let kind = if event == EVENT_CHECKPOINT_COSIGNED {

@@ -13,7 +13,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::ledger::LogId;
 use crate::store;
 use crate::store::log::HeadRow;
-use crate::store::witnesses::Outcome;
+use crate::store::witness::Outcome;
 
 /// What each witness answered to a forked head.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +38,7 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
     let policy = super::policy(app, log.env)?;
     let db = crate::ledger::db(app, log)?;
     let head = crate::ledger::head_or_init(app, log).await?;
-    let states = store::witnesses::states(&db).await?;
+    let states = store::witness::states(&db).await?;
     let forked = forked_head(app, log, &head)?;
     let mut answers = Vec::new();
     let mut failed = Vec::new();
@@ -85,10 +85,10 @@ pub async fn fork(app: &App, log: LogId) -> ApiResult<(HeadRow, Vec<ForkAnswer>)
                 error,
                 retry_at: *retry_at,
             };
-            store::witnesses::record(vkey.clone(), name, &outcome, app.now_ms)
+            store::witness::record(vkey.clone(), name, &outcome, app.now_ms)
         })
         .collect::<ApiResult<Vec<_>>>()?;
-    store::witnesses::write(&db, statements).await?;
+    store::witness::write(&db, statements).await?;
     Ok((forked, answers))
 }
 

@@ -61,9 +61,9 @@ pub async fn status(app: &App, log: LogId) -> ApiResult<LogWitnesses> {
     let states = if policy.witnesses().is_empty() {
         Vec::new()
     } else {
-        store::witnesses::states(&db).await?
+        store::witness::states(&db).await?
     };
-    let witnessed = store::witnesses::newest_witnessed(&db, head.tree_size).await?;
+    let witnessed = store::witness::newest_witnessed(&db, head.tree_size).await?;
     let iso = crate::views::iso;
     let witnesses = policy
         .witnesses()
@@ -98,11 +98,11 @@ pub async fn status(app: &App, log: LogId) -> ApiResult<LogWitnesses> {
 /// The head a proof of leaves below `needed` goes into (issue 28): the
 /// newest witnessed head when it covers them, else the latest head (with
 /// the cosignatures it has). `candidates` are
-/// `store::witnesses::published_candidates_statement`'s rows. Gives the
+/// `store::witness::published_candidates_statement`'s rows. Gives the
 /// tree size, the published note and whether it is witnessed.
 pub fn proof_head(
     latest: &HeadRow,
-    candidates: &[store::witnesses::WitnessedRow],
+    candidates: &[store::witness::WitnessedRow],
     needed: u64,
 ) -> (u64, String, bool) {
     if let Some(w) = candidates
@@ -128,7 +128,7 @@ pub async fn latest_published(app: &App, log: LogId) -> ApiResult<(HeadRow, bool
     let mut head = crate::ledger::head_or_init(app, log).await?;
     let db = crate::ledger::db(app, log)?;
     let mut witnessed = false;
-    if let Some(w) = store::witnesses::witnessed_at(&db, head.tree_size).await? {
+    if let Some(w) = store::witness::witnessed_at(&db, head.tree_size).await? {
         head.note = w.note;
         witnessed = w.witnessed == 1;
     }
@@ -139,10 +139,10 @@ pub async fn latest_published(app: &App, log: LogId) -> ApiResult<(HeadRow, bool
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::ledger::witness::test_head as head;
+    use crate::witness::test_head as head;
 
-    fn row(size: u64, witnessed: u64) -> store::witnesses::WitnessedRow {
-        store::witnesses::WitnessedRow {
+    fn row(size: u64, witnessed: u64) -> store::witness::WitnessedRow {
+        store::witness::WitnessedRow {
             tree_size: size,
             note: format!("cosigned{size}"),
             cosigners: 2,

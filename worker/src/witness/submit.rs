@@ -13,7 +13,7 @@ use worker::{
 };
 
 use crate::store::log::HeadRow;
-use crate::store::witnesses::WitnessState;
+use crate::store::witness::WitnessState;
 
 /// How long a witness may take to answer `add-checkpoint`.
 pub const SUBMIT_TIMEOUT_MS: u64 = 5_000;
@@ -207,7 +207,7 @@ pub async fn post_checkpoint(
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::ledger::witness::test_head as head;
+    use crate::witness::test_head as head;
 
     #[test]
     fn a_witness_that_is_down_is_retried_after_a_back_off_and_a_fork_is_refused() {
