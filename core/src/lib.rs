@@ -14,6 +14,7 @@ pub mod derive;
 pub mod error;
 pub mod frontier;
 pub mod hash;
+pub mod item;
 pub mod json;
 #[cfg(feature = "liabilities")]
 pub mod liabilities;

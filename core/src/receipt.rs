@@ -5,10 +5,10 @@
 //! the log's public key and, per delta, its leaf index and inclusion proof
 //! into that head, plus the raw content while retention keeps it.
 
-use crate::agreement::CheckpointFields;
 use crate::amount::Amount;
 use crate::derive::{DerivedDelta, WindowSummary};
-use crate::hash::{DeltaContent, Hash32};
+use crate::hash::Hash32;
+use crate::item::DeltaContent;
 use crate::merkle::LeafIndex;
 use serde::{Deserialize, Serialize};
 
@@ -165,6 +165,21 @@ pub struct ProvenItem {
 }
 
 // ------------------------------------------------------------------ reading a receipt without serde
+
+/// A checkpoint (`agreement::CheckpointRef`) as a receipt's agreement side and the public verify
+/// answer's spell it, as text and hashes a verifier checks rather than
+/// trusts (`origin` and `period` are parsed by the check, so a malformed
+/// one fails that check, not the reading of the document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointFields {
+    /// The log's origin, as its signed tree heads name it.
+    pub origin: String,
+    pub ledger_id: Hash32,
+    pub period: String,
+    pub merkle_root: Hash32,
+    pub delta_count: u64,
+}
 
 use crate::error::FieldError;
 use crate::json::{Fields, ReadError, Value};

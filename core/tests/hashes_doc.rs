@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::amount::Amount;
-use bvs_core::hash::{content_hash, item_hash, DeltaContent, Hash32};
+use bvs_core::hash::{content_hash, Hash32};
+use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::merkle;
 
 fn example_delta() -> DeltaContent {

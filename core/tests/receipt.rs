@@ -4,7 +4,8 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
-use bvs_core::hash::{item_hash, DeltaContent, Hash32};
+use bvs_core::hash::Hash32;
+use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use bvs_core::note;

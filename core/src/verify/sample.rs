@@ -7,7 +7,8 @@
 use super::{CheckpointLeaf, PublicAnswer, PublicProof, PublicRecord, PublicSummary};
 use crate::amount::Amount;
 use crate::derive::{self, DerivedDelta};
-use crate::hash::{item_hash, DeltaContent, Hash32};
+use crate::hash::Hash32;
+use crate::item::{item_hash, DeltaContent};
 use crate::log::{self, StoredHashes};
 use crate::merkle::{self, LeafIndex, TreeSize};
 use crate::note;

@@ -1,0 +1,166 @@
+//! What a delta's `itemHash` commits to, and the hash (docs/hashes.md):
+//! its fields in RFC 8785 (JCS) canonical form, written by `json`, the
+//! same code the verifier runs.
+
+use crate::amount::Amount;
+use crate::hash::{Hash32, HashError};
+use serde::{Deserialize, Serialize};
+
+/// What a delta's `itemHash` commits to. Raw context (reason, referenceId,
+/// metadata) may be purged later; the hash stays and anyone who kept these
+/// fields can recompute it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeltaContent {
+    pub anchor_id: String,
+    pub customer_id: String,
+    pub delta: Amount,
+    pub reason: String,
+    pub reference_id: Option<String>,
+    pub metadata: Option<crate::json::Value>,
+    /// ISO 8601 UTC with milliseconds, as `time::format_iso_ms` prints it.
+    pub declared_timestamp: String,
+}
+
+impl DeltaContent {
+    /// The exact JSON text that is hashed: RFC 8785 (JCS) canonical form of
+    /// `{anchorId, customerId, declaredTimestamp, delta (decimal string),
+    /// metadata (object or null), reason, referenceId (string or null)}`.
+    ///
+    /// # Errors
+    /// [`HashError::Canonicalization`] if the metadata cannot be
+    /// canonicalized (it always can once it passed `types::Metadata`).
+    pub fn canonical_json(&self) -> Result<String, HashError> {
+        // Members written in JCS order (sorted keys); the metadata object
+        // is canonicalized by `json`, the same code the verifier runs.
+        let mut out = String::with_capacity(256);
+        let text = |out: &mut String, key: &str, value: &str| {
+            crate::json::write_string(out, key);
+            out.push(':');
+            crate::json::write_string(out, value);
+            out.push(',');
+        };
+        out.push('{');
+        text(&mut out, "anchorId", &self.anchor_id);
+        text(&mut out, "customerId", &self.customer_id);
+        text(&mut out, "declaredTimestamp", &self.declared_timestamp);
+        text(&mut out, "delta", &self.delta.to_string());
+        out.push_str("\"metadata\":");
+        match &self.metadata {
+            Some(m) => m
+                .write_canonical(&mut out)
+                .map_err(|e| HashError::Canonicalization(e.to_string()))?,
+            None => out.push_str("null"),
+        }
+        out.push(',');
+        text(&mut out, "reason", &self.reason);
+        out.push_str("\"referenceId\":");
+        match &self.reference_id {
+            Some(r) => crate::json::write_string(&mut out, r),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+        Ok(out)
+    }
+}
+
+/// A delta's `itemHash`: SHA-256 of [`DeltaContent::canonical_json`].
+///
+/// # Errors
+/// As [`DeltaContent::canonical_json`].
+pub fn item_hash(content: &DeltaContent) -> Result<Hash32, HashError> {
+    Ok(Hash32::digest(content.canonical_json()?.as_bytes()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn item_hash_is_over_jcs_with_delta_as_string() {
+        let content = DeltaContent {
+            anchor_id: "anc_1".into(),
+            customer_id: "cust_42".into(),
+            delta: Amount::parse("-4.250").unwrap(),
+            reason: "refund €".into(),
+            reference_id: None,
+            metadata: Some(crate::json::Value::from_serde(
+                &serde_json::json!({"z": 1, "a": [1.5, "x", 1e21], "é": true}),
+            )),
+            declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+        };
+        assert_eq!(
+            content.canonical_json().unwrap(),
+            r#"{"anchorId":"anc_1","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"-4.25","metadata":{"a":[1.5,"x",1e+21],"z":1,"é":true},"reason":"refund €","referenceId":null}"#
+        );
+        assert_eq!(
+            item_hash(&content).unwrap(),
+            Hash32::digest(content.canonical_json().unwrap().as_bytes())
+        );
+    }
+
+    /// The canonical text as serde_json_canonicalizer writes it: the
+    /// reference implementation the hand-written form must equal.
+    fn reference_canonical_json(c: &DeltaContent, metadata: &Option<serde_json::Value>) -> String {
+        serde_json_canonicalizer::to_string(&serde_json::json!({
+            "anchorId": c.anchor_id,
+            "customerId": c.customer_id,
+            "delta": c.delta.to_string(),
+            "reason": c.reason,
+            "referenceId": c.reference_id,
+            "metadata": metadata,
+            "declaredTimestamp": c.declared_timestamp,
+        }))
+        .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn canonical_json_equals_the_reference_jcs_implementation(
+            texts in prop::collection::vec("\\PC{0,12}|[\\u{0}-\\u{40}]{0,6}", 4),
+            with_ref in any::<bool>(),
+            keys in prop::collection::vec("\\PC{0,6}", 0..5),
+            numbers in prop::collection::vec(any::<f64>().prop_filter("finite", |f| f.is_finite()), 5),
+            ints in prop::collection::vec(-(1i64 << 53)..(1i64 << 53), 5),
+            delta in -1_000_000_000i64..1_000_000_000,
+        ) {
+            let metadata = (!keys.is_empty()).then(|| {
+                let mut m = serde_json::Map::new();
+                for (i, k) in keys.iter().enumerate() {
+                    m.insert(k.clone(), serde_json::json!([numbers[i], ints[i], texts[i % 4], {"n": null, "b": true}]));
+                }
+                serde_json::Value::Object(m)
+            });
+            let c = DeltaContent {
+                anchor_id: texts[0].clone(),
+                customer_id: texts[1].clone(),
+                delta: Amount::parse(&format!("{delta}.5")).unwrap(),
+                reason: texts[2].clone(),
+                reference_id: with_ref.then(|| texts[3].clone()),
+                metadata: metadata.as_ref().map(crate::json::Value::from_serde),
+                declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+            };
+            prop_assert_eq!(c.canonical_json().unwrap(), reference_canonical_json(&c, &metadata));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+        #[test]
+        fn any_field_change_changes_the_item_hash(reason in "\\PC{1,20}", other in "\\PC{1,20}") {
+            prop_assume!(reason != other);
+            let base = DeltaContent {
+                anchor_id: "a".into(), customer_id: "c".into(), delta: Amount::parse("1").unwrap(),
+                reason: reason.clone(), reference_id: Some("r".into()), metadata: None,
+                declared_timestamp: "2026-01-01T00:00:00.000Z".into(),
+            };
+            let changed = DeltaContent { reason: other, ..base.clone() };
+            prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&changed).unwrap());
+            let no_ref = DeltaContent { reference_id: None, ..base.clone() };
+            prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&no_ref).unwrap());
+        }
+    }
+}
