@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Import cycles between files of worker/src (ARCHITECTURE.md: no import
-cycle). Reads `use crate::...` and `crate::a::b` paths; exits 1 naming a
-cycle."""
+"""Import cycles between the files of a crate (ARCHITECTURE.md: no import
+cycle), in every crate: worker, core, cli, verifier-wasm. Reads `use
+crate::...`, `crate::a::b` and `super::` paths; exits 1 naming a cycle.
+
+Usage: check-cycles.py [CRATE_SRC_DIR ...]   (default: every crate)"""
 import os
 import re
 import sys
 
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "worker", "src")
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+CRATES = ["worker/src", "core/src", "cli/src", "verifier-wasm/src"]
+ROOT = os.path.join(REPO, "worker", "src")
 
 
 def module_file(parts):
@@ -52,7 +56,7 @@ def imports(path):
 
 
 def module_of(path):
-    """The module path of a file: `ledger/round.rs` is ledger::round,
+    """The module path of a file: `sequencer/round.rs` is sequencer::round,
     `ledger/mod.rs` and `ledger.rs` are ledger, `lib.rs` the crate."""
     parts = path[:-3].split(os.sep)
     if parts[-1] in ("mod", "lib"):
@@ -60,15 +64,17 @@ def module_of(path):
     return parts
 
 
-def main():
+def main(root):
+    global ROOT
+    ROOT = root
     files = []
     for d, _, names in os.walk(ROOT):
         for n in names:
             if n.endswith(".rs"):
                 files.append(os.path.relpath(os.path.join(d, n), ROOT))
     graph = {f: imports(f) for f in sorted(files)}
-    # lib.rs and the route table name everything; they are the top.
-    for top in ("lib.rs", "router.rs"):
+    # The crate root and the route table name everything; they are the top.
+    for top in ("lib.rs", "main.rs", "router.rs"):
         graph.pop(top, None)
     for f in graph:
         graph[f] = {g for g in graph[f] if g in graph}
@@ -93,4 +99,5 @@ def main():
             visit(f)
 
 
-main()
+for crate in sys.argv[1:] or CRATES:
+    main(crate if os.path.isabs(crate) else os.path.join(REPO, crate))

@@ -1,33 +1,68 @@
 #!/usr/bin/env python3
-"""Calls go one way (ARCHITECTURE.md): every module of worker/src sits on a
-layer, and a file may import only from its own layer or a lower one. Reads
-`crate::a::b` and `super::a` paths (and `use` groups of both), tests
-aside; exits 1 naming each import that runs back up.
+"""Calls go one way (ARCHITECTURE.md), in every crate: each module sits on
+a layer, and a file may import only from its own layer or a lower one.
+Reads `crate::a::b` and `super::a` paths (and `use` groups of both), and
+a name the crate root re-exports (`crate::Hash32`) as the module that
+defines it; tests aside (the items and files scripts/check-fn-length.py
+skips). Exits 1 naming each import that runs back up, and each module
+that has no layer.
 
-The layers, top first (a module's layer is that of its first path part;
-a folder is one module):"""
+The layers of each crate, top first (a module's layer is that of its
+first path part; a folder is one module; the crate root is `lib`, or
+`main` for a binary):"""
+import importlib.util
 import os
 import re
 import sys
 
-LAYERS = [
-    ["lib"],
-    ["router"],
-    ["routes"],
-    ["consumer", "cron", "tenant"],
-    ["webhooks", "search", "request_log"],
-    ["auth", "ping", "retention"],
-    ["ledger"],
-    ["views", "mail", "profile", "quota", "idempotency", "owned"],
-    ["store"],
-    ["plan"],
-    ["secret", "limiter", "request_id", "fields"],
-    ["app", "http"],
-    ["jobs", "ids", "error", "roundtrips"],
-]
-RANK = {m: len(LAYERS) - i for i, layer in enumerate(LAYERS) for m in layer}
-ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "worker", "src")
+CRATES = {
+    "worker/src": [
+        ["lib"],
+        ["router"],
+        ["routes"],
+        ["consumer", "cron", "tenant"],
+        ["webhooks", "search", "request_log"],
+        ["auth", "ping", "retention"],
+        ["emit", "proofs"],
+        ["agreement"],
+        ["liabilities", "sequencer"],
+        ["witness", "facts", "ledgers"],
+        ["ledger"],
+        ["views", "mail", "profile", "quota", "idempotency", "owned", "meter"],
+        ["store"],
+        ["plan"],
+        ["secret", "limiter", "request_id", "fields"],
+        ["app", "http"],
+        ["jobs", "ids", "error", "roundtrips"],
+    ],
+    "core/src": [
+        ["lib", "test_notes"],
+        ["agreement"],
+        ["liabilities"],
+        ["verify"],
+        ["witness", "policy"],
+        ["tlog_proof", "cosignature"],
+        ["receipt", "tiles"],
+        ["note", "log", "frontier", "monitor", "item"],
+        ["json", "merkle", "derive", "pinpoint"],
+        ["hash", "amount", "types"],
+        ["time", "error"],
+    ],
+    "cli/src": [
+        ["main"],
+        ["monitor"],
+        ["args"],
+    ],
+    "verifier-wasm/src": [
+        ["lib"],
+    ],
+}
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.join(HERE, "..")
+
+_spec = importlib.util.spec_from_file_location("check_fn_length", os.path.join(HERE, "check-fn-length.py"))
+fn_length = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fn_length)
 
 
 def module_of(path):
@@ -37,14 +72,38 @@ def module_of(path):
     return parts or ["lib"]
 
 
-def targets(path, text):
+def production(path):
+    """The file's text outside its tests, comments dropped."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    tests = fn_length.test_lines(lines)
+    text = "\n".join(l for i, l in enumerate(lines) if i not in tests)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def reexports(root):
+    """Names the crate root re-exports (`pub use hash::Hash32;`), by the
+    module that defines them."""
+    found = {}
+    for name in ("lib.rs", "main.rs"):
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            continue
+        for m in re.finditer(r"pub use ([a-z_][a-z0-9_]*)::(?:\{([^}]*)\}|(\w+))\s*;", production(path)):
+            for item in re.findall(r"\w+", m.group(2) or m.group(3)):
+                found[item] = m.group(1)
+    return found
+
+
+def targets(path, text, roots):
     """The first path part of every module this file names."""
     me = module_of(path)
     found = set()
-    for m in re.finditer(r"\bcrate::([a-z_][a-z0-9_]*)", text):
-        found.add(m.group(1))
+    for m in re.finditer(r"\bcrate::([A-Za-z_][A-Za-z0-9_]*)", text):
+        found.add(roots.get(m.group(1), m.group(1)))
     for m in re.finditer(r"use crate::\{([^;]*)\};", text, re.S):
-        found.update(re.findall(r"(?:^|[{,\s])([a-z_][a-z0-9_]*)(?=::|,|\s|\}|$)", m.group(1)))
+        for name in re.findall(r"(?:^|[{,\s])([A-Za-z_][A-Za-z0-9_]*)(?=::|,|\s|\}|$)", m.group(1)):
+            found.add(roots.get(name, name))
     parent = me[:-1]
     if parent:
         # super:: from a file below a folder stays inside that folder.
@@ -54,26 +113,39 @@ def targets(path, text):
     return found
 
 
-def main():
+def check(crate, layers):
+    rank = {m: len(layers) - i for i, layer in enumerate(layers) for m in layer}
+    root = os.path.join(REPO, crate)
+    roots = reexports(root)
     bad = []
-    for d, _, names in os.walk(ROOT):
+    for d, _, names in os.walk(root):
         for n in sorted(names):
-            if not n.endswith(".rs") or n.endswith("_tests.rs"):
+            full = os.path.join(d, n)
+            if not n.endswith(".rs") or fn_length.is_test_file(full):
                 continue
-            path = os.path.relpath(os.path.join(d, n), ROOT)
-            text = open(os.path.join(ROOT, path), encoding="utf-8").read()
-            text = re.split(r"#\[cfg\(test\)\]", text)[0]
-            text = re.sub(r"//[^\n]*", "", text)
+            path = os.path.relpath(full, root)
             me = module_of(path)[0]
-            if me not in RANK:
-                bad.append(f"{path}: module `{me}` has no layer in scripts/check-layers.py")
+            if me not in rank:
+                bad.append(f"{crate}/{path}: module `{me}` has no layer in scripts/check-layers.py")
                 continue
-            for t in sorted(targets(path, text)):
-                if t in RANK and t != me and RANK[t] > RANK[me]:
-                    bad.append(f"{path}: `{me}` imports `{t}`, a higher layer")
+            for t in sorted(targets(path, production(full), roots)):
+                if t in rank and t != me and rank[t] > rank[me]:
+                    bad.append(f"{crate}/{path}: `{me}` imports `{t}`, a higher layer")
+    return bad
+
+
+def main(argv):
+    crates = [c.rstrip("/") for c in argv] or list(CRATES)
+    bad = []
+    for crate in crates:
+        if crate not in CRATES:
+            bad.append(f"{crate}: no layers declared in scripts/check-layers.py")
+            continue
+        bad += check(crate, CRATES[crate])
     for b in bad:
         print("architecture: " + b, file=sys.stderr)
-    sys.exit(1 if bad else 0)
+    return 1 if bad else 0
 
 
-main()
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
