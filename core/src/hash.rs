@@ -42,8 +42,8 @@ impl Hash32 {
     ///
     /// # Errors
     /// `<field>: must be 64 lowercase hex digits`.
-    pub fn parse_field(field: &str, text: &str) -> Result<Hash32, crate::FieldError> {
-        Hash32::parse(text).map_err(|e| crate::FieldError::new(field, e.to_string()))
+    pub fn parse_field(field: &str, text: &str) -> Result<Hash32, crate::error::FieldError> {
+        Hash32::parse(text).map_err(|e| crate::error::FieldError::new(field, e.to_string()))
     }
 
     pub fn to_hex(&self) -> String {

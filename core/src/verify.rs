@@ -210,7 +210,7 @@ pub enum DocumentError {
     #[error("not {what}: {reason}")]
     Field {
         what: &'static str,
-        reason: crate::FieldError,
+        reason: crate::error::FieldError,
     },
 }
 
@@ -222,7 +222,7 @@ pub(crate) fn read_document<T>(
     text: &str,
     envelope: bool,
     what: &'static str,
-    read: impl Fn(&json::Value) -> Result<T, crate::FieldError>,
+    read: impl Fn(&json::Value) -> Result<T, crate::error::FieldError>,
 ) -> Result<T, DocumentError> {
     if text.len() > RECEIPT_JSON_BYTES_MAX {
         return Err(DocumentError::TooLarge { what });

@@ -110,21 +110,21 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// Absent, null, not a string or not a hash.
-    pub fn hash(&self, key: &str) -> Result<crate::Hash32, ReadError> {
-        crate::Hash32::parse_field(&self.path_of(key), self.string(key)?).map_err(Box::new)
+    pub fn hash(&self, key: &str) -> Result<crate::hash::Hash32, ReadError> {
+        crate::hash::Hash32::parse_field(&self.path_of(key), self.string(key)?).map_err(Box::new)
     }
 
     /// An amount as a JSON number token or a decimal string, read exactly.
     ///
     /// # Errors
     /// Absent, null, or not an amount.
-    pub fn amount(&self, key: &str) -> Result<crate::Amount, ReadError> {
+    pub fn amount(&self, key: &str) -> Result<crate::amount::Amount, ReadError> {
         let text = match self.required(key)? {
             Value::Number(n) => n.as_str(),
             Value::String(s) => s,
             v => return Err(self.wrong(key, "an amount", v)),
         };
-        crate::Amount::parse(text).map_err(|e| self.fail(key, e.to_string()))
+        crate::amount::Amount::parse(text).map_err(|e| self.fail(key, e.to_string()))
     }
 
     /// An array member; absent or null reads as empty when `required` is false.
@@ -144,14 +144,16 @@ impl<'a> Fields<'a> {
     ///
     /// # Errors
     /// As [`Fields::array`], or an element that is not a hash.
-    pub fn hashes(&self, key: &str, required: bool) -> Result<Vec<crate::Hash32>, ReadError> {
+    pub fn hashes(&self, key: &str, required: bool) -> Result<Vec<crate::hash::Hash32>, ReadError> {
         self.array(key, required)?
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 let field = format!("{}[{i}]", self.path_of(key));
                 match v {
-                    Value::String(s) => crate::Hash32::parse_field(&field, s).map_err(Box::new),
+                    Value::String(s) => {
+                        crate::hash::Hash32::parse_field(&field, s).map_err(Box::new)
+                    }
                     other => Err(Box::new(FieldError::new(
                         field,
                         format!("must be a string, got {}", other.kind()),

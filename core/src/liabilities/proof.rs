@@ -213,14 +213,14 @@ impl ProofDocument {
     ///
     /// # Errors
     /// The first field missing or malformed, by its path.
-    pub fn from_json(value: &json::Value) -> Result<ProofDocument, crate::FieldError> {
+    pub fn from_json(value: &json::Value) -> Result<ProofDocument, crate::error::FieldError> {
         Self::read(value).map_err(|e| *e)
     }
 
     fn read(value: &json::Value) -> Result<ProofDocument, json::ReadError> {
         let f = json::Fields::of(value, String::new())?;
         if f.string("scheme")? != SCHEME {
-            return Err(Box::new(crate::FieldError::new(
+            return Err(Box::new(crate::error::FieldError::new(
                 "scheme",
                 format!("must be {SCHEME}"),
             )));
@@ -291,11 +291,15 @@ const PATH_SIBLINGS_MAX: usize = 32;
 fn read_leaf(f: &json::Fields<'_>) -> Result<LeafProof, json::ReadError> {
     let index = f.u64("leafIndex")?;
     let salt_text = f.string("salt")?;
-    let salt = Salt::parse(salt_text)
-        .map_err(|e| Box::new(crate::FieldError::new(f.path_of("salt"), e.to_string())))?;
+    let salt = Salt::parse(salt_text).map_err(|e| {
+        Box::new(crate::error::FieldError::new(
+            f.path_of("salt"),
+            e.to_string(),
+        ))
+    })?;
     let amount = f.amount("amount")?;
     if f.array("path", true)?.len() > PATH_SIBLINGS_MAX {
-        return Err(Box::new(crate::FieldError::new(
+        return Err(Box::new(crate::error::FieldError::new(
             f.path_of("path"),
             "must have at most 32 siblings",
         )));

@@ -41,7 +41,7 @@ pub fn verify_receipt_proof(
         None => verify::read_document(receipt_text, true, "a receipt's liabilities", |v| {
             match v.as_object().and_then(|o| o.get("liabilities")) {
                 Some(p) if !matches!(p, json::Value::Null) => ProofDocument::from_json(p),
-                _ => Err(crate::FieldError::new(
+                _ => Err(crate::error::FieldError::new(
                     "liabilities",
                     "is missing: the receipt carries no liabilities proof",
                 )),

@@ -128,7 +128,7 @@ pub enum ProofDocumentError {
         reason: json::StringsError,
     },
     #[error("not a consistency proof answer: {0}")]
-    NotAnAnswer(crate::FieldError),
+    NotAnAnswer(crate::error::FieldError),
     #[error("{0}")]
     Scheme(UnknownScheme),
 }

@@ -90,7 +90,7 @@ pub fn inclusion_answer_report(text: &str, verifier_key: &str) -> VerificationRe
         proof: Vec<Hash32>,
         tree_head: String,
     }
-    let read = |v: &json::Value| -> Result<Answer, crate::FieldError> {
+    let read = |v: &json::Value| -> Result<Answer, crate::error::FieldError> {
         let f = json::Fields::of(v, String::new()).map_err(|e| *e)?;
         Ok(Answer {
             hash_scheme: f.string("hashScheme").map_err(|e| *e)?.to_owned(),

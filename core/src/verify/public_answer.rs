@@ -170,7 +170,7 @@ impl PublicAnswer {
     ///
     /// # Errors
     /// The first field that is missing or malformed, by its path.
-    pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::FieldError> {
+    pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::error::FieldError> {
         Self::read(value).map_err(|e| *e)
     }
 

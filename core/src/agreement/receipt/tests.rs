@@ -336,7 +336,7 @@ fn a_tampered_key_binding_fails() {
 #[test]
 fn a_statement_not_in_the_log_fails() {
     let mut r = cosigned();
-    r.agreement.as_mut().unwrap().statements[0].leaf_index = crate::LeafIndex(3);
+    r.agreement.as_mut().unwrap().statements[0].leaf_index = crate::merkle::LeafIndex(3);
     assert_fails(&r, "agreement.statements[0]", "not_in_log");
     let mut r = cosigned();
     r.agreement.as_mut().unwrap().statements[0]

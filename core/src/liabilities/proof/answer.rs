@@ -24,14 +24,14 @@ impl StatementAnswer {
     ///
     /// # Errors
     /// The first field missing or malformed, by its path.
-    pub fn from_json(value: &json::Value) -> Result<StatementAnswer, crate::FieldError> {
+    pub fn from_json(value: &json::Value) -> Result<StatementAnswer, crate::error::FieldError> {
         Self::read(value).map_err(|e| *e)
     }
 
     fn read(value: &json::Value) -> Result<StatementAnswer, json::ReadError> {
         let f = json::Fields::of(value, String::new())?;
         if f.string("kind")? != "liabilities" {
-            return Err(Box::new(crate::FieldError::new(
+            return Err(Box::new(crate::error::FieldError::new(
                 "kind",
                 "must be liabilities",
             )));
