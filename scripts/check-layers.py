@@ -2,8 +2,8 @@
 """Calls go one way (ARCHITECTURE.md), in every crate: each module sits on
 a layer, and a file may import only from its own layer or a lower one.
 Reads `crate::a::b` and `super::a` paths (and `use` groups of both), and
-a name the crate root re-exports (`crate::Hash32`) as the module that
-defines it; tests aside (the items and files scripts/check-fn-length.py
+a name the crate root re-exports (`crate::Hash32`) as an import of the
+module that defines it and of the root; tests aside (the items and files scripts/check-fn-length.py
 skips). Exits 1 naming each import that runs back up, and each module
 that has no layer.
 
@@ -100,7 +100,13 @@ def targets(path, text, roots):
     me = module_of(path)
     found = set()
     for m in re.finditer(r"\bcrate::([A-Za-z_][A-Za-z0-9_]*)", text):
-        found.add(roots.get(m.group(1), m.group(1)))
+        name = m.group(1)
+        if name in roots:
+            # Through the crate root: an import of the root too (the root
+            # re-exports for other crates; inside, name the module).
+            found.update((roots[name], "lib"))
+        else:
+            found.add(name)
     for m in re.finditer(r"use crate::\{([^;]*)\};", text, re.S):
         for name in re.findall(r"(?:^|[{,\s])([A-Za-z_][A-Za-z0-9_]*)(?=::|,|\s|\}|$)", m.group(1)):
             found.add(roots.get(name, name))
