@@ -209,7 +209,11 @@ fn a_rotated_secret_signs_beside_the_previous_one_for_the_overlap() {
     assert!(until > "2000", "{until}");
     // The key rotates with the secret (issue 40), with the same overlap.
     let new_key = r.body["data"]["publicKey"].as_str().unwrap().to_string();
-    assert!(new_key.starts_with("whpk_") && new_key != old_key, "{}", r.text);
+    assert!(
+        new_key.starts_with("whpk_") && new_key != old_key,
+        "{}",
+        r.text
+    );
     assert_eq!(r.body["data"]["previousPublicKey"], old_key.as_str());
     assert_eq!(endpoint_key(&api, &t, &id), new_key);
     let got = get_jwt(&api, &format!("/dashboard/webhooks/{id}"), &t.jwt);

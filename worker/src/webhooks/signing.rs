@@ -102,7 +102,6 @@ pub fn endpoint_key_root(app: &App) -> ApiResult<[u8; 32]> {
 /// has a key of its own, an existing endpoint has one at once (generation
 /// 1, no backfill), and a rotation moves to the next generation.
 pub struct EndpointKey {
-    pub generation: u64,
     key: SigningKey,
 }
 
@@ -119,7 +118,6 @@ impl EndpointKey {
             &[webhook_id.as_bytes(), &[0u8], &generation.to_be_bytes()],
         )?;
         Ok(EndpointKey {
-            generation,
             key: SigningKey::from_bytes(&seed),
         })
     }
