@@ -20,9 +20,9 @@ use worker::{
 };
 
 use super::signing::{
-    signature_header, signed_content, standard_signatures, EndpointKey, HEADER_DELIVERY_ID,
-    HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_WEBHOOK_ID, HEADER_WEBHOOK_SIGNATURE,
-    HEADER_WEBHOOK_TIMESTAMP,
+    endpoint_key_root, signature_header, signed_content, standard_signatures, EndpointKey,
+    HEADER_DELIVERY_ID, HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_WEBHOOK_ID,
+    HEADER_WEBHOOK_SIGNATURE, HEADER_WEBHOOK_TIMESTAMP,
 };
 use super::url_safety;
 use crate::app::App;
@@ -249,7 +249,7 @@ pub async fn attempt(app: &App, delivery_id: &DeliveryId, mode: Mode) -> ApiResu
         ));
     }
     let secrets = live_secrets(app, &webhook)?;
-    let keys = super::endpoints::live_keys(app, &webhook)?;
+    let keys = live_keys(app, &webhook)?;
 
     let started_at = crate::app::clock_ms();
     let body = body_of(&row, delivery_id, payload, started_at)?;
@@ -407,6 +407,28 @@ fn live_secrets(app: &App, webhook: &store::WebhookRow) -> ApiResult<Vec<String>
         }
     }
     Ok(secrets)
+}
+
+/// The webhook's signing keys that sign now (issue 40): its current
+/// generation, then the previous one while a rotation's overlap lasts
+/// (as long as the previous secret signs).
+///
+/// # Errors
+/// Internal error when the production log's seed is missing.
+pub fn live_keys(app: &App, row: &store::WebhookRow) -> ApiResult<Vec<EndpointKey>> {
+    let root = endpoint_key_root(app)?;
+    let id = row.id.as_str();
+    let mut keys = vec![EndpointKey::derive(&root, id, row.key_generation)?];
+    if let Some(previous) = previous_generation(app, row) {
+        keys.push(EndpointKey::derive(&root, id, previous)?);
+    }
+    Ok(keys)
+}
+
+/// The generation before the current one, while it still signs.
+fn previous_generation(app: &App, row: &store::WebhookRow) -> Option<u64> {
+    let until = row.previous_secret_expires_at?;
+    (row.key_generation > 1 && until > app.now_ms).then(|| row.key_generation - 1)
 }
 
 /// The signature headers' values of one attempt.

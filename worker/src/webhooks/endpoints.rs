@@ -7,7 +7,7 @@ use bvs_core::types::Env;
 use worker::Url;
 
 use super::delivery::{self, Mode, Report};
-use super::signing::{endpoint_key_root, EndpointKey};
+use super::signing::EndpointKey;
 use super::{dispatch, samples, EVENT_TEST};
 use crate::app::App;
 use crate::auth;
@@ -161,28 +161,6 @@ fn new_secret() -> ApiResult<String> {
     ))
 }
 
-/// The webhook's signing keys that sign now (issue 40): its current
-/// generation, then the previous one while a rotation's overlap lasts
-/// (as long as the previous secret signs).
-///
-/// # Errors
-/// Internal error when the production log's seed is missing.
-pub fn live_keys(app: &App, row: &WebhookRow) -> ApiResult<Vec<EndpointKey>> {
-    let root = endpoint_key_root(app)?;
-    let id = row.id.as_str();
-    let mut keys = vec![EndpointKey::derive(&root, id, row.key_generation)?];
-    if let Some(previous) = previous_generation(app, row) {
-        keys.push(EndpointKey::derive(&root, id, previous)?);
-    }
-    Ok(keys)
-}
-
-/// The generation before the current one, while it still signs.
-fn previous_generation(app: &App, row: &WebhookRow) -> Option<u64> {
-    let until = row.previous_secret_expires_at?;
-    (row.key_generation > 1 && until > app.now_ms).then(|| row.key_generation - 1)
-}
-
 /// The public halves of a webhook's signing keys, as its answers show
 /// them: the current key, and the previous one with when it stops signing.
 pub struct PublicKeys {
@@ -195,7 +173,7 @@ pub struct PublicKeys {
 /// # Errors
 /// Internal error when the production log's seed is missing.
 pub fn public_keys(app: &App, row: &WebhookRow) -> ApiResult<PublicKeys> {
-    let keys = live_keys(app, row)?;
+    let keys = delivery::live_keys(app, row)?;
     let mut public = keys.iter().map(EndpointKey::public_key);
     let current = public
         .next()
