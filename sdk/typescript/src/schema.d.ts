@@ -1591,6 +1591,15 @@ export interface components {
             active: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description The endpoint's own Ed25519 key (whpk_ + base64 of the 32-byte public key): its `v1a,` signatures verify with it and with no other endpoint's. Pin this one (issue 40; docs/webhooks.md). */
+            publicKey: string;
+            /** @description During a rotation's overlap, the previous key, which signs beside the current one until previousPublicKeyExpiresAt; null otherwise. */
+            previousPublicKey: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous key also signs; null outside an overlap.
+             */
+            previousPublicKeyExpiresAt: string | null;
             /** Format: date-time */
             lastTriggeredAt: string | null;
         };
