@@ -287,14 +287,19 @@ await step("a webhook to the receiver is created and its test event delivered", 
   await page.getByRole("button", { name: "Send a test event" }).click();
   await page.locator("[data-test-status='200']").waitFor();
   await shot("webhooks");
-  // Rotating the secret shows the new one once; the old one keeps signing.
+  // Each webhook shows its own v1a public key (issue 40).
   const row = page.locator("li[data-webhook-id]");
+  const publicKey = await row.locator("[data-public-key]").getAttribute("data-public-key");
+  assert(publicKey && publicKey.startsWith("whpk_"), `public key: ${publicKey}`);
+  // Rotating the secret shows the new one once; the old one keeps signing.
   await row.getByRole("button", { name: "Rotate secret" }).click();
   await row.getByRole("button", { name: "Rotate secret" }).click();
   const rotated = (await row.locator("[data-secret]").innerText()).trim();
   assert(rotated.startsWith("whsec_") && rotated !== secret, `rotated secret: ${rotated}`);
   console.log(`webhook rotated secret: ${rotated}`);
   await row.locator("[data-previous-until]").waitFor();
+  const newKey = await row.locator("[data-new-public-key]").getAttribute("data-new-public-key");
+  assert(newKey && newKey.startsWith("whpk_") && newKey !== publicKey, `rotated public key: ${newKey}`);
   await shot("webhook-rotated");
   await page.getByRole("link", { name: "Deliveries" }).click();
   await heading("Deliveries");

@@ -5,6 +5,9 @@
 // Standard Webhooks (issue 29): its own file, in this binary's wrangler dev.
 #[path = "webhooks/standard.rs"]
 mod standard;
+// Issue 40: a v1a delivery binds its receiver (per-endpoint keys).
+#[path = "webhooks/receiver_key.rs"]
+mod receiver_key;
 
 use std::time::Duration;
 

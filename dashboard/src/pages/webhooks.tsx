@@ -39,8 +39,9 @@ export function Webhooks() {
     <section>
       <PageTitle title="Webhooks">Webhooks</PageTitle>
       <p class="lede">
-        The service POSTs events to your URL, signed in <code>X-Service-Signature: sha256=&lt;hex&gt;</code> (HMAC-SHA256
-        of the body with the webhook's secret).
+        The service POSTs events to your URL, signed in <code>webhook-signature</code> (Standard Webhooks): <code>v1,</code> with the
+        webhook's secret and <code>v1a,</code> with the webhook's own public key, shown on its card. Pin that key for this webhook
+        only: it verifies no other webhook's deliveries.
       </p>
       <form class="card" onSubmit={create} aria-labelledby="new-hook">
         <h2 id="new-hook">Add a webhook</h2>
@@ -84,6 +85,14 @@ export function Webhooks() {
                 Events: {h.events.map((e) => <code key={e}>{e} </code>)}· <span data-active={String(h.active)}>{h.active ? "Active" : "Paused"}</span> · created{" "}
                 {when(h.createdAt)}
               </p>
+              <p class="hint" data-public-key={h.publicKey}>
+                Public key (<code>v1a</code>): <code>{h.publicKey}</code>
+                {h.previousPublicKey && (
+                  <>
+                    {" "}· previous key <code>{h.previousPublicKey}</code> also signs until {when(h.previousPublicKeyExpiresAt)}
+                  </>
+                )}
+              </p>
               <div class="actions">
                 <Button
                   onClick={() =>
@@ -103,7 +112,7 @@ export function Webhooks() {
                 </Link>
                 <ConfirmButton
                   label="Rotate secret"
-                  question="Make a new signing secret? The current one also signs for 24 hours."
+                  question="Make a new signing secret and public key? The current ones also sign for 24 hours."
                   confirmLabel="Rotate secret"
                   onConfirm={() =>
                     act(async () => {
@@ -122,7 +131,12 @@ export function Webhooks() {
               </div>
               {rotated[h.id] && (
                 <SecretOnce label={`New signing secret of the webhook to ${h.url}`} value={rotated[h.id]?.secret ?? ""}>
-                  {rotated[h.id]?.previousSecretExpiresAt && <p data-previous-until>The previous secret also signs until {when(rotated[h.id]?.previousSecretExpiresAt)}.</p>}
+                  <p data-new-public-key={rotated[h.id]?.publicKey}>
+                    New public key (<code>v1a</code>): <code>{rotated[h.id]?.publicKey}</code>
+                  </p>
+                  {rotated[h.id]?.previousSecretExpiresAt && (
+                    <p data-previous-until>The previous secret and key also sign until {when(rotated[h.id]?.previousSecretExpiresAt)}.</p>
+                  )}
                 </SecretOnce>
               )}
               {tested[h.id] && (
@@ -164,6 +178,10 @@ export function WebhookDetail({ id }: { id: string }) {
           <dd>{hook.data.active ? "Active" : "Paused"}</dd>
           <dt>Last triggered</dt>
           <dd>{when(hook.data.lastTriggeredAt)}</dd>
+          <dt>Public key (v1a)</dt>
+          <dd>
+            <code>{hook.data.publicKey}</code>
+          </dd>
         </dl>
       )}
       <div class="actions">

@@ -162,10 +162,15 @@ def test_webhooks_verify_good_tampered_and_stale(client: Client) -> None:
     try:
         created = dashboard("POST", "/dashboard/webhooks", {"url": rx.url, "events": ["delta.verified"], "description": "py"})
         hook_id, secret = created["data"]["id"], created["data"]["secret"]
+        # Issue 40: the key is the endpoint's own, from its answer (and
+        # webhooks.get with a dashboard token); no public route lists any.
+        public_key = created["data"]["publicKey"]
+        assert public_key.startswith("whpk_")
+        assert Client(base_url=BASE, api_key=API_KEY, dashboard_token=JWT).webhooks.get(hook_id)["publicKey"] == public_key
+        assert client.webhooks.keys()["keys"] == []
         sent = dashboard("POST", f"/dashboard/webhooks/{hook_id}/test", {"type": "delta.verified"})
         assert sent["data"]["success"] is True, sent
         headers, body = rx.got[-1]
-        public_key = next(k for k in client.webhooks.keys()["keys"] if k["environment"] == "sandbox")["publicKey"]
 
         event = client.webhooks.verify(body, headers, secret=secret)
         assert event["event"] == "delta.verified"
@@ -179,6 +184,13 @@ def test_webhooks_verify_good_tampered_and_stale(client: Client) -> None:
             with pytest.raises(WebhookVerificationError) as e:
                 webhooks.verify(tampered, headers, **kw)  # type: ignore[arg-type]
             assert e.value.reason == "bad_signature"
+        # Another endpoint's key refuses it (a delivery forwarded from another receiver).
+        other = dashboard("POST", "/dashboard/webhooks", {"url": rx.url, "events": ["test"], "description": "py other"})
+        assert other["data"]["publicKey"] != public_key
+        with pytest.raises(WebhookVerificationError) as e:
+            webhooks.verify(body, headers, public_key=other["data"]["publicKey"])
+        assert e.value.reason == "bad_signature"
+        dashboard("DELETE", f"/dashboard/webhooks/{other['data']['id']}", None)
         with pytest.raises(Exception):
             Webhook(secret).verify(tampered, std)
 

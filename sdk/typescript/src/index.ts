@@ -7,7 +7,7 @@ import { request, type Answer, type RequestOptions, type TransportOptions } from
 import { verifyLiabilitiesProof, type LiabilitiesVerifyOptions } from "./liabilities.js";
 import { rawText, verifyReceipt, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
 import type { components } from "./schema.js";
-import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, WebhookKey, LiabilitiesProof, LiabilitiesStatement } from "./types.js";
+import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, Webhook, WebhookKey, LiabilitiesProof, LiabilitiesStatement } from "./types.js";
 import { verifyWebhook, type WebhookEvent, type WebhookVerifyOptions } from "./webhooks.js";
 
 export * from "./errors.js";
@@ -205,8 +205,13 @@ export class Client {
     /** Verifies a delivery (Standard Webhooks, on WebCrypto); returns its body. */
     verify: (payload: string | Uint8Array | ArrayBuffer, headers: Headers | Record<string, string>, options: WebhookVerifyOptions): Promise<WebhookEvent> =>
       verifyWebhook(payload, headers, options),
-    /** Every environment's `whpk_` key (GET /api/v1/webhooks/keys). */
+    /**
+     * @deprecated Always empty (issue 40): each webhook signs `v1a,` with a
+     * key of its own; pin its `publicKey` from `webhooks.get(webhookId)`.
+     */
     keys: async (): Promise<WebhookKey[]> => (await this.#get<S["WebhookKeys"]>("api/v1/webhooks/keys")).data.keys,
+    /** A webhook with its own `publicKey`, the key its `v1a,` signatures verify with (needs dashboardToken). */
+    get: async (webhookId: string): Promise<Webhook> => (await this.#get<Webhook>(`dashboard/webhooks/${encodeURIComponent(webhookId)}`)).data,
     /** A webhook's latest deliveries with their attempts (needs dashboardToken). */
     deliveries: (webhookId: string): AsyncGenerator<Delivery> => {
       const get = () => this.#get<Delivery[]>(`dashboard/webhooks/${encodeURIComponent(webhookId)}/deliveries`);

@@ -900,8 +900,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every environment's webhook signing key (Ed25519), to check `v1a,` signatures
-         * @description Standard Webhooks' asymmetric signatures: each delivery's `webhook-signature` ends with `v1a,<base64 Ed25519 signature of {webhook-id}.{webhook-timestamp}.{body}>` made with the key of the delivery's environment (`test` events: sandbox). Pin the key you trust from here, as you pin a log's key from the log list (docs/webhooks.md).
+         * No shared webhook key: an empty list and where an endpoint's own key is
+         * @deprecated
+         * @description Each webhook endpoint signs its `v1a,` signatures (Ed25519 over `{webhook-id}.{webhook-timestamp}.{body}`) with a key of its own, shown as `publicKey` in the endpoint's dashboard answers (create, list, get, rotate-secret). This route once listed one key per environment, which signed every tenant's deliveries, so a delivery forwarded from one tenant's receiver verified at another's (issue 40); it now answers an empty `keys` and a `message`. A receiver that pinned a key from here must re-pin its endpoint's key (docs/webhooks.md).
          */
         get: operations["webhookSigningKeys"];
         put?: never;
@@ -1552,6 +1553,15 @@ export interface components {
             active: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description The endpoint's own Ed25519 key (whpk_ + base64 of the 32-byte public key): its `v1a,` signatures verify with it and with no other endpoint's. Pin this one (issue 40; docs/webhooks.md). */
+            publicKey: string;
+            /** @description During a rotation's overlap, the previous key, which signs beside the current one until previousPublicKeyExpiresAt; null otherwise. */
+            previousPublicKey: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous key also signs; null outside an overlap.
+             */
+            previousPublicKeyExpiresAt: string | null;
         };
         CreatedWebhook: {
             id: string;
@@ -1563,6 +1573,15 @@ export interface components {
             createdAt: string;
             /** @description HMAC-SHA256 key of X-Service-Signature; returned only in this response */
             secret: string;
+            /** @description The endpoint's own Ed25519 key (whpk_ + base64 of the 32-byte public key): its `v1a,` signatures verify with it and with no other endpoint's. Pin this one (issue 40; docs/webhooks.md). */
+            publicKey: string;
+            /** @description During a rotation's overlap, the previous key, which signs beside the current one until previousPublicKeyExpiresAt; null otherwise. */
+            previousPublicKey: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous key also signs; null outside an overlap.
+             */
+            previousPublicKeyExpiresAt: string | null;
         };
         WebhookDetail: {
             id: string;
@@ -1572,6 +1591,15 @@ export interface components {
             active: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description The endpoint's own Ed25519 key (whpk_ + base64 of the 32-byte public key): its `v1a,` signatures verify with it and with no other endpoint's. Pin this one (issue 40; docs/webhooks.md). */
+            publicKey: string;
+            /** @description During a rotation's overlap, the previous key, which signs beside the current one until previousPublicKeyExpiresAt; null otherwise. */
+            previousPublicKey: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous key also signs; null outside an overlap.
+             */
+            previousPublicKeyExpiresAt: string | null;
             /** Format: date-time */
             lastTriggeredAt: string | null;
         };
@@ -2585,15 +2613,22 @@ export interface components {
             secret: string;
             /**
              * Format: date-time
-             * @description Until when the previous secret also signs; null when it stopped at once.
+             * @description Until when the previous secret and the previous key also sign; null when they stopped at once.
              */
             previousSecretExpiresAt: string | null;
+            /** @description The endpoint's new signing key: `v1a,` signatures verify with it from now on. */
+            publicKey: string;
+            /** @description The key before this rotation, which signs beside the new one until previousSecretExpiresAt; null when it stopped at once. */
+            previousPublicKey: string | null;
             message: string;
         };
         WebhookKeys: {
+            /** @description Always empty (issue 40): no key signs for more than one endpoint, so none is listed; each webhook's key is its publicKey in the dashboard answers. */
             keys: components["schemas"]["WebhookKey"][];
+            /** @description Where an endpoint's own key is. */
+            message: string;
         };
-        /** @description One environment's webhook signing key. */
+        /** @description Formerly one environment's webhook signing key; no longer listed (issue 40). */
         WebhookKey: {
             /** @enum {unknown} */
             environment: "sandbox" | "production";

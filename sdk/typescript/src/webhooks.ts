@@ -2,8 +2,8 @@
 // the same on Node 20+, Cloudflare Workers, Deno and browsers
 // (docs/webhooks.md). Signed content: `{webhook-id}.{webhook-timestamp}.{body}`;
 // `v1,` is HMAC-SHA256 keyed with the base64 decoding of the secret after
-// `whsec_`, `v1a,` Ed25519 with a `whpk_` public key
-// (GET /api/v1/webhooks/keys). A delivery passes when one of its signatures
+// `whsec_`, `v1a,` Ed25519 with the endpoint's own `whpk_` public key
+// (its `publicKey` in the dashboard answers; issue 40). A delivery passes when one of its signatures
 // verifies with one of the given secrets or keys, and its timestamp is
 // within the tolerance of now (300 s by default, as Stripe's).
 
@@ -15,7 +15,7 @@ export type WebhookEvent = components["schemas"]["WebhookEvent"];
 export interface WebhookVerifyOptions {
   /** `whsec_...` secret(s): checks `v1,` signatures (two during a rotation). */
   secret?: string | string[];
-  /** `whpk_...` public key(s) from GET /api/v1/webhooks/keys: checks `v1a,`. */
+  /** Your endpoint's own `whpk_...` key(s), its `publicKey` (two during a rotation): checks `v1a,`. */
   publicKey?: string | string[];
   /** Largest distance of `webhook-timestamp` from now, in seconds (300). */
   toleranceSeconds?: number;

@@ -136,11 +136,16 @@ test("webhooks verify good, tampered and stale deliveries (and the standardwebho
   try {
     const created = await dashboard("POST", "/dashboard/webhooks", { url: rx.url, events: ["delta.verified"], description: "sdk" });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const { id, secret } = created.body.data;
+    const { id, secret, publicKey } = created.body.data;
     const sent = await dashboard("POST", `/dashboard/webhooks/${id}/test`, { type: "delta.verified" });
     assert.equal(sent.body.data.success, true, JSON.stringify(sent.body));
     const { headers, body } = rx.got.at(-1);
-    const publicKey = (await client.webhooks.keys()).find((k) => k.environment === "sandbox").publicKey;
+    // Issue 40: the key is the endpoint's own, from its answer; the SDK
+    // reads it with a dashboard token, and no public route lists any key.
+    assert.match(publicKey, /^whpk_/);
+    const withJwt = new Client({ baseUrl: base, apiKey, dashboardToken: jwt, sleep: noWait });
+    assert.equal((await withJwt.webhooks.get(id)).publicKey, publicKey);
+    assert.deepEqual(await client.webhooks.keys(), []);
 
     // Good: with the secret (v1), with the public key (v1a), and by the
     // independent Standard Webhooks library (v1).
@@ -154,11 +159,16 @@ test("webhooks verify good, tampered and stale deliveries (and the standardwebho
     });
     assert.equal(independent.id, event.id);
 
-    // Tampered: one byte of the body, or another secret.
+    // Tampered: one byte of the body, or another secret; or another
+    // endpoint's key (a delivery forwarded from another receiver).
     const tampered = body.replace('"delta.verified"', '"delta.verifieD"');
     for (const opts of [{ secret }, { publicKey }]) {
       await assert.rejects(verifyWebhook(tampered, headers, opts), (e) => e.reason === "bad_signature");
     }
+    const other = await dashboard("POST", "/dashboard/webhooks", { url: rx.url, events: ["test"], description: "sdk other" });
+    assert.notEqual(other.body.data.publicKey, publicKey);
+    await assert.rejects(verifyWebhook(body, headers, { publicKey: other.body.data.publicKey }), (e) => e.reason === "bad_signature");
+    await dashboard("DELETE", `/dashboard/webhooks/${other.body.data.id}`);
     await assert.rejects(verifyWebhook(body, headers, { secret: "whsec_" + "A".repeat(32) }), (e) => e.reason === "bad_signature");
     assert.throws(() => new Webhook(secret).verify(tampered, headers));
 
@@ -250,10 +260,9 @@ test("the SDK runs inside a Worker (wrangler dev): receipt verified, webhook ver
     const rx = await receiver();
     try {
       const created = await dashboard("POST", "/dashboard/webhooks", { url: rx.url, events: ["test"], description: "worker" });
-      const { id, secret } = created.body.data;
+      const { id, secret, publicKey } = created.body.data;
       await dashboard("POST", `/dashboard/webhooks/${id}/test`, {});
       const { headers, body } = rx.got.at(-1);
-      const publicKey = (await client.webhooks.keys()).find((k) => k.environment === "sandbox").publicKey;
       const forward = (payload) =>
         fetch(`${worker}/webhook?${new URLSearchParams({ secret, publicKey })}`, {
           method: "POST",

@@ -175,7 +175,7 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/dashboard/webhooks/:id/rotate-secret", Session, |app, req, p, c|
         webhooks::rotate_secret(app, req, c.session()?, &p.id("id", WebhookId::from_text)?).await
     ),
-    route!(Get "/api/v1/webhooks/keys", Public, |app, req, p, c| webhooks::keys(app, &req).await),
+    route!(Get "/api/v1/webhooks/keys", Public, |app, req, p, c| webhooks::keys()),
     route!(Post "/dev/bench/hash", Dev, |app, req, p, c| dev::bench_hash(app, req).await),
     route!(Post "/dev/log/grow", Dev, |app, req, p, c| dev::log_grow(app, req).await),
     route!(Get "/dev/log/leaf", Dev, |app, req, p, c| dev::log_leaf(app, req).await),

@@ -34,18 +34,33 @@ struct WebhookView {
     description: String,
     active: bool,
     created_at: String,
+    /// The endpoint's own Ed25519 key (`whpk_…`) its `v1a,` signatures
+    /// verify with (issue 40): the key a receiver pins.
+    public_key: String,
+    /// During a rotation's overlap, the previous key, which signs beside
+    /// the current one until `previousPublicKeyExpiresAt`; null otherwise.
+    previous_public_key: Option<String>,
+    previous_public_key_expires_at: Option<String>,
 }
 
 impl WebhookView {
-    fn from_row(row: &WebhookRow) -> WebhookView {
-        WebhookView {
+    fn from_row(app: &App, row: &WebhookRow) -> ApiResult<WebhookView> {
+        let keys = endpoints::public_keys(app, row)?;
+        let (previous_public_key, previous_public_key_expires_at) = match keys.previous {
+            Some((key, until)) => (Some(key), Some(iso(until))),
+            None => (None, None),
+        };
+        Ok(WebhookView {
             id: row.id.clone(),
             url: row.url.clone(),
             events: row.event_names(),
             description: row.description.clone(),
             active: row.active != 0,
             created_at: iso(row.created_at),
-        }
+            public_key: keys.current,
+            previous_public_key,
+            previous_public_key_expires_at,
+        })
     }
 }
 
@@ -108,7 +123,7 @@ pub async fn create(app: &App, mut req: Request, session: Session) -> ApiResult<
     http::dashboard(
         201,
         &CreatedView {
-            view: WebhookView::from_row(&row),
+            view: WebhookView::from_row(app, &row)?,
             secret: secret_text,
         },
         Some("Webhook created: store the secret now, it is shown only once"),
@@ -156,7 +171,10 @@ fn parse_events(f: &mut Fields) -> Vec<String> {
 /// `GET /dashboard/webhooks`: never the secret.
 pub async fn list(app: &App, session: Session) -> ApiResult<Response> {
     let rows = endpoints::list(app, session.tenant_id()).await?;
-    let views: Vec<WebhookView> = rows.iter().map(WebhookView::from_row).collect();
+    let views = rows
+        .iter()
+        .map(|r| WebhookView::from_row(app, r))
+        .collect::<ApiResult<Vec<WebhookView>>>()?;
     http::dashboard(200, &views, None)
 }
 
@@ -166,7 +184,7 @@ pub async fn get(app: &App, session: Session, id: &WebhookId) -> ApiResult<Respo
     http::dashboard(
         200,
         &DetailView {
-            view: WebhookView::from_row(&row),
+            view: WebhookView::from_row(app, &row)?,
             last_triggered_at: row.last_triggered_at.map(iso),
         },
         None,
@@ -248,8 +266,9 @@ async fn test_event_type(req: &mut Request) -> ApiResult<String> {
 }
 
 /// `POST /dashboard/webhooks/:id/rotate-secret` with an optional body
-/// `{"overlapHours": 0..168}` (default 24): a new secret, shown once; the
-/// previous one keeps signing beside it (a second `v1,` signature in
+/// `{"overlapHours": 0..168}` (default 24): a new secret, shown once, and
+/// the endpoint's next signing key (`publicKey`); the previous ones keep
+/// signing beside them (a second `v1,` and a second `v1a,` signature in
 /// `webhook-signature`) until `previousSecretExpiresAt`.
 pub async fn rotate_secret(
     app: &App,
@@ -260,11 +279,15 @@ pub async fn rotate_secret(
     let overlap_ms = overlap_ms(&mut req).await?;
     endpoints::get(app, session.tenant_id(), id).await?;
     session.require_verified()?;
-    let (secret, until) =
-        endpoints::rotate_secret(app, session.tenant_id(), id, overlap_ms).await?;
+    let (secret, row) = endpoints::rotate_secret(app, session.tenant_id(), id, overlap_ms).await?;
+    let keys = endpoints::public_keys(app, &row)?;
+    let until = row.previous_secret_expires_at;
     let message = match until {
-        Some(_) => "Secret rotated: deliveries carry a v1 signature with each secret until previousSecretExpiresAt",
-        None => "Secret rotated: the previous secret no longer signs",
+        Some(_) => {
+            "Secret and key rotated: deliveries carry a v1 signature with each secret and a v1a \
+             signature with each key until previousSecretExpiresAt"
+        }
+        None => "Secret and key rotated: the previous secret and key no longer sign",
     };
     http::dashboard(
         200,
@@ -272,6 +295,8 @@ pub async fn rotate_secret(
             "id": id,
             "secret": secret,
             "previousSecretExpiresAt": until.map(iso),
+            "publicKey": keys.current,
+            "previousPublicKey": keys.previous.map(|(k, _)| k),
             "message": message,
         }),
         Some(message),
@@ -356,28 +381,30 @@ pub async fn deliveries(app: &App, session: Session, id: &WebhookId) -> ApiResul
     http::dashboard(200, &views, None)
 }
 
-/// `GET /api/v1/webhooks/keys` (public): every environment's webhook
-/// signing key, the public half receivers check `v1a,` signatures with, in
-/// the style of the log list (`GET /api/v1/logs`).
-pub async fn keys(app: &App, req: &Request) -> ApiResult<Response> {
-    let service = req.url()?.origin().ascii_serialization();
-    let keys = endpoints::signing_keys(app)?
-        .iter()
-        .map(|k| {
-            serde_json::json!({
-                "environment": k.env.as_str(),
-                "keyId": k.key_id(),
-                "algorithm": "ed25519",
-                "signatureVersion": "v1a",
-                "publicKey": k.public_key(),
-                "keysUrl": format!("{service}/api/v1/webhooks/keys"),
-            })
-        })
-        .collect::<Vec<_>>();
-    let resp = http::balance(200, &serde_json::json!({ "keys": keys }))?;
+/// `GET /api/v1/webhooks/keys` (public): lists no key (issue 40). It once
+/// listed each environment's key, which signed every tenant's deliveries,
+/// so a delivery forwarded from one tenant's receiver verified at
+/// another's. Each endpoint now has a key of its own, shown only to its
+/// tenant with the endpoint (`publicKey` in the `/dashboard/webhooks`
+/// answers); the route stays, empty, so a receiver that fetched it learns
+/// where its key is instead of failing on a 404.
+pub fn keys() -> ApiResult<Response> {
+    let resp = http::balance(
+        200,
+        &serde_json::json!({
+            "keys": [],
+            "message": KEYS_MOVED,
+        }),
+    )?;
     resp.headers().set("cache-control", "public, max-age=300")?;
     Ok(resp)
 }
+
+/// What `GET /api/v1/webhooks/keys` says instead of a key.
+pub const KEYS_MOVED: &str = "No shared webhook key: each webhook endpoint signs its v1a \
+     signatures with a key of its own. Pin your endpoint's publicKey, shown with it in the \
+     dashboard (GET /dashboard/webhooks/:id); a key pinned from this list no longer verifies \
+     any delivery.";
 
 // ------------------------------------------------------------------ event log
 

@@ -25,6 +25,10 @@ row! {
         /// The secret before the latest rotation, sealed, while it still
         /// signs (until `previous_secret_expires_at`).
         previous_secret_sealed: Option<String>, previous_secret_expires_at: Option<u64>,
+        /// The generation of the endpoint's signing key (issue 40: 1 at
+        /// creation, one more per rotation); the previous generation signs
+        /// beside it while the previous secret does.
+        key_generation: u64,
     }
 }
 macro_rules! select_deliveries {
@@ -50,11 +54,11 @@ const SELECT_BY_ID: &str = select_webhooks!("WHERE id = ?1");
 const SELECT_LIST: &str = select_webhooks!("WHERE tenant_id = ?1 ORDER BY created_at, id");
 const TOGGLE: &str =
     "UPDATE webhooks SET active = 1 - active, updated_at = ?3 WHERE id = ?1 AND tenant_id = ?2";
-/// A new secret; the current one keeps signing until `?5` (an overlap of
-/// 0 drops it at once: `?5` is then NULL).
+/// A new secret and the next signing key; the current ones keep signing
+/// until `?5` (an overlap of 0 drops them at once: `?5` is then NULL).
 const ROTATE: &str = "UPDATE webhooks SET previous_secret_sealed = CASE WHEN ?5 IS NULL THEN NULL \
-     ELSE secret_sealed END, previous_secret_expires_at = ?5, secret_sealed = ?3, updated_at = ?4 \
-     WHERE id = ?1 AND tenant_id = ?2";
+     ELSE secret_sealed END, previous_secret_expires_at = ?5, secret_sealed = ?3, updated_at = ?4, \
+     key_generation = key_generation + 1 WHERE id = ?1 AND tenant_id = ?2";
 const DELETE_WEBHOOK: &str = "DELETE FROM webhooks WHERE id = ?1 AND tenant_id = ?2";
 const CANCEL_OF_WEBHOOK: &str =
     "UPDATE webhook_deliveries SET status = 'canceled', completed_at = ?3, \
@@ -153,8 +157,9 @@ queries! {
     pub fn by_id(id: &WebhookId) -> Option<WebhookRow> = first(SELECT_BY_ID);
     /// A tenant's webhooks, oldest first.
     pub fn list(tenant_id: &TenantId) -> Vec<WebhookRow> = all(SELECT_LIST);
-    /// Seals in a new secret, keeping the current one as the previous
-    /// until `previous_until` (`None`: not at all); returns rows changed.
+    /// Seals in a new secret and moves to the next key generation, keeping
+    /// the current ones as the previous until `previous_until` (`None`: not
+    /// at all); returns rows changed.
     pub fn rotate(tenant_id: &TenantId, id: &WebhookId, sealed: &str, now_ms: u64, previous_until: Option<u64>) -> u64
         = run(ROTATE; id, tenant_id, sealed, now_ms, previous_until);
     /// Flips `active`; returns rows changed (0: no such webhook of this tenant).

@@ -20,9 +20,9 @@ use worker::{
 };
 
 use super::signing::{
-    signature_header, signed_content, standard_signatures, WebhookKey, HEADER_DELIVERY_ID,
-    HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_WEBHOOK_ID, HEADER_WEBHOOK_SIGNATURE,
-    HEADER_WEBHOOK_TIMESTAMP,
+    endpoint_key_root, signature_header, signed_content, standard_signatures, EndpointKey,
+    HEADER_DELIVERY_ID, HEADER_EVENT, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_WEBHOOK_ID,
+    HEADER_WEBHOOK_SIGNATURE, HEADER_WEBHOOK_TIMESTAMP,
 };
 use super::url_safety;
 use crate::app::App;
@@ -249,10 +249,11 @@ pub async fn attempt(app: &App, delivery_id: &DeliveryId, mode: Mode) -> ApiResu
         ));
     }
     let secrets = live_secrets(app, &webhook)?;
+    let keys = live_keys(app, &webhook)?;
 
     let started_at = crate::app::clock_ms();
     let body = body_of(&row, delivery_id, payload, started_at)?;
-    let signatures = sign(app, &secrets, &row, &body, started_at)?;
+    let signatures = sign(&secrets, &keys, &row, &body, started_at)?;
     let sent = post(app, url, &body, &signatures, &row, started_at).await;
     let duration_ms = crate::app::clock_ms().saturating_sub(started_at);
 
@@ -408,20 +409,43 @@ fn live_secrets(app: &App, webhook: &store::WebhookRow) -> ApiResult<Vec<String>
     Ok(secrets)
 }
 
+/// The webhook's signing keys that sign now (issue 40): its current
+/// generation, then the previous one while a rotation's overlap lasts
+/// (as long as the previous secret signs).
+///
+/// # Errors
+/// Internal error when the production log's seed is missing.
+pub fn live_keys(app: &App, row: &store::WebhookRow) -> ApiResult<Vec<EndpointKey>> {
+    let root = endpoint_key_root(app)?;
+    let id = row.id.as_str();
+    let mut keys = vec![EndpointKey::derive(&root, id, row.key_generation)?];
+    if let Some(previous) = previous_generation(app, row) {
+        keys.push(EndpointKey::derive(&root, id, previous)?);
+    }
+    Ok(keys)
+}
+
+/// The generation before the current one, while it still signs.
+fn previous_generation(app: &App, row: &store::WebhookRow) -> Option<u64> {
+    let until = row.previous_secret_expires_at?;
+    (row.key_generation > 1 && until > app.now_ms).then(|| row.key_generation - 1)
+}
+
 /// The signature headers' values of one attempt.
 struct Signatures {
     /// Legacy `X-Service-Signature`: the current secret only.
     legacy: String,
-    /// `webhook-signature`: `v1,` per live secret, then `v1a,`.
+    /// `webhook-signature`: `v1,` per live secret, then `v1a,` per live key.
     standard: String,
 }
 
 /// Signs the attempt's body: legacy with the current secret, Standard
-/// Webhooks over `{id}.{timestamp}.{body}` with every live secret and the
-/// delivery's environment's key (`test`, which has none: the sandbox's).
+/// Webhooks over `{id}.{timestamp}.{body}` with every live secret and every
+/// live key of the webhook (issue 40: its own, never one another endpoint
+/// shares).
 fn sign(
-    app: &App,
     secrets: &[String],
+    keys: &[EndpointKey],
     row: &store::DeliveryRow,
     body: &str,
     started_at: u64,
@@ -429,13 +453,11 @@ fn sign(
     let current = secrets
         .first()
         .ok_or_else(|| ApiError::internal("a webhook without a secret"))?;
-    let env = row.of.env.unwrap_or(Env::Sandbox);
-    let key = WebhookKey::load(app, env)?;
     let content = signed_content(row.of.id.as_str(), started_at / 1000, body.as_bytes());
     let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
     Ok(Signatures {
         legacy: signature_header(current, body.as_bytes())?,
-        standard: standard_signatures(&refs, &key, &content)?,
+        standard: standard_signatures(&refs, keys, &content)?,
     })
 }
 

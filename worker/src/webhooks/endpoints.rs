@@ -7,6 +7,7 @@ use bvs_core::types::Env;
 use worker::Url;
 
 use super::delivery::{self, Mode, Report};
+use super::signing::EndpointKey;
 use super::{dispatch, samples, EVENT_TEST};
 use crate::app::App;
 use crate::auth;
@@ -125,9 +126,9 @@ pub const ROTATION_OVERLAP_DEFAULT_MS: u64 = 24 * 60 * 60 * 1000;
 /// The longest overlap a rotation may ask for (a week: Stripe's longest).
 pub const ROTATION_OVERLAP_MAX_HOURS: u64 = 7 * 24;
 
-/// A new secret for the webhook (shown once, stored sealed); the current
-/// one keeps signing beside it for `overlap_ms` (0: stops at once).
-/// Returns the new secret and when the previous one stops signing.
+/// A new secret for the webhook (shown once, stored sealed) and its next
+/// signing key; the current ones keep signing beside them for `overlap_ms`
+/// (0: stop at once). Returns the new secret and the webhook as stored.
 ///
 /// # Errors
 /// 404 for an unknown id or another tenant's; D1 errors.
@@ -136,7 +137,7 @@ pub async fn rotate_secret(
     tenant_id: &TenantId,
     id: &WebhookId,
     overlap_ms: u64,
-) -> ApiResult<(String, Option<u64>)> {
+) -> ApiResult<(String, WebhookRow)> {
     let db = app.control_db()?;
     let secret_text = new_secret()?;
     let sealed = secret::seal(&super::secret_key(app)?, secret_text.as_bytes())?;
@@ -144,7 +145,10 @@ pub async fn rotate_secret(
     if store::rotate(&db, tenant_id, id, &sealed, app.now_ms, until).await? == 0 {
         return Err(not_found(id));
     }
-    Ok((secret_text, until))
+    let row = store::of_tenant(&db, tenant_id, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    Ok((secret_text, row))
 }
 
 /// `whsec_` + 32 base62 characters: they are base64 characters too, 24
@@ -157,15 +161,25 @@ fn new_secret() -> ApiResult<String> {
     ))
 }
 
-/// Every environment's webhook signing key (sandbox first).
+/// The public halves of a webhook's signing keys, as its answers show
+/// them: the current key, and the previous one with when it stops signing.
+pub struct PublicKeys {
+    pub current: String,
+    pub previous: Option<(String, u64)>,
+}
+
+/// The webhook's public keys (`whpk_…`).
 ///
 /// # Errors
-/// Internal error when an environment's log seed is missing.
-pub fn signing_keys(app: &App) -> ApiResult<Vec<super::signing::WebhookKey>> {
-    [Env::Sandbox, Env::Production]
-        .into_iter()
-        .map(|env| super::signing::WebhookKey::load(app, env))
-        .collect()
+/// Internal error when the production log's seed is missing.
+pub fn public_keys(app: &App, row: &WebhookRow) -> ApiResult<PublicKeys> {
+    let keys = delivery::live_keys(app, row)?;
+    let mut public = keys.iter().map(EndpointKey::public_key);
+    let current = public
+        .next()
+        .ok_or_else(|| ApiError::internal("a webhook without a key"))?;
+    let previous = public.next().zip(row.previous_secret_expires_at);
+    Ok(PublicKeys { current, previous })
 }
 
 /// Deletes a webhook and cancels its pending deliveries.

@@ -7,8 +7,10 @@
 //! `{id}.{timestamp}.{body}`: `v1,<base64 HMAC-SHA256>` keyed with the
 //! base64 decoding of the secret's part after `whsec_` (one per live
 //! secret: two during a rotation's overlap), and `v1a,<base64 Ed25519>`
-//! with the environment's webhook signing key, whose public half
-//! `GET /api/v1/webhooks/keys` publishes.
+//! with the endpoint's own signing key (issue 40), whose public half
+//! (`whpk_…`) the endpoint's dashboard answers show beside it (two during a
+//! rotation's overlap). No key signs for more than one endpoint, so a
+//! delivery taken from one receiver does not verify at another's.
 //!
 //! Legacy, kept for compatibility: `X-Service-Signature: sha256=<hex>`, the
 //! lowercase hex HMAC-SHA256 of the exact body bytes keyed with the whole
@@ -39,9 +41,10 @@ pub const HEADER_WEBHOOK_SIGNATURE: &str = "webhook-signature";
 pub const SECRET_PREFIX: &str = "whsec_";
 pub const PUBLIC_KEY_PREFIX: &str = "whpk_";
 
-/// What the environment's webhook signing key is derived from its log seed
-/// with: a label of its own, so the key signs nothing a log key signs.
-const WEBHOOK_KEY_LABEL: &[u8] = b"bvs/webhook-signing/v1";
+/// What every endpoint's signing key is derived from the production log's
+/// seed with: a label of its own, so the key signs nothing a log key
+/// signs (issue 40: one key per endpoint, no key shared by tenants).
+const ENDPOINT_KEY_LABEL: &[u8] = b"bvs/webhook-endpoint-key/v1";
 
 /// `sha256=<hex HMAC-SHA256(secret, body)>` (legacy).
 ///
@@ -76,28 +79,47 @@ pub fn v1_signature(secret_text: &str, content: &[u8]) -> ApiResult<Option<Strin
     Ok(Some(format!("v1,{}", BASE64.encode(tag))))
 }
 
-/// An environment's webhook signing key (Ed25519), derived from its log
-/// seed so a deployment needs no secret of its own for it.
-pub struct WebhookKey {
-    pub env: Env,
+/// The derivation key of every endpoint's signing key: HMAC-SHA256 of the
+/// production log's seed under `ENDPOINT_KEY_LABEL`. The log seed is the
+/// service's longest-lived secret (it is the log's identity and never
+/// rotates), so an endpoint's key stays the same without being stored.
+///
+/// # Errors
+/// Internal error when the production log's seed is missing.
+pub fn endpoint_key_root(app: &App) -> ApiResult<[u8; 32]> {
+    LogKey::load(
+        app,
+        LogId {
+            env: Env::Production,
+            shard: 0,
+        },
+    )?
+    .derive(ENDPOINT_KEY_LABEL)
+}
+
+/// One webhook endpoint's Ed25519 signing key of one generation (issue
+/// 40): derived from the endpoint's id and the generation, so each endpoint
+/// has a key of its own, an existing endpoint has one at once (generation
+/// 1, no backfill), and a rotation moves to the next generation.
+pub struct EndpointKey {
     key: SigningKey,
 }
 
-impl WebhookKey {
-    /// The key of `env`.
+impl EndpointKey {
+    /// The key of `webhook_id` at `generation`, under `root`
+    /// (`endpoint_key_root`): HMAC-SHA256(root, id ‖ 0x00 ‖ generation as
+    /// 8 bytes big-endian) is the Ed25519 seed.
     ///
     /// # Errors
-    /// Internal error when the environment's log seed is missing.
-    pub fn load(app: &App, env: Env) -> ApiResult<WebhookKey> {
-        let seed = LogKey::load(app, LogId { env, shard: 0 })?.derive(WEBHOOK_KEY_LABEL)?;
-        Ok(WebhookKey::from_seed(env, &seed))
-    }
-
-    fn from_seed(env: Env, seed: &[u8; 32]) -> WebhookKey {
-        WebhookKey {
-            env,
-            key: SigningKey::from_bytes(seed),
-        }
+    /// Internal error if the HMAC cannot be keyed (never for a byte key).
+    pub fn derive(root: &[u8; 32], webhook_id: &str, generation: u64) -> ApiResult<EndpointKey> {
+        let seed = secret::hmac_sha256(
+            root,
+            &[webhook_id.as_bytes(), &[0u8], &generation.to_be_bytes()],
+        )?;
+        Ok(EndpointKey {
+            key: SigningKey::from_bytes(&seed),
+        })
     }
 
     /// `whpk_<base64 of the 32-byte Ed25519 public key>`.
@@ -108,37 +130,30 @@ impl WebhookKey {
         )
     }
 
-    /// A short id of the key: the first 8 bytes of the SHA-256 of its
-    /// public key, hex.
-    pub fn key_id(&self) -> String {
-        let digest = bvs_core::hash::Hash32::digest(self.key.verifying_key().as_bytes());
-        digest.to_hex()[..16].to_string()
-    }
-
     /// `v1a,<base64 Ed25519 signature of content>`.
     pub fn v1a_signature(&self, content: &[u8]) -> String {
         format!("v1a,{}", BASE64.encode(self.key.sign(content).to_bytes()))
     }
 }
 
-/// The `webhook-signature` value: a `v1,` signature per secret (the current
-/// one first, then the previous one during a rotation's overlap), then the
-/// `v1a,` signature.
+/// The `webhook-signature` value: a `v1,` signature per secret, then a
+/// `v1a,` signature per endpoint key (each list the current one first, then
+/// the previous one during a rotation's overlap).
 ///
 /// # Errors
 /// Internal error if an HMAC cannot be keyed.
 pub fn standard_signatures(
     secrets: &[&str],
-    key: &WebhookKey,
+    keys: &[EndpointKey],
     content: &[u8],
 ) -> ApiResult<String> {
-    let mut parts = Vec::with_capacity(secrets.len() + 1);
+    let mut parts = Vec::with_capacity(secrets.len() + keys.len());
     for s in secrets {
         if let Some(sig) = v1_signature(s, content)? {
             parts.push(sig);
         }
     }
-    parts.push(key.v1a_signature(content));
+    parts.extend(keys.iter().map(|k| k.v1a_signature(content)));
     Ok(parts.join(" "))
 }
 
@@ -177,27 +192,81 @@ mod tests {
         assert_eq!(v1_signature("whsec_not base64!", b"x").unwrap(), None);
     }
 
+    fn verifying(public: &str) -> VerifyingKey {
+        let public = BASE64
+            .decode(public.strip_prefix(PUBLIC_KEY_PREFIX).unwrap())
+            .unwrap();
+        VerifyingKey::from_bytes(&public.try_into().unwrap()).unwrap()
+    }
+
+    fn v1a(part: &str) -> Signature {
+        let sig = BASE64.decode(part.strip_prefix("v1a,").unwrap()).unwrap();
+        Signature::from_bytes(&sig.try_into().unwrap())
+    }
+
     #[test]
-    fn v1a_verifies_with_the_published_key_and_not_after_a_change() {
-        let key = WebhookKey::from_seed(Env::Sandbox, &[7u8; 32]);
+    fn v1a_verifies_with_the_endpoints_key_and_not_after_a_change() {
+        let key = EndpointKey::derive(&[7u8; 32], "wh_a", 1).unwrap();
         let content = signed_content("dlv_1", 1_700_000_000, b"{\"a\":1}");
-        let header =
-            standard_signatures(&["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], &key, &content)
-                .unwrap();
+        let header = standard_signatures(
+            &["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+            std::slice::from_ref(&key),
+            &content,
+        )
+        .unwrap();
         let parts: Vec<&str> = header.split(' ').collect();
         assert_eq!(parts.len(), 2);
         assert!(parts[0].starts_with("v1,"));
-        let public = BASE64
-            .decode(key.public_key().strip_prefix(PUBLIC_KEY_PREFIX).unwrap())
-            .unwrap();
-        let public = VerifyingKey::from_bytes(&public.try_into().unwrap()).unwrap();
-        let sig = BASE64
-            .decode(parts[1].strip_prefix("v1a,").unwrap())
-            .unwrap();
-        let sig = Signature::from_bytes(&sig.try_into().unwrap());
-        assert!(public.verify(&content, &sig).is_ok());
+        let public = verifying(&key.public_key());
+        assert!(public.verify(&content, &v1a(parts[1])).is_ok());
         let tampered = signed_content("dlv_1", 1_700_000_000, b"{\"a\":2}");
-        assert!(public.verify(&tampered, &sig).is_err());
-        assert_eq!(key.key_id().len(), 16);
+        assert!(public.verify(&tampered, &v1a(parts[1])).is_err());
+    }
+
+    #[test]
+    fn every_endpoint_and_generation_has_a_key_of_its_own() {
+        let root = [7u8; 32];
+        let a1 = EndpointKey::derive(&root, "wh_a", 1).unwrap();
+        let public = |id: &str, generation: u64| {
+            EndpointKey::derive(&root, id, generation)
+                .unwrap()
+                .public_key()
+        };
+        // Stable: the same id and generation give the same key.
+        assert_eq!(a1.public_key(), public("wh_a", 1));
+        assert_ne!(a1.public_key(), public("wh_b", 1));
+        assert_ne!(a1.public_key(), public("wh_a", 2));
+        // No id/generation pair runs into another (the 0x00 separator).
+        assert_ne!(public("wh_a", 1), public("wh_a\u{0}", 1));
+        // Another root, another key.
+        assert_ne!(
+            a1.public_key(),
+            EndpointKey::derive(&[8u8; 32], "wh_a", 1)
+                .unwrap()
+                .public_key()
+        );
+        // A's key does not verify B's signature.
+        let b = EndpointKey::derive(&root, "wh_b", 1).unwrap();
+        let content = signed_content("dlv_1", 1_700_000_000, b"{}");
+        let sig = v1a(&b.v1a_signature(&content));
+        assert!(verifying(&a1.public_key()).verify(&content, &sig).is_err());
+        assert!(verifying(&b.public_key()).verify(&content, &sig).is_ok());
+    }
+
+    #[test]
+    fn during_an_overlap_both_keys_sign() {
+        let keys = [
+            EndpointKey::derive(&[7u8; 32], "wh_a", 2).unwrap(),
+            EndpointKey::derive(&[7u8; 32], "wh_a", 1).unwrap(),
+        ];
+        let content = signed_content("dlv_1", 1_700_000_000, b"{}");
+        let header = standard_signatures(&[], &keys, &content).unwrap();
+        let parts: Vec<&str> = header.split(' ').collect();
+        assert_eq!(parts.len(), 2);
+        for (part, key) in parts.iter().zip(&keys) {
+            assert!(verifying(&key.public_key())
+                .verify(&content, &v1a(part))
+                .is_ok());
+        }
     }
 }

@@ -414,8 +414,14 @@ class _Webhooks(_Resource):
     verify = staticmethod(_webhooks.verify)
 
     def keys(self) -> Any:
-        """Every environment's ``whpk_`` key (GET /api/v1/webhooks/keys), as ``{"keys": [...]}``."""
+        """Deprecated, always ``{"keys": [], ...}`` (issue 40): each webhook signs
+        ``v1a,`` with a key of its own; pin its ``publicKey`` from ``get(webhook_id)``."""
         return self._c._send(_Spec("GET", "api/v1/webhooks/keys"))
+
+    def get(self, webhook_id: str) -> Any:
+        """A webhook with its own ``publicKey``, the key its ``v1a,`` signatures
+        verify with (needs dashboard_token)."""
+        return self._c._send(_Spec("GET", f"dashboard/webhooks/{_seg(webhook_id)}"))
 
     def deliveries(self, webhook_id: str) -> Iterator[dict[str, Any]]:
         """A webhook's latest deliveries with their attempts (needs dashboard_token):

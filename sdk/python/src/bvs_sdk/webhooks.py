@@ -2,8 +2,9 @@
 
 Signed content ``{webhook-id}.{webhook-timestamp}.{body}``; ``v1,`` is
 HMAC-SHA256 keyed with the base64 decoding of the secret after ``whsec_``
-(checked with the standard library), ``v1a,`` Ed25519 with a ``whpk_`` key
-from ``GET /api/v1/webhooks/keys`` (checked by the service's verifier
+(checked with the standard library), ``v1a,`` Ed25519 with the endpoint's
+own ``whpk_`` key, its ``publicKey`` in the dashboard answers (issue 40;
+checked by the service's verifier
 module: Python's standard library has no Ed25519). A delivery passes when
 one of its signatures verifies with one of the given secrets or keys and
 its timestamp is within the tolerance (300 s by default).
