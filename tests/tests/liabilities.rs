@@ -113,6 +113,42 @@ fn verify_file(path: &Path, key: &str, balance: Option<&str>) -> (bool, String) 
     }
 }
 
+/// A statement covers the months from the tenant's first delta's to the
+/// last closed one (issue 40): a key cannot store a statement row and
+/// queue a job for every month back to `0000-01`.
+#[test]
+fn a_period_before_the_first_delta_is_refused_and_nothing_is_stored() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let period = Period::containing(i64::try_from(now_ms()).unwrap());
+    let earlier = Period::containing(period.start_ms() - 1).to_string();
+    let refused = |p: &str, why: &str| {
+        let r = post_statement(&k, &json!({"environment": "sandbox", "period": p}));
+        assert_eq!(r.status, 400, "{why}: {}", r.text);
+        assert_eq!(r.body["code"], "validation_failed", "{why}: {}", r.text);
+        assert_eq!(r.body["field"], "period", "{why}: {}", r.text);
+        let listed = k.get(&format!("/api/v1/liabilities?period={p}"));
+        assert_eq!(listed.status, 200, "{}", listed.text);
+        assert_eq!(listed.body["data"]["statements"], json!([]), "{why}: {}", listed.text);
+    };
+    // No delta yet: no month has anything to state.
+    refused(&earlier, "no delta yet");
+    refused("0001-01", "no delta yet");
+
+    let r = k.batch(&[json!({"customerId": "liab-first", "delta": 5, "reason": "first"})]);
+    assert_eq!(r.status, 202, "{}", r.text);
+    k.wait_anchored(r.body["data"]["results"][0]["anchorId"].as_str().unwrap());
+
+    // The first delta is this month's: every earlier month is refused,
+    // however far back; this month is still only not closed yet.
+    refused(&earlier, "before the first delta");
+    refused("0001-01", "before the first delta");
+    let open = post_statement(&k, &json!({"environment": "sandbox", "period": period.to_string()}));
+    assert_eq!(open.status, 409, "{}", open.text);
+    assert_eq!(open.body["code"], "period_not_closed", "{}", open.text);
+}
+
 #[test]
 fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     let api = api();

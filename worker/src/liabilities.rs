@@ -124,11 +124,45 @@ pub fn is_closed(period: Period, now_ms: u64) -> bool {
     i64::try_from(now_ms).is_ok_and(|now| period.end_ms() <= now)
 }
 
+/// A statement covers a month from the one of the tenant's first
+/// verified delta on (to the last closed one, [`is_closed`]): an earlier
+/// month has no ledger to state, and refusing it keeps a key from storing
+/// a row and queueing a job for every month back to `0000-01` (issue 40).
+///
+/// # Errors
+/// 400 naming `period` when it is before the first delta's month, or the
+/// tenant has no verified delta yet; D1 errors.
+async fn check_after_first_delta(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    period: Period,
+) -> ApiResult<()> {
+    let first = crate::store::ledgers::first_tenant_window(db, tenant_id).await?;
+    let Some(first) = first else {
+        return Err(ApiError::field(
+            "period",
+            "the environment has no verified delta yet; a statement covers the months from its first delta's to the last closed one",
+        ));
+    };
+    let first_period = Period::parse(&first.window)
+        .map_err(|e| ApiError::internal(format!("stored window: {e}")))?;
+    if period < first_period {
+        return Err(ApiError::field(
+            "period",
+            format!(
+                "must be {first_period} or later: the month of the environment's first verified delta (a statement covers the months from it to the last closed one)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Starts a statement of `period` for the tenant (or returns the one
 /// being built): `(row, created)`.
 ///
 /// # Errors
-/// 409 when the period is not closed or has too many statements; D1 errors.
+/// 409 when the period is not closed or has too many statements; 400
+/// when it is before the tenant's first delta's month; D1 errors.
 pub async fn request(
     app: &App,
     tenant_id: &TenantId,
@@ -145,6 +179,7 @@ pub async fn request(
         ));
     }
     let db = db(app, log)?;
+    check_after_first_delta(&db, tenant_id, period).await?;
     let period_text = period.to_string();
     if let Some(live) = store_l::latest_live(&db, tenant_id, &period_text).await? {
         if matches!(

@@ -1170,7 +1170,7 @@ export interface paths {
         put?: never;
         /**
          * Start a liabilities statement for a closed period
-         * @description 202 with the statement being built (a new one, or the one already being built for the period). The period must be over (409 `period_not_closed`); `environment` must be the API key's. Built by a resumable job; a new statement of a period whose last one is published supersedes it (both stay in the log).
+         * @description 202 with the statement being built (a new one, or the one already being built for the period). The period must be over (409 `period_not_closed`) and not before the month of the environment's first verified delta (400 naming `period`); `environment` must be the API key's. Built by a resumable job; a new statement of a period whose last one is published supersedes it (both stay in the log).
          */
         post: operations["createLiabilitiesStatement"];
         delete?: never;

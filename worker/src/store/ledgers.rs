@@ -99,6 +99,10 @@ const SELECT_WINDOWS_AFTER: &str = select_windows!(
 const SELECT_WINDOW: &str =
     select_windows!("WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3");
 const SELECT_TENANT_WINDOW: &str = select_tenant_windows!("WHERE tenant_id = ?1 AND window = ?2");
+/// The tenant's first month with a verified delta, read off the primary
+/// key (`tenant_windows` is written by the sequencer and never purged).
+const SELECT_FIRST_TENANT_WINDOW: &str =
+    "SELECT window FROM tenant_windows WHERE tenant_id = ?1 ORDER BY window ASC LIMIT 1";
 /// The tenant windows of window `?2` of the tenants `?1`.
 const SELECT_TENANT_WINDOW_SET: &str =
     select_tenant_windows!("WHERE window = ?2 AND tenant_id IN (SELECT value FROM json_each(?1))");
@@ -226,7 +230,16 @@ pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -
     Ok(out)
 }
 
+/// The month of a tenant's first verified delta (`YYYY-MM`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct FirstWindow {
+    pub window: String,
+}
+
 queries! {
+    /// The tenant's first month with a verified delta, if any.
+    pub fn first_tenant_window(tenant_id: &TenantId) -> Option<FirstWindow>
+        = first(SELECT_FIRST_TENANT_WINDOW);
     /// The window row of one period of a ledger.
     pub fn window(tenant_id: &TenantId, customer_id: &CustomerId, period: &str) -> Option<WindowRow>
         = first(SELECT_WINDOW);
