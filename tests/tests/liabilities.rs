@@ -130,7 +130,12 @@ fn a_period_before_the_first_delta_is_refused_and_nothing_is_stored() {
         assert_eq!(r.body["field"], "period", "{why}: {}", r.text);
         let listed = k.get(&format!("/api/v1/liabilities?period={p}"));
         assert_eq!(listed.status, 200, "{}", listed.text);
-        assert_eq!(listed.body["data"]["statements"], json!([]), "{why}: {}", listed.text);
+        assert_eq!(
+            listed.body["data"]["statements"],
+            json!([]),
+            "{why}: {}",
+            listed.text
+        );
     };
     // No delta yet: no month has anything to state.
     refused(&earlier, "no delta yet");
@@ -144,7 +149,10 @@ fn a_period_before_the_first_delta_is_refused_and_nothing_is_stored() {
     // however far back; this month is still only not closed yet.
     refused(&earlier, "before the first delta");
     refused("0001-01", "before the first delta");
-    let open = post_statement(&k, &json!({"environment": "sandbox", "period": period.to_string()}));
+    let open = post_statement(
+        &k,
+        &json!({"environment": "sandbox", "period": period.to_string()}),
+    );
     assert_eq!(open.status, 409, "{}", open.text);
     assert_eq!(open.body["code"], "period_not_closed", "{}", open.text);
 }
