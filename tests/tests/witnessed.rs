@@ -243,3 +243,95 @@ fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
     drop(server);
     drop(w);
 }
+
+/// A witness that answers every request with `200` and a body that never
+/// ends: 4 KiB chunks, one every 50 ms, for as long as the connection
+/// stays open. Its URL.
+fn endless_witness() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut request = [0u8; 65_536];
+                let _ = conn.read(&mut request);
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\n\
+                            transfer-encoding: chunked\r\n\r\n";
+                if conn.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                let chunk = format!("1000\r\n{}\r\n", "\u{2014} ".repeat(1024));
+                while conn.write_all(chunk.as_bytes()).is_ok() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn an_oversized_witness_answer_is_refused_unread() {
+    // w3 of the policy answers an endless body: the service reads at most
+    // ANSWER_BYTES_MAX (16 KiB) of it, refuses it (misbehaved) and
+    // publishes the head with w1 and w2's quorum promptly: well within
+    // the submission timeout (5 s) it would wait if it read on.
+    let dir = fresh_state_dir("witnessed-oversized");
+    let mut w = Witnesses::start(&dir, 3, 2);
+    w.stop(3);
+    let hostile = endless_witness();
+    let policy_text = w.policy().replace(&w.url(3), &hostile);
+    assert_ne!(policy_text, w.policy());
+    let vars: Vec<(&str, &str)> = bvs_tests::witness::POLICY_VARS
+        .iter()
+        .map(|v| (*v, policy_text.as_str()))
+        .collect();
+    let server = Wrangler::start_with_vars(&dir, &vars);
+    let api = Api::new(server.base_url.clone());
+    let entry = api.log_entry("sandbox");
+    let key = entry["verifierKey"].as_str().unwrap().to_string();
+    let policy = Policy::parse(entry["witnessPolicyText"].as_str().unwrap()).unwrap();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+
+    let started = std::time::Instant::now();
+    let a = k.emit_anchored(&Delta::new("cus_big", 10, "first"));
+    let size_a = k.wait_anchored(a["anchorId"].as_str().unwrap())["treeSize"]
+        .as_u64()
+        .unwrap_or(1);
+    let (size, _, words) = eventually(WAIT, "a witnessed head (w3 endless)", || {
+        let p = published(&api, &key, &policy);
+        (p.1 && p.0 >= size_a).then_some(p)
+    });
+    let took = started.elapsed();
+    eprintln!("witnessed size {size} in {took:?}: {words}");
+    assert!(
+        took < Duration::from_secs(5),
+        "the head waited {took:?} for the endless witness"
+    );
+    let s = status(&api);
+    let w3 = s["witnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "w3")
+        .cloned()
+        .unwrap();
+    assert_eq!(w3["status"], "misbehaved", "{s}");
+    let error = w3["lastError"].as_str().unwrap();
+    assert!(error.contains("more than 16384 bytes"), "{s}");
+    for name in ["w1", "w2"] {
+        let wi = s["witnesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .cloned()
+            .unwrap();
+        assert_eq!(wi["status"], "cosigned", "{s}");
+    }
+    drop(server);
+    drop(w);
+}

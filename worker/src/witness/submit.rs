@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use bvs_core::merkle::TreeSize;
 use bvs_core::policy::PolicyWitness;
-use bvs_core::witness::AddCheckpointAnswer;
+use bvs_core::witness::{AddCheckpointAnswer, ANSWER_BYTES_MAX};
 use futures_util::future::{select, Either};
+use futures_util::StreamExt;
 use worker::{
     AbortController, D1Database, Delay, Fetch, Headers, Method, Request, RequestInit,
-    RequestRedirect,
+    RequestRedirect, Response, ResponseBody,
 };
 
 use crate::store::log::HeadRow;
@@ -177,11 +178,11 @@ pub async fn post_checkpoint(
         let status = response.status_code();
         let content_type = response.headers().get("content-type")?;
         let retry_after = response.headers().get("retry-after")?;
-        let text = response.text().await?;
-        Ok::<_, worker::Error>((status, content_type, retry_after, text))
+        let body = read_bounded(&mut response, ANSWER_BYTES_MAX).await?;
+        Ok::<_, worker::Error>((status, content_type, retry_after, body))
     };
     let timeout = Delay::from(Duration::from_millis(SUBMIT_TIMEOUT_MS));
-    let (status, content_type, retry_after, text) =
+    let (status, content_type, retry_after, body) =
         match select(Box::pin(exchange), Box::pin(timeout)).await {
             Either::Left((Ok(answer), _)) => answer,
             Either::Left((Err(e), _)) => return Err(format!("{UNREACHABLE}network error: {e}")),
@@ -192,6 +193,14 @@ pub async fn post_checkpoint(
                 ));
             }
         };
+    let Some(body) = body else {
+        // Refused unread: the rest of the body is not waited for.
+        controller.abort();
+        return Err(format!(
+            "answer not kept: a body of more than {ANSWER_BYTES_MAX} bytes"
+        ));
+    };
+    let text = String::from_utf8(body).map_err(|_| "answer not kept: not UTF-8".to_string())?;
     bvs_core::witness::read_add_checkpoint_answer(
         status,
         content_type.as_deref(),
@@ -201,6 +210,26 @@ pub async fn post_checkpoint(
         &w.key,
     )
     .map_err(|e| format!("answer not kept: {e}"))
+}
+
+/// `response`'s body as it streams in, or `None` as soon as it passes
+/// `max` bytes (the rest is never read: a hostile witness's endless or huge
+/// answer costs at most `max` bytes and no waiting for its end).
+async fn read_bounded(response: &mut Response, max: usize) -> worker::Result<Option<Vec<u8>>> {
+    if !matches!(response.body(), ResponseBody::Stream(_)) {
+        let bytes = response.bytes().await?;
+        return Ok((bytes.len() <= max).then_some(bytes));
+    }
+    let mut stream = response.stream()?;
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk?;
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 #[cfg(test)]
