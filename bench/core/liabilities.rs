@@ -20,10 +20,10 @@
 //! hash, the Ed25519 signature of the log head and the log inclusion).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bvs_core::liabilities::proof::verify_proof;
+use bvs_core::liabilities::proof::{verify_proof, Checker};
 use bvs_core::liabilities::statement::StatementBuilder;
 use bvs_core::liabilities::{leaf, sample, verify_path, NodeAddr, Seed, SumNode, TreeKind};
-use bvs_core::types::{Env, Period};
+use bvs_core::types::{CustomerId, Env, Period};
 use bvs_core::{Amount, Hash32};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -267,7 +267,14 @@ fn main() {
             limit_t.push(t.elapsed() / 200);
             let t = Instant::now();
             for c in picks.iter().take(20) {
-                assert!(verify_proof(&c.document, Some(&s.public_key), None).ok);
+                let me = CustomerId::parse(&c.customer_id).unwrap();
+                let r = verify_proof(
+                    &c.document,
+                    Checker::Customer(&me),
+                    Some(&s.public_key),
+                    None,
+                );
+                assert!(r.ok);
             }
             doc_t.push(t.elapsed() / 20);
         }

@@ -17,7 +17,8 @@ Usage:
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
   bvs-verify monitor <head.txt> [<proof>] --key <verifierKey> --state <heads.json> [--json]
   bvs-verify statement <statement.txt> --key <counterpartyKey> [--root <merkleRoot>] [--json]
-  bvs-verify liabilities <proof.json> --key <verifierKey> [--balance <amount>] [--json]
+  bvs-verify liabilities <proof.json> --customer <customerId> --key <verifierKey> [--balance <amount>] [--json]
+  bvs-verify liabilities <proof.json> --ledger <ledgerId> --key <verifierKey> [--balance <amount>] [--json]
   bvs-verify export-proofs <receipt.json> --out <dir> --key <verifierKey> [--policy <file>]
   bvs-verify proof <file.tlog-proof>... --key <verifierKey> [--policy <file>] [--item <itemHash>] [--json]
 
@@ -58,7 +59,11 @@ Usage:
                (alias: cosigned)
   liabilities  a customer's proof that its balance is counted in a vendor's
                liabilities statement (docs/liabilities.md): the statement's
-               hash, the statement in the signed log, the ledger id, the
+               hash, the statement in the signed log, that the proof is for
+               your own ledger (--customer: your customerId, from which and
+               the statement's tenantId the ledger id is recomputed; or
+               --ledger: your ledger id; one of them is required, so another
+               customer's proof fails customer.ledgerId), the
                leaf amount (the balance, or 0 with the absolute value in the
                receivables tree for a negative balance) and each sum-tree
                path to the statement's root, total and leaf count; --balance
@@ -82,6 +87,8 @@ Usage:
           names, reported as VERIFIED WITH AN UNPINNED KEY.
   --balance
           liabilities: the balance you expect the proof to be for.
+  --customer, --ledger
+          liabilities: who is checking (above).
   --liabilities
           receipt: a liabilities proof (docs/liabilities.md) to tie to the
           receipt: it must pass, and be for the receipt's customer, period
@@ -125,6 +132,8 @@ pub struct Args {
     pub key: Option<String>,
     pub root: Option<String>,
     pub balance: Option<String>,
+    pub customer: Option<String>,
+    pub ledger: Option<String>,
     pub liabilities: Option<String>,
     pub state: Option<String>,
     pub policy: Option<String>,
@@ -145,6 +154,8 @@ pub fn parse_args(raw: &[String]) -> Result<Args, String> {
         key: None,
         root: None,
         balance: None,
+        customer: None,
+        ledger: None,
         liabilities: None,
         state: None,
         policy: None,
@@ -166,6 +177,10 @@ pub fn parse_args(raw: &[String]) -> Result<Args, String> {
             "--key" => args.key = Some(it.next().ok_or("--key needs a value")?.clone()),
             "--root" => args.root = Some(it.next().ok_or("--root needs a value")?.clone()),
             "--state" => args.state = Some(it.next().ok_or("--state needs a value")?.clone()),
+            "--customer" => {
+                args.customer = Some(it.next().ok_or("--customer needs a value")?.clone());
+            }
+            "--ledger" => args.ledger = Some(it.next().ok_or("--ledger needs a value")?.clone()),
             "--balance" => args.balance = Some(it.next().ok_or("--balance needs a value")?.clone()),
             "--liabilities" => {
                 args.liabilities = Some(it.next().ok_or("--liabilities needs a value")?.clone());

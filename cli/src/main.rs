@@ -64,20 +64,44 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
                 root.as_ref(),
             ))
         }
-        "liabilities" => {
-            let [text] = files::<1>(args)?;
-            let balance = args
-                .balance
-                .as_deref()
-                .map(|b| bvs_core::Amount::parse(b.trim()).map_err(|e| format!("--balance {e}")))
-                .transpose()?;
-            Ok(bvs_core::liabilities::proof::verify_proof_json(
-                &text, key, balance,
-            ))
-        }
+        "liabilities" => liabilities_report(args, key),
         "export-proofs" => export_proofs(args, key, policy.as_ref()),
         "proof" => proof_report(args, policy.as_ref()),
         other => Err(format!("unknown command {other:?}")),
+    }
+}
+
+/// `liabilities`: a customer's proof, checked for the customer named by
+/// `--customer` (or `--ledger`): one of them is required (issue 40).
+fn liabilities_report(args: &Args, key: Option<&str>) -> Result<VerificationReport, String> {
+    let [text] = files::<1>(args)?;
+    let balance = args
+        .balance
+        .as_deref()
+        .map(|b| bvs_core::Amount::parse(b.trim()).map_err(|e| format!("--balance {e}")))
+        .transpose()?;
+    use bvs_core::liabilities::proof::{verify_proof_json, Checker};
+    match (args.customer.as_deref(), args.ledger.as_deref()) {
+        (Some(c), None) => {
+            let c = bvs_core::types::CustomerId::parse(c.trim())
+                .map_err(|e| format!("--customer: {e}"))?;
+            Ok(verify_proof_json(
+                &text,
+                Checker::Customer(&c),
+                key,
+                balance,
+            ))
+        }
+        (None, Some(l)) => {
+            let l =
+                bvs_core::hash::Hash32::parse(l.trim()).map_err(|e| format!("--ledger: {e}"))?;
+            Ok(verify_proof_json(&text, Checker::Ledger(&l), key, balance))
+        }
+        _ => Err(
+            "liabilities needs who is checking: --customer <your customerId> or \
+             --ledger <your ledgerId> (one of them)"
+                .into(),
+        ),
     }
 }
 

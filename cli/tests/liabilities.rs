@@ -52,6 +52,8 @@ fn every_customers_proof_verifies_with_the_pinned_key_and_its_balance() {
         let o = bvs_verify(&[
             "liabilities",
             path.to_str().unwrap(),
+            "--customer",
+            &c.customer_id,
             "--key",
             &s.public_key,
             "--balance",
@@ -91,6 +93,8 @@ fn another_balance_a_tampered_sum_or_no_pinned_key_is_not_verified() {
     let o = bvs_verify(&[
         "liabilities",
         p,
+        "--customer",
+        "cust_a",
         "--key",
         &s.public_key,
         "--balance",
@@ -103,22 +107,90 @@ fn another_balance_a_tampered_sum_or_no_pinned_key_is_not_verified() {
     let mut tampered = a.document.clone();
     tampered.liabilities.path[0].sum = Amount::parse("1234520").unwrap();
     let bad = file("tampered", &tampered.to_json());
-    let o = bvs_verify(&["liabilities", bad.to_str().unwrap(), "--key", &s.public_key]);
+    let o = bvs_verify(&[
+        "liabilities",
+        bad.to_str().unwrap(),
+        "--customer",
+        "cust_a",
+        "--key",
+        &s.public_key,
+    ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("FAIL  liabilities.path"), "{out}");
 
-    let o = bvs_verify(&["liabilities", p]);
+    let o = bvs_verify(&["liabilities", p, "--customer", "cust_a"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("FAIL  log.publicKey"), "{out}");
-    let o = bvs_verify(&["liabilities", p, "--allow-unpinned", "--json"]);
+    let o = bvs_verify(&[
+        "liabilities",
+        p,
+        "--customer",
+        "cust_a",
+        "--allow-unpinned",
+        "--json",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["ok"], true);
 
-    let o = bvs_verify(&["liabilities", p, "--key", &s.public_key, "--balance", "x"]);
+    let o = bvs_verify(&[
+        "liabilities",
+        p,
+        "--customer",
+        "cust_a",
+        "--key",
+        &s.public_key,
+        "--balance",
+        "x",
+    ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Issue 40: who checks is required, and another customer's proof (here
+/// with its customerId taken out, as a vendor would hand it) fails for
+/// the customer checking it, by customerId or by ledger id.
+#[test]
+fn another_customers_proof_fails_and_who_checks_is_required() {
+    let s = statement();
+    let a = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id == "cust_a")
+        .unwrap();
+    let b = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id != "cust_a")
+        .unwrap();
+    let mut unnamed = a.document.clone();
+    unnamed.customer_id = None;
+    let path = file("unnamed", &unnamed.to_json());
+    let p = path.to_str().unwrap();
+    let run = |who: &[&str]| {
+        let mut args = vec!["liabilities", p, "--key", &s.public_key];
+        args.extend_from_slice(who);
+        let o = bvs_verify(&args);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (code, out) = run(&["--customer", &b.customer_id]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  customer.ledgerId"), "{out}");
+    let other_ledger = b.document.ledger_id.to_hex();
+    let (code, out) = run(&["--ledger", &other_ledger]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL  customer.ledgerId"), "{out}");
+    let (code, out) = run(&["--customer", "cust_a"]);
+    assert_eq!(code, Some(0), "{out}");
+    let own_ledger = a.document.ledger_id.to_hex();
+    let (code, out) = run(&["--ledger", &own_ledger]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, _) = run(&[]);
+    assert_eq!(code, Some(2));
 }
 
 /// A receipt skeleton for `customer`, `period` and `final_balance` (its own

@@ -8,12 +8,13 @@
 #![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bvs_core::liabilities::proof::verify_proof;
+use bvs_core::liabilities::proof::{verify_proof, Checker};
 use bvs_core::liabilities::sample::log_statement;
 use bvs_core::liabilities::{
     leaf_hash, ledger_id, node_hash, root_hash, LeafProof, LogEvidence, ProofDocument, Salt, Seed,
     Statement, SumNode, TreeKind, TreeSummary, AMOUNT_WHOLE_MAX, EMPTY_TOP,
 };
+use bvs_core::types::CustomerId;
 use bvs_core::types::{Env, Period};
 use bvs_core::{Amount, Hash32};
 use std::collections::{BTreeMap, BTreeSet};
@@ -196,7 +197,8 @@ fn check_everyone(
             Some(m) => document(&p, c, m, evil.leaves[m].sum, evil.path(m)),
             None => omitted(&p, c),
         };
-        let report = verify_proof(&doc, Some(&p.key), Some(c.balance));
+        let me = CustomerId::parse(&c.id).unwrap();
+        let report = verify_proof(&doc, Checker::Customer(&me), Some(&p.key), Some(c.balance));
         if report.ok {
             passed_owed = passed_owed.checked_add(c.balance).unwrap();
         } else {
@@ -273,7 +275,8 @@ fn changing_an_amount_fails_the_customer_whose_leaf_it_is() {
     let p = publish(&evil);
     let mut doc = document(&p, c, changed, less, evil.path(changed));
     doc.balance = less;
-    let r = verify_proof(&doc, Some(&p.key), Some(c.balance));
+    let me = CustomerId::parse(&c.id).unwrap();
+    let r = verify_proof(&doc, Checker::Customer(&me), Some(&p.key), Some(c.balance));
     assert_eq!(r.first_failure().unwrap().name, "balance");
 }
 

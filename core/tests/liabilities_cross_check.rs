@@ -7,8 +7,9 @@
 #![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bvs_core::liabilities::proof::verify_proof;
+use bvs_core::liabilities::proof::{verify_proof, Checker};
 use bvs_core::liabilities::{sample, LeafProof, ProofDocument};
+use bvs_core::types::CustomerId;
 use bvs_core::types::Period;
 use bvs_core::{Amount, Hash32};
 use serde_json::{json, Value};
@@ -161,7 +162,8 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Honest documents and tampered ones, each changed in one way.
-fn documents(cases: &[Case]) -> Vec<(String, ProofDocument)> {
+/// Each document with what was done to it and the customer who checks it.
+fn documents(cases: &[Case]) -> Vec<(String, String, ProofDocument)> {
     let mut out = Vec::new();
     let mut rng = Rng(77);
     for case in cases {
@@ -173,7 +175,7 @@ fn documents(cases: &[Case]) -> Vec<(String, ProofDocument)> {
         let some = rng.below(customers.len() as u64) as usize;
         for (k, c) in customers.iter().enumerate() {
             let d = &c.document;
-            out.push(("honest".into(), d.clone()));
+            out.push(("honest".into(), c.customer_id.clone(), d.clone()));
             if !(k == 0 || k + 1 == customers.len() || Some(k) == first_negative || k == some) {
                 continue;
             }
@@ -181,7 +183,11 @@ fn documents(cases: &[Case]) -> Vec<(String, ProofDocument)> {
             let mut add = |what: &str, f: &dyn Fn(&mut ProofDocument)| {
                 let mut t = d.clone();
                 f(&mut t);
-                out.push((format!("{what} ({})", c.customer_id), t));
+                out.push((
+                    format!("{what} ({})", c.customer_id),
+                    c.customer_id.clone(),
+                    t,
+                ));
             };
             if n > 0 {
                 let i = rng.below(n as u64) as usize;
@@ -244,13 +250,14 @@ fn both_implementations_judge_every_proof_the_same_way() {
     let cases = cases();
     let docs = documents(&cases);
     let key = &cases[0].sample.public_key;
-    let request = json!({"verify": docs.iter().map(|(_, d)| d.to_json()).collect::<Vec<_>>()});
+    let request = json!({"verify": docs.iter().map(|(_, _, d)| d.to_json()).collect::<Vec<_>>()});
     let answer = python(&request);
     let verdicts = answer["verify"].as_array().unwrap();
     assert_eq!(verdicts.len(), docs.len());
     let (mut honest, mut tampered) = (0, 0);
-    for ((what, doc), theirs) in docs.iter().zip(verdicts) {
-        let ours = verify_proof(doc, Some(key), None);
+    for ((what, checker, doc), theirs) in docs.iter().zip(verdicts) {
+        let checker = CustomerId::parse(checker).unwrap();
+        let ours = verify_proof(doc, Checker::Customer(&checker), Some(key), None);
         assert_eq!(
             theirs["ok"].as_bool().unwrap(),
             ours.ok,

@@ -5,10 +5,10 @@
 #![cfg(all(feature = "server", feature = "liabilities"))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bvs_core::liabilities::proof::verify_proof;
+use bvs_core::liabilities::proof::{verify_proof, Checker};
 use bvs_core::liabilities::sample;
 use bvs_core::liabilities::{empty_root, ProofDocument, TreeKind};
-use bvs_core::types::Period;
+use bvs_core::types::{CustomerId, Period};
 use bvs_core::Amount;
 use std::process::Command;
 
@@ -65,7 +65,13 @@ fn the_worked_example_is_what_core_builds_and_verifies() {
     let shown = &blocks(&text, "json")[0];
     let read = ProofDocument::from_json(&bvs_core::json::parse(shown).unwrap()).unwrap();
     assert_eq!(read, a.document);
-    let report = verify_proof(&read, Some(&s.public_key), Some(a.balance));
+    let me = CustomerId::parse("cust_a").unwrap();
+    let report = verify_proof(
+        &read,
+        Checker::Customer(&me),
+        Some(&s.public_key),
+        Some(a.balance),
+    );
     assert!(report.ok, "{}", report.to_json());
     assert_eq!(
         report.checks.last().unwrap().detail,

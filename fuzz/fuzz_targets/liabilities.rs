@@ -5,7 +5,8 @@
 #![no_main]
 
 use bvs_core::hash::Hash32;
-use bvs_core::liabilities::proof::verify_proof_json;
+use bvs_core::liabilities::proof::{verify_proof_json, Checker};
+use bvs_core::types::CustomerId;
 use bvs_core::liabilities::{leaf, verify_path, Salt, SumNode, SumTree, TreeKind};
 use bvs_core::Amount;
 use libfuzzer_sys::fuzz_target;
@@ -37,7 +38,9 @@ fn nodes(bytes: &[u8]) -> Vec<SumNode> {
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = verify_proof_json(text, None, Some(Amount::ZERO));
+        if let Ok(me) = CustomerId::parse("cust_fuzz") {
+            let _ = verify_proof_json(text, Checker::Customer(&me), None, Some(Amount::ZERO));
+        }
     }
     if data.len() < 17 + 48 {
         return;

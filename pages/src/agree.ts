@@ -330,7 +330,9 @@ async function showLiabilities(a: Agreement): Promise<void> {
   const wasm = await import(LIABILITIES_MODULE);
   await wasm.default();
   const key = pinnedKey(a.origin);
-  const report = JSON.parse(wasm.verifyLiabilities(text, key)) as {
+  // The proof must be for this customer's own ledger, the one its key is
+  // bound to (issue 40): another customer's leaf fails customer.ledgerId.
+  const report = JSON.parse(wasm.verifyLiabilitiesOfLedger(text, a.ledgerId, key)) as {
     ok: boolean; checks: { name: string; ok: boolean; detail: string }[];
   };
   const summary = report.checks.find((c) => c.name === "summary");

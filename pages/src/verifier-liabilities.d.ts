@@ -6,4 +6,8 @@
 // `{ok, checks: [{name, ok, detail}]}` as text; its `summary` check, when
 // everything passed, is the sentence the page shows.
 export default function init(): Promise<unknown>;
-export function verifyLiabilities(proofJson: string, trustedKey?: string, expectedBalance?: string): string;
+// Both take who is checking (issue 40): a proof passes only for its own
+// customer, by customerId or by ledger id (the agreement page's, the
+// ledger its key is bound to).
+export function verifyLiabilities(proofJson: string, customerId: string, trustedKey?: string, expectedBalance?: string): string;
+export function verifyLiabilitiesOfLedger(proofJson: string, ledgerId: string, trustedKey?: string, expectedBalance?: string): string;

@@ -105,11 +105,21 @@ fn cli(args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
-fn verify_file(path: &Path, key: &str, balance: Option<&str>) -> (bool, String) {
+/// `bvs-verify liabilities` as customer `who` checks a proof.
+fn verify_file(path: &Path, who: &str, key: &str, balance: Option<&str>) -> (bool, String) {
     let p = path.to_str().unwrap();
     match balance {
-        Some(b) => cli(&["liabilities", p, "--key", key, "--balance", b]),
-        None => cli(&["liabilities", p, "--key", key]),
+        Some(b) => cli(&[
+            "liabilities",
+            p,
+            "--customer",
+            who,
+            "--key",
+            key,
+            "--balance",
+            b,
+        ]),
+        None => cli(&["liabilities", p, "--customer", who, "--key", key]),
     }
 }
 
@@ -302,7 +312,8 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
             scope.spawn(move || {
                 for i in (lane..CUSTOMERS).step_by(4) {
                     let path = dir.join(format!("{}.json", customer(i)));
-                    let (ok, out) = verify_file(&path, key, Some(&balances[i].to_string()));
+                    let (ok, out) =
+                        verify_file(&path, &customer(i), key, Some(&balances[i].to_string()));
                     assert!(ok, "customer {i}: {out}");
                     assert!(out.contains("VERIFIED"), "customer {i}: {out}");
                 }
@@ -350,7 +361,7 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     let tampered = |name: &str, doc: String, balance: Option<&str>| {
         let path = dir.join(format!("tampered-{name}.json"));
         std::fs::write(&path, doc).unwrap();
-        let (ok, out) = verify_file(&path, &key, balance);
+        let (ok, out) = verify_file(&path, &customer(positive), &key, balance);
         assert!(!ok, "{name}: the tampered proof verified: {out}");
         out
     };
@@ -401,6 +412,26 @@ fn a_closed_months_statement_is_published_and_every_customers_proof_verifies() {
     );
     let out = tampered("swapped", swapped, Some(&b));
     assert!(out.contains("FAIL"), "{out}");
+    // Issue 40: another customer's proof with its customerId taken out (as
+    // a vendor that left this customer out of the total would hand it, and
+    // as the public route answers), of the same balance where one has it:
+    // it fails for the customer checking it, and passes for its own.
+    let other_i = (0..CUSTOMERS)
+        .find(|i| *i != positive && balances[*i] == balances[positive])
+        .unwrap_or((positive + 4) % CUSTOMERS);
+    let unnamed = docs[other_i].replacen(
+        &format!("\"customerId\":\"{}\"", customer(other_i)),
+        "\"customerId\":null",
+        1,
+    );
+    assert_ne!(unnamed, docs[other_i]);
+    let out = tampered("unnamed", unnamed.clone(), Some(&b));
+    assert!(out.contains("FAIL  customer.ledgerId"), "{out}");
+    let path = dir.join("unnamed-own.json");
+    std::fs::write(&path, &unnamed).unwrap();
+    let own_balance = balances[other_i].to_string();
+    let (ok, out) = verify_file(&path, &customer(other_i), &key, Some(&own_balance));
+    assert!(ok, "{out}");
 
     // A second statement of the period supersedes the first; the
     // customer's proof is then the second's.
@@ -452,11 +483,26 @@ fn customer_side(
 ) {
     let mine = api.get(&format!("/api/v1/agreement/liabilities-proof/{root}"));
     assert_eq!(mine.status, 200, "{}", mine.text);
+    // A bare root holder is not told the vendor's name for the customer
+    // (issue 40); the ledger and balance are the vendor's document's.
+    let customer_of = &mine.body["data"]["customer"];
+    assert!(customer_of["customerId"].is_null(), "{}", mine.text);
+    assert!(
+        !mine.text.contains(&customer(checkpointed)),
+        "{}",
+        mine.text
+    );
     // The same document (its log evidence is into the latest head).
     let vendors: Value = serde_json::from_str(vendors).unwrap();
     let same = |doc: &Value| {
-        for field in ["statementHash", "customer", "liabilities", "receivables"] {
+        for field in ["statementHash", "liabilities", "receivables"] {
             assert_eq!(doc[field], vendors[field], "{field}: {doc}");
+        }
+        for field in ["ledgerId", "balance"] {
+            assert_eq!(
+                doc["customer"][field], vendors["customer"][field],
+                "{field}: {doc}"
+            );
         }
     };
     same(&mine.body["data"]);

@@ -252,10 +252,13 @@ pub fn verify_consistency(
 
 /// A customer's liabilities proof (docs/liabilities.md): the statement's
 /// hash, the statement in the signed log (`trusted_key` pins the log's
-/// key), the ledger id, the leaf amounts and each sum-tree path to the
-/// statement's root, total and leaf count; `expected_balance` (decimal
-/// text, e.g. the receipt's `finalBalance`) pins the balance. The report's
-/// last check, `summary`, is the sentence a page shows once all passed.
+/// key), that the proof is for `customer_id`'s own ledger (recomputed
+/// from it and the statement's tenantId: another customer's proof, or one
+/// that names none but is for another ledger, fails `customer.ledgerId`),
+/// the leaf amounts and each sum-tree path to the statement's root, total
+/// and leaf count; `expected_balance` (decimal text, e.g. the receipt's
+/// `finalBalance`) pins the balance. The report's last check, `summary`,
+/// is the sentence a page shows once all passed.
 ///
 /// Only in the separate module built with the `liabilities` feature
 /// (`scripts/build-verifier.sh --liabilities`, into
@@ -265,18 +268,61 @@ pub fn verify_consistency(
 #[wasm_bindgen(js_name = verifyLiabilities)]
 pub fn verify_liabilities(
     proof_json: &str,
+    customer_id: &str,
     trusted_key: Option<String>,
     expected_balance: Option<String>,
 ) -> String {
-    let balance = match expected_balance.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(text) => match bvs_core::Amount::parse(text) {
-            Ok(a) => Some(a),
-            Err(e) => return failed("balance", format!("expectedBalance {e}")),
-        },
+    let customer = match bvs_core::types::CustomerId::parse(customer_id.trim()) {
+        Ok(c) => c,
+        Err(e) => return failed("customer.ledgerId", format!("your {e}")),
+    };
+    let balance = match expected(expected_balance) {
+        Ok(b) => b,
+        Err(e) => return e,
     };
     json(&bvs_core::liabilities::proof::verify_proof_json(
         proof_json,
+        bvs_core::liabilities::proof::Checker::Customer(&customer),
+        trusted_key.as_deref(),
+        balance,
+    ))
+}
+
+/// The expected balance as decimal text (none when absent or blank), or
+/// the failed report that names it.
+#[cfg(feature = "liabilities")]
+fn expected(text: Option<String>) -> Result<Option<bvs_core::Amount>, String> {
+    match text.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => bvs_core::Amount::parse(text)
+            .map(Some)
+            .map_err(|e| failed("balance", format!("expectedBalance {e}"))),
+    }
+}
+
+/// [`verify_liabilities`] for a customer that knows its ledger id rather
+/// than the vendor's name for it (the agreement page: its co-signing key
+/// is bound to that ledger): the proof must be for `ledger_id` (64 hex
+/// characters); `expected_balance` as there.
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen(js_name = verifyLiabilitiesOfLedger)]
+pub fn verify_liabilities_of_ledger(
+    proof_json: &str,
+    ledger_id: &str,
+    trusted_key: Option<String>,
+    expected_balance: Option<String>,
+) -> String {
+    let ledger = match bvs_core::hash::Hash32::parse(ledger_id.trim()) {
+        Ok(h) => h,
+        Err(e) => return failed("customer.ledgerId", format!("your ledgerId {e}")),
+    };
+    let balance = match expected(expected_balance) {
+        Ok(b) => b,
+        Err(e) => return e,
+    };
+    json(&bvs_core::liabilities::proof::verify_proof_json(
+        proof_json,
+        bvs_core::liabilities::proof::Checker::Ledger(&ledger),
         trusted_key.as_deref(),
         balance,
     ))

@@ -349,6 +349,7 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
         let text = c.document.to_json();
         let r = report(&v::verify_liabilities(
             &text,
+            &c.customer_id,
             Some(s.public_key.clone()),
             Some(c.balance.to_string()),
         ));
@@ -362,7 +363,7 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
         .unwrap();
     let text = a.document.to_json();
     assert_eq!(
-        report(&v::verify_liabilities(&text, None, None))
+        report(&v::verify_liabilities(&text, "cust_a", None, None))
             .checks
             .last()
             .unwrap()
@@ -372,6 +373,7 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
     assert_eq!(
         failed(&v::verify_liabilities(
             &text,
+            "cust_a",
             Some(s.public_key.clone()),
             Some("42.2".into())
         )),
@@ -382,18 +384,58 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
     assert_eq!(
         failed(&v::verify_liabilities(
             &tampered.to_json(),
+            "cust_a",
             Some(s.public_key.clone()),
             None
         )),
         vec!["liabilities.path"]
     );
     assert_eq!(
-        failed(&v::verify_liabilities("[]", None, None)),
+        failed(&v::verify_liabilities("[]", "cust_a", None, None)),
         vec!["parse"]
     );
     assert_eq!(
-        failed(&v::verify_liabilities(&text, None, Some("x".into()))),
+        failed(&v::verify_liabilities(
+            &text,
+            "cust_a",
+            None,
+            Some("x".into())
+        )),
         vec!["balance"]
+    );
+    // Another customer's proof, even with its customerId taken out, fails
+    // for the customer checking it (issue 40); by ledger id as well.
+    let anonymous = text.replacen("\"customerId\":\"cust_a\"", "\"customerId\":null", 1);
+    assert_ne!(anonymous, text);
+    assert!(report(&v::verify_liabilities(&anonymous, "cust_a", None, None)).ok);
+    assert_eq!(
+        failed(&v::verify_liabilities(&anonymous, "cust_b", None, None)),
+        vec!["customer.ledgerId"]
+    );
+    assert_eq!(
+        failed(&v::verify_liabilities(&text, "cust_b", None, None)),
+        vec!["customer.ledgerId"]
+    );
+    let own = a.document.ledger_id.to_hex();
+    assert!(
+        report(&v::verify_liabilities_of_ledger(
+            &anonymous, &own, None, None
+        ))
+        .ok
+    );
+    let other = s
+        .customers
+        .iter()
+        .find(|c| c.customer_id != "cust_a")
+        .unwrap();
+    assert_eq!(
+        failed(&v::verify_liabilities_of_ledger(
+            &anonymous,
+            &other.document.ledger_id.to_hex(),
+            None,
+            None
+        )),
+        vec!["customer.ledgerId"]
     );
 }
 

@@ -2,7 +2,7 @@
 //! in each tree it is in, the statement, and the log proof that the
 //! statement is in the signed log; how it is checked; the document's JSON.
 
-use super::statement::{ledger_id, Seed, Statement};
+use super::statement::{Seed, Statement};
 use super::tree::{self, NodeAddr};
 use super::{
     check_amount, leaf, parent, root_hash, LiabilitiesError, Salt, SumNode, TreeKind, SCHEME,
@@ -16,7 +16,10 @@ use crate::verify::{self, VerificationReport};
 use subtle::ConstantTimeEq;
 
 mod answer;
+mod checker;
 pub use answer::{is_statement_answer, verify_statement_answer_json, StatementAnswer};
+use checker::ledger_checks;
+pub use checker::Checker;
 
 /// Largest proof document read, in bytes. // spec: silent; a path of 32 siblings and a log proof of 64 hashes take ~12 KB
 pub const PROOF_JSON_BYTES_MAX: usize = 1024 * 1024;
@@ -326,9 +329,10 @@ fn last_day(statement: &Statement) -> String {
 }
 
 /// Verifies a proof document given as JSON text (the document, or an API
-/// answer whose `data` is one); see [`verify_proof`].
+/// answer whose `data` is one) for `checker`; see [`verify_proof`].
 pub fn verify_proof_json(
     text: &str,
+    checker: Checker<'_>,
     trusted_public_key: Option<&str>,
     expected_balance: Option<Amount>,
 ) -> VerificationReport {
@@ -339,15 +343,17 @@ pub fn verify_proof_json(
         );
     }
     match verify::read_document(text, true, "a liabilities proof", ProofDocument::from_json) {
-        Ok(doc) => verify_proof(&doc, trusted_public_key, expected_balance),
+        Ok(doc) => verify_proof(&doc, checker, trusted_public_key, expected_balance),
         Err(e) => VerificationReport::failure("parse", e.to_string()),
     }
 }
 
 /// Checks everything a customer's proof claims: the statement's item hash;
 /// that item in the signed log (the key pinned or not, the signed head, the
-/// log's hash scheme, the inclusion proof); the ledger id against the
-/// tenant and customerId; the balance against `expected_balance` when the
+/// log's hash scheme, the inclusion proof); that the proof is for
+/// `checker`'s own ledger (recomputed from its customerId and the
+/// statement's tenantId, or its ledger id; a customerId the proof names
+/// must be the checker's); the balance against `expected_balance` when the
 /// customer gives it (from its own records or its receipt); the liabilities
 /// leaf (`max(balance, 0)`) and its path to the statement's root, total and
 /// leaf count; for a negative balance, the receivables leaf (`-balance`)
@@ -355,6 +361,7 @@ pub fn verify_proof_json(
 /// line when all passed.
 pub fn verify_proof(
     doc: &ProofDocument,
+    checker: Checker<'_>,
     trusted_public_key: Option<&str>,
     expected_balance: Option<Amount>,
 ) -> VerificationReport {
@@ -368,7 +375,7 @@ pub fn verify_proof(
     );
     log_checks(&mut report, doc.log.as_ref(), &item, trusted_public_key);
 
-    ledger_checks(&mut report, doc, expected_balance);
+    ledger_checks(&mut report, doc, checker, expected_balance);
 
     let negative = doc.balance.signum() < 0;
     let owed = if negative { Amount::ZERO } else { doc.balance };
@@ -406,48 +413,6 @@ pub fn verify_proof(
         report.push("summary", true, summary(doc));
     }
     report
-}
-
-/// The ledger id against the tenant and customerId, and the balance
-/// against the customer's own when given.
-fn ledger_checks(
-    report: &mut VerificationReport,
-    doc: &ProofDocument,
-    expected_balance: Option<Amount>,
-) {
-    let s = &doc.statement;
-    report.result(
-        "customer.ledgerId",
-        match &doc.customer_id {
-            Some(c) => {
-                let want = ledger_id(s.tenant_id(), c);
-                verify::same("ledgerId", &doc.ledger_id, &want).map(|d| {
-                    format!(
-                        "{d}, the ledger of {} at {}",
-                        json::quoted(c),
-                        s.tenant_id()
-                    )
-                })
-            }
-            None => Ok(format!(
-                "ledger {} (no customerId given to recompute it from)",
-                doc.ledger_id
-            )),
-        },
-    );
-    if let Some(want) = expected_balance {
-        report.result(
-            "balance",
-            if want == doc.balance {
-                Ok(format!("{want}, as expected"))
-            } else {
-                Err(format!(
-                    "the proof is for a balance of {}, yours is {want}",
-                    doc.balance
-                ))
-            },
-        );
-    }
 }
 
 /// The sentence a page shows once everything passed.

@@ -2,7 +2,7 @@
 //! §10): the proof is for the receipt's customer, period and closing
 //! balance, and passes on its own.
 
-use super::proof::{verify_proof, ProofDocument};
+use super::proof::{verify_proof, Checker, ProofDocument};
 use crate::json;
 use crate::receipt::Receipt;
 use crate::verify::{self, VerificationReport};
@@ -16,6 +16,27 @@ pub fn receipt_carries_proof(receipt_text: &str) -> bool {
             Some(p) if !matches!(p, json::Value::Null)
         )
     })
+}
+
+/// The proof to tie: `proof_text` when given, else the receipt's own.
+fn read_proof(
+    receipt_text: &str,
+    proof_text: Option<&str>,
+) -> Result<ProofDocument, verify::DocumentError> {
+    match proof_text {
+        Some(text) => {
+            verify::read_document(text, true, "a liabilities proof", ProofDocument::from_json)
+        }
+        None => verify::read_document(receipt_text, true, "a receipt's liabilities", |v| {
+            match v.as_object().and_then(|o| o.get("liabilities")) {
+                Some(p) if !matches!(p, json::Value::Null) => ProofDocument::from_json(p),
+                _ => Err(crate::error::FieldError::new(
+                    "liabilities",
+                    "is missing: the receipt carries no liabilities proof",
+                )),
+            }
+        }),
+    }
 }
 
 /// Checks a liabilities proof against a receipt: `proof_text` when given
@@ -34,25 +55,22 @@ pub fn verify_receipt_proof(
         Ok(r) => r,
         Err(e) => return VerificationReport::failure("liabilities.parse", e.to_string()),
     };
-    let doc = match proof_text {
-        Some(text) => {
-            verify::read_document(text, true, "a liabilities proof", ProofDocument::from_json)
-        }
-        None => verify::read_document(receipt_text, true, "a receipt's liabilities", |v| {
-            match v.as_object().and_then(|o| o.get("liabilities")) {
-                Some(p) if !matches!(p, json::Value::Null) => ProofDocument::from_json(p),
-                _ => Err(crate::error::FieldError::new(
-                    "liabilities",
-                    "is missing: the receipt carries no liabilities proof",
-                )),
-            }
-        }),
-    };
-    let doc = match doc {
+    let doc = match read_proof(receipt_text, proof_text) {
         Ok(d) => d,
         Err(e) => return VerificationReport::failure("liabilities.parse", e.to_string()),
     };
-    let inner = verify_proof(&doc, trusted_public_key, Some(receipt.final_balance));
+    // The receipt's customer is the one checking: its receipt's items are
+    // its own, so the proof must be for that customer's ledger.
+    let checker = match crate::types::CustomerId::parse(&receipt.customer_id) {
+        Ok(c) => c,
+        Err(e) => return VerificationReport::failure("liabilities.parse", e.to_string()),
+    };
+    let inner = verify_proof(
+        &doc,
+        Checker::Customer(&checker),
+        trusted_public_key,
+        Some(receipt.final_balance),
+    );
     for c in inner.checks {
         report.push(format!("liabilities.{}", c.name), c.ok, c.detail);
     }

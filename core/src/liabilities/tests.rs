@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::proof::{verify_proof, verify_proof_json};
+use super::proof::{verify_proof, verify_proof_json, Checker};
 use super::statement::Placed;
 use super::tree::{path_addrs, TreeBuilder};
 use super::*;
+use crate::types::CustomerId;
 use crate::types::{Env, Period};
 use proptest::prelude::*;
 
@@ -502,7 +503,13 @@ fn every_customer_of_a_sample_statement_verifies_from_its_json() {
         let text = c.document.to_json();
         let back = ProofDocument::from_json(&crate::json::parse(&text).unwrap()).unwrap();
         assert_eq!(back, c.document);
-        let r = verify_proof_json(&text, Some(&s.public_key), Some(c.balance));
+        let me = CustomerId::parse(&c.customer_id).unwrap();
+        let r = verify_proof_json(
+            &text,
+            Checker::Customer(&me),
+            Some(&s.public_key),
+            Some(c.balance),
+        );
         assert!(r.ok, "{}: {}", c.customer_id, r.to_json());
         let summary = r.checks.last().unwrap();
         assert_eq!(summary.name, "summary");
@@ -515,7 +522,15 @@ fn every_customer_of_a_sample_statement_verifies_from_its_json() {
         }
         // Enveloped as an API answer, too.
         let enveloped = format!(r#"{{"success":true,"statusCode":200,"data":{text}}}"#);
-        assert!(verify_proof_json(&enveloped, Some(&s.public_key), None).ok);
+        assert!(
+            verify_proof_json(
+                &enveloped,
+                Checker::Customer(&me),
+                Some(&s.public_key),
+                None
+            )
+            .ok
+        );
     }
 }
 
@@ -528,7 +543,14 @@ fn a_proof_fails_with_the_reason_for_another_balance_key_customer_or_no_log() {
         .find(|c| c.customer_id == "cust_a")
         .unwrap();
     let first_failure = |doc: &ProofDocument, key: Option<&str>, bal: Option<Amount>| {
-        let r = verify_proof(doc, key, bal);
+        // The customer whose ledger the document is for checks it.
+        let owner = s
+            .customers
+            .iter()
+            .find(|o| o.document.ledger_id == doc.ledger_id)
+            .unwrap();
+        let me = CustomerId::parse(&owner.customer_id).unwrap();
+        let r = verify_proof(doc, Checker::Customer(&me), key, bal);
         assert!(!r.ok);
         r.first_failure().unwrap().name.clone()
     };
@@ -577,10 +599,15 @@ fn a_proof_fails_with_the_reason_for_another_balance_key_customer_or_no_log() {
     assert_eq!(first_failure(&d, Some(&s.public_key), None), "receivables");
     // Not JSON, not a proof.
     assert_eq!(
-        verify_proof_json("{", None, None)
-            .first_failure()
-            .unwrap()
-            .name,
+        verify_proof_json(
+            "{",
+            Checker::Customer(&CustomerId::parse("cust_a").unwrap()),
+            None,
+            None
+        )
+        .first_failure()
+        .unwrap()
+        .name,
         "parse"
     );
 }
@@ -598,7 +625,13 @@ fn a_negative_balance_is_proven_in_receivables_and_as_zero_in_liabilities() {
         c.document.receivables.as_ref().unwrap().amount,
         amount("12.25")
     );
-    let r = verify_proof(&c.document, Some(&s.public_key), Some(amount("-12.25")));
+    let me = CustomerId::parse("cust_c").unwrap();
+    let r = verify_proof(
+        &c.document,
+        Checker::Customer(&me),
+        Some(&s.public_key),
+        Some(amount("-12.25")),
+    );
     assert!(r.ok, "{}", r.to_json());
     let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
     for n in [
@@ -612,11 +645,69 @@ fn a_negative_balance_is_proven_in_receivables_and_as_zero_in_liabilities() {
     assert!(r.checks.last().unwrap().detail.contains("-12.25"));
 }
 
+/// Issue 40: a vendor that left one customer out of the total hands it
+/// another customer's proof, with no customerId or with the customer's
+/// own: it fails for the customer who checks it, by its customerId or its
+/// ledger id, and passes only for the customer whose ledger it is.
+#[test]
+fn another_customers_proof_fails_for_the_customer_checking_it() {
+    let s = sample();
+    let by = |id: &str| s.customers.iter().find(|c| c.customer_id == id).unwrap();
+    let (a, b) = (by("cust_a"), by("cust_b"));
+    let (me_a, me_b) = (
+        CustomerId::parse("cust_a").unwrap(),
+        CustomerId::parse("cust_b").unwrap(),
+    );
+    let key = Some(s.public_key.as_str());
+    let failing = |r: crate::verify::VerificationReport| {
+        assert!(!r.ok);
+        r.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut unnamed = a.document.clone();
+    unnamed.customer_id = None;
+    assert!(verify_proof(&unnamed, Checker::Customer(&me_a), key, None).ok);
+    assert_eq!(
+        failing(verify_proof(&unnamed, Checker::Customer(&me_b), key, None)),
+        ["customer.ledgerId"]
+    );
+    let mut renamed = a.document.clone();
+    renamed.customer_id = Some("cust_b".into());
+    assert_eq!(
+        failing(verify_proof(&renamed, Checker::Customer(&me_b), key, None)),
+        ["customer.ledgerId"]
+    );
+    assert_eq!(
+        failing(verify_proof(
+            &a.document,
+            Checker::Customer(&me_b),
+            key,
+            None
+        )),
+        ["customer.ledgerId"]
+    );
+    let ledger_b = b.document.ledger_id;
+    assert_eq!(
+        failing(verify_proof(
+            &unnamed,
+            Checker::Ledger(&ledger_b),
+            key,
+            None
+        )),
+        ["customer.ledgerId"]
+    );
+    assert!(verify_proof(&unnamed, Checker::Ledger(&a.document.ledger_id), key, None).ok);
+}
+
 #[test]
 fn a_proof_without_a_pinned_key_says_so_and_still_checks_everything() {
     let s = sample();
     let c = &s.customers[0];
-    let r = verify_proof(&c.document, None, None);
+    let me = CustomerId::parse(&c.customer_id).unwrap();
+    let r = verify_proof(&c.document, Checker::Customer(&me), None, None);
     assert!(r.ok);
     let key = r.checks.iter().find(|c| c.name == "log.publicKey").unwrap();
     assert!(key.detail.starts_with("not pinned"));

@@ -25,19 +25,25 @@ def main() -> None:
     with Client(base_url=base, api_key=os.environ["BVS_API_KEY"]) as vendor:
         proof = vendor.liabilities.get_proof(customer, period=period)
         assert proof["customer"]["customerId"] == customer
-        r = vendor.liabilities.verify(proof, key=key, balance=balance)
+        r = vendor.liabilities.verify(proof, customer_id=customer, key=key, balance=balance)
         assert r["ok"], r["checks"]
         print(r["checks"][-1]["detail"])
 
         with Client(base_url=base) as anyone:
             mine = anyone.liabilities.get_proof_by_root(os.environ["BVS_ROOT"])
-        assert verify_liabilities_proof(mine, key=key)["ok"]
+        # The public route does not name the customer (issue 40); its
+        # customer checks it by its own customerId, another is refused.
+        assert mine["customer"]["customerId"] is None
+        receipt_customer = os.environ["BVS_RECEIPT_CUSTOMER"]
+        assert verify_liabilities_proof(mine, customer_id=receipt_customer, key=key)["ok"]
+        stranger = f"{customer}-other" if customer == receipt_customer else customer
+        assert "customer.ledgerId" in failed(verify_liabilities_proof(mine, customer_id=stranger, key=key))
 
         tampered = re.sub(r'"sum":[0-9.]+', '"sum":123456', proof.raw, count=1)
         assert tampered != proof.raw
-        assert "liabilities.path" in failed(verify_liabilities_proof(tampered, key=key, balance=balance))
+        assert "liabilities.path" in failed(verify_liabilities_proof(tampered, customer_id=customer, key=key, balance=balance))
 
-        receipt = vendor.receipts.get(os.environ["BVS_RECEIPT_CUSTOMER"], period=period)
+        receipt = vendor.receipts.get(receipt_customer, period=period)
         rr = receipts.verify(receipt, key=key)
         assert rr["ok"], failed(rr)
         assert any(c["name"] == "liabilities.receipt" and c["ok"] for c in rr["checks"])

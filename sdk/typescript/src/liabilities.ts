@@ -8,6 +8,15 @@ import { textOf, verifier, type VerificationReport } from "./receipts.js";
 
 export interface LiabilitiesVerifyOptions {
   /**
+   * Who is checking: your own customerId (the vendor's name for you, on
+   * your receipts). The proof must be for your ledger, recomputed from it
+   * and the statement's tenantId; another customer's proof fails
+   * `customer.ledgerId`. Required unless `ledgerId` is given.
+   */
+  customerId?: string;
+  /** Who is checking, by your ledger id (64 hex characters) instead. */
+  ledgerId?: string;
+  /**
    * The log's verifier key you trust (pinned from GET /api/v1/logs or
    * /api/v1/log/{environment}/key). Checks that this key signed the tree
    * head the statement is included in.
@@ -30,7 +39,8 @@ export interface LiabilitiesVerifyOptions {
 /**
  * Verifies a customer's liabilities proof: the statement's hash, the
  * statement in the signed log, the ledger id, the leaf amounts and each
- * sum-tree path to the statement's root, total and leaf count, and (with
+ * sum-tree path to the statement's root, total and leaf count, that the
+ * proof is for the customer checking it (`customerId` or `ledgerId`), and (with
  * `balance`) the balance. The report's checks are named as in
  * docs/liabilities.md §4 (`statementHash`, `log.inclusion`,
  * `liabilities.amount`, `liabilities.path`, ...); the last one, `summary`,
@@ -41,7 +51,13 @@ export async function verifyLiabilitiesProof(proof: string | object, options: Li
   if (!options.key && options.policy !== "proof-key") {
     throw new TypeError('give the log key you trust ({key}), or {policy: "proof-key"} to accept the key the proof names');
   }
+  if ((options.customerId === undefined) === (options.ledgerId === undefined)) {
+    throw new TypeError("say who is checking: give your own {customerId} (or {ledgerId}), one of them: a proof passes only for its own customer");
+  }
   const balance = options.balance === undefined ? null : String(options.balance);
   const g = await verifier();
-  return JSON.parse(g.verifyLiabilities(textOf(proof), options.key ?? null, balance)) as VerificationReport;
+  const report = options.customerId !== undefined
+    ? g.verifyLiabilities(textOf(proof), options.customerId, options.key ?? null, balance)
+    : g.verifyLiabilitiesOfLedger(textOf(proof), options.ledgerId as string, options.key ?? null, balance);
+  return JSON.parse(report) as VerificationReport;
 }

@@ -44,7 +44,8 @@ export interface Glue {
   initSync(arg: { module: WebAssembly.Module | BufferSource }): unknown;
   verifyReceiptWithAgreement(receipt: string, key?: string | null): string;
   verifyReceiptLiabilities(receipt: string, proof?: string | null, key?: string | null): string;
-  verifyLiabilities(proof: string, key?: string | null, balance?: string | null): string;
+  verifyLiabilities(proof: string, customerId: string, key?: string | null, balance?: string | null): string;
+  verifyLiabilitiesOfLedger(proof: string, ledgerId: string, key?: string | null, balance?: string | null): string;
   version(): string;
 }
 

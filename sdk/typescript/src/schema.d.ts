@@ -1205,7 +1205,7 @@ export interface paths {
         };
         /**
          * A customer's proof that its balance is counted in the period's liabilities statement
-         * @description The proof document for the period's latest published statement: the customer's leaf and sibling (hash, sum) path in each tree it is in, the statement, and the statement's inclusion proof into the latest signed tree head. Check it with `bvs-verify liabilities <proof.json> --key <verifierKey>`.
+         * @description The proof document for the period's latest published statement: the customer's leaf and sibling (hash, sum) path in each tree it is in, the statement, and the statement's inclusion proof into the latest signed tree head. Check it with `bvs-verify liabilities <proof.json> --customer <customerId> --key <verifierKey>`: every verifier takes who is checking and refuses another customer's proof (`customer.ledgerId`).
          */
         get: operations["getLiabilitiesProof"];
         put?: never;
@@ -1225,7 +1225,7 @@ export interface paths {
         };
         /**
          * A customer's own liabilities proof, by its checkpoint's merkleRoot (public)
-         * @description For the customer, without the vendor's key: the merkleRoot of a committed single-customer checkpoint (the customer's receipt's `itemsRoot`, the agreement page's `?root=`) opens that customer's proof for the checkpoint's period, the same document as the vendor's route (latest published statement; log evidence into the latest signed head). 404 when no committed single-customer checkpoint has the root, the period has no published statement, or the customer no leaf. docs/liabilities.md §10.
+         * @description For the customer, without the vendor's key: the merkleRoot of a committed single-customer checkpoint (the customer's receipt's `itemsRoot`, the agreement page's `?root=`) opens that customer's proof for the checkpoint's period, the same document as the vendor's route (latest published statement; log evidence into the latest signed head) except that `customer.customerId` is null: a bare root holder is not told the vendor's name for the customer, who checks the proof with its own customerId. 404 when no committed single-customer checkpoint has the root, the period has no published statement, or the customer no leaf (the message does not name the customer). docs/liabilities.md §10.
          */
         get: operations["getCustomerLiabilitiesProof"];
         put?: never;
@@ -2848,7 +2848,7 @@ export interface components {
              */
             purgedAt?: string;
         };
-        /** @description A customer's proof document (docs/liabilities.md section 8), checked by `bvs-verify liabilities`. */
+        /** @description A customer's proof document (docs/liabilities.md section 8), checked by `bvs-verify liabilities --customer <customerId>`: `customer.customerId` is the vendor's name for the customer (null on the public route by checkpoint root), `customer.ledgerId` its ledger, `customer.balance` its balance at the period's end. */
         LiabilitiesProof: {
             /** @constant */
             scheme: "bvs-liabilities-v1";

@@ -17,23 +17,30 @@ const failed = (r) => r.checks.filter((c) => !c.ok).map((c) => c.name);
 const vendor = new Client({ baseUrl: base, apiKey });
 const proof = await vendor.liabilities.getProof(customer, { period });
 assert.equal(proof.customer.customerId, customer);
-const r = await vendor.liabilities.verify(proof, { key, balance });
+const r = await vendor.liabilities.verify(proof, { customerId: customer, key, balance });
 assert.equal(r.ok, true, JSON.stringify(r.checks));
 console.log(r.checks.at(-1).detail);
 
 // The customer, without the vendor's key, by its checkpoint's merkleRoot.
+// The public route does not name the customer (issue 40); its customer
+// checks it by its own customerId.
 const mine = await new Client({ baseUrl: base }).liabilities.getProofByRoot(root);
-const m = await verifyLiabilitiesProof(mine, { key });
+assert.equal(mine.customer.customerId, null);
+const receiptCustomer = env("BVS_RECEIPT_CUSTOMER");
+const m = await verifyLiabilitiesProof(mine, { customerId: receiptCustomer, key });
 assert.equal(m.ok, true, JSON.stringify(m.checks));
+// Another customer, handed this proof, is refused.
+const stranger = customer === receiptCustomer ? `${customer}-other` : customer;
+assert.ok(failed(await verifyLiabilitiesProof(mine, { customerId: stranger, key })).includes("customer.ledgerId"));
 
 // A tampered sibling sum, in the answer's own text.
 const text = JSON.stringify(proof);
 const tampered = text.replace(/"sum":[0-9.]+/, '"sum":123456');
 assert.notEqual(tampered, text);
-assert.ok(failed(await verifyLiabilitiesProof(tampered, { key, balance })).includes("liabilities.path"));
+assert.ok(failed(await verifyLiabilitiesProof(tampered, { customerId: customer, key, balance })).includes("liabilities.path"));
 
 // The period receipt carries the proof of its checkpointed customer.
-const receipt = await vendor.receipts.get(env("BVS_RECEIPT_CUSTOMER"), { period });
+const receipt = await vendor.receipts.get(receiptCustomer, { period });
 const rr = await vendor.receipts.verify(receipt, { key });
 assert.equal(rr.ok, true, JSON.stringify(failed(rr)));
 assert.ok(rr.checks.some((c) => c.name === "liabilities.receipt" && c.ok));

@@ -15,7 +15,7 @@ const key = JSON.parse(proof).log.publicKey;
 const failed = (report) => report.checks.filter((c) => !c.ok).map((c) => c.name);
 
 test("a customer's proof verifies with the log key and its balance, ending with the summary", async () => {
-  const r = await verifyLiabilitiesProof(proof, { key, balance: "6.88" });
+  const r = await verifyLiabilitiesProof(proof, { customerId: "liab-002", key, balance: "6.88" });
   assert.equal(r.ok, true, JSON.stringify(r));
   const names = r.checks.map((c) => c.name);
   for (const n of ["statementHash", "log.inclusion", "customer.ledgerId", "balance", "liabilities.amount", "liabilities.path", "receivables"]) {
@@ -24,30 +24,46 @@ test("a customer's proof verifies with the log key and its balance, ending with 
   assert.equal(names.at(-1), "summary");
   assert.match(r.checks.at(-1).detail, /your balance of 6\.88 is counted in a total of 34424 owed to 200 customers/);
   // A negative balance: its receivables leaf, and a liabilities leaf of 0.
-  const negative = await liabilities.verify(fixture("liabilities-proof-negative.json"), { key, balance: -1.43 });
+  const negative = await liabilities.verify(fixture("liabilities-proof-negative.json"), { customerId: "liab-001", key, balance: -1.43 });
   assert.equal(negative.ok, true, JSON.stringify(negative));
 });
 
 test("a tampered proof fails with the check named", async () => {
-  const amount = await verifyLiabilitiesProof(proof.replace('"amount":6.88', '"amount":0.01'), { key, balance: "6.88" });
+  const amount = await verifyLiabilitiesProof(proof.replace('"amount":6.88', '"amount":0.01'), { customerId: "liab-002", key, balance: "6.88" });
   assert.equal(amount.ok, false);
   assert.ok(failed(amount).includes("liabilities.amount"), failed(amount).join());
   const sum = proof.replace(/"sum":[0-9.]+/, '"sum":123456');
   assert.notEqual(sum, proof);
-  const path = await verifyLiabilitiesProof(sum, { key });
+  const path = await verifyLiabilitiesProof(sum, { customerId: "liab-002", key });
   assert.deepEqual(failed(path), ["liabilities.path"]);
-  const balance = await verifyLiabilitiesProof(proof, { key, balance: "6.89" });
+  const balance = await verifyLiabilitiesProof(proof, { customerId: "liab-002", key, balance: "6.89" });
   assert.deepEqual(failed(balance), ["balance"]);
   const otherKey = "localhost/bvs/sandbox+00000000+AcBvdiPvgJDDOHwWdPC0ALTp0RwHqs4nXw1eRP795DBP";
-  const wrongKey = await verifyLiabilitiesProof(proof, { key: otherKey });
+  const wrongKey = await verifyLiabilitiesProof(proof, { customerId: "liab-002", key: otherKey });
   assert.ok(failed(wrongKey).includes("log.publicKey"), failed(wrongKey).join());
 });
 
 test("without a key the caller must choose the proof's own key, and is told", async () => {
-  await assert.rejects(verifyLiabilitiesProof(proof, {}), TypeError);
-  const r = await verifyLiabilitiesProof(proof, { policy: "proof-key" });
+  await assert.rejects(verifyLiabilitiesProof(proof, { customerId: "liab-002" }), TypeError);
+  const r = await verifyLiabilitiesProof(proof, { customerId: "liab-002", policy: "proof-key" });
   assert.equal(r.ok, true);
   assert.match(r.checks.find((c) => c.name === "log.publicKey").detail, /not pinned/);
+});
+
+test("another customer's proof fails for the customer checking it, named or not (issue 40)", async () => {
+  // Who checks is required.
+  await assert.rejects(verifyLiabilitiesProof(proof, { key }), TypeError);
+  // liab-002's proof with its customerId taken out, handed to liab-001.
+  const unnamed = proof.replace('"customerId":"liab-002"', '"customerId":null');
+  assert.notEqual(unnamed, proof);
+  assert.deepEqual(failed(await verifyLiabilitiesProof(unnamed, { customerId: "liab-001", key })), ["customer.ledgerId"]);
+  assert.deepEqual(failed(await verifyLiabilitiesProof(proof, { customerId: "liab-001", key })), ["customer.ledgerId"]);
+  assert.equal((await verifyLiabilitiesProof(unnamed, { customerId: "liab-002", key })).ok, true);
+  // By ledger id: its own passes, another's fails.
+  const own = JSON.parse(proof).customer.ledgerId;
+  const other = JSON.parse(fixture("liabilities-proof-negative.json")).customer.ledgerId;
+  assert.equal((await verifyLiabilitiesProof(unnamed, { ledgerId: own, key, balance: "6.88" })).ok, true);
+  assert.deepEqual(failed(await verifyLiabilitiesProof(unnamed, { ledgerId: other, key })), ["customer.ledgerId"]);
 });
 
 test("a period receipt's liabilities proof is checked and tied to the receipt", async () => {
@@ -78,7 +94,7 @@ test("the client's proof routes: paths, query, and the exact text verified", asy
     `http://x.invalid/api/v1/agreement/liabilities-proof/${root}`,
   ]);
   for (const p of [byVendor, byRoot]) {
-    const r = await c.liabilities.verify(p, { key, balance: "6.88" });
+    const r = await c.liabilities.verify(p, { customerId: "liab-002", key, balance: "6.88" });
     assert.equal(r.ok, true, JSON.stringify(failed(r)));
   }
 });

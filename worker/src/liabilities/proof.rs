@@ -142,6 +142,19 @@ pub async fn proof(
     customer_id: &CustomerId,
     period: Period,
 ) -> ApiResult<String> {
+    Ok(document(app, tenant_id, log, customer_id, period)
+        .await?
+        .to_json())
+}
+
+/// The proof document of [`proof`], before it is written.
+async fn document(
+    app: &App,
+    tenant_id: &TenantId,
+    log: LogId,
+    customer_id: &CustomerId,
+    period: Period,
+) -> ApiResult<ProofDocument> {
     let db = db(app, log)?;
     let (row, leaf) = find(&db, tenant_id, customer_id, period).await?;
     let statement = statement_of(&row)?;
@@ -203,7 +216,7 @@ pub async fn proof(
             inclusion_proof,
         }),
     };
-    Ok(doc.to_json())
+    Ok(doc)
 }
 
 /// The public answer for a statement's hash (answer kind `liabilities`,
@@ -289,7 +302,24 @@ pub async fn proof_by_checkpoint(app: &App, root: &Hash32) -> ApiResult<String> 
         })
         .ok_or_else(missing)?;
     let period = Period::parse(&c.period)?;
-    proof(app, &c.tenant_id, log, customer, period).await
+    // A bare root holder is not told the vendor's name for the customer
+    // (issue 40): the customer knows its own, and its verifier recomputes
+    // the ledger id from it. Neither does a 404 name it.
+    let mut doc = document(app, &c.tenant_id, log, customer, period)
+        .await
+        .map_err(|e| match e {
+            ApiError::Coded(ErrorCode::RecordNotFound, _) => ApiError::coded(
+                ErrorCode::RecordNotFound,
+                format!(
+                    "The customer of checkpoint {root} has no leaf in a published {period} \
+                     liabilities statement (none is published yet, or no delta of it was \
+                     verified by the period's end)"
+                ),
+            ),
+            other => other,
+        })?;
+    doc.customer_id = None;
+    Ok(doc.to_json())
 }
 
 /// The proof a period's receipt carries (`liabilities`,

@@ -95,9 +95,17 @@ class _Verifier:
         """The receipt's liabilities proof (or ``proof_text``) tied to it."""
         return self._report("verifyReceiptLiabilities", receipt_text, proof_text, key)
 
-    def verify_liabilities(self, proof_text: str, key: str | None, balance: str | None) -> dict[str, Any]:
-        """A customer's liabilities proof (docs/liabilities.md §4)."""
-        return self._report("verifyLiabilities", proof_text, key, balance)
+    def verify_liabilities(
+        self, proof_text: str, customer_id: str, key: str | None, balance: str | None
+    ) -> dict[str, Any]:
+        """A customer's liabilities proof (docs/liabilities.md §4), checked by that customer."""
+        return self._report("verifyLiabilities", proof_text, customer_id, key, balance)
+
+    def verify_liabilities_of_ledger(
+        self, proof_text: str, ledger_id: str, key: str | None, balance: str | None
+    ) -> dict[str, Any]:
+        """As ``verify_liabilities``, by the checking customer's ledger id."""
+        return self._report("verifyLiabilitiesOfLedger", proof_text, ledger_id, key, balance)
 
     def verify_ed25519(self, public_key: bytes, message: bytes, signature: bytes) -> bool:
         with self._lock:

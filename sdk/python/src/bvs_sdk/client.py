@@ -401,13 +401,17 @@ class _Liabilities(_Resource):
     def verify(
         proof: LiabilitiesProof | str | dict[str, Any],
         *,
+        customer_id: str | None = None,
+        ledger_id: str | None = None,
         key: str | None = None,
         policy: str | None = None,
         balance: str | int | Decimal | None = None,
     ) -> VerificationReport:
-        """Checks a proof with the service's own verifier (see
-        ``bvs_sdk.verify_liabilities_proof``)."""
-        return _verify_liabilities(proof, key=key, policy=policy, balance=balance)
+        """Checks a proof with the service's own verifier, for the customer
+        checking it (see ``bvs_sdk.verify_liabilities_proof``)."""
+        return _verify_liabilities(
+            proof, customer_id=customer_id, ledger_id=ledger_id, key=key, policy=policy, balance=balance
+        )
 
 
 class _Webhooks(_Resource):

@@ -14,18 +14,26 @@ from .receipts import text_of
 def verify_liabilities_proof(
     proof: LiabilitiesProof | str | dict[str, Any],
     *,
+    customer_id: str | None = None,
+    ledger_id: str | None = None,
     key: str | None = None,
     policy: str | None = None,
     balance: str | int | Decimal | None = None,
 ) -> VerificationReport:
     """Checks a customer's liabilities proof: the statement's hash, the
     statement in the signed log, the ledger id, the leaf amounts and each
-    sum-tree path to the statement's root, total and leaf count, and, with
+    sum-tree path to the statement's root, total and leaf count, that the
+    proof is for the customer checking it, and, with
     ``balance``, the balance. Checks are named as in docs/liabilities.md §4
     (``statementHash``, ``log.inclusion``, ``liabilities.amount``,
     ``liabilities.path``, ...); the last, ``summary``, is the sentence to
     show once all passed.
 
+    ``customer_id``: who is checking, your own customerId (the vendor's
+    name for you, on your receipts): the proof must be for your ledger,
+    recomputed from it and the statement's tenantId, so another
+    customer's proof fails ``customer.ledgerId``. Or ``ledger_id``: your
+    ledger id (64 hex characters). One of the two is required.
     ``key``: the log's verifier key you trust (pinned from GET
     /api/v1/logs). Without one, ``policy="proof-key"`` accepts the key the
     proof names (every proof is checked, not who signed the head).
@@ -35,9 +43,16 @@ def verify_liabilities_proof(
     the client returned it (its exact text is kept), or as saved text."""
     if key is None and policy != "proof-key":
         raise TypeError('give the log key you trust (key=...), or policy="proof-key"')
+    if (customer_id is None) == (ledger_id is None):
+        raise TypeError(
+            "say who is checking: customer_id=<your customerId> (or ledger_id=...), one of them: "
+            "a proof passes only for its own customer"
+        )
     if isinstance(balance, (float, bool)):
         raise TypeError("balance: give decimal text, an int or a Decimal, not a float")
     from ._verifier import verifier
 
     expected = None if balance is None else format(balance, "f") if isinstance(balance, Decimal) else str(balance)
-    return verifier().verify_liabilities(text_of(proof), key, expected)  # type: ignore[return-value]
+    if customer_id is not None:
+        return verifier().verify_liabilities(text_of(proof), customer_id, key, expected)  # type: ignore[return-value]
+    return verifier().verify_liabilities_of_ledger(text_of(proof), str(ledger_id), key, expected)  # type: ignore[return-value]
