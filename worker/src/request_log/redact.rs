@@ -6,13 +6,16 @@
 //! over the raw text, so a body that is not valid JSON (the very request a
 //! vendor is debugging) is masked as well as a valid one:
 //! - the string (or number) value of a member whose name is a secret's
-//!   ([`SECRET_NAMES`], compared without case, `-` or `_`) becomes
+//!   ([`SECRET_NAMES`], compared without case, `-` or `_`, after undoing
+//!   every JSON escape, as the handler's parser reads it) becomes
 //!   `"[redacted]"`;
 //! - inside every string, anything shaped like a secret ([`mask_tokens`]:
 //!   `pk_<env>_<id>.<secret>` keeps its key id, `whsec_…`, `inv_<env>_…`,
 //!   a JWT) is masked.
 //!
-//! A query string's values are masked the same way (by name, then by shape).
+//! A query string's values, and a form-encoded body's (`name=value&...`,
+//! any body whose first character opens no JSON value), are masked the
+//! same way: by name, then by shape, each decoded (`%XX`, `+`) first.
 
 /// Bytes kept of each body (request and response) after masking.
 pub const BODY_BYTES_MAX: usize = 4096;
@@ -62,11 +65,116 @@ fn is_secret_name(name: &str) -> bool {
     SECRET_NAMES.iter().any(|n| n.as_bytes() == &folded[..len])
 }
 
-/// Whether a member name as written in JSON (escapes kept) is a secret's.
-/// A name with an escape never is: `\"` and `\\` undo to characters no
-/// secret name has, and `\u` escapes are compared as written.
+/// Whether a member name as written in JSON is a secret's, compared as a
+/// JSON parser reads it (issue 40): every escape a parser accepts
+/// (`\u0077`, a surrogate pair, `\/`, `\b`, ...) is undone first, so
+/// `"pass\u0077ord"` is the `password` serde hands the handler. A name
+/// whose escapes do not decode is no JSON a handler reads, and is
+/// compared as written.
 fn is_secret_member(raw: &str) -> bool {
-    !raw.contains('\\') && is_secret_name(raw)
+    if !raw.contains('\\') {
+        return is_secret_name(raw);
+    }
+    match decode_json_string(raw) {
+        Some(name) => is_secret_name(&name),
+        None => is_secret_name(raw),
+    }
+}
+
+/// The text of a JSON string literal's inside, its escapes undone as
+/// RFC 8259 §7 reads them; `None` for an escape no parser accepts.
+fn decode_json_string(raw: &str) -> Option<String> {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    let hex4 = |chars: &mut std::str::Chars<'_>| -> Option<u32> {
+        let text: String = chars.by_ref().take(4).collect();
+        (text.len() == 4)
+            .then(|| u32::from_str_radix(&text, 16).ok())
+            .flatten()
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let decoded = match chars.next()? {
+            '"' => '"',
+            '\\' => '\\',
+            '/' => '/',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'u' => {
+                let first = hex4(&mut chars)?;
+                if (0xD800..0xDC00).contains(&first) {
+                    // A high surrogate: its low half must follow.
+                    if chars.next()? != '\\' || chars.next()? != 'u' {
+                        return None;
+                    }
+                    let low = hex4(&mut chars)?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return None;
+                    }
+                    char::from_u32(0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00))?
+                } else {
+                    char::from_u32(first)?
+                }
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    Some(out)
+}
+
+/// Whether a text reads as a form-encoded body (`name=value&...`) rather
+/// than JSON: its first non-space character opens no JSON value, and it
+/// has a `=`.
+fn is_form_encoded(text: &str) -> bool {
+    let first = text.trim_start().chars().next();
+    !matches!(first, None | Some('{' | '[' | '"')) && text.contains('=')
+}
+
+/// A form-encoded name or value as a server reads it: `+` is a space and
+/// `%XX` a byte (kept as written where it is no valid hex or UTF-8).
+fn form_decode(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
+        match (bytes[i], hex(i + 1), hex(i + 2)) {
+            (b'+', _, _) => out.push(b' '),
+            (b'%', Some(hi), Some(lo)) => {
+                // Two hex digits: below 256 by construction.
+                out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'%'));
+                i += 2;
+            }
+            (b, _, _) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| raw.to_owned())
+}
+
+/// Masks a form-encoded text (a body or a query): the value of a
+/// secret-named pair (its name decoded), and secret shapes in every
+/// pair, decoded or as written.
+fn mask_form(text: &str) -> String {
+    text.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if is_secret_name(&form_decode(name)) => {
+                format!("{name}={REDACTED}")
+            }
+            Some((name, value)) if mask_tokens(&form_decode(value)) != form_decode(value) => {
+                format!("{name}={REDACTED}")
+            }
+            _ => mask_tokens(pair),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 /// A body as the log keeps it: masked, then cut; `None` for an empty one.
@@ -82,7 +190,11 @@ pub fn body_of(start: &[u8], total: usize) -> Option<String> {
     }
     let scanned = &start[..start.len().min(BODY_SCAN_BYTES_MAX)];
     let text = String::from_utf8_lossy(scanned);
-    let masked = mask_json_text_upto(&text, BODY_BYTES_MAX + MASK_MARGIN_BYTES);
+    let masked = if is_form_encoded(&text) {
+        mask_form(&text)
+    } else {
+        mask_json_text_upto(&text, BODY_BYTES_MAX + MASK_MARGIN_BYTES)
+    };
     Some(cut(&masked, total, BODY_BYTES_MAX))
 }
 
@@ -109,14 +221,7 @@ pub fn path(path: &str, query: Option<&str>) -> String {
     let Some(query) = query.filter(|q| !q.is_empty()) else {
         return cut(&mask_tokens(path), path.len(), PATH_BYTES_MAX);
     };
-    let masked: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if is_secret_name(name) => format!("{name}={REDACTED}"),
-            _ => mask_tokens(pair),
-        })
-        .collect();
-    let full = format!("{}?{}", mask_tokens(path), masked.join("&"));
+    let full = format!("{}?{}", mask_tokens(path), mask_form(query));
     cut(&full, full.len(), PATH_BYTES_MAX)
 }
 
@@ -156,6 +261,12 @@ fn mask_json_text_upto(text: &str, limit: usize) -> String {
                 out.push_str(REDACTED);
                 out.push('"');
                 mask_next_value = false;
+            } else if !is_name && hides_a_secret_shape(inner) {
+                // A token written with escapes (`whsec\u005f…`): the
+                // shapes are matched on the text as parsed.
+                out.push('"');
+                out.push_str(REDACTED);
+                out.push('"');
             } else {
                 out.push('"');
                 out.push_str(inner);
@@ -188,6 +299,12 @@ fn mask_json_text_upto(text: &str, limit: usize) -> String {
     // Secret shapes anywhere, inside strings or not (a body that is not
     // JSON may hold a bare key); masking twice changes nothing.
     mask_tokens(&out)
+}
+
+/// Whether a string written with escapes decodes to text holding a
+/// secret's shape (which [`mask_tokens`] then cannot see as written).
+fn hides_a_secret_shape(raw: &str) -> bool {
+    raw.contains('\\') && decode_json_string(raw).is_some_and(|text| mask_tokens(&text) != text)
 }
 
 /// The inside of a string literal whose opening quote was just read: its
@@ -399,7 +516,9 @@ mod tests {
 
     /// The member-name check allocates nothing, and answers as folding
     /// the whole name would: case (Unicode's too: the Kelvin sign folds to
-    /// `k`), `-` and `_` aside; a name too long or with an escape is none.
+    /// `k`), `-` and `_` aside; a name too long is none. A name with
+    /// escapes is compared as a parser reads it (issue 40: before, the
+    /// escaped `pass\u0077ord` was kept in clear).
     #[test]
     fn member_names_fold_like_the_whole_name_would() {
         for name in ["KEY", "api-key", "X_Api_Key", "\u{212A}ey", "new_password"] {
@@ -420,8 +539,73 @@ mod tests {
         ));
         assert_eq!(
             out,
-            format!(r#"{{"pass\u0077ord":"a","Toke\"n":"b","{kelvin}ey":"[redacted]"}}"#)
+            format!(r#"{{"pass\u0077ord":"[redacted]","Toke\"n":"b","{kelvin}ey":"[redacted]"}}"#)
         );
+    }
+
+    /// Every escape a JSON parser accepts in a member name: one character
+    /// or all of them as `\uXXXX` (either case of hex), `\/`, a surrogate
+    /// pair that decodes to no secret; a value written with escapes that
+    /// decodes to a token's shape is masked too.
+    #[test]
+    fn escaped_secret_names_and_tokens_are_masked_as_parsed() {
+        let every_char = |name: &str, upper: bool| -> String {
+            name.chars()
+                .map(|c| {
+                    if upper {
+                        format!("\\u{:04X}", c as u32)
+                    } else {
+                        format!("\\u{:04x}", c as u32)
+                    }
+                })
+                .collect()
+        };
+        for name in SECRET_NAMES {
+            for written in [
+                every_char(name, false),
+                every_char(name, true),
+                format!(
+                    "{}\\u{:04x}",
+                    &name[..name.len() - 1],
+                    name.as_bytes()[name.len() - 1]
+                ),
+            ] {
+                let out = mask_json_text(&format!(r#"{{"{written}":"s3cr3t","a":"b"}}"#));
+                assert!(!out.contains("s3cr3t"), "{written}: {out}");
+                assert!(out.contains(r#""a":"b""#), "{out}");
+            }
+        }
+        assert!(is_secret_member("new\\u0050assword"));
+        assert!(is_secret_member("api\\/key") == is_secret_name("api/key"));
+        assert!(!is_secret_member("\\ud83d\\ude00"));
+        // Dashes and underscores are folded away however many, escaped too.
+        assert!(is_secret_member(&format!(
+            "{}password",
+            "\\u002d".repeat(40)
+        )));
+        assert!(!is_secret_member("\\ud83d"));
+        let out = mask_json_text(r#"{"note":"whsec\u005fabcDEF123"}"#);
+        assert_eq!(out, r#"{"note":"[redacted]"}"#);
+    }
+
+    /// A form-encoded body is masked by its decoded names, and by the
+    /// shapes of its decoded values.
+    #[test]
+    fn form_encoded_bodies_and_queries_are_masked_by_decoded_name() {
+        let out = body_text("email=a%40b.c&password=Hunter-22&new%5Fpassword=X&pass%77ord=Y&x=1");
+        assert_eq!(
+            out,
+            "email=a%40b.c&password=[redacted]&new%5Fpassword=[redacted]&pass%77ord=[redacted]&x=1"
+        );
+        let out = body_text("note=whsec%5Fabc123&Token+=t");
+        assert!(!out.contains("abc123"), "{out}");
+        assert!(
+            path("/x", Some("pass%77ord=abc&ok=1")).ends_with("?pass%77ord=[redacted]&ok=1"),
+            "{}",
+            path("/x", Some("pass%77ord=abc&ok=1"))
+        );
+        assert_eq!(form_decode("a%2"), "a%2");
+        assert_eq!(form_decode("%zz+%41"), "%zz A");
     }
 
     /// Text between strings is copied as it is, and a secret's value that
