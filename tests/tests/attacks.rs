@@ -764,6 +764,69 @@ fn a_stranger_cannot_lock_the_owner_out_by_failing_logins() {
     assert_eq!(owner.status, 200, "{}", owner.text);
 }
 
+/// Issue 40: guesses spread over many networks meet a per-account limit
+/// (60 guesses from 6 /64s drew no 429 before), and a browser that logged
+/// in before (OWASP's device cookie, set by a successful login) keeps its
+/// own allowance: the owner still logs in from it while every client
+/// without the cookie is refused.
+#[test]
+fn guesses_from_many_networks_meet_a_per_account_limit_but_not_a_known_device() {
+    let api = api();
+    let t = new_tenant(&api);
+    let login_from = |address: &str, password: &str, cookie: Option<&str>| {
+        let mut rb = api
+            .req(Method::POST, "/dashboard/auth/login")
+            .header("cf-connecting-ip", address)
+            .json(&json!({"email": t.email, "password": password}));
+        if let Some(c) = cookie {
+            rb = rb.header("cookie", c);
+        }
+        api.send(rb)
+    };
+    // The owner's browser logs in once and keeps its device cookie.
+    let owner_net = "2001:db8:40:1::1";
+    let first = login_from(owner_net, &t.password, None);
+    assert_eq!(first.status, 200, "{}", first.text);
+    let set_cookie = first.headers["set-cookie"].to_str().unwrap().to_string();
+    for attribute in [
+        "HttpOnly",
+        "Secure",
+        "SameSite=Strict",
+        "Path=/dashboard/auth/login",
+    ] {
+        assert!(set_cookie.contains(attribute), "{set_cookie}");
+    }
+    let cookie = set_cookie.split(';').next().unwrap().to_string();
+    assert!(cookie.starts_with("bvs_device="), "{cookie}");
+    // 60 guesses, 10 from each of 6 networks (each under its own limit).
+    let mut statuses = Vec::new();
+    for net in 0..6 {
+        for _ in 0..10 {
+            let address = format!("2001:db8:40:{:x}::{net}", 0x100 + net);
+            statuses.push(login_from(&address, "Wrong-Password-1", None).status);
+        }
+    }
+    let first_429 = statuses.iter().position(|s| *s == 429);
+    assert!(
+        first_429.is_some_and(|i| i <= 20),
+        "the 21st guess at the latest is refused: {statuses:?}"
+    );
+    assert!(
+        statuses.iter().all(|s| *s == 401 || *s == 429),
+        "{statuses:?}"
+    );
+    // Without the cookie, even the right password waits now...
+    let untrusted = login_from("2001:db8:40:999::1", &t.password, None);
+    assert_eq!(untrusted.status, 429, "{}", untrusted.text);
+    // ...but the owner's known browser logs in, from any network.
+    let owner = login_from("2001:db8:40:777::1", &t.password, Some(&cookie));
+    assert_eq!(owner.status, 200, "{}", owner.text);
+    // A forged cookie, or another account's, is no known device.
+    let forged = format!("bvs_device={}.{}", "00".repeat(16), "ab".repeat(32));
+    let r = login_from("2001:db8:40:998::1", &t.password, Some(&forged));
+    assert_eq!(r.status, 429, "{}", r.text);
+}
+
 #[test]
 fn a_password_change_retires_open_reset_links_and_logout_ends_sessions() {
     let api = api();

@@ -49,7 +49,7 @@ export interface paths {
         put?: never;
         /**
          * Log in; returns the JWT
-         * @description Failed logins per e-mail are rate-limited (10, then one every 30 s): 429 with Retry-After.
+         * @description Failed logins are rate-limited, 429 with Retry-After: per e-mail and client network (10, then one every 30 s), per client network whatever the e-mail (30, then one every 2 s), and per account across every client without a device cookie for it (20, then one a minute). A successful login sets the `bvs_device` cookie (OWASP device cookie: HttpOnly, Secure, SameSite=Strict, Path=/dashboard/auth/login, a year): a browser that sends it back has its own allowance (10, then one every 30 s), so a stranger's guesses from many networks never lock the owner's known browser out (docs/security.md).
          */
         post: operations["login"];
         delete?: never;
@@ -3112,6 +3112,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description `bvs_device=<nonce>.<tag>; Max-Age=31536000; Path=/dashboard/auth/login; HttpOnly; Secure; SameSite=Strict`: the device cookie, valid for this account only; send it back with later logins from this browser. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {

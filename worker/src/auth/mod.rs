@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod api_key;
 pub mod contracts;
+pub mod device;
 pub mod jwt;
 pub mod keys;
 pub mod limit;

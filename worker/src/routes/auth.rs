@@ -8,7 +8,7 @@ use worker::{Request, Response};
 use crate::app::App;
 use crate::auth::accounts::{self, login_bucket, Registration};
 use crate::auth::Session;
-use crate::auth::{self, limit, password};
+use crate::auth::{self, device, limit, password};
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::fields::Fields;
 use crate::http;
@@ -130,9 +130,21 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     let client = limit::client_network(http::header(&req, "cf-connecting-ip").as_deref());
     let network = format!("login-{client}");
     limit::take(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
-    // Per e-mail and network: a stranger's failures never lock the owner out.
-    let bucket = login_bucket(email.as_str(), &client);
+    // A browser that logged in to this account before (its device cookie)
+    // has an allowance of its own; every other client spends one per
+    // e-mail and network and one the account's untrusted clients share
+    // (issue 40: guesses spread over many networks meet a limit, and a
+    // stranger's failures never lock the owner's known browser out).
+    let device = device::presented(app, http::header(&req, "cookie").as_deref(), email.as_str())?;
+    let bucket = match &device {
+        Some(d) => device::bucket(email.as_str(), d),
+        None => login_bucket(email.as_str(), &client),
+    };
     limit::take(app, &bucket, limit::LOGIN_FAILURES).await?;
+    let untrusted = device::untrusted_bucket(email.as_str());
+    if device.is_none() {
+        limit::take(app, &untrusted, device::UNTRUSTED_LOGIN_FAILURES).await?;
+    }
     let user = accounts::user_by_email(app, &email).await?;
     let ok = match &user {
         Some(u) => password::verify(&password_text, &u.password_hash).await?,
@@ -143,6 +155,10 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
     };
     limit::reset(app, &bucket, limit::LOGIN_FAILURES).await?;
     limit::refund(app, &network, limit::LOGIN_FAILURES_PER_NETWORK).await?;
+    if device.is_none() {
+        limit::refund(app, &untrusted, device::UNTRUSTED_LOGIN_FAILURES).await?;
+    }
+    let cookie = device::issue(app, email.as_str())?;
     let token = auth::issue_jwt(app, &user)?;
     let view = LoginView {
         name: user.name(),
@@ -153,7 +169,9 @@ pub async fn login(app: &App, mut req: Request) -> ApiResult<Response> {
         tenant_id: user.tenant_id,
         token,
     };
-    http::dashboard(200, &view, Some("Logged in"))
+    let response = http::dashboard(200, &view, Some("Logged in"))?;
+    response.headers().set("set-cookie", &cookie)?;
+    Ok(response)
 }
 
 fn token_param(text: Option<String>, field: &str) -> ApiResult<String> {
