@@ -35,7 +35,9 @@ pub use receipt::{
     read_receipt_document, verify_receipt, verify_receipt_document, verify_receipt_json,
     RECEIPT_DELTAS_MAX,
 };
-pub use witnesses::{cosignature_report, push_witness_checks, witness_report};
+pub use witnesses::{
+    cosignature_report, document_witness_report, push_witness_checks, witness_report,
+};
 
 /// Largest receipt JSON we parse, in bytes. // spec: silent; ~100k deltas with proofs
 pub const RECEIPT_JSON_BYTES_MAX: usize = 256 * 1024 * 1024;

@@ -120,3 +120,58 @@ fn a_tlog_policy_report_checks_the_log_it_lists_and_the_quorum() {
         .iter()
         .any(|c| c.name == "policy" && !c.ok && c.detail.contains("line 1")));
 }
+
+/// Issue 40: the SDKs' `witnessPolicy` check of a saved document (a
+/// receipt's `proof.treeHead`, a liabilities proof's `log.treeHead`,
+/// enveloped or not): 2 of 3 cosigned passes, the same head with its
+/// cosignature lines stripped fails `witnesses`, a policy that lists
+/// another log fails `policy.log`, and bad policy text fails `policy`.
+#[test]
+fn a_documents_head_is_held_to_a_witness_policy_and_stripped_cosignatures_fail() {
+    let keys = vkeys(3);
+    let log_key = note::public_key_string(ORIGIN, &SEED).unwrap();
+    let mut policy = format!("log {log_key}\n");
+    for (w, v) in keys.iter().enumerate() {
+        policy.push_str(&format!("witness {} {v}\n", name(w)));
+    }
+    policy.push_str("group g 2 w0.example/bvs w1.example/bvs w2.example/bvs\nquorum g\n");
+    let cosigned = head_cosigned(0b011, 3, &[100, 100, 100]);
+    let stripped = cosigned[..cosigned.find("\u{2014} w0").unwrap()].to_owned();
+    let receipt = |head: &str| {
+        serde_json::json!({"success": true, "statusCode": 200,
+            "data": {"proof": {"treeHead": head, "publicKey": log_key, "witnessed": true}}})
+        .to_string()
+    };
+    let liabilities = |head: &str| {
+        serde_json::json!({"log": {"treeHead": head, "publicKey": log_key}}).to_string()
+    };
+    let failed = |r: &verify::VerificationReport| {
+        r.checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    for doc in [receipt(&cosigned), liabilities(&cosigned)] {
+        let r = verify::document_witness_report(&doc, Some(&log_key), &policy);
+        assert!(r.ok, "{}", r.to_json());
+        let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["policy", "policy.log", "witnesses"]);
+        // Without a trusted key: the key the document names.
+        assert!(verify::document_witness_report(&doc, None, &policy).ok);
+    }
+    for doc in [receipt(&stripped), liabilities(&stripped)] {
+        let r = verify::document_witness_report(&doc, Some(&log_key), &policy);
+        assert_eq!(failed(&r), ["witnesses"], "{}", r.to_json());
+    }
+    let other = note::public_key_string("other.example/log", &SEED).unwrap();
+    let r = verify::document_witness_report(&receipt(&cosigned), Some(&other), &policy);
+    assert_eq!(failed(&r), ["policy.log"], "{}", r.to_json());
+    let r = verify::document_witness_report(&receipt(&cosigned), None, "quorum");
+    assert_eq!(failed(&r), ["policy"]);
+    let r = verify::document_witness_report("{}", None, &policy);
+    assert_eq!(failed(&r), ["witnesses"]);
+    // A policy that requires no witness passes a bare head.
+    let none = verify::document_witness_report(&receipt(&stripped), None, "quorum none\n");
+    assert!(none.ok, "{}", none.to_json());
+}

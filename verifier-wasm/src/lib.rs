@@ -176,6 +176,28 @@ pub fn verify_receipt_with_agreement(receipt_json: &str, trusted_key: Option<Str
     ))
 }
 
+/// A saved document's signed tree head (a receipt, or a liabilities
+/// proof) held to a witness policy, C2SP tlog-policy text as the log
+/// list's `witnessPolicyText` and `bvs-verify --policy` read it: checks
+/// `policy`, `policy.log` (when it lists logs) and `witnesses`, with the
+/// trusted key or else the one the document names; every valid
+/// cosignature counts whatever its age. Core's
+/// `verify::document_witness_report`. The SDKs' `witnessPolicy` (issue
+/// 40); only in the SDKs' build.
+#[cfg(feature = "receipt-agreement")]
+#[wasm_bindgen(js_name = verifyWitnessPolicy)]
+pub fn verify_witness_policy(
+    document_json: &str,
+    trusted_key: Option<String>,
+    policy_text: &str,
+) -> String {
+    json(&verify::document_witness_report(
+        document_json,
+        trusted_key.as_deref(),
+        policy_text,
+    ))
+}
+
 /// A plain Ed25519 check: `signature` (64 bytes) of `message` by
 /// `public_key` (32 bytes); false for anything malformed. The Python SDK's
 /// Standard Webhooks `v1a` check (its standard library has no Ed25519).

@@ -122,3 +122,70 @@ fn threshold_detail(
         Err(text)
     }
 }
+
+/// Where a saved document keeps its signed tree head and the log key it
+/// names: a receipt's `proof`, a liabilities proof's `log`.
+const HEAD_HOLDERS: [&str; 2] = ["proof", "log"];
+
+/// The witness checks of a saved document's signed tree head (a receipt or
+/// a liabilities proof, enveloped as an API answer or not) under a C2SP
+/// tlog-policy text, as the SDKs' `witnessPolicy` asks (issue 40):
+/// `policy` (what it demands), then [`push_witness_checks`] with the
+/// trusted key (else the key the document names) and every valid
+/// cosignature counted whatever its age (a saved document). A head whose
+/// cosignature lines were stripped fails `witnesses` unless the policy
+/// requires none.
+pub fn document_witness_report(
+    document_text: &str,
+    trusted_key: Option<&str>,
+    policy_text: &str,
+) -> VerificationReport {
+    let mut report = VerificationReport::new();
+    let policy = match Policy::parse(policy_text) {
+        Ok(p) => p,
+        Err(e) => return VerificationReport::failure("policy", e.to_string()),
+    };
+    report.push(
+        "policy",
+        true,
+        format!(
+            "{} witnesses; quorum {}",
+            policy.witnesses().len(),
+            policy.rule()
+        ),
+    );
+    let value = match json::parse(document_text) {
+        Ok(v) => v,
+        Err(e) => return VerificationReport::failure("witnesses", e.to_string()),
+    };
+    let doc = super::unwrap_envelope(&value);
+    let holder = HEAD_HOLDERS
+        .iter()
+        .find_map(|h| doc.as_object().and_then(|o| o.get(h)))
+        .and_then(json::Value::as_object);
+    let text = |name: &str| match holder.and_then(|h| h.get(name)) {
+        Some(json::Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let Some(note) = text("treeHead") else {
+        report.push(
+            "witnesses",
+            false,
+            "the document has no signed tree head (proof.treeHead or log.treeHead)",
+        );
+        return report;
+    };
+    let Some(log_key) = trusted_key.map(str::to_owned).or_else(|| text("publicKey")) else {
+        report.push("witnesses", false, "no log key: give the one you trust");
+        return report;
+    };
+    push_witness_checks(
+        &mut report,
+        "",
+        &note,
+        &log_key,
+        &policy,
+        Freshness::Offline,
+    );
+    report
+}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 
-from bvs_sdk import Client, receipts, verify_liabilities_proof
+from bvs_sdk import Client
 
 
 def failed(report: object) -> list[str]:
@@ -27,6 +27,8 @@ def main() -> None:
         assert proof["customer"]["customerId"] == customer
         r = vendor.liabilities.verify(proof, customer_id=customer, key=key, balance=balance)
         assert r["ok"], r["checks"]
+        # The client pinned the log list's witness policy on first use (issue 40).
+        assert any(c["name"] == "policy.pinned" and c["ok"] for c in r["checks"]), r["checks"]
         print(r["checks"][-1]["detail"])
 
         with Client(base_url=base) as anyone:
@@ -35,16 +37,16 @@ def main() -> None:
         # customer checks it by its own customerId, another is refused.
         assert mine["customer"]["customerId"] is None
         receipt_customer = os.environ["BVS_RECEIPT_CUSTOMER"]
-        assert verify_liabilities_proof(mine, customer_id=receipt_customer, key=key)["ok"]
+        assert vendor.liabilities.verify(mine, customer_id=receipt_customer, key=key)["ok"]
         stranger = f"{customer}-other" if customer == receipt_customer else customer
-        assert "customer.ledgerId" in failed(verify_liabilities_proof(mine, customer_id=stranger, key=key))
+        assert "customer.ledgerId" in failed(vendor.liabilities.verify(mine, customer_id=stranger, key=key))
 
         tampered = re.sub(r'"sum":[0-9.]+', '"sum":123456', proof.raw, count=1)
         assert tampered != proof.raw
-        assert "liabilities.path" in failed(verify_liabilities_proof(tampered, customer_id=customer, key=key, balance=balance))
+        assert "liabilities.path" in failed(vendor.liabilities.verify(tampered, customer_id=customer, key=key, balance=balance))
 
         receipt = vendor.receipts.get(receipt_customer, period=period)
-        rr = receipts.verify(receipt, key=key)
+        rr = vendor.receipts.verify(receipt, key=key)
         assert rr["ok"], failed(rr)
         assert any(c["name"] == "liabilities.receipt" and c["ok"] for c in rr["checks"])
     print("sdk ok")

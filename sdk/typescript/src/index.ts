@@ -5,7 +5,7 @@
 
 import { request, type Answer, type RequestOptions, type TransportOptions } from "./http.js";
 import { verifyLiabilitiesProof, type LiabilitiesVerifyOptions } from "./liabilities.js";
-import { rawText, verifyReceipt, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
+import { namedLogKey, rawText, textOf, verifyReceipt, type ReceiptVerifyOptions, type VerificationReport } from "./receipts.js";
 import type { components } from "./schema.js";
 import type { DeltaInput, EmitRecord, Batch, DeltaStatus, DeltaObject, Derivation, CompareInput, Comparison, Customer, CustomerDetail, FactInput, FactQueued, Fact, FactVerification, CheckpointInput, Checkpoint, ListedCheckpoint, Receipt, Invitation, AgreementStatement, Delivery, Webhook, WebhookKey, LiabilitiesProof, LiabilitiesStatement } from "./types.js";
 import { verifyWebhook, type WebhookEvent, type WebhookVerifyOptions } from "./webhooks.js";
@@ -152,10 +152,48 @@ export class Client {
       rawText.set(a.data as object, a.text);
       return a.data;
     },
-    /** Checks a receipt with the service's own verifier (WebAssembly): see ReceiptVerifyOptions. */
+    /**
+     * Checks a receipt with the service's own verifier (WebAssembly): see
+     * ReceiptVerifyOptions. Without `witnessPolicy`, the log list's policy
+     * for the receipt's log is pinned on first use (the check
+     * `policy.pinned` says so).
+     */
     verify: (receipt: string | object, options: ReceiptVerifyOptions): Promise<VerificationReport> =>
-      verifyReceipt(receipt, options),
+      this.#withPolicy(receipt, options, (o) => verifyReceipt(receipt, o)),
   };
+
+  /** The log list's witness policies by log key, fetched once (first use). */
+  #policies?: Promise<Map<string, { name: string; text: string }>>;
+
+  /**
+   * Runs `run` with the caller's witness policy, or with the one this
+   * client pinned from GET /api/v1/logs on first use for the document's
+   * log (by the trusted key, else the key the document names), adding the
+   * check `policy.pinned`.
+   */
+  async #withPolicy<O extends { key?: string; witnessPolicy?: string }>(
+    doc: string | object,
+    options: O,
+    run: (o: O) => Promise<VerificationReport>,
+  ): Promise<VerificationReport> {
+    if (options.witnessPolicy !== undefined) return run(options);
+    this.#policies ??= this.#get<{ logs: { name: string; verifierKey: string; witnessPolicyText: string }[] }>("api/v1/logs").then(
+      (a) => new Map(a.data.logs.map((l) => [l.verifierKey, { name: l.name, text: l.witnessPolicyText }])),
+    );
+    this.#policies.catch(() => (this.#policies = undefined));
+    const key = options.key ?? namedLogKey(textOf(doc));
+    const pinned = key === undefined ? undefined : (await this.#policies).get(key);
+    if (!pinned) {
+      return { ok: false, checks: [{ name: "policy.pinned", ok: false, detail: `the log list (GET /api/v1/logs) has no log with key ${JSON.stringify(key ?? "")}: give {witnessPolicy}` }] };
+    }
+    const r = await run({ ...options, witnessPolicy: pinned.text });
+    const note = {
+      name: "policy.pinned",
+      ok: true,
+      detail: `the witness policy of log "${pinned.name}" pinned on first use from GET /api/v1/logs (witnessPolicyText); give {witnessPolicy} to hold documents to one you chose`,
+    };
+    return { ok: r.ok, checks: [note, ...r.checks] };
+  }
 
   readonly invitations = {
     /** A single-use invitation for the customer to register its key (docs/agreement.md). */
@@ -196,9 +234,12 @@ export class Client {
       rawText.set(a.data as object, a.text);
       return a.data;
     },
-    /** Checks a proof with the service's own verifier (WebAssembly): see LiabilitiesVerifyOptions. */
+    /**
+     * Checks a proof with the service's own verifier (WebAssembly): see
+     * LiabilitiesVerifyOptions; without `witnessPolicy`, as receipts.verify.
+     */
     verify: (proof: string | object, options: LiabilitiesVerifyOptions): Promise<VerificationReport> =>
-      verifyLiabilitiesProof(proof, options),
+      this.#withPolicy(proof, options, (o) => verifyLiabilitiesProof(proof, o)),
   };
 
   readonly webhooks = {

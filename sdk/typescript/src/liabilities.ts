@@ -4,7 +4,7 @@
 // module (scripts/build-verifier.sh --sdk). Nothing of it is written in
 // TypeScript here.
 
-import { textOf, verifier, type VerificationReport } from "./receipts.js";
+import { merged, NO_WITNESS_POLICY, textOf, verifier, witnessChecks, type VerificationReport } from "./receipts.js";
 
 export interface LiabilitiesVerifyOptions {
   /**
@@ -34,6 +34,12 @@ export interface LiabilitiesVerifyOptions {
    * `String(n)`.
    */
   balance?: string | number;
+  /**
+   * The witness policy to hold the statement's signed tree head to (C2SP
+   * tlog-policy text; see ReceiptVerifyOptions.witnessPolicy). Required
+   * here; a `Client` pins its log list's policy on first use.
+   */
+  witnessPolicy?: string;
 }
 
 /**
@@ -51,6 +57,7 @@ export async function verifyLiabilitiesProof(proof: string | object, options: Li
   if (!options.key && options.policy !== "proof-key") {
     throw new TypeError('give the log key you trust ({key}), or {policy: "proof-key"} to accept the key the proof names');
   }
+  if (options.witnessPolicy === undefined) throw new TypeError(NO_WITNESS_POLICY);
   if ((options.customerId === undefined) === (options.ledgerId === undefined)) {
     throw new TypeError("say who is checking: give your own {customerId} (or {ledgerId}), one of them: a proof passes only for its own customer");
   }
@@ -59,5 +66,7 @@ export async function verifyLiabilitiesProof(proof: string | object, options: Li
   const report = options.customerId !== undefined
     ? g.verifyLiabilities(textOf(proof), options.customerId, options.key ?? null, balance)
     : g.verifyLiabilitiesOfLedger(textOf(proof), options.ledgerId as string, options.key ?? null, balance);
-  return JSON.parse(report) as VerificationReport;
+  const witnessed = await witnessChecks(textOf(proof), options.key ?? null, options.witnessPolicy);
+  // The witness checks first: `summary` stays the last check.
+  return merged(witnessed, JSON.parse(report) as VerificationReport);
 }

@@ -38,7 +38,22 @@ export interface ReceiptVerifyOptions {
    * that carries its own `liabilities` is checked with it anyway.
    */
   liabilities?: string | object;
+  /**
+   * The witness policy to hold the receipt's signed tree head to: C2SP
+   * tlog-policy text (the log list's `witnessPolicyText`, saved, or one
+   * you wrote), as `bvs-verify receipt --policy` reads it. The head passes
+   * only when the policy's quorum of witnesses cosigned it (checks
+   * `policy`, `policy.log`, `witnesses`), so a receipt whose cosignatures
+   * were stripped fails. Required by the client-free `receipts.verify`;
+   * a `Client` pins its log list's policy on first use when none is given.
+   */
+  witnessPolicy?: string;
 }
+
+/** The TypeError of a client-free verify without a witness policy. */
+export const NO_WITNESS_POLICY =
+  "give the witness policy you trust ({witnessPolicy}: C2SP tlog-policy text, e.g. the log list's witnessPolicyText from GET /api/v1/logs), " +
+  "or verify through a Client, which pins its log list's policy on first use";
 
 export interface Glue {
   initSync(arg: { module: WebAssembly.Module | BufferSource }): unknown;
@@ -46,6 +61,7 @@ export interface Glue {
   verifyReceiptLiabilities(receipt: string, proof?: string | null, key?: string | null): string;
   verifyLiabilities(proof: string, customerId: string, key?: string | null, balance?: string | null): string;
   verifyLiabilitiesOfLedger(proof: string, ledgerId: string, key?: string | null, balance?: string | null): string;
+  verifyWitnessPolicy(document: string, key: string | null, policy: string): string;
   version(): string;
 }
 
@@ -115,12 +131,45 @@ export async function verifyReceipt(receipt: string | object, options: ReceiptVe
   if (!options.key && options.policy !== "receipt-key") {
     throw new TypeError('give the log key you trust ({key}), or {policy: "receipt-key"} to accept the key the receipt names');
   }
+  if (options.witnessPolicy === undefined) throw new TypeError(NO_WITNESS_POLICY);
   const text = textOf(receipt);
   const g = await verifier();
   const report = JSON.parse(g.verifyReceiptWithAgreement(text, options.key ?? null)) as VerificationReport;
   const proof = options.liabilities === undefined ? null : textOf(options.liabilities);
   const tied = JSON.parse(g.verifyReceiptLiabilities(text, proof, options.key ?? null)) as VerificationReport;
-  return { ok: report.ok && tied.ok, checks: [...report.checks, ...tied.checks] };
+  const witnessed = await witnessChecks(text, options.key ?? null, options.witnessPolicy);
+  return merged(report, tied, witnessed);
+}
+
+/** Reports joined: ok only when every one is. */
+export function merged(...reports: VerificationReport[]): VerificationReport {
+  return { ok: reports.every((r) => r.ok), checks: reports.flatMap((r) => r.checks) };
+}
+
+/**
+ * A saved document's signed tree head (a receipt, a liabilities proof) held
+ * to `policy` by the service's own verifier: checks `policy`, `policy.log`
+ * and `witnesses` (core's `verify::document_witness_report`).
+ */
+export async function witnessChecks(text: string, key: string | null, policy: string): Promise<VerificationReport> {
+  const g = await verifier();
+  return JSON.parse(g.verifyWitnessPolicy(text, key, policy)) as VerificationReport;
+}
+
+/**
+ * The log key a document names (a receipt's `proof.publicKey`, a
+ * liabilities proof's `log.publicKey`): only to pick which log's policy a
+ * Client pins; the verifier checks the key itself.
+ */
+export function namedLogKey(text: string): string | undefined {
+  try {
+    const v = JSON.parse(text);
+    const doc = v && typeof v === "object" && typeof v.success === "boolean" && v.data ? v.data : v;
+    const key = doc?.proof?.publicKey ?? doc?.log?.publicKey;
+    return typeof key === "string" ? key : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The verifier's version (the service's crate version). */

@@ -7,7 +7,7 @@
 // proof is checked and tied to it by receipts.verify. Prints "sdk ok".
 import assert from "node:assert/strict";
 
-import { Client, verifyLiabilitiesProof } from "../dist/index.js";
+import { Client } from "../dist/index.js";
 
 const env = (name) => process.env[name] ?? assert.fail(`${name} is required (tests/tests/liabilities.rs)`);
 const [base, apiKey, key, period] = ["BVS_BASE", "BVS_API_KEY", "BVS_LOG_KEY", "BVS_PERIOD"].map(env);
@@ -19,6 +19,9 @@ const proof = await vendor.liabilities.getProof(customer, { period });
 assert.equal(proof.customer.customerId, customer);
 const r = await vendor.liabilities.verify(proof, { customerId: customer, key, balance });
 assert.equal(r.ok, true, JSON.stringify(r.checks));
+// The client pinned the log list's witness policy on first use (issue 40).
+assert.ok(r.checks.some((c) => c.name === "policy.pinned" && c.ok), JSON.stringify(r.checks));
+assert.ok(r.checks.some((c) => c.name === "witnesses" && c.ok), JSON.stringify(r.checks));
 console.log(r.checks.at(-1).detail);
 
 // The customer, without the vendor's key, by its checkpoint's merkleRoot.
@@ -27,17 +30,17 @@ console.log(r.checks.at(-1).detail);
 const mine = await new Client({ baseUrl: base }).liabilities.getProofByRoot(root);
 assert.equal(mine.customer.customerId, null);
 const receiptCustomer = env("BVS_RECEIPT_CUSTOMER");
-const m = await verifyLiabilitiesProof(mine, { customerId: receiptCustomer, key });
+const m = await vendor.liabilities.verify(mine, { customerId: receiptCustomer, key });
 assert.equal(m.ok, true, JSON.stringify(m.checks));
 // Another customer, handed this proof, is refused.
 const stranger = customer === receiptCustomer ? `${customer}-other` : customer;
-assert.ok(failed(await verifyLiabilitiesProof(mine, { customerId: stranger, key })).includes("customer.ledgerId"));
+assert.ok(failed(await vendor.liabilities.verify(mine, { customerId: stranger, key })).includes("customer.ledgerId"));
 
 // A tampered sibling sum, in the answer's own text.
 const text = JSON.stringify(proof);
 const tampered = text.replace(/"sum":[0-9.]+/, '"sum":123456');
 assert.notEqual(tampered, text);
-assert.ok(failed(await verifyLiabilitiesProof(tampered, { customerId: customer, key, balance })).includes("liabilities.path"));
+assert.ok(failed(await vendor.liabilities.verify(tampered, { customerId: customer, key, balance })).includes("liabilities.path"));
 
 // The period receipt carries the proof of its checkpointed customer.
 const receipt = await vendor.receipts.get(receiptCustomer, { period });

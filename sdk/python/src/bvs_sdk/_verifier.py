@@ -95,6 +95,10 @@ class _Verifier:
         """The receipt's liabilities proof (or ``proof_text``) tied to it."""
         return self._report("verifyReceiptLiabilities", receipt_text, proof_text, key)
 
+    def verify_witness_policy(self, document_text: str, key: str | None, policy_text: str) -> dict[str, Any]:
+        """A saved document's signed tree head held to a witness policy."""
+        return self._report("verifyWitnessPolicy", document_text, key, policy_text)
+
     def verify_liabilities(
         self, proof_text: str, customer_id: str, key: str | None, balance: str | None
     ) -> dict[str, Any]:

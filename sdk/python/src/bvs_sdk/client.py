@@ -41,6 +41,8 @@ from .models import (
     Receipt,
     VerificationReport,
 )
+from .receipts import named_log_key as _named_log_key
+from .receipts import text_of as _text_of
 from .receipts import verify as _verify_receipt
 
 SDK_VERSION = "0.1.0"
@@ -103,6 +105,8 @@ class _Base:
             self.headers["x-api-key"] = api_key
         if dashboard_token:
             self.headers["authorization"] = f"Bearer {dashboard_token}"
+        # The log list's witness policies by log key, pinned on first use.
+        self._policies: dict[str, tuple[str, str]] | None = None
         self.deltas = _Deltas(self)
         self.checkpoints = _Checkpoints(self)
         self.customers = _Customers(self)
@@ -273,6 +277,52 @@ class _Resource:
         self._c: Any = client
 
 
+def _with_policy(
+    c: Any,
+    doc: Any,
+    key: str | None,
+    witness_policy: str | None,
+    run: Callable[[str], VerificationReport],
+) -> VerificationReport:
+    """Runs ``run`` with the caller's witness policy, or with the one the
+    client pinned from GET /api/v1/logs on first use for the document's log
+    (by the trusted key, else the one the document names), adding the
+    check ``policy.pinned``. An AsyncClient does not fetch here: give it
+    ``witness_policy=``."""
+    if witness_policy is not None:
+        return run(witness_policy)
+    if isinstance(c, AsyncClient):
+        raise TypeError(
+            "an AsyncClient does not pin a witness policy inside verify(): give witness_policy= "
+            "(the log list's witnessPolicyText from GET /api/v1/logs)"
+        )
+    if c._policies is None:
+        logs = c._send(_Spec("GET", "api/v1/logs"))["logs"]
+        c._policies = {str(entry["verifierKey"]): (str(entry["name"]), str(entry["witnessPolicyText"])) for entry in logs}
+    log_key = key if key is not None else _named_log_key(_text_of(doc))
+    pinned = c._policies.get(log_key or "")
+    if pinned is None:
+        return {
+            "ok": False,
+            "checks": [
+                {
+                    "name": "policy.pinned",
+                    "ok": False,
+                    "detail": f"the log list (GET /api/v1/logs) has no log with key {log_key!r}: give witness_policy=",
+                }
+            ],
+        }
+    name, text = pinned
+    r = run(text)
+    note = {
+        "name": "policy.pinned",
+        "ok": True,
+        "detail": f'the witness policy of log "{name}" pinned on first use from GET /api/v1/logs '
+        "(witnessPolicyText); give witness_policy= to hold documents to one you chose",
+    }
+    return {"ok": bool(r["ok"]), "checks": [note, *r["checks"]]}  # type: ignore[typeddict-item]
+
+
 class _Deltas(_Resource):
     def emit(self, delta: DeltaInput, *, idempotency_key: str | None = None) -> EmitRecord:
         """Records a delta (QUEUED); safe to retry."""
@@ -348,8 +398,25 @@ class _Receipts(_Resource):
             _Spec("GET", f"api/v1/balance/receipt/{_seg(customer_id)}", query={"period": period}, receipt=True)
         )
 
-    #: Checks a receipt with the service's own verifier (``receipts.verify``).
-    verify = staticmethod(_verify_receipt)
+    def verify(
+        self,
+        receipt: Receipt | str | dict[str, Any],
+        *,
+        key: str | None = None,
+        policy: str | None = None,
+        liabilities: str | dict[str, Any] | None = None,
+        witness_policy: str | None = None,
+    ) -> VerificationReport:
+        """Checks a receipt with the service's own verifier (``receipts.verify``);
+        without ``witness_policy``, the log list's policy for the receipt's
+        log is pinned on first use (the check ``policy.pinned`` says so)."""
+        return _with_policy(
+            self._c,
+            receipt,
+            key,
+            witness_policy,
+            lambda wp: _verify_receipt(receipt, key=key, policy=policy, liabilities=liabilities, witness_policy=wp),
+        )
 
 
 class _Invitations(_Resource):
@@ -397,8 +464,8 @@ class _Liabilities(_Resource):
         path = f"api/v1/agreement/liabilities-proof/{_seg(merkle_root)}"
         return self._c._send(_Spec("GET", path, proof=True))  # type: ignore[no-any-return]
 
-    @staticmethod
     def verify(
+        self,
         proof: LiabilitiesProof | str | dict[str, Any],
         *,
         customer_id: str | None = None,
@@ -406,11 +473,25 @@ class _Liabilities(_Resource):
         key: str | None = None,
         policy: str | None = None,
         balance: str | int | Decimal | None = None,
+        witness_policy: str | None = None,
     ) -> VerificationReport:
         """Checks a proof with the service's own verifier, for the customer
-        checking it (see ``bvs_sdk.verify_liabilities_proof``)."""
-        return _verify_liabilities(
-            proof, customer_id=customer_id, ledger_id=ledger_id, key=key, policy=policy, balance=balance
+        checking it (see ``bvs_sdk.verify_liabilities_proof``); without
+        ``witness_policy``, as ``receipts.verify``."""
+        return _with_policy(
+            self._c,
+            proof,
+            key,
+            witness_policy,
+            lambda wp: _verify_liabilities(
+                proof,
+                customer_id=customer_id,
+                ledger_id=ledger_id,
+                key=key,
+                policy=policy,
+                balance=balance,
+                witness_policy=wp,
+            ),
         )
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from .models import LiabilitiesProof, VerificationReport
-from .receipts import text_of
+from .receipts import NO_WITNESS_POLICY, text_of
 
 
 def verify_liabilities_proof(
@@ -19,6 +19,7 @@ def verify_liabilities_proof(
     key: str | None = None,
     policy: str | None = None,
     balance: str | int | Decimal | None = None,
+    witness_policy: str | None = None,
 ) -> VerificationReport:
     """Checks a customer's liabilities proof: the statement's hash, the
     statement in the signed log, the ledger id, the leaf amounts and each
@@ -39,10 +40,16 @@ def verify_liabilities_proof(
     proof names (every proof is checked, not who signed the head).
     ``balance``: the balance the customer knows (its period receipt's
     ``finalBalance``, or its own books) as decimal text, an int or a
-    ``Decimal`` (a float is refused: it is not exact). Give the proof as
-    the client returned it (its exact text is kept), or as saved text."""
+    ``Decimal`` (a float is refused: it is not exact). ``witness_policy``:
+    the C2SP tlog-policy text the statement's signed tree head is held to
+    (checks ``policy``, ``policy.log``, ``witnesses``, before the others);
+    required here, pinned on first use by ``Client.liabilities.verify``.
+    Give the proof as the client returned it (its exact text is kept), or
+    as saved text."""
     if key is None and policy != "proof-key":
         raise TypeError('give the log key you trust (key=...), or policy="proof-key"')
+    if witness_policy is None:
+        raise TypeError(NO_WITNESS_POLICY)
     if (customer_id is None) == (ledger_id is None):
         raise TypeError(
             "say who is checking: customer_id=<your customerId> (or ledger_id=...), one of them: "
@@ -53,6 +60,15 @@ def verify_liabilities_proof(
     from ._verifier import verifier
 
     expected = None if balance is None else format(balance, "f") if isinstance(balance, Decimal) else str(balance)
+    v = verifier()
+    text = text_of(proof)
     if customer_id is not None:
-        return verifier().verify_liabilities(text_of(proof), customer_id, key, expected)  # type: ignore[return-value]
-    return verifier().verify_liabilities_of_ledger(text_of(proof), str(ledger_id), key, expected)  # type: ignore[return-value]
+        report = v.verify_liabilities(text, customer_id, key, expected)
+    else:
+        report = v.verify_liabilities_of_ledger(text, str(ledger_id), key, expected)
+    # The witness checks first: ``summary`` stays the last check.
+    witnessed = v.verify_witness_policy(text, key, witness_policy)
+    return {  # type: ignore[return-value]
+        "ok": bool(witnessed["ok"] and report["ok"]),
+        "checks": [*witnessed["checks"], *report["checks"]],
+    }

@@ -10,6 +10,13 @@ from typing import Any
 from .models import Receipt, VerificationReport
 
 
+NO_WITNESS_POLICY = (
+    "give the witness policy you trust (witness_policy=...: C2SP tlog-policy text, e.g. the log list's "
+    "witnessPolicyText from GET /api/v1/logs), or verify through a Client, which pins its log list's "
+    "policy on first use"
+)
+
+
 def text_of(doc: str | dict[str, Any]) -> str:
     """A document's exact text: given as text, kept by the client (``.raw``),
     or else written out as JSON."""
@@ -27,6 +34,7 @@ def verify(
     key: str | None = None,
     policy: str | None = None,
     liabilities: str | dict[str, Any] | None = None,
+    witness_policy: str | None = None,
 ) -> VerificationReport:
     """``key``: the log's verifier key you trust (pinned from GET
     /api/v1/logs). Without one, ``policy="receipt-key"`` accepts the key the
@@ -36,9 +44,16 @@ def verify(
     ``liabilities`` proof, or ``liabilities`` (a proof saved apart), is
     checked too and tied to the receipt's customer, period and
     ``finalBalance`` (checks named ``liabilities.*``), as ``bvs-verify
-    receipt`` does."""
+    receipt`` does. ``witness_policy``: C2SP tlog-policy text (the log
+    list's ``witnessPolicyText``, saved, or one you wrote) the receipt's
+    signed tree head is held to, as ``bvs-verify receipt --policy`` does
+    (checks ``policy``, ``policy.log``, ``witnesses``): a receipt whose
+    cosignatures were stripped fails. Required here; ``Client.receipts.verify``
+    pins its log list's policy on first use when none is given."""
     if key is None and policy != "receipt-key":
         raise TypeError('give the log key you trust (key=...), or policy="receipt-key"')
+    if witness_policy is None:
+        raise TypeError(NO_WITNESS_POLICY)
     text = text_of(receipt)
     from ._verifier import verifier
 
@@ -46,7 +61,27 @@ def verify(
     report = v.verify_receipt(text, key)
     proof = None if liabilities is None else text_of(liabilities)
     tied = v.verify_receipt_liabilities(text, proof, key)
-    return {"ok": bool(report["ok"] and tied["ok"]), "checks": [*report["checks"], *tied["checks"]]}
+    witnessed = v.verify_witness_policy(text, key, witness_policy)
+    reports = [report, tied, witnessed]
+    return {"ok": all(bool(r["ok"]) for r in reports), "checks": [c for r in reports for c in r["checks"]]}
+
+
+def named_log_key(text: str) -> str | None:
+    """The log key a document names (a receipt's ``proof.publicKey``, a
+    liabilities proof's ``log.publicKey``): only to pick which log's policy
+    a Client pins; the verifier checks the key itself."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    doc = value.get("data") if isinstance(value, dict) and isinstance(value.get("success"), bool) else value
+    if not isinstance(doc, dict):
+        return None
+    for holder in ("proof", "log"):
+        h = doc.get(holder)
+        if isinstance(h, dict) and isinstance(h.get("publicKey"), str):
+            return str(h["publicKey"])
+    return None
 
 
 def verifier_version() -> str:
