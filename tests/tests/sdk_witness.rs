@@ -49,7 +49,10 @@ fn both_sdks_fail_a_receipt_whose_cosignatures_were_stripped() {
         std::env::var("PATH").unwrap_or_default()
     );
     let python = root.join(".venv-sdk/bin/python");
-    assert!(python.exists(), ".venv-sdk is missing: run scripts/setup-test.sh");
+    assert!(
+        python.exists(),
+        ".venv-sdk is missing: run scripts/setup-test.sh"
+    );
     let with_env = |cmd: &mut Command| {
         cmd.env("BVS_BASE", &server.base_url)
             .env("BVS_API_KEY", &t.test_key)
@@ -61,7 +64,10 @@ fn both_sdks_fail_a_receipt_whose_cosignatures_were_stripped() {
     let mut node = Command::new("node");
     node.arg(root.join("sdk/typescript/test/witness-live.mjs"));
     with_env(&mut node);
-    let out = run_ok(&mut node, "the TypeScript SDK's witness policy check failed");
+    let out = run_ok(
+        &mut node,
+        "the TypeScript SDK's witness policy check failed",
+    );
     assert!(out.contains("sdk ok"), "{out}");
     let mut py = Command::new(&python);
     py.arg(root.join("sdk/python/tests/live_witness.py"))

@@ -115,7 +115,7 @@ test("a witness policy is required without a client, and a head its quorum did n
   assert.deepEqual(failed(rr), ["witnesses"]);
   assert.ok(rr.checks.some((c) => c.name === "policy.log" && c.ok));
   // A policy that lists another log.
-  const otherLog = "localhost/bvs/sandbox+00000000+AcBvdiPvgJDDOHwWdPC0ALTp0RwHqs4nXw1eRP795DBP";
+  const otherLog = "other.example/log+720aef5e+AZoOY0yqJdeQgPyUGY676znsgL3V42EGcvp2MbKPNjtS";
   const other = await receipts.verify(fixture("liabilities-receipt.json"), { witnessPolicy: `log ${otherLog}\nquorum none\n`, key });
   assert.deepEqual(failed(other), ["policy.log"]);
 });
