@@ -49,6 +49,17 @@ fn status(api: &Api) -> Value {
         .unwrap()
 }
 
+/// One witness's entry in a log's witness status (`status`), by name.
+fn witness_named(s: &Value, name: &str) -> Value {
+    s["witnesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no witness {name} in {s}"))
+}
+
 #[test]
 fn heads_are_witnessed_by_a_quorum_and_forks_are_refused() {
     let dir = fresh_state_dir("witnessed");
@@ -312,24 +323,12 @@ fn an_oversized_witness_answer_is_refused_unread() {
         "the head waited {took:?} for the endless witness"
     );
     let s = status(&api);
-    let w3 = s["witnesses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "w3")
-        .cloned()
-        .unwrap();
+    let w3 = witness_named(&s, "w3");
     assert_eq!(w3["status"], "misbehaved", "{s}");
     let error = w3["lastError"].as_str().unwrap();
     assert!(error.contains("more than 16384 bytes"), "{s}");
     for name in ["w1", "w2"] {
-        let wi = s["witnesses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == name)
-            .cloned()
-            .unwrap();
+        let wi = witness_named(&s, name);
         assert_eq!(wi["status"], "cosigned", "{s}");
     }
     drop(server);
