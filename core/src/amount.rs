@@ -63,7 +63,7 @@ impl Amount {
         while i < bytes.len() && bytes[i].is_ascii_digit() {
             i += 1;
         }
-        let int_digits = &text[int_start..i];
+        let int_digits = text.get(int_start..i).unwrap_or_default();
         if int_digits.is_empty() || (int_digits.len() > 1 && int_digits.starts_with('0')) {
             return Err(AmountError::NotANumber);
         }
@@ -74,7 +74,7 @@ impl Amount {
             while i < bytes.len() && bytes[i].is_ascii_digit() {
                 i += 1;
             }
-            frac_digits = &text[start..i];
+            frac_digits = text.get(start..i).unwrap_or_default();
             if frac_digits.is_empty() {
                 return Err(AmountError::NotANumber);
             }
@@ -255,7 +255,7 @@ fn read_exponent(text: &str, i: &mut usize) -> Result<i64, AmountError> {
     while *i < bytes.len() && bytes[*i].is_ascii_digit() {
         *i += 1;
     }
-    let exp_digits = &text[start..*i];
+    let exp_digits = text.get(start..*i).unwrap_or_default();
     if exp_digits.is_empty() {
         return Err(AmountError::NotANumber);
     }

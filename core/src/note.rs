@@ -294,7 +294,7 @@ pub(crate) fn split_note(note: &str) -> Option<(String, Vec<NoteSignature<'_>>)>
     // The last blank line (a byte search: a &str pattern would bring the
     // Two-Way searcher into the browser verifier).
     let blank = note.as_bytes().windows(2).rposition(|w| w == b"\n\n")?;
-    let (text, signatures) = (&note[..blank], &note[blank + 2..]);
+    let (text, signatures) = (note.get(..blank)?, note.get(blank + 2..)?);
     let signatures = signatures.strip_suffix('\n')?;
     let mut out = Vec::new();
     for line in signatures.split('\n') {

@@ -27,7 +27,10 @@ pub(super) fn canonical(token: &str) -> Option<String> {
     let negative = token.starts_with('-');
     let unsigned = token.trim_start_matches('-');
     let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(i) => (&unsigned[..i], &unsigned[i + 1..]),
+        Some(i) => (
+            unsigned.get(..i).unwrap_or_default(),
+            unsigned.get(i + 1..).unwrap_or_default(),
+        ),
         None => (unsigned, "0"),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -61,8 +64,8 @@ pub(super) fn canonical(token: &str) -> Option<String> {
 /// A decimal exponent, saturated far beyond any double's range.
 fn parse_exponent(text: &str) -> i64 {
     let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
+        Some(b'-') => (true, text.get(1..).unwrap_or_default()),
+        Some(b'+') => (false, text.get(1..).unwrap_or_default()),
         _ => (false, text),
     };
     let mut e: i64 = 0;
@@ -88,18 +91,18 @@ fn format_es(negative: bool, digits: &str, n: i64) -> String {
         out.push_str(digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
-        out.push_str(&digits[..n as usize]);
+        out.push_str(digits.get(..n as usize).unwrap_or_default());
         out.push('.');
-        out.push_str(&digits[n as usize..]);
+        out.push_str(digits.get(n as usize..).unwrap_or_default());
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-n) as usize));
         out.push_str(digits);
     } else {
-        out.push_str(&digits[..1]);
+        out.push_str(digits.get(..1).unwrap_or_default());
         if k > 1 {
             out.push('.');
-            out.push_str(&digits[1..]);
+            out.push_str(digits.get(1..).unwrap_or_default());
         }
         out.push('e');
         out.push(if n > 0 { '+' } else { '-' });

@@ -192,7 +192,7 @@ impl Parser<'_> {
                     at: self.bytes.len(),
                     reason: "unterminated string",
                 })?;
-            out.push_str(&self.text[self.at..self.at + run]);
+            out.push_str(self.text.get(self.at..self.at + run).unwrap_or_default());
             self.at += run;
             match self.bytes[self.at] {
                 b'"' => {
@@ -282,7 +282,9 @@ impl Parser<'_> {
                 return Err(self.error("expected a digit in a number's exponent"));
             }
         }
-        Ok(Value::Number(Number(self.text[start..self.at].to_owned())))
+        Ok(Value::Number(Number(
+            self.text.get(start..self.at).unwrap_or_default().to_owned(),
+        )))
     }
 }
 

@@ -30,8 +30,16 @@ impl Period {
         if !all_digits {
             return Err(err());
         }
-        let year = text[..4].parse::<u16>().map_err(|_| err())?;
-        let month = text[5..].parse::<u8>().map_err(|_| err())?;
+        let year = text
+            .get(..4)
+            .ok_or_else(err)?
+            .parse::<u16>()
+            .map_err(|_| err())?;
+        let month = text
+            .get(5..)
+            .ok_or_else(err)?
+            .parse::<u8>()
+            .map_err(|_| err())?;
         if !(1..=12).contains(&month) {
             return Err(err());
         }
