@@ -44,16 +44,9 @@ pub fn push_witness_checks(
     );
 }
 
-/// A signed tree head against a log key and a witness policy (tlog-policy
-/// text), as a report: `treeHead` (the log's signature), `policy` (the
-/// text read), then the checks of [`push_witness_checks`].
-pub fn witness_report(
-    note_text: &str,
-    log_key: &str,
-    policy_text: &str,
-    freshness: Freshness,
-) -> VerificationReport {
-    let mut report = tree_head_report(note_text, log_key);
+/// Reads a tlog-policy text into the check `policy`: what it demands, or
+/// why it cannot be read.
+fn read_policy(report: &mut VerificationReport, policy_text: &str) -> Option<Policy> {
     match Policy::parse(policy_text) {
         Ok(policy) => {
             report.push(
@@ -65,9 +58,27 @@ pub fn witness_report(
                     policy.rule()
                 ),
             );
-            push_witness_checks(&mut report, "", note_text, log_key, &policy, freshness);
+            Some(policy)
         }
-        Err(e) => report.push("policy", false, e.to_string()),
+        Err(e) => {
+            report.push("policy", false, e.to_string());
+            None
+        }
+    }
+}
+
+/// A signed tree head against a log key and a witness policy (tlog-policy
+/// text), as a report: `treeHead` (the log's signature), `policy` (the
+/// text read), then the checks of [`push_witness_checks`].
+pub fn witness_report(
+    note_text: &str,
+    log_key: &str,
+    policy_text: &str,
+    freshness: Freshness,
+) -> VerificationReport {
+    let mut report = tree_head_report(note_text, log_key);
+    if let Some(policy) = read_policy(&mut report, policy_text) {
+        push_witness_checks(&mut report, "", note_text, log_key, &policy, freshness);
     }
     report
 }
@@ -141,19 +152,9 @@ pub fn document_witness_report(
     policy_text: &str,
 ) -> VerificationReport {
     let mut report = VerificationReport::new();
-    let policy = match Policy::parse(policy_text) {
-        Ok(p) => p,
-        Err(e) => return VerificationReport::failure("policy", e.to_string()),
+    let Some(policy) = read_policy(&mut report, policy_text) else {
+        return report;
     };
-    report.push(
-        "policy",
-        true,
-        format!(
-            "{} witnesses; quorum {}",
-            policy.witnesses().len(),
-            policy.rule()
-        ),
-    );
     let value = match json::parse(document_text) {
         Ok(v) => v,
         Err(e) => return VerificationReport::failure("witnesses", e.to_string()),

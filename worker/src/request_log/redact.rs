@@ -165,10 +165,9 @@ fn form_decode(raw: &str) -> String {
 fn mask_form(text: &str) -> String {
     text.split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if is_secret_name(&form_decode(name)) => {
-                format!("{name}={REDACTED}")
-            }
-            Some((name, value)) if mask_tokens(&form_decode(value)) != form_decode(value) => {
+            Some((name, value))
+                if is_secret_name(&form_decode(name)) || holds_token(&form_decode(value)) =>
+            {
                 format!("{name}={REDACTED}")
             }
             _ => mask_tokens(pair),
@@ -304,7 +303,12 @@ fn mask_json_text_upto(text: &str, limit: usize) -> String {
 /// Whether a string written with escapes decodes to text holding a
 /// secret's shape (which [`mask_tokens`] then cannot see as written).
 fn hides_a_secret_shape(raw: &str) -> bool {
-    raw.contains('\\') && decode_json_string(raw).is_some_and(|text| mask_tokens(&text) != text)
+    raw.contains('\\') && decode_json_string(raw).is_some_and(|text| holds_token(&text))
+}
+
+/// Whether `text` holds a secret's shape ([`mask_tokens`] would change it).
+fn holds_token(text: &str) -> bool {
+    mask_tokens(text) != text
 }
 
 /// The inside of a string literal whose opening quote was just read: its

@@ -23,6 +23,32 @@ pub enum Checker<'a> {
     Ledger(&'a Hash32),
 }
 
+/// The checker's own ledger (recomputed from its customerId and the
+/// statement's tenantId, or given), against the proof's: one comparison
+/// whoever checks.
+fn ledger_detail(doc: &ProofDocument, checker: Checker<'_>) -> verify::Detail {
+    let s = &doc.statement;
+    let (want, whose) = match checker {
+        Checker::Customer(c) => {
+            if let Some(named) = doc.customer_id.as_deref().filter(|n| *n != c.as_str()) {
+                return Err(format!(
+                    "the proof is for customerId {}, you are {}",
+                    json::quoted(named),
+                    json::quoted(c.as_str())
+                ));
+            }
+            (
+                ledger_id(s.tenant_id(), c.as_str()),
+                format!(" ({} at {})", json::quoted(c.as_str()), s.tenant_id()),
+            )
+        }
+        Checker::Ledger(l) => (*l, String::new()),
+    };
+    verify::same("ledgerId", &doc.ledger_id, &want)
+        .map(|d| format!("{d}, your ledger{whose}"))
+        .map_err(|e| format!("{e}: the proof is not for your ledger"))
+}
+
 /// The proof's ledger against the checker's own, and the balance against
 /// the customer's own when given.
 pub(super) fn ledger_checks(
@@ -31,34 +57,7 @@ pub(super) fn ledger_checks(
     checker: Checker<'_>,
     expected_balance: Option<Amount>,
 ) {
-    let s = &doc.statement;
-    report.result(
-        "customer.ledgerId",
-        match checker {
-            Checker::Customer(c) => match doc.customer_id.as_deref() {
-                Some(named) if named != c.as_str() => Err(format!(
-                    "the proof is for customerId {}, you are {}",
-                    json::quoted(named),
-                    json::quoted(c.as_str())
-                )),
-                _ => {
-                    let want = ledger_id(s.tenant_id(), c.as_str());
-                    verify::same("ledgerId", &doc.ledger_id, &want)
-                        .map_err(|e| format!("{e}: the proof is not for your ledger"))
-                        .map(|d| {
-                            format!(
-                                "{d}, your ledger ({} at {})",
-                                json::quoted(c.as_str()),
-                                s.tenant_id()
-                            )
-                        })
-                }
-            },
-            Checker::Ledger(want) => verify::same("ledgerId", &doc.ledger_id, want)
-                .map_err(|e| format!("{e}: the proof is not for your ledger"))
-                .map(|d| format!("{d}, your ledger")),
-        },
-    );
+    report.result("customer.ledgerId", ledger_detail(doc, checker));
     if let Some(want) = expected_balance {
         report.result(
             "balance",
