@@ -239,8 +239,26 @@ impl HashScheme {
         root: &Hash32,
         item: &Hash32,
     ) -> Result<(), ProofError> {
-        verify_inclusion_of_leaf_hash(proof, index, size, root, &self.leaf_hash(item))
+        verify_inclusion_of_log_leaf(proof, index, size, root, &self.leaf_hash(item))
     }
+}
+
+/// [`verify_inclusion_of_leaf_hash`] for a log's leaf hash as it is (a
+/// withheld public answer's `logLeafHash`, issue 40), and the one copy of
+/// it [`HashScheme::verify_inclusion`] shares: never inlined, so the
+/// browser verifier carries it once (its size budget).
+///
+/// # Errors
+/// As [`verify_inclusion_of_leaf_hash`].
+#[inline(never)]
+pub fn verify_inclusion_of_log_leaf(
+    proof: &[Hash32],
+    index: LeafIndex,
+    size: TreeSize,
+    root: &Hash32,
+    leaf: &Hash32,
+) -> Result<(), ProofError> {
+    verify_inclusion_of_leaf_hash(proof, index, size, root, leaf)
 }
 
 /// Root over item hashes in order (a submission's `itemsRoot`, a

@@ -257,21 +257,38 @@ pub(crate) fn inclusion_detail(
     scheme: Option<HashScheme>,
     item: &Hash32,
 ) -> Detail {
+    inclusion_of(proof, index, head, scheme, item, false)
+}
+
+/// As [`inclusion_detail`] for `hash`, an item hash, or with `is_leaf` the
+/// log's leaf hash itself (a withheld public answer's `logLeafHash`).
+pub(crate) fn inclusion_of(
+    proof: &[Hash32],
+    index: merkle::LeafIndex,
+    head: Option<&TreeHead>,
+    scheme: Option<HashScheme>,
+    hash: &Hash32,
+    is_leaf: bool,
+) -> Detail {
     let Some(h) = head else {
         return Err("cannot check: the tree head did not verify".into());
     };
     let Some(scheme) = scheme else {
         return Err(UNKNOWN_SCHEME.into());
     };
-    scheme
-        .verify_inclusion(proof, index, h.size, &h.root, item)
+    let leaf = if is_leaf {
+        *hash
+    } else {
+        scheme.leaf_hash(hash)
+    };
+    merkle::verify_inclusion_of_log_leaf(proof, index, h.size, &h.root, &leaf)
         .map(|()| {
             format!(
-                "{item} is leaf {index} of the signed tree of size {}",
+                "{hash} is leaf {index} of the signed tree of size {}",
                 h.size
             )
         })
-        .map_err(|e| format!("{item} at leaf {index}: {e}"))
+        .map_err(|e| format!("{hash} at leaf {index}: {e}"))
 }
 
 // ------------------------------------------------------------------ single checks as reports

@@ -224,7 +224,11 @@ function disputeText(a: Agreement, deltas: PublicRecord[]): string | null {
     if (!own) return null;
     id = `referenceId ${own}`;
   } else {
-    id = `itemHash ${deltas[at].itemHash}`;
+    // A checkpoint's records show item hashes (only a batch root's
+    // withheld answer hides them, issue 40, and no agreement is on one).
+    const hash = deltas[at].itemHash;
+    if (!hash) return null;
+    id = `itemHash ${hash}`;
   }
   // The balance both agree on before the chosen delta: the closing
   // balance less the service's deltas from it on.
@@ -247,7 +251,7 @@ function showDispute(a: Agreement, deltas: PublicRecord[]): void {
     li.append(text);
     list.append(li);
   };
-  deltas.forEach((d, i) => option(i, `${d.delta ?? "withheld"} (anchorId ${d.anchorId}, itemHash ${d.itemHash.slice(0, 16)}…)`));
+  deltas.forEach((d, i) => option(i, `${d.delta ?? "withheld"} (anchorId ${d.anchorId}, itemHash ${(d.itemHash ?? "withheld").slice(0, 16)}…)`));
   option(deltas.length, "after the last delta (only for a delta I have and the service does not)");
   const update = (): void => {
     $("d-own-label").hidden = $<HTMLSelectElement>("d-kind").value !== "extra";

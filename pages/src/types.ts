@@ -55,7 +55,10 @@ export interface KeyBinding {
 /** A record of a public answer. */
 export interface PublicRecord {
   anchorId: string;
-  itemHash: string;
+  /** Absent when the answer withholds amounts (`summary.amountsWithheld`). */
+  itemHash?: string;
+  /** Only when amounts are withheld: the record's leaf in the log (issue 40). */
+  logLeafHash?: string;
   /** Absent when the answer withholds amounts (`summary.amountsWithheld`). */
   delta?: string;
   leafIndex?: number | null;

@@ -1,7 +1,7 @@
 // Browser test of the public verify page, in headless Chromium (Debian's
 // /usr/bin/chromium) driven by playwright-core.
 //
-//   node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json]
+//   node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot]
 //
 // 1. /verify/<root> as served: every check passes, and says so in words.
 // 2. The same page with the verify answer tampered in flight (a record's
@@ -20,6 +20,8 @@
 // 6. The receipt (if given) pasted into the offline form verifies (its
 //    head witnessed under the pinned policy); the same
 //    receipt with its final balance changed fails, naming finalBalance.
+// 7. A batch root over several customers (if given): its withheld answer
+//    (issue 40) verifies in the page, and shows no amount and no item hash.
 // The browser profile persists across cases, as a user's browser does: the
 // first visit pins the log's key (trust on first use) and starts the
 // history of tree heads that later visits are checked against.
@@ -29,9 +31,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { artifacts, assert, CHECKS_TIMEOUT_MS, checksOf, launch } from "./kit.mjs";
 
-const [base, root, receiptPath] = process.argv.slice(2);
+const [base, root, receiptPath, batchRoot] = process.argv.slice(2);
 if (!base || !root) {
-  console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json]");
+  console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot]");
   process.exit(2);
 }
 const { test, finish } = await launch();
@@ -270,6 +272,34 @@ if (receiptPath) {
     const checks = await checksOf(page, "#offline-checks");
     const bad = checks.filter((c) => !c.ok).map((c) => c.name);
     assert(bad.includes("finalBalance"), `failed: ${bad}`);
+  });
+}
+
+if (batchRoot) {
+  await test("a withheld batch answer verifies and shows no amount or item hash", async (page) => {
+    const answers = [];
+    page.on("response", async (r) => {
+      if (r.url().includes(`/api/v1/verify/${batchRoot}`)) answers.push(await r.text());
+    });
+    await page.goto(`${base}/verify/${batchRoot}`);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    const checks = await checksOf(page, "#checks");
+    const bad = checks.filter((c) => !c.ok);
+    assert(bad.length === 0, `failed checks: ${JSON.stringify(bad, null, 1)}`);
+    for (const name of ["records[0].inclusion", "records[1].inclusion", "itemsRoot", "verification.itemsRoot"]) {
+      assert(checks.some((c) => c.name === name), `no ${name} check among ${checks.map((c) => c.name)}`);
+    }
+    assert(await page.getAttribute("#verdict", "data-ok") === "true", "verdict is not ok");
+    assert((await page.innerText("#summary")).includes("withheld"), "the summary does not say amounts are withheld");
+    const amounts = await page.$$eval("#records tbody tr td.amount", (tds) => tds.map((td) => td.textContent));
+    assert(amounts.length >= 2 && amounts.every((a) => a === "withheld"), `amounts shown: ${amounts}`);
+    assert(answers.length >= 1, "the page fetched no answer");
+    for (const a of answers) {
+      const data = JSON.parse(a).data;
+      assert(data.summary.amountsWithheld === true, `not withheld: ${a.slice(0, 200)}`);
+      assert(data.records.every((r) => !("itemHash" in r) && !("delta" in r) && /^[0-9a-f]{64}$/.test(r.logLeafHash)), `a record shows too much: ${a.slice(0, 400)}`);
+    }
+    await page.screenshot({ path: join(artifacts, "verify-withheld.png"), fullPage: true });
   });
 }
 

@@ -57,6 +57,135 @@ fn public_post(api: &Api, path: &str, body: &Value) -> Reply {
     panic!("{path}: still rate-limited after 30 s");
 }
 
+/// A public GET from a network of its own (`n`th of a /64 range), so a
+/// stranger's hundreds of guesses meet no rate limit.
+fn stranger_get(api: &Api, path: &str, n: usize) -> Reply {
+    api.send(
+        api.req(reqwest::Method::GET, path)
+            .header("cf-connecting-ip", format!("2001:db8:4040:{n:x}::1")),
+    )
+}
+
+/// Every 64-hex-digit token of a text (hashes, roots, proofs).
+fn hashes_in(text: &str) -> BTreeSet<String> {
+    let b = text.as_bytes();
+    let mut out = BTreeSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        let run = b[i..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        if run == 64 {
+            out.insert(text[i..i + 64].to_ascii_lowercase());
+        }
+        i += run.max(1);
+    }
+    out
+}
+
+/// Issue 40: a stranger holding a batch root over several customers
+/// (8 items over 4 customers, interleaved) fetches every page of its
+/// public answer, computes every candidate root from what they show (each
+/// hash, its RFC 9162 leaf hash, and the root of every in-order
+/// subsequence of the records' hashes, as items and as leaves), and asks
+/// public verify for each: nothing but the batch root answers, and no
+/// customer's own root is among them. Before, the answer listed every
+/// itemHash, and SHA-256(0x00 ‖ itemHash) or a pair's root was exactly the
+/// root each customer was given.
+#[test]
+fn a_withheld_batch_answer_shows_nothing_that_opens_a_customers_records() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let customers = ["wb-a", "wb-b", "wb-c", "wb-d"];
+    let items: Vec<Value> = (0..8)
+        .map(|i| json!({"customerId": customers[i % 4], "delta": i as f64 + 1.25, "reason": "withheld"}))
+        .collect();
+    let batch = k.batch(&items);
+    assert_eq!(batch.status, 202, "{}", batch.text);
+    let batch_root = batch.body["data"]["itemsRoot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for r in batch.body["data"]["results"].as_array().unwrap() {
+        k.wait_anchored(r["anchorId"].as_str().unwrap());
+    }
+    // The roots the customers were given (derive's per-delta itemsRoot).
+    let mut theirs = BTreeSet::new();
+    for c in customers {
+        let d = k.derive(c, "");
+        assert_eq!(d.status, 200, "{}", d.text);
+        roots_in(&d.body["data"], &mut theirs);
+    }
+    theirs.remove(&batch_root);
+    assert!(theirs.len() >= 4, "{theirs:?}");
+
+    // The stranger's pages: whole, and one and three records at a time.
+    let mut pages = Vec::new();
+    let mut n = 0;
+    for (limit, offsets) in [(1000, vec![0]), (1, (0..8).collect()), (3, vec![0, 3, 6])] {
+        for offset in offsets {
+            n += 1;
+            let path = format!("/api/v1/verify/{batch_root}?limit={limit}&offset={offset}");
+            let r = stranger_get(&api, &path, n);
+            assert_eq!(r.status, 200, "{path}: {}", r.text);
+            assert_eq!(
+                r.body["data"]["summary"]["amountsWithheld"], true,
+                "{}",
+                r.text
+            );
+            pages.push(r);
+        }
+    }
+    let whole = &pages[0];
+    for rec in whole.body["data"]["records"].as_array().unwrap() {
+        assert!(rec.get("itemHash").is_none(), "{rec}");
+        assert!(rec["logLeafHash"].is_string(), "{rec}");
+    }
+    let report = verify_public_answer(&[whole.raw_data()], Some(&batch_root), Some(&log_key(&api)));
+    assert!(report.ok, "{}", report.to_json());
+
+    let mut shown = BTreeSet::new();
+    for p in &pages {
+        shown.extend(hashes_in(&p.text));
+    }
+    let parse = |h: &str| Hash32::parse(h).unwrap();
+    let record_hashes: Vec<Hash32> = whole.body["data"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| parse(r["logLeafHash"].as_str().unwrap()))
+        .collect();
+    let mut candidates = BTreeSet::new();
+    for h in &shown {
+        let h = parse(h);
+        candidates.insert(h.to_hex());
+        candidates.insert(bvs_core::merkle::leaf_hash(&h).to_hex());
+    }
+    for mask in 1u32..(1 << record_hashes.len()) {
+        let sub: Vec<Hash32> = (0..record_hashes.len())
+            .filter(|i| mask >> i & 1 == 1)
+            .map(|i| record_hashes[i])
+            .collect();
+        candidates.insert(bvs_core::merkle::root(&sub).to_hex());
+        candidates.insert(bvs_core::merkle::root_of_leaf_hashes(&sub).to_hex());
+    }
+    candidates.remove(&batch_root);
+    let opened: Vec<&String> = candidates.iter().filter(|c| theirs.contains(*c)).collect();
+    assert!(
+        opened.is_empty(),
+        "a customer's root computed from the answer: {opened:?}"
+    );
+    for c in &candidates {
+        n += 1;
+        let r = stranger_get(&api, &format!("/api/v1/verify/{c}"), n);
+        assert_eq!(r.status, 404, "{c} opened: {:.300}", r.text);
+    }
+    eprintln!(
+        "{} candidates from {} hashes shown: all 404",
+        candidates.len(),
+        shown.len()
+    );
+}
+
 fn ledger_id_of(k: &Keyed, customer: &str) -> String {
     let r = k.customer(customer);
     assert_eq!(r.status, 200, "{}", r.text);
@@ -236,8 +365,11 @@ fn a_root_given_to_one_customer_opens_no_other_customers_amounts() {
         v.text
     );
 
-    // The batch root (the vendor's) still verifies, without amounts or
-    // ledger ids: its records' itemHashes and proofs recompute the root.
+    // The batch root (the vendor's) still verifies, without amounts,
+    // ledger ids or itemHashes (issue 40: a documented change; before, its
+    // records' itemHashes recomputed the root): its records' log leaves
+    // are in the signed log, and the service's own check of the root is
+    // stored (summary.recordsCheck).
     let v = public_get(&api, &format!("/api/v1/verify/{batch_root}"));
     assert_eq!(v.status, 200, "{}", v.text);
     assert!(!v.text.contains("999.99"), "{}", v.text);

@@ -23,6 +23,7 @@ use bvs_tests::log::log_key;
 use bvs_tests::tenant::new_tenant;
 use bvs_tests::witness::Witnesses;
 use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
+use serde_json::json;
 
 /// The binary's server and its witnesses (stopped when the binary exits).
 struct Witnessed {
@@ -86,12 +87,33 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     (roots.swap_remove(0), receipt.text)
 }
 
+/// A batch over two customers, anchored: its root, whose public answer
+/// withholds amounts (issue 40).
+fn withheld_batch_root(api: &Api) -> String {
+    let t = new_tenant(api);
+    let k = api.keyed(&t.test_key);
+    let batch = k.batch(&[
+        json!({"customerId": "cus_batch_a", "delta": 3, "reason": "a in a batch"}),
+        json!({"customerId": "cus_batch_b", "delta": -1.5, "reason": "b in a batch"}),
+    ]);
+    assert_eq!(batch.status, 202, "{}", batch.text);
+    for r in batch.body["data"]["results"].as_array().unwrap() {
+        k.wait_anchored(r["anchorId"].as_str().unwrap());
+    }
+    wait_witnessed(api);
+    batch.body["data"]["itemsRoot"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root_dir = bvs_tests::verifier_built();
     let api = api();
     let (root, receipt) = anchored_receipt(&api, "cus_page");
+    let batch_root = withheld_batch_root(&api);
     let artifacts = root_dir.join("tests/artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let receipt_path = artifacts.join("verify-page-receipt.json");
@@ -104,11 +126,12 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
             .arg(&api.base)
             .arg(&root)
             .arg(&receipt_path)
+            .arg(&batch_root)
             .current_dir(&root_dir),
         "browser test failed",
     );
     println!("{stdout}");
-    assert!(stdout.contains("7 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("8 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 

@@ -2,11 +2,12 @@
 //! page or all of them.
 
 use super::RECEIPT_DELTAS_MAX;
-use super::{inclusion_detail, read_document, same, scheme_check, Detail, DocumentError};
+use super::{
+    inclusion_detail, inclusion_of, read_document, same, scheme_check, Detail, DocumentError,
+};
 use super::{key_check, KeyWords, VerificationReport};
 use crate::amount::Amount;
 use crate::hash::Hash32;
-use crate::json;
 use crate::merkle;
 use crate::note::{self, TreeHead};
 use serde::{Deserialize, Serialize};
@@ -76,13 +77,18 @@ pub struct PublicSummary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub issued_as: Vec<String>,
     /// The root covers several ledgers' deltas (a batch's items root): no
-    /// record shows its amount or ledger, so whoever holds the root learns
-    /// no customer's amounts; the itemHashes still recompute the root.
+    /// record shows its amount, ledger or itemHash (issue 40: a ledger's
+    /// item hashes recompute the root its customer was given), only its
+    /// log leaf hash (`logLeafHash`), and the page's `itemsRoot` is the
+    /// proof root itself; `recordsCheck` says the service computed the root
+    /// over the records itself when it issued it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub amounts_withheld: bool,
     /// A checkpoint's: whether the records listed (every page of them)
     /// recompute its merkleRoot, checked once by the service: `passed`,
-    /// `failed`, or `pending` until checked.
+    /// `failed`, or `pending` until checked. A withheld answer's
+    /// (`amounts_withheld`): `passed`, the service computed the root over
+    /// the records' item hashes itself when it issued it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records_check: Option<String>,
 }
@@ -91,7 +97,16 @@ pub struct PublicSummary {
 #[serde(rename_all = "camelCase")]
 pub struct PublicRecord {
     pub anchor_id: String,
-    pub item_hash: Hash32,
+    /// Absent in a withheld answer (`amounts_withheld`), which shows
+    /// `log_leaf_hash` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_hash: Option<Hash32>,
+    /// The record's leaf in the log under the answer's hash scheme
+    /// (`bvs-log-v1`: SHA-256(0x00 ‖ tag ‖ itemHash)): what a withheld
+    /// answer shows instead of the itemHash. No root the verify route
+    /// accepts is made of log leaves (docs/hashes.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_leaf_hash: Option<Hash32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_id: Option<String>,
     /// Absent when the answer withholds amounts (`amounts_withheld`).
@@ -161,123 +176,8 @@ pub struct RecordsPagination {
     pub total: u64,
 }
 
-impl PublicAnswer {
-    /// Reads the `data` of a public verification answer from a parsed
-    /// JSON value with [`crate::json`], as the serde derive would, but for
-    /// the fields shown and never checked (`ledgerId`, `publicLedgerUrl`,
-    /// `log`, `message`, `pagination`), which stay `None`: the browser
-    /// verifier holds only the reading its checks need (its size budget).
-    ///
-    /// # Errors
-    /// The first field that is missing or malformed, by its path.
-    pub fn from_json(value: &json::Value) -> Result<PublicAnswer, crate::error::FieldError> {
-        Self::read(value).map_err(|e| *e)
-    }
-
-    fn read(value: &json::Value) -> Result<PublicAnswer, json::ReadError> {
-        // Borrowed and Copy fields first, owned ones last (see
-        // `Receipt::from_json`): nothing owned is built before the last
-        // field that can fail is read (the browser verifier's size).
-        let f = json::Fields::of(value, String::new())?;
-        let s = f.object("summary")?;
-        let v = f.object("verification")?;
-        let verified = f.bool("verified")?;
-        let kind = s.string("kind")?;
-        let environment = s.string("environment")?;
-        let proof_root = s.hash("proofRoot")?;
-        let item_count = s.u64("itemCount")?;
-        let net_amount = match s.optional("netAmount") {
-            None => None,
-            Some(_) => Some(s.amount("netAmount")?),
-        };
-        let period = s.optional_string("period")?;
-        let status = s.optional_string("status")?;
-        let first_verified_at = s.optional_string("firstVerifiedAt")?;
-        let last_verified_at = s.optional_string("lastVerifiedAt")?;
-        let hash_scheme = v.string("hashScheme")?;
-        let tree_head = v.string("treeHead")?;
-        let tree_size = merkle::TreeSize(v.u64("treeSize")?);
-        let public_key = v.string("publicKey")?;
-        let items_root = v.hash("itemsRoot")?;
-        let checkpoint_leaf = Self::read_checkpoint_leaf(&v)?;
-        Ok(PublicAnswer {
-            records: f.each("records", false, Self::read_record)?,
-            verified,
-            summary: PublicSummary {
-                kind: kind.to_owned(),
-                environment: environment.to_owned(),
-                proof_root,
-                item_count,
-                net_amount,
-                period: owned(period),
-                ledger_id: None,
-                first_verified_at: owned(first_verified_at),
-                last_verified_at: owned(last_verified_at),
-                status: owned(status),
-                issued_as: Vec::new(),
-                amounts_withheld: false,
-                records_check: None,
-            },
-            verification: PublicProof {
-                public_ledger_url: None,
-                hash_scheme: hash_scheme.to_owned(),
-                tree_head: tree_head.to_owned(),
-                tree_size,
-                public_key: public_key.to_owned(),
-                log: None,
-                items_root,
-                checkpoint_leaf,
-                message: None,
-            },
-            pagination: None,
-        })
-    }
-
-    fn read_checkpoint_leaf(
-        v: &json::Fields<'_>,
-    ) -> Result<Option<CheckpointLeaf>, json::ReadError> {
-        if v.optional("checkpointLeaf").is_none() {
-            return Ok(None);
-        }
-        let c = v.object("checkpointLeaf")?;
-        let item_hash = c.hash("itemHash")?;
-        let leaf_index = merkle::LeafIndex(c.u64("leafIndex")?);
-        Ok(Some(CheckpointLeaf {
-            inclusion_proof: c.hashes("inclusionProof", true)?,
-            item_hash,
-            leaf_index,
-        }))
-    }
-
-    fn read_record(r: &json::Fields<'_>) -> Result<PublicRecord, json::ReadError> {
-        let anchor_id = r.string("anchorId")?;
-        let item_hash = r.hash("itemHash")?;
-        let delta = match r.optional("delta") {
-            None => None,
-            Some(_) => Some(r.amount("delta")?),
-        };
-        let leaf_index = match r.optional("leafIndex") {
-            None => None,
-            Some(_) => Some(merkle::LeafIndex(r.u64("leafIndex")?)),
-        };
-        let block_timestamp = r.optional_string("blockTimestamp")?;
-        let declared_timestamp = r.optional_string("declaredTimestamp")?;
-        Ok(PublicRecord {
-            inclusion_proof: r.hashes("inclusionProof", false)?,
-            anchor_id: anchor_id.to_owned(),
-            item_hash,
-            ledger_id: None,
-            delta,
-            leaf_index,
-            block_timestamp: owned(block_timestamp),
-            declared_timestamp: owned(declared_timestamp),
-        })
-    }
-}
-
-fn owned(t: Option<&str>) -> Option<String> {
-    t.map(str::to_owned)
-}
+// The reading (`PublicAnswer::from_json`) is in read.rs.
+mod read;
 
 /// Verifies a public verification answer, given as the text of each page
 /// (`?offset=` pages of one root, or just one), each either the whole
@@ -423,14 +323,16 @@ fn page_checks(
         format!("{prefix}hashScheme"),
         &a.verification.hash_scheme,
     );
-    let page_hashes: Vec<Hash32> = a.records.iter().map(|r| r.item_hash).collect();
+    // Withheld (issue 40): the page names only the root asked for.
+    let page_hashes: Vec<Hash32> = a.records.iter().filter_map(|r| r.item_hash).collect();
+    let want = if a.summary.amounts_withheld {
+        a.summary.proof_root
+    } else {
+        merkle::root(&page_hashes)
+    };
     report.result(
         format!("{prefix}verification.itemsRoot"),
-        same(
-            "verification.itemsRoot",
-            &a.verification.items_root,
-            &merkle::root(&page_hashes),
-        ),
+        same("verification.itemsRoot", &a.verification.items_root, &want),
     );
     for r in &a.records {
         let check = match r.leaf_index {
@@ -438,13 +340,18 @@ fn page_checks(
                 "{} is not in the log yet (queued): nothing to check until it is",
                 r.anchor_id
             )),
-            Some(leaf) => inclusion_detail(
-                &r.inclusion_proof,
-                leaf,
-                head.as_ref(),
-                scheme,
-                &r.item_hash,
-            ),
+            // A withheld answer's record: its log leaf hash, as it is.
+            Some(leaf) => match r.item_hash.or(r.log_leaf_hash) {
+                Some(h) => inclusion_of(
+                    &r.inclusion_proof,
+                    leaf,
+                    head.as_ref(),
+                    scheme,
+                    &h,
+                    r.item_hash.is_none(),
+                ),
+                None => Err(MIXED.into()),
+            },
         };
         report.result(format!("records[{index}].inclusion"), check);
         *index += 1;
@@ -462,6 +369,12 @@ fn page_checks(
         );
     }
 }
+
+/// A withheld answer's records (issue 40) show log leaves, not itemHashes,
+/// and the service's own check of the root stands in for recomputing it.
+const WITHHELD_ROOT: &str = "withheld: checked by the service (recordsCheck)";
+/// Records that show itemHashes in a withheld answer, or neither hash.
+const MIXED: &str = "itemHash shown while withheld, or missing";
 
 /// A page's key (see [`key_check`]).
 const KEY_WORDS: KeyWords = KeyWords {
@@ -530,8 +443,7 @@ fn totals_checks(report: &mut VerificationReport, answers: &[PublicAnswer]) {
             ))
         },
     );
-    let hashes: Vec<Hash32> = all.iter().map(|r| r.item_hash).collect();
-    let over_records = merkle::root(&hashes);
+    let hashes: Vec<Hash32> = all.iter().filter_map(|r| r.item_hash).collect();
     if first.kind == "checkpoint" {
         match &answers[0].verification.checkpoint_leaf {
             None => report.push(
@@ -550,11 +462,17 @@ fn totals_checks(report: &mut VerificationReport, answers: &[PublicAnswer]) {
     if complete {
         report.result(
             "itemsRoot",
-            same(
-                "the root over the records' itemHashes",
-                &over_records,
-                &root,
-            ),
+            if !first.amounts_withheld {
+                same(
+                    "the root over the records' itemHashes",
+                    &merkle::root(&hashes),
+                    &root,
+                )
+            } else if hashes.is_empty() && first.records_check.as_deref() == Some("passed") {
+                Ok(WITHHELD_ROOT.into())
+            } else {
+                Err(MIXED.into())
+            },
         );
         report.result("netAmount", net_amount_check(&all, first.net_amount));
     }

@@ -227,7 +227,8 @@ impl Proven {
         });
         self.records.push(PublicRecord {
             anchor_id: c.anchor_id.clone(),
-            item_hash: h,
+            item_hash: Some(h),
+            log_leaf_hash: None,
             ledger_id: None,
             delta: Some(c.delta),
             leaf_index: Some(leaf),

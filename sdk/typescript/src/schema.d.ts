@@ -2240,17 +2240,20 @@ export interface components {
                 status: "VERIFIED" | "QUEUED" | "COMMITTED";
                 /** @description Every kind of object this root names, the one shown first; ?kind= shows another. */
                 issuedAs?: ("submission" | "checkpoint" | "receipt")[];
-                /** @description The root spans several ledgers (a batch's items root): no record shows its delta or ledgerId, and there is no netAmount. */
+                /** @description The root spans several ledgers (a batch's items root): no record shows its delta, ledgerId or itemHash (a ledger's item hashes recompute the root its customer was given), only its logLeafHash; there is no netAmount, each page's verification.itemsRoot is the root asked for, and recordsCheck is passed (the service computed the root over the records' item hashes when it issued it). */
                 amountsWithheld?: boolean;
                 /**
-                 * @description A checkpoint's: whether its records (every page) were checked to recompute its merkleRoot. verified needs passed.
+                 * @description A checkpoint's: whether its records (every page) were checked to recompute its merkleRoot. verified needs passed. A withheld answer's (amountsWithheld): passed, the service computed the root over the records' item hashes itself when it issued it.
                  * @enum {unknown}
                  */
                 recordsCheck?: "passed" | "pending" | "failed";
             };
             records: {
                 anchorId: string;
-                itemHash: string;
+                /** @description Absent when the answer withholds amounts (summary.amountsWithheld), which shows logLeafHash instead. */
+                itemHash?: string;
+                /** @description A withheld answer's record (summary.amountsWithheld): its leaf in the log under the answer's hashScheme (bvs-log-v1: SHA-256(0x00 ‖ tag ‖ itemHash), docs/hashes.md), which its inclusionProof proves. No root the verify route accepts is made of log leaves. */
+                logLeafHash?: string;
                 ledgerId?: string;
                 /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. Absent when summary.amountsWithheld. */
                 delta?: number;

@@ -104,7 +104,13 @@ pub async fn public_answer(
     // latest (issue 28).
     let (size, tree_head, witnessed) =
         crate::witness::proof_head(&head, &candidates, needed_size(&covered));
-    let proven = prove_covered(&db, &covered, size, withheld).await?;
+    let mut proven = prove_covered(&db, &covered, size, withheld).await?;
+    if withheld {
+        // A page's sub-root over some of a batch's items can be a
+        // customer's own root (issue 40): a withheld page names only the
+        // root asked for.
+        proven.items_root = root;
+    }
     // Only a checkpoint's root can have an agreement side.
     let agreement = if kind == Kind::Checkpoint {
         crate::agreement::of_checkpoint(app, at, &checkpoints, agreement_rows, &page.statements)?
@@ -397,7 +403,10 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
         };
         records.push(PublicRecord {
             anchor_id: r.anchor_id.to_string(),
-            item_hash: r.item_hash,
+            // Withheld (issue 40): a ledger's item hashes recompute the
+            // root its customer was given; the log leaf opens nothing.
+            item_hash: (!withheld).then_some(r.item_hash),
+            log_leaf_hash: withheld.then(|| HASH_SCHEME.leaf_hash(&r.item_hash)),
             ledger_id: (!withheld)
                 .then(|| crate::ledgers::ledger_id(&r.tenant_id, &r.customer_id).to_hex()),
             delta: (!withheld).then_some(r.delta),
@@ -424,14 +433,21 @@ fn summary(
     ledger_ids.sort_unstable();
     ledger_ids.dedup();
     let verified_at = || covered.rows.iter().filter_map(|r| r.verified_at);
-    let records_check = covered.checkpoint.as_ref().map(|c| {
-        match c.records_verified {
-            Some(1) => "passed",
-            Some(_) => "failed",
-            None => "pending",
-        }
-        .to_string()
-    });
+    let records_check = match covered.checkpoint.as_ref() {
+        Some(c) => Some(
+            match c.records_verified {
+                Some(1) => "passed",
+                Some(_) => "failed",
+                None => "pending",
+            }
+            .to_string(),
+        ),
+        // A withheld submission's root was computed by the service over
+        // its items' hashes when it accepted them (emit, batch): the check
+        // a stranger can no longer make, made once and stored as the root.
+        None if withheld => Some("passed".to_string()),
+        None => None,
+    };
     PublicSummary {
         kind: covered.kind.as_str().to_string(),
         environment: env.as_str().to_string(),
