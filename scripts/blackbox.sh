@@ -23,8 +23,18 @@ times="$ROOT/target/blackbox-times.tsv"
 rm -rf "$logs"
 mkdir -p "$logs"
 
-# Build once; list "name executable" for every test binary of bvs-tests.
-cargo test -p bvs-tests --no-run --quiet --message-format=json-render-diagnostics \
+# Build once; list "name executable" for every test binary of bvs-tests
+# (with BLACKBOX_ONLY, build only those: `scripts/test.sh --quick` after a
+# core change would otherwise link every binary).
+targets=()
+if [ -n "${BLACKBOX_ONLY:-}" ]; then
+  for f in tests/tests/*.rs; do
+    name="$(basename "$f" .rs)"
+    if grep -qE "^(${BLACKBOX_ONLY})\$" <<<"$name"; then targets+=(--test "$name"); fi
+  done
+  [ ${#targets[@]} -gt 0 ] || { echo "no black-box binary matches BLACKBOX_ONLY=$BLACKBOX_ONLY" >&2; exit 2; }
+fi
+cargo test -p bvs-tests "${targets[@]}" --no-run --quiet --message-format=json-render-diagnostics \
   | jq -r 'select(.reason == "compiler-artifact" and .profile.test and (.target.kind | index("test")))
            | "\(.target.name) \(.executable)"' \
   | grep -E "^(${BLACKBOX_ONLY:-[a-z_0-9]+}) " >"$logs/binaries"

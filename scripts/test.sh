@@ -3,9 +3,18 @@
 # core/worker unit and property tests, verifier-wasm tests under Node
 # (wasm-bindgen-test), then the black-box tests against real `wrangler dev`
 # instances (the dashboard's browser journey among them).
+#
+#   scripts/test.sh            everything (what CI runs)
+#   scripts/test.sh --quick    a typical change in minutes, after one full
+#                              run (scripts/quick.sh says what it runs)
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
+
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  exec scripts/quick.sh "$@"
+fi
 
 step "set-up (installs only what is missing)"
 scripts/setup.sh
@@ -14,8 +23,9 @@ scripts/setup-test.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
-step "architecture invariants (scripts/check-architecture.sh)"
+step "architecture invariants (scripts/check-architecture.sh), and that it catches a planted breach in every crate"
 scripts/check-architecture.sh
+scripts/check-architecture-selftest.sh
 
 step "cargo clippy (native, all targets) and clippy for the worker on wasm32"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
