@@ -76,11 +76,11 @@ binaries_of_room() {
 while read -r f; do
   case "$f" in
     core/*)
-      add crates bvs-core; add tested bvs-core bvs-cli bvs-worker bvs-verifier-wasm
+      add crates bvs-core; add tested bvs-core bvs-verify bvs-worker bvs-verifier-wasm
       node_tests=1; add bins "${SPINE[@]}" ;;&
     worker/*)
       add crates bvs-worker; add tested bvs-worker; wasm=1; add bins "${SPINE[@]}" ;;&
-    cli/*) add crates bvs-cli; add tested bvs-cli; add bins auditor ;;&
+    cli/*) add crates bvs-verify; add tested bvs-verify; add bins auditor ;;&
     verifier-wasm/*)
       add crates bvs-verifier-wasm; add tested bvs-verifier-wasm; wasm=1; node_tests=1
       add bins verify_page ;;&
@@ -113,6 +113,16 @@ echo "  unit tests: ${tested[*]:-none}${node_tests:+ (and verifier-wasm under No
 echo "  type checks: ${tsc[*]:-none}"
 echo "  black-box binaries: ${bins[*]:-none}"
 [ -z "${QUICK_PRINT:-}" ] || exit 0
+
+# The Worker the black-box binaries start is built meanwhile, beside the
+# native checks (its own cargo target and profile, so no lock is shared);
+# they wait for it below.
+worker_build=""
+if [ ${#bins[@]} -gt 0 ]; then
+  mkdir -p target
+  scripts/build-worker.sh >target/quick-worker-build.log 2>&1 &
+  worker_build=$!
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -148,6 +158,9 @@ if [ -n "$node_tests" ]; then
 fi
 
 if [ ${#bins[@]} -gt 0 ]; then
+  step "the Worker, built beside the checks above"
+  wait "$worker_build" || { cat target/quick-worker-build.log; exit 1; }
+  tail -n 1 target/quick-worker-build.log
   step "black-box binaries: ${bins[*]}"
   export BVS_TEST_STATE="$ROOT/target/test-state"
   rm -rf "$BVS_TEST_STATE"
