@@ -96,6 +96,23 @@ fn a_tampered_receipt_fails_with_the_reason_and_exit_status_1() {
 }
 
 #[test]
+fn a_receipt_or_answer_fails_against_another_pinned_key() {
+    // The pinned key is the one checked: a document that verifies under
+    // the key it names fails under any other (a planted `--key` that was
+    // read and then ignored passed every other test).
+    let f = Files::new("receipt-other-key");
+    let other = bvs_core::note::public_key_string(ORIGIN, &[6; 32]).unwrap();
+    let receipt = f.write("receipt.json", &f.s.receipt_json);
+    let o = bvs_verify(&["receipt", &receipt, "--key", &other]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL  publicKey"), "{}", stdout(&o));
+    let answer = f.write("answer.json", &f.s.public_json);
+    let o = bvs_verify(&["public", &answer, "--key", &other]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("NOT VERIFIED"), "{}", stdout(&o));
+}
+
+#[test]
 fn a_signed_head_verifies_against_its_key_only() {
     let f = Files::new("head");
     let head = f.write("head.txt", &f.s.head);
