@@ -35,6 +35,10 @@ pub struct Receipt {
     pub window_summaries: Vec<WindowSummary>,
     pub verification: ReceiptVerification,
     pub proof: ReceiptProof,
+    /// The log (shard) the receipt is proven in, as the service names it
+    /// (`None` when read back: verifiers take the log from the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogRef>,
     /// For a receipt whose deltas are exactly a committed checkpoint of
     /// this customer (same merkleRoot): the customer's key binding and
     /// signed statements about it, each with its inclusion proof into
@@ -149,6 +153,26 @@ pub struct ReceiptProof {
     pub public_key: String,
     /// One per entry of `deltas`, same order.
     pub items: Vec<ProvenItem>,
+    /// Whether a quorum of the log's witnesses cosigned `tree_head`
+    /// (issue 28; the cosignature lines are in the note). Set by the
+    /// service; verifiers check the cosignatures themselves, so readers
+    /// leave it `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witnessed: Option<bool>,
+}
+
+/// How a document names its log: environment, shard, the log's path name
+/// and origin, and where to read its checkpoint and key (the log list has
+/// the same). Fields in the order the service has always listed them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogRef {
+    pub checkpoint_url: String,
+    pub environment: String,
+    pub key_url: String,
+    pub name: String,
+    pub origin: String,
+    pub shard: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,7 +265,9 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
             hash_scheme: hash_scheme.to_owned(),
             tree_head: tree_head.to_owned(),
             public_key: public_key.to_owned(),
+            witnessed: None,
         },
+        log: None,
         customer_id: customer_id.to_owned(),
         period: period.map(str::to_owned),
         generated_at: generated_at.to_owned(),

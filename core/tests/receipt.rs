@@ -108,7 +108,9 @@ fn build_receipt(purge_first: bool) -> Receipt {
             tree_head,
             public_key: note::public_key_string(ORIGIN, &SEED).unwrap(),
             items,
+            witnessed: None,
         },
+        log: None,
         agreement: None,
     }
 }

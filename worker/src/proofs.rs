@@ -11,7 +11,6 @@ use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{CustomerId, Period};
-use bvs_core::verify::LogRef;
 use bvs_core::LeafIndex;
 
 use crate::app::App;
@@ -53,14 +52,6 @@ impl Span {
     }
 }
 
-/// A receipt as the route answers it: core's `Receipt`, whether its head
-/// is witnessed (issue 28) and the log (shard) it names.
-pub struct Proven {
-    pub receipt: Receipt,
-    pub witnessed: bool,
-    pub log: LogRef,
-}
-
 /// A customer's receipt (whole history, or one period), recorded so that
 /// its root resolves on the public verify route. The shard and its key
 /// are taken once; then two sequential round trips on the shard (issue
@@ -72,7 +63,7 @@ pub struct Proven {
 /// # Errors
 /// 404 for an unknown customer or no verified deltas; 422 above
 /// `RECEIPT_DELTAS_MAX` deltas.
-pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
+pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     let db = db(app, r.log)?;
     let key = LogKey::load(app, r.log)?;
     let ledger_id = crate::ledgers::ledger_id(r.tenant_id, r.customer_id);
@@ -127,14 +118,11 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Proven> {
         root: listed.root,
         final_balance,
         tree_head: listed.tree_head,
+        witnessed: listed.witnessed,
         deltas: listed.deltas,
         items,
     };
-    Ok(Proven {
-        receipt: assemble(r, &key, record.generated_at, parts, agreement)?,
-        witnessed: listed.witnessed,
-        log: log_ref(r.log, &key.origin, r.origin),
-    })
+    assemble(r, &key, record.generated_at, parts, agreement)
 }
 
 /// What a receipt lists, from its first batch: the span's verified rows
@@ -220,6 +208,8 @@ struct Parts<'a> {
     root: Hash32,
     final_balance: Amount,
     tree_head: String,
+    /// Whether a quorum of the log's witnesses cosigned `tree_head`.
+    witnessed: bool,
     deltas: Vec<DerivedDelta>,
     items: Vec<ProvenItem>,
 }
@@ -266,7 +256,9 @@ fn assemble(
             tree_head: p.tree_head,
             public_key: key.verifier_key()?,
             items: p.items,
+            witnessed: Some(p.witnessed),
         },
+        log: Some(log_ref(r.log, &key.origin, r.origin)),
         agreement,
     })
 }

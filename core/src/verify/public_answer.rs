@@ -10,6 +10,7 @@ use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::merkle;
 use crate::note::{self, TreeHead};
+pub use crate::receipt::LogRef;
 use serde::{Deserialize, Serialize};
 
 /// Most pages of a public verification answer checked together. // spec: silent; VERIFY_RECORDS_MAX per page keeps 1,000 pages in the same work bound as RECEIPT_DELTAS_MAX
@@ -137,6 +138,12 @@ pub struct PublicProof {
     /// The log (shard) the answer is proven in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogRef>,
+    /// Whether a quorum of the log's witnesses cosigned `tree_head`
+    /// (issue 28; the cosignature lines are in the note). Set by the
+    /// service; verifiers check the cosignatures themselves, so readers
+    /// leave it `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witnessed: Option<bool>,
     pub items_root: Hash32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_leaf: Option<CheckpointLeaf>,
@@ -151,20 +158,6 @@ pub struct CheckpointLeaf {
     pub item_hash: Hash32,
     pub leaf_index: merkle::LeafIndex,
     pub inclusion_proof: Vec<Hash32>,
-}
-
-/// How a document names its log: environment, shard, the log's path name
-/// and origin, and where to read its checkpoint and key (the log list has
-/// the same). Fields in the order the service has always listed them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LogRef {
-    pub checkpoint_url: String,
-    pub environment: String,
-    pub key_url: String,
-    pub name: String,
-    pub origin: String,
-    pub shard: u64,
 }
 
 /// One page of a public answer's records (`?limit=&offset=`) and how many

@@ -280,7 +280,9 @@ impl Proven {
                 tree_head: log.head.clone(),
                 public_key: log.public_key.clone(),
                 items: self.items.clone(),
+                witnessed: None,
             },
+            log: None,
             agreement: None,
         })
     }
@@ -319,6 +321,7 @@ fn answer(
             tree_size: log.size,
             public_key: log.public_key.clone(),
             log: None,
+            witnessed: None,
             items_root,
             checkpoint_leaf: None::<CheckpointLeaf>,
             message: None,

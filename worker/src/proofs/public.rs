@@ -69,14 +69,14 @@ const PUBLIC_MESSAGE: &str =
 /// # Errors
 /// 404 when no environment issued `root`, or it names no `page.kind`.
 ///
-/// With the answer: whether its head is witnessed (issue 28): the newest
-/// witnessed head when it covers the records, else the latest head.
+/// Its head is the newest witnessed head when it covers the records, else
+/// the latest, and `verification.witnessed` says which (issue 28).
 pub async fn public_answer(
     app: &App,
     root: Hash32,
     page: &RecordsPage,
     origin: &str,
-) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>, bool)> {
+) -> ApiResult<(PublicAnswer, Option<CheckpointAgreement>)> {
     let (at, looked) = resolve(app, &root, page).await?;
     let db = db(app, at)?;
     let head = head_of(app, at, looked.head.clone()).await?;
@@ -123,7 +123,7 @@ pub async fn public_answer(
         app,
         at,
         origin,
-        (size, tree_head),
+        (size, tree_head, witnessed),
         (proven.items_root, proven.checkpoint_leaf),
     )?;
     let answer = PublicAnswer {
@@ -137,7 +137,7 @@ pub async fn public_answer(
             total: covered.total,
         }),
     };
-    Ok((answer, agreement, witnessed))
+    Ok((answer, agreement))
 }
 
 /// The head the lookup read with the root, else the log's latest.
@@ -172,13 +172,14 @@ fn covered(
     .ok_or_else(|| ApiError::internal("a chosen kind without its rows"))
 }
 
-/// The answer's proof part: the log's head (its size and signed note),
-/// the log's key, and the proven page's root and checkpoint leaf.
+/// The answer's proof part: the log's head (its size, signed note and
+/// whether it is witnessed), the log's key, and the proven page's root and
+/// checkpoint leaf.
 fn public_proof(
     app: &App,
     at: LogId,
     origin: &str,
-    (size, tree_head): (u64, String),
+    (size, tree_head, witnessed): (u64, String, bool),
     (items_root, checkpoint_leaf): (Hash32, Option<CheckpointLeaf>),
 ) -> ApiResult<PublicProof> {
     let key = LogKey::load(app, at)?;
@@ -189,6 +190,7 @@ fn public_proof(
         tree_size: TreeSize(size),
         public_key: key.verifier_key()?,
         log: Some(log_ref(at, &key.origin, origin)),
+        witnessed: Some(witnessed),
         items_root,
         checkpoint_leaf,
         message: Some(PUBLIC_MESSAGE.to_string()),

@@ -199,19 +199,16 @@ pub async fn receipt(
     };
     let (receipt, liabilities) =
         futures_util::future::join(proofs::receipt(app, &request), liabilities).await;
-    let proven = receipt?;
+    let receipt = receipt?;
     let liabilities = liabilities?;
-    let mut body = serde_json::to_value(&proven.receipt)
-        .map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
-    // The receipt names its log (shard) next to core's fields.
-    body["log"] = json!(proven.log);
-    // Whether a quorum of the log's witnesses cosigned proof.treeHead
-    // (issue 28; its cosignature lines are in the note).
-    body["proof"]["witnessed"] = json!(proven.witnessed);
     let liabilities = liabilities
         .map(serde_json::value::RawValue::from_string)
         .transpose()
         .map_err(|e| ApiError::internal(format!("liabilities proof: {e}")))?;
+    // Through a JSON value: its members keep the order receipts have
+    // always been sent in (sorted).
+    let body =
+        serde_json::to_value(&receipt).map_err(|e| ApiError::internal(format!("receipt: {e}")))?;
     http::balance(200, &WithLiabilities { body, liabilities })
 }
 
@@ -269,13 +266,12 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
         kind,
         statements,
     };
-    let (answer, agreement, witnessed) =
-        match proofs::public_answer(app, root, &page, &origin(&req)?).await {
-            Ok(found) => found,
-            Err(ApiError::NotFound(why)) => return statement_answer(app, &root, why).await,
-            Err(e) => return Err(e),
-        };
-    let mut body = match agreement {
+    let (answer, agreement) = match proofs::public_answer(app, root, &page, &origin(&req)?).await {
+        Ok(found) => found,
+        Err(ApiError::NotFound(why)) => return statement_answer(app, &root, why).await,
+        Err(e) => return Err(e),
+    };
+    let body = match agreement {
         None => serde_json::to_value(&answer),
         Some(agreement) => serde_json::to_value(&WithAgreement {
             answer: &answer,
@@ -283,9 +279,6 @@ pub async fn public_verify(app: &App, req: Request, root: Hash32) -> ApiResult<R
         }),
     }
     .map_err(|e| ApiError::internal(format!("public answer: {e}")))?;
-    // Whether a quorum of the log's witnesses cosigned
-    // verification.treeHead (issue 28).
-    body["verification"]["witnessed"] = json!(witnessed);
     http::balance(200, &body)
 }
 

@@ -74,6 +74,7 @@ impl PublicAnswer {
                 tree_size,
                 public_key: public_key.to_owned(),
                 log: None,
+                witnessed: None,
                 items_root,
                 checkpoint_leaf,
                 message: None,
