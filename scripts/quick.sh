@@ -158,6 +158,11 @@ if [ -n "$node_tests" ]; then
 fi
 
 if [ ${#bins[@]} -gt 0 ]; then
+  if [ -n "$node_tests" ]; then
+    step "the browser verifier's modules (served to the pages; size budget)"
+    scripts/build-verifier.sh
+    scripts/build-verifier.sh --liabilities
+  fi
   step "the Worker, built beside the checks above"
   wait "$worker_build" || { cat target/quick-worker-build.log; exit 1; }
   tail -n 1 target/quick-worker-build.log

@@ -11,3 +11,8 @@ export default function init(): Promise<unknown>;
 // ledger its key is bound to).
 export function verifyLiabilities(proofJson: string, customerId: string, trustedKey?: string, expectedBalance?: string): string;
 export function verifyLiabilitiesOfLedger(proofJson: string, ledgerId: string, trustedKey?: string, expectedBalance?: string): string;
+// A signed tree head against a witness policy's tlog-policy text (nested
+// groups included): the verify page loads this module only for a policy
+// the log list's k-of-n form cannot say (issue 41). `nowSeconds` only for
+// the log's latest head, checked now.
+export function verifyWitnessPolicyText(note: string, key: string, policyText: string, nowSeconds?: number): string;

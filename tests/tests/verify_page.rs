@@ -135,6 +135,67 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
     assert!(artifacts.join("verify-page.png").exists());
 }
 
+/// `flat`'s witness lines under a nested quorum, (w1 and w2) or w3, which
+/// the log list's k-of-n form cannot say.
+fn nested_policy(flat: &str) -> String {
+    let witnesses: Vec<&str> = flat.lines().filter(|l| l.starts_with("witness ")).collect();
+    assert_eq!(witnesses.len(), 3, "{flat}");
+    format!(
+        "{}\ngroup pair all w1 w2\ngroup top any pair w3\nquorum top\n",
+        witnesses.join("\n")
+    )
+}
+
+/// Issue 41: a log whose witness policy has nested groups. The verify page
+/// checks its heads with the lazily loaded module's full policy check (it
+/// used to report them ok, unchecked).
+#[test]
+fn the_verify_page_checks_a_nested_witness_policy() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let root_dir = bvs_tests::verifier_built();
+    let dir = fresh_state_dir("verify-nested");
+    let witnesses = Witnesses::start(&dir, 3, 2);
+    let nested = nested_policy(witnesses.policy());
+    let vars: Vec<(&str, &str)> = bvs_tests::witness::POLICY_VARS
+        .iter()
+        .map(|v| (*v, nested.as_str()))
+        .collect();
+    let server = Wrangler::start_with_vars(&dir, &vars);
+    let api = Api::new(server.base_url.clone());
+    let t = new_tenant(&api);
+    let k = api.keyed(&t.test_key);
+    let d = k.emit(&Delta::new("cus_nested", "7.5", "nested policy"));
+    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    let root = d["receiptId"].as_str().unwrap().to_string();
+    let policy = Policy::parse(&nested).unwrap();
+    eventually(
+        Duration::from_secs(90),
+        "the sandbox log's latest head to be witnessed under the nested policy",
+        || {
+            let head = api.get("/api/v1/log/sandbox/checkpoint");
+            (head.status == 200
+                && policy
+                    .check(&head.text, Freshness::Offline)
+                    .is_ok_and(|q| q.met))
+            .then_some(())
+        },
+    );
+    let logs = api.get("/api/v1/logs");
+    assert!(logs.text.contains("group top any pair w3"), "{}", logs.text);
+
+    let node = root_dir.join("node_modules/.bin/node");
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root_dir.join("tests/browser/verify_nested.mjs"))
+            .arg(&server.base_url)
+            .arg(&root)
+            .current_dir(&root_dir),
+        "browser test failed",
+    );
+    println!("{stdout}");
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+}
+
 /// The auditors' CLI, built by `cargo test --workspace` before this runs.
 fn bvs_verify(args: &[&str]) -> std::process::Output {
     Command::new(bvs_verify_bin())

@@ -198,6 +198,34 @@ pub fn verify_witness_policy(
     ))
 }
 
+/// A signed tree head against a log key and a witness policy given as
+/// C2SP tlog-policy text (the log list's `witnessPolicyText`, nested groups
+/// included): checks `treeHead`, `policy`, `policy.log` (when it lists
+/// logs) and `witnesses`. `now_seconds` only for a log's latest head
+/// checked now (cosignatures then count only when recent, as
+/// `verifyCosignatures`); without it, every valid cosignature counts.
+/// Core's `verify::witness_report`. In the liabilities module, which the
+/// verify page loads only for a policy the log list's k-of-n form cannot
+/// say (issue 41: checked, never reported ok unchecked), and the SDKs'.
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen(js_name = verifyWitnessPolicyText)]
+pub fn verify_witness_policy_text(
+    note: &str,
+    key: &str,
+    policy_text: &str,
+    now_seconds: Option<f64>,
+) -> String {
+    use bvs_core::cosignature::{Freshness, LATEST_HEAD_AGE_SECONDS_DEFAULT};
+    let freshness = match now_seconds {
+        None => Freshness::Offline,
+        Some(now) => Freshness::Latest {
+            now: now as u64,
+            max_age: LATEST_HEAD_AGE_SECONDS_DEFAULT,
+        },
+    };
+    json(&verify::witness_report(note, key, policy_text, freshness))
+}
+
 /// A plain Ed25519 check: `signature` (64 bytes) of `message` by
 /// `public_key` (32 bytes); false for anything malformed. The Python SDK's
 /// Standard Webhooks `v1a` check (its standard library has no Ed25519).

@@ -606,3 +606,55 @@ fn a_head_passes_only_with_a_quorum_of_fresh_cosignatures_and_says_which() {
         vec!["treeHead"]
     );
 }
+
+/// A nested witness policy (groups of groups, which the log list's k-of-n
+/// form cannot say) is checked from its tlog-policy text by the lazily
+/// loaded module's `verifyWitnessPolicyText` (issue 41): the quorum met
+/// passes, one group short fails, and a stale latest head fails.
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen_test]
+fn a_nested_witness_policy_is_checked_from_its_text() {
+    use bvs_core::cosignature::{cosign, witness_vkey};
+    let s = fixture();
+    let names = ["w1.example/bvs", "w2.example/bvs", "w3.example/bvs"];
+    let keys: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| witness_vkey(n, &[i as u8 + 1; 32]).unwrap())
+        .collect();
+    // (w1 and w2) or w3.
+    let policy = format!(
+        "witness w1 {}\nwitness w2 {}\nwitness w3 {}\ngroup pair all w1 w2\ngroup top any pair w3\nquorum top\n",
+        keys[0], keys[1], keys[2]
+    );
+    let at = 1_795_323_500u64;
+    let cosigned = |ws: &[usize]| {
+        let mut note = s.head.clone();
+        for w in ws {
+            note.push_str(&cosign(&s.head, names[*w], &[*w as u8 + 1; 32], at).unwrap());
+        }
+        note
+    };
+    for ws in [&[0, 1][..], &[2][..]] {
+        let r = v::verify_witness_policy_text(&cosigned(ws), &s.public_key, &policy, None);
+        assert!(report(&r).ok, "{ws:?}: {r}");
+    }
+    let short = v::verify_witness_policy_text(&cosigned(&[0]), &s.public_key, &policy, None);
+    assert_eq!(failed(&short), vec!["witnesses"], "{short}");
+    let other = note::public_key_string("other.example/log", &[9; 32]).unwrap();
+    let forged = v::verify_witness_policy_text(&cosigned(&[2]), &other, &policy, None);
+    assert!(
+        failed(&forged).contains(&"treeHead".to_string()),
+        "{forged}"
+    );
+    let stale = v::verify_witness_policy_text(
+        &cosigned(&[2]),
+        &s.public_key,
+        &policy,
+        Some(at as f64 + 7200.0),
+    );
+    assert_eq!(failed(&stale), vec!["witnesses"], "{stale}");
+    let bad =
+        v::verify_witness_policy_text(&cosigned(&[2]), &s.public_key, "quorum nobody\n", None);
+    assert!(failed(&bad).contains(&"policy".to_string()), "{bad}");
+}
