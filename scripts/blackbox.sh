@@ -40,8 +40,8 @@ cargo test -p bvs-tests "${targets[@]}" --no-run --quiet --message-format=json-r
   | grep -E "^(${BLACKBOX_ONLY:-[a-z_0-9]+}) " >"$logs/binaries"
 
 # Known long binaries, longest first (used when there are no timings yet).
-known_long="balance_large crash_shards compare_pinpoint agree_browser dashboard_browser
-verify_page sweeper webhooks idempotency_crash proofs balance"
+known_long="schemathesis shard_growth crash_shards shard_queues dashboard_browser webhook_cap
+balance_large idempotency_crash sweeper liabilities isolation verify_page witnessed"
 order() {
   # name seconds: the last time measured, else a guess (a known long
   # binary by its rank, any other 60 s); longest first.
