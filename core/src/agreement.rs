@@ -330,7 +330,7 @@ mod dispute;
 pub use dispute::{CheckpointDelta, DisputeContext};
 
 mod answer;
-pub use answer::{answer_agreement_checks, AnswerAgreement, AnswerKey};
+pub use answer::{answer_agreement_checks, answer_agreement_report, AnswerAgreement, AnswerKey};
 mod receipt;
 pub use receipt::{receipt_checks, receipt_report};
 mod statement;

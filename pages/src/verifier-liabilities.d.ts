@@ -16,3 +16,6 @@ export function verifyLiabilitiesOfLedger(proofJson: string, ledgerId: string, t
 // the log list's k-of-n form cannot say (issue 41). `nowSeconds` only for
 // the log's latest head, checked now.
 export function verifyWitnessPolicyText(note: string, key: string, policyText: string, nowSeconds?: number): string;
+// A public answer's agreement side (the whole answer's text), checked
+// against the log the page pinned the key of: core's agreement checks.
+export function verifyAnswerAgreement(answerJson: string, logOrigin: string): string;

@@ -3,7 +3,6 @@
 // (verifier-wasm). Nothing in this file decides whether a proof holds: it
 // fetches, hands text to the verifier, and shows the verifier's report.
 import init, * as verifier from "/pkg/bvs_verifier_wasm.js";
-import { agreementChecks } from "./agreement-checks";
 import { byId as $, message } from "./types";
 import type { Check, PublicAnswer, PublicRecord, ReceiptDoc, Report } from "./types";
 
@@ -155,8 +154,38 @@ interface LogEntry {
 const nestedOnly = (e: LogEntry | undefined): boolean =>
   !asPolicy(e?.witnessPolicy) && /^quorum\s+(?!none\s*$)\S/m.test(e?.witnessPolicyText ?? "");
 
-/** The module with the full tlog-policy check, loaded only for a nested policy. */
-const POLICY_MODULE = "/pkg-liabilities/bvs_verifier_wasm.js";
+/**
+ * The second WebAssembly module (outside this page's size budget), with
+ * core's full tlog-policy check and a public answer's agreement checks:
+ * loaded only for a nested policy or an answer with an agreement side.
+ */
+const SECOND_MODULE = "/pkg-liabilities/bvs_verifier_wasm.js";
+let second: Promise<typeof import("./verifier-liabilities")> | null = null;
+const secondModule = (): Promise<typeof import("./verifier-liabilities")> => {
+  second ??= import(SECOND_MODULE).then(async (m: typeof import("./verifier-liabilities")) => { await m.default(); return m; });
+  return second;
+};
+
+/**
+ * A checkpoint's agreement side (the customer's key bindings and signed
+ * statements), checked by core in the second module (issue 41: no
+ * verification in TypeScript); titled in words from what each check found.
+ */
+async function agreementChecks(pageText: string, logOrigin: string): Promise<Check[]> {
+  let wasm: typeof import("./verifier-liabilities");
+  try {
+    wasm = await secondModule();
+  } catch (e) {
+    return [{ name: "agreement.key", ok: false, detail: `the module that checks the agreement side could not be loaded (${message(e)}): not verified here; check it with bvs-verify public.` }];
+  }
+  const r = JSON.parse(wasm.verifyAnswerAgreement(pageText, logOrigin)) as Report;
+  return r.checks.map((c) => {
+    const said = c.ok ? c.detail.match(/^(agreed|disputed) by (the customer's key \S+ at \S+):/) : null;
+    if (said) return { ...c, title: `${said[1] === "agreed" ? "Agreed" : "Disputed"} by ${said[2]}` };
+    if (c.ok && c.detail.startsWith("WARNING: key changed")) return { ...c, title: "Key changed, not signed by the previous key" };
+    return c;
+  });
+}
 
 /**
  * The `witnesses` and `latestWitnesses` checks of a nested policy (issue
@@ -167,8 +196,7 @@ const POLICY_MODULE = "/pkg-liabilities/bvs_verifier_wasm.js";
 async function nestedWitnessChecks(proofHead: string, latest: string, key: string, text: string): Promise<Check[]> {
   let wasm: typeof import("./verifier-liabilities");
   try {
-    wasm = await import(POLICY_MODULE);
-    await wasm.default();
+    wasm = await secondModule();
   } catch (e) {
     return [{ name: "witnesses", ok: false, detail: `witnesses: the log's witness policy has nested groups, and the module that checks them could not be loaded (${message(e)}): not verified here; check the head with bvs-verify --policy.` }];
   }
@@ -421,7 +449,7 @@ async function runOnline(root: string): Promise<void> {
   }
 
   if (answer.agreement) {
-    checks.push(...await agreementChecks(answer.agreement, root, origin, answer.summary ?? {}));
+    checks.push(...await agreementChecks(got.pages?.[0] ?? "", origin));
   }
 
   const s = answer.summary ?? {};

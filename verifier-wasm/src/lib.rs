@@ -226,6 +226,21 @@ pub fn verify_witness_policy_text(
     json(&verify::witness_report(note, key, policy_text, freshness))
 }
 
+/// A public verify answer's agreement side (the customer's key bindings
+/// and signed statements about the checkpoint it shows), checked against
+/// the log `log_origin` (the name of the key the page pinned): core's
+/// `agreement::answer_agreement_report`, what `bvs-verify public` checks.
+/// In the liabilities module, which the verify page loads only for an
+/// answer with an agreement side (issue 41: no checks in TypeScript).
+#[cfg(feature = "liabilities")]
+#[wasm_bindgen(js_name = verifyAnswerAgreement)]
+pub fn verify_answer_agreement(answer_json: &str, log_origin: &str) -> String {
+    json(&bvs_core::agreement::answer_agreement_report(
+        answer_json,
+        log_origin,
+    ))
+}
+
 /// A plain Ed25519 check: `signature` (64 bytes) of `message` by
 /// `public_key` (32 bytes); false for anything malformed. The Python SDK's
 /// Standard Webhooks `v1a` check (its standard library has no Ed25519).

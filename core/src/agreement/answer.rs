@@ -8,8 +8,9 @@ use super::{
 };
 use crate::amount::Amount;
 use crate::hash::Hash32;
+use crate::json;
 use crate::types::Period;
-use crate::verify::{Check, Detail};
+use crate::verify::{Check, Detail, VerificationReport};
 
 /// What a public verify answer says about a checkpoint's agreement side
 /// (its `agreement` field) and the checkpoint itself, as read by a client.
@@ -172,4 +173,103 @@ fn statement_check(
     let (r, balance) = reference.as_ref().map_err(Clone::clone)?;
     let statement = verify(signed, key).map_err(named)?;
     statement_says(&statement, r, balance, key, at).map_err(named)
+}
+
+/// A public verify answer's agreement side checked from its text (the
+/// whole answer or its `data`), read with [`crate::json`]: the fields
+/// [`AnswerAgreement`] takes, then [`answer_agreement_checks`] against the
+/// log `log_origin` (the name of the key the client pinned). What the
+/// verify page runs (issue 41: one verifier, no checks in TypeScript).
+/// No checks when the answer has no agreement side.
+pub fn answer_agreement_report(answer_text: &str, log_origin: &str) -> VerificationReport {
+    let value = match json::parse(answer_text) {
+        Ok(v) => v,
+        Err(e) => return VerificationReport::failure("agreement", e.to_string()),
+    };
+    let data = crate::verify::unwrap_envelope(&value);
+    let Some(agreement) = member(data, "agreement") else {
+        return VerificationReport::new();
+    };
+    let summary = member(data, "summary");
+    let counterparty_key = text(Some(&agreement), "counterpartyKey");
+    if counterparty_key.is_empty() {
+        return VerificationReport::new();
+    }
+    let Ok(root) = Hash32::parse(&text(summary.as_ref(), "proofRoot")) else {
+        return VerificationReport::failure(
+            "agreement.key",
+            "no proofRoot to check the agreement against",
+        );
+    };
+    let item_count = match summary.as_ref().and_then(|s| member(s, "itemCount")) {
+        Some(json::Value::Number(n)) => n.as_u64().unwrap_or(u64::MAX),
+        _ => u64::MAX,
+    };
+    let [statements, keys] = [
+        ("statements", ["statement", "recordedAt", "counterpartyKey"]),
+        ("keys", ["counterpartyKey", "keyStatement", "registeredAt"]),
+    ]
+    .map(|(k, names)| rows(&agreement, k, names));
+    let (period, key_statement, balance_statement, ledger_id) = (
+        text(summary.as_ref(), "period"),
+        text(Some(&agreement), "keyStatement"),
+        text(Some(&agreement), "balanceStatement"),
+        text(Some(&agreement), "ledgerId"),
+    );
+    let checks = answer_agreement_checks(&AnswerAgreement {
+        log_origin,
+        root: &root,
+        period: &period,
+        item_count,
+        ledger_id: &ledger_id,
+        counterparty_key: &counterparty_key,
+        key_statement: &key_statement,
+        balance_statement: &balance_statement,
+        statements: statements
+            .iter()
+            .map(|[s, at, k]| {
+                (
+                    s.as_str(),
+                    at.as_str(),
+                    (!k.is_empty()).then_some(k.as_str()),
+                )
+            })
+            .collect(),
+        keys: keys
+            .iter()
+            .map(|[k, s, at]| AnswerKey {
+                counterparty_key: k,
+                key_statement: s,
+                registered_at: at,
+            })
+            .collect(),
+    });
+    VerificationReport {
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    }
+}
+
+/// The member `k` of an object.
+fn member(v: &json::Value, k: &str) -> Option<json::Value> {
+    v.as_object().and_then(|o| o.get(k)).cloned()
+}
+
+/// The text member `k` of `v`, or empty.
+fn text(v: Option<&json::Value>, k: &str) -> String {
+    match v.and_then(|v| member(v, k)) {
+        Some(json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// Three text members of each object of the array `k` of `v`.
+fn rows(v: &json::Value, k: &str, names: [&str; 3]) -> Vec<[String; 3]> {
+    match member(v, k) {
+        Some(json::Value::Array(items)) => items
+            .iter()
+            .map(|o| names.map(|n| text(Some(o), n)))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
