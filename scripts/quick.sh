@@ -42,6 +42,7 @@ wasm=""        # the Worker's or the verifier's wasm32 code changed
 node_tests=""  # verifier-wasm's tests under Node
 tsc=()         # TypeScript projects to type-check
 bins=()        # black-box binaries (names of tests/tests/*.rs)
+sdk_errors=""  # the SDKs' generated errors (sdk/errors.json)
 add() { local -n list="$1"; shift; local x; for x in "$@"; do [[ " ${list[*]-} " == *" $x "* ]] || list+=("$x"); done; }
 
 # The emit -> sequencer -> receipt path: a delta emitted, anchored and
@@ -100,8 +101,9 @@ while read -r f; do
     tests/browser/dashboard*) add bins dashboard_browser ;;
     pages/*) add tsc pages; add bins verify_page agree_browser ;;
     dashboard/*) add tsc dashboard; add bins dashboard dashboard_browser ;;
-    sdk/typescript/*) add tsc sdk; add bins quickstart sdk_witness ;;
-    sdk/python/*) add bins quickstart sdk_witness ;;
+    sdk/typescript/*) add tsc sdk; sdk_errors=1; add bins quickstart sdk_witness ;;
+    sdk/python/*) sdk_errors=1; add bins quickstart sdk_witness ;;
+    sdk/errors.json|scripts/gen-sdk-errors.py) sdk_errors=1; add tsc sdk; add bins quickstart ;;
     docs/quickstart.md) add bins quickstart ;;
     migrations/*) add bins "${SPINE[@]}" tiles_migration ;;
   esac
@@ -137,6 +139,11 @@ fi
 if [ -n "$wasm" ]; then
   step "cargo clippy for the worker and the verifier on wasm32"
   cargo clippy -p bvs-worker -p bvs-verifier-wasm --features bvs-verifier-wasm/liabilities,bvs-verifier-wasm/receipt-agreement --target wasm32-unknown-unknown --quiet -- -D warnings
+fi
+
+if [ -n "$sdk_errors" ]; then
+  step "the SDKs' errors are generated from sdk/errors.json"
+  python3 scripts/gen-sdk-errors.py --check
 fi
 
 for project in "${tsc[@]}"; do

@@ -78,12 +78,13 @@ export BVS_TEST_STATE="$ROOT/target/test-state"
 rm -rf "$BVS_TEST_STATE"
 scripts/blackbox.sh
 
-step "generated reference is up to date (docs/reference.md from /openapi.json and the examples tests/tests/reference.rs captured)"
+step "generated files are up to date (docs/reference.md from /openapi.json and the examples tests/tests/reference.rs captured; the SDKs' errors from sdk/errors.json)"
 # reference.rs (run above) rewrote docs/reference-examples.json from a real
 # run; normalised, so it changes only when an answer's shape does.
 git diff --exit-code -- docs/reference-examples.json \
   || { echo "docs/reference-examples.json changed: commit the captured examples"; exit 1; }
 .venv/bin/python scripts/gen-reference.py --check
+python3 scripts/gen-sdk-errors.py --check
 echo "ok"
 
 step "fuzz smoke run: every cargo-fuzz target for ${FUZZ_SECS:-10}s (fuzz/run.sh, beside the black-box tests)"
