@@ -131,9 +131,7 @@ fn public_report(
     let pages: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut report = verify::verify_public_answer(&pages, args.root.as_deref(), key);
     if let Some(first) = texts.first() {
-        report
-            .checks
-            .extend(agreement_checks(first, key, args.root.as_deref()));
+        report.checks.extend(agreement_checks(first, key));
         report.ok = report.checks.iter().all(|c| c.ok);
     }
     if let Some(policy) = policy {
@@ -314,9 +312,12 @@ fn key_from_policy(args: &mut Args) -> Result<(), String> {
 
 /// The agreement side of a public answer for a co-signed checkpoint
 /// (issue 19): the customer's key binding and every statement, checked by
-/// `bvs_core::agreement` against this answer's log, ledger, period, root
-/// and count. None when the answer has no registered customer key.
-fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<verify::Check> {
+/// core's `agreement::answer_agreement_report` (the verify page's check
+/// too) against the log of the pinned key (else the one the agreement
+/// names), and the answer's ledger, period, root and count. None when the
+/// answer has no registered customer key, or is not JSON (the answer's own
+/// checks say so).
+fn agreement_checks(page: &str, key: Option<&str>) -> Vec<verify::Check> {
     let Ok(doc) = serde_json::from_str::<Value>(page) else {
         return Vec::new();
     };
@@ -325,78 +326,14 @@ fn agreement_checks(page: &str, key: Option<&str>, root: Option<&str>) -> Vec<ve
     } else {
         &doc
     };
-    let a = &data["agreement"];
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let counterparty_key = text(&a["counterpartyKey"]);
-    if counterparty_key.is_empty() {
-        return Vec::new();
-    }
     let log_origin = match key {
         Some(k) => k.split('+').next().unwrap_or_default().to_string(),
-        None => text(&a["origin"]),
+        None => data["agreement"]["origin"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     };
-    let root_text = root.map_or_else(|| text(&a["merkleRoot"]), str::to_string);
-    let Ok(root) = Hash32::parse(root_text.trim()) else {
-        return vec![verify::Check {
-            name: "agreement.key".into(),
-            ok: false,
-            detail: "no merkleRoot to check the agreement against".into(),
-        }];
-    };
-    let statements = triples(
-        &a["statements"],
-        ["statement", "recordedAt", "counterpartyKey"],
-    );
-    let keys = triples(
-        &a["keys"],
-        ["counterpartyKey", "keyStatement", "registeredAt"],
-    );
-    let (period, key_statement, balance_statement, ledger_id) = (
-        text(&data["summary"]["period"]),
-        text(&a["keyStatement"]),
-        text(&a["balanceStatement"]),
-        text(&a["ledgerId"]),
-    );
-    bvs_core::agreement::answer_agreement_checks(&bvs_core::agreement::AnswerAgreement {
-        log_origin: &log_origin,
-        root: &root,
-        period: &period,
-        item_count: data["summary"]["itemCount"].as_u64().unwrap_or(u64::MAX),
-        ledger_id: &ledger_id,
-        counterparty_key: &counterparty_key,
-        key_statement: &key_statement,
-        balance_statement: &balance_statement,
-        statements: statements
-            .iter()
-            .map(|(s, at, k)| {
-                (
-                    s.as_str(),
-                    at.as_str(),
-                    (!k.is_empty()).then_some(k.as_str()),
-                )
-            })
-            .collect(),
-        keys: keys
-            .iter()
-            .map(|(k, s, at)| bvs_core::agreement::AnswerKey {
-                counterparty_key: k,
-                key_statement: s,
-                registered_at: at,
-            })
-            .collect(),
-    })
-}
-
-/// Three text fields of each object of a JSON array (missing ones empty).
-fn triples(list: &Value, names: [&str; 3]) -> Vec<(String, String, String)> {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    list.as_array()
-        .map(|v| {
-            v.iter()
-                .map(|o| (text(&o[names[0]]), text(&o[names[1]]), text(&o[names[2]])))
-                .collect()
-        })
-        .unwrap_or_default()
+    bvs_core::agreement::answer_agreement_report(page, &log_origin).checks
 }
 
 /// A receipt or answer names its own key, which proves nothing: without a
