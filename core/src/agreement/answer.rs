@@ -191,17 +191,17 @@ pub fn answer_agreement_report(answer_text: &str, log_origin: &str) -> Verificat
         return VerificationReport::new();
     };
     let summary = member(data, "summary");
-    let counterparty_key = text(Some(&agreement), "counterpartyKey");
+    let counterparty_key = text(Some(agreement), "counterpartyKey");
     if counterparty_key.is_empty() {
         return VerificationReport::new();
     }
-    let Ok(root) = Hash32::parse(&text(summary.as_ref(), "proofRoot")) else {
+    let Ok(root) = Hash32::parse(text(summary, "proofRoot")) else {
         return VerificationReport::failure(
             "agreement.key",
             "no proofRoot to check the agreement against",
         );
     };
-    let item_count = match summary.as_ref().and_then(|s| member(s, "itemCount")) {
+    let item_count = match summary.and_then(|s| member(s, "itemCount")) {
         Some(json::Value::Number(n)) => n.as_u64().unwrap_or(u64::MAX),
         _ => u64::MAX,
     };
@@ -209,35 +209,29 @@ pub fn answer_agreement_report(answer_text: &str, log_origin: &str) -> Verificat
         ("statements", ["statement", "recordedAt", "counterpartyKey"]),
         ("keys", ["counterpartyKey", "keyStatement", "registeredAt"]),
     ]
-    .map(|(k, names)| rows(&agreement, k, names));
+    .map(|(k, names)| rows(agreement, k, names));
     let (period, key_statement, balance_statement, ledger_id) = (
-        text(summary.as_ref(), "period"),
-        text(Some(&agreement), "keyStatement"),
-        text(Some(&agreement), "balanceStatement"),
-        text(Some(&agreement), "ledgerId"),
+        text(summary, "period"),
+        text(Some(agreement), "keyStatement"),
+        text(Some(agreement), "balanceStatement"),
+        text(Some(agreement), "ledgerId"),
     );
     let checks = answer_agreement_checks(&AnswerAgreement {
         log_origin,
         root: &root,
-        period: &period,
+        period,
         item_count,
-        ledger_id: &ledger_id,
-        counterparty_key: &counterparty_key,
-        key_statement: &key_statement,
-        balance_statement: &balance_statement,
+        ledger_id,
+        counterparty_key,
+        key_statement,
+        balance_statement,
         statements: statements
             .iter()
-            .map(|[s, at, k]| {
-                (
-                    s.as_str(),
-                    at.as_str(),
-                    (!k.is_empty()).then_some(k.as_str()),
-                )
-            })
+            .map(|&[s, at, k]| (s, at, (!k.is_empty()).then_some(k)))
             .collect(),
         keys: keys
             .iter()
-            .map(|[k, s, at]| AnswerKey {
+            .map(|&[k, s, at]| AnswerKey {
                 counterparty_key: k,
                 key_statement: s,
                 registered_at: at,
@@ -251,20 +245,20 @@ pub fn answer_agreement_report(answer_text: &str, log_origin: &str) -> Verificat
 }
 
 /// The member `k` of an object.
-fn member(v: &json::Value, k: &str) -> Option<json::Value> {
-    v.as_object().and_then(|o| o.get(k)).cloned()
+fn member<'a>(v: &'a json::Value, k: &str) -> Option<&'a json::Value> {
+    v.as_object().and_then(|o| o.get(k))
 }
 
 /// The text member `k` of `v`, or empty.
-fn text(v: Option<&json::Value>, k: &str) -> String {
+fn text<'a>(v: Option<&'a json::Value>, k: &str) -> &'a str {
     match v.and_then(|v| member(v, k)) {
         Some(json::Value::String(s)) => s,
-        _ => String::new(),
+        _ => "",
     }
 }
 
 /// Three text members of each object of the array `k` of `v`.
-fn rows(v: &json::Value, k: &str, names: [&str; 3]) -> Vec<[String; 3]> {
+fn rows<'a>(v: &'a json::Value, k: &str, names: [&str; 3]) -> Vec<[&'a str; 3]> {
     match member(v, k) {
         Some(json::Value::Array(items)) => items
             .iter()
