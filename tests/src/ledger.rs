@@ -132,6 +132,19 @@ impl Keyed<'_> {
         self.post(BATCH, &serde_json::json!({ "deltas": items }))
     }
 
+    /// Sends a batch like [`Keyed::batch`] (it must be accepted: 202) and
+    /// waits until every delta of it is anchored; returns the batch's
+    /// `data` (its `itemsRoot` and `results`).
+    pub fn batch_anchored(&self, items: &[Value]) -> Value {
+        let batch = self.batch(items);
+        assert_eq!(batch.status, 202, "{}", batch.text);
+        let data = batch.body["data"].clone();
+        for r in data["results"].as_array().into_iter().flatten() {
+            self.wait_anchored(r["anchorId"].as_str().unwrap_or_default());
+        }
+        data
+    }
+
     /// `GET /api/v1/balance/delta/:anchorId`.
     pub fn delta_status(&self, anchor_id: &str) -> Reply {
         self.get(&format!("{DELTA}/{anchor_id}"))

@@ -412,6 +412,23 @@ pub fn run_ok(cmd: &mut Command, failure: &str) -> String {
     stdout
 }
 
+/// A browser test, `node tests/browser/<script> <args...>`, run from the
+/// repository root with the project's pinned Node when it is installed:
+/// its stdout, printed too; panics with both streams when it fails.
+pub fn run_browser<S: AsRef<std::ffi::OsStr>>(script: &str, args: &[S]) -> String {
+    let root = repo_root();
+    let node = root.join("node_modules/.bin/node");
+    let stdout = run_ok(
+        Command::new(if node.exists() { node } else { "node".into() })
+            .arg(root.join("tests/browser").join(script))
+            .args(args)
+            .current_dir(&root),
+        &format!("browser test {script} failed"),
+    );
+    println!("{stdout}");
+    stdout
+}
+
 /// The auditors' CLI `bvs-verify`, built (debug) on first use: its path.
 pub fn bvs_verify_bin() -> PathBuf {
     let root = repo_root();

@@ -17,7 +17,7 @@ use bvs_tests::ledger::Delta;
 use bvs_tests::log::log_key;
 use bvs_tests::receiver::{wait_event, Receiver};
 use bvs_tests::tenant::{agreement_webhook, new_tenant_on_plan};
-use bvs_tests::{bvs_verify_bin, fresh_state_dir, repo_root, run_ok, Wrangler};
+use bvs_tests::{bvs_verify_bin, fresh_state_dir, repo_root, run_browser, Wrangler};
 use serde_json::{json, Value};
 
 /// Runs `bvs-verify` offline: (passed, stdout).
@@ -76,19 +76,16 @@ fn a_customer_agrees_and_disputes_in_the_browser_and_bvs_verify_checks_it_with_t
     let artifacts = root_dir.join("tests/artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let out = artifacts.join("agree-page.json");
-    let node = root_dir.join("node_modules/.bin/node");
-    let stdout = run_ok(
-        Command::new(if node.exists() { node } else { "node".into() })
-            .arg(root_dir.join("tests/browser/agree_page.mjs"))
-            .arg(&url)
-            .arg(&root)
-            .arg(&out)
-            .arg(&dispute_url)
-            .arg(&dispute_root)
-            .current_dir(&root_dir),
-        "browser test failed",
+    let stdout = run_browser(
+        "agree_page.mjs",
+        &[
+            url.as_str().as_ref(),
+            root.as_ref(),
+            out.as_os_str(),
+            dispute_url.as_ref(),
+            dispute_root.as_ref(),
+        ],
     );
-    println!("{stdout}");
     assert!(stdout.contains("ok - the customer registered"), "{stdout}");
     assert!(stdout.contains("ok - the customer of a second"), "{stdout}");
 
@@ -276,17 +273,7 @@ fn liabilities_on_the_page(api: &Api, k: &bvs_tests::client::Keyed<'_>, base: &s
             (s["status"] == "published").then_some(())
         },
     );
-    let root_dir = repo_root();
-    let node = root_dir.join("node_modules/.bin/node");
-    let stdout = run_ok(
-        Command::new(if node.exists() { node } else { "node".into() })
-            .arg(root_dir.join("tests/browser/agree_liabilities.mjs"))
-            .arg(base)
-            .arg(root)
-            .current_dir(&root_dir),
-        "liabilities browser test failed",
-    );
-    println!("{stdout}");
+    let stdout = run_browser("agree_liabilities.mjs", &[base, root]);
     assert!(stdout.contains("ok - the page verifies"), "{stdout}");
     assert!(stdout.contains("ok - a tampered proof fails"), "{stdout}");
 }

@@ -99,15 +99,8 @@ fn a_withheld_batch_answer_shows_nothing_that_opens_a_customers_records() {
     let items: Vec<Value> = (0..8)
         .map(|i| json!({"customerId": customers[i % 4], "delta": i as f64 + 1.25, "reason": "withheld"}))
         .collect();
-    let batch = k.batch(&items);
-    assert_eq!(batch.status, 202, "{}", batch.text);
-    let batch_root = batch.body["data"]["itemsRoot"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    for r in batch.body["data"]["results"].as_array().unwrap() {
-        k.wait_anchored(r["anchorId"].as_str().unwrap());
-    }
+    let batch = k.batch_anchored(&items);
+    let batch_root = batch["itemsRoot"].as_str().unwrap().to_string();
     // The roots the customers were given (derive's per-delta itemsRoot).
     let mut theirs = BTreeSet::new();
     for c in customers {

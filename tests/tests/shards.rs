@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use bvs_tests::client::Api;
 use bvs_tests::ledger::Delta;
 use bvs_tests::tenant::{new_tenant, new_tenant_on_plan};
-use bvs_tests::{bvs_verify_bin, fresh_state_dir, run_ok, Wrangler};
+use bvs_tests::{bvs_verify_bin, fresh_state_dir, run_browser, run_ok, Wrangler};
 use serde_json::{json, Value};
 
 static SERVER: OnceLock<Wrangler> = OnceLock::new();
@@ -389,15 +389,7 @@ fn a_shard_1_receipt_verifies_in_the_browser_against_the_listed_key_pinned() {
         "receipt": receipt.text, "forged": forged, "swapped": swapped,
     });
     std::fs::write(&case, body.to_string()).unwrap();
-    let node = root_dir.join("node_modules/.bin/node");
-    let stdout = run_ok(
-        Command::new(if node.exists() { node } else { "node".into() })
-            .arg(root_dir.join("tests/browser/verify_shard.mjs"))
-            .arg(&case)
-            .current_dir(&root_dir),
-        "browser test failed",
-    );
-    println!("{stdout}");
+    let stdout = run_browser("verify_shard.mjs", &[&case]);
     assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
 }
 

@@ -22,7 +22,7 @@ use bvs_tests::ledger::Delta;
 use bvs_tests::log::log_key;
 use bvs_tests::tenant::new_tenant;
 use bvs_tests::witness::Witnesses;
-use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_ok, Wrangler};
+use bvs_tests::{bvs_verify_bin, eventually, fresh_state_dir, repo_root, run_browser, Wrangler};
 use serde_json::json;
 
 /// The binary's server and its witnesses (stopped when the binary exits).
@@ -47,10 +47,11 @@ fn api() -> Api {
     Api::new(witnessed().server.base_url.clone())
 }
 
-/// Waits until the sandbox log's latest head carries the quorum's
-/// cosignatures (the service collects them after the head commits).
-fn wait_witnessed(api: &Api) {
-    let policy = Policy::parse(witnessed().witnesses.policy()).unwrap();
+/// Waits until the sandbox log's latest head carries the cosignatures
+/// `policy_text`'s quorum needs (the service collects them after the head
+/// commits).
+fn wait_witnessed(api: &Api, policy_text: &str) {
+    let policy = Policy::parse(policy_text).unwrap();
     eventually(
         Duration::from_secs(90),
         "the sandbox log's latest head to be witnessed",
@@ -81,7 +82,7 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     for a in &anchors {
         k.wait_anchored(a);
     }
-    wait_witnessed(api);
+    wait_witnessed(api, witnessed().witnesses.policy());
     let receipt = k.receipt(customer, "");
     assert_eq!(receipt.status, 200, "{}", receipt.text);
     (roots.swap_remove(0), receipt.text)
@@ -92,19 +93,12 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
 fn withheld_batch_root(api: &Api) -> String {
     let t = new_tenant(api);
     let k = api.keyed(&t.test_key);
-    let batch = k.batch(&[
+    let batch = k.batch_anchored(&[
         json!({"customerId": "cus_batch_a", "delta": 3, "reason": "a in a batch"}),
         json!({"customerId": "cus_batch_b", "delta": -1.5, "reason": "b in a batch"}),
     ]);
-    assert_eq!(batch.status, 202, "{}", batch.text);
-    for r in batch.body["data"]["results"].as_array().unwrap() {
-        k.wait_anchored(r["anchorId"].as_str().unwrap());
-    }
-    wait_witnessed(api);
-    batch.body["data"]["itemsRoot"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    wait_witnessed(api, witnessed().witnesses.policy());
+    batch["itemsRoot"].as_str().unwrap().to_string()
 }
 
 #[test]
@@ -119,18 +113,15 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
     let receipt_path = artifacts.join("verify-page-receipt.json");
     std::fs::write(&receipt_path, &receipt).unwrap();
 
-    let node = root_dir.join("node_modules/.bin/node");
-    let stdout = run_ok(
-        Command::new(if node.exists() { node } else { "node".into() })
-            .arg(root_dir.join("tests/browser/verify_page.mjs"))
-            .arg(&api.base)
-            .arg(&root)
-            .arg(&receipt_path)
-            .arg(&batch_root)
-            .current_dir(&root_dir),
-        "browser test failed",
+    let stdout = run_browser(
+        "verify_page.mjs",
+        &[
+            api.base.as_str().as_ref(),
+            root.as_ref(),
+            receipt_path.as_os_str(),
+            batch_root.as_ref(),
+        ],
     );
-    println!("{stdout}");
     assert!(stdout.contains("8 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
@@ -152,7 +143,7 @@ fn nested_policy(flat: &str) -> String {
 #[test]
 fn the_verify_page_checks_a_nested_witness_policy() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let root_dir = bvs_tests::verifier_built();
+    bvs_tests::verifier_built();
     let dir = fresh_state_dir("verify-nested");
     let witnesses = Witnesses::start(&dir, 3, 2);
     let nested = nested_policy(witnesses.policy());
@@ -164,35 +155,13 @@ fn the_verify_page_checks_a_nested_witness_policy() {
     let api = Api::new(server.base_url.clone());
     let t = new_tenant(&api);
     let k = api.keyed(&t.test_key);
-    let d = k.emit(&Delta::new("cus_nested", "7.5", "nested policy"));
-    k.wait_anchored(d["anchorId"].as_str().unwrap());
+    let d = k.emit_anchored(&Delta::new("cus_nested", "7.5", "nested policy"));
     let root = d["receiptId"].as_str().unwrap().to_string();
-    let policy = Policy::parse(&nested).unwrap();
-    eventually(
-        Duration::from_secs(90),
-        "the sandbox log's latest head to be witnessed under the nested policy",
-        || {
-            let head = api.get("/api/v1/log/sandbox/checkpoint");
-            (head.status == 200
-                && policy
-                    .check(&head.text, Freshness::Offline)
-                    .is_ok_and(|q| q.met))
-            .then_some(())
-        },
-    );
+    wait_witnessed(&api, &nested);
     let logs = api.get("/api/v1/logs");
     assert!(logs.text.contains("group top any pair w3"), "{}", logs.text);
 
-    let node = root_dir.join("node_modules/.bin/node");
-    let stdout = run_ok(
-        Command::new(if node.exists() { node } else { "node".into() })
-            .arg(root_dir.join("tests/browser/verify_nested.mjs"))
-            .arg(&server.base_url)
-            .arg(&root)
-            .current_dir(&root_dir),
-        "browser test failed",
-    );
-    println!("{stdout}");
+    let stdout = run_browser("verify_nested.mjs", &[&server.base_url, &root]);
     assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
 }
 

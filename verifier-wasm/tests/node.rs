@@ -439,25 +439,36 @@ fn a_liabilities_proof_verifies_in_webassembly_and_a_tampered_one_names_the_fail
     );
 }
 
-#[wasm_bindgen_test]
-fn a_head_passes_only_with_a_quorum_of_fresh_cosignatures_and_says_which() {
+/// When the witnesses of [`witnesses`] cosign.
+const WITNESSED_AT: u64 = 1_795_323_500;
+
+/// Three witnesses (w1..w3.example/bvs, seeds 1..3): their cosignature
+/// vkeys, and `head` cosigned at [`WITNESSED_AT`] by those chosen (by
+/// index).
+fn witnesses(head: &str) -> (Vec<String>, impl Fn(&[usize]) -> String + '_) {
     use bvs_core::cosignature::{cosign, witness_vkey};
-    let s = fixture();
-    let names = ["w1.example/bvs", "w2.example/bvs", "w3.example/bvs"];
-    let keys: Vec<String> = names
+    const NAMES: [&str; 3] = ["w1.example/bvs", "w2.example/bvs", "w3.example/bvs"];
+    let keys = NAMES
         .iter()
         .enumerate()
         .map(|(i, n)| witness_vkey(n, &[i as u8 + 1; 32]).unwrap())
         .collect();
-    let keys_json = serde_json::to_string(&keys).unwrap();
-    let at = 1_795_323_500u64;
-    let cosigned = |ws: &[usize]| {
-        let mut note = s.head.clone();
+    let cosigned = move |ws: &[usize]| {
+        let mut note = head.to_string();
         for w in ws {
-            note.push_str(&cosign(&s.head, names[*w], &[*w as u8 + 1; 32], at).unwrap());
+            note.push_str(&cosign(head, NAMES[*w], &[*w as u8 + 1; 32], WITNESSED_AT).unwrap());
         }
         note
     };
+    (keys, cosigned)
+}
+
+#[wasm_bindgen_test]
+fn a_head_passes_only_with_a_quorum_of_fresh_cosignatures_and_says_which() {
+    let s = fixture();
+    let (keys, cosigned) = witnesses(&s.head);
+    let keys_json = serde_json::to_string(&keys).unwrap();
+    let at = WITNESSED_AT;
     let detail = |json: &str| {
         report(json)
             .checks
@@ -614,27 +625,14 @@ fn a_head_passes_only_with_a_quorum_of_fresh_cosignatures_and_says_which() {
 #[cfg(feature = "liabilities")]
 #[wasm_bindgen_test]
 fn a_nested_witness_policy_is_checked_from_its_text() {
-    use bvs_core::cosignature::{cosign, witness_vkey};
     let s = fixture();
-    let names = ["w1.example/bvs", "w2.example/bvs", "w3.example/bvs"];
-    let keys: Vec<String> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| witness_vkey(n, &[i as u8 + 1; 32]).unwrap())
-        .collect();
+    let (keys, cosigned) = witnesses(&s.head);
     // (w1 and w2) or w3.
     let policy = format!(
         "witness w1 {}\nwitness w2 {}\nwitness w3 {}\ngroup pair all w1 w2\ngroup top any pair w3\nquorum top\n",
         keys[0], keys[1], keys[2]
     );
-    let at = 1_795_323_500u64;
-    let cosigned = |ws: &[usize]| {
-        let mut note = s.head.clone();
-        for w in ws {
-            note.push_str(&cosign(&s.head, names[*w], &[*w as u8 + 1; 32], at).unwrap());
-        }
-        note
-    };
+    let at = WITNESSED_AT;
     for ws in [&[0, 1][..], &[2][..]] {
         let r = v::verify_witness_policy_text(&cosigned(ws), &s.public_key, &policy, None);
         assert!(report(&r).ok, "{ws:?}: {r}");
