@@ -4,6 +4,7 @@
 
 use crate::amount::Amount;
 use crate::hash::{Hash32, HashError};
+use crate::types::Asset;
 use serde::{Deserialize, Serialize};
 
 /// What a delta's `itemHash` commits to. Raw context (reason, referenceId,
@@ -20,12 +21,18 @@ pub struct DeltaContent {
     pub metadata: Option<crate::json::Value>,
     /// ISO 8601 UTC with milliseconds, as `time::format_iso_ms` prints it.
     pub declared_timestamp: String,
+    /// The delta's asset (issue 43): hashed as `"asset": "CODE/p"` when
+    /// named; the default asset adds no member, so every item hashed
+    /// before assets keeps its hash.
+    #[serde(default, skip_serializing_if = "Asset::is_default")]
+    pub asset: Asset,
 }
 
 impl DeltaContent {
     /// The exact JSON text that is hashed: RFC 8785 (JCS) canonical form of
-    /// `{anchorId, customerId, declaredTimestamp, delta (decimal string),
-    /// metadata (object or null), reason, referenceId (string or null)}`.
+    /// `{anchorId, asset (only when named), customerId, declaredTimestamp,
+    /// delta (decimal string), metadata (object or null), reason,
+    /// referenceId (string or null)}`.
     ///
     /// # Errors
     /// [`HashError::Canonicalization`] if the metadata cannot be
@@ -42,6 +49,9 @@ impl DeltaContent {
         };
         out.push('{');
         text(&mut out, "anchorId", &self.anchor_id);
+        if let Asset::Named { .. } = &self.asset {
+            text(&mut out, "asset", &self.asset.key());
+        }
         text(&mut out, "customerId", &self.customer_id);
         text(&mut out, "declaredTimestamp", &self.declared_timestamp);
         text(&mut out, "delta", &self.delta.to_string());
@@ -90,6 +100,7 @@ mod tests {
                 &serde_json::json!({"z": 1, "a": [1.5, "x", 1e21], "é": true}),
             )),
             declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+            asset: Asset::Default,
         };
         assert_eq!(
             content.canonical_json().unwrap(),
@@ -104,7 +115,7 @@ mod tests {
     /// The canonical text as serde_json_canonicalizer writes it: the
     /// reference implementation the hand-written form must equal.
     fn reference_canonical_json(c: &DeltaContent, metadata: &Option<serde_json::Value>) -> String {
-        serde_json_canonicalizer::to_string(&serde_json::json!({
+        let mut v = serde_json::json!({
             "anchorId": c.anchor_id,
             "customerId": c.customer_id,
             "delta": c.delta.to_string(),
@@ -112,8 +123,11 @@ mod tests {
             "referenceId": c.reference_id,
             "metadata": metadata,
             "declaredTimestamp": c.declared_timestamp,
-        }))
-        .unwrap()
+        });
+        if !c.asset.is_default() {
+            v["asset"] = serde_json::Value::String(c.asset.key());
+        }
+        serde_json_canonicalizer::to_string(&v).unwrap()
     }
 
     proptest! {
@@ -142,6 +156,7 @@ mod tests {
                 reference_id: with_ref.then(|| texts[3].clone()),
                 metadata: metadata.as_ref().map(crate::json::Value::from_serde),
                 declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+                asset: if with_ref { Asset::Default } else { Asset::parse("asset", "USD/2").unwrap() },
             };
             prop_assert_eq!(c.canonical_json().unwrap(), reference_canonical_json(&c, &metadata));
         }
@@ -156,11 +171,17 @@ mod tests {
                 anchor_id: "a".into(), customer_id: "c".into(), delta: Amount::parse("1").unwrap(),
                 reason: reason.clone(), reference_id: Some("r".into()), metadata: None,
                 declared_timestamp: "2026-01-01T00:00:00.000Z".into(),
+                asset: Asset::Default,
             };
             let changed = DeltaContent { reason: other, ..base.clone() };
             prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&changed).unwrap());
             let no_ref = DeltaContent { reference_id: None, ..base.clone() };
             prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&no_ref).unwrap());
+            // `5 USD/2` is not `5 CREDITS/0`, and neither is the default asset's 5.
+            let usd = DeltaContent { asset: Asset::parse("asset", "USD/2").unwrap(), ..base.clone() };
+            let credits = DeltaContent { asset: Asset::parse("asset", "CREDITS/0").unwrap(), ..base.clone() };
+            prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&usd).unwrap());
+            prop_assert_ne!(item_hash(&usd).unwrap(), item_hash(&credits).unwrap());
         }
     }
 }

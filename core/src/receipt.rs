@@ -10,12 +10,17 @@ use crate::derive::{DerivedDelta, WindowSummary};
 use crate::hash::Hash32;
 use crate::item::DeltaContent;
 use crate::merkle::LeafIndex;
+use crate::types::Asset;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Receipt {
     pub customer_id: String,
+    /// The asset every listed delta is of (issue 43); absent for the
+    /// default asset.
+    #[serde(default, skip_serializing_if = "Asset::is_default")]
+    pub asset: Asset,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<String>,
     pub generated_at: String,
@@ -228,6 +233,7 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
     let v = f.object("verification")?;
     let p = f.object("proof")?;
     let customer_id = f.string("customerId")?;
+    let asset = read_asset(&f)?;
     let period = f.optional_string("period")?;
     let generated_at = f.string("generatedAt")?;
     let deltas_count = f.u64("deltasCount")?;
@@ -269,6 +275,7 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
         },
         log: None,
         customer_id: customer_id.to_owned(),
+        asset,
         period: period.map(str::to_owned),
         generated_at: generated_at.to_owned(),
         deltas_count,
@@ -421,6 +428,14 @@ fn read_proven_item(f: &Fields<'_>) -> Result<ProvenItem, ReadError> {
     })
 }
 
+/// An optional `asset` member: absent (or `null`) is the default asset.
+fn read_asset(f: &Fields<'_>) -> Result<Asset, ReadError> {
+    match f.optional_string("asset")? {
+        None => Ok(Asset::Default),
+        Some(text) => Asset::parse(&f.path_of("asset"), text).map_err(Box::new),
+    }
+}
+
 fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
     let anchor_id = f.string("anchorId")?;
     let customer_id = f.string("customerId")?;
@@ -428,7 +443,9 @@ fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
     let reason = f.string("reason")?;
     let reference_id = f.optional_string("referenceId")?;
     let declared_timestamp = f.string("declaredTimestamp")?;
+    let asset = read_asset(f)?;
     Ok(DeltaContent {
+        asset,
         anchor_id: anchor_id.to_owned(),
         customer_id: customer_id.to_owned(),
         delta,

@@ -91,9 +91,11 @@ macro_rules! string_newtype {
 
 // Below the macro, which they use too.
 mod account;
+mod asset;
 mod page;
 mod period;
 pub use account::{ApiKey, Email, Env, Password, RetentionDays};
+pub use asset::{Asset, ASSET_CODE_CHARS_MAX, ASSET_PRECISION_MAX};
 pub use page::Page;
 pub use period::Period;
 

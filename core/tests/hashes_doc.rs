@@ -6,6 +6,7 @@ use bvs_core::amount::Amount;
 use bvs_core::hash::{content_hash, Hash32};
 use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::merkle;
+use bvs_core::types::Asset;
 
 fn example_delta() -> DeltaContent {
     DeltaContent {
@@ -18,11 +19,41 @@ fn example_delta() -> DeltaContent {
             &serde_json::json!({"order": 17, "channel": "web"}),
         )),
         declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
+        asset: Asset::Default,
     }
 }
 
 fn h(s: &str) -> Hash32 {
     Hash32::parse(s).unwrap()
+}
+
+/// docs/hashes.md, "Assets": `5 USD/2` and `5 CREDITS/0` hash apart.
+#[test]
+fn worked_asset_examples_of_docs_hashes_md() {
+    let usd = DeltaContent {
+        anchor_id: "anc_03".into(),
+        delta: Amount::parse("5").unwrap(),
+        reason: "top-up".into(),
+        metadata: None,
+        asset: Asset::parse("asset", "USD/2").unwrap(),
+        ..example_delta()
+    };
+    assert_eq!(
+        usd.canonical_json().unwrap(),
+        r#"{"anchorId":"anc_03","asset":"USD/2","customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"5","metadata":null,"reason":"top-up","referenceId":null}"#
+    );
+    assert_eq!(
+        item_hash(&usd).unwrap(),
+        h("3bcd21ab1eecf3effc08451ff4b14130694ffffd70810e35ae5010833d46a472")
+    );
+    let credits = DeltaContent {
+        asset: Asset::parse("asset", "CREDITS/0").unwrap(),
+        ..usd
+    };
+    assert_eq!(
+        item_hash(&credits).unwrap(),
+        h("44fca13e3b8fa5e4d94254407bc93a8d4a6b2420fe860828decdbef98758493d")
+    );
 }
 
 #[test]

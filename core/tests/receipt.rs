@@ -28,6 +28,7 @@ fn build_receipt(purge_first: bool) -> Receipt {
     let mut leaf_of = Vec::new();
     for (k, a) in amounts.iter().enumerate() {
         let content = DeltaContent {
+            asset: bvs_core::types::Asset::Default,
             anchor_id: format!("anc_{k}"),
             customer_id: "cust_42".into(),
             delta: Amount::parse(a).unwrap(),
@@ -85,6 +86,7 @@ fn build_receipt(purge_first: bool) -> Receipt {
     let hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
     let items_root = merkle::root(&hashes);
     Receipt {
+        asset: bvs_core::types::Asset::Default,
         customer_id: "cust_42".into(),
         period: Some("2026-11".into()),
         generated_at: format_iso_ms(T0 + 5000),

@@ -175,7 +175,13 @@ pub async fn invite<'x>(
 ) -> ApiResult<InvitationView> {
     let (log, tenant_id) = (by.log, by.tenant_id);
     let db = db(app, log)?;
-    let ledger = crate::ledgers::require_ledger(&db, tenant_id, customer_id).await?;
+    let ledger = crate::ledgers::require_ledger(
+        &db,
+        tenant_id,
+        customer_id,
+        &bvs_core::types::Asset::Default,
+    )
+    .await?;
     let token = new_token(log)?;
     let row = InvitationRow {
         token_hash: token_hash(&token),

@@ -120,6 +120,7 @@ impl<'a> Submitter<'a> {
 /// write's batch has counted it (`u64::MAX`, never a real count).
 pub const ESTIMATE_PENDING: u64 = u64::MAX;
 const ESTIMATE_PREFIX: &str = "\"estimatedVerifiedDeltas\":";
+static DEFAULT_ASSET: bvs_core::types::Asset = bvs_core::types::Asset::Default;
 
 /// Writes the submission and its deltas (QUEUED) in one atomic batch on the
 /// tenant's shard (`store::emit`) with the monthly quota, the storage
@@ -183,18 +184,19 @@ where
         claim: claim.map(|c| c.new_claim(status, &text)),
         estimate: estimate_for.map(|customer_id| Estimate {
             customer_id,
+            asset: prepared.first().map_or(&DEFAULT_ASSET, |p| &p.row.asset),
             text: &placeholder,
             prefix: ESTIMATE_PREFIX,
         }),
     };
     let ledger = db(app, by.log)?;
-    let roots = roots_of(prepared);
-    let estimated = match write_indexed(app, by, &ledger, &write, &roots).await? {
+    let estimated = match write_indexed(app, by, &ledger, &write, prepared).await? {
         EmitOutcome::Written { estimated } => estimated,
         EmitOutcome::Claimed(held) => return Ok(Submitted::Claimed(held)),
         EmitOutcome::Refused(m) => {
             return Err(refusal(app, (by, &account), &ledger, m, (count, backlog_cap)).await?)
         }
+        EmitOutcome::AssetPrecision => return Err(ApiError::internal("asset precision")),
     };
     by.probe.fault_point(Fault::AfterWrite, claimed).await?;
     if by.probe.rings() {
@@ -206,6 +208,45 @@ where
         text
     };
     Ok(Submitted::Answer(status, text))
+}
+
+/// The 400 for deltas naming an asset code with another precision than
+/// the one the tenant first used it with (nothing was written): each such
+/// delta's `asset` field, with the precision its code keeps.
+async fn precision_refusal(
+    ledger: &D1Database,
+    tenant_id: &TenantId,
+    prepared: &[Prepared],
+) -> ApiResult<ApiError> {
+    let known = crate::store::assets::of_tenant(ledger, tenant_id).await?;
+    let mut problems = Vec::new();
+    let mut first_seen: BTreeMap<&str, u32> = BTreeMap::new();
+    for p in prepared {
+        let Some(code) = p.row.asset.code() else {
+            continue;
+        };
+        let precision = p.row.asset.precision();
+        let kept = known
+            .iter()
+            .find(|a| a.code == code)
+            .map(|a| a.precision)
+            .unwrap_or(*first_seen.entry(code).or_insert(precision));
+        if kept != precision {
+            problems.push(crate::error::FieldProblem::new(
+                &p.asset_field,
+                format!("asset {code} has precision {kept} in this tenant (first used as {code}/{kept}); {code}/{precision} is refused"),
+            ));
+        }
+    }
+    if problems.is_empty() {
+        // Another request registered the code meanwhile and the read
+        // came after it: still, this write was refused.
+        problems.push(crate::error::FieldProblem::new(
+            "asset",
+            "names a precision other than the one its code was first used with in this tenant",
+        ));
+    }
+    Ok(ApiError::Validation(problems))
 }
 
 /// The submission row of `count` deltas under `id`, over their items root.
@@ -251,18 +292,27 @@ async fn refusal(
 /// more sequential trips), the proof-root index rows in the control
 /// database: the items root and, for a batch over several ledgers, each
 /// ledger's root.
+/// A refusal of a named asset's precision becomes its 400 here.
 async fn write_indexed(
     app: &App,
     by: &Submitter<'_>,
     ledger: &D1Database,
     write: &EmitWrite<'_>,
-    roots: &[Hash32],
+    prepared: &[Prepared],
 ) -> ApiResult<EmitOutcome> {
-    if by.root_indexed || !by.probe.indexes() {
-        return emit_store::write(ledger, write).await;
+    let outcome = if by.root_indexed || !by.probe.indexes() {
+        emit_store::write(ledger, write).await?
+    } else {
+        let roots = roots_of(prepared);
+        let written = emit_store::write(ledger, write);
+        crate::ledger::roots::with_roots_index(app, by.log, &roots, written).await?
+    };
+    match outcome {
+        EmitOutcome::AssetPrecision => {
+            Err(precision_refusal(ledger, by.tenant_id, prepared).await?)
+        }
+        outcome => Ok(outcome),
     }
-    crate::ledger::roots::with_roots_index(app, by.log, roots, emit_store::write(ledger, write))
-        .await
 }
 
 /// A delta as the status route shows it: its record, the hash of the
@@ -323,6 +373,7 @@ mod tests {
                 position: u64::from(n),
                 item_hash: item,
                 delta: Amount::parse("1").unwrap(),
+                asset: bvs_core::types::Asset::Default,
                 reason: "r".to_string(),
                 reference_id: None,
                 metadata: None,
@@ -331,6 +382,7 @@ mod tests {
             },
             item,
             delta: Amount::parse("1").unwrap(),
+            asset_field: "asset".into(),
         }
     }
 

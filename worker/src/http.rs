@@ -248,6 +248,18 @@ pub fn query_period(req: &Request) -> ApiResult<Option<Period>> {
         .transpose()?)
 }
 
+/// The `asset` query parameter (`CODE/p`, issue 43); the default asset
+/// when absent.
+///
+/// # Errors
+/// 400 naming `asset` when it does not parse.
+pub fn query_asset(req: &Request) -> ApiResult<bvs_core::types::Asset> {
+    Ok(query_param(req, "asset")?
+        .map(|a| bvs_core::types::Asset::parse("asset", &a))
+        .transpose()?
+        .unwrap_or_default())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -10,7 +10,7 @@ use bvs_core::item::DeltaContent;
 use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
-use bvs_core::types::{CustomerId, Period};
+use bvs_core::types::{Asset, CustomerId, Period};
 use bvs_core::LeafIndex;
 
 use crate::app::App;
@@ -33,6 +33,8 @@ pub struct ReceiptRequest<'a> {
     /// The tenant's shard of the key's environment.
     pub log: LogId,
     pub customer_id: &'a CustomerId,
+    /// Which of the customer's balances (issue 43).
+    pub asset: &'a Asset,
     pub period: Option<Period>,
     /// The service's origin, for `verification.verifyUrl`.
     pub origin: &'a str,
@@ -73,6 +75,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         &ReceiptOf {
             tenant_id: r.tenant_id,
             customer_id: r.customer_id,
+            asset: r.asset,
             period: period.as_deref(),
             ledger_id: &ledger_id,
             deltas_max: RECEIPT_DELTAS_MAX,
@@ -84,6 +87,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         items_root: listed.root,
         tenant_id: r.tenant_id.clone(),
         customer_id: r.customer_id.clone(),
+        asset: r.asset.clone(),
         period,
         from_seq: listed.span.first_seq,
         to_seq: listed.span.last_seq,
@@ -161,13 +165,19 @@ impl Listed {
             rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
         let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
         let root = merkle::root(&item_hashes);
-        let plan = crate::agreement::plan_receipt(
-            read.checkpoints,
-            read.keys,
-            read.statements,
-            &root,
-            head.tree_size,
-        );
+        // A customer's statements name no asset yet: the agreement side
+        // is the default asset's only (docs/balance.md, "Assets").
+        let plan = if r.asset.is_default() {
+            crate::agreement::plan_receipt(
+                read.checkpoints,
+                read.keys,
+                read.statements,
+                &root,
+                head.tree_size,
+            )
+        } else {
+            None
+        };
         let mut leaves = leaves_of(&rows)?;
         let items = unproven_items(&rows, &leaves)?;
         leaves.extend(
@@ -228,6 +238,7 @@ fn assemble(
     let verify_url = format!("{}/api/v1/verify/{}", r.origin, root.to_hex());
     Ok(Receipt {
         customer_id: r.customer_id.as_str().to_string(),
+        asset: r.asset.clone(),
         period: r.period.map(|p| p.to_string()),
         generated_at: views::iso(generated_at),
         deltas_count: p.deltas.len() as u64,
@@ -284,8 +295,13 @@ fn span(
     };
     let Some(span) = span else {
         return Err(ApiError::NotFound(format!(
-            "No verified deltas for customer {}{}",
+            "No verified deltas for customer {}{}{}",
             r.customer_id.as_str(),
+            if r.asset.is_default() {
+                String::new()
+            } else {
+                format!(" of asset {}", r.asset)
+            },
             r.period
                 .map(|p| format!(" in period {p}"))
                 .unwrap_or_default()
@@ -350,6 +366,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
             .transpose()
             .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
         declared_timestamp: views::iso(row.declared_at),
+        asset: row.asset.clone(),
     }))
 }
 

@@ -290,6 +290,9 @@ pub fn checkpoint_failed_event_payload(row: &CheckpointRow, message: &str) -> Ap
 pub struct CheckpointView {
     pub checkpoint_id: CheckpointId,
     pub customer_id: String,
+    /// A customer's checkpoint of a named asset (issue 43).
+    #[serde(skip_serializing_if = "bvs_core::types::Asset::is_default")]
+    pub asset: bvs_core::types::Asset,
     pub period: String,
     pub merkle_root: Hash32,
     pub delta_count: u64,
@@ -312,6 +315,7 @@ impl CheckpointView {
         CheckpointView {
             checkpoint_id: row.id.clone(),
             customer_id: row.customer_view().to_string(),
+            asset: row.asset.clone(),
             period: row.period.clone(),
             merkle_root: row.merkle_root,
             delta_count: row.delta_count,

@@ -58,7 +58,9 @@ pub struct PublicSummary {
     pub proof_root: Hash32,
     pub item_count: u64,
     /// The records' net amount; absent when amounts are withheld (a root
-    /// over several ledgers' deltas: `amounts_withheld`).
+    /// over several ledgers' deltas: `amounts_withheld`) and when the
+    /// records are of several assets (amounts of different assets are
+    /// never added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net_amount: Option<Amount>,
     #[serde(default)]
@@ -113,6 +115,10 @@ pub struct PublicRecord {
     /// Absent when the answer withholds amounts (`amounts_withheld`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<Amount>,
+    /// The delta's asset (issue 43); absent for the default asset and
+    /// when amounts are withheld.
+    #[serde(default, skip_serializing_if = "crate::types::Asset::is_default")]
+    pub asset: crate::types::Asset,
     /// `None` while the item is not yet in the log (QUEUED).
     #[serde(default)]
     pub leaf_index: Option<merkle::LeafIndex>,
@@ -485,6 +491,9 @@ fn net_amount_check(all: &[&PublicRecord], net: Option<Amount>) -> Detail {
             )),
             Err(e) => Err(format!("adding the deltas: {e}")),
         },
+        (Some(_), None) if all.iter().any(|r| r.asset != all[0].asset) => {
+            Ok("the deltas are of several assets: each stands apart, nothing to add up".into())
+        }
         (None, None) if all.iter().all(|r| r.delta.is_none()) => {
             Ok("amounts are withheld (the root spans several ledgers): nothing to add up".into())
         }

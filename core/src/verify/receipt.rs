@@ -215,6 +215,8 @@ fn recomputed_hash(receipt: &Receipt, item: &ProvenItem, d: &DerivedDelta) -> De
                 || raw.delta != d.delta
             {
                 Err("raw content names another anchorId, customerId or delta".into())
+            } else if raw.asset != receipt.asset {
+                Err("raw content names another asset than the receipt".into())
             } else {
                 match item_hash(raw) {
                     Ok(h) if h.ct_eq(&d.item_hash) => {

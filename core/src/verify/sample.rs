@@ -103,6 +103,7 @@ fn log_items(
     let mut leaf_of = Vec::new();
     for (k, a) in amounts.iter().enumerate() {
         let content = DeltaContent {
+            asset: crate::types::Asset::Default,
             anchor_id: format!("anc_{k:04}"),
             customer_id: "cust_42".into(),
             delta: Amount::parse(a).map_err(err)?,
@@ -231,6 +232,7 @@ impl Proven {
             log_leaf_hash: None,
             ledger_id: None,
             delta: Some(c.delta),
+            asset: c.asset.clone(),
             leaf_index: Some(leaf),
             inclusion_proof: proof.clone(),
             block_timestamp: Some(format_iso_ms(block_ms)),
@@ -257,6 +259,7 @@ impl Proven {
         let block_ms = t0_ms + 1_000;
         let items_root = self.items_root;
         Ok(Receipt {
+            asset: crate::types::Asset::Default,
             customer_id: "cust_42".into(),
             period: Some(Period::containing(t0_ms).to_string()),
             generated_at: format_iso_ms(block_ms + 5_000),

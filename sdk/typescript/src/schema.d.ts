@@ -1236,6 +1236,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/balance/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's named assets
+         * @description Every named asset the tenant has used, by code, with the precision its code keeps (a delta naming another precision is a 400). The default asset has no name and is not listed. docs/balance.md, "Assets".
+         */
+        get: operations["listAssets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "delta.verified": {
@@ -1772,6 +1792,8 @@ export interface components {
              * @description declaredTimestamp; the receive time when absent
              */
             timestamp?: string;
+            /** @description The delta's asset, CODE/p (USD/2, CREDITS/0); absent: the tenant's default asset. A delta with more decimal places than p is a 400 naming delta; a code keeps the precision it was first used with in the tenant. Hashed into the itemHash (docs/hashes.md). */
+            asset?: string;
         };
         EmitRecord: {
             anchorId: string;
@@ -1926,6 +1948,8 @@ export interface components {
                 /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
                 startingBalance: number;
             };
+            /** @description The asset derived; absent for the default asset */
+            asset?: string;
         };
         CompareInput: {
             yourBalance: number;
@@ -1937,6 +1961,8 @@ export interface components {
             deltas?: components["schemas"]["PinpointEntry"][];
             /** @description Optional, with deltas: the anchorId or itemsRoot of a verified delta of this customer both sides agree on; the list starts after it, and balances carry on from the ledger's balance there (plus startingBalance). */
             deltasAfter?: string;
+            /** @description With customerId: which of the customer's balances to compare against (default: the default asset) */
+            asset?: string;
         };
         Comparison: {
             customerId: string | null;
@@ -1966,6 +1992,8 @@ export interface components {
                 latestCheckpoint: string | null;
             };
             pinpoint?: components["schemas"]["Pinpoint"];
+            /** @description The asset compared; absent for the default asset */
+            asset?: string;
         };
         Customer: {
             customerId: string;
@@ -1980,6 +2008,14 @@ export interface components {
             latestReceiptId: string | null;
             /** Format: date-time */
             createdAt: string;
+            /** @description The customer's named assets' balances, each on its own (issue 43); computedBalance and totalDeltas are the default asset's. Absent when the customer has none. */
+            balances?: {
+                /** @description An asset: its code and precision, CODE/p (USD/2, CREDITS/0). Absent: the tenant's default asset (docs/balance.md, "Assets"). */
+                asset: string;
+                computedBalance: number;
+                deltasCount: number;
+                latestReceiptId: string | null;
+            }[];
         };
         CustomerDetail: {
             customerId: string;
@@ -1995,6 +2031,14 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             pendingDeltas: number;
+            /** @description The customer's named assets' balances, each on its own (issue 43); computedBalance and totalDeltas are the default asset's. Absent when the customer has none. */
+            balances?: {
+                /** @description An asset: its code and precision, CODE/p (USD/2, CREDITS/0). Absent: the tenant's default asset (docs/balance.md, "Assets"). */
+                asset: string;
+                computedBalance: number;
+                deltasCount: number;
+                latestReceiptId: string | null;
+            }[];
         };
         Customers: {
             customers: components["schemas"]["Customer"][];
@@ -2062,6 +2106,8 @@ export interface components {
             customerId?: string;
             /** @description YYYY-MM, not in the future; default the current month */
             period?: string;
+            /** @description With customerId: the asset whose deltas the checkpoint covers (default: the default asset). A whole-tenant checkpoint covers every asset. */
+            asset?: string;
         };
         Checkpoint: {
             checkpointId: string;
@@ -2084,6 +2130,8 @@ export interface components {
             message: string;
             /** @description Only when FAILED: why the checkpoint could never be appended */
             failure?: components["schemas"]["ItemFailure"];
+            /** @description The asset a customer's checkpoint covers; absent for the default asset and for whole-tenant checkpoints */
+            asset?: string;
         };
         ListedCheckpoint: {
             checkpointId: string;
@@ -2111,6 +2159,8 @@ export interface components {
             } | null;
             /** @description Only when FAILED: why the checkpoint could never be appended */
             failure?: components["schemas"]["ItemFailure"];
+            /** @description The asset a customer's checkpoint covers; absent for the default asset and for whole-tenant checkpoints */
+            asset?: string;
         };
         Checkpoints: {
             checkpoints: components["schemas"]["ListedCheckpoint"][];
@@ -2166,6 +2216,8 @@ export interface components {
             agreement?: components["schemas"]["ReceiptAgreement"];
             /** @description Only on a receipt of a closed period (`?period=`) whose latest published liabilities statement has a leaf for this customer: the customer's proof that its balance is counted (the same document as GET /api/v1/agreement/liabilities-proof/{merkleRoot}; docs/liabilities.md §10). `bvs-verify receipt` checks it against `finalBalance`. */
             liabilities?: components["schemas"]["LiabilitiesProof"];
+            /** @description The asset every listed delta is of; absent for the default asset */
+            asset?: string;
         };
         /** @description Present when the receipt's deltas are exactly a committed checkpoint of this customer (its merkleRoot is the receipt's itemsRoot): the checkpoint, the balance statement the customer signs to agree, and the customer's key binding and signed statements by that key that are in the log at proof.treeHead, each with its inclusion proof (docs/agreement.md). bvs-verify receipt checks them offline. */
         ReceiptAgreement: {
@@ -2263,6 +2315,8 @@ export interface components {
                 blockTimestamp: string | null;
                 /** Format: date-time */
                 declaredTimestamp: string;
+                /** @description The delta's asset; absent for the default asset and when amounts are withheld */
+                asset?: string;
             }[];
             verification: {
                 /**
@@ -2881,6 +2935,18 @@ export interface components {
             statement: string;
             /** Format: date-time */
             recordedAt: string;
+        };
+        Assets: {
+            assets: {
+                /** @description CODE/p */
+                asset: string;
+                code: string;
+                precision: number;
+                /** @description The tenant's default floor for debits of this asset (null: none) */
+                balanceAtLeast: number | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
         };
     };
     responses: {
@@ -4051,6 +4117,8 @@ export interface operations {
                 startingCheckpointType?: "itemsRoot" | "anchorId";
                 limit?: number;
                 offset?: components["parameters"]["Offset"];
+                /** @description Which of the customer's balances (CODE/p); absent: the default asset */
+                asset?: string;
             };
             header?: never;
             path: {
@@ -4388,6 +4456,8 @@ export interface operations {
         parameters: {
             query?: {
                 period?: string;
+                /** @description Which of the customer's balances (CODE/p); absent: the default asset */
+                asset?: string;
             };
             header?: never;
             path: {
@@ -5610,6 +5680,38 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["LiabilitiesPurged"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listAssets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["Assets"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -9,7 +9,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::merkle;
 use bvs_core::time::format_iso_ms;
-use bvs_core::types::{CustomerId, Metadata, Reason, ReferenceId};
+use bvs_core::types::{Asset, CustomerId, Metadata, Reason, ReferenceId};
 
 use crate::error::{ApiError, ApiResult};
 use crate::ids::AnchorId;
@@ -19,6 +19,8 @@ use crate::store::submissions::NewDelta;
 pub struct DeltaInput {
     pub customer_id: CustomerId,
     pub delta: Amount,
+    /// The default asset when the request names none.
+    pub asset: Asset,
     pub reason: Reason,
     pub reference_id: Option<ReferenceId>,
     pub metadata: Option<Metadata>,
@@ -29,6 +31,9 @@ pub struct DeltaInput {
 /// [`super::for_tenant`] has named the tenant).
 pub struct Prepared {
     pub row: NewDelta,
+    /// The request's name for its `asset` field (`asset`, or
+    /// `deltas[3].asset` for a batch's item 3), named by a refusal.
+    pub asset_field: String,
     pub item: Hash32,
     pub delta: Amount,
 }
@@ -52,6 +57,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
         reference_id: input.reference_id.as_ref().map(|r| r.as_str().to_string()),
         metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
         declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
+        asset: input.asset,
     };
     let item = item_hash(&content).map_err(ApiError::internal)?;
     Ok(Prepared {
@@ -64,6 +70,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             position,
             item_hash: item,
             delta: input.delta,
+            asset: content.asset,
             reason: content.reason,
             reference_id: content.reference_id,
             metadata: metadata.map(|m| m.to_string()),
@@ -73,6 +80,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
         },
         item,
         delta: input.delta,
+        asset_field: "asset".into(),
     })
 }
 

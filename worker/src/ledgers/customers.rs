@@ -1,13 +1,52 @@
 //! A tenant's customer ledgers as listed: one page of them, and a
 //! customer's deltas still waiting for the sequencer.
 
-use bvs_core::types::{CustomerId, Page};
+use bvs_core::types::{Asset, CustomerId, Page};
 use worker::D1Database;
 
 use crate::error::ApiResult;
 use crate::ids::TenantId;
 pub use crate::store::ledgers::LedgerRow;
 use crate::store::{deltas, ledgers};
+
+pub use crate::store::assets::AssetRow;
+
+/// The tenant's named assets, by code, each with the precision it keeps.
+///
+/// # Errors
+/// D1 errors.
+pub async fn tenant_assets(db: &D1Database, tenant_id: &TenantId) -> ApiResult<Vec<AssetRow>> {
+    crate::store::assets::of_tenant(db, tenant_id).await
+}
+
+/// Every asset's row of one customer, the default asset first.
+///
+/// # Errors
+/// D1 errors.
+pub async fn assets_of(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    customer: &CustomerId,
+) -> ApiResult<Vec<LedgerRow>> {
+    ledgers::assets_of(db, tenant_id, customer).await
+}
+
+/// The named-asset rows of `customers` (none for a ledger that uses only
+/// the default asset).
+///
+/// # Errors
+/// D1 errors.
+pub async fn named_of(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    customers: &[&CustomerId],
+) -> ApiResult<Vec<LedgerRow>> {
+    if customers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = customers.iter().map(|c| c.as_str()).collect();
+    ledgers::named_of(db, tenant_id, serde_json::to_string(&ids)?).await
+}
 
 /// One page of the tenant's ledgers (those whose customer id starts with
 /// `prefix`, if given), and how many there are in all.
@@ -43,6 +82,7 @@ pub async fn queued_count(
     db: &D1Database,
     tenant_id: &TenantId,
     customer: &CustomerId,
+    asset: &Asset,
 ) -> ApiResult<u64> {
-    deltas::queued_count(db, tenant_id, customer).await
+    deltas::queued_count(db, tenant_id, customer, asset).await
 }

@@ -6,7 +6,7 @@ use bvs_core::amount::Amount;
 use bvs_core::derive;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{
-    CustomerId, Page, DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN, DERIVE_HINT_DELTAS_MIN,
+    Asset, CustomerId, Page, DERIVE_CHECKPOINT_REQUIRED_DELTAS_MIN, DERIVE_HINT_DELTAS_MIN,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -27,6 +27,9 @@ pub struct Start {
     /// `None`: genesis.
     pub checkpoint: Option<String>,
     pub page: Page,
+    /// Which of the customer's balances (issue 43; the default asset
+    /// when the request names none).
+    pub asset: Asset,
 }
 
 /// A derivation of `customer_id`'s ledger from `start`.
@@ -45,11 +48,12 @@ pub async fn derive(
         checkpoint_type,
         checkpoint,
         page,
+        asset,
     } = start;
     let read = read(
         db,
         tenant_id,
-        customer_id,
+        (customer_id, &asset),
         checkpoint.as_deref(),
         &checkpoint_type,
         &page,
@@ -82,6 +86,7 @@ pub async fn derive(
     let hint = hint(total, latest.as_deref(), computed);
     let data = Derivation {
         customer_id: customer_id.clone(),
+        asset,
         ledger_id: ledger_row.ledger_id,
         starting_balance,
         starting_checkpoint: checkpoint.clone().unwrap_or_else(|| "genesis".to_string()),
@@ -141,15 +146,15 @@ struct Read {
 async fn read(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    key: (&CustomerId, &Asset),
     checkpoint: Option<&str>,
     checkpoint_type: &str,
     page: &Page,
 ) -> ApiResult<Read> {
     let range = (page.offset() + 1, page.offset() + page.limit());
-    let no_ledger = || ApiError::NotFound(format!("No ledger for customerId {customer_id}"));
+    let no_ledger = || super::no_ledger(key.0, key.1);
     let Some(c) = checkpoint else {
-        let read = store::ledgers::ledger_page(db, tenant_id, customer_id, range, 0).await?;
+        let read = store::ledgers::ledger_page(db, tenant_id, key, range, 0).await?;
         return Ok(Read {
             ledger: read.ledger.ok_or_else(no_ledger)?,
             start: None,
@@ -163,7 +168,7 @@ async fn read(
     } else {
         StartAt::ItemsRoot(c)
     };
-    let read = store::ledgers::ledger_page_from(db, tenant_id, customer_id, start, range).await?;
+    let read = store::ledgers::ledger_page_from(db, tenant_id, key, start, range).await?;
     Ok(Read {
         ledger: read.ledger.ok_or_else(no_ledger)?,
         start: read.start,
@@ -178,7 +183,7 @@ async fn read(
 pub(super) async fn start_point(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     ledger_row: &LedgerRow,
     checkpoint: Option<&str>,
     checkpoint_type: &str,
@@ -188,9 +193,15 @@ pub(super) async fn start_point(
         Some(c) if checkpoint_type == "anchorId" => {
             store::deltas::delta(db, tenant_id, &AnchorId::from_text(c))
                 .await?
-                .filter(|d| &d.customer_id == customer_id && d.status == ItemStatus::Verified)
+                .filter(|d| {
+                    &d.customer_id == customer_id
+                        && &d.asset == asset
+                        && d.status == ItemStatus::Verified
+                })
         }
-        Some(c) => store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id, c).await?,
+        Some(c) => {
+            store::deltas::of_ledger_by_items_root(db, tenant_id, customer_id, c, asset).await?
+        }
     };
     start_of(
         customer_id,
@@ -255,6 +266,9 @@ struct Hint {
 #[serde(rename_all = "camelCase")]
 pub struct Derivation {
     customer_id: CustomerId,
+    /// Absent for the default asset.
+    #[serde(skip_serializing_if = "Asset::is_default")]
+    asset: Asset,
     ledger_id: Hash32,
     starting_balance: Amount,
     starting_checkpoint: String,

@@ -12,7 +12,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::pinpoint::{
     self, CallerEntry, Pinpoint, PinpointError, ServiceDelta, Start, PINPOINT_ENTRIES_MAX,
 };
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Serialize;
 use worker::D1Database;
 
@@ -29,6 +29,8 @@ pub struct Request {
     pub starting_balance: Amount,
     pub deltas_after: Option<String>,
     pub entries: Vec<CallerEntry>,
+    /// Which of the customer's balances the list is of (issue 43).
+    pub asset: Asset,
 }
 
 /// Where the next page starts when this one agrees.
@@ -72,20 +74,15 @@ pub async fn pinpoint(
     if req.entries.len() > PINPOINT_ENTRIES_MAX {
         return Err(too_many(req.entries.len()));
     }
-    let ledger_row = super::require_ledger(db, tenant_id, customer_id).await?;
-    let (start_seq, ledger_balance) = start_after(
-        db,
-        tenant_id,
-        customer_id,
-        &ledger_row,
-        req.deltas_after.as_deref(),
-    )
-    .await?;
+    let key = (customer_id, &req.asset);
+    let ledger_row = super::require_ledger(db, tenant_id, customer_id, &req.asset).await?;
+    let (start_seq, ledger_balance) =
+        start_after(db, tenant_id, key, &ledger_row, req.deltas_after.as_deref()).await?;
     let window = PINPOINT_ENTRIES_MAX as u64;
     let last = ledger_row
         .verified_count
         .min(start_seq.saturating_add(window));
-    let service = service_deltas(db, tenant_id, customer_id, start_seq, last).await?;
+    let service = service_deltas(db, tenant_id, key, start_seq, last).await?;
     let balance = req
         .starting_balance
         .checked_add(ledger_balance)
@@ -131,7 +128,7 @@ pub async fn pinpoint(
 async fn start_after(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    key: (&CustomerId, &Asset),
     ledger_row: &LedgerRow,
     deltas_after: Option<&str>,
 ) -> ApiResult<(u64, Amount)> {
@@ -143,12 +140,12 @@ async fn start_after(
     } else {
         "anchorId"
     };
-    super::derive::start_point(db, tenant_id, customer_id, ledger_row, Some(after), kind)
+    super::derive::start_point(db, tenant_id, key, ledger_row, Some(after), kind)
         .await
         .map_err(|e| match e {
             ApiError::NotFound(_) => ApiError::NotFound(format!(
                 "deltasAfter {after} is not a verified delta (anchorId or itemsRoot) of customer {}",
-                customer_id.as_str()
+                key.0.as_str()
             )),
             other => other,
         })
@@ -159,19 +156,19 @@ async fn start_after(
 async fn service_deltas(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    key: (&CustomerId, &Asset),
     start_seq: u64,
     last: u64,
 ) -> ApiResult<Vec<ServiceDelta>> {
     let lines = if last > start_seq {
-        store::deltas::lines_of_ledger(db, tenant_id, customer_id, start_seq + 1, last).await?
+        store::deltas::lines_of_ledger(db, tenant_id, key, start_seq + 1, last).await?
     } else {
         Vec::new()
     };
     if lines.len() as u64 != last - start_seq {
         return Err(ApiError::internal(format!(
             "ledger {} has {} deltas at seq {}..={last}",
-            customer_id.as_str(),
+            key.0.as_str(),
             lines.len(),
             start_seq + 1
         )));

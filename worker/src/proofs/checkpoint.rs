@@ -5,7 +5,7 @@
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
-use bvs_core::types::{CustomerId, Page, Period};
+use bvs_core::types::{Asset, CustomerId, Page, Period};
 use worker::D1Database;
 
 use crate::app::App;
@@ -100,16 +100,16 @@ pub async fn create(
     tenant_id: &TenantId,
     log: LogId,
     plan: Plan,
-    customer: Option<&CustomerId>,
+    (customer, asset): (Option<&CustomerId>, &Asset),
     period: Period,
     extra: Extra<'_>,
 ) -> ApiResult<CheckpointRow> {
     let db = db(app, log)?;
     if let Some(c) = customer {
-        require_ledger(&db, tenant_id, c).await?;
+        require_ledger(&db, tenant_id, c, asset).await?;
     }
     let who = CheckpointOf::of(customer);
-    let Some(w) = window(&db, tenant_id, customer, &period.to_string()).await? else {
+    let Some(w) = window(&db, tenant_id, (customer, asset), &period.to_string()).await? else {
         return Err(ApiError::Unprocessable(format!(
             "No verified deltas to checkpoint for customer {} in period {period} (deltas belong to the \
              period in which they were verified)",
@@ -118,6 +118,10 @@ pub async fn create(
     };
     let frontier = checked_frontier(&w)?;
     let mut row = queued_row(app, tenant_id, who, period, &w, &frontier)?;
+    // A whole-tenant checkpoint covers every asset (stored as '').
+    if customer.is_some() {
+        row.asset = asset.clone();
+    }
     // Whether the records its public answer will list recompute its root,
     // checked once, now (the sweep checks one too large to do at once).
     row.records_verified = crate::ledger::backfill::check_new_checkpoint(app, log, &row).await?;
@@ -175,6 +179,7 @@ fn queued_row(
         records_verified: None,
         check_frontier: None,
         check_after_leaf: None,
+        asset: Asset::Default,
     })
 }
 
@@ -197,12 +202,12 @@ fn checked_frontier(w: &Window) -> ApiResult<Frontier> {
 async fn window(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer: Option<&CustomerId>,
+    (customer, asset): (Option<&CustomerId>, &Asset),
     period: &str,
 ) -> ApiResult<Option<Window>> {
     match customer {
         Some(c) => {
-            let Some(w) = ledgers::window(db, tenant_id, c, period).await? else {
+            let Some(w) = ledgers::window(db, tenant_id, c, period, asset).await? else {
                 return Ok(None);
             };
             let net = w

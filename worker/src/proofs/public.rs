@@ -412,6 +412,11 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
             ledger_id: (!withheld)
                 .then(|| crate::ledgers::ledger_id(&r.tenant_id, &r.customer_id).to_hex()),
             delta: (!withheld).then_some(r.delta),
+            asset: if withheld {
+                bvs_core::types::Asset::Default
+            } else {
+                r.asset.clone()
+            },
             leaf_index: r.leaf_index.map(LeafIndex),
             inclusion_proof: proof,
             block_timestamp: r.verified_at.map(views::iso),
@@ -419,6 +424,11 @@ fn records(rows: &[DeltaRow], proofs: Vec<Vec<Hash32>>, withheld: bool) -> Vec<P
         });
     }
     records
+}
+
+/// Whether every row is of the same asset.
+fn one_asset(rows: &[DeltaRow]) -> bool {
+    rows.windows(2).all(|w| w[0].asset == w[1].asset)
 }
 
 fn summary(
@@ -455,7 +465,8 @@ fn summary(
         environment: env.as_str().to_string(),
         proof_root: root,
         item_count: covered.total,
-        net_amount: (!withheld).then_some(covered.net),
+        // Amounts of different assets are never added (issue 43).
+        net_amount: (!withheld && one_asset(&covered.rows)).then_some(covered.net),
         period: covered.period.clone(),
         ledger_id: (ledger_ids.len() == 1).then(|| ledger_ids[0].to_string()),
         first_verified_at: verified_at().min().map(views::iso),

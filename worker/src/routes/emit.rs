@@ -3,7 +3,7 @@
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
 use bvs_core::time::parse_iso_ms;
-use bvs_core::types::{CustomerId, Reason, ReferenceId, BATCH_DELTAS_MAX};
+use bvs_core::types::{Asset, CustomerId, Reason, ReferenceId, BATCH_DELTAS_MAX};
 use bvs_core::FieldError;
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -31,6 +31,15 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     let customer_id = f.parse("customerId", customer, CustomerId::parse_new);
     let delta_text = f.number("delta", true);
     let delta = f.parse("delta", delta_text, |t| Amount::parse_delta("delta", t));
+    let asset_text = f.string("asset", false);
+    let asset = f
+        .parse("asset", asset_text, |t| Asset::parse("asset", t))
+        .unwrap_or_default();
+    if let Some(d) = delta {
+        if let Err(e) = asset.check("delta", d) {
+            f.problem("delta", e.reason);
+        }
+    }
     let reason_text = f.string("reason", true);
     let reason = f.parse("reason", reason_text, Reason::parse);
     let reference_text = f.string("referenceId", false);
@@ -54,6 +63,7 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
     Some(DeltaInput {
         customer_id: customer_id?,
         delta: delta?,
+        asset,
         reason: reason?,
         reference_id,
         metadata,
@@ -179,7 +189,9 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             let mut prepared = Vec::with_capacity(valid.len());
             let mut indexes = Vec::with_capacity(valid.len());
             for (position, (i, input)) in valid.into_iter().enumerate() {
-                prepared.push(prepare::prepare(input, position as u64, app.now_ms)?);
+                let mut p = prepare::prepare(input, position as u64, app.now_ms)?;
+                p.asset_field = format!("deltas[{i}].asset");
+                prepared.push(p);
                 indexes.push(i);
             }
             emit::for_tenant(&mut prepared, &ctx.tenant_id);

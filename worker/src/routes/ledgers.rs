@@ -5,7 +5,7 @@ use bvs_core::amount::Amount;
 use bvs_core::derive;
 use bvs_core::hash::Hash32;
 use bvs_core::pinpoint::{CallerEntry, PINPOINT_ENTRIES_MAX};
-use bvs_core::types::{CustomerId, Page, ReferenceId};
+use bvs_core::types::{Asset, CustomerId, Page, ReferenceId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -39,6 +39,12 @@ pub async fn derive(
 fn derive_start(req: &Request) -> ApiResult<ledgers::derive::Start> {
     let q = |name: &str| http::query_param(req, name);
     let mut problems = Vec::new();
+    let asset = http::query_asset(req).unwrap_or_else(|e| {
+        if let ApiError::Validation(p) = e {
+            problems.extend(p);
+        }
+        Asset::Default
+    });
     let starting_balance = match q("startingBalance")? {
         None => Amount::ZERO,
         Some(t) => Amount::parse_field("startingBalance", &t).unwrap_or_else(|e| {
@@ -78,6 +84,7 @@ fn derive_start(req: &Request) -> ApiResult<ledgers::derive::Start> {
         checkpoint_type,
         checkpoint,
         page,
+        asset,
     })
 }
 
@@ -93,12 +100,13 @@ pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<
         customer,
         entries,
         deltas_after,
+        asset,
     } = read_compare(&bytes)?;
     let (computed, ledger_view) = match &customer {
         None => (starting, None),
         Some(c) => {
             let db = ledger::db(app, ctx.log())?;
-            let l = ledgers::require_ledger(&db, &ctx.tenant_id, c).await?;
+            let l = ledgers::require_ledger(&db, &ctx.tenant_id, c, &asset).await?;
             let now = l.computed_balance;
             let computed = derive::computed_balance(starting, Amount::ZERO, now)
                 .map_err(|e| ApiError::Unprocessable(format!("computedBalance: {e}")))?;
@@ -119,6 +127,7 @@ pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<
                 starting_balance: starting,
                 deltas_after,
                 entries,
+                asset: asset.clone(),
             };
             Some(ledgers::pinpoint::pinpoint(&db, &ctx.tenant_id, c, asked).await?)
         }
@@ -126,6 +135,7 @@ pub async fn compare(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<
     };
     let data = CompareView {
         customer_id: customer.as_ref().map(|c| c.as_str().to_string()),
+        asset,
         starting_balance: starting,
         your_balance: yours,
         their_balance: theirs,
@@ -147,6 +157,7 @@ struct CompareBody {
     customer: Option<CustomerId>,
     entries: Option<Vec<CallerEntry>>,
     deltas_after: Option<String>,
+    asset: Asset,
 }
 
 /// Reads a compare body: every problem named at once (`Fields`).
@@ -168,6 +179,11 @@ fn read_compare(bytes: &[u8]) -> ApiResult<CompareBody> {
     let customer = f.parse("customerId", customer_t, CustomerId::parse);
     let entries = f.array("deltas", false);
     let deltas_after = f.string("deltasAfter", false);
+    let asset_t = f.string("asset", false);
+    let asset = f.parse("asset", asset_t, |t| Asset::parse("asset", t));
+    if asset.is_some() && customer.is_none() && f.raw("customerId").is_none() {
+        f.problem("asset", "is only used with customerId");
+    }
     if entries.is_some() && customer.is_none() && f.raw("customerId").is_none() {
         f.problem("customerId", "is required with deltas");
     }
@@ -200,6 +216,7 @@ fn read_compare(bytes: &[u8]) -> ApiResult<CompareBody> {
         customer,
         entries,
         deltas_after,
+        asset: asset.unwrap_or_default(),
     })
 }
 
@@ -207,6 +224,8 @@ fn read_compare(bytes: &[u8]) -> ApiResult<CompareBody> {
 #[serde(rename_all = "camelCase")]
 struct CompareView {
     customer_id: Option<String>,
+    #[serde(skip_serializing_if = "Asset::is_default")]
+    asset: Asset,
     starting_balance: Amount,
     your_balance: Amount,
     their_balance: Amount,
@@ -301,6 +320,30 @@ struct CustomerView {
     created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pending_deltas: Option<u64>,
+    /// The customer's named assets' balances (issue 43), each on its own:
+    /// `computedBalance` and `totalDeltas` above are the default asset's.
+    /// Absent when the customer has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    balances: Vec<AssetBalance>,
+}
+
+/// One named asset's balance of a customer.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AssetBalance {
+    asset: Asset,
+    computed_balance: Amount,
+    deltas_count: u64,
+    latest_receipt_id: Option<String>,
+}
+
+fn asset_balance(l: &LedgerRow) -> AssetBalance {
+    AssetBalance {
+        asset: l.asset.clone(),
+        computed_balance: l.computed_balance,
+        deltas_count: l.verified_count,
+        latest_receipt_id: l.latest_items_root.map(|h| h.to_hex()),
+    }
 }
 
 fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
@@ -314,6 +357,7 @@ fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
         latest_receipt_id: l.latest_items_root.map(|h| h.to_hex()),
         created_at: views::iso(l.created_at),
         pending_deltas: None,
+        balances: Vec::new(),
     })
 }
 
@@ -337,7 +381,17 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
     let db = ledger::db(app, ctx.log())?;
     let (total, rows) =
         ledgers::customers::page(&db, &ctx.tenant_id, &page, prefix.as_ref()).await?;
-    let customers: Vec<CustomerView> = rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
+    let mut customers: Vec<CustomerView> =
+        rows.iter().map(customer_view).collect::<ApiResult<_>>()?;
+    let ids: Vec<&CustomerId> = rows.iter().map(|l| &l.customer_id).collect();
+    for named in ledgers::customers::named_of(&db, &ctx.tenant_id, &ids).await? {
+        if let Some(c) = customers
+            .iter_mut()
+            .find(|c| c.customer_id == named.customer_id)
+        {
+            c.balances.push(asset_balance(&named));
+        }
+    }
     http::balance(
         200,
         &CustomersPage {
@@ -347,13 +401,42 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
     )
 }
 
+/// `GET /api/v1/balance/assets` (issue 43): the tenant's named assets,
+/// each with the precision its code keeps; the default asset is not
+/// listed (it has no name).
+pub async fn assets(app: &App, ctx: KeyContext) -> ApiResult<Response> {
+    let db = ledger::db(app, ctx.log())?;
+    let rows = ledgers::customers::tenant_assets(&db, &ctx.tenant_id).await?;
+    let assets: Vec<Value> = rows
+        .iter()
+        .map(|a| {
+            json!({
+                "asset": format!("{}/{}", a.code, a.precision),
+                "code": a.code,
+                "precision": a.precision,
+                "balanceAtLeast": a.balance_at_least,
+                "createdAt": views::iso(a.created_at),
+            })
+        })
+        .collect();
+    http::balance(200, &json!({ "assets": assets }))
+}
+
 /// `GET /api/v1/balance/customers/:customerId`.
 pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
     let db = ledger::db(app, ctx.log())?;
-    let l = ledgers::require_ledger(&db, &ctx.tenant_id, &customer_id).await?;
-    let mut view = customer_view(&l)?;
-    view.pending_deltas =
-        Some(ledgers::customers::queued_count(&db, &ctx.tenant_id, &customer_id).await?);
+    let rows = ledgers::customers::assets_of(&db, &ctx.tenant_id, &customer_id).await?;
+    let (default, named): (Vec<&LedgerRow>, Vec<&LedgerRow>) =
+        rows.iter().partition(|l| l.asset.is_default());
+    let l = default
+        .first()
+        .ok_or_else(|| ledgers::no_ledger(&customer_id, &Asset::Default))?;
+    let mut view = customer_view(l)?;
+    view.balances = named.into_iter().map(asset_balance).collect();
+    view.pending_deltas = Some(
+        ledgers::customers::queued_count(&db, &ctx.tenant_id, &customer_id, &Asset::Default)
+            .await?,
+    );
     http::balance(200, &view)
 }
 

@@ -55,8 +55,19 @@ pub async fn checkpoint_create(
     let period_t = f.string("period", false);
     let now = i64::try_from(app.now_ms).unwrap_or(i64::MAX);
     let period = f.parse("period", period_t, |t| Period::parse_not_in_future(t, now));
+    let asset_t = f.string("asset", false);
+    let asset = f.parse("asset", asset_t, |t| {
+        bvs_core::types::Asset::parse("asset", t)
+    });
+    if asset.is_some() && customer.is_none() && f.raw("customerId").is_none() {
+        f.problem(
+            "asset",
+            "is only used with customerId (a whole-tenant checkpoint covers every asset)",
+        );
+    }
     f.finish()?;
     let period = period.unwrap_or_else(|| Period::containing(now));
+    let asset = asset.unwrap_or_default();
     let extra = |row: &CheckpointRow| match &guard {
         Some(g) => g.statements(202, created_text(row)?),
         None => Ok(Vec::new()),
@@ -66,7 +77,7 @@ pub async fn checkpoint_create(
         &ctx.tenant_id,
         ctx.log(),
         ctx.plan,
-        customer.as_ref(),
+        (customer.as_ref(), &asset),
         period,
         &extra,
     )
@@ -177,11 +188,13 @@ pub async fn receipt(
     customer_id: CustomerId,
 ) -> ApiResult<Response> {
     let period = http::query_period(&req)?;
+    let asset = http::query_asset(&req)?;
     let origin = origin(&req)?;
     let request = proofs::ReceiptRequest {
         tenant_id: &ctx.tenant_id,
         log: ctx.log(),
         customer_id: &customer_id,
+        asset: &asset,
         period,
         origin: &origin,
     };

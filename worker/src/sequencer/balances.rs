@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use bvs_core::amount::Amount;
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use worker::D1Result;
 
 use crate::error::{ApiError, ApiResult};
@@ -16,7 +16,10 @@ use crate::store::ledgers::{self, FrontierRow, LedgerRow, LedgerUpdate, TenantWi
 use crate::store::rows;
 use crate::store::Query;
 
-/// One ledger's state through a round.
+/// A ledger's balance of one asset: tenant, customer, asset (issue 43).
+type LedgerKey = (TenantId, CustomerId, Asset);
+
+/// One ledger's state of one asset through a round.
 struct LedgerRound {
     old_count: u64,
     old_balance: Amount,
@@ -38,7 +41,7 @@ struct TenantRound {
 /// The running counts, balances and window frontiers of every ledger and
 /// tenant the round's deltas touch.
 pub struct Balances {
-    ledgers: BTreeMap<(TenantId, CustomerId), LedgerRound>,
+    ledgers: BTreeMap<LedgerKey, LedgerRound>,
     tenants: BTreeMap<TenantId, TenantRound>,
 }
 
@@ -49,13 +52,13 @@ impl Balances {
     /// # Errors
     /// A value that cannot be bound.
     pub fn reads<'a>(deltas: &[DeltaRow], window: &'a str) -> ApiResult<[Query<'a>; 3]> {
-        let mut keys: Vec<(TenantId, CustomerId)> = deltas
+        let mut keys: Vec<(TenantId, CustomerId, String)> = deltas
             .iter()
-            .map(|d| (d.tenant_id.clone(), d.customer_id.clone()))
+            .map(|d| (d.tenant_id.clone(), d.customer_id.clone(), d.asset.key()))
             .collect();
         keys.sort();
         keys.dedup();
-        let mut tenant_ids: Vec<TenantId> = keys.iter().map(|(t, _)| t.clone()).collect();
+        let mut tenant_ids: Vec<TenantId> = keys.iter().map(|(t, _, _)| t.clone()).collect();
         tenant_ids.dedup();
         ledgers::round_reads(&keys, &tenant_ids, window)
     }
@@ -78,11 +81,11 @@ impl Balances {
                 first_leaf: None,
                 last_leaf: 0,
             };
-            ledgers.insert((l.tenant_id, l.customer_id), round);
+            ledgers.insert((l.tenant_id, l.customer_id, l.asset), round);
         }
         // The current window's frontiers, per ledger and per tenant.
         for f in rows::<FrontierRow>(results, at + 1)? {
-            if let Some(l) = ledgers.get_mut(&(f.tenant_id, f.customer_id)) {
+            if let Some(l) = ledgers.get_mut(&(f.tenant_id, f.customer_id, f.asset)) {
                 l.frontier = Frontier::from_text(&f.frontier).map_err(ApiError::internal)?;
             }
         }
@@ -102,13 +105,15 @@ impl Balances {
         Ok(Balances { ledgers, tenants })
     }
 
-    /// Adds one delta at `leaf_index`; returns its ledger sequence number
-    /// and the balance after it.
+    /// Adds one delta at `leaf_index`; returns its sequence number in its
+    /// ledger's asset and that asset's balance after it. The tenant's
+    /// window nets the default asset's deltas only (amounts of different
+    /// assets are never added), its frontier covers every asset.
     pub fn add(&mut self, d: &DeltaRow, leaf_index: u64, window: &str) -> ApiResult<(u64, Amount)> {
         let (item, delta) = (d.item_hash, d.delta);
         let entry = self
             .ledgers
-            .get_mut(&(d.tenant_id.clone(), d.customer_id.clone()))
+            .get_mut(&(d.tenant_id.clone(), d.customer_id.clone(), d.asset.clone()))
             .ok_or_else(|| ApiError::internal(format!("no ledger for delta {}", d.anchor_id)))?;
         entry.count += 1;
         entry.balance = entry
@@ -138,10 +143,12 @@ impl Balances {
         tenant.row.deltas_count += 1;
         tenant.row.last_leaf = leaf_index;
         tenant.frontier.push(&item);
-        tenant.net = tenant
-            .net
-            .checked_add(delta)
-            .map_err(|e| ApiError::internal(format!("net overflow: {e}")))?;
+        if d.asset.is_default() {
+            tenant.net = tenant
+                .net
+                .checked_add(delta)
+                .map_err(|e| ApiError::internal(format!("net overflow: {e}")))?;
+        }
         Ok((entry.count, entry.balance))
     }
 
@@ -155,9 +162,10 @@ impl Balances {
             .ledgers
             .iter()
             .filter(|(_, l)| l.count > l.old_count)
-            .map(|((tenant_id, customer_id), l)| LedgerUpdate {
+            .map(|((tenant_id, customer_id, asset), l)| LedgerUpdate {
                 tenant_id,
                 customer_id,
+                asset,
                 old_count: l.old_count,
                 new_count: l.count,
                 old_balance: l.old_balance,

@@ -87,7 +87,7 @@ const SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT: &str = concat!(
 /// The balance after the customer's last verified delta at or before a
 /// log position (a checkpoint's closing balance).
 const SELECT_BALANCE_AT_LEAF: &str =
-    "SELECT balance_after FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 \
+    "SELECT balance_after FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' \
      AND status = 'VERIFIED' AND leaf_index <= ?3 ORDER BY leaf_index DESC LIMIT 1";
 
 #[derive(Debug, Clone, Deserialize)]
@@ -299,11 +299,11 @@ pub struct DeltaAt {
 }
 
 const SELECT_WINDOW_START: &str = "SELECT first_seq, balance_before FROM ledger_windows \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3";
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND window = ?3";
 /// The verified deltas of a ledger at up to four positions (`?3..?6`).
 const SELECT_DELTAS_AT: &str =
     "SELECT ledger_seq, item_hash, anchor_id, reference_id, balance_after FROM deltas \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'VERIFIED' \
      AND ledger_seq IN (?3, ?4, ?5, ?6)";
 
 queries! {

@@ -32,6 +32,7 @@ fn all(batches: Vec<Vec<Query<'_>>>) {
 fn control_and_ledger_rows_bind_every_placeholder() {
     let tenant = TenantId::from_text("ten_1");
     let customer = CustomerId::parse("cus_1").unwrap();
+    let usd = bvs_core::types::Asset::parse("asset", "USD/2").unwrap();
     let digest = SecretDigest::of("token");
     let user = UserId::from_text("usr_1");
     let contract = ContractId::from_text("ctr_1");
@@ -42,7 +43,8 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         "merkle_root": h("root").to_hex(), "delta_count": 2, "net_delta": "10",
         "from_index": 0, "to_index": 1, "status": "QUEUED", "created_at": 1,
         "committed_at": null, "leaf_index": null, "tree_size": null, "failure": null,
-        "records_verified": null, "check_frontier": null, "check_after_leaf": null
+        "records_verified": null, "check_frontier": null, "check_after_leaf": null,
+        "asset": "USD/2"
     }))
     .unwrap();
     let invitation = super::agreement::InvitationRow {
@@ -89,6 +91,7 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         items_root: h("r"),
         tenant_id: tenant.clone(),
         customer_id: customer.clone(),
+        asset: bvs_core::types::Asset::Default,
         period: None,
         from_seq: 1,
         to_seq: 2,
@@ -139,7 +142,10 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         vec![super::agreement::insert_agreement(&agreement, "text").unwrap()],
         vec![super::checkpoints::insert_stmt(&checkpoint).unwrap()],
         super::checkpoints::mark_committed_all(&[("chk_1", 3)], 4, 5).unwrap(),
-        Vec::from(super::deltas::from_start_statements(&tenant, &customer, start, (1, 9)).unwrap()),
+        Vec::from(
+            super::deltas::from_start_statements(&tenant, (&customer, &usd), start, (1, 9))
+                .unwrap(),
+        ),
         vec![super::deltas::mark_failed(&anchor).unwrap()],
         vec![super::facts::insert_stmt(&tenant, &h("f"), "x", Some("m"), 1).unwrap()],
         super::facts::mark_verified_all(&[("ten_1", &h("f"), 3)], 4, 5).unwrap(),
@@ -180,6 +186,7 @@ fn control_and_ledger_rows_bind_every_placeholder() {
 fn log_events_and_ledger_rounds_bind_every_placeholder() {
     let tenant = TenantId::from_text("ten_1");
     let customer = CustomerId::parse("cus_1").unwrap();
+    let usd = bvs_core::types::Asset::parse("asset", "USD/2").unwrap();
     let anchor = AnchorId::from_text("anc_1");
     let head = super::log::HeadRow {
         tree_size: 3,
@@ -233,6 +240,7 @@ fn log_events_and_ledger_rounds_bind_every_placeholder() {
     let update = super::ledgers::LedgerUpdate {
         tenant_id: &tenant,
         customer_id: &customer,
+        asset: &usd,
         old_count: 0,
         new_count: 1,
         old_balance: Amount::ZERO,
@@ -251,7 +259,7 @@ fn log_events_and_ledger_rounds_bind_every_placeholder() {
         last_leaf: 0,
         frontier: String::new(),
     };
-    let keys = [(tenant.clone(), customer.clone())];
+    let keys = [(tenant.clone(), customer.clone(), usd.key())];
     let failed = super::events::FailedItem::Delta(&anchor);
     all(vec![
         super::log::insert_tiles(&tiles).unwrap(),

@@ -20,8 +20,9 @@ use crate::ids::{AnchorId, TenantId};
 /// and the last. One pass over the ledger's index (`deltas_by_ledger`).
 const SELECT_HISTORY: &str =
     "SELECT d.anchor_id, d.ledger_seq, d.verified_at, d.delta, d.balance_after FROM deltas d, \
-     (SELECT verified_count AS total FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2) n \
-     WHERE d.tenant_id = ?1 AND d.customer_id = ?2 AND d.ledger_seq IS NOT NULL \
+     (SELECT verified_count AS total FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2 \
+     AND asset = '') n \
+     WHERE d.tenant_id = ?1 AND d.customer_id = ?2 AND d.asset = '' AND d.ledger_seq IS NOT NULL \
      AND (d.ledger_seq = 1 OR d.ledger_seq = n.total \
      OR d.ledger_seq % ((n.total + ?3 - 1) / ?3) = 0) ORDER BY d.ledger_seq";
 row! {
@@ -47,7 +48,7 @@ pub async fn history(
     points_max: u64,
 ) -> ApiResult<(Option<LedgerRow>, Vec<PointRow>)> {
     futures_util::future::try_join(
-        super::ledgers::ledger(db, tenant_id, customer_id),
+        super::ledgers::ledger(db, tenant_id, customer_id, &bvs_core::types::Asset::Default),
         points(db, tenant_id, customer_id, points_max),
     )
     .await

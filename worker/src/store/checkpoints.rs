@@ -3,7 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -28,6 +28,9 @@ row! {
         /// The check's progress through a large checkpoint: the frontier
         /// over the records read so far, and the last leaf read.
         check_frontier: Option<String>, check_after_leaf: Option<u64>,
+        /// A customer's checkpoint covers this asset's deltas (issue 43);
+        /// a whole tenant's, every asset ('' stored).
+        asset: Asset,
     }
 }
 
@@ -119,8 +122,8 @@ macro_rules! page_filter {
 
 const INSERT: &str =
     "INSERT INTO checkpoints (id, tenant_id, customer_id, period, merkle_root, delta_count, \
-     net_delta, from_index, to_index, status, created_at, records_verified) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9, ?11)";
+     net_delta, from_index, to_index, status, created_at, records_verified, asset) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?10, ?7, ?8, 'QUEUED', ?9, ?11, ?12)";
 const SELECT_QUEUED: &str =
     select_checkpoints!("WHERE status = 'QUEUED' ORDER BY rowid ASC LIMIT ?1");
 /// A round's checkpoints (`?1`: `[id, leaf_index]` each) COMMITTED into
@@ -143,7 +146,7 @@ const SELECT_PAGE: &str = concat!(
     page_filter!(),
     "ORDER BY created_at DESC, rowid DESC LIMIT ?4 OFFSET ?5) AS x \
      LEFT JOIN checkpoints p ON p.id = (SELECT q.id FROM checkpoints q \
-     WHERE q.tenant_id = x.tenant_id AND q.customer_id = x.customer_id \
+     WHERE q.tenant_id = x.tenant_id AND q.customer_id = x.customer_id AND q.asset = x.asset \
      AND q.status = 'COMMITTED' AND q.created_at < x.created_at \
      ORDER BY q.created_at DESC, q.rowid DESC LIMIT 1) \
      ORDER BY x.created_at DESC, x.list_rowid DESC"
@@ -159,15 +162,16 @@ const SELECT_BY_ROOT: &str =
 /// period's. The caller keeps the one whose merkle root is the receipt's.
 macro_rules! receipt_candidates_of_ledger {
     () => {
-        "tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND delta_count = \
-         (SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2)"
+        "tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'COMMITTED' \
+         AND delta_count = (SELECT verified_count FROM ledgers WHERE tenant_id = ?1 \
+         AND customer_id = ?2 AND asset = '')"
     };
 }
 macro_rules! receipt_candidates_of_period {
     () => {
-        "tenant_id = ?1 AND customer_id = ?2 AND status = 'COMMITTED' AND period = ?3 \
-         AND delta_count = (SELECT last_seq - first_seq + 1 FROM ledger_windows \
-         WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3)"
+        "tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'COMMITTED' \
+         AND period = ?3 AND delta_count = (SELECT last_seq - first_seq + 1 FROM ledger_windows \
+         WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND window = ?3)"
     };
 }
 pub(super) use {receipt_candidates_of_ledger, receipt_candidates_of_period};
@@ -187,7 +191,7 @@ const SELECT_RECEIPT_CANDIDATES_OF_PERIOD: &str = select_checkpoints!(concat!(
 /// the public verify route can show an agreement side for.
 macro_rules! agreement_checkpoints_by_root {
     () => {
-        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*'"
+        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*' AND asset = ''"
     };
 }
 pub(super) use agreement_checkpoints_by_root;
@@ -196,7 +200,8 @@ pub(super) use agreement_checkpoints_by_root;
 /// last verified delta at or before the checkpoint's last log position).
 const SELECT_CLOSING_BALANCES_BY_ROOT: &str = concat!(
     "SELECT id, (SELECT balance_after FROM deltas WHERE deltas.tenant_id = checkpoints.tenant_id \
-     AND deltas.customer_id = checkpoints.customer_id AND deltas.status = 'VERIFIED' \
+     AND deltas.customer_id = checkpoints.customer_id AND deltas.asset = checkpoints.asset \
+     AND deltas.status = 'VERIFIED' \
      AND deltas.leaf_index <= checkpoints.to_index ORDER BY deltas.leaf_index DESC LIMIT 1) \
      AS balance_after FROM checkpoints WHERE ",
     agreement_checkpoints_by_root!()
@@ -258,7 +263,8 @@ pub fn insert_stmt<'a>(c: &'a CheckpointRow) -> ApiResult<Query<'a>> {
         c.to_index,
         c.created_at,
         net_delta,
-        c.records_verified
+        c.records_verified,
+        &c.asset
     ];
     Ok(Query::new(INSERT, args))
 }
@@ -270,7 +276,7 @@ pub fn insert_stmt<'a>(c: &'a CheckpointRow) -> ApiResult<Query<'a>> {
 /// the lookup's, `deltas::checkpoint_records`, each by its own index).
 const SELECT_RECORDS_OF_LEDGER: &str = concat!(
     "SELECT leaf_index, item_hash FROM deltas WHERE ",
-    super::deltas::checkpoint_records!("?1", "customer_id = ?2", "?3", "?4", "?5"),
+    super::deltas::checkpoint_records!("?1", "customer_id = ?2 AND asset = ?8", "?3", "?4", "?5"),
     " AND leaf_index > ?6 ORDER BY leaf_index ASC LIMIT ?7"
 );
 const SELECT_RECORDS_OF_TENANT: &str = concat!(
@@ -304,7 +310,7 @@ pub async fn records_page(
     };
     // Leaves are never negative: -1 reads from the first.
     let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
-    let args = args![
+    let mut args = args![
         &c.tenant_id,
         &c.customer_id,
         &c.period,
@@ -312,7 +318,11 @@ pub async fn records_page(
         c.to_index,
         super::Arg::Int(after),
         limit
-    ];
+    ]
+    .to_vec();
+    if !c.is_whole_tenant() {
+        args.push(super::Bind::arg(&c.asset)?);
+    }
     all(db, Query::new(sql, args)).await
 }
 

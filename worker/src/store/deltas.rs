@@ -3,7 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -26,7 +26,7 @@ row! {
         #[serde(deserialize_with = "super::opt_amount")]
         balance_after: Option<Amount>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
-        ledger_root: Option<Hash32>,
+        ledger_root: Option<Hash32>, asset: Asset,
     }
 }
 
@@ -92,18 +92,18 @@ const SELECT_OF_SUBMISSIONS_BY_ROOT: &str = select_deltas!(
      ORDER BY position ASC"
 );
 const SELECT_LEDGER_RANGE: &str = select_deltas!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
-     ORDER BY ledger_seq ASC"
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?5 AND ledger_seq >= ?3 \
+     AND ledger_seq <= ?4 ORDER BY ledger_seq ASC"
 );
 const SELECT_LEDGER_BY_ITEMS_ROOT: &str = select_deltas!(
     "WHERE (items_root = ?3 OR ledger_root = ?3) AND tenant_id = ?1 AND customer_id = ?2 \
-     AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1"
+     AND asset = ?4 AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1"
 );
 const SELECT_LEDGER_LINES: &str = "SELECT item_hash, anchor_id, reference_id, delta FROM deltas \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ?3 AND ledger_seq <= ?4 \
-     ORDER BY ledger_seq ASC";
-const COUNT_QUEUED_OF_LEDGER: &str =
-    "SELECT COUNT(*) AS n FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED'";
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?5 AND ledger_seq >= ?3 \
+     AND ledger_seq <= ?4 ORDER BY ledger_seq ASC";
+const COUNT_QUEUED_OF_LEDGER: &str = "SELECT COUNT(*) AS n FROM deltas \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?3 AND status = 'QUEUED'";
 /// A round's deltas (`?1`: `[anchor_id, leaf_index, ledger_seq,
 /// balance_after]` each) VERIFIED into the head of size `?2` at `?3`.
 /// `+status`: no index on the status drives the update (the queued rows
@@ -142,19 +142,27 @@ pub enum StartAt<'a> {
 }
 
 /// The ledger_seq of the starting delta (`?1` tenant, `?2` customer, `?3`
-/// the itemsRoot), as a subquery: NULL when there is none.
+/// the itemsRoot, `$asset` the asset's placeholder), as a subquery: NULL
+/// when there is none.
 macro_rules! start_seq_by_items_root {
-    () => {
-        "(SELECT ledger_seq FROM deltas WHERE (items_root = ?3 OR ledger_root = ?3) \
-         AND tenant_id = ?1 AND customer_id = ?2 AND status = 'VERIFIED' \
-         ORDER BY ledger_seq DESC LIMIT 1)"
+    ($asset:literal) => {
+        concat!(
+            "(SELECT ledger_seq FROM deltas WHERE (items_root = ?3 OR ledger_root = ?3) \
+             AND tenant_id = ?1 AND customer_id = ?2 AND asset = ",
+            $asset,
+            " AND status = 'VERIFIED' ORDER BY ledger_seq DESC LIMIT 1)"
+        )
     };
 }
 /// The same, `?3` an anchorId.
 macro_rules! start_seq_by_anchor_id {
-    () => {
-        "(SELECT ledger_seq FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?3 \
-         AND customer_id = ?2 AND status = 'VERIFIED')"
+    ($asset:literal) => {
+        concat!(
+            "(SELECT ledger_seq FROM deltas WHERE tenant_id = ?1 AND anchor_id = ?3 \
+             AND customer_id = ?2 AND asset = ",
+            $asset,
+            " AND status = 'VERIFIED')"
+        )
     };
 }
 pub(super) use {start_seq_by_anchor_id, start_seq_by_items_root};
@@ -163,7 +171,8 @@ pub(super) use {start_seq_by_anchor_id, start_seq_by_items_root};
 /// the request already has (`?1` tenant, `?2` customer, `?3` the start's
 /// name), so they share one batch with the ledger: the starting delta, the
 /// page after it (`?4`, `?5`: its first and last position counted from
-/// the start) and the delta right after it.
+/// the start) and the delta right after it; `?6` the asset (bound in
+/// each of them).
 struct FromStart {
     at: &'static str,
     page: &'static str,
@@ -174,19 +183,21 @@ macro_rules! from_start {
     ($start:ident) => {
         FromStart {
             at: select_deltas!(concat!(
-                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ",
-                $start!()
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?6 AND ?4 + ?5 >= 0 \
+                 AND ledger_seq = ",
+                $start!("?6")
             )),
             page: select_deltas!(concat!(
-                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= ",
-                $start!(),
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?6 AND ledger_seq >= ",
+                $start!("?6"),
                 " + ?4 AND ledger_seq <= ",
-                $start!(),
+                $start!("?6"),
                 " + ?5 ORDER BY ledger_seq ASC"
             )),
             next: select_deltas!(concat!(
-                "WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq = ",
-                $start!(),
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?6 AND ?4 + ?5 >= 0 \
+                 AND ledger_seq = ",
+                $start!("?6"),
                 " + 1"
             )),
         }
@@ -204,7 +215,7 @@ const FROM_ANCHOR_ID: FromStart = from_start!(start_seq_by_anchor_id);
 /// A value that cannot be bound.
 pub fn from_start_statements<'a>(
     tenant_id: &'a TenantId,
-    customer_id: &'a CustomerId,
+    (customer_id, asset): (&'a CustomerId, &Asset),
     start: StartAt<'a>,
     (first, last): (u64, u64),
 ) -> ApiResult<[Query<'a>; 3]> {
@@ -212,18 +223,17 @@ pub fn from_start_statements<'a>(
         StartAt::ItemsRoot(r) => (&FROM_ITEMS_ROOT, r),
         StartAt::AnchorId(a) => (&FROM_ANCHOR_ID, a),
     };
-    let key = args![tenant_id, customer_id, name];
-    let page = args![tenant_id, customer_id, name, first, last];
+    let page = args![tenant_id, customer_id, name, first, last, asset];
     Ok([
-        Query::new(sql.at, key.clone()),
-        Query::new(sql.page, page),
-        Query::new(sql.next, key),
+        Query::new(sql.at, page.clone()),
+        Query::new(sql.page, page.clone()),
+        Query::new(sql.next, page),
     ])
 }
 
 super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
-    pub fn of_ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, from_seq: u64, to_seq: u64)
+    pub fn of_ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, from_seq: u64, to_seq: u64, asset: &'a Asset)
         = SELECT_LEDGER_RANGE;
 }
 
@@ -231,16 +241,18 @@ super::statements! {
 /// first): a receipt of one period, read with the window in one batch.
 const SELECT_OF_WINDOW: &str = select_deltas!(
     ", (SELECT first_seq AS wf, last_seq AS wl FROM ledger_windows \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3) AS w \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND ledger_seq >= w.wf AND ledger_seq <= w.wl \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?5 AND window = ?3) AS w \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?5 \
+     AND ledger_seq >= w.wf AND ledger_seq <= w.wl \
      AND ledger_seq < w.wf + ?4 ORDER BY ledger_seq ASC"
 );
 /// The deltas the receipt with items root `?1` covers (the first of
 /// `receipts::by_root_statement`'s rows), for the public verify lookup.
 const SELECT_OF_RECEIPT_BY_ROOT: &str = select_deltas!(
-    ", (SELECT tenant_id AS rt, customer_id AS rc, from_seq AS rf, to_seq AS rl FROM receipts \
-     WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 1) AS r \
-     WHERE tenant_id = r.rt AND customer_id = r.rc AND ledger_seq >= r.rf AND ledger_seq <= r.rl \
+    ", (SELECT tenant_id AS rt, customer_id AS rc, asset AS ra, from_seq AS rf, to_seq AS rl \
+     FROM receipts WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 1) AS r \
+     WHERE tenant_id = r.rt AND customer_id = r.rc AND asset = r.ra \
+     AND ledger_seq >= r.rf AND ledger_seq <= r.rl \
      ORDER BY ledger_seq ASC"
 );
 /// The deltas a checkpoint covers, as its public answer lists them: of
@@ -278,12 +290,12 @@ pub(super) use checkpoint_records;
 /// rows), for the public verify lookup. A whole-tenant checkpoint's
 /// customer is `'*'`, which no customer id can be.
 const SELECT_OF_CHECKPOINT_BY_ROOT: &str = select_deltas!(concat!(
-    ", (SELECT tenant_id AS ct, customer_id AS cc, from_index AS cf, to_index AS cl, \
-     period AS cp FROM checkpoints WHERE merkle_root = ?1 \
+    ", (SELECT tenant_id AS ct, customer_id AS cc, asset AS ca, from_index AS cf, \
+     to_index AS cl, period AS cp FROM checkpoints WHERE merkle_root = ?1 \
      ORDER BY created_at ASC, rowid ASC LIMIT 1) AS c WHERE ",
     checkpoint_records!(
         "c.ct",
-        "(c.cc = '*' OR customer_id = c.cc)",
+        "(c.cc = '*' OR (customer_id = c.cc AND asset = c.ca))",
         "c.cp",
         "c.cf",
         "c.cl"
@@ -344,7 +356,7 @@ super::statements! {
 
 super::statements! {
     /// A receipt's deltas of one period, for its batch (`store::receipts`).
-    pub fn of_window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, window: &'a str, max: u64)
+    pub fn of_window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, window: &'a str, max: u64, asset: &'a Asset)
         = SELECT_OF_WINDOW;
 }
 
@@ -380,9 +392,9 @@ super::statements! {
 queries! {
     pub fn delta(tenant_id: &TenantId, anchor_id: &AnchorId) -> Option<DeltaRow> = first(SELECT_ONE);
     /// The latest verified delta of this ledger whose itemsRoot is `items_root`.
-    pub fn of_ledger_by_items_root(tenant_id: &TenantId, customer_id: &CustomerId, items_root: &str)
+    pub fn of_ledger_by_items_root(tenant_id: &TenantId, customer_id: &CustomerId, items_root: &str, asset: &Asset)
         -> Option<DeltaRow> = first(SELECT_LEDGER_BY_ITEMS_ROOT);
-    pub fn queued_count(tenant_id: &TenantId, customer_id: &CustomerId) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
+    pub fn queued_count(tenant_id: &TenantId, customer_id: &CustomerId, asset: &Asset) -> u64 = count(COUNT_QUEUED_OF_LEDGER);
 }
 
 /// What a pinpointing compare needs of a verified delta: its ids and amount.
@@ -400,11 +412,11 @@ pub struct LedgerLine {
 pub async fn lines_of_ledger(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     from_seq: u64,
     to_seq: u64,
 ) -> ApiResult<Vec<LedgerLine>> {
-    let args = args![tenant_id, customer_id, from_seq, to_seq];
+    let args = args![tenant_id, customer_id, from_seq, to_seq, asset];
     all(db, Query::new(SELECT_LEDGER_LINES, args)).await
 }
 

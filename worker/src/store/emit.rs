@@ -12,7 +12,7 @@
 //! (migrations/ledger/0051_emit_claims.sql).
 
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -46,17 +46,32 @@ const INSERT_SUBMISSION_IF_MINE: &str =
     "INSERT INTO submissions (id, tenant_id, contract_id, kind, items_root, item_count, received_at) \
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 \
      WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?8)";
+/// A delta's ledger rows: the customer's default-asset row (every
+/// customer has one: the rows with asset '' are the tenant's customers)
+/// and, for a named asset `?6`, that asset's row (issue 43).
 const INSERT_LEDGER_IF_MINE: &str =
-    "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, ledger_id, created_at) \
+    "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, asset, ledger_id, created_at) \
+     SELECT ?1, ?2, column1, ?3, ?4 FROM (VALUES (''), (?6)) \
+     WHERE ?5 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?5)";
+/// A named asset's code `?2` registered for tenant `?1` with precision
+/// `?3` the first time it is used; a later use with another precision
+/// inserts a NULL code into `asset_guard`, whose NOT NULL fails the whole
+/// batch ([`ASSET_PRECISION_REFUSED`]).
+const REGISTER_ASSET_IF_MINE: &str =
+    "INSERT OR IGNORE INTO assets (tenant_id, code, precision, created_at) \
      SELECT ?1, ?2, ?3, ?4 \
      WHERE ?5 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?5)";
+const GUARD_ASSET_PRECISION: &str = "INSERT INTO asset_guard (code) SELECT NULL \
+     WHERE EXISTS (SELECT 1 FROM assets WHERE tenant_id = ?1 AND code = ?2 AND precision != ?3)";
+/// What D1 says when [`GUARD_ASSET_PRECISION`] fails a batch.
+pub const ASSET_PRECISION_REFUSED: &str = "asset_guard.code";
 macro_rules! insert_delta_if_mine {
     () => {
         concat!(
             "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
              item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
-             received_at, status, ledger_root) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15 ",
+             received_at, status, ledger_root, asset) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15, ?16 ",
             "WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)"
         )
     };
@@ -68,25 +83,28 @@ const INSERT_DELTA_IF_MINE: &str = insert_delta_if_mine!();
 const INSERT_DELTA_COUNTING: &str = concat!(
     insert_delta_if_mine!(),
     " RETURNING COALESCE((SELECT verified_count FROM ledgers \
-     WHERE tenant_id = ?2 AND customer_id = ?3), 0) \
+     WHERE tenant_id = ?2 AND customer_id = ?3 AND asset = ?16), 0) \
      + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?2 AND customer_id = ?3 \
-     AND status = 'QUEUED') AS estimated"
+     AND asset = ?16 AND status = 'QUEUED') AS estimated"
 );
 /// The answer, with the estimate the batch computes put in place of the
 /// placeholder `?7` (as `?8` followed by the number).
 const INSERT_RESULT_IF_MINE: &str = "INSERT INTO idempotency_results \
      (tenant_id, env, key, request_hash, response_status, response_body, expires_at) \
      SELECT ?1, ?2, ?3, ?4, ?5, replace(?6, ?7, ?8 || (\
-     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?9), 0) \
-     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?9 AND status = 'QUEUED'))), \
+     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?9 \
+     AND asset = ?12), 0) \
+     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?9 AND asset = ?12 \
+     AND status = 'QUEUED'))), \
      ?10 WHERE EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?11)";
 /// What the response needs, read inside the batch: the customer's verified
 /// and queued deltas (the new one included), and the key's claim and
 /// stored answer (NULLs without a key).
 const OUTCOME: &str = "SELECT \
-     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2), 0) \
-     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND status = 'QUEUED') \
-     AS estimated, \
+     COALESCE((SELECT verified_count FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2 \
+     AND asset = ?5), 0) \
+     + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?5 \
+     AND status = 'QUEUED') AS estimated, \
      c.request_hash, c.token, c.state, c.lease_until, r.response_status, r.response_body \
      FROM (SELECT 1) \
      LEFT JOIN idempotency_claims c ON c.tenant_id = ?1 AND c.env = ?3 AND c.key = ?4 \
@@ -110,6 +128,8 @@ pub struct NewClaim<'a> {
 /// `prefix` and the number in place of `text`.
 pub struct Estimate<'a> {
     pub customer_id: &'a CustomerId,
+    /// The estimate counts this asset's deltas of the customer.
+    pub asset: &'a Asset,
     pub text: &'a str,
     pub prefix: &'a str,
 }
@@ -136,6 +156,9 @@ pub enum EmitOutcome {
     Claimed(ClaimRow),
     /// A raise did not fit: nothing was written (no claim either).
     Refused(Meter),
+    /// A named asset's code was first used with another precision in
+    /// this tenant: nothing was written.
+    AssetPrecision,
 }
 
 #[derive(Deserialize)]
@@ -169,9 +192,13 @@ pub async fn write(db: &D1Database, w: &EmitWrite<'_>) -> ApiResult<EmitOutcome>
     if let Some(c) = &w.claim {
         statements.extend(result_statements(w, c)?);
     }
-    let results = match meters::batch_within_caps(db, statements, &w.raises).await? {
-        Ok(results) => results,
-        Err(meter) => return Ok(EmitOutcome::Refused(meter)),
+    let results = match meters::batch_within_caps(db, statements, &w.raises).await {
+        Ok(Ok(results)) => results,
+        Ok(Err(meter)) => return Ok(EmitOutcome::Refused(meter)),
+        Err(ApiError::Internal(text)) if text.contains(ASSET_PRECISION_REFUSED) => {
+            return Ok(EmitOutcome::AssetPrecision)
+        }
+        Err(e) => return Err(e),
     };
     if w.claim.is_none() {
         let estimated = if counting {
@@ -217,9 +244,9 @@ fn raise_statement<'a>(
 /// claim is still this request's), then the outcome row read back.
 fn result_statements<'a>(w: &EmitWrite<'a>, new: &NewClaim<'a>) -> ApiResult<[Query<'a>; 2]> {
     let tenant = w.submission.tenant_id;
-    let (customer, text, prefix) = match &w.estimate {
-        Some(e) => (Some(e.customer_id), e.text, e.prefix),
-        None => (None, "", ""),
+    let (customer, asset, text, prefix) = match &w.estimate {
+        Some(e) => (Some(e.customer_id), Some(e.asset), e.text, e.prefix),
+        None => (None, None, "", ""),
     };
     let c = &new.claim;
     let result = args![
@@ -233,9 +260,10 @@ fn result_statements<'a>(w: &EmitWrite<'a>, new: &NewClaim<'a>) -> ApiResult<[Qu
         prefix,
         customer,
         c.expires_at,
-        c.token
+        c.token,
+        asset
     ];
-    let outcome = args![tenant, customer, c.env, c.key];
+    let outcome = args![tenant, customer, c.env, c.key, asset];
     Ok([
         Query::new(INSERT_RESULT_IF_MINE, result),
         Query::new(OUTCOME, outcome),
@@ -331,13 +359,15 @@ fn row_statements<'a>(
         token
     ];
     let mut statements = vec![Query::new(INSERT_SUBMISSION_IF_MINE, submission)];
+    statements.extend(asset_statements(w, token, &received_at)?);
     for d in w.deltas {
         let ledger = args![
             sub.tenant_id,
             &d.customer_id,
             &d.ledger_id,
             received_at.clone(),
-            token
+            token,
+            &d.asset
         ];
         statements.push(Query::new(INSERT_LEDGER_IF_MINE, ledger));
         let delta = args![
@@ -355,7 +385,8 @@ fn row_statements<'a>(
             d.declared_at,
             received_at.clone(),
             token,
-            &d.ledger_root
+            &d.ledger_root,
+            &d.asset
         ];
         let sql = if counting {
             INSERT_DELTA_COUNTING
@@ -365,6 +396,33 @@ fn row_statements<'a>(
         statements.push(Query::new(sql, delta));
     }
     Ok(statements)
+}
+
+/// Each named asset of the deltas once: its registration and the guard
+/// that refuses another precision for its code.
+fn asset_statements<'a>(
+    w: &'a EmitWrite<'a>,
+    token: Option<&'a ClaimToken>,
+    received_at: &super::Arg<'a>,
+) -> ApiResult<Vec<Query<'a>>> {
+    let mut named: Vec<(&str, u32)> = w
+        .deltas
+        .iter()
+        .filter_map(|d| d.asset.code().map(|c| (c, d.asset.precision())))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let tenant = w.submission.tenant_id;
+    let mut out = Vec::with_capacity(2 * named.len());
+    for (code, precision) in named {
+        let register = args![tenant, code, precision, received_at.clone(), token];
+        out.push(Query::new(REGISTER_ASSET_IF_MINE, register));
+        out.push(Query::new(
+            GUARD_ASSET_PRECISION,
+            args![tenant, code, precision],
+        ));
+    }
+    Ok(out)
 }
 
 super::queries! {
@@ -409,6 +467,7 @@ mod tests {
             position: 0,
             item_hash: root,
             delta: Amount::ZERO,
+            asset: bvs_core::types::Asset::parse("asset", "USD/2").unwrap(),
             reason: "r".into(),
             reference_id: None,
             metadata: None,
@@ -449,6 +508,7 @@ mod tests {
             claim: None,
             estimate: Some(Estimate {
                 customer_id: &customer,
+                asset: &deltas[0].asset,
                 text: "t",
                 prefix: "p",
             }),

@@ -4,7 +4,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -16,7 +16,7 @@ row! {
     $ select_ledgers from "ledgers";
     #[derive(Debug, Clone, Deserialize)]
     pub struct LedgerRow {
-        tenant_id: TenantId, customer_id: CustomerId, ledger_id: Hash32, verified_count: u64,
+        tenant_id: TenantId, customer_id: CustomerId, asset: Asset, ledger_id: Hash32, verified_count: u64,
         #[serde(deserialize_with = "super::amount")]
         computed_balance: Amount,
         first_activity_at: Option<u64>, last_activity_at: Option<u64>,
@@ -48,56 +48,72 @@ row! {
     }
 }
 
-const SELECT_ONE: &str = select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2");
-const SELECT_PAGE: &str =
-    select_ledgers!("WHERE tenant_id = ?1 ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3");
-const COUNT_OF_TENANT: &str = "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1";
+const SELECT_ONE: &str =
+    select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?3");
+/// Every asset's row of one customer, the default asset first.
+const SELECT_ASSETS_OF: &str =
+    select_ledgers!("WHERE tenant_id = ?1 AND customer_id = ?2 ORDER BY asset ASC");
+/// The tenant's customers are their default-asset rows (one each: the
+/// emit writes it with any asset's first delta).
+const SELECT_PAGE: &str = select_ledgers!(
+    "WHERE tenant_id = ?1 AND asset = '' ORDER BY customer_id ASC LIMIT ?2 OFFSET ?3"
+);
+const COUNT_OF_TENANT: &str =
+    "SELECT COUNT(*) AS n FROM ledgers WHERE tenant_id = ?1 AND asset = ''";
+/// The named-asset rows of the customers `?2` (a JSON array) of tenant `?1`.
+const SELECT_NAMED_OF_SET: &str = select_ledgers!(
+    "WHERE tenant_id = ?1 AND customer_id IN (SELECT value FROM json_each(?2)) \
+     AND asset != '' ORDER BY customer_id ASC, asset ASC"
+);
 /// Customer ids from `?2` (a prefix) up to `?3` (the prefix followed by
 /// `{`, past every character a customer id may hold): the ids that start
 /// with the prefix, read off the primary key (issue 30).
 const SELECT_PAGE_IN_RANGE: &str = select_ledgers!(
-    "WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3 \
+    "WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3 AND asset = '' \
      ORDER BY customer_id ASC LIMIT ?4 OFFSET ?5"
 );
 const COUNT_IN_RANGE: &str = "SELECT COUNT(*) AS n FROM ledgers \
-     WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3";
-/// The ledgers of the pairs `?1` (`[tenant_id, customer_id]` each).
+     WHERE tenant_id = ?1 AND customer_id >= ?2 AND customer_id < ?3 AND asset = ''";
+/// The ledgers of the keys `?1` (`[tenant_id, customer_id, asset]` each).
 const SELECT_FOR_KEY_SET: &str = select_ledgers!(
-    "WHERE (tenant_id, customer_id) IN (SELECT json_extract(value, '$[0]'), \
-     json_extract(value, '$[1]') FROM json_each(?1))"
+    "WHERE (tenant_id, customer_id, asset) IN (SELECT json_extract(value, '$[0]'), \
+     json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1))"
 );
 /// A round's ledgers (`?1`: `[tenant_id, customer_id, verified_count,
-/// computed_balance, latest_items_root]` each), verified at `?2`.
+/// computed_balance, latest_items_root, asset]` each), verified at `?2`.
 const UPDATE_AGGREGATES_SET: &str = "UPDATE ledgers SET \
      verified_count = json_extract(j.value, '$[2]'), \
      computed_balance = json_extract(j.value, '$[3]'), \
      first_activity_at = COALESCE(first_activity_at, ?2), last_activity_at = ?2, \
      latest_items_root = json_extract(j.value, '$[4]') FROM json_each(?1) AS j \
      WHERE ledgers.tenant_id = json_extract(j.value, '$[0]') \
-     AND ledgers.customer_id = json_extract(j.value, '$[1]')";
+     AND ledgers.customer_id = json_extract(j.value, '$[1]') \
+     AND ledgers.asset = json_extract(j.value, '$[5]')";
 /// A round's ledger windows of window `?2` at `?3` (`?1`: `[tenant_id,
 /// customer_id, first_seq, last_seq, balance_before, balance_after,
-/// frontier, first_leaf, last_leaf]` each).
+/// frontier, first_leaf, last_leaf, asset]` each).
 const UPSERT_WINDOW_SET: &str =
     "INSERT INTO ledger_windows (tenant_id, customer_id, window, first_seq, last_seq, \
      balance_before, balance_after, first_verified_at, last_verified_at, frontier, first_leaf, \
-     last_leaf) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2, \
+     last_leaf, asset) SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), ?2, \
      json_extract(value, '$[2]'), json_extract(value, '$[3]'), json_extract(value, '$[4]'), \
      json_extract(value, '$[5]'), ?3, ?3, json_extract(value, '$[6]'), \
-     json_extract(value, '$[7]'), json_extract(value, '$[8]') FROM json_each(?1) WHERE true \
-     ON CONFLICT (tenant_id, customer_id, window) DO UPDATE SET last_seq = excluded.last_seq, \
+     json_extract(value, '$[7]'), json_extract(value, '$[8]'), json_extract(value, '$[9]') \
+     FROM json_each(?1) WHERE true \
+     ON CONFLICT (tenant_id, customer_id, asset, window) DO UPDATE SET last_seq = excluded.last_seq, \
      balance_after = excluded.balance_after, last_verified_at = excluded.last_verified_at, \
      frontier = excluded.frontier, last_leaf = excluded.last_leaf";
-/// The frontiers of window `?2` of the pairs `?1`.
+/// The frontiers of window `?2` of the keys `?1`.
 const SELECT_WINDOW_FRONTIER_SET: &str =
-    "SELECT tenant_id, customer_id, frontier FROM ledger_windows WHERE window = ?2 \
-     AND (tenant_id, customer_id) IN (SELECT json_extract(value, '$[0]'), \
-     json_extract(value, '$[1]') FROM json_each(?1))";
+    "SELECT tenant_id, customer_id, asset, frontier FROM ledger_windows WHERE window = ?2 \
+     AND (tenant_id, customer_id, asset) IN (SELECT json_extract(value, '$[0]'), \
+     json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?1))";
 const SELECT_WINDOWS_AFTER: &str = select_windows!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ?3 ORDER BY first_seq ASC"
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND last_seq > ?3 \
+     ORDER BY first_seq ASC"
 );
 const SELECT_WINDOW: &str =
-    select_windows!("WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3");
+    select_windows!("WHERE tenant_id = ?1 AND customer_id = ?2 AND window = ?3 AND asset = ?4");
 const SELECT_TENANT_WINDOW: &str = select_tenant_windows!("WHERE tenant_id = ?1 AND window = ?2");
 /// The tenant's first month with a verified delta, read off the primary
 /// key (`tenant_windows` is written by the sequencer and never purged).
@@ -129,7 +145,11 @@ super::statements! {
 }
 
 queries! {
-    pub fn ledger(tenant_id: &TenantId, customer_id: &CustomerId) -> Option<LedgerRow> = first(SELECT_ONE);
+    pub fn ledger(tenant_id: &TenantId, customer_id: &CustomerId, asset: &Asset) -> Option<LedgerRow> = first(SELECT_ONE);
+    /// Every asset's row of one customer, the default asset first.
+    pub fn assets_of(tenant_id: &TenantId, customer_id: &CustomerId) -> Vec<LedgerRow> = all(SELECT_ASSETS_OF);
+    /// The named-asset rows of the customers `customers` (a JSON array).
+    pub fn named_of(tenant_id: &TenantId, customers: String) -> Vec<LedgerRow> = all(SELECT_NAMED_OF_SET);
     pub fn page(tenant_id: &TenantId, limit: u64, offset: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
     pub fn count_of_tenant(tenant_id: &TenantId) -> u64 = count(COUNT_OF_TENANT);
     /// A page of the ledgers whose customer id is in [`from`, `to`).
@@ -138,7 +158,8 @@ queries! {
     pub fn count_in_range(tenant_id: &TenantId, from: &str, to: &str) -> u64 = count(COUNT_IN_RANGE);
 }
 
-/// A round's read of the ledgers it touches (`keys`: (tenant, customer)),
+/// A round's read of the ledgers it touches (`keys`: (tenant, customer,
+/// asset key)),
 /// their frontiers in `window`, and their tenants' windows: three
 /// statements for the round's read batch, in that order (rows:
 /// [`LedgerRow`], [`FrontierRow`], [`TenantWindowRow`]).
@@ -146,7 +167,7 @@ queries! {
 /// # Errors
 /// A value that cannot be bound.
 pub fn round_reads<'a>(
-    keys: &[(TenantId, CustomerId)],
+    keys: &[(TenantId, CustomerId, String)],
     tenants: &[TenantId],
     window: &'a str,
 ) -> ApiResult<[Query<'a>; 3]> {
@@ -164,12 +185,13 @@ pub fn round_reads<'a>(
 pub struct FrontierRow {
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
+    pub asset: Asset,
     pub frontier: String,
 }
 
 row! {
     pub struct LedgerUpdate<'a> {
-        tenant_id: &'a TenantId, customer_id: &'a CustomerId, old_count: u64, new_count: u64,
+        tenant_id: &'a TenantId, customer_id: &'a CustomerId, asset: &'a Asset, old_count: u64, new_count: u64,
         old_balance: Amount, new_balance: Amount,
         /// Bound as `""` when None (no verified delta).
         latest_items_root: Option<Hash32>,
@@ -186,7 +208,7 @@ row! {
 /// # Errors
 /// A value that cannot be bound.
 pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -> Statements<'a> {
-    let aggregates: Vec<(&str, &str, u64, String, String)> = updates
+    let aggregates: Vec<(&str, &str, u64, String, String, String)> = updates
         .iter()
         .map(|u| {
             (
@@ -195,6 +217,7 @@ pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -
                 u.new_count,
                 u.new_balance.to_string(),
                 u.latest_items_root.map(|h| h.to_hex()).unwrap_or_default(),
+                u.asset.key(),
             )
         })
         .collect();
@@ -208,6 +231,7 @@ pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -
         &'a str,
         u64,
         u64,
+        String,
     );
     let windows: Vec<WindowSet<'_>> = updates
         .iter()
@@ -222,6 +246,7 @@ pub fn update_all<'a>(updates: &[LedgerUpdate<'_>], window: &'a str, now: u64) -
                 u.frontier.as_str(),
                 u.first_leaf,
                 u.last_leaf,
+                u.asset.key(),
             )
         })
         .collect();
@@ -241,7 +266,7 @@ queries! {
     pub fn first_tenant_window(tenant_id: &TenantId) -> Option<FirstWindow>
         = first(SELECT_FIRST_TENANT_WINDOW);
     /// The window row of one period of a ledger.
-    pub fn window(tenant_id: &TenantId, customer_id: &CustomerId, period: &str) -> Option<WindowRow>
+    pub fn window(tenant_id: &TenantId, customer_id: &CustomerId, period: &str, asset: &Asset) -> Option<WindowRow>
         = first(SELECT_WINDOW);
     pub fn tenant_window(tenant_id: &TenantId, window: &str) -> Option<TenantWindowRow>
         = first(SELECT_TENANT_WINDOW);
@@ -272,27 +297,27 @@ pub fn upsert_tenant_windows<'a>(rows: &[TenantWindowRow], window: &'a str) -> S
 /// Windows ending after a starting delta named as `store::deltas::StartAt`
 /// names it (`?1` tenant, `?2` customer, `?3` the name).
 const SELECT_WINDOWS_AFTER_ITEMS_ROOT: &str = select_windows!(concat!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ",
-    super::deltas::start_seq_by_items_root!(),
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND last_seq > ",
+    super::deltas::start_seq_by_items_root!("?4"),
     " ORDER BY first_seq ASC"
 ));
 const SELECT_WINDOWS_AFTER_ANCHOR_ID: &str = select_windows!(concat!(
-    "WHERE tenant_id = ?1 AND customer_id = ?2 AND last_seq > ",
-    super::deltas::start_seq_by_anchor_id!(),
+    "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND last_seq > ",
+    super::deltas::start_seq_by_anchor_id!("?4"),
     " ORDER BY first_seq ASC"
 ));
 
 super::statements! {
     /// Windows of a ledger that end after ledger_seq `after_seq`, oldest first.
-    fn windows_after_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, after_seq: u64)
+    fn windows_after_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, after_seq: u64, asset: &'a Asset)
         = SELECT_WINDOWS_AFTER;
-    pub(super) fn ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId) = SELECT_ONE;
+    pub(super) fn ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, asset: &'a Asset) = SELECT_ONE;
 }
 
 super::statements! {
     /// The window row of one period of a ledger, for a caller's batch
     /// (`store::receipts`).
-    pub(super) fn window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, period: &'a str)
+    pub(super) fn window_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, period: &'a str, asset: &'a Asset)
         = SELECT_WINDOW;
 }
 
@@ -312,16 +337,16 @@ pub struct LedgerPage {
 pub async fn ledger_page(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     (from_seq, to_seq): (u64, u64),
     after_seq: u64,
 ) -> ApiResult<LedgerPage> {
     let results = super::batch(
         db,
         vec![
-            ledger_statement(tenant_id, customer_id)?,
-            super::deltas::of_ledger_statement(tenant_id, customer_id, from_seq, to_seq)?,
-            windows_after_statement(tenant_id, customer_id, after_seq)?,
+            ledger_statement(tenant_id, customer_id, asset)?,
+            super::deltas::of_ledger_statement(tenant_id, customer_id, from_seq, to_seq, asset)?,
+            windows_after_statement(tenant_id, customer_id, after_seq, asset)?,
         ],
     )
     .await?;
@@ -353,7 +378,7 @@ pub struct LedgerFrom {
 pub async fn ledger_page_from(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     start: super::deltas::StartAt<'_>,
     page: (u64, u64),
 ) -> ApiResult<LedgerFrom> {
@@ -363,15 +388,15 @@ pub async fn ledger_page_from(
         StartAt::AnchorId(a) => (SELECT_WINDOWS_AFTER_ANCHOR_ID, a),
     };
     let [at, deltas, next] =
-        super::deltas::from_start_statements(tenant_id, customer_id, start, page)?;
+        super::deltas::from_start_statements(tenant_id, (customer_id, asset), start, page)?;
     let results = super::batch(
         db,
         vec![
-            ledger_statement(tenant_id, customer_id)?,
+            ledger_statement(tenant_id, customer_id, asset)?,
             at,
             deltas,
             next,
-            Query::new(windows_sql, args![tenant_id, customer_id, name]),
+            Query::new(windows_sql, args![tenant_id, customer_id, name, asset]),
         ],
     )
     .await?;

@@ -107,8 +107,10 @@ const SELECT_STALLED: &str = select_statements!(
 /// the period `?3` (NULL: no delta verified by the period's end).
 const SELECT_BALANCES: &str = "SELECT l.customer_id AS customer_id, \
      (SELECT w.balance_after FROM ledger_windows w WHERE w.tenant_id = l.tenant_id \
-      AND w.customer_id = l.customer_id AND w.window <= ?3 ORDER BY w.window DESC LIMIT 1) AS balance \
-     FROM ledgers l WHERE l.tenant_id = ?1 AND l.customer_id > ?2 ORDER BY l.customer_id LIMIT ?4";
+      AND w.customer_id = l.customer_id AND w.asset = '' AND w.window <= ?3 \
+      ORDER BY w.window DESC LIMIT 1) AS balance \
+     FROM ledgers l WHERE l.tenant_id = ?1 AND l.asset = '' AND l.customer_id > ?2 \
+     ORDER BY l.customer_id LIMIT ?4";
 /// Phase 1's rows (`?1`: `[order_key, customer_id, balance]` each).
 const INSERT_LEDGERS_SET: &str = "INSERT OR IGNORE INTO liability_ledgers \
      (statement_id, order_key, customer_id, balance) SELECT ?2, json_extract(j.value, '$[0]'), \

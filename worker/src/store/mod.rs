@@ -17,6 +17,7 @@
 
 pub mod accounts;
 pub mod agreement;
+pub mod assets;
 #[cfg(test)]
 mod binds_tests;
 pub mod charts;
@@ -137,6 +138,13 @@ impl<'a> Bind<'a> for &'a String {
 impl<'a> Bind<'a> for &'a Hash32 {
     fn arg(self) -> ApiResult<Arg<'a>> {
         Ok(Arg::Hash(self))
+    }
+}
+
+/// An asset, bound as its stored key (`''` for the default asset).
+impl Bind<'_> for &bvs_core::types::Asset {
+    fn arg(self) -> ApiResult<Arg<'static>> {
+        Ok(Arg::Owned(self.key()))
     }
 }
 

@@ -2,7 +2,7 @@
 //! verify can resolve it; and what a receipt reads (issue 16: one batch).
 
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -18,16 +18,17 @@ use crate::ids::TenantId;
 
 const INSERT: &str =
     "INSERT OR IGNORE INTO receipts (items_root, tenant_id, customer_id, period, from_seq, to_seq, \
-     delta_count, generated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+     delta_count, generated_at, asset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 const SELECT_BY_ROOT: &str =
-    "SELECT items_root, tenant_id, customer_id, period, from_seq, to_seq, delta_count, generated_at \
-     FROM receipts WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 10";
+    "SELECT items_root, tenant_id, customer_id, asset, period, from_seq, to_seq, delta_count, \
+     generated_at FROM receipts WHERE items_root = ?1 ORDER BY tenant_id ASC, customer_id ASC LIMIT 10";
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReceiptRow {
     pub items_root: Hash32,
     pub tenant_id: TenantId,
     pub customer_id: CustomerId,
+    pub asset: Asset,
     pub period: Option<String>,
     pub from_seq: u64,
     pub to_seq: u64,
@@ -49,7 +50,8 @@ pub fn record<'a>(r: &'a ReceiptRow) -> ApiResult<Query<'a>> {
         r.from_seq,
         r.to_seq,
         r.delta_count,
-        r.generated_at
+        r.generated_at,
+        &r.asset
     ];
     Ok(Query::new(INSERT, args))
 }
@@ -58,6 +60,7 @@ pub fn record<'a>(r: &'a ReceiptRow) -> ApiResult<Query<'a>> {
 pub struct ReceiptOf<'a> {
     pub tenant_id: &'a TenantId,
     pub customer_id: &'a CustomerId,
+    pub asset: &'a Asset,
     pub period: Option<&'a str>,
     /// The customer's ledger id (`ledgers::ledger_id`).
     pub ledger_id: &'a Hash32,
@@ -90,13 +93,13 @@ pub struct ReceiptRead {
 /// # Errors
 /// D1 errors.
 pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> {
-    let (tenant, customer) = (r.tenant_id, r.customer_id);
+    let (tenant, customer, asset) = (r.tenant_id, r.customer_id, r.asset);
     let deltas = match r.period {
-        None => deltas::of_ledger_statement(tenant, customer, 1, r.deltas_max)?,
-        Some(p) => deltas::of_window_statement(tenant, customer, p, r.deltas_max)?,
+        None => deltas::of_ledger_statement(tenant, customer, 1, r.deltas_max, asset)?,
+        Some(p) => deltas::of_window_statement(tenant, customer, p, r.deltas_max, asset)?,
     };
     let mut statements = vec![
-        ledgers::ledger_statement(tenant, customer)?,
+        ledgers::ledger_statement(tenant, customer, asset)?,
         deltas,
         log::latest_head_statement()?,
         checkpoints::RECEIPT_CANDIDATES.statement(tenant, customer, r.period)?,
@@ -105,7 +108,7 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         super::witness::published_candidates_statement()?,
     ];
     if let Some(p) = r.period {
-        statements.push(ledgers::window_statement(tenant, customer, p)?);
+        statements.push(ledgers::window_statement(tenant, customer, p, asset)?);
     }
     let results = batch(db, statements).await?;
     Ok(ReceiptRead {

@@ -30,7 +30,7 @@ const FIND_CHECKPOINT: &str =
 /// A customer by its id.
 const FIND_CUSTOMER: &str =
     "SELECT customer_id AS id, customer_id, latest_items_root AS root, NULL AS state \
-     FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2";
+     FROM ledgers WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ''";
 /// An event by its id.
 const FIND_EVENT: &str = "SELECT id, NULL AS customer_id, NULL AS root, type AS state FROM events \
      WHERE id = ?2 AND tenant_id = ?1";

@@ -2,7 +2,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 
 use worker::D1Database;
@@ -33,7 +33,7 @@ row! {
 row! {
     pub struct NewDelta {
         anchor_id: AnchorId, customer_id: CustomerId, ledger_id: Hash32, position: u64,
-        item_hash: Hash32, delta: Amount, reason: String, reference_id: Option<String>,
+        item_hash: Hash32, delta: Amount, asset: Asset, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
         /// (`emit::for_tenant`).
@@ -51,6 +51,7 @@ impl NewDelta {
             64, // ledger_id, stored as 64 hex digits
             64, // item_hash, stored as 64 hex digits
             self.delta.to_string().len(),
+            self.asset.key().len(),
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
             self.metadata.as_ref().map_or(0, String::len),

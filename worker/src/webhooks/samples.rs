@@ -134,6 +134,7 @@ fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
         item_hash: hash("item"),
         items_root: hash("items root"),
         delta: amount("125.50")?,
+        asset: bvs_core::types::Asset::Default,
         reason: Some(SAMPLE_REASON.to_string()),
         reference_id: Some(format!("{SAMPLE_PREFIX}reference")),
         metadata: Some(r#"{"sample":true}"#.to_string()),
@@ -177,6 +178,7 @@ fn checkpoint(now_ms: u64) -> ApiResult<CheckpointRow> {
         records_verified: Some(1),
         check_frontier: None,
         check_after_leaf: None,
+        asset: bvs_core::types::Asset::Default,
     })
 }
 

@@ -113,7 +113,14 @@ impl PublicAnswer {
         };
         let block_timestamp = r.optional_string("blockTimestamp")?;
         let declared_timestamp = r.optional_string("declaredTimestamp")?;
+        let asset = match r.optional_string("asset")? {
+            None => crate::types::Asset::Default,
+            Some(text) => {
+                crate::types::Asset::parse(&r.path_of("asset"), text).map_err(Box::new)?
+            }
+        };
         Ok(PublicRecord {
+            asset,
             inclusion_proof: r.hashes("inclusionProof", false)?,
             anchor_id: anchor_id.to_owned(),
             item_hash,
