@@ -44,6 +44,7 @@ CRATES = {
         ["tlog_proof", "cosignature"],
         ["receipt", "tiles"],
         ["note", "log", "frontier", "monitor", "item"],
+        ["conditions"],
         ["json", "merkle", "derive", "pinpoint"],
         ["hash", "amount", "types"],
         ["time", "error"],

@@ -3,6 +3,7 @@
 //! same code the verifier runs.
 
 use crate::amount::Amount;
+use crate::conditions::Conditions;
 use crate::hash::{Hash32, HashError};
 use crate::types::Asset;
 use serde::{Deserialize, Serialize};
@@ -26,11 +27,17 @@ pub struct DeltaContent {
     /// before assets keeps its hash.
     #[serde(default, skip_serializing_if = "Asset::is_default")]
     pub asset: Asset,
+    /// What the delta asks when it is sequenced (issue 43, docs/balance.md
+    /// "Conditions"): hashed as `"conditions": {...}` when it asks
+    /// anything; none adds no member.
+    #[serde(default, skip_serializing_if = "Conditions::is_empty")]
+    pub conditions: Conditions,
 }
 
 impl DeltaContent {
     /// The exact JSON text that is hashed: RFC 8785 (JCS) canonical form of
-    /// `{anchorId, asset (only when named), customerId, declaredTimestamp,
+    /// `{anchorId, asset (only when named), conditions (only when any),
+    /// customerId, declaredTimestamp,
     /// delta (decimal string), metadata (object or null), reason,
     /// referenceId (string or null)}`.
     ///
@@ -51,6 +58,11 @@ impl DeltaContent {
         text(&mut out, "anchorId", &self.anchor_id);
         if let Asset::Named { .. } = &self.asset {
             text(&mut out, "asset", &self.asset.key());
+        }
+        if !self.conditions.is_empty() {
+            out.push_str("\"conditions\":");
+            self.conditions.write_canonical(&mut out);
+            out.push(',');
         }
         text(&mut out, "customerId", &self.customer_id);
         text(&mut out, "declaredTimestamp", &self.declared_timestamp);
@@ -101,6 +113,7 @@ mod tests {
             )),
             declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
             asset: Asset::Default,
+            conditions: Conditions::default(),
         };
         assert_eq!(
             content.canonical_json().unwrap(),
@@ -127,6 +140,16 @@ mod tests {
         if !c.asset.is_default() {
             v["asset"] = serde_json::Value::String(c.asset.key());
         }
+        if !c.conditions.is_empty() {
+            let mut cond = serde_json::Map::new();
+            if let Some(f) = c.conditions.balance_at_least {
+                cond.insert("balanceAtLeast".into(), f.to_string().into());
+            }
+            if let Some(n) = c.conditions.expected_sequence {
+                cond.insert("expectedSequence".into(), n.into());
+            }
+            v["conditions"] = serde_json::Value::Object(cond);
+        }
         serde_json_canonicalizer::to_string(&v).unwrap()
     }
 
@@ -140,6 +163,8 @@ mod tests {
             numbers in prop::collection::vec(any::<f64>().prop_filter("finite", |f| f.is_finite()), 5),
             ints in prop::collection::vec(-(1i64 << 53)..(1i64 << 53), 5),
             delta in -1_000_000_000i64..1_000_000_000,
+            floor in prop::option::of(-1_000_000i64..1_000_000),
+            lock in prop::option::of(0u64..1_000_000_000),
         ) {
             let metadata = (!keys.is_empty()).then(|| {
                 let mut m = serde_json::Map::new();
@@ -157,6 +182,10 @@ mod tests {
                 metadata: metadata.as_ref().map(crate::json::Value::from_serde),
                 declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
                 asset: if with_ref { Asset::Default } else { Asset::parse("asset", "USD/2").unwrap() },
+                conditions: Conditions {
+                    balance_at_least: floor.map(|f| Amount::parse(&format!("{f}.25")).unwrap()),
+                    expected_sequence: lock,
+                },
             };
             prop_assert_eq!(c.canonical_json().unwrap(), reference_canonical_json(&c, &metadata));
         }
@@ -172,6 +201,7 @@ mod tests {
                 reason: reason.clone(), reference_id: Some("r".into()), metadata: None,
                 declared_timestamp: "2026-01-01T00:00:00.000Z".into(),
                 asset: Asset::Default,
+                conditions: Conditions::default(),
             };
             let changed = DeltaContent { reason: other, ..base.clone() };
             prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&changed).unwrap());
@@ -182,6 +212,13 @@ mod tests {
             let credits = DeltaContent { asset: Asset::parse("asset", "CREDITS/0").unwrap(), ..base.clone() };
             prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&usd).unwrap());
             prop_assert_ne!(item_hash(&usd).unwrap(), item_hash(&credits).unwrap());
+            // A floor or a lock is part of what was signed.
+            let floor = Conditions { balance_at_least: Some(Amount::ZERO), expected_sequence: None };
+            let lock = Conditions { balance_at_least: None, expected_sequence: Some(0) };
+            let floored = DeltaContent { conditions: floor, ..base.clone() };
+            let locked = DeltaContent { conditions: lock, ..base.clone() };
+            prop_assert_ne!(item_hash(&base).unwrap(), item_hash(&floored).unwrap());
+            prop_assert_ne!(item_hash(&floored).unwrap(), item_hash(&locked).unwrap());
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod agreement;
 pub mod amount;
+pub mod conditions;
 pub mod cosignature;
 pub mod derive;
 pub mod error;

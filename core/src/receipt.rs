@@ -6,6 +6,7 @@
 //! into that head, plus the raw content while retention keeps it.
 
 use crate::amount::Amount;
+use crate::conditions::{Conditions, Failed, Position, Refusal, RefusalCode};
 use crate::derive::{DerivedDelta, WindowSummary};
 use crate::hash::Hash32;
 use crate::item::DeltaContent;
@@ -50,6 +51,78 @@ pub struct Receipt {
     /// `proof.treeHead` (docs/agreement.md). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<ReceiptAgreement>,
+    /// The debits of this customer's asset the sequencer refused within
+    /// the receipt's span (issue 43), each a log item of its own with its
+    /// inclusion proof into `proof.treeHead`; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refusals: Vec<ProvenRefusal>,
+    /// The number of the asset's verified deltas before the first listed
+    /// one: 0 for a whole history. Only with `refusals`, whose `sequence`
+    /// counts from the ledger's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub starting_sequence: Option<u64>,
+}
+
+/// A refused delta as a receipt lists it: the refusal item's fields
+/// (docs/hashes.md "Refusals"; the customer and asset are the receipt's),
+/// the refusal's hash and its inclusion into the receipt's tree head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvenRefusal {
+    pub anchor_id: String,
+    /// The refused delta's item hash.
+    pub item_hash: Hash32,
+    pub delta: Amount,
+    /// `balance_below_floor` or `sequence_mismatch`.
+    pub code: String,
+    /// The condition it failed: `{balanceAtLeast}` or `{expectedSequence}`.
+    pub condition: Conditions,
+    /// The asset's verified deltas before it, and the balance after them.
+    pub sequence: u64,
+    pub balance: Amount,
+    /// The floor was the tenant's default for the asset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tenant_default: bool,
+    /// SHA-256 of the refusal item: its leaf in the log.
+    pub refusal_hash: Hash32,
+    pub leaf_index: LeafIndex,
+    /// Empty in derive's listing (a receipt carries the proofs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inclusion_proof: Vec<Hash32>,
+}
+
+impl ProvenRefusal {
+    /// The refusal item it shows, for `customer_id`'s `asset`; `None` for
+    /// a code and condition that do not go together.
+    pub fn refusal(&self, customer_id: &str, asset: &Asset) -> Option<Refusal> {
+        let failed = match (
+            RefusalCode::parse(&self.code)?,
+            self.condition.balance_at_least,
+            self.condition.expected_sequence,
+        ) {
+            (RefusalCode::BalanceBelowFloor, Some(floor), None) => Failed::Floor {
+                balance_at_least: floor,
+                tenant_default: self.tenant_default,
+            },
+            (RefusalCode::SequenceMismatch, None, Some(expected)) if !self.tenant_default => {
+                Failed::Sequence {
+                    expected_sequence: expected,
+                }
+            }
+            _ => return None,
+        };
+        Some(Refusal {
+            item_hash: self.item_hash,
+            customer_id: customer_id.to_owned(),
+            asset: asset.clone(),
+            delta: self.delta,
+            failed,
+            at: Position {
+                sequence: self.sequence,
+                balance: self.balance,
+            },
+        })
+    }
 }
 
 /// The agreement side of a receipt: the checkpoint it answers for, what
@@ -285,6 +358,32 @@ fn read_receipt(value: &Value) -> Result<Receipt, ReadError> {
         receipt_id,
         proof_root,
         latest_checkpoint: latest_checkpoint.map(str::to_owned),
+        refusals: f.each("refusals", false, read_refusal)?,
+        starting_sequence: match f.optional("startingSequence") {
+            None => None,
+            Some(_) => Some(f.u64("startingSequence")?),
+        },
+    })
+}
+
+fn read_refusal(f: &Fields<'_>) -> Result<ProvenRefusal, ReadError> {
+    let anchor_id = f.string("anchorId")?;
+    let code = f.string("code")?;
+    Ok(ProvenRefusal {
+        item_hash: f.hash("itemHash")?,
+        delta: f.amount("delta")?,
+        condition: read_conditions(&f.object("condition")?)?,
+        sequence: f.u64("sequence")?,
+        balance: f.amount("balance")?,
+        tenant_default: match f.optional("tenantDefault") {
+            None => false,
+            Some(_) => f.bool("tenantDefault")?,
+        },
+        refusal_hash: f.hash("refusalHash")?,
+        leaf_index: LeafIndex(f.u64("leafIndex")?),
+        inclusion_proof: f.hashes("inclusionProof", false)?,
+        anchor_id: anchor_id.to_owned(),
+        code: code.to_owned(),
     })
 }
 
@@ -444,8 +543,13 @@ fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
     let reference_id = f.optional_string("referenceId")?;
     let declared_timestamp = f.string("declaredTimestamp")?;
     let asset = read_asset(f)?;
+    let conditions = match f.optional("conditions") {
+        None => Conditions::default(),
+        Some(_) => read_conditions(&f.object("conditions")?)?,
+    };
     Ok(DeltaContent {
         asset,
+        conditions,
         anchor_id: anchor_id.to_owned(),
         customer_id: customer_id.to_owned(),
         delta,
@@ -453,5 +557,20 @@ fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
         reference_id: reference_id.map(str::to_owned),
         metadata: f.optional("metadata").cloned(),
         declared_timestamp: declared_timestamp.to_owned(),
+    })
+}
+
+/// A `conditions` object: `balanceAtLeast` (an amount) and
+/// `expectedSequence`, each optional.
+fn read_conditions(f: &Fields<'_>) -> Result<Conditions, ReadError> {
+    Ok(Conditions {
+        balance_at_least: match f.optional("balanceAtLeast") {
+            None => None,
+            Some(_) => Some(f.amount("balanceAtLeast")?),
+        },
+        expected_sequence: match f.optional("expectedSequence") {
+            None => None,
+            Some(_) => Some(f.u64("expectedSequence")?),
+        },
     })
 }

@@ -20,6 +20,7 @@ fn example_delta() -> DeltaContent {
         )),
         declared_timestamp: "2026-11-22T04:56:40.123Z".into(),
         asset: Asset::Default,
+        conditions: Default::default(),
     }
 }
 
@@ -174,4 +175,50 @@ fn the_cosignature_example_of_docs_hashes_md() {
         content_hash(&message(body, 1_795_323_500)),
         h("bf83a8bc57242323fa24d1d7d05fd6f8b1430ec7e4c1f9988a14dca8ffecdf3a")
     );
+}
+
+/// docs/hashes.md, "Conditions" and "Refusals".
+#[test]
+fn worked_condition_and_refusal_examples_of_docs_hashes_md() {
+    use bvs_core::conditions::{Conditions, Failed, Position, Refusal};
+    let debit = DeltaContent {
+        anchor_id: "anc_04".into(),
+        delta: Amount::parse("-12").unwrap(),
+        reason: "spend".into(),
+        metadata: None,
+        asset: Asset::parse("asset", "USD/2").unwrap(),
+        conditions: Conditions {
+            balance_at_least: Some(Amount::ZERO),
+            expected_sequence: None,
+        },
+        ..example_delta()
+    };
+    assert_eq!(
+        debit.canonical_json().unwrap(),
+        r#"{"anchorId":"anc_04","asset":"USD/2","conditions":{"balanceAtLeast":"0"},"customerId":"cust_42","declaredTimestamp":"2026-11-22T04:56:40.123Z","delta":"-12","metadata":null,"reason":"spend","referenceId":null}"#
+    );
+    let item = item_hash(&debit).unwrap();
+    assert_eq!(
+        item,
+        h("b68b6f48e48d5a9ede4a3a4b7c8e432813d9e614128f457b9ce1ca1676e16b89")
+    );
+    let refusal = Refusal {
+        item_hash: item,
+        customer_id: "cust_42".into(),
+        asset: debit.asset.clone(),
+        delta: debit.delta,
+        failed: Failed::Floor {
+            balance_at_least: Amount::ZERO,
+            tenant_default: false,
+        },
+        at: Position {
+            sequence: 1,
+            balance: Amount::parse("10").unwrap(),
+        },
+    };
+    assert_eq!(
+        refusal.hash(),
+        h("ed0fd58507cad94a055458a88d66e959825a881f4f491a87a7a401b280b154c1")
+    );
+    assert!(refusal.is_justified());
 }

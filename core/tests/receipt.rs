@@ -29,6 +29,7 @@ fn build_receipt(purge_first: bool) -> Receipt {
     for (k, a) in amounts.iter().enumerate() {
         let content = DeltaContent {
             asset: bvs_core::types::Asset::Default,
+            conditions: Default::default(),
             anchor_id: format!("anc_{k}"),
             customer_id: "cust_42".into(),
             delta: Amount::parse(a).unwrap(),
@@ -114,6 +115,8 @@ fn build_receipt(purge_first: bool) -> Receipt {
         },
         log: None,
         agreement: None,
+        refusals: Vec::new(),
+        starting_sequence: None,
     }
 }
 

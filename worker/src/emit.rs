@@ -379,6 +379,7 @@ mod tests {
                 metadata: None,
                 declared_at: 0,
                 ledger_root: Hash32([0; 32]),
+                conditions: None,
             },
             item,
             delta: Amount::parse("1").unwrap(),

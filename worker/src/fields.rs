@@ -123,6 +123,11 @@ impl Fields {
             .push(FieldProblem::new(self.name(&e.field), e.reason));
     }
 
+    /// Whether the body has `field` at all (`null` included).
+    pub fn has(&self, field: &str) -> bool {
+        self.map.contains_key(field)
+    }
+
     /// The raw JSON text of a field, treating `null` as absent.
     pub fn raw(&self, field: &str) -> Option<&str> {
         self.map
@@ -282,6 +287,26 @@ impl Fields {
                 }
             },
         }
+    }
+
+    /// Records a problem for each member not in `known` (for objects
+    /// whose every member matters, such as a delta's `conditions`: a
+    /// misspelt condition must not pass as none).
+    pub fn only(&mut self, known: &[&str]) {
+        let unknown: Vec<String> = self
+            .map
+            .keys()
+            .filter(|k| !known.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        for k in unknown {
+            self.problem(&k, format!("is not one of {}", known.join(", ")));
+        }
+    }
+
+    /// Moves `other`'s problems (already named with its prefix) here.
+    pub fn absorb(&mut self, other: Fields) {
+        self.problems.extend(other.problems);
     }
 
     /// Parses `field` with `parse` when present; records its error.

@@ -9,7 +9,7 @@ use bvs_core::hash::Hash32;
 use bvs_core::item::DeltaContent;
 use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
-use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
+use bvs_core::receipt::{ProvenItem, ProvenRefusal, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::types::{Asset, CustomerId, Period};
 use bvs_core::LeafIndex;
 
@@ -106,8 +106,15 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         ),
     )
     .await?;
-    // The rows' proofs, in order, then the agreement side's.
-    let agreement_proofs = proofs.split_off(listed.items.len().min(proofs.len()));
+    // The rows' proofs, in order, then the refusals', then the agreement
+    // side's.
+    let mut agreement_proofs = proofs.split_off(listed.items.len().min(proofs.len()));
+    let mut refusals = listed.refusals;
+    let rest = agreement_proofs.split_off(refusals.len().min(agreement_proofs.len()));
+    for (refusal, proof) in refusals.iter_mut().zip(agreement_proofs) {
+        refusal.inclusion_proof = proof;
+    }
+    let agreement_proofs = rest;
     let mut items = listed.items;
     for (item, proof) in items.iter_mut().zip(proofs) {
         item.inclusion_proof = proof;
@@ -125,6 +132,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         witnessed: listed.witnessed,
         deltas: listed.deltas,
         items,
+        refusals,
     };
     assemble(r, &key, record.generated_at, parts, agreement)
 }
@@ -137,6 +145,8 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
 struct Listed {
     span: Span,
     items: Vec<ProvenItem>,
+    /// The span's refusals (issue 43), their inclusion proofs still empty.
+    refusals: Vec<ProvenRefusal>,
     final_balance: Amount,
     deltas: Vec<DerivedDelta>,
     root: Hash32,
@@ -180,6 +190,18 @@ impl Listed {
         };
         let mut leaves = leaves_of(&rows)?;
         let items = unproven_items(&rows, &leaves)?;
+        if read.refusals.len() as u64 > RECEIPT_DELTAS_MAX {
+            return Err(ApiError::Unprocessable(format!(
+                "This receipt would list more than {RECEIPT_DELTAS_MAX} refused deltas. \
+                 Ask for one period at a time with ?period=YYYY-MM"
+            )));
+        }
+        let refusals: Vec<ProvenRefusal> = read
+            .refusals
+            .iter()
+            .map(unproven_refusal)
+            .collect::<ApiResult<_>>()?;
+        leaves.extend(refusals.iter().map(|r| r.leaf_index.0));
         leaves.extend(
             plan.iter()
                 .flat_map(crate::agreement::ReceiptAgreementPlan::leaves),
@@ -193,6 +215,7 @@ impl Listed {
             final_balance: final_balance(&rows, &span),
             span,
             items,
+            refusals,
             deltas,
             root,
             plan,
@@ -222,6 +245,7 @@ struct Parts<'a> {
     witnessed: bool,
     deltas: Vec<DerivedDelta>,
     items: Vec<ProvenItem>,
+    refusals: Vec<ProvenRefusal>,
 }
 
 fn assemble(
@@ -271,6 +295,43 @@ fn assemble(
         },
         log: Some(log_ref(r.log, &key.origin, r.origin)),
         agreement,
+        starting_sequence: (!p.refusals.is_empty()).then(|| p.span.first_seq - 1),
+        refusals: p.refusals,
+    })
+}
+
+/// A refused row as a receipt lists it, from its stored refusal item; its
+/// inclusion proof is added once read.
+pub fn unproven_refusal(row: &DeltaRow) -> ApiResult<ProvenRefusal> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Stored {
+        balance: Amount,
+        code: String,
+        condition: bvs_core::conditions::Conditions,
+        delta: Amount,
+        item_hash: Hash32,
+        sequence: u64,
+        #[serde(default)]
+        tenant_default: bool,
+    }
+    let (Some(text), Some(leaf)) = (row.refusal.as_deref(), row.refusal_leaf) else {
+        return Err(ApiError::internal("a refused delta without its refusal"));
+    };
+    let stored: Stored = serde_json::from_str(text)
+        .map_err(|e| ApiError::internal(format!("stored refusal: {e}")))?;
+    Ok(ProvenRefusal {
+        anchor_id: row.anchor_id.to_string(),
+        item_hash: stored.item_hash,
+        delta: stored.delta,
+        code: stored.code,
+        condition: stored.condition,
+        sequence: stored.sequence,
+        balance: stored.balance,
+        tenant_default: stored.tenant_default,
+        refusal_hash: Hash32::digest(text.as_bytes()),
+        leaf_index: LeafIndex(leaf),
+        inclusion_proof: Vec::new(),
     })
 }
 
@@ -367,6 +428,7 @@ fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
             .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
         declared_timestamp: views::iso(row.declared_at),
         asset: row.asset.clone(),
+        conditions: row.conditions,
     }))
 }
 

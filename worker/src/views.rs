@@ -1,6 +1,7 @@
 //! JSON views of stored rows, with the spec's field names.
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::Conditions;
 use bvs_core::derive::DerivedDelta;
 use bvs_core::hash::Hash32;
 use bvs_core::time::format_iso_ms;
@@ -116,6 +117,15 @@ pub struct DeltaRecord {
     /// quorum of the log's witnesses cosigned a head that includes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witnessed: Option<bool>,
+    /// Its asset, when named (issue 43).
+    #[serde(skip_serializing_if = "bvs_core::types::Asset::is_default")]
+    pub asset: bvs_core::types::Asset,
+    /// Its conditions, when it has any (issue 43).
+    #[serde(skip_serializing_if = "Conditions::is_empty")]
+    pub conditions: Conditions,
+    /// Why it FAILED; only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
 }
 
 #[derive(Serialize)]
@@ -165,6 +175,10 @@ impl DeltaRecord {
             delta_count: None,
             deltas: None,
             witnessed: None,
+            asset: row.asset.clone(),
+            conditions: row.conditions,
+            failure: (row.status == ItemStatus::Failed)
+                .then(|| Failure::stored(row.failure.as_deref())),
         })
     }
 }
@@ -216,6 +230,26 @@ impl Failure {
         Failure {
             code: FAILURE_APPEND,
             message: message.to_string(),
+        }
+    }
+
+    /// A FAILED delta's failure as stored (`{"code", "message"}`, the
+    /// codes of `Failure::append` and of a refusal); APPEND_FAILED when
+    /// nothing was stored (a delta failed before issue 43).
+    pub fn stored(text: Option<&str>) -> Failure {
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            code: String,
+            message: String,
+        }
+        let stored = text.and_then(|t| serde_json::from_str::<Stored>(t).ok());
+        match stored {
+            Some(s) => Failure {
+                code: bvs_core::conditions::RefusalCode::parse(&s.code)
+                    .map_or(FAILURE_APPEND, bvs_core::conditions::RefusalCode::as_str),
+                message: s.message,
+            },
+            None => Failure::append(""),
         }
     }
 
@@ -337,20 +371,14 @@ impl CheckpointView {
 
 /// `verification.failed`: the delta as it reads once FAILED, and why it
 /// could never be appended (`failure.code`, `failure.message`).
-pub fn delta_failed_event_payload(row: &DeltaRow, message: &str) -> ApiResult<String> {
+pub fn delta_failed_event_payload(row: &DeltaRow, failure: Failure) -> ApiResult<String> {
     let mut failed = row.clone();
     failed.status = ItemStatus::Failed;
     let mut record = DeltaRecord::from_row(&failed, None)?;
     record.items_root = row.proof_root();
     record.receipt_id = record.items_root;
-    let mut value = serde_json::to_value(&record)?;
-    if let Value::Object(map) = &mut value {
-        map.insert(
-            "failure".to_string(),
-            serde_json::to_value(Failure::append(message))?,
-        );
-    }
-    Ok(serde_json::to_string(&value)?)
+    record.failure = Some(failure);
+    Ok(serde_json::to_string(&record)?)
 }
 
 /// The answer of a single emit (`POST /api/v1/balance/delta`): its delta

@@ -9,7 +9,7 @@ use crate::hash::Hash32;
 use crate::item::item_hash;
 use crate::merkle::{self, HashScheme};
 use crate::note::{self, TreeHead};
-use crate::receipt::{ProvenItem, Receipt};
+use crate::receipt::{ProvenItem, ProvenRefusal, Receipt};
 
 /// Most deltas a receipt may list for verification; bounds browser work. // spec: silent; 100k deltas verify in well under a second natively
 pub const RECEIPT_DELTAS_MAX: usize = 100_000;
@@ -66,6 +66,9 @@ pub fn verify_receipt(receipt: &Receipt, trusted_public_key: Option<&str>) -> Ve
         delta_checks(&mut report, receipt, i, d, head.as_ref(), scheme);
     }
     balance_check(&mut report, receipt);
+    for (i, r) in receipt.refusals.iter().enumerate() {
+        refusal_checks(&mut report, receipt, i, r, head.as_ref(), scheme);
+    }
     report
 }
 
@@ -268,4 +271,91 @@ pub fn read_receipt_document(text: &str) -> Result<Receipt, DocumentError> {
 /// (`{success, statusCode, data: <receipt>}`) or its `data` alone.
 pub fn verify_receipt_document(text: &str, trusted_public_key: Option<&str>) -> VerificationReport {
     verify_receipt_text(text, true, trusted_public_key)
+}
+
+/// Step 7, refusal `i` (issue 43): its item recomputed from its fields and
+/// the receipt's customer and asset, its inclusion into the signed head,
+/// its condition failing at the position it names, that position being
+/// the receipt's own running balance there, and the refused delta counted
+/// nowhere in the receipt.
+fn refusal_checks(
+    report: &mut VerificationReport,
+    receipt: &Receipt,
+    i: usize,
+    r: &ProvenRefusal,
+    head: Option<&TreeHead>,
+    scheme: Option<HashScheme>,
+) {
+    let name = |what: &str| format!("refusals[{i}].{what}");
+    let item = r.refusal(&receipt.customer_id, &receipt.asset);
+    report.result(
+        name("refusalHash"),
+        match &item {
+            None => Err("code and condition do not go together".into()),
+            Some(item) if item.hash().ct_eq(&r.refusal_hash) => {
+                Ok(format!("recomputed: {}", r.refusal_hash))
+            }
+            Some(item) => Err(format!("the refusal hashes to {}", item.hash())),
+        },
+    );
+    let inclusion = match (head, scheme) {
+        (Some(h), Some(scheme)) => scheme
+            .verify_inclusion(
+                &r.inclusion_proof,
+                r.leaf_index,
+                h.size,
+                &h.root,
+                &r.refusal_hash,
+            )
+            .map(|()| format!("leaf {} of the signed tree", r.leaf_index))
+            .map_err(|e| e.to_string()),
+        _ => Err("cannot check: the tree head or hash scheme did not verify".into()),
+    };
+    report.result(name("inclusion"), inclusion);
+    let counted = receipt
+        .deltas
+        .iter()
+        .any(|d| d.item_hash.ct_eq(&r.item_hash));
+    let justified = item.as_ref().is_some_and(|item| item.is_justified());
+    report.result(
+        name("position"),
+        if counted {
+            Err("the refused delta is counted among the deltas".into())
+        } else if !justified {
+            Err(format!(
+                "{} at sequence {} with balance {} does not fail its condition",
+                r.delta, r.sequence, r.balance
+            ))
+        } else {
+            position_check(receipt, r)
+        },
+    );
+}
+
+/// The refusal's `sequence` and `balance` against the receipt's own
+/// running balance (`startingBalance` after `startingSequence` deltas).
+fn position_check(receipt: &Receipt, r: &ProvenRefusal) -> Detail {
+    let base = match (receipt.starting_sequence, &receipt.period) {
+        (Some(base), _) => base,
+        (None, None) => 0,
+        (None, Some(_)) => return Err("startingSequence is missing".into()),
+    };
+    let k = r.sequence.checked_sub(base).map(|k| k as usize);
+    let Some(k) = k.filter(|k| *k <= receipt.deltas.len()) else {
+        return Err(format!("sequence {} is outside the receipt", r.sequence));
+    };
+    let at = receipt.deltas[..k]
+        .iter()
+        .try_fold(receipt.starting_balance, |acc, d| acc.checked_add(d.delta));
+    match at {
+        Ok(b) if b == r.balance => Ok(format!(
+            "refused at sequence {} with balance {b}, as the deltas before it add up",
+            r.sequence
+        )),
+        Ok(b) => Err(format!(
+            "the deltas before it add up to {b}, the refusal says {}",
+            r.balance
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -104,6 +104,7 @@ fn log_items(
     for (k, a) in amounts.iter().enumerate() {
         let content = DeltaContent {
             asset: crate::types::Asset::Default,
+            conditions: Default::default(),
             anchor_id: format!("anc_{k:04}"),
             customer_id: "cust_42".into(),
             delta: Amount::parse(a).map_err(err)?,
@@ -287,6 +288,8 @@ impl Proven {
             },
             log: None,
             agreement: None,
+            refusals: Vec::new(),
+            starting_sequence: None,
         })
     }
 }

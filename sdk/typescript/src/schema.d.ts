@@ -1245,10 +1245,30 @@ export interface paths {
         };
         /**
          * The tenant's named assets
-         * @description Every named asset the tenant has used, by code, with the precision its code keeps (a delta naming another precision is a 400). The default asset has no name and is not listed. docs/balance.md, "Assets".
+         * @description Every named asset the tenant has used, by code, with the precision its code keeps (a delta naming another precision is a 400). The default asset is listed as default once it has a floor (PUT /api/v1/balance/assets/default). docs/balance.md, "Assets".
          */
         get: operations["listAssets"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/balance/assets/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the tenant's default floor of an asset
+         * @description The floor applies to every debit of the asset without its own conditions.balanceAtLeast, from the next sequencer round on; a debit it refuses ends FAILED with failure.code balance_below_floor and its refusal records tenantDefault. docs/balance.md, "Conditions".
+         */
+        put: operations["setAssetFloor"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1734,6 +1754,9 @@ export interface components {
             dataPurged: boolean;
             /** @description Always false here: the event is sent as the delta's head commits, before witnesses cosign it; `checkpoint.witnessed` follows (issue 28). */
             witnessed: boolean;
+            /** @description The delta's asset, CODE/p; absent for the default asset. */
+            asset?: string;
+            conditions?: components["schemas"]["Conditions"];
         };
         /** @description `checkpoint.verified` data: the checkpoint once its root is in the log. */
         CheckpointVerifiedData: {
@@ -1794,6 +1817,7 @@ export interface components {
             timestamp?: string;
             /** @description The delta's asset, CODE/p (USD/2, CREDITS/0); absent: the tenant's default asset. A delta with more decimal places than p is a 400 naming delta; a code keeps the precision it was first used with in the tenant. Hashed into the itemHash (docs/hashes.md). */
             asset?: string;
+            conditions?: components["schemas"]["Conditions"];
         };
         EmitRecord: {
             anchorId: string;
@@ -1887,6 +1911,10 @@ export interface components {
             deltas?: components["schemas"]["BatchMember"][];
             /** @description Whether a quorum of the log's witnesses (GET /api/v1/logs, witnessPolicy) cosigned a head that includes this delta; present once the delta is ANCHORED (issue 28; docs/proofs-api.md, "Witnesses"). */
             witnessed?: boolean;
+            /** @description The delta's asset, CODE/p; absent for the default asset. */
+            asset?: string;
+            conditions?: components["schemas"]["Conditions"];
+            failure?: components["schemas"]["ItemFailure"];
         };
         /** @description A delta as derive and receipts list it. */
         DeltaObject: {
@@ -1950,6 +1978,8 @@ export interface components {
             };
             /** @description The asset derived; absent for the default asset */
             asset?: string;
+            /** @description The debits refused at the page's positions (at most 100); absent when none. */
+            refusals?: components["schemas"]["Refusal"][];
         };
         CompareInput: {
             yourBalance: number;
@@ -2218,6 +2248,10 @@ export interface components {
             liabilities?: components["schemas"]["LiabilitiesProof"];
             /** @description The asset every listed delta is of; absent for the default asset */
             asset?: string;
+            /** @description The debits of this customer's asset refused within the receipt's span (for a period, refused in its month), each with its inclusion proof; absent when none. */
+            refusals?: components["schemas"]["Refusal"][];
+            /** @description With refusals only: the asset's verified deltas before the first listed one (0 for a whole history). */
+            startingSequence?: number;
         };
         /** @description Present when the receipt's deltas are exactly a committed checkpoint of this customer (its merkleRoot is the receipt's itemsRoot): the checkpoint, the balance statement the customer signs to agree, and the customer's key binding and signed statements by that key that are in the log at proof.treeHead, each with its inclusion proof (docs/agreement.md). bvs-verify receipt checks them offline. */
         ReceiptAgreement: {
@@ -2598,10 +2632,10 @@ export interface components {
         LogList: {
             logs: components["schemas"]["LogListEntry"][];
         };
-        /** @description Why the item could never be appended to the log */
+        /** @description Why the item failed: APPEND_FAILED, it could never be appended to the log; balance_below_floor or sequence_mismatch, a delta's condition refused it when it was sequenced (docs/balance.md, "Conditions") */
         ItemFailure: {
             /** @enum {string} */
-            code: "APPEND_FAILED";
+            code: "APPEND_FAILED" | "balance_below_floor" | "sequence_mismatch";
             message: string;
         };
         /** @description A delta: the delta record as it now reads (status FAILED, no log position), with why (`failure`). */
@@ -2631,6 +2665,9 @@ export interface components {
             txHash: string | null;
             dataPurged: boolean;
             failure: components["schemas"]["ItemFailure"];
+            /** @description The delta's asset, CODE/p; absent for the default asset. */
+            asset?: string;
+            conditions?: components["schemas"]["Conditions"];
         };
         /** @description A fact: what identifies it (not its content), status `failed`, with why (`failure`). */
         FactFailedData: {
@@ -2938,7 +2975,7 @@ export interface components {
         };
         Assets: {
             assets: {
-                /** @description CODE/p */
+                /** @description CODE/p, or default for the default asset's row (listed once it has a floor) */
                 asset: string;
                 code: string;
                 precision: number;
@@ -2947,6 +2984,53 @@ export interface components {
                 /** Format: date-time */
                 createdAt: string;
             }[];
+        };
+        /** @description Checked when the delta is sequenced (docs/balance.md, "Conditions"); a delta that fails one ends FAILED with failure.code balance_below_floor or sequence_mismatch, is counted nowhere, and its refusal is a log item of its own. Part of the itemHash (docs/hashes.md). An unknown member is a 400. */
+        Conditions: {
+            /** @description The asset's balance after this delta must stay at or above it (0: never negative; -500: an overdraft line). Binds debits only. At most the asset's precision in decimal places. */
+            balanceAtLeast?: number;
+            /** @description The number of verified deltas of this ledger and asset so far must equal it (an optimistic lock; refusals do not count). Derive's pagination.total from genesis is the current number. */
+            expectedSequence?: number;
+        };
+        /** @description A debit a condition refused (docs/balance.md, "Conditions"): the refusal item's fields (the customer and asset are the answer's), its hash (docs/hashes.md, "Refusals") and log leaf; in a receipt, its inclusion proof into proof.treeHead. */
+        Refusal: {
+            anchorId: string;
+            /** @description The refused delta's itemHash */
+            itemHash: string;
+            /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+            delta: number;
+            /** @enum {unknown} */
+            code: "balance_below_floor" | "sequence_mismatch";
+            condition: components["schemas"]["Conditions"];
+            /** @description The asset's verified deltas before it */
+            sequence: number;
+            /** @description The asset's balance after those deltas: the position the refusal met */
+            balance: number;
+            /**
+             * @description Present when the floor was the tenant's default for the asset
+             * @constant
+             */
+            tenantDefault?: true;
+            refusalHash: string;
+            leafIndex: number;
+            /** @description Receipts only */
+            inclusionProof?: string[];
+        };
+        AssetFloorInput: {
+            /** @description The default floor for debits of the asset without their own balanceAtLeast; null removes it. At most the asset's precision in decimal places. */
+            balanceAtLeast: number | null;
+            /** @description Needed for a code the tenant has not used yet (it is registered with it); another precision than the code keeps is a 400 naming precision. */
+            precision?: number;
+        };
+        Asset: {
+            /** @description CODE/p, or default for the default asset's row (listed once it has a floor) */
+            asset: string;
+            code: string;
+            precision: number;
+            /** @description The tenant's default floor for debits of this asset (null: none) */
+            balanceAtLeast: number | null;
+            /** Format: date-time */
+            createdAt: string;
         };
     };
     responses: {
@@ -5708,6 +5792,46 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setAssetFloor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The asset's code (USD), or default for the default asset */
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssetFloorInput"];
+            };
+        };
+        responses: {
+            /** @description The asset with its floor */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @constant */
+                        statusCode: 200;
+                        data: components["schemas"]["Asset"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];

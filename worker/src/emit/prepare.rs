@@ -5,6 +5,7 @@
 //! its proof root (issue 16); `super::submit` writes it.
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::Conditions;
 use bvs_core::hash::Hash32;
 use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::merkle;
@@ -25,6 +26,8 @@ pub struct DeltaInput {
     pub reference_id: Option<ReferenceId>,
     pub metadata: Option<Metadata>,
     pub declared_at: Option<u64>,
+    /// Checked when sequenced (issue 43); none by default.
+    pub conditions: Conditions,
 }
 
 /// A delta ready to store: ids and hashes computed (its ledger id once
@@ -58,6 +61,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
         metadata: metadata.as_ref().map(bvs_core::json::Value::from_serde),
         declared_timestamp: format_iso_ms(i64::try_from(declared_at).unwrap_or(i64::MAX)),
         asset: input.asset,
+        conditions: input.conditions,
     };
     let item = item_hash(&content).map_err(ApiError::internal)?;
     Ok(Prepared {
@@ -77,6 +81,11 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             declared_at,
             // Set by `for_tenant`, before the row is written.
             ledger_root: Hash32([0; 32]),
+            conditions: (!content.conditions.is_empty()).then(|| {
+                let mut text = String::new();
+                content.conditions.write_canonical(&mut text);
+                text
+            }),
         },
         item,
         delta: input.delta,

@@ -81,6 +81,14 @@ pub async fn derive(
         .iter()
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
+    // Refused deltas that met the page's positions (issue 43): absolute
+    // positions `start_seq + offset ..= to`.
+    let refusals = read
+        .refusals
+        .iter()
+        .filter(|r| r.refusal_seq <= Some(to))
+        .map(crate::proofs::unproven_refusal)
+        .collect::<ApiResult<Vec<_>>>()?;
     let windows = window_summaries(start_seq, read.windows, read.start, read.next)?;
     let latest = ledger_row.latest_items_root.map(|h| h.to_hex());
     let hint = hint(total, latest.as_deref(), computed);
@@ -100,6 +108,7 @@ pub async fn derive(
         verification_proof: verification_proof(latest.as_deref()),
         pagination: json!({ "total": total, "limit": page.limit(), "offset": page.offset() }),
         hint,
+        refusals,
     };
     Ok(data)
 }
@@ -141,6 +150,7 @@ struct Read {
     next: Option<DeltaRow>,
     deltas: Vec<DeltaRow>,
     windows: Vec<WindowRow>,
+    refusals: Vec<DeltaRow>,
 }
 
 async fn read(
@@ -161,6 +171,7 @@ async fn read(
             next: None,
             deltas: read.deltas,
             windows: read.windows,
+            refusals: read.refusals,
         });
     };
     let start = if checkpoint_type == "anchorId" {
@@ -175,6 +186,7 @@ async fn read(
         next: read.next,
         deltas: read.deltas,
         windows: read.windows,
+        refusals: read.refusals,
     })
 }
 
@@ -283,6 +295,11 @@ pub struct Derivation {
     pagination: Value,
     #[serde(rename = "_hint", skip_serializing_if = "Option::is_none")]
     hint: Option<Hint>,
+    /// The debits refused at the page's positions (issue 43), each with
+    /// its refusal item's hash and leaf (a receipt adds the proofs);
+    /// absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refusals: Vec<bvs_core::receipt::ProvenRefusal>,
 }
 
 #[derive(Serialize)]

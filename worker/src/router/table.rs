@@ -117,6 +117,9 @@ pub const ROUTES: &[Route] = &[
     route!(Post "/api/v1/balance/compare", Key, |app, req, p, c| ledgers::compare(app, req, c.key()?).await),
     route!(Get "/api/v1/balance/customers", Key, |app, req, p, c| ledgers::customers(app, req, c.key()?).await),
     route!(Get "/api/v1/balance/assets", Key, |app, req, p, c| ledgers::assets(app, c.key()?).await),
+    route!(Put "/api/v1/balance/assets/:asset", Key, |app, req, p, c|
+        ledgers::put_asset(app, req, c.key()?, p.get("asset")?).await
+    ),
     route!(Get "/api/v1/balance/customers/:customerId", Key, |app, req, p, c|
         ledgers::customer(app, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),

@@ -1,6 +1,7 @@
 //! Emit: a delta, a batch of deltas, and a delta's status (docs/balance.md).
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::Conditions;
 use bvs_core::hash::Hash32;
 use bvs_core::time::parse_iso_ms;
 use bvs_core::types::{Asset, CustomerId, Reason, ReferenceId, BATCH_DELTAS_MAX};
@@ -40,6 +41,7 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
             f.problem("delta", e.reason);
         }
     }
+    let conditions = read_conditions(f, &asset);
     let reason_text = f.string("reason", true);
     let reason = f.parse("reason", reason_text, Reason::parse);
     let reference_text = f.string("referenceId", false);
@@ -68,7 +70,49 @@ fn read_delta(f: &mut Fields) -> Option<DeltaInput> {
         reference_id,
         metadata,
         declared_at,
+        conditions,
     })
+}
+
+/// A delta's optional `conditions` object (issue 43, docs/balance.md
+/// "Conditions"): `balanceAtLeast`, a number within the asset's
+/// precision, and `expectedSequence`, a whole number ≥ 0. Each problem
+/// names its member (`conditions.balanceAtLeast`, or
+/// `deltas[i].conditions.balanceAtLeast` in a batch).
+fn read_conditions(f: &mut Fields, asset: &Asset) -> Conditions {
+    let Some(raw) = f.raw("conditions").map(str::to_string) else {
+        return Conditions::default();
+    };
+    let prefix = f.name("conditions.");
+    let parsed = serde_json::from_str::<Box<RawValue>>(&raw)
+        .ok()
+        .and_then(|raw| Fields::from_raw(&raw, &prefix).ok());
+    let Some(mut c) = parsed.filter(|_| raw.starts_with('{')) else {
+        f.problem("conditions", "must be a JSON object");
+        return Conditions::default();
+    };
+    c.only(&["balanceAtLeast", "expectedSequence"]);
+    let floor_text = c.number("balanceAtLeast", false);
+    let balance_at_least = c.parse("balanceAtLeast", floor_text, |t| {
+        let floor = Amount::parse(t)
+            .map_err(|e| FieldError::new("balanceAtLeast", format!("must be a number: {e}")))?;
+        asset.check("balanceAtLeast", floor)?;
+        Ok(floor)
+    });
+    let seq_text = c.number("expectedSequence", false);
+    let expected_sequence = c.parse("expectedSequence", seq_text, |t| {
+        t.parse::<u64>().map_err(|_| {
+            FieldError::new(
+                "expectedSequence",
+                "must be a whole number ≥ 0: the asset's verified deltas so far",
+            )
+        })
+    });
+    f.absorb(c);
+    Conditions {
+        balance_at_least,
+        expected_sequence,
+    }
 }
 
 /// A single emit's body, read before its key: its bytes and the delta

@@ -100,8 +100,8 @@ async fn attempt(
     items: &[Item],
     phases: &mut Phases,
 ) -> ApiResult<Outcome> {
-    let plan = Plan::of(old_size, items);
-    match apply_plan(app, (log, key), db, &plan, phases).await {
+    let mut plan = Plan::of(old_size, items);
+    match apply_plan(app, (log, key), db, &mut plan, phases).await {
         Ok(written) => {
             let roots = plan
                 .deltas
@@ -128,7 +128,7 @@ async fn apply_plan(
     app: &App,
     (log, key): (LogId, &LogKey),
     db: &D1Database,
-    plan: &Plan,
+    plan: &mut Plan,
     phases: &mut Phases,
 ) -> ApiResult<usize> {
     if app.dev_mode() && plan.has_dev_fault() {
@@ -150,6 +150,10 @@ async fn apply_plan(
     let read = app::clock_ms();
     phases.prepare += read.saturating_sub(now);
     let balances = Balances::from_results(&results, 0)?;
+    // The conditions, in ledger order against the positions read (issue
+    // 43): a refused delta becomes its refusal item, appended last.
+    plan.refuse(balances.screen(&plan.deltas));
+    let plan = &*plan;
     let tile_rows = store::rows::<log_store::TileRow>(&results, tiles_at)?;
     let have = bvs_core::tiles::Tiles::from_stored(tile_rows).map_err(ApiError::internal)?;
     let appended = append_and_sign(key, plan.old_size, &plan.leaves()?, &have, now)?;

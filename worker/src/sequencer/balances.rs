@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::{Book, Failed, Position};
 use bvs_core::frontier::Frontier;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{Asset, CustomerId};
@@ -12,7 +13,9 @@ use worker::D1Result;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::TenantId;
 use crate::store::deltas::DeltaRow;
-use crate::store::ledgers::{self, FrontierRow, LedgerRow, LedgerUpdate, TenantWindowRow};
+use crate::store::ledgers::{
+    self, FloorRow, FrontierRow, LedgerRow, LedgerUpdate, TenantWindowRow,
+};
 use crate::store::rows;
 use crate::store::Query;
 
@@ -43,15 +46,17 @@ struct TenantRound {
 pub struct Balances {
     ledgers: BTreeMap<LedgerKey, LedgerRound>,
     tenants: BTreeMap<TenantId, TenantRound>,
+    /// The tenants' default floors, by asset code (`''`: the default asset).
+    floors: BTreeMap<(TenantId, String), Amount>,
 }
 
 impl Balances {
     /// The reads of the ledgers and tenants `deltas` touch, for the round's
-    /// read batch (three statements: [`Balances::from_results`] reads them).
+    /// read batch (four statements: [`Balances::from_results`] reads them).
     ///
     /// # Errors
     /// A value that cannot be bound.
-    pub fn reads<'a>(deltas: &[DeltaRow], window: &'a str) -> ApiResult<[Query<'a>; 3]> {
+    pub fn reads<'a>(deltas: &[DeltaRow], window: &'a str) -> ApiResult<[Query<'a>; 4]> {
         let mut keys: Vec<(TenantId, CustomerId, String)> = deltas
             .iter()
             .map(|d| (d.tenant_id.clone(), d.customer_id.clone(), d.asset.key()))
@@ -102,7 +107,45 @@ impl Balances {
                 },
             );
         }
-        Ok(Balances { ledgers, tenants })
+        let floors = rows::<FloorRow>(results, at + 3)?
+            .into_iter()
+            .map(|f| ((f.tenant_id, f.code), f.balance_at_least))
+            .collect();
+        Ok(Balances {
+            ledgers,
+            tenants,
+            floors,
+        })
+    }
+
+    /// Checks the conditions of `deltas`, in ledger order, against the
+    /// positions read and the tenants' default floors (core's
+    /// [`Book`]: one delta at a time, each against its own ledger's
+    /// running position, refusals not counted). Returns, per delta, the
+    /// condition it fails and the position it met, or `None` when it is
+    /// counted.
+    pub fn screen(&self, deltas: &[DeltaRow]) -> Vec<Option<(Failed, Position)>> {
+        let positions = self
+            .ledgers
+            .iter()
+            .map(|(k, l)| {
+                let at = Position {
+                    sequence: l.count,
+                    balance: l.balance,
+                };
+                (k.clone(), at)
+            })
+            .collect();
+        let mut book = Book::new(positions);
+        deltas
+            .iter()
+            .map(|d| {
+                let key = (d.tenant_id.clone(), d.customer_id.clone(), d.asset.clone());
+                let code = d.asset.code().unwrap_or("").to_string();
+                let floor = self.floors.get(&(d.tenant_id.clone(), code)).copied();
+                book.offer(&key, d.delta, &d.conditions, floor).err()
+            })
+            .collect()
     }
 
     /// Adds one delta at `leaf_index`; returns its sequence number in its

@@ -55,7 +55,7 @@ const TENANT_JSON: usize = 100;
 const ROOT_JSON: usize = 70;
 /// Reads of an attempt: the ledgers, their frontiers, the tenant windows
 /// and the log's tiles (one batch).
-const ATTEMPT_READS: usize = 4;
+const ATTEMPT_READS: usize = 5;
 /// Writes of an attempt besides its sets: the tiles' narrower copies,
 /// the tiles' size, the head.
 const FIXED_WRITES: usize = 3;

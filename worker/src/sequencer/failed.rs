@@ -69,10 +69,12 @@ fn mark_failed<'a>(item: &'a Item, message: &'a str, now: u64) -> ApiResult<Vec<
     };
     Ok(match item {
         Item::Delta(d) => {
-            let payload = views::delta_failed_event_payload(d, message)?;
+            let failure = views::Failure::append(message);
+            let stored = serde_json::to_string(&failure)?;
+            let payload = views::delta_failed_event_payload(d, failure)?;
             let event = failed(format!("evt_failed_{}", d.anchor_id), &d.tenant_id, payload);
             vec![
-                deltas::mark_failed(&d.anchor_id)?,
+                deltas::mark_failed(&d.anchor_id, stored)?,
                 store::meters::release_backlog_if_changed(&d.tenant_id)?,
                 events::insert_if_failed(event, FailedItem::Delta(&d.anchor_id), now)?,
             ]

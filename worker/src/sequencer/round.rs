@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use bvs_core::conditions::{Failed, Position, Refusal};
 use bvs_core::hash::Hash32;
 use bvs_core::types::Period;
 
@@ -48,6 +49,48 @@ pub struct Plan {
     pub checkpoints: Vec<CheckpointRow>,
     /// Liabilities statements (issue 31), after the checkpoints.
     pub statements: Vec<StatementRow>,
+    /// Deltas a condition refused (issue 43: [`Plan::refuse`]), their
+    /// refusal items last.
+    pub refusals: Vec<Refused>,
+}
+
+/// A delta the round refused, and its refusal item.
+pub struct Refused {
+    pub row: DeltaRow,
+    pub refusal: Refusal,
+}
+
+impl Refused {
+    /// `failure` of the delta: its code and why, in words.
+    pub fn failure(&self) -> views::Failure {
+        let r = &self.refusal;
+        let at = &r.at;
+        let message = match r.failed {
+            Failed::Floor {
+                balance_at_least,
+                tenant_default,
+            } => format!(
+                "balance {} with {} would fall below the floor {balance_at_least} ({}); refusal {}",
+                at.balance,
+                r.delta,
+                if tenant_default {
+                    "the tenant's default for the asset"
+                } else {
+                    "its own balanceAtLeast"
+                },
+                r.hash()
+            ),
+            Failed::Sequence { expected_sequence } => format!(
+                "expectedSequence {expected_sequence}, but the asset has {} verified deltas; refusal {}",
+                at.sequence,
+                r.hash()
+            ),
+        };
+        views::Failure {
+            code: r.failed.code().as_str(),
+            message,
+        }
+    }
 }
 
 impl Plan {
@@ -58,6 +101,7 @@ impl Plan {
             facts: Vec::new(),
             checkpoints: Vec::new(),
             statements: Vec::new(),
+            refusals: Vec::new(),
         };
         for item in items {
             match item {
@@ -71,8 +115,33 @@ impl Plan {
     }
 
     pub fn len(&self) -> u64 {
-        (self.deltas.len() + self.facts.len() + self.checkpoints.len() + self.statements.len())
-            as u64
+        (self.deltas.len()
+            + self.facts.len()
+            + self.checkpoints.len()
+            + self.statements.len()
+            + self.refusals.len()) as u64
+    }
+
+    /// Moves the deltas `screened` refuses (one entry per delta, in order:
+    /// `Balances::screen`) to `refusals`, each with its refusal item.
+    pub fn refuse(&mut self, screened: Vec<Option<(Failed, Position)>>) {
+        let deltas = std::mem::take(&mut self.deltas);
+        for (d, verdict) in deltas.into_iter().zip(screened) {
+            match verdict {
+                None => self.deltas.push(d),
+                Some((failed, at)) => {
+                    let refusal = Refusal {
+                        item_hash: d.item_hash,
+                        customer_id: d.customer_id.as_str().to_string(),
+                        asset: d.asset.clone(),
+                        delta: d.delta,
+                        failed,
+                        at,
+                    };
+                    self.refusals.push(Refused { row: d, refusal });
+                }
+            }
+        }
     }
 
     /// The plan holds an item poisoned by the DEV_MODE fault injection
@@ -109,6 +178,10 @@ impl Plan {
 
     fn statement_leaf(&self, i: usize) -> u64 {
         self.old_size + (self.deltas.len() + self.facts.len() + self.checkpoints.len() + i) as u64
+    }
+
+    fn refusal_leaf(&self, i: usize) -> u64 {
+        self.statement_leaf(self.statements.len() + i)
     }
 
     pub fn leaves(&self) -> ApiResult<Vec<NewLeaf>> {
@@ -153,10 +226,19 @@ impl Plan {
                     &st.tenant_id,
                 ))
             });
+        let refusals = self.refusals.iter().map(|r| -> ApiResult<LeafParts<'_>> {
+            Ok((
+                r.refusal.hash(),
+                LeafKind::Refusal,
+                r.row.anchor_id.to_string(),
+                &r.row.tenant_id,
+            ))
+        });
         deltas
             .chain(facts)
             .chain(checkpoints)
             .chain(statements)
+            .chain(refusals)
             .enumerate()
             .map(|(i, item)| {
                 let (item_hash, kind, ref_id, tenant_id) = item?;
@@ -213,6 +295,12 @@ pub fn writes<'a>(
     let mut statements = Vec::new();
     if !verified.is_empty() {
         statements.extend(deltas::mark_verified_all(&verified, head.tree_size, now)?);
+    }
+    statements.extend(refusal_marks(plan, head, now)?);
+    for r in &plan.refusals {
+        *released.entry(r.row.tenant_id.as_str()).or_insert(0) += 1;
+    }
+    if !released.is_empty() {
         let released: Vec<(&str, u64)> = released.into_iter().collect();
         statements.extend(meters::release_backlog_all(&released)?);
     }
@@ -244,6 +332,44 @@ pub fn writes<'a>(
         statements.extend(events::insert(&outbox, now)?);
     }
     Ok(statements)
+}
+
+/// The round's refused deltas FAILED with their refusal items and why,
+/// their monthly quota given back (to the month each was charged to),
+/// and their once-only `verification.failed` events (issue 43).
+fn refusal_marks<'a>(plan: &'a Plan, head: &'a HeadRow, now: u64) -> ApiResult<Vec<Query<'a>>> {
+    if plan.refusals.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut marks = Vec::with_capacity(plan.refusals.len());
+    let mut refunds: BTreeMap<(&str, String), u64> = BTreeMap::new();
+    let mut events = Vec::with_capacity(plan.refusals.len());
+    for (i, r) in plan.refusals.iter().enumerate() {
+        let failure = r.failure();
+        marks.push(deltas::RefusedDelta {
+            anchor_id: r.row.anchor_id.as_str(),
+            leaf_index: plan.refusal_leaf(i),
+            sequence: r.refusal.at.sequence,
+            refusal: r.refusal.canonical_json(),
+            failure: serde_json::to_string(&failure)?,
+        });
+        let month = crate::quota::period(r.row.received_at).to_string();
+        *refunds
+            .entry((r.row.tenant_id.as_str(), month))
+            .or_insert(0) += 1;
+        events.push(NewEvent {
+            id: EventId::from_text(format!("evt_failed_{}", r.row.anchor_id)),
+            tenant_id: r.row.tenant_id.clone(),
+            kind: events::EventKind::VerificationFailed,
+            payload: views::delta_failed_event_payload(&r.row, failure)?,
+        });
+    }
+    let mut out = deltas::mark_refused_all(&marks, head.tree_size, now)?;
+    let refunds: Vec<(&str, String, u64)> =
+        refunds.into_iter().map(|((t, m), n)| (t, m, n)).collect();
+    out.extend(meters::refund_deltas_all(&refunds)?);
+    out.extend(events::insert_once_all(&events, now)?);
+    Ok(out)
 }
 
 /// The round's liabilities statements PUBLISHED, and those they supersede

@@ -146,7 +146,21 @@ fn control_and_ledger_rows_bind_every_placeholder() {
             super::deltas::from_start_statements(&tenant, (&customer, &usd), start, (1, 9))
                 .unwrap(),
         ),
-        vec![super::deltas::mark_failed(&anchor).unwrap()],
+        vec![super::deltas::mark_failed(&anchor, "{}".into()).unwrap()],
+        super::deltas::mark_refused_all(
+            &[super::deltas::RefusedDelta {
+                anchor_id: "anc_1",
+                leaf_index: 3,
+                sequence: 2,
+                refusal: "{}".into(),
+                failure: "{}".into(),
+            }],
+            4,
+            5,
+        )
+        .unwrap(),
+        vec![super::deltas::refusals_statement(&tenant, &customer, &usd, 0, 9, 5).unwrap()],
+        super::meters::refund_deltas_all(&[("ten_1", "2026-12".into(), 1)]).unwrap(),
         vec![super::facts::insert_stmt(&tenant, &h("f"), "x", Some("m"), 1).unwrap()],
         super::facts::mark_verified_all(&[("ten_1", &h("f"), 3)], 4, 5).unwrap(),
         vec![super::facts::mark_failed(&tenant, &h("f"), "why").unwrap()],

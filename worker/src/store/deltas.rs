@@ -2,6 +2,7 @@
 //! sequencer (they are inserted with their submission, see `submissions`).
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::Conditions;
 use bvs_core::hash::Hash32;
 use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
@@ -27,6 +28,13 @@ row! {
         balance_after: Option<Amount>,
         verified_at: Option<u64>, data_purged: u64, purged_at: Option<u64>,
         ledger_root: Option<Hash32>, asset: Asset,
+        /// What it asks when sequenced (issue 43).
+        #[serde(deserialize_with = "super::conditions")]
+        conditions: Conditions,
+        /// Why it FAILED (`{"code", "message"}`), the refusal item of a
+        /// refused delta (its hashed text), its leaf and when.
+        failure: Option<String>, refusal: Option<String>, refusal_leaf: Option<u64>,
+        refusal_seq: Option<u64>, refused_at: Option<u64>,
     }
 }
 
@@ -177,6 +185,9 @@ struct FromStart {
     at: &'static str,
     page: &'static str,
     next: &'static str,
+    /// The refused deltas that met positions `start + ?4 - 1 ..= start +
+    /// ?5` (issue 43), at most `DERIVE_REFUSALS_MAX`.
+    refusals: &'static str,
 }
 
 macro_rules! from_start {
@@ -200,6 +211,14 @@ macro_rules! from_start {
                 $start!("?6"),
                 " + 1"
             )),
+            refusals: select_deltas!(concat!(
+                "WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?6 \
+                 AND refusal_leaf IS NOT NULL AND refusal_seq >= ",
+                $start!("?6"),
+                " + ?4 - 1 AND refusal_seq <= ",
+                $start!("?6"),
+                " + ?5 ORDER BY refusal_seq ASC, refusal_leaf ASC LIMIT 100"
+            )),
         }
     };
 }
@@ -218,7 +237,7 @@ pub fn from_start_statements<'a>(
     (customer_id, asset): (&'a CustomerId, &Asset),
     start: StartAt<'a>,
     (first, last): (u64, u64),
-) -> ApiResult<[Query<'a>; 3]> {
+) -> ApiResult<[Query<'a>; 4]> {
     let (sql, name) = match start {
         StartAt::ItemsRoot(r) => (&FROM_ITEMS_ROOT, r),
         StartAt::AnchorId(a) => (&FROM_ANCHOR_ID, a),
@@ -227,7 +246,8 @@ pub fn from_start_statements<'a>(
     Ok([
         Query::new(sql.at, page.clone()),
         Query::new(sql.page, page.clone()),
-        Query::new(sql.next, page),
+        Query::new(sql.next, page.clone()),
+        Query::new(sql.refusals, page),
     ])
 }
 
@@ -235,6 +255,30 @@ super::statements! {
     /// `of_ledger` for a caller's batch (`ledgers::ledger_page`).
     pub fn of_ledger_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, from_seq: u64, to_seq: u64, asset: &'a Asset)
         = SELECT_LEDGER_RANGE;
+}
+
+/// A ledger's refused deltas (issue 43) refused from `?4` to before `?5`,
+/// at most `?6`, in log order (the partial index
+/// `deltas_refused_by_ledger`).
+const SELECT_REFUSALS: &str = select_deltas!(
+    " WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?3 AND refusal_leaf IS NOT NULL \
+     AND refused_at >= ?4 AND refused_at < ?5 ORDER BY refusal_seq ASC, refusal_leaf ASC LIMIT ?6"
+);
+/// A ledger's refused deltas that met positions `?4 ..= ?5` (derive's
+/// page from genesis), at most `DERIVE_REFUSALS_MAX`, in log order.
+const SELECT_REFUSALS_OF_SPAN: &str = select_deltas!(
+    " WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?3 AND refusal_leaf IS NOT NULL \
+     AND refusal_seq >= ?4 AND refusal_seq <= ?5 ORDER BY refusal_seq ASC, refusal_leaf ASC LIMIT 100"
+);
+
+super::statements! {
+    /// A ledger's refused deltas of `[from_ms, to_ms)`, at most `max`,
+    /// for a receipt's or derive's batch.
+    pub fn refusals_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, asset: &'a Asset, from_ms: u64, to_ms: u64, max: u64)
+        = SELECT_REFUSALS;
+    /// A ledger's refused deltas that met positions `from ..= to`.
+    pub fn refusals_of_span_statement<'a>(tenant_id: &'a TenantId, customer_id: &'a CustomerId, asset: &'a Asset, from_seq: u64, to_seq: u64)
+        = SELECT_REFUSALS_OF_SPAN;
 }
 
 /// The verified deltas of a ledger's window `?3` (at most `?4` from its
@@ -453,6 +497,44 @@ pub fn mark_verified_all<'a>(
     over_json(MARK_VERIFIED_SET, &rows, &args![tree_size, verified_at])
 }
 
+/// A delta a round refused (issue 43): its refusal item's text and leaf,
+/// and its `failure` as stored.
+pub struct RefusedDelta<'a> {
+    pub anchor_id: &'a str,
+    pub leaf_index: u64,
+    /// The position it met: the asset's verified deltas before it.
+    pub sequence: u64,
+    pub refusal: String,
+    pub failure: String,
+}
+
+const MARK_REFUSED_SET: &str = "UPDATE deltas SET status = 'FAILED', \
+     refusal_leaf = json_extract(j.value, '$[1]'), refusal = json_extract(j.value, '$[2]'), \
+     failure = json_extract(j.value, '$[3]'), refusal_seq = json_extract(j.value, '$[4]'), \
+     tree_size = ?2, refused_at = ?3 \
+     FROM json_each(?1) AS j \
+     WHERE deltas.anchor_id = json_extract(j.value, '$[0]') AND +deltas.status = 'QUEUED'";
+
+/// Marks a round's refused deltas FAILED with their refusal items (all
+/// into one head, at one time): one statement per JSON set.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn mark_refused_all<'a>(
+    refused: &[RefusedDelta<'_>],
+    tree_size: u64,
+    refused_at: u64,
+) -> Statements<'a> {
+    let rows: Vec<(&str, u64, &str, &str, u64)> = refused
+        .iter()
+        .map(|r| {
+            let (refusal, failure) = (r.refusal.as_str(), r.failure.as_str());
+            (r.anchor_id, r.leaf_index, refusal, failure, r.sequence)
+        })
+        .collect();
+    over_json(MARK_REFUSED_SET, &rows, &args![tree_size, refused_at])
+}
+
 /// A shard's queue and log as the operator sees them.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Progress {
@@ -482,12 +564,13 @@ pub async fn oldest_queued_at(db: &D1Database) -> ApiResult<Option<u64>> {
 }
 
 const MARK_FAILED: &str =
-    "UPDATE deltas SET status = 'FAILED' WHERE anchor_id = ?1 AND status = 'QUEUED'";
+    "UPDATE deltas SET status = 'FAILED', failure = ?2 WHERE anchor_id = ?1 AND status = 'QUEUED'";
 
-/// Marks a QUEUED delta FAILED (it can never be appended); a no-op for one
-/// that is not QUEUED any more.
-pub fn mark_failed<'a>(anchor_id: &'a AnchorId) -> ApiResult<Query<'a>> {
-    Ok(Query::new(MARK_FAILED, args![anchor_id]))
+/// Marks a QUEUED delta FAILED (it can never be appended) with its
+/// `failure` (`{"code", "message"}`); a no-op for one that is not QUEUED
+/// any more.
+pub fn mark_failed<'a>(anchor_id: &'a AnchorId, failure: String) -> ApiResult<Query<'a>> {
+    Ok(Query::new(MARK_FAILED, args![anchor_id, failure]))
 }
 
 super::statements! {

@@ -70,8 +70,8 @@ macro_rules! insert_delta_if_mine {
         concat!(
             "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
              item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
-             received_at, status, ledger_root, asset) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15, ?16 ",
+             received_at, status, ledger_root, asset, conditions) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15, ?16, ?17 ",
             "WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)"
         )
     };
@@ -386,7 +386,8 @@ fn row_statements<'a>(
             received_at.clone(),
             token,
             &d.ledger_root,
-            &d.asset
+            &d.asset,
+            d.conditions.as_deref()
         ];
         let sql = if counting {
             INSERT_DELTA_COUNTING
@@ -473,6 +474,7 @@ mod tests {
             metadata: None,
             declared_at: 1,
             ledger_root: root,
+            conditions: Some("{\"expectedSequence\":0}".into()),
         };
         let raise = |meter| Raise {
             tenant_id: &tenant,

@@ -170,14 +170,30 @@ pub fn round_reads<'a>(
     keys: &[(TenantId, CustomerId, String)],
     tenants: &[TenantId],
     window: &'a str,
-) -> ApiResult<[Query<'a>; 3]> {
+) -> ApiResult<[Query<'a>; 4]> {
     let pairs = serde_json::to_string(keys)?;
     let tenant_set = serde_json::to_string(tenants)?;
     Ok([
         Query::new(SELECT_FOR_KEY_SET, args![pairs.clone()]),
         Query::new(SELECT_WINDOW_FRONTIER_SET, args![pairs, window]),
-        Query::new(SELECT_TENANT_WINDOW_SET, args![tenant_set, window]),
+        Query::new(SELECT_TENANT_WINDOW_SET, args![tenant_set.clone(), window]),
+        Query::new(SELECT_FLOOR_SET, args![tenant_set]),
     ])
+}
+
+/// The default floors of the tenants `?1` (issue 43): their assets with a
+/// `balance_at_least` (code `''`: the default asset).
+const SELECT_FLOOR_SET: &str = "SELECT tenant_id, code, balance_at_least FROM assets \
+     WHERE balance_at_least IS NOT NULL AND tenant_id IN (SELECT value FROM json_each(?1))";
+
+/// A tenant's default floor of one asset, as [`round_reads`] reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct FloorRow {
+    pub tenant_id: TenantId,
+    /// The asset's code; `''` for the default asset.
+    pub code: String,
+    #[serde(deserialize_with = "super::amount")]
+    pub balance_at_least: Amount,
 }
 
 /// A ledger window's frontier, as [`round_reads`] reads it.
@@ -328,6 +344,8 @@ pub struct LedgerPage {
     pub ledger: Option<LedgerRow>,
     pub deltas: Vec<super::deltas::DeltaRow>,
     pub windows: Vec<WindowRow>,
+    /// The refused deltas that met the page's positions (issue 43).
+    pub refusals: Vec<super::deltas::DeltaRow>,
 }
 
 /// Reads a [`LedgerPage`] (issue 16: derive from genesis in one read).
@@ -341,12 +359,20 @@ pub async fn ledger_page(
     (from_seq, to_seq): (u64, u64),
     after_seq: u64,
 ) -> ApiResult<LedgerPage> {
+    let refusals_from = from_seq.saturating_sub(1);
     let results = super::batch(
         db,
         vec![
             ledger_statement(tenant_id, customer_id, asset)?,
             super::deltas::of_ledger_statement(tenant_id, customer_id, from_seq, to_seq, asset)?,
             windows_after_statement(tenant_id, customer_id, after_seq, asset)?,
+            super::deltas::refusals_of_span_statement(
+                tenant_id,
+                customer_id,
+                asset,
+                refusals_from,
+                to_seq,
+            )?,
         ],
     )
     .await?;
@@ -354,6 +380,7 @@ pub async fn ledger_page(
         ledger: super::rows(&results, 0)?.into_iter().next(),
         deltas: super::rows(&results, 1)?,
         windows: super::rows(&results, 2)?,
+        refusals: super::rows(&results, 3)?,
     })
 }
 
@@ -367,6 +394,8 @@ pub struct LedgerFrom {
     pub next: Option<super::deltas::DeltaRow>,
     pub deltas: Vec<super::deltas::DeltaRow>,
     pub windows: Vec<WindowRow>,
+    /// The refused deltas that met the page's positions (issue 43).
+    pub refusals: Vec<super::deltas::DeltaRow>,
 }
 
 /// Reads a [`LedgerFrom`] (issue 16: derive from a checkpoint in one
@@ -387,7 +416,7 @@ pub async fn ledger_page_from(
         StartAt::ItemsRoot(r) => (SELECT_WINDOWS_AFTER_ITEMS_ROOT, r),
         StartAt::AnchorId(a) => (SELECT_WINDOWS_AFTER_ANCHOR_ID, a),
     };
-    let [at, deltas, next] =
+    let [at, deltas, next, refusals] =
         super::deltas::from_start_statements(tenant_id, (customer_id, asset), start, page)?;
     let results = super::batch(
         db,
@@ -397,6 +426,7 @@ pub async fn ledger_page_from(
             deltas,
             next,
             Query::new(windows_sql, args![tenant_id, customer_id, name, asset]),
+            refusals,
         ],
     )
     .await?;
@@ -406,5 +436,6 @@ pub async fn ledger_page_from(
         deltas: super::rows(&results, 2)?,
         next: super::rows(&results, 3)?.into_iter().next(),
         windows: super::rows(&results, 4)?,
+        refusals: super::rows(&results, 5)?,
     })
 }

@@ -32,6 +32,8 @@ super::text_enum! {
         Fact = "fact",
         Checkpoint = "checkpoint",
         Liabilities = "liabilities",
+        /// A delta a condition refused (issue 43): its refusal item.
+        Refusal = "refusal",
     }
 }
 

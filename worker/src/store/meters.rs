@@ -167,6 +167,23 @@ pub fn release_backlog_all<'a>(released: &[(&str, u64)]) -> super::Statements<'a
     super::over_json(RELEASE_BACKLOG_SET, released, &[])
 }
 
+/// Gives back monthly delta quota (`?1`: `[tenant_id, period, n]` each):
+/// a sequencer round's refused deltas (issue 43), each to the month it
+/// was charged to. Never below 0.
+const REFUND_DELTAS_SET: &str =
+    "UPDATE meters SET used = MAX(0, used - json_extract(j.value, '$[2]')) \
+     FROM json_each(?1) AS j WHERE meters.tenant_id = json_extract(j.value, '$[0]') \
+     AND meters.meter = 'deltas' AND meters.period = json_extract(j.value, '$[1]')";
+
+/// The statements giving back `(tenant, month, refused deltas)` of the
+/// monthly delta quota, for a sequencer round's batch.
+///
+/// # Errors
+/// A value that cannot be bound.
+pub fn refund_deltas_all<'a>(refunds: &[(&str, String, u64)]) -> super::Statements<'a> {
+    super::over_json(REFUND_DELTAS_SET, refunds, &[])
+}
+
 /// The statement lowering `tenant_id`'s backlog by one, right after a
 /// delta's FAILED mark (only if that mark changed the delta).
 ///

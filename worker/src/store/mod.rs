@@ -63,7 +63,7 @@ pub use query::assert_binds;
 pub use query::{bind_text, chunked, highest_placeholder, ListSql, Query};
 pub use sets::{over_json, JSON_PARAM_BYTES_MAX};
 pub(crate) use typed::text_enum;
-pub use typed::{amount, opt_amount, CheckpointStatus, ItemStatus};
+pub use typed::{amount, conditions, opt_amount, CheckpointStatus, ItemStatus};
 
 /// D1 allows at most 100 bound parameters per statement.
 pub const D1_BOUND_PARAMS_MAX: usize = 100;

@@ -86,6 +86,9 @@ pub struct ReceiptRead {
     /// The published forms of the newest witnessed head and of the latest
     /// head (issue 28), newest first.
     pub witnessed: Vec<super::witness::WitnessedRow>,
+    /// The ledger's refused deltas of the span (issue 43), in log order:
+    /// at most `deltas_max + 1`.
+    pub refusals: Vec<DeltaRow>,
 }
 
 /// Reads a [`ReceiptRead`].
@@ -107,6 +110,20 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         agreement::LOGGED_STATEMENTS.statement(tenant, customer, r.period)?,
         super::witness::published_candidates_statement()?,
     ];
+    // Refused in the period's month (whose positions are the span's), or
+    // ever for a whole history.
+    let (from_ms, to_ms) = match r.period.map(bvs_core::types::Period::parse) {
+        Some(Ok(p)) => (p.start_ms(), p.end_ms()),
+        _ => (0, i64::MAX),
+    };
+    let (from_ms, to_ms) = (
+        u64::try_from(from_ms).unwrap_or(0),
+        u64::try_from(to_ms).unwrap_or(0),
+    );
+    let max = r.deltas_max + 1;
+    statements.push(deltas::refusals_statement(
+        tenant, customer, asset, from_ms, to_ms, max,
+    )?);
     if let Some(p) = r.period {
         statements.push(ledgers::window_statement(tenant, customer, p, asset)?);
     }
@@ -119,8 +136,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         keys: rows(&results, 4)?,
         statements: rows(&results, 5)?,
         witnessed: rows(&results, 6)?,
+        refusals: rows(&results, 7)?,
         window: match r.period {
-            Some(_) => rows(&results, 7)?.into_iter().next(),
+            Some(_) => rows(&results, 8)?.into_iter().next(),
             None => None,
         },
     })

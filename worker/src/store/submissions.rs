@@ -38,6 +38,9 @@ row! {
         /// The root over its ledger's deltas of the submission
         /// (`emit::for_tenant`).
         ledger_root: Hash32,
+        /// Its conditions' hashed text (`Conditions::write_canonical`),
+        /// `None` without any (issue 43).
+        conditions: Option<String>,
     }
 }
 
@@ -55,6 +58,7 @@ impl NewDelta {
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
             self.metadata.as_ref().map_or(0, String::len),
+            self.conditions.as_ref().map_or(0, String::len),
         ];
         texts.iter().sum::<usize>() as u64
     }

@@ -97,3 +97,18 @@ pub fn opt_amount<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Amount>, D::
         })
         .transpose()
 }
+
+/// A nullable `conditions` column (the RFC 8785 text of a delta's
+/// conditions, `{"balanceAtLeast":"0"}`): none when NULL.
+///
+/// # Errors
+/// Stored conditions that do not parse.
+pub fn conditions<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<bvs_core::conditions::Conditions, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(bvs_core::conditions::Conditions::default()),
+        Some(text) => serde_json::from_str(&text)
+            .map_err(|e| D::Error::custom(format!("stored conditions {text:?}: {e}"))),
+    }
+}

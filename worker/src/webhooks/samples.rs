@@ -53,7 +53,10 @@ pub fn data(event: &str, webhook_id: &WebhookId, now_ms: u64) -> ApiResult<Optio
             row.ledger_seq = None;
             row.balance_after = None;
             row.verified_at = None;
-            crate::views::delta_failed_event_payload(&row, SAMPLE_FAILURE_REASON)?
+            crate::views::delta_failed_event_payload(
+                &row,
+                crate::views::Failure::append(SAMPLE_FAILURE_REASON),
+            )?
         }
         EVENT_CHECKPOINT_VERIFIED => serde_json::to_string(&CheckpointView::from_row(
             &checkpoint(now_ms)?,
@@ -149,6 +152,12 @@ fn delta(now_ms: u64) -> ApiResult<DeltaRow> {
         data_purged: 0,
         purged_at: None,
         ledger_root: None,
+        conditions: Default::default(),
+        failure: None,
+        refusal: None,
+        refusal_leaf: None,
+        refusal_seq: None,
+        refused_at: None,
     })
 }
 
