@@ -109,12 +109,7 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
     // The rows' proofs, in order, then the refusals', then the agreement
     // side's.
     let mut agreement_proofs = proofs.split_off(listed.items.len().min(proofs.len()));
-    let mut refusals = listed.refusals;
-    let rest = agreement_proofs.split_off(refusals.len().min(agreement_proofs.len()));
-    for (refusal, proof) in refusals.iter_mut().zip(agreement_proofs) {
-        refusal.inclusion_proof = proof;
-    }
-    let agreement_proofs = rest;
+    let refusals = prove_refusals(listed.refusals, &mut agreement_proofs);
     let mut items = listed.items;
     for (item, proof) in items.iter_mut().zip(proofs) {
         item.inclusion_proof = proof;
@@ -135,6 +130,19 @@ pub async fn receipt(app: &App, r: &ReceiptRequest<'_>) -> ApiResult<Receipt> {
         refusals,
     };
     assemble(r, &key, record.generated_at, parts, agreement)
+}
+
+/// Gives each refusal its proof, the first of `proofs` (which keeps the
+/// rest).
+fn prove_refusals(
+    mut refusals: Vec<ProvenRefusal>,
+    proofs: &mut Vec<Vec<Hash32>>,
+) -> Vec<ProvenRefusal> {
+    let rest = proofs.split_off(refusals.len().min(proofs.len()));
+    for (refusal, proof) in refusals.iter_mut().zip(std::mem::replace(proofs, rest)) {
+        refusal.inclusion_proof = proof;
+    }
+    refusals
 }
 
 /// What a receipt lists, from its first batch: the span's verified rows
@@ -199,7 +207,7 @@ impl Listed {
         let refusals: Vec<ProvenRefusal> = read
             .refusals
             .iter()
-            .map(unproven_refusal)
+            .map(views::refusal_of)
             .collect::<ApiResult<_>>()?;
         leaves.extend(refusals.iter().map(|r| r.leaf_index.0));
         leaves.extend(
@@ -297,41 +305,6 @@ fn assemble(
         agreement,
         starting_sequence: (!p.refusals.is_empty()).then(|| p.span.first_seq - 1),
         refusals: p.refusals,
-    })
-}
-
-/// A refused row as a receipt lists it, from its stored refusal item; its
-/// inclusion proof is added once read.
-pub fn unproven_refusal(row: &DeltaRow) -> ApiResult<ProvenRefusal> {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Stored {
-        balance: Amount,
-        code: String,
-        condition: bvs_core::conditions::Conditions,
-        delta: Amount,
-        item_hash: Hash32,
-        sequence: u64,
-        #[serde(default)]
-        tenant_default: bool,
-    }
-    let (Some(text), Some(leaf)) = (row.refusal.as_deref(), row.refusal_leaf) else {
-        return Err(ApiError::internal("a refused delta without its refusal"));
-    };
-    let stored: Stored = serde_json::from_str(text)
-        .map_err(|e| ApiError::internal(format!("stored refusal: {e}")))?;
-    Ok(ProvenRefusal {
-        anchor_id: row.anchor_id.to_string(),
-        item_hash: stored.item_hash,
-        delta: stored.delta,
-        code: stored.code,
-        condition: stored.condition,
-        sequence: stored.sequence,
-        balance: stored.balance,
-        tenant_default: stored.tenant_default,
-        refusal_hash: Hash32::digest(text.as_bytes()),
-        leaf_index: LeafIndex(leaf),
-        inclusion_proof: Vec::new(),
     })
 }
 

@@ -491,3 +491,38 @@ impl DeliveryProgress {
         }
     }
 }
+
+/// A refused row as receipts and derive list it, from its stored refusal item; its
+/// inclusion proof is added once read.
+pub fn refusal_of(row: &DeltaRow) -> ApiResult<bvs_core::receipt::ProvenRefusal> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Stored {
+        balance: Amount,
+        code: String,
+        condition: bvs_core::conditions::Conditions,
+        delta: Amount,
+        item_hash: Hash32,
+        sequence: u64,
+        #[serde(default)]
+        tenant_default: bool,
+    }
+    let (Some(text), Some(leaf)) = (row.refusal.as_deref(), row.refusal_leaf) else {
+        return Err(ApiError::internal("a refused delta without its refusal"));
+    };
+    let stored: Stored = serde_json::from_str(text)
+        .map_err(|e| ApiError::internal(format!("stored refusal: {e}")))?;
+    Ok(bvs_core::receipt::ProvenRefusal {
+        anchor_id: row.anchor_id.to_string(),
+        item_hash: stored.item_hash,
+        delta: stored.delta,
+        code: stored.code,
+        condition: stored.condition,
+        sequence: stored.sequence,
+        balance: stored.balance,
+        tenant_default: stored.tenant_default,
+        refusal_hash: Hash32::digest(text.as_bytes()),
+        leaf_index: bvs_core::LeafIndex(leaf),
+        inclusion_proof: Vec::new(),
+    })
+}

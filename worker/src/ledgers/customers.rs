@@ -19,6 +19,35 @@ pub async fn tenant_assets(db: &D1Database, tenant_id: &TenantId) -> ApiResult<V
     crate::store::assets::of_tenant(db, tenant_id).await
 }
 
+/// One of the tenant's assets by code (`''`: the default asset's floor).
+///
+/// # Errors
+/// D1 errors.
+pub async fn tenant_asset(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    code: &str,
+) -> ApiResult<Option<AssetRow>> {
+    crate::store::assets::one(db, tenant_id, code).await
+}
+
+/// Sets the tenant's default floor of an asset (`None`: none),
+/// registering the code with `precision` if it is new; `None` when the
+/// code keeps another precision.
+///
+/// # Errors
+/// D1 errors.
+pub async fn set_floor(
+    db: &D1Database,
+    tenant_id: &TenantId,
+    code: &str,
+    precision: u32,
+    floor: Option<&bvs_core::amount::Amount>,
+    now_ms: u64,
+) -> ApiResult<Option<AssetRow>> {
+    crate::store::assets::set_floor(db, tenant_id, code, precision, floor, now_ms).await
+}
+
 /// Every asset's row of one customer, the default asset first.
 ///
 /// # Errors

@@ -81,14 +81,7 @@ pub async fn derive(
         .iter()
         .map(DeltaView::from_row)
         .collect::<ApiResult<_>>()?;
-    // Refused deltas that met the page's positions (issue 43): absolute
-    // positions `start_seq + offset ..= to`.
-    let refusals = read
-        .refusals
-        .iter()
-        .filter(|r| r.refusal_seq <= Some(to))
-        .map(crate::proofs::unproven_refusal)
-        .collect::<ApiResult<Vec<_>>>()?;
+    let refusals = refusals_until(&read.refusals, to)?;
     let windows = window_summaries(start_seq, read.windows, read.start, read.next)?;
     let latest = ledger_row.latest_items_root.map(|h| h.to_hex());
     let hint = hint(total, latest.as_deref(), computed);
@@ -111,6 +104,14 @@ pub async fn derive(
         refusals,
     };
     Ok(data)
+}
+
+/// The refused deltas that met the page's positions up to `to` (issue 43).
+fn refusals_until(rows: &[DeltaRow], to: u64) -> ApiResult<Vec<bvs_core::receipt::ProvenRefusal>> {
+    rows.iter()
+        .filter(|r| r.refusal_seq <= Some(to))
+        .map(views::refusal_of)
+        .collect()
 }
 
 /// The hint a long derivation carries: start from the latest checkpoint

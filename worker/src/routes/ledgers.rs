@@ -460,7 +460,7 @@ pub async fn put_asset(
     let (code, asset) = if code == "default" {
         (String::new(), Asset::Default)
     } else {
-        let known = crate::store::assets::one(&db, &ctx.tenant_id, code).await?;
+        let known = ledgers::customers::tenant_asset(&db, &ctx.tenant_id, code).await?;
         let Some(p) = precision.or(known.map(|k| k.precision)) else {
             return Err(ApiError::field(
                 "asset",
@@ -475,7 +475,7 @@ pub async fn put_asset(
     if let Some(floor) = floor {
         asset.check("balanceAtLeast", floor)?;
     }
-    let row = crate::store::assets::set_floor(
+    let row = ledgers::customers::set_floor(
         &db,
         &ctx.tenant_id,
         &code,

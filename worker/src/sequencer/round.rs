@@ -346,7 +346,7 @@ fn refusal_marks<'a>(plan: &'a Plan, head: &'a HeadRow, now: u64) -> ApiResult<V
     let mut events = Vec::with_capacity(plan.refusals.len());
     for (i, r) in plan.refusals.iter().enumerate() {
         let failure = r.failure();
-        marks.push(deltas::RefusedDelta {
+        marks.push(crate::store::refusals::RefusedDelta {
             anchor_id: r.row.anchor_id.as_str(),
             leaf_index: plan.refusal_leaf(i),
             sequence: r.refusal.at.sequence,
@@ -364,7 +364,7 @@ fn refusal_marks<'a>(plan: &'a Plan, head: &'a HeadRow, now: u64) -> ApiResult<V
             payload: views::delta_failed_event_payload(&r.row, failure)?,
         });
     }
-    let mut out = deltas::mark_refused_all(&marks, head.tree_size, now)?;
+    let mut out = crate::store::refusals::mark_refused_all(&marks, head.tree_size, now)?;
     let refunds: Vec<(&str, String, u64)> =
         refunds.into_iter().map(|((t, m), n)| (t, m, n)).collect();
     out.extend(meters::refund_deltas_all(&refunds)?);

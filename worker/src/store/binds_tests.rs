@@ -147,8 +147,8 @@ fn control_and_ledger_rows_bind_every_placeholder() {
                 .unwrap(),
         ),
         vec![super::deltas::mark_failed(&anchor, "{}".into()).unwrap()],
-        super::deltas::mark_refused_all(
-            &[super::deltas::RefusedDelta {
+        super::refusals::mark_refused_all(
+            &[super::refusals::RefusedDelta {
                 anchor_id: "anc_1",
                 leaf_index: 3,
                 sequence: 2,
@@ -159,7 +159,7 @@ fn control_and_ledger_rows_bind_every_placeholder() {
             5,
         )
         .unwrap(),
-        vec![super::deltas::refusals_statement(&tenant, &customer, &usd, 0, 9, 5).unwrap()],
+        vec![super::refusals::refusals_statement(&tenant, &customer, &usd, 0, 9, 5).unwrap()],
         super::meters::refund_deltas_all(&[("ten_1", "2026-12".into(), 1)]).unwrap(),
         vec![super::facts::insert_stmt(&tenant, &h("f"), "x", Some("m"), 1).unwrap()],
         super::facts::mark_verified_all(&[("ten_1", &h("f"), 3)], 4, 5).unwrap(),

@@ -366,7 +366,7 @@ pub async fn ledger_page(
             ledger_statement(tenant_id, customer_id, asset)?,
             super::deltas::of_ledger_statement(tenant_id, customer_id, from_seq, to_seq, asset)?,
             windows_after_statement(tenant_id, customer_id, after_seq, asset)?,
-            super::deltas::refusals_of_span_statement(
+            super::refusals::refusals_of_span_statement(
                 tenant_id,
                 customer_id,
                 asset,

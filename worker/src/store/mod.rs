@@ -38,6 +38,7 @@ pub mod meters;
 pub mod proofs;
 mod query;
 pub mod receipts;
+pub mod refusals;
 pub mod request_log;
 pub mod retention;
 pub mod roots;

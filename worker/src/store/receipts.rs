@@ -121,7 +121,7 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         u64::try_from(to_ms).unwrap_or(0),
     );
     let max = r.deltas_max + 1;
-    statements.push(deltas::refusals_statement(
+    statements.push(super::refusals::refusals_statement(
         tenant, customer, asset, from_ms, to_ms, max,
     )?);
     if let Some(p) = r.period {
