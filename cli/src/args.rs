@@ -12,6 +12,7 @@ bvs-verify: check the balance verification service's proofs offline
 Usage:
   bvs-verify receipt <receipt.json> --key <verifierKey> [--liabilities <proof.json>] [--json]
   bvs-verify public <answer.json>... [--root <proofRoot>] --key <verifierKey> [--json]
+  bvs-verify as-of <derive.json> --key <verifierKey> [--json]
   bvs-verify head <head.txt> --key <verifierKey> [--json]
   bvs-verify inclusion <inclusion.json> --key <verifierKey> [--json]
   bvs-verify consistency <old-head.txt> <new-head.txt> <proof> --key <verifierKey> [--json]
@@ -40,6 +41,14 @@ Usage:
                customer's key binding (agreement.key) and every balance or
                dispute statement (agreement.statements[i]) against this
                answer's log, ledger, period, root and count
+  as-of        a balance as of a moment, saved from GET
+               /api/v1/balance/derive/<customerId>?asOf=<time> (the whole
+               answer, its data, or its asOf): the signed tree head, every
+               listed delta's inclusion, that they are the ledger's
+               consecutive deltas, the boundary (basis verified: each listed
+               delta verified by asOf, the next one after it; basis
+               declared: the whole ledger at that head, counting those
+               declared by asOf), the count, the last delta and the balance
   head         a signed tree head saved from GET /api/v1/log/<env>/checkpoint
   inclusion    an inclusion proof saved from
                GET /api/v1/log/<env>/proof/inclusion?itemHash=<hex>: the item

@@ -28,6 +28,10 @@ fn run(args: &Args) -> Result<VerificationReport, String> {
             Ok(report)
         }
         "public" => public_report(args, key, policy.as_ref()),
+        "as-of" => {
+            let [text] = files::<1>(args)?;
+            Ok(verify::verify_as_of_document(&text, key))
+        }
         "head" => {
             let key = required_key(args)?.trim();
             let [note] = files::<1>(args)?;
@@ -340,7 +344,11 @@ fn agreement_checks(page: &str, key: Option<&str>) -> Vec<verify::Check> {
 /// pinned `--key` its key checks fail, unless `--allow-unpinned`, which
 /// keeps them and says so.
 fn require_pinned_key(args: &Args, report: &mut VerificationReport) {
-    if args.key.is_some() || !matches!(args.command.as_str(), "receipt" | "public" | "liabilities")
+    if args.key.is_some()
+        || !matches!(
+            args.command.as_str(),
+            "receipt" | "public" | "liabilities" | "as-of"
+        )
     {
         return;
     }
@@ -365,7 +373,11 @@ fn require_pinned_key(args: &Args, report: &mut VerificationReport) {
 
 /// Whether the report was made with a key the user did not pin.
 fn unpinned(args: &Args) -> bool {
-    args.key.is_none() && matches!(args.command.as_str(), "receipt" | "public" | "liabilities")
+    args.key.is_none()
+        && matches!(
+            args.command.as_str(),
+            "receipt" | "public" | "liabilities" | "as-of"
+        )
 }
 
 fn print_human(args: &Args, report: &VerificationReport) {

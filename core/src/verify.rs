@@ -8,6 +8,7 @@ use crate::note::TreeHead;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
+mod as_of;
 mod head;
 mod inclusion;
 mod public_answer;
@@ -19,6 +20,10 @@ pub mod sample;
 mod tests;
 mod witnesses;
 
+pub use as_of::{
+    read_as_of_document, verify_as_of, verify_as_of_document, AsOf, AsOfBasis, AsOfDelta, AsOfFrom,
+    AsOfProof, AS_OF_DECLARED_DELTAS_MAX, AS_OF_PROOF_DELTAS_MAX,
+};
 pub use head::{
     consistency_report, parse_proof_document, tree_head_report, verify_consistency_between_heads,
     HeadsError, ProofDocumentError,

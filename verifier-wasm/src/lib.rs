@@ -176,6 +176,19 @@ pub fn verify_receipt_with_agreement(receipt_json: &str, trusted_key: Option<Str
     ))
 }
 
+/// A balance as of a moment (derive's whole answer with `asOf`, its
+/// `data`, or the `asOf` object; issue 43): core's
+/// `verify::verify_as_of_document`, what `bvs-verify as-of` runs. Only in
+/// the SDKs' build.
+#[cfg(feature = "receipt-agreement")]
+#[wasm_bindgen(js_name = verifyAsOf)]
+pub fn verify_as_of(answer_json: &str, trusted_key: Option<String>) -> String {
+    json(&verify::verify_as_of_document(
+        answer_json,
+        trusted_key.as_deref(),
+    ))
+}
+
 /// A saved document's signed tree head (a receipt, or a liabilities
 /// proof) held to a witness policy, C2SP tlog-policy text as the log
 /// list's `witnessPolicyText` and `bvs-verify --policy` read it: checks

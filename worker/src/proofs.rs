@@ -6,7 +6,6 @@
 use bvs_core::amount::Amount;
 use bvs_core::derive::{self, DerivedDelta};
 use bvs_core::hash::Hash32;
-use bvs_core::item::DeltaContent;
 use bvs_core::log::HASH_SCHEME;
 use bvs_core::merkle;
 use bvs_core::receipt::{ProvenItem, ProvenRefusal, Receipt, ReceiptProof, ReceiptVerification};
@@ -373,36 +372,10 @@ fn unproven_items(rows: &[DeltaRow], leaves: &[u64]) -> ApiResult<Vec<ProvenItem
                 leaf_index: LeafIndex(*leaf),
                 inclusion_proof: Vec::new(),
                 delta: row.delta,
-                raw: raw_content(row)?,
+                raw: views::raw_content(row)?,
             })
         })
         .collect()
-}
-
-/// The delta's content as hashed, while retention has not purged it.
-fn raw_content(row: &DeltaRow) -> ApiResult<Option<DeltaContent>> {
-    if row.data_purged != 0 {
-        return Ok(None);
-    }
-    let Some(reason) = row.reason.clone() else {
-        return Ok(None);
-    };
-    Ok(Some(DeltaContent {
-        anchor_id: row.anchor_id.to_string(),
-        customer_id: row.customer_id.as_str().to_owned(),
-        delta: row.delta,
-        reason,
-        reference_id: row.reference_id.clone(),
-        metadata: row
-            .metadata
-            .as_deref()
-            .map(bvs_core::json::parse)
-            .transpose()
-            .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
-        declared_timestamp: views::iso(row.declared_at),
-        asset: row.asset.clone(),
-        conditions: row.conditions,
-    }))
 }
 
 /// The net of `rows`' deltas.

@@ -526,3 +526,29 @@ pub fn refusal_of(row: &DeltaRow) -> ApiResult<bvs_core::receipt::ProvenRefusal>
         inclusion_proof: Vec::new(),
     })
 }
+
+/// The delta's content as hashed, while retention has not purged it.
+pub fn raw_content(row: &DeltaRow) -> ApiResult<Option<bvs_core::item::DeltaContent>> {
+    if row.data_purged != 0 {
+        return Ok(None);
+    }
+    let Some(reason) = row.reason.clone() else {
+        return Ok(None);
+    };
+    Ok(Some(bvs_core::item::DeltaContent {
+        anchor_id: row.anchor_id.to_string(),
+        customer_id: row.customer_id.as_str().to_owned(),
+        delta: row.delta,
+        reason,
+        reference_id: row.reference_id.clone(),
+        metadata: row
+            .metadata
+            .as_deref()
+            .map(bvs_core::json::parse)
+            .transpose()
+            .map_err(|e| ApiError::internal(format!("stored metadata: {e}")))?,
+        declared_timestamp: iso(row.declared_at),
+        asset: row.asset.clone(),
+        conditions: row.conditions,
+    }))
+}

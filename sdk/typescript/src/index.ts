@@ -267,5 +267,7 @@ export class Client {
 export const webhooks = { verify: verifyWebhook };
 /** Verifies a receipt without a client (see verifyReceipt). */
 export const receipts = { verify: verifyReceipt };
+/** Verifies a balance as of a moment without a client (see verifyAsOf). */
+export { verifyAsOf } from "./receipts.js";
 /** Verifies a liabilities proof without a client (see verifyLiabilitiesProof). */
 export const liabilities = { verify: verifyLiabilitiesProof };

@@ -62,6 +62,7 @@ export interface Glue {
   verifyLiabilities(proof: string, customerId: string, key?: string | null, balance?: string | null): string;
   verifyLiabilitiesOfLedger(proof: string, ledgerId: string, key?: string | null, balance?: string | null): string;
   verifyWitnessPolicy(document: string, key: string | null, policy: string): string;
+  verifyAsOf(answer: string, key?: string | null): string;
   version(): string;
 }
 
@@ -139,6 +140,19 @@ export async function verifyReceipt(receipt: string | object, options: ReceiptVe
   const tied = JSON.parse(g.verifyReceiptLiabilities(text, proof, options.key ?? null)) as VerificationReport;
   const witnessed = await witnessChecks(text, options.key ?? null, options.witnessPolicy);
   return merged(report, tied, witnessed);
+}
+
+/**
+ * Verifies a balance as of a moment (derive's answer with `asOf`, its
+ * `data`, or the `asOf` object; docs/balance.md "As of"): the tree head's
+ * signature, each listed delta's inclusion and raw content, that they are
+ * the ledger's consecutive deltas, the boundary, the count, the last delta
+ * and the balance; core's `verify::verify_as_of`, as `bvs-verify as-of`.
+ */
+export async function verifyAsOf(answer: string | object, options: { key: string }): Promise<VerificationReport> {
+  if (!options.key) throw new TypeError("give the log key you trust ({key})");
+  const g = await verifier();
+  return JSON.parse(g.verifyAsOf(textOf(answer), options.key)) as VerificationReport;
 }
 
 /** Reports joined: ok only when every one is. */

@@ -1980,6 +1980,7 @@ export interface components {
             asset?: string;
             /** @description The debits refused at the page's positions (at most 100); absent when none. */
             refusals?: components["schemas"]["Refusal"][];
+            asOf?: components["schemas"]["AsOf"];
         };
         CompareInput: {
             yourBalance: number;
@@ -3031,6 +3032,49 @@ export interface components {
             balanceAtLeast: number | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        AsOfDelta: {
+            anchorId: string;
+            itemHash: string;
+            /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+            delta: number;
+            ledgerSeq: number;
+            /** Format: date-time */
+            blockTimestamp: string;
+            /** Format: date-time */
+            declaredTimestamp: string;
+            leafIndex: number;
+            inclusionProof: string[];
+            /** @description The hashed content while retention keeps it (as a receipt's proof items carry it) */
+            raw: Record<string, never> | null;
+        };
+        /** @description The balance as of a moment with its proof (docs/balance.md, "As of"); check it with bvs-verify as-of or the SDKs' verifyAsOf / verify_as_of. */
+        AsOf: {
+            /** Format: date-time */
+            at: string;
+            /** @enum {unknown} */
+            basis: "verified" | "declared";
+            /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+            balance: number;
+            deltasCount: number;
+            /** @description The anchorId of the last delta the balance includes */
+            lastDelta: string | null;
+            proof: {
+                /** @constant */
+                hashScheme: "bvs-log-v1";
+                treeHead: string;
+                publicKey: string;
+                witnessed?: boolean;
+                from: {
+                    sequence: number;
+                    /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+                    balance: number;
+                };
+                deltas: components["schemas"]["AsOfDelta"][];
+                next: components["schemas"]["AsOfDelta"] | null;
+                /** @description declared only: the ledger's verified deltas at the head, all listed */
+                ledgerDeltas?: number;
+            };
         };
     };
     responses: {
@@ -4203,6 +4247,10 @@ export interface operations {
                 offset?: components["parameters"]["Offset"];
                 /** @description Which of the customer's balances (CODE/p); absent: the default asset */
                 asset?: string;
+                /** @description A moment (ISO 8601): the answer adds asOf, the balance at that moment with its proof (docs/balance.md, "As of") */
+                asOf?: string;
+                /** @description verified (the default: by blockTimestamp) or declared (by declaredTimestamp; may change as late-declared deltas arrive). Needs asOf. */
+                asOfBasis?: "verified" | "declared";
             };
             header?: never;
             path: {

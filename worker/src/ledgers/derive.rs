@@ -102,6 +102,7 @@ pub async fn derive(
         pagination: json!({ "total": total, "limit": page.limit(), "offset": page.offset() }),
         hint,
         refusals,
+        as_of: None,
     };
     Ok(data)
 }
@@ -301,6 +302,19 @@ pub struct Derivation {
     /// absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refusals: Vec<bvs_core::receipt::ProvenRefusal>,
+    /// The balance as of `asOf` with its proof (issue 43); only when asked.
+    #[serde(rename = "asOf", skip_serializing_if = "Option::is_none")]
+    as_of: Option<bvs_core::verify::AsOf>,
+}
+
+impl Derivation {
+    /// The derivation with its `asOf` answer.
+    pub fn with_as_of(self, as_of: bvs_core::verify::AsOf) -> Derivation {
+        Derivation {
+            as_of: Some(as_of),
+            ..self
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -2,6 +2,7 @@
 //! and row, its balance replayed (`derive`), compared against the caller's
 //! list (`pinpoint`), listed (`customers`) and charted (`charts`).
 
+pub mod as_of;
 pub mod charts;
 pub mod customers;
 pub mod derive;

@@ -30,10 +30,77 @@ pub async fn derive(
     ctx: KeyContext,
     customer_id: CustomerId,
 ) -> ApiResult<Response> {
-    let start = derive_start(&req)?;
+    let (start, as_of) = (derive_start(&req), as_of_query(&req));
+    let (start, as_of) = match (start, as_of) {
+        (Ok(s), Ok(a)) => (s, a),
+        (Err(ApiError::Validation(mut a)), Err(ApiError::Validation(b))) => {
+            a.extend(b);
+            return Err(ApiError::Validation(a));
+        }
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
     let db = ledger::db(app, ctx.log())?;
-    let data = ledgers::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
+    let asset = start.asset.clone();
+    let mut data = ledgers::derive::derive(&db, &ctx.tenant_id, &customer_id, start).await?;
+    if let Some((at_ms, basis)) = as_of {
+        let request = ledgers::as_of::AsOfRequest {
+            tenant_id: &ctx.tenant_id,
+            log: ctx.log(),
+            customer_id: &customer_id,
+            asset: &asset,
+            at_ms,
+            basis,
+        };
+        data = data.with_as_of(ledgers::as_of::as_of(app, &db, &request).await?);
+    }
     http::balance(200, &data)
+}
+
+/// Derive's `asOf` (an ISO 8601 time) and `asOfBasis` (`verified`, the
+/// default, or `declared`), issue 43.
+fn as_of_query(req: &Request) -> ApiResult<Option<(u64, bvs_core::verify::AsOfBasis)>> {
+    use bvs_core::verify::AsOfBasis;
+    let q = |name: &str| http::query_param(req, name);
+    let mut problems = Vec::new();
+    let at = q("asOf")?.map(|t| {
+        bvs_core::time::parse_iso_ms(&t)
+            .ok()
+            .and_then(|ms| u64::try_from(ms).ok())
+            .ok_or_else(|| {
+                FieldProblem::new(
+                    "asOf",
+                    "must be an ISO 8601 time such as 2026-03-03T00:00:00Z",
+                )
+            })
+    });
+    let basis = match q("asOfBasis")?.as_deref() {
+        None | Some("verified") => Ok(AsOfBasis::Verified),
+        Some("declared") => Ok(AsOfBasis::Declared),
+        Some(_) => Err(FieldProblem::new(
+            "asOfBasis",
+            "must be verified or declared",
+        )),
+    };
+    if let Err(p) = &basis {
+        problems.push(p.clone());
+    }
+    let at = match at {
+        Some(Ok(at)) => Some(at),
+        Some(Err(p)) => {
+            problems.push(p);
+            None
+        }
+        None => {
+            if q("asOfBasis")?.is_some() {
+                problems.push(FieldProblem::new("asOfBasis", "needs asOf"));
+            }
+            None
+        }
+    };
+    if !problems.is_empty() {
+        return Err(ApiError::Validation(problems));
+    }
+    Ok(at.zip(basis.ok()))
 }
 
 /// The query of a derivation, every problem named at once.

@@ -17,6 +17,7 @@
 
 pub mod accounts;
 pub mod agreement;
+pub mod as_of;
 pub mod assets;
 #[cfg(test)]
 mod binds_tests;

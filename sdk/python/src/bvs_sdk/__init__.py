@@ -18,6 +18,7 @@ from .errors import (
     WebhookVerificationError,
 )
 from .liabilities import verify_liabilities_proof
+from .receipts import verify_as_of
 from .models import LiabilitiesProof, LiabilitiesStatement, Receipt, VerificationReport
 
 __version__ = SDK_VERSION
@@ -46,6 +47,7 @@ __all__ = [
     "errors",
     "liabilities",
     "receipts",
+    "verify_as_of",
     "verify_liabilities_proof",
     "webhooks",
 ]

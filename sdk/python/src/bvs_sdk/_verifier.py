@@ -91,6 +91,10 @@ class _Verifier:
         report: dict[str, Any] = json.loads(out)
         return report
 
+    def verify_as_of(self, answer_text: str, key: str | None) -> dict[str, Any]:
+        """A balance as of a moment (derive's answer with ``asOf``)."""
+        return self._report("verifyAsOf", answer_text, key)
+
     def verify_receipt_liabilities(self, receipt_text: str, proof_text: str | None, key: str | None) -> dict[str, Any]:
         """The receipt's liabilities proof (or ``proof_text``) tied to it."""
         return self._report("verifyReceiptLiabilities", receipt_text, proof_text, key)

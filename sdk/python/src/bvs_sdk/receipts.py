@@ -66,6 +66,21 @@ def verify(
     return {"ok": all(bool(r["ok"]) for r in reports), "checks": [c for r in reports for c in r["checks"]]}
 
 
+def verify_as_of(answer: str | dict[str, Any], *, key: str) -> VerificationReport:
+    """A balance as of a moment: derive's answer with ``asOf`` (or its
+    ``data``, or the ``asOf`` object; docs/balance.md "As of"), checked by
+    core's ``verify::verify_as_of`` as ``bvs-verify as-of`` does: the tree
+    head's signature, each listed delta's inclusion and raw content, that
+    they are the ledger's consecutive deltas, the boundary, the count, the
+    last delta and the balance. ``key``: the log's verifier key you trust."""
+    if not key:
+        raise TypeError("give the log key you trust (key=...)")
+    from ._verifier import verifier
+
+    report: VerificationReport = verifier().verify_as_of(text_of(answer), key)  # type: ignore[assignment]
+    return report
+
+
 def named_log_key(text: str) -> str | None:
     """The log key a document names (a receipt's ``proof.publicKey``, a
     liabilities proof's ``log.publicKey``): only to pick which log's policy

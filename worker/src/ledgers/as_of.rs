@@ -1,0 +1,184 @@
+//! A ledger's balance as of a moment (issue 43, docs/balance.md "As of"),
+//! with the proof a client checks offline (core's `verify::verify_as_of`).
+//!
+//! Basis `verified`: the boundary is the last delta verified at or before
+//! the moment, found within one month's window (the stored balance after
+//! it is the answer: no replay); the proof lists at most
+//! `AS_OF_PROOF_DELTAS_MAX` deltas before it and the next one, each with
+//! its inclusion into the newest witnessed head that covers them. Three
+//! round trips: the boundary, the span, the proofs. Basis `declared`: the
+//! ledger's deltas (at most `AS_OF_DECLARED_DELTAS_MAX`) are summed by
+//! their declaredTimestamp at the latest head, which the answer names.
+
+use bvs_core::amount::Amount;
+use bvs_core::log::HASH_SCHEME;
+use bvs_core::types::{Asset, CustomerId, Period};
+use bvs_core::verify::{
+    AsOf, AsOfBasis, AsOfDelta, AsOfFrom, AsOfProof, AS_OF_DECLARED_DELTAS_MAX,
+    AS_OF_PROOF_DELTAS_MAX,
+};
+use bvs_core::LeafIndex;
+use worker::D1Database;
+
+use crate::app::App;
+use crate::error::{ApiError, ApiResult};
+use crate::ids::TenantId;
+use crate::ledger::tiles::inclusion_proofs_with;
+use crate::ledger::{LogId, LogKey};
+use crate::store::as_of;
+use crate::store::deltas::DeltaRow;
+use crate::views;
+
+/// Whose balance, of which asset, as of when and by which time.
+pub struct AsOfRequest<'a> {
+    pub tenant_id: &'a TenantId,
+    pub log: LogId,
+    pub customer_id: &'a CustomerId,
+    pub asset: &'a Asset,
+    pub at_ms: u64,
+    pub basis: AsOfBasis,
+}
+
+/// The balance as of `r.at_ms` with its proof.
+///
+/// # Errors
+/// 404 for an unknown ledger; 422 for a declared balance of a ledger with
+/// more than `AS_OF_DECLARED_DELTAS_MAX` deltas; D1 errors.
+pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult<AsOf> {
+    let key = (r.customer_id, r.asset);
+    let (from, to, boundary) = match r.basis {
+        AsOfBasis::Verified => {
+            let month = Period::containing(i64::try_from(r.at_ms).unwrap_or(i64::MAX));
+            let read = as_of::boundary(db, r.tenant_id, key, &month.to_string(), r.at_ms).await?;
+            if read.ledger.is_none() {
+                return Err(super::no_ledger(r.customer_id, r.asset));
+            }
+            let b = read.boundary.and_then(|d| d.ledger_seq).unwrap_or(0);
+            (b.saturating_sub(AS_OF_PROOF_DELTAS_MAX), b + 1, b)
+        }
+        AsOfBasis::Declared => (0, AS_OF_DECLARED_DELTAS_MAX + 1, 0),
+    };
+    let span = as_of::span(db, r.tenant_id, key, (from.max(1), to)).await?;
+    let ledger = span
+        .ledger
+        .ok_or_else(|| super::no_ledger(r.customer_id, r.asset))?;
+    if r.basis == AsOfBasis::Declared && ledger.verified_count > AS_OF_DECLARED_DELTAS_MAX {
+        return Err(ApiError::Unprocessable(format!(
+            "A declared balance sums the ledger's every delta; this one has {} (at most \
+             {AS_OF_DECLARED_DELTAS_MAX}). Ask with asOfBasis=verified",
+            ledger.verified_count
+        )));
+    }
+    let head = span
+        .head
+        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+    // The delta at `from` gives the starting balance; the rest are listed.
+    let (start, listed): (Vec<DeltaRow>, Vec<DeltaRow>) = span
+        .deltas
+        .into_iter()
+        .filter(|d| d.ledger_seq.is_some_and(|s| s <= ledger.verified_count))
+        .partition(|d| d.ledger_seq == Some(from) && from > 0);
+    let from_balance = start
+        .first()
+        .and_then(|d| d.balance_after)
+        .unwrap_or(Amount::ZERO);
+    let mut items = listed.iter().map(item).collect::<ApiResult<Vec<_>>>()?;
+    let leaves: Vec<u64> = items.iter().map(|d| d.leaf_index.0).collect();
+    let needed = leaves.iter().max().map_or(0, |l| l + 1);
+    let (size, tree_head, witnessed) = crate::witness::proof_head(&head, &span.witnessed, needed);
+    let proofs = inclusion_proofs_with(db, &leaves, size, Vec::new()).await?;
+    for (d, p) in items.iter_mut().zip(proofs) {
+        d.inclusion_proof = p;
+    }
+    let proof_key = LogKey::load(app, r.log)?.verifier_key()?;
+    let at = views::iso(r.at_ms);
+    let mut proof = AsOfProof {
+        hash_scheme: HASH_SCHEME.name().to_string(),
+        tree_head,
+        public_key: proof_key,
+        witnessed: Some(witnessed),
+        from: AsOfFrom {
+            sequence: from,
+            balance: from_balance,
+        },
+        deltas: Vec::new(),
+        next: None,
+        ledger_deltas: None,
+    };
+    Ok(match r.basis {
+        AsOfBasis::Verified => {
+            if items.last().is_some_and(|d| d.ledger_seq > boundary) {
+                proof.next = items.pop();
+            }
+            let balance = listed
+                .iter()
+                .find(|d| d.ledger_seq == Some(boundary))
+                .and_then(|d| d.balance_after)
+                .unwrap_or(from_balance);
+            proof.deltas = items;
+            AsOf {
+                at,
+                basis: r.basis,
+                balance,
+                deltas_count: boundary,
+                last_delta: proof.deltas.last().map(|d| d.anchor_id.clone()),
+                proof,
+            }
+        }
+        AsOfBasis::Declared => declared(at, r.at_ms, items, proof)?,
+    })
+}
+
+/// The declared answer over the ledger's every delta `items`.
+fn declared(
+    at: String,
+    at_ms: u64,
+    items: Vec<AsOfDelta>,
+    mut proof: AsOfProof,
+) -> ApiResult<AsOf> {
+    let mut balance = Amount::ZERO;
+    let mut count = 0;
+    let mut last: Option<(i64, u64, String)> = None;
+    for d in &items {
+        let t = bvs_core::time::parse_iso_ms(&d.declared_timestamp).map_err(ApiError::internal)?;
+        if t <= i64::try_from(at_ms).unwrap_or(i64::MAX) {
+            count += 1;
+            balance = balance
+                .checked_add(d.delta)
+                .map_err(|e| ApiError::Unprocessable(format!("balance: {e}")))?;
+            if last
+                .as_ref()
+                .is_none_or(|(lt, ls, _)| (t, d.ledger_seq) > (*lt, *ls))
+            {
+                last = Some((t, d.ledger_seq, d.anchor_id.clone()));
+            }
+        }
+    }
+    proof.ledger_deltas = Some(items.len() as u64);
+    proof.deltas = items;
+    Ok(AsOf {
+        at,
+        basis: AsOfBasis::Declared,
+        balance,
+        deltas_count: count,
+        last_delta: last.map(|(_, _, id)| id),
+        proof,
+    })
+}
+
+/// A verified row as the proof lists it (its inclusion proof added once
+/// read).
+fn item(d: &DeltaRow) -> ApiResult<AsOfDelta> {
+    let missing = || ApiError::internal("a verified delta without its log position");
+    Ok(AsOfDelta {
+        anchor_id: d.anchor_id.to_string(),
+        item_hash: d.item_hash,
+        delta: d.delta,
+        ledger_seq: d.ledger_seq.ok_or_else(missing)?,
+        block_timestamp: views::iso(d.verified_at.ok_or_else(missing)?),
+        declared_timestamp: views::iso(d.declared_at),
+        leaf_index: LeafIndex(d.leaf_index.ok_or_else(missing)?),
+        inclusion_proof: Vec::new(),
+        raw: views::raw_content(d)?,
+    })
+}
