@@ -48,12 +48,7 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
     let key = (r.customer_id, r.asset);
     let (from, to, boundary) = match r.basis {
         AsOfBasis::Verified => {
-            let month = Period::containing(i64::try_from(r.at_ms).unwrap_or(i64::MAX));
-            let read = as_of::boundary(db, r.tenant_id, key, &month.to_string(), r.at_ms).await?;
-            if read.ledger.is_none() {
-                return Err(super::no_ledger(r.customer_id, r.asset));
-            }
-            let b = read.boundary.and_then(|d| d.ledger_seq).unwrap_or(0);
+            let b = boundary_seq(db, r).await?;
             (b.saturating_sub(AS_OF_PROOF_DELTAS_MAX), b + 1, b)
         }
         AsOfBasis::Declared => (0, AS_OF_DECLARED_DELTAS_MAX + 1, 0),
@@ -78,10 +73,13 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
         .into_iter()
         .filter(|d| d.ledger_seq.is_some_and(|s| s <= ledger.verified_count))
         .partition(|d| d.ledger_seq == Some(from) && from > 0);
-    let from_balance = start
-        .first()
-        .and_then(|d| d.balance_after)
-        .unwrap_or(Amount::ZERO);
+    let from = AsOfFrom {
+        sequence: from,
+        balance: start
+            .first()
+            .and_then(|d| d.balance_after)
+            .unwrap_or(Amount::ZERO),
+    };
     let mut items = listed.iter().map(item).collect::<ApiResult<Vec<_>>>()?;
     let leaves: Vec<u64> = items.iter().map(|d| d.leaf_index.0).collect();
     let needed = leaves.iter().max().map_or(0, |l| l + 1);
@@ -90,43 +88,60 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
     for (d, p) in items.iter_mut().zip(proofs) {
         d.inclusion_proof = p;
     }
-    let proof_key = LogKey::load(app, r.log)?.verifier_key()?;
-    let at = views::iso(r.at_ms);
-    let mut proof = AsOfProof {
+    let proof = AsOfProof {
         hash_scheme: HASH_SCHEME.name().to_string(),
         tree_head,
-        public_key: proof_key,
+        public_key: LogKey::load(app, r.log)?.verifier_key()?,
         witnessed: Some(witnessed),
-        from: AsOfFrom {
-            sequence: from,
-            balance: from_balance,
-        },
+        from,
         deltas: Vec::new(),
         next: None,
         ledger_deltas: None,
     };
-    Ok(match r.basis {
-        AsOfBasis::Verified => {
-            if items.last().is_some_and(|d| d.ledger_seq > boundary) {
-                proof.next = items.pop();
-            }
-            let balance = listed
-                .iter()
-                .find(|d| d.ledger_seq == Some(boundary))
-                .and_then(|d| d.balance_after)
-                .unwrap_or(from_balance);
-            proof.deltas = items;
-            AsOf {
-                at,
-                basis: r.basis,
-                balance,
-                deltas_count: boundary,
-                last_delta: proof.deltas.last().map(|d| d.anchor_id.clone()),
-                proof,
-            }
-        }
-        AsOfBasis::Declared => declared(at, r.at_ms, items, proof)?,
-    })
+    let at = views::iso(r.at_ms);
+    match r.basis {
+        AsOfBasis::Verified => Ok(verified(at, boundary, &listed, items, proof)),
+        AsOfBasis::Declared => declared(at, r.at_ms, items, proof),
+    }
+}
+
+/// The boundary's ledger sequence number (0 before the first delta).
+async fn boundary_seq(db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult<u64> {
+    let month = Period::containing(i64::try_from(r.at_ms).unwrap_or(i64::MAX));
+    let key = (r.customer_id, r.asset);
+    let read = as_of::boundary(db, r.tenant_id, key, &month.to_string(), r.at_ms).await?;
+    if read.ledger.is_none() {
+        return Err(super::no_ledger(r.customer_id, r.asset));
+    }
+    Ok(read.boundary.and_then(|d| d.ledger_seq).unwrap_or(0))
+}
+
+/// The verified answer: `items` are the deltas after `proof.from` through
+/// the boundary and the one after it (when there is one).
+fn verified(
+    at: String,
+    boundary: u64,
+    listed: &[DeltaRow],
+    mut items: Vec<AsOfDelta>,
+    mut proof: AsOfProof,
+) -> AsOf {
+    if items.last().is_some_and(|d| d.ledger_seq > boundary) {
+        proof.next = items.pop();
+    }
+    let balance = listed
+        .iter()
+        .find(|d| d.ledger_seq == Some(boundary))
+        .and_then(|d| d.balance_after)
+        .unwrap_or(proof.from.balance);
+    proof.deltas = items;
+    AsOf {
+        at,
+        basis: AsOfBasis::Verified,
+        balance,
+        deltas_count: boundary,
+        last_delta: proof.deltas.last().map(|d| d.anchor_id.clone()),
+        proof,
+    }
 }
 
 /// The declared answer over the ledger's every delta `items`.

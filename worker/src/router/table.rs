@@ -14,9 +14,9 @@ use super::{Auth, Caller, Params, Route, RouteFuture};
 use crate::app::App;
 use crate::ids::{AnchorId, DeliveryId, EventId, KeyId, StatementId, TenantId, WebhookId};
 use crate::routes::{
-    admin, agreement, api_keys, auth, contracts, dev, emit, facts, health, insights, ledgers,
-    liabilities, log, mail, openapi, page, proofs, request_log, tenant, tiles, usage, webhooks,
-    witness,
+    admin, agreement, api_keys, assets, auth, contracts, dev, emit, facts, health, insights,
+    ledgers, liabilities, log, mail, openapi, page, proofs, request_log, tenant, tiles, usage,
+    webhooks, witness,
 };
 
 /// `route!(Method "pattern", Auth, |app, req, p, c| handler call)`: one
@@ -116,9 +116,9 @@ pub const ROUTES: &[Route] = &[
     ),
     route!(Post "/api/v1/balance/compare", Key, |app, req, p, c| ledgers::compare(app, req, c.key()?).await),
     route!(Get "/api/v1/balance/customers", Key, |app, req, p, c| ledgers::customers(app, req, c.key()?).await),
-    route!(Get "/api/v1/balance/assets", Key, |app, req, p, c| ledgers::assets(app, c.key()?).await),
+    route!(Get "/api/v1/balance/assets", Key, |app, req, p, c| assets::assets(app, c.key()?).await),
     route!(Put "/api/v1/balance/assets/:asset", Key, |app, req, p, c|
-        ledgers::put_asset(app, req, c.key()?, p.get("asset")?).await
+        assets::put_asset(app, req, c.key()?, p.get("asset")?).await
     ),
     route!(Get "/api/v1/balance/customers/:customerId", Key, |app, req, p, c|
         ledgers::customer(app, c.key()?, p.parse("customerId", CustomerId::parse)?).await

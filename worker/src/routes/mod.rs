@@ -1,6 +1,7 @@
 pub mod admin;
 pub mod agreement;
 pub mod api_keys;
+pub mod assets;
 pub mod auth;
 pub mod contracts;
 pub mod dev;
