@@ -535,7 +535,7 @@ fn read_asset(f: &Fields<'_>) -> Result<Asset, ReadError> {
     }
 }
 
-fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
+pub(crate) fn read_raw(f: &Fields<'_>) -> Result<DeltaContent, ReadError> {
     let anchor_id = f.string("anchorId")?;
     let customer_id = f.string("customerId")?;
     let delta = f.amount("delta")?;

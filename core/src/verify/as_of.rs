@@ -19,6 +19,7 @@ use super::{key_check, scheme_check, Detail, KeyWords, VerificationReport, UNKNO
 use crate::amount::Amount;
 use crate::hash::Hash32;
 use crate::item::{item_hash, DeltaContent};
+use crate::json::{Fields, ReadError, Value};
 use crate::merkle::{HashScheme, LeafIndex};
 use crate::note::{self, TreeHead};
 use crate::time::parse_iso_ms;
@@ -124,26 +125,87 @@ const KEY_WORDS: KeyWords = KeyWords {
 };
 
 /// Reads an as-of answer: derive's whole answer, its `data`, or the
-/// `asOf` object itself.
+/// `asOf` object itself, with core's own JSON reader (as receipts are
+/// read: amounts exact, no serde_json in the browser's module).
 ///
 /// # Errors
-/// Not JSON, or no `asOf` answer in it.
+/// Not JSON, or the first field that is not an as-of answer's.
 pub fn read_as_of_document(text: &str) -> Result<AsOf, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let found = [
-        value.pointer("/data/asOf"),
-        value.pointer("/asOf"),
-        Some(&value),
-    ];
-    let inner = found
-        .into_iter()
-        .flatten()
-        .find(|v| v.get("proof").is_some())
-        .ok_or_else(|| {
-            "no asOf answer (an object with at, basis, balance and proof)".to_string()
-        })?;
-    // Re-read from its text, so that amounts stay exact.
-    serde_json::from_str(&inner.to_string()).map_err(|e| e.to_string())
+    super::read_document(text, true, "an as-of answer", |value| {
+        let inner = match value.as_object().and_then(|o| o.get("asOf")) {
+            Some(v) => v,
+            None => value,
+        };
+        read_as_of(inner).map_err(|e| *e)
+    })
+    .map_err(|e| e.to_string())
+}
+
+fn read_as_of(value: &Value) -> Result<AsOf, ReadError> {
+    let f = Fields::of(value, String::new())?;
+    let p = f.object("proof")?;
+    let from = p.object("from")?;
+    let basis = match f.string("basis")? {
+        "verified" => AsOfBasis::Verified,
+        "declared" => AsOfBasis::Declared,
+        _ => {
+            return Err(Box::new(crate::error::FieldError::new(
+                "basis",
+                "must be verified or declared",
+            )))
+        }
+    };
+    let at = f.string("at")?;
+    let last_delta = f.optional_string("lastDelta")?;
+    let hash_scheme = p.string("hashScheme")?;
+    let tree_head = p.string("treeHead")?;
+    let public_key = p.string("publicKey")?;
+    Ok(AsOf {
+        basis,
+        balance: f.amount("balance")?,
+        deltas_count: f.u64("deltasCount")?,
+        proof: AsOfProof {
+            from: AsOfFrom {
+                sequence: from.u64("sequence")?,
+                balance: from.amount("balance")?,
+            },
+            deltas: p.each("deltas", true, read_delta)?,
+            next: match p.optional("next") {
+                None => None,
+                Some(_) => Some(read_delta(&p.object("next")?)?),
+            },
+            ledger_deltas: match p.optional("ledgerDeltas") {
+                None => None,
+                Some(_) => Some(p.u64("ledgerDeltas")?),
+            },
+            witnessed: None,
+            hash_scheme: hash_scheme.to_owned(),
+            tree_head: tree_head.to_owned(),
+            public_key: public_key.to_owned(),
+        },
+        at: at.to_owned(),
+        last_delta: last_delta.map(str::to_owned),
+    })
+}
+
+fn read_delta(f: &Fields<'_>) -> Result<AsOfDelta, ReadError> {
+    let anchor_id = f.string("anchorId")?;
+    let block_timestamp = f.string("blockTimestamp")?;
+    let declared_timestamp = f.string("declaredTimestamp")?;
+    Ok(AsOfDelta {
+        item_hash: f.hash("itemHash")?,
+        delta: f.amount("delta")?,
+        ledger_seq: f.u64("ledgerSeq")?,
+        leaf_index: LeafIndex(f.u64("leafIndex")?),
+        inclusion_proof: f.hashes("inclusionProof", false)?,
+        raw: match f.optional("raw") {
+            None => None,
+            Some(_) => Some(crate::receipt::read_raw(&f.object("raw")?)?),
+        },
+        anchor_id: anchor_id.to_owned(),
+        block_timestamp: block_timestamp.to_owned(),
+        declared_timestamp: declared_timestamp.to_owned(),
+    })
 }
 
 /// Verifies an as-of answer given as JSON text (see [`read_as_of_document`]).
