@@ -174,6 +174,26 @@ fn as_of_equals_the_tests_own_fold_at_five_moments_and_its_proof_verifies() {
     let out = bvs_tests::run_ok(&mut py, "the Python SDK's as-of check failed");
     assert!(out.contains("sdk ok"), "{out}");
 
+    // The customer route answers each asset's balance as of the moment.
+    let r = k.customer(c);
+    assert!(r.body["data"].get("asOf").is_none(), "{}", r.text);
+    let r = k.get(&format!(
+        "/api/v1/balance/customers/{c}?asOf={}",
+        format_iso_ms(moments[2])
+    ));
+    assert_eq!(r.status, 200, "{}", r.text);
+    let (sum, count, last) = fold(&deltas, "blockTimestamp", moments[2]);
+    let b = &r.body["data"]["asOf"]["balances"][0];
+    assert!(b["asset"].is_null(), "{}", r.text);
+    assert_eq!(
+        Amount::parse(&b["balance"].to_string()).unwrap(),
+        sum,
+        "{}",
+        r.text
+    );
+    assert_eq!(b["deltasCount"], count);
+    assert_eq!(b["lastDelta"].as_str().map(str::to_string), last);
+
     // Bad queries name the field.
     let r = k.derive(c, "asOf=yesterday");
     assert_eq!(r.status, 400, "{}", r.text);

@@ -2070,6 +2070,21 @@ export interface components {
                 deltasCount: number;
                 latestReceiptId: string | null;
             }[];
+            /** @description Each asset's balance as of asOf (docs/balance.md, "As of"); derive with ?asset= gives each its proof. Only with asOf. */
+            asOf?: {
+                /** Format: date-time */
+                at: string;
+                /** @enum {unknown} */
+                basis: "verified" | "declared";
+                balances: {
+                    /** @description CODE/p; null for the default asset */
+                    asset: string | null;
+                    /** @description Exact decimal (up to 18 fractional digits), written in shortest plain form. */
+                    balance: number;
+                    deltasCount: number;
+                    lastDelta: string | null;
+                }[];
+            };
         };
         Customers: {
             customers: components["schemas"]["Customer"][];
@@ -4366,7 +4381,12 @@ export interface operations {
     };
     getCustomer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A moment (ISO 8601): the answer adds asOf, the balance at that moment with its proof (docs/balance.md, "As of") */
+                asOf?: string;
+                /** @description verified (the default: by blockTimestamp) or declared (by declaredTimestamp; may change as late-declared deltas arrive). Needs asOf. */
+                asOfBasis?: "verified" | "declared";
+            };
             header?: never;
             path: {
                 customerId: string;
@@ -4396,6 +4416,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

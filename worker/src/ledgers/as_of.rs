@@ -64,9 +64,12 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
             ledger.verified_count
         )));
     }
-    let head = span
-        .head
-        .ok_or_else(|| ApiError::internal("a ledger with verified deltas but no tree head"))?;
+    let head = span.head.ok_or_else(|| {
+        ApiError::Unprocessable(
+            "The log has no signed tree head yet: nothing is verified to prove a balance with"
+                .into(),
+        )
+    })?;
     // The delta at `from` gives the starting balance; the rest are listed.
     let (start, listed): (Vec<DeltaRow>, Vec<DeltaRow>) = span
         .deltas

@@ -121,7 +121,7 @@ pub const ROUTES: &[Route] = &[
         assets::put_asset(app, req, c.key()?, p.get("asset")?).await
     ),
     route!(Get "/api/v1/balance/customers/:customerId", Key, |app, req, p, c|
-        ledgers::customer(app, c.key()?, p.parse("customerId", CustomerId::parse)?).await
+        ledgers::customer(app, req, c.key()?, p.parse("customerId", CustomerId::parse)?).await
     ),
     route!(Post "/api/v1/facts", Key, |app, req, p, c| facts::create(app, req, c.key()?).await),
     route!(Get "/api/v1/facts/:contentHash", Key, |app, req, p, c|

@@ -392,6 +392,10 @@ struct CustomerView {
     /// Absent when the customer has none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     balances: Vec<AssetBalance>,
+    /// Each asset's balance as of `asOf` (issue 43; derive gives each its
+    /// proof). Only when asked.
+    #[serde(rename = "asOf", skip_serializing_if = "Option::is_none")]
+    as_of: Option<Value>,
 }
 
 /// One named asset's balance of a customer.
@@ -425,6 +429,7 @@ fn customer_view(l: &LedgerRow) -> ApiResult<CustomerView> {
         created_at: views::iso(l.created_at),
         pending_deltas: None,
         balances: Vec::new(),
+        as_of: None,
     })
 }
 
@@ -469,7 +474,13 @@ pub async fn customers(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Re
 }
 
 /// `GET /api/v1/balance/customers/:customerId`.
-pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> ApiResult<Response> {
+pub async fn customer(
+    app: &App,
+    req: Request,
+    ctx: KeyContext,
+    customer_id: CustomerId,
+) -> ApiResult<Response> {
+    let as_of = as_of_query(&req)?;
     let db = ledger::db(app, ctx.log())?;
     let rows = ledgers::customers::assets_of(&db, &ctx.tenant_id, &customer_id).await?;
     let (default, named): (Vec<&LedgerRow>, Vec<&LedgerRow>) =
@@ -483,6 +494,31 @@ pub async fn customer(app: &App, ctx: KeyContext, customer_id: CustomerId) -> Ap
         ledgers::customers::queued_count(&db, &ctx.tenant_id, &customer_id, &Asset::Default)
             .await?,
     );
+    if let Some((at_ms, basis)) = as_of {
+        let mut balances = Vec::with_capacity(rows.len());
+        for l in &rows {
+            let request = ledgers::as_of::AsOfRequest {
+                tenant_id: &ctx.tenant_id,
+                log: ctx.log(),
+                customer_id: &customer_id,
+                asset: &l.asset,
+                at_ms,
+                basis,
+            };
+            let a = ledgers::as_of::as_of(app, &db, &request).await?;
+            balances.push(json!({
+                "asset": (!l.asset.is_default()).then(|| l.asset.key()),
+                "balance": a.balance,
+                "deltasCount": a.deltas_count,
+                "lastDelta": a.last_delta,
+            }));
+        }
+        view.as_of = Some(json!({
+            "at": views::iso(at_ms),
+            "basis": basis.as_str(),
+            "balances": balances,
+        }));
+    }
     http::balance(200, &view)
 }
 
