@@ -48,6 +48,12 @@ fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
         lines.iter().any(|l| l.starts_with("200 text/html")),
         "verify page: {stdout}"
     );
+    // Credits with a floor: the debit past it refused, the other counted.
+    assert!(
+        lines.contains(&"the -150 debit is FAILED: balance_below_floor"),
+        "{stdout}"
+    );
+    assert!(lines.contains(&"credits left 40, refusals 1"), "{stdout}");
     // The secret half of the key is never printed.
     assert!(
         !stdout.contains("pk_test_")
