@@ -111,7 +111,7 @@ pub struct AsOf {
 
 /// Most deltas a `verified` proof lists before its boundary, and a
 /// `declared` proof in all.
-pub const AS_OF_PROOF_DELTAS_MAX: u64 = 1_000;
+pub const AS_OF_PROOF_DELTAS_MAX: u64 = 100;
 pub const AS_OF_DECLARED_DELTAS_MAX: u64 = 5_000;
 
 const KEY_WORDS: KeyWords = KeyWords {

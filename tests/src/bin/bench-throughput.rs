@@ -126,10 +126,36 @@ fn before_schema(dir: &std::path::Path) {
     assert!(drop.success());
 }
 
+/// A batch of `customer`'s deltas. With `BENCH_CONDITIONS=1` (issue
+/// 43), every other one is a debit of 1 with `balanceAtLeast: 0` after a
+/// credit of 2 (never refused: the drain verifies them all), and each
+/// tenant has a default floor for the default asset (`main` sets it).
 fn items(customer: &str, tag: &str) -> Vec<Value> {
+    let conditions = env_or("BENCH_CONDITIONS", 0) == 1;
     (0..BATCH)
-        .map(|j| json!({"customerId": customer, "delta": 1, "reason": format!("{tag} {j}")}))
+        .map(|j| {
+            let reason = format!("{tag} {j}");
+            if conditions && j % 2 == 1 {
+                json!({"customerId": customer, "delta": -1, "reason": reason,
+                       "conditions": {"balanceAtLeast": 0}})
+            } else if conditions {
+                json!({"customerId": customer, "delta": 2, "reason": reason})
+            } else {
+                json!({"customerId": customer, "delta": 1, "reason": reason})
+            }
+        })
         .collect()
+}
+
+/// With `BENCH_CONDITIONS=1`: the tenant's default floor of 0 for the
+/// default asset (a build without floors answers 404; it is ignored).
+fn default_floor(k: &Keyed) {
+    if env_or("BENCH_CONDITIONS", 0) == 1 {
+        let _ = k.send(
+            k.req(reqwest::Method::PUT, "/api/v1/balance/assets/default")
+                .json(&json!({"balanceAtLeast": 0})),
+        );
+    }
 }
 
 fn verified(k: &Keyed, customer: &str) -> u64 {
@@ -216,6 +242,9 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
         .iter()
         .map(|t| t.test_key.clone())
         .collect();
+    for k in &keys {
+        default_floor(&api.keyed(k));
+    }
     let secs = env_or("BENCH_INTAKE_SECS", 30);
     let server = Server::of(&w);
     let cpu_before = Cpu::now(server.group, &server.port);
