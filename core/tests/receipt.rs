@@ -3,13 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_core::amount::Amount;
+use bvs_core::conditions::{Conditions, Failed, Position, Refusal};
 use bvs_core::derive::{self, DerivedDelta};
 use bvs_core::hash::Hash32;
 use bvs_core::item::{item_hash, DeltaContent};
 use bvs_core::log::{self, StoredHashes};
 use bvs_core::merkle::{self, LeafIndex, TreeSize};
 use bvs_core::note;
-use bvs_core::receipt::{ProvenItem, Receipt, ReceiptProof, ReceiptVerification};
+use bvs_core::receipt::{ProvenItem, ProvenRefusal, Receipt, ReceiptProof, ReceiptVerification};
 use bvs_core::time::format_iso_ms;
 use bvs_core::types::Period;
 use bvs_core::verify::{verify_receipt, verify_receipt_json, VerificationReport};
@@ -19,6 +20,29 @@ const SEED: [u8; 32] = [9; 32];
 const T0: i64 = 1_795_323_400_123; // 2026-11-22T04:56:40.123Z
 
 fn build_receipt(purge_first: bool) -> Receipt {
+    build(purge_first, false)
+}
+
+/// The refused debit the log of [`build`] holds in place of its third
+/// noise item: -500 with `balanceAtLeast: 0`, met after three deltas.
+fn refusal() -> Refusal {
+    Refusal {
+        item_hash: Hash32::digest(b"the refused debit's content"),
+        customer_id: "cust_42".into(),
+        asset: bvs_core::types::Asset::Default,
+        delta: Amount::parse("-500").unwrap(),
+        failed: Failed::Floor {
+            balance_at_least: Amount::ZERO,
+            tenant_default: false,
+        },
+        at: Position {
+            sequence: 3,
+            balance: Amount::parse("109.7").unwrap(),
+        },
+    }
+}
+
+fn build(purge_first: bool, refused: bool) -> Receipt {
     // Other tenants' items come first in the shared log.
     let mut log_items: Vec<Hash32> = (0..37u64)
         .map(|i| Hash32::digest(&i.to_be_bytes()))
@@ -41,9 +65,14 @@ fn build_receipt(purge_first: bool) -> Receipt {
         };
         leaf_of.push(log_items.len() as u64);
         log_items.push(item_hash(&content).unwrap());
-        log_items.push(Hash32::digest(format!("noise {k}").as_bytes()));
+        if refused && k == 2 {
+            log_items.push(refusal().hash());
+        } else {
+            log_items.push(Hash32::digest(format!("noise {k}").as_bytes()));
+        }
         contents.push(content);
     }
+    let refusal_leaf = leaf_of[2] + 1;
     let mut store = StoredHashes::new();
     for (k, v) in log::append(TreeSize(0), &log_items, &StoredHashes::new()).unwrap() {
         store.insert(k, v);
@@ -115,9 +144,76 @@ fn build_receipt(purge_first: bool) -> Receipt {
         },
         log: None,
         agreement: None,
-        refusals: Vec::new(),
-        starting_sequence: None,
+        refusals: if refused {
+            let r = refusal();
+            vec![ProvenRefusal {
+                anchor_id: "anc_refused".into(),
+                item_hash: r.item_hash,
+                delta: r.delta,
+                code: "balance_below_floor".into(),
+                condition: Conditions {
+                    balance_at_least: Some(Amount::ZERO),
+                    expected_sequence: None,
+                },
+                sequence: 3,
+                balance: r.at.balance,
+                tenant_default: false,
+                refusal_hash: r.hash(),
+                leaf_index: LeafIndex(refusal_leaf),
+                inclusion_proof: log::inclusion_proof(LeafIndex(refusal_leaf), size, &store)
+                    .unwrap(),
+            }]
+        } else {
+            Vec::new()
+        },
+        starting_sequence: refused.then_some(0),
     }
+}
+
+#[test]
+fn a_receipt_with_a_refusal_verifies_and_each_tampering_fails_by_name() {
+    let key = note::public_key_string(ORIGIN, &SEED).unwrap();
+    let receipt = build(false, true);
+    let json = serde_json::to_string(&receipt).unwrap();
+    let report = verify_receipt_json(&json, Some(&key));
+    assert!(report.ok, "{:#?}", report.first_failure());
+    assert!(report
+        .checks
+        .iter()
+        .any(|c| c.name == "refusals[0].position" && c.ok));
+    let tampered = |f: &dyn Fn(&mut Receipt)| {
+        let mut r = build(false, true);
+        f(&mut r);
+        failed(&verify_receipt(&r, Some(&key)))
+    };
+    // Another amount, balance or condition: the refusal hashes apart.
+    assert!(
+        tampered(&|r| r.refusals[0].delta = Amount::parse("-5").unwrap())
+            .contains(&"refusals[0].refusalHash".to_string())
+    );
+    // A balance it did not meet (rehashed to match): the deltas before it
+    // add up to something else.
+    let moved = tampered(&|r| {
+        r.refusals[0].balance = Amount::parse("600").unwrap();
+        let mut item = refusal();
+        item.at.balance = r.refusals[0].balance;
+        r.refusals[0].refusal_hash = item.hash();
+    });
+    assert!(
+        moved.contains(&"refusals[0].position".to_string()),
+        "{moved:?}"
+    );
+    // Not in the log.
+    assert!(tampered(&|r| r.refusals[0].leaf_index = LeafIndex(0))
+        .contains(&"refusals[0].inclusion".to_string()));
+    // A refused delta counted among the deltas.
+    let counted = tampered(&|r| r.refusals[0].item_hash = r.deltas[1].item_hash);
+    assert!(
+        counted.contains(&"refusals[0].position".to_string()),
+        "{counted:?}"
+    );
+    // Without startingSequence a period receipt cannot place it.
+    assert!(tampered(&|r| r.starting_sequence = None).contains(&"refusals[0].position".to_string()));
 }
 
 fn failed(report: &VerificationReport) -> Vec<String> {

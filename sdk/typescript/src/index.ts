@@ -90,7 +90,18 @@ export class Client {
     /** One page of a derivation. */
     derive: async (
       customerId: string,
-      query: { startingBalance?: number; startingCheckpoint?: string; startingCheckpointType?: "itemsRoot" | "anchorId"; limit?: number; offset?: number } = {},
+      query: {
+        startingBalance?: number;
+        startingCheckpoint?: string;
+        startingCheckpointType?: "itemsRoot" | "anchorId";
+        limit?: number;
+        offset?: number;
+        /** A named asset, `CODE/p` (issue 43). */
+        asset?: string;
+        /** A moment: the answer adds `asOf`, checked by `verifyAsOf`. */
+        asOf?: string;
+        asOfBasis?: "verified" | "declared";
+      } = {},
     ): Promise<Derivation> =>
       (await this.#get<Derivation>(`api/v1/balance/derive/${encodeURIComponent(customerId)}`, { query })).data,
     /** Every verified delta of the derivation, page after page (1000 a page). */

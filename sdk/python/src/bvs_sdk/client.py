@@ -337,7 +337,9 @@ class _Deltas(_Resource):
         return self._c._send(_Spec("GET", f"api/v1/balance/delta/{_seg(anchor_id)}"))  # type: ignore[no-any-return]
 
     def derive(self, customer_id: str, **query: Any) -> Derivation:
-        """One page: startingBalance, startingCheckpoint, startingCheckpointType, limit, offset."""
+        """One page: startingBalance, startingCheckpoint, startingCheckpointType, limit, offset;
+        asset (CODE/p), asOf and asOfBasis (the answer adds asOf: check it with
+        bvs_sdk.verify_as_of)."""
         return self._c._send(_Spec("GET", f"api/v1/balance/derive/{_seg(customer_id)}", query=query))  # type: ignore[no-any-return]
 
     def iterate(self, customer_id: str, *, page_size: int = 1000, **query: Any) -> Iterator[DeltaObject]:
