@@ -19,3 +19,6 @@ export function verifyWitnessPolicyText(note: string, key: string, policyText: s
 // A public answer's agreement side (the whole answer's text), checked
 // against the log the page pinned the key of: core's agreement checks.
 export function verifyAnswerAgreement(answerJson: string, logOrigin: string): string;
+// A balance as of a moment (derive's answer with `asOf`, issue 43): core's
+// `verify::verify_as_of`, as `bvs-verify as-of` checks it.
+export function verifyAsOf(answerJson: string, trustedKey?: string): string;

@@ -615,9 +615,59 @@ function renderRecords(records: PublicRecord[], checks: Check[]): void {
 
 // ---------------------------------------------------------------- offline: a pasted receipt
 
+/** The `asOf` answer a pasted derive answer carries (issue 43), if any. */
+interface AsOfDoc {
+  at?: string;
+  basis?: string;
+  balance?: unknown;
+  deltasCount?: number;
+  lastDelta?: string | null;
+  proof?: { publicKey?: string; treeHead?: string };
+}
+
+/**
+ * A pasted balance as of a moment (derive's answer with `asOf`): checked
+ * by core's `verify_as_of` in the second module (outside this page's size
+ * budget), as `bvs-verify as-of` checks it.
+ */
+async function runAsOf(text: string, doc: { customerId?: string; asset?: string; asOf: AsOfDoc }): Promise<void> {
+  const a = doc.asOf;
+  const named = a.proof?.publicKey;
+  const remembered = named ? loadJson(PINS)[originOfKey(named)] : undefined;
+  const pasted = $<HTMLInputElement>("receipt-key").value.trim();
+  const key = pasted || (typeof remembered === "string" ? remembered : undefined);
+  let checks: Check[];
+  try {
+    const wasm = await secondModule();
+    checks = (JSON.parse(wasm.verifyAsOf(text, key)) as Report).checks;
+  } catch (e) {
+    checks = [{ name: "asOf", ok: false, detail: `the module that checks an as-of answer could not be loaded (${message(e)}): not verified here; check it with bvs-verify as-of.` }];
+  }
+  $("offline-result").hidden = false;
+  const head = noteBody(a.proof?.treeHead);
+  renderSummary($("offline-summary"), [
+    ["Customer", doc.customerId],
+    ["Asset", doc.asset ?? "the default asset"],
+    ["Balance", `${a.balance} as of ${when(a.at)} (by ${a.basis === "declared" ? "declared" : "verification"} time)`],
+    ["Deltas", a.deltasCount],
+    ["Last delta", a.lastDelta ?? "none"],
+    ["Tree size", Number.isFinite(head.size) ? head.size : ""],
+    ["Signed by", head.origin],
+    ["Key", key ? `${key} (${pasted ? "pinned here" : "pinned in this browser"})` : named ? `${named} (named by the answer, NOT pinned: paste the log's key to be sure)` : ""],
+  ]);
+  renderChecks($("offline-checks"), checks);
+  renderVerdict($("offline-verdict"), checks, "This balance");
+  document.body.dataset.offline = "done";
+}
+
 function runOffline(text: string): void {
   let doc: Saved | null = null;
   try { doc = dataOf(parseExact(text)); } catch { /* the verifier reports it */ }
+  const asOf = (doc as unknown as { asOf?: AsOfDoc } | null)?.asOf;
+  if (doc && asOf && typeof asOf === "object" && asOf.proof) {
+    void runAsOf(text, doc as unknown as { customerId?: string; asset?: string; asOf: AsOfDoc });
+    return;
+  }
   // A pasted key wins; else the key this browser pinned for the log the
   // document names; else none (the verifier says it is not pinned).
   const named = doc?.proof?.publicKey ?? doc?.verification?.publicKey;

@@ -1,7 +1,7 @@
 // Browser test of the public verify page, in headless Chromium (Debian's
 // /usr/bin/chromium) driven by playwright-core.
 //
-//   node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot]
+//   node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot] [as-of.json]
 //
 // 1. /verify/<root> as served: every check passes, and says so in words.
 // 2. The same page with the verify answer tampered in flight (a record's
@@ -22,6 +22,10 @@
 //    receipt with its final balance changed fails, naming finalBalance.
 // 7. A batch root over several customers (if given): its withheld answer
 //    (issue 40) verifies in the page, and shows no amount and no item hash.
+// 8. A derive answer with a balance as of a moment (if given; issue 43)
+//    pasted into the offline form verifies with core's as-of check (the
+//    second module), and the same answer with its balance changed fails,
+//    naming balance.
 // The browser profile persists across cases, as a user's browser does: the
 // first visit pins the log's key (trust on first use) and starts the
 // history of tree heads that later visits are checked against.
@@ -31,9 +35,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { artifacts, assert, CHECKS_TIMEOUT_MS, checksOf, launch } from "./kit.mjs";
 
-const [base, root, receiptPath, batchRoot] = process.argv.slice(2);
+const [base, root, receiptPath, batchRoot, asOfPath] = process.argv.slice(2);
 if (!base || !root) {
-  console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot]");
+  console.error("usage: node tests/browser/verify_page.mjs <baseUrl> <proofRoot> [receipt.json] [batchRoot] [as-of.json]");
   process.exit(2);
 }
 const { test, finish } = await launch();
@@ -272,6 +276,33 @@ if (receiptPath) {
     const checks = await checksOf(page, "#offline-checks");
     const bad = checks.filter((c) => !c.ok).map((c) => c.name);
     assert(bad.includes("finalBalance"), `failed: ${bad}`);
+  });
+}
+
+if (asOfPath) {
+  const answer = readFileSync(asOfPath, "utf8");
+  await test("a pasted balance as of a moment verifies, and a changed balance fails", async (page) => {
+    await page.goto(`${base}/verify`);
+    await page.waitForSelector("body[data-state=done]", { timeout: CHECKS_TIMEOUT_MS });
+    await page.fill("#receipt-text", answer);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("body[data-offline=done]");
+    assert(await page.getAttribute("#offline-verdict", "data-ok") === "true",
+      `the as-of answer did not verify: ${await page.innerText("#offline-result")}`);
+    const checks = await checksOf(page, "#offline-checks");
+    for (const name of ["treeHead", "order", "boundary", "balance", "deltasCount", "lastDelta"]) {
+      assert(checks.some((c) => c.name === name && c.ok), `no passing ${name} among ${checks.map((c) => c.name)}`);
+    }
+    assert((await page.innerText("#offline-summary")).includes("as of"), await page.innerText("#offline-summary"));
+    await page.screenshot({ path: join(artifacts, "verify-as-of.png"), fullPage: true });
+    const doc = JSON.parse(answer);
+    doc.data.asOf.balance = 99999;
+    await page.evaluate(() => { delete document.body.dataset.offline; });
+    await page.fill("#receipt-text", JSON.stringify(doc));
+    await page.click("button[type=submit]");
+    await page.waitForFunction(() => document.querySelector("#offline-verdict")?.dataset.ok === "false");
+    const bad = (await checksOf(page, "#offline-checks")).filter((c) => !c.ok).map((c) => c.name);
+    assert(bad.includes("balance"), `failed: ${bad}`);
   });
 }
 

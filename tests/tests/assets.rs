@@ -274,3 +274,85 @@ fn precision_is_refused_with_the_field_named_and_nothing_written() {
     assert_eq!(d.body["data"]["computedBalance"], json!(3.5), "{}", d.text);
     assert_eq!(d.body["data"]["deltasCount"], 3);
 }
+
+/// Liabilities statements are per asset (docs/liabilities.md, "Assets"):
+/// a statement of `USD/2` sums the customers' USD/2 balances only, the
+/// default asset's sums its own, each customer's proof of the USD/2
+/// statement verifies with its USD/2 balance, and a USD/2 period receipt
+/// carries that proof tied to its asset.
+#[test]
+fn liabilities_statements_of_two_assets_never_mix() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let key = bvs_tests::log::log_key(&api);
+    let a = k.batch_anchored(&[
+        json!({"customerId": "cus_la", "delta": 10.5, "asset": "USD/2", "reason": "top-up"}),
+        json!({"customerId": "cus_lb", "delta": 4, "asset": "USD/2", "reason": "top-up"}),
+        json!({"customerId": "cus_la", "delta": 1000, "reason": "plain"}),
+        json!({"customerId": "cus_lb", "delta": 7, "reason": "plain"}),
+    ]);
+    assert_eq!(a["totalQueued"], 4, "{a}");
+    let now = bvs_tests::cron::now_ms();
+    let period = bvs_core::types::Period::containing(i64::try_from(now).unwrap());
+    let next_month = u64::try_from(period.end_ms()).unwrap() + 60_000;
+    let start = |asset: Option<&str>| {
+        let mut body = json!({"period": period.to_string(), "time": next_month});
+        if let Some(a) = asset {
+            body["asset"] = json!(a);
+        }
+        let r = k.post("/dev/liabilities/start", &body);
+        assert_eq!(r.status, 202, "{}", r.text);
+        let id = r.body["data"]["id"].as_str().unwrap().to_string();
+        bvs_tests::eventually(bvs_tests::ledger::WAIT, "the statement published", || {
+            let r = k.get(&format!("/api/v1/liabilities/{id}"));
+            assert_ne!(r.body["data"]["status"], "failed", "{}", r.text);
+            (r.body["data"]["status"] == "published").then(|| r.body["data"].clone())
+        })
+    };
+    let usd = start(Some("USD/2"));
+    let plain = start(None);
+    assert_eq!(usd["asset"], "USD/2", "{usd}");
+    assert_eq!(usd["liabilities"]["total"], "14.5", "{usd}");
+    assert!(plain.get("asset").is_none(), "{plain}");
+    assert_eq!(plain["liabilities"]["total"], "1007", "{plain}");
+    assert_ne!(usd["statementHash"], plain["statementHash"]);
+    // Each asset's list holds its own statement only.
+    let listed = k.get(&format!("/api/v1/liabilities?period={period}&asset=USD/2"));
+    assert_eq!(listed.body["data"]["statements"].as_array().unwrap().len(), 1, "{}", listed.text);
+    // A customer's proof of the USD/2 statement verifies with its USD/2
+    // balance, and not with its default one.
+    let proof = k.get(&format!(
+        "/api/v1/balance/customers/cus_la/liabilities-proof?period={period}&asset=USD/2"
+    ));
+    assert_eq!(proof.status, 200, "{}", proof.text);
+    assert_eq!(proof.body["data"]["statement"]["asset"], "USD/2", "{}", proof.text);
+    let dir = bvs_tests::fresh_state_dir("assets-liabilities");
+    let file = dir.join("proof.json");
+    std::fs::write(&file, &proof.text).unwrap();
+    let cli = |balance: &str| {
+        let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
+            .args(["liabilities", file.to_str().unwrap(), "--customer", "cus_la"])
+            .args(["--key", &key, "--balance", balance])
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string())
+    };
+    let (ok, text) = cli("10.5");
+    assert!(ok, "{text}");
+    let (ok, text) = cli("1000");
+    assert!(!ok, "{text}");
+    // The USD/2 period receipt carries that proof, tied to its asset.
+    let r = k.receipt("cus_la", &format!("period={period}&asset=USD/2"));
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["data"]["liabilities"]["statement"]["asset"], "USD/2", "{}", r.text);
+    let receipt = dir.join("receipt.json");
+    std::fs::write(&receipt, &r.text).unwrap();
+    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
+        .args(["receipt", receipt.to_str().unwrap(), "--key", &key])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("PASS  liabilities.receipt"), "{text}");
+}

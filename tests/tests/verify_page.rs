@@ -68,8 +68,9 @@ fn wait_witnessed(api: &Api, policy_text: &str) {
 
 /// A tenant's customer with two anchored submissions: the first one's root
 /// and the customer's receipt, as the API sends it, once the log's latest
-/// head is witnessed (so the receipt proves into a witnessed head).
-fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
+/// head is witnessed (so the receipt proves into a witnessed head), and
+/// derive's answer with the balance as of now (issue 43).
+fn anchored_receipt(api: &Api, customer: &str) -> (String, String, String) {
     let t = new_tenant(api);
     let k = api.keyed(&t.test_key);
     let mut anchors = Vec::new();
@@ -85,7 +86,10 @@ fn anchored_receipt(api: &Api, customer: &str) -> (String, String) {
     wait_witnessed(api, witnessed().witnesses.policy());
     let receipt = k.receipt(customer, "");
     assert_eq!(receipt.status, 200, "{}", receipt.text);
-    (roots.swap_remove(0), receipt.text)
+    let now = bvs_core::time::format_iso_ms(i64::try_from(bvs_tests::cron::now_ms()).unwrap());
+    let as_of = k.derive(customer, &format!("asOf={now}"));
+    assert_eq!(as_of.status, 200, "{}", as_of.text);
+    (roots.swap_remove(0), receipt.text, as_of.text)
 }
 
 /// A batch over two customers, anchored: its root, whose public answer
@@ -106,12 +110,14 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root_dir = bvs_tests::verifier_built();
     let api = api();
-    let (root, receipt) = anchored_receipt(&api, "cus_page");
+    let (root, receipt, as_of) = anchored_receipt(&api, "cus_page");
     let batch_root = withheld_batch_root(&api);
     let artifacts = root_dir.join("tests/artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let receipt_path = artifacts.join("verify-page-receipt.json");
     std::fs::write(&receipt_path, &receipt).unwrap();
+    let as_of_path = artifacts.join("verify-page-as-of.json");
+    std::fs::write(&as_of_path, &as_of).unwrap();
 
     let stdout = run_browser(
         "verify_page.mjs",
@@ -120,9 +126,10 @@ fn the_verify_page_checks_a_real_root_in_the_browser_and_shows_tampering() {
             root.as_ref(),
             receipt_path.as_os_str(),
             batch_root.as_ref(),
+            as_of_path.as_os_str(),
         ],
     );
-    assert!(stdout.contains("8 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
     assert!(artifacts.join("verify-page.png").exists());
 }
 

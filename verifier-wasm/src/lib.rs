@@ -178,9 +178,10 @@ pub fn verify_receipt_with_agreement(receipt_json: &str, trusted_key: Option<Str
 
 /// A balance as of a moment (derive's whole answer with `asOf`, its
 /// `data`, or the `asOf` object; issue 43): core's
-/// `verify::verify_as_of_document`, what `bvs-verify as-of` runs. Only in
-/// the SDKs' build.
-#[cfg(feature = "receipt-agreement")]
+/// `verify::verify_as_of_document`, what `bvs-verify as-of` runs. In the
+/// SDKs' build and the verify page's second module (`liabilities`), never
+/// in the page's own (its size budget).
+#[cfg(any(feature = "receipt-agreement", feature = "liabilities"))]
 #[wasm_bindgen(js_name = verifyAsOf)]
 pub fn verify_as_of(answer_json: &str, trusted_key: Option<String>) -> String {
     json(&verify::verify_as_of_document(

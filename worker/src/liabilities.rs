@@ -19,7 +19,7 @@
 
 use bvs_core::hash::Hash32;
 use bvs_core::liabilities::statement::{ledger_id, Seed, StatementBuilder};
-use bvs_core::types::{Env, Period};
+use bvs_core::types::{Asset, Env, Period};
 use serde::Serialize;
 use worker::D1Database;
 
@@ -77,6 +77,9 @@ pub struct StatementView {
     /// 410); absent before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub purged_at: Option<String>,
+    /// The asset whose balances it sums (issue 43); absent for the default.
+    #[serde(skip_serializing_if = "Asset::is_default")]
+    pub asset: Asset,
 }
 
 #[derive(Debug, Serialize)]
@@ -113,6 +116,7 @@ impl StatementView {
             published_at: row.published_at.map(views::iso),
             failure: row.failure.clone(),
             purged_at: row.purged_at.map(views::iso),
+            asset: row.asset.clone(),
         }
     }
 }
@@ -167,7 +171,7 @@ pub async fn request(
     app: &App,
     tenant_id: &TenantId,
     log: LogId,
-    period: Period,
+    (period, asset): (Period, &Asset),
 ) -> ApiResult<(StatementRow, bool)> {
     if !is_closed(period, app.now_ms) {
         return Err(ApiError::coded(
@@ -181,7 +185,7 @@ pub async fn request(
     let db = db(app, log)?;
     check_after_first_delta(&db, tenant_id, period).await?;
     let period_text = period.to_string();
-    if let Some(live) = store_l::latest_live(&db, tenant_id, &period_text).await? {
+    if let Some(live) = store_l::latest_live(&db, tenant_id, &period_text, asset).await? {
         if matches!(
             live.status,
             StatementStatus::Snapshot | StatementStatus::Building | StatementStatus::Queued
@@ -189,7 +193,7 @@ pub async fn request(
             return Ok((live, false));
         }
     }
-    let made = store_l::count_of_period(&db, tenant_id, &period_text).await?;
+    let made = store_l::count_of_period(&db, tenant_id, &period_text, asset).await?;
     if made >= STATEMENTS_PER_PERIOD_MAX {
         return Err(ApiError::coded(
             ErrorCode::Conflict,
@@ -211,7 +215,7 @@ pub async fn request(
             log.env,
             &period_text,
             &builder.to_text(),
-            app.now_ms,
+            (app.now_ms, asset),
         )?],
     )
     .await?;
@@ -251,13 +255,14 @@ pub async fn of_period(
     app: &App,
     tenant_id: &TenantId,
     log: LogId,
-    period: Period,
+    (period, asset): (Period, &Asset),
 ) -> ApiResult<Vec<StatementRow>> {
     store_l::of_period(
         &db(app, log)?,
         tenant_id,
         &period.to_string(),
         STATEMENTS_PER_PERIOD_MAX,
+        asset,
     )
     .await
 }
@@ -379,6 +384,7 @@ async fn snapshot_page(app: &App, db: &D1Database, row: &StatementRow) -> Result
         &row.snapshot_cursor,
         &row.period,
         SNAPSHOT_PAGE,
+        &row.asset,
     )
     .await?;
     let Some(last) = page.last().map(|b| b.customer_id.clone()) else {
@@ -503,11 +509,12 @@ async fn finish(
     let env = row.environment;
     let period = Period::parse(&row.period)
         .map_err(|e| ApiError::internal(format!("stored period: {e}")))?;
-    let previous = store_l::latest_published(db, &row.tenant_id, &row.period).await?;
+    let previous = store_l::latest_published(db, &row.tenant_id, &row.period, &row.asset).await?;
     let supersedes = previous.and_then(|p| p.item_hash);
     let statement = builder
         .finish(row.tenant_id.as_str(), env, period, supersedes)
-        .map_err(|e| Stop::Fail(e.to_string()))?;
+        .map_err(|e| Stop::Fail(e.to_string()))?
+        .of_asset(row.asset.clone());
     let json = statement.canonical_json();
     let item = statement.item_hash();
     let f = Finished {
@@ -540,7 +547,7 @@ pub async fn sweep(app: &App, log: LogId) -> ApiResult<()> {
     let last_closed = Period::containing(current.start_ms() - 1);
     let due = store_l::due_tenants(&db, &last_closed.to_string(), CRON_STARTS_MAX).await?;
     for tenant in due {
-        if let Err(e) = request(app, &tenant, log, last_closed).await {
+        if let Err(e) = request(app, &tenant, log, (last_closed, &Asset::Default)).await {
             worker::console_error!("liabilities {tenant} {last_closed}: {e:?}");
         }
     }

@@ -93,6 +93,16 @@ pub fn verify_receipt_proof(
                 .as_deref()
                 .unwrap_or("no period (a whole-history receipt)")
         ))
+    } else if doc.statement.asset != receipt.asset {
+        let name = |a: &crate::types::Asset| match a.is_default() {
+            true => "the default asset".to_string(),
+            false => a.key(),
+        };
+        Err(format!(
+            "the proof's statement sums {}, the receipt is of {}",
+            name(&doc.statement.asset),
+            name(&receipt.asset)
+        ))
     } else if doc.balance != receipt.final_balance {
         Err(format!(
             "the proof's balance {} is not the receipt's finalBalance {}",

@@ -9,7 +9,7 @@ use crate::amount::Amount;
 use crate::error::FieldError;
 use crate::hash::Hash32;
 use crate::json;
-use crate::types::{Env, Period};
+use crate::types::{Asset, Env, Period};
 use sha2::{Digest, Sha256};
 
 /// Tag of a statement's log item hash.
@@ -62,6 +62,10 @@ pub struct Statement {
     /// The item hash of the statement of the same period this one replaces,
     /// if any: a new statement supersedes the old one visibly.
     pub supersedes: Option<Hash32>,
+    /// The asset whose balances it sums (issue 43): hashed as `"asset":
+    /// "CODE/p"` when named; the default asset adds no member, so every
+    /// statement hashed before assets keeps its hash.
+    pub asset: Asset,
 }
 
 impl Statement {
@@ -116,7 +120,13 @@ impl Statement {
             liabilities,
             receivables,
             supersedes,
+            asset: Asset::Default,
         })
+    }
+
+    /// The same statement of `asset`'s balances.
+    pub fn of_asset(self, asset: Asset) -> Statement {
+        Statement { asset, ..self }
     }
 
     pub fn tenant_id(&self) -> &str {
@@ -145,7 +155,13 @@ impl Statement {
             out.push_str(&t.total.to_string());
             out.push_str("\"}");
         };
-        out.push_str("{\"environment\":\"");
+        out.push('{');
+        if !self.asset.is_default() {
+            out.push_str("\"asset\":");
+            json::write_string(&mut out, &self.asset.key());
+            out.push(',');
+        }
+        out.push_str("\"environment\":\"");
         out.push_str(self.environment.as_str());
         out.push_str("\",\"liabilities\":");
         tree(&mut out, &self.liabilities);
@@ -244,6 +260,10 @@ impl Statement {
                 Some(h)
             }
         };
+        let asset = match f.optional_string("asset")? {
+            None => Asset::Default,
+            Some(text) => Asset::parse(&f.path_of("asset"), text).map_err(Box::new)?,
+        };
         Statement::new(
             tenant_id,
             environment,
@@ -252,6 +272,7 @@ impl Statement {
             receivables,
             supersedes,
         )
+        .map(|s| s.of_asset(asset))
         .map_err(|e| Box::new(FieldError::new(f.path_of(&e.field), e.reason)))
     }
 }

@@ -775,3 +775,20 @@ fn a_statement_answer_verifies_and_a_wrong_hash_or_key_fails() {
         &s.customers[0].document.to_json()
     ));
 }
+
+#[test]
+fn a_statement_of_a_named_asset_commits_to_it_and_reads_back() {
+    let (b, _) = statement_over(&[(1, "42.1"), (2, "-5.5")]);
+    let plain = b.finish("ten_1", Env::Sandbox, period(), None).unwrap();
+    let usd = plain
+        .clone()
+        .of_asset(crate::types::Asset::parse("asset", "USD/2").unwrap());
+    // The default asset adds no member: a statement from before assets
+    // keeps its hash.
+    assert!(!plain.canonical_json().contains("asset"));
+    assert!(usd.canonical_json().starts_with(r#"{"asset":"USD/2","environment":"#));
+    assert_ne!(plain.item_hash(), usd.item_hash());
+    let read = Statement::from_json(&crate::json::parse(&usd.canonical_json()).unwrap()).unwrap();
+    assert_eq!(read, usd);
+    assert_eq!(read.item_hash(), usd.item_hash());
+}

@@ -10,7 +10,7 @@ use bvs_core::liabilities::statement::{ledger_id, Statement};
 use bvs_core::liabilities::tree::{path_addrs, NodeAddr};
 use bvs_core::liabilities::{SumNode, TreeKind};
 use bvs_core::log::HASH_SCHEME;
-use bvs_core::types::{CustomerId, Period};
+use bvs_core::types::{Asset, CustomerId, Period};
 
 use super::{builder_of, StatementView};
 use crate::app::App;
@@ -42,14 +42,17 @@ async fn find(
     db: &worker::D1Database,
     tenant_id: &TenantId,
     customer_id: &CustomerId,
-    period: Period,
+    (period, asset): (Period, &Asset),
 ) -> ApiResult<(StatementRow, LedgerRow)> {
-    let row = store_l::latest_published(db, tenant_id, &period.to_string())
+    let row = store_l::latest_published(db, tenant_id, &period.to_string(), asset)
         .await?
         .ok_or_else(|| {
             ApiError::coded(
                 ErrorCode::RecordNotFound,
-                format!("No published liabilities statement for period {period}"),
+                format!(
+                    "No published liabilities statement for period {period}{}",
+                    of_asset(asset)
+                ),
             )
         })?;
     not_purged(&row)?;
@@ -64,6 +67,14 @@ async fn find(
             )
         })?;
     Ok((row, leaf))
+}
+
+/// ` of asset CODE/p` for a named asset, nothing for the default one.
+fn of_asset(asset: &Asset) -> String {
+    match asset.is_default() {
+        true => String::new(),
+        false => format!(" of asset {asset}"),
+    }
 }
 
 /// 410 `liabilities_purged` for a statement whose snapshot and nodes the
@@ -140,11 +151,9 @@ pub async fn proof(
     tenant_id: &TenantId,
     log: LogId,
     customer_id: &CustomerId,
-    period: Period,
+    of: (Period, &Asset),
 ) -> ApiResult<String> {
-    Ok(document(app, tenant_id, log, customer_id, period)
-        .await?
-        .to_json())
+    Ok(document(app, tenant_id, log, customer_id, of).await?.to_json())
 }
 
 /// The proof document of [`proof`], before it is written.
@@ -153,10 +162,10 @@ async fn document(
     tenant_id: &TenantId,
     log: LogId,
     customer_id: &CustomerId,
-    period: Period,
+    of: (Period, &Asset),
 ) -> ApiResult<ProofDocument> {
     let db = db(app, log)?;
-    let (row, leaf) = find(&db, tenant_id, customer_id, period).await?;
+    let (row, leaf) = find(&db, tenant_id, customer_id, of).await?;
     let statement = statement_of(&row)?;
     let builder = builder_of(&row).map_err(|_| internal(&row, "builder state"))?;
     let balance = leaf.balance;
@@ -253,6 +262,7 @@ pub async fn public_answer(app: &App, root: &Hash32) -> ApiResult<Option<String>
     let rest = serde_json::json!({
         "kind": "liabilities",
         "statementHash": row.item_hash,
+        "asset": (!row.asset.is_default()).then(|| row.asset.key()),
         "environment": view.environment,
         "period": view.period,
         "liabilities": view.liabilities,
@@ -305,7 +315,7 @@ pub async fn proof_by_checkpoint(app: &App, root: &Hash32) -> ApiResult<String> 
     // A bare root holder is not told the vendor's name for the customer
     // (issue 40): the customer knows its own, and its verifier recomputes
     // the ledger id from it. Neither does a 404 name it.
-    let mut doc = document(app, &c.tenant_id, log, customer, period)
+    let mut doc = document(app, &c.tenant_id, log, customer, (period, &c.asset))
         .await
         .map_err(|e| match e {
             ApiError::Coded(ErrorCode::RecordNotFound, _) => ApiError::coded(
@@ -334,11 +344,11 @@ pub async fn for_receipt(
     tenant_id: &TenantId,
     log: LogId,
     customer_id: &CustomerId,
-    period: Period,
+    of: (Period, &Asset),
 ) -> ApiResult<Option<String>> {
     // Only a closed period has a published statement: no clock check here
     // (the job's own clock decided when the period closed).
-    match proof(app, tenant_id, log, customer_id, period).await {
+    match proof(app, tenant_id, log, customer_id, of).await {
         Ok(doc) => Ok(Some(doc)),
         Err(ApiError::Coded(ErrorCode::RecordNotFound | ErrorCode::LiabilitiesPurged, _)) => {
             Ok(None)

@@ -198,7 +198,7 @@ pub async fn liabilities_seed(
     http::dashboard(200, &serde_json::json!({ "seeded": n }), None)
 }
 
-/// `POST /dev/liabilities/start` `{period, time}` (DEV_MODE, API key):
+/// `POST /dev/liabilities/start` `{period, time, asset?}` (DEV_MODE, API key):
 /// starts a statement of `period` (`POST /api/v1/liabilities`) as if the
 /// clock read `time` (ms): how a test starts a second statement of a
 /// period the real clock has not closed yet, to see it supersede the first
@@ -218,7 +218,12 @@ pub async fn liabilities_start(
         .raw("time")
         .and_then(|t| t.parse::<u64>().ok())
         .ok_or_else(|| ApiError::field("time", "is required (ms since the epoch)"))?;
+    let asset = match f.raw("asset") {
+        None => bvs_core::types::Asset::Default,
+        Some(a) => bvs_core::types::Asset::parse("asset", a.trim_matches('"'))?,
+    };
     let at = App::with_now(app.env.clone(), time);
-    let (row, _) = crate::liabilities::request(&at, &ctx.tenant_id, ctx.log(), period).await?;
+    let (row, _) =
+        crate::liabilities::request(&at, &ctx.tenant_id, ctx.log(), (period, &asset)).await?;
     http::dashboard(202, &crate::liabilities::StatementView::of(&row), None)
 }

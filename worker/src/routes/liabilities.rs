@@ -2,7 +2,7 @@
 //! one for a closed period, read its progress, and a customer's proof.
 
 use bvs_core::hash::Hash32;
-use bvs_core::types::{CustomerId, Env, Period};
+use bvs_core::types::{Asset, CustomerId, Env, Period};
 use worker::{Request, Response};
 
 use crate::app::App;
@@ -27,6 +27,10 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
     let environment = f.parse("environment", environment, |t| Env::parse("environment", t));
     let period = f.string("period", true);
     let period = f.parse("period", period, Period::parse);
+    let asset = f.string("asset", false);
+    let asset = f
+        .parse("asset", asset, |t| Asset::parse("asset", t))
+        .unwrap_or_default();
     if let Some(env) = environment {
         if env != ctx.env {
             f.problem(
@@ -40,7 +44,8 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
     }
     f.finish()?;
     let period = period.ok_or_else(|| ApiError::internal("validated period missing"))?;
-    let (row, _created) = liabilities::request(app, &ctx.tenant_id, ctx.log(), period).await?;
+    let (row, _created) =
+        liabilities::request(app, &ctx.tenant_id, ctx.log(), (period, &asset)).await?;
     http::balance(202, &StatementView::of(&row))
 }
 
@@ -49,7 +54,8 @@ pub async fn create(app: &App, mut req: Request, ctx: KeyContext) -> ApiResult<R
 pub async fn list(app: &App, req: Request, ctx: KeyContext) -> ApiResult<Response> {
     let period = http::query_period(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let rows = liabilities::of_period(app, &ctx.tenant_id, ctx.log(), period).await?;
+    let asset = http::query_asset(&req)?;
+    let rows = liabilities::of_period(app, &ctx.tenant_id, ctx.log(), (period, &asset)).await?;
     let views: Vec<StatementView> = rows.iter().map(StatementView::of).collect();
     http::balance(200, &serde_json::json!({ "statements": views }))
 }
@@ -72,7 +78,9 @@ pub async fn proof(
 ) -> ApiResult<Response> {
     let period = http::query_period(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
-    let doc = liabilities::proof(app, &ctx.tenant_id, ctx.log(), &customer_id, period).await?;
+    let asset = http::query_asset(&req)?;
+    let doc =
+        liabilities::proof(app, &ctx.tenant_id, ctx.log(), &customer_id, (period, &asset)).await?;
     http::raw_json(
         200,
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),

@@ -205,7 +205,9 @@ pub async fn receipt(
     let liabilities = async {
         match period {
             Some(p) => {
-                liabilities::for_receipt(app, request.tenant_id, request.log, &customer_id, p).await
+                let of = (p, request.asset);
+                liabilities::for_receipt(app, request.tenant_id, request.log, &customer_id, of)
+                    .await
             }
             None => Ok(None),
         }

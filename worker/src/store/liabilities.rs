@@ -3,7 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::{CustomerId, Env};
+use bvs_core::types::{Asset, CustomerId, Env};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -38,6 +38,8 @@ row! {
         failure: Option<String>, created_at: u64, updated_at: u64,
         leaf_index: Option<u64>, tree_size: Option<u64>, published_at: Option<u64>,
         purged_at: Option<u64>,
+        /// Whose balances it sums (issue 43): `''` the default asset.
+        asset: Asset,
     }
 }
 
@@ -72,31 +74,34 @@ pub struct NodeRow {
 }
 
 const INSERT: &str = "INSERT INTO liability_statements (id, tenant_id, environment, period, \
-     status, builder_state, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'SNAPSHOT', ?5, ?6, ?6)";
+     status, builder_state, created_at, updated_at, asset) \
+     VALUES (?1, ?2, ?3, ?4, 'SNAPSHOT', ?5, ?6, ?6, ?7)";
 const SELECT_ONE: &str = select_statements!("WHERE id = ?1 AND tenant_id = ?2");
 const SELECT_BY_ID: &str = select_statements!("WHERE id = ?1");
 /// The tenant's newest statement of a period that is not FAILED.
 const SELECT_LATEST_LIVE: &str = select_statements!(
-    "WHERE tenant_id = ?1 AND period = ?2 AND status != 'FAILED' ORDER BY created_at DESC, id DESC LIMIT 1"
+    "WHERE tenant_id = ?1 AND period = ?2 AND asset = ?3 AND status != 'FAILED' \
+     ORDER BY created_at DESC, id DESC LIMIT 1"
 );
 /// The tenant's newest PUBLISHED statement of a period.
 const SELECT_LATEST_PUBLISHED: &str = select_statements!(
-    "WHERE tenant_id = ?1 AND period = ?2 AND status = 'PUBLISHED' ORDER BY published_at DESC, id DESC LIMIT 1"
+    "WHERE tenant_id = ?1 AND period = ?2 AND asset = ?3 AND status = 'PUBLISHED' \
+     ORDER BY published_at DESC, id DESC LIMIT 1"
 );
 const SELECT_OF_PERIOD: &str = select_statements!(
-    "WHERE tenant_id = ?1 AND period = ?2 ORDER BY created_at DESC, id DESC LIMIT ?3"
+    "WHERE tenant_id = ?1 AND period = ?2 AND asset = ?4 ORDER BY created_at DESC, id DESC LIMIT ?3"
 );
 const SELECT_BY_ITEM: &str =
     select_statements!("WHERE item_hash = ?1 AND status = 'PUBLISHED' LIMIT 1");
 const SELECT_COUNT: &str =
-    "SELECT COUNT(*) AS n FROM liability_statements WHERE tenant_id = ?1 AND period = ?2";
+    "SELECT COUNT(*) AS n FROM liability_statements WHERE tenant_id = ?1 AND period = ?2 AND asset = ?3";
 const SELECT_QUEUED: &str =
     select_statements!("WHERE status = 'QUEUED' ORDER BY created_at ASC LIMIT ?1");
 /// Tenants active in a closed period (their tenant window) with no
 /// statement of it yet: the cron's candidates.
 const SELECT_DUE_TENANTS: &str = "SELECT w.tenant_id AS tenant_id FROM tenant_windows w \
      WHERE w.window = ?1 AND NOT EXISTS (SELECT 1 FROM liability_statements s \
-     WHERE s.tenant_id = w.tenant_id AND s.period = ?1) ORDER BY w.tenant_id LIMIT ?2";
+     WHERE s.tenant_id = w.tenant_id AND s.period = ?1 AND s.asset = '') ORDER BY w.tenant_id LIMIT ?2";
 /// Statements neither PUBLISHED nor FAILED whose job may have lost its
 /// message (not touched for `?1` ms).
 const SELECT_STALLED: &str = select_statements!(
@@ -107,9 +112,9 @@ const SELECT_STALLED: &str = select_statements!(
 /// the period `?3` (NULL: no delta verified by the period's end).
 const SELECT_BALANCES: &str = "SELECT l.customer_id AS customer_id, \
      (SELECT w.balance_after FROM ledger_windows w WHERE w.tenant_id = l.tenant_id \
-      AND w.customer_id = l.customer_id AND w.asset = '' AND w.window <= ?3 \
+      AND w.customer_id = l.customer_id AND w.asset = ?5 AND w.window <= ?3 \
       ORDER BY w.window DESC LIMIT 1) AS balance \
-     FROM ledgers l WHERE l.tenant_id = ?1 AND l.asset = '' AND l.customer_id > ?2 \
+     FROM ledgers l WHERE l.tenant_id = ?1 AND l.asset = ?5 AND l.customer_id > ?2 \
      ORDER BY l.customer_id LIMIT ?4";
 /// Phase 1's rows (`?1`: `[order_key, customer_id, balance]` each).
 const INSERT_LEDGERS_SET: &str = "INSERT OR IGNORE INTO liability_ledgers \
@@ -210,25 +215,25 @@ pub fn insert_stmt<'a>(
     environment: Env,
     period: &'a str,
     builder_state: &'a str,
-    now_ms: u64,
+    (now_ms, asset): (u64, &'a Asset),
 ) -> ApiResult<Query<'a>> {
     Ok(Query::new(
         INSERT,
-        args![id, tenant_id, environment, period, builder_state, now_ms],
+        args![id, tenant_id, environment, period, builder_state, now_ms, asset],
     ))
 }
 
 queries! {
     pub fn statement(id: &StatementId, tenant_id: &TenantId) -> Option<StatementRow> = first(SELECT_ONE);
     pub fn statement_by_id(id: &StatementId) -> Option<StatementRow> = first(SELECT_BY_ID);
-    pub fn latest_live(tenant_id: &TenantId, period: &str) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
-    pub fn latest_published(tenant_id: &TenantId, period: &str) -> Option<StatementRow>
+    pub fn latest_live(tenant_id: &TenantId, period: &str, asset: &Asset) -> Option<StatementRow> = first(SELECT_LATEST_LIVE);
+    pub fn latest_published(tenant_id: &TenantId, period: &str, asset: &Asset) -> Option<StatementRow>
         = first(SELECT_LATEST_PUBLISHED);
-    pub fn of_period(tenant_id: &TenantId, period: &str, limit: u64) -> Vec<StatementRow>
+    pub fn of_period(tenant_id: &TenantId, period: &str, limit: u64, asset: &Asset) -> Vec<StatementRow>
         = all(SELECT_OF_PERIOD);
     pub fn published_by_item(item_hash: &Hash32) -> Option<StatementRow> = first(SELECT_BY_ITEM);
-    pub fn count_of_period(tenant_id: &TenantId, period: &str) -> u64 = count(SELECT_COUNT);
-    pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64) -> Vec<BalanceRow>
+    pub fn count_of_period(tenant_id: &TenantId, period: &str, asset: &Asset) -> u64 = count(SELECT_COUNT);
+    pub fn balances(tenant_id: &TenantId, after: &str, period: &str, limit: u64, asset: &Asset) -> Vec<BalanceRow>
         = all(SELECT_BALANCES);
     pub fn page(statement_id: &StatementId, after: &str, limit: u64) -> Vec<LedgerRow> = all(SELECT_PAGE);
     pub fn ledger_of(statement_id: &StatementId, customer_id: &CustomerId) -> Option<LedgerRow>
