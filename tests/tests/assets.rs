@@ -319,24 +319,41 @@ fn liabilities_statements_of_two_assets_never_mix() {
     assert_ne!(usd["statementHash"], plain["statementHash"]);
     // Each asset's list holds its own statement only.
     let listed = k.get(&format!("/api/v1/liabilities?period={period}&asset=USD/2"));
-    assert_eq!(listed.body["data"]["statements"].as_array().unwrap().len(), 1, "{}", listed.text);
+    assert_eq!(
+        listed.body["data"]["statements"].as_array().unwrap().len(),
+        1,
+        "{}",
+        listed.text
+    );
     // A customer's proof of the USD/2 statement verifies with its USD/2
     // balance, and not with its default one.
     let proof = k.get(&format!(
         "/api/v1/balance/customers/cus_la/liabilities-proof?period={period}&asset=USD/2"
     ));
     assert_eq!(proof.status, 200, "{}", proof.text);
-    assert_eq!(proof.body["data"]["statement"]["asset"], "USD/2", "{}", proof.text);
+    assert_eq!(
+        proof.body["data"]["statement"]["asset"], "USD/2",
+        "{}",
+        proof.text
+    );
     let dir = bvs_tests::fresh_state_dir("assets-liabilities");
     let file = dir.join("proof.json");
     std::fs::write(&file, &proof.text).unwrap();
     let cli = |balance: &str| {
         let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
-            .args(["liabilities", file.to_str().unwrap(), "--customer", "cus_la"])
+            .args([
+                "liabilities",
+                file.to_str().unwrap(),
+                "--customer",
+                "cus_la",
+            ])
             .args(["--key", &key, "--balance", balance])
             .output()
             .unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string())
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
     };
     let (ok, text) = cli("10.5");
     assert!(ok, "{text}");
@@ -345,7 +362,11 @@ fn liabilities_statements_of_two_assets_never_mix() {
     // The USD/2 period receipt carries that proof, tied to its asset.
     let r = k.receipt("cus_la", &format!("period={period}&asset=USD/2"));
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.body["data"]["liabilities"]["statement"]["asset"], "USD/2", "{}", r.text);
+    assert_eq!(
+        r.body["data"]["liabilities"]["statement"]["asset"], "USD/2",
+        "{}",
+        r.text
+    );
     let receipt = dir.join("receipt.json");
     std::fs::write(&receipt, &r.text).unwrap();
     let out = std::process::Command::new(bvs_tests::bvs_verify_bin())

@@ -184,7 +184,7 @@ fn bvs_verify(args: &[&str]) -> std::process::Output {
 fn a_receipt_saved_from_the_api_verifies_with_the_cli_and_a_tampered_one_fails() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let api = api();
-    let (_, receipt) = anchored_receipt(&api, "cus_cli");
+    let (_, receipt, _) = anchored_receipt(&api, "cus_cli");
     let key = log_key(&api);
     let dir = repo_root().join("tests/artifacts");
     std::fs::create_dir_all(&dir).unwrap();

@@ -786,7 +786,9 @@ fn a_statement_of_a_named_asset_commits_to_it_and_reads_back() {
     // The default asset adds no member: a statement from before assets
     // keeps its hash.
     assert!(!plain.canonical_json().contains("asset"));
-    assert!(usd.canonical_json().starts_with(r#"{"asset":"USD/2","environment":"#));
+    assert!(usd
+        .canonical_json()
+        .starts_with(r#"{"asset":"USD/2","environment":"#));
     assert_ne!(plain.item_hash(), usd.item_hash());
     let read = Statement::from_json(&crate::json::parse(&usd.canonical_json()).unwrap()).unwrap();
     assert_eq!(read, usd);

@@ -94,7 +94,7 @@ pub async fn check(
             format!("liabilities: {what} for period {}", c.period),
         )
     };
-    let s = store_l::latest_published(db, &c.tenant_id, &c.period)
+    let s = store_l::latest_published(db, &c.tenant_id, &c.period, &c.asset)
         .await?
         .ok_or_else(|| missing("no liabilities statement is published"))?;
     crate::liabilities::not_purged(&s)?;

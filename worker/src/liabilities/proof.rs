@@ -153,7 +153,9 @@ pub async fn proof(
     customer_id: &CustomerId,
     of: (Period, &Asset),
 ) -> ApiResult<String> {
-    Ok(document(app, tenant_id, log, customer_id, of).await?.to_json())
+    Ok(document(app, tenant_id, log, customer_id, of)
+        .await?
+        .to_json())
 }
 
 /// The proof document of [`proof`], before it is written.

@@ -79,8 +79,14 @@ pub async fn proof(
     let period = http::query_period(&req)?
         .ok_or_else(|| ApiError::field("period", "is required (YYYY-MM)"))?;
     let asset = http::query_asset(&req)?;
-    let doc =
-        liabilities::proof(app, &ctx.tenant_id, ctx.log(), &customer_id, (period, &asset)).await?;
+    let doc = liabilities::proof(
+        app,
+        &ctx.tenant_id,
+        ctx.log(),
+        &customer_id,
+        (period, &asset),
+    )
+    .await?;
     http::raw_json(
         200,
         format!("{{\"success\":true,\"statusCode\":200,\"data\":{doc}}}"),

@@ -219,7 +219,15 @@ pub fn insert_stmt<'a>(
 ) -> ApiResult<Query<'a>> {
     Ok(Query::new(
         INSERT,
-        args![id, tenant_id, environment, period, builder_state, now_ms, asset],
+        args![
+            id,
+            tenant_id,
+            environment,
+            period,
+            builder_state,
+            now_ms,
+            asset
+        ],
     ))
 }
 
