@@ -74,12 +74,19 @@ pub fn verify_receipt_proof(
     for c in inner.checks {
         report.push(format!("liabilities.{}", c.name), c.ok, c.detail);
     }
+    report.result("liabilities.receipt", tie(&doc, &receipt));
+    report
+}
+
+/// The proof names the receipt's customer, and its statement the
+/// receipt's period, asset and finalBalance.
+fn tie(doc: &ProofDocument, receipt: &Receipt) -> verify::Detail {
     let period = doc.statement.period.to_string();
     let same_customer = doc
         .customer_id
         .as_deref()
         .is_none_or(|c| c == receipt.customer_id);
-    let detail = if !same_customer {
+    if !same_customer {
         Err(format!(
             "the proof is for customerId {:?}, the receipt for {:?}",
             doc.customer_id.as_deref().unwrap_or(""),
@@ -113,7 +120,5 @@ pub fn verify_receipt_proof(
             "the proof is for this receipt's customer, period {period} and finalBalance {}",
             receipt.final_balance
         ))
-    };
-    report.result("liabilities.receipt", detail);
-    report
+    }
 }
