@@ -2957,6 +2957,8 @@ export interface components {
              * @description When the tenant's retention window purged the statement's snapshot and nodes (its proofs then answer 410 liabilities_purged); absent before (docs/liabilities.md §12)
              */
             purgedAt?: string;
+            /** @description The asset it sums, CODE/p; absent for the default asset */
+            asset?: string;
         };
         /** @description A customer's proof document (docs/liabilities.md section 8), checked by `bvs-verify liabilities --customer <customerId>`: `customer.customerId` is the vendor's name for the customer (null on the public route by checkpoint root), `customer.ledgerId` its ledger, `customer.balance` its balance at the period's end. */
         LiabilitiesProof: {
@@ -5653,6 +5655,8 @@ export interface operations {
         parameters: {
             query: {
                 period: string;
+                /** @description A named asset, CODE/p (docs/liabilities.md §13); absent: the default asset */
+                asset?: string;
             };
             header?: never;
             path?: never;
@@ -5699,6 +5703,8 @@ export interface operations {
                     /** @enum {unknown} */
                     environment: "sandbox" | "production";
                     period: string;
+                    /** @description The asset whose balances the statement sums (issue 43; docs/liabilities.md §13); absent: the default asset */
+                    asset?: string;
                 };
             };
         };
@@ -5768,6 +5774,8 @@ export interface operations {
         parameters: {
             query: {
                 period: string;
+                /** @description A named asset, CODE/p (docs/liabilities.md §13); absent: the default asset */
+                asset?: string;
             };
             header?: never;
             path: {
