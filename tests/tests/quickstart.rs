@@ -50,7 +50,7 @@ fn the_quickstart_goes_from_zero_to_a_publicly_verified_receipt() {
     );
     // Credits with a floor: the debit past it refused, the other counted.
     assert!(
-        lines.contains(&"the -150 debit is FAILED: balance_below_floor"),
+        lines.contains(&"the -150 debit was refused: balance_below_floor"),
         "{stdout}"
     );
     assert!(lines.contains(&"credits left 40, refusals 1"), "{stdout}");
