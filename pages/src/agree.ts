@@ -292,6 +292,10 @@ async function loadPeriod(root: string): Promise<void> {
   $("p-period").textContent = a.period;
   $("p-deltas").textContent = String(a.deltaCount);
   $("p-balance").textContent = String(a.balance);
+  // A named asset's checkpoint (issue 43): its root covers that asset's
+  // deltas only, each record names it.
+  const asset = (answer.records?.[0] as { asset?: string } | undefined)?.asset;
+  $("p-asset").textContent = asset ? ` ${asset}` : "";
   $("p-statement").textContent = a.balanceStatement;
   $("period-details").hidden = false;
   showStatements(a);

@@ -343,3 +343,113 @@ fn a_customer_registers_a_key_agrees_and_disputes_and_tampering_is_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A named asset's checkpoint (issue 43) is agreed on its own balance:
+/// its root covers that asset's deltas only, the public answer asks the
+/// customer to sign that asset's closing balance (not the default one's),
+/// a statement of another balance is refused, and the asset's receipt
+/// carries the agreement side, which `bvs-verify receipt` checks.
+#[test]
+fn a_named_assets_checkpoint_is_agreed_on_its_own_balance() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let customer = "cus_agree_usd";
+    k.batch_anchored(&[
+        json!({"customerId": customer, "delta": 1000, "reason": "plain"}),
+        json!({"customerId": customer, "delta": 12.5, "asset": "USD/2", "reason": "top-up"}),
+        json!({"customerId": customer, "delta": -2.5, "asset": "USD/2", "reason": "spend"}),
+    ]);
+    let cp = k.checkpoint(&json!({ "customerId": customer, "asset": "USD/2" }));
+    assert_eq!(cp.status, 202, "{}", cp.text);
+    let committed = k.wait_committed(cp.body["data"]["checkpointId"].as_str().unwrap());
+    let root = committed["merkleRoot"].as_str().unwrap().to_string();
+    let period = committed["period"].as_str().unwrap().to_string();
+    assert_eq!(committed["deltaCount"], 2);
+
+    let inv = k.post(
+        &format!("/api/v1/balance/customers/{customer}/invitations"),
+        &json!({}),
+    );
+    assert_eq!(inv.status, 201, "{}", inv.text);
+    let token = inv.body["data"]["token"].as_str().unwrap().to_string();
+    let opened = post(
+        &api,
+        "/api/v1/agreement/invitation",
+        &json!({ "token": token }),
+    );
+    assert_eq!(opened.status, 200, "{}", opened.text);
+    let origin = opened.body["data"]["origin"].as_str().unwrap().to_string();
+    let ledger = Hash32::parse(opened.body["data"]["ledgerId"].as_str().unwrap()).unwrap();
+    let key = counterparty_key(NAME, &SEED).unwrap();
+    let binding =
+        Statement::Key(KeyBinding::new(Origin::parse(&origin).unwrap(), ledger, &key).unwrap());
+    let good = sign(&binding, NAME, &SEED).unwrap();
+    let reg = post(
+        &api,
+        "/api/v1/agreement/keys",
+        &json!({ "token": token, "statement": good }),
+    );
+    assert_eq!(reg.status, 201, "{}", reg.text);
+    k.wait_fact_verified(&item_hash(&good).to_hex());
+
+    // The answer asks for the USD/2 closing balance.
+    let verify = api.get(&format!("/api/v1/verify/{root}"));
+    assert_eq!(verify.status, 200, "{}", verify.text);
+    let agreement = &verify.body["data"]["agreement"];
+    assert_eq!(agreement["balance"], json!(10), "{}", verify.text);
+    assert_eq!(agreement["deltaCount"], 2);
+    let reference = CheckpointRef {
+        origin: Origin::parse(&origin).unwrap(),
+        ledger,
+        period: Period::parse(&period).unwrap(),
+        root: Hash32::parse(&root).unwrap(),
+        deltas: 2,
+    };
+    let balance_of = |text: &str| {
+        let s = Statement::Balance(BalanceStatement {
+            checkpoint: reference.clone(),
+            balance: Amount::parse(text).unwrap(),
+        });
+        sign(&s, NAME, &SEED).unwrap()
+    };
+    let submit = |statement: &str| {
+        post(
+            &api,
+            "/api/v1/agreement/statements",
+            &json!({ "statement": statement }),
+        )
+    };
+    assert_rejected(&submit(&balance_of("1000")), "balance_mismatch");
+    let agree = balance_of("10");
+    let r = submit(&agree);
+    assert_eq!(r.status, 201, "{}", r.text);
+    k.wait_fact_verified(&item_hash(&agree).to_hex());
+
+    // The USD/2 receipt carries the agreement side, and it verifies.
+    let receipt = bvs_tests::eventually(bvs_tests::ledger::WAIT, "the receipt's agreement", || {
+        let r = k.receipt(customer, "asset=USD/2");
+        assert_eq!(r.status, 200, "{}", r.text);
+        let statements = r.body["data"]["agreement"]["statements"]
+            .as_array()
+            .map_or(0, Vec::len);
+        (statements == 1).then_some(r)
+    });
+    assert_eq!(
+        receipt.body["data"]["agreement"]["balance"],
+        json!(10),
+        "{}",
+        receipt.text
+    );
+    let dir = bvs_tests::fresh_state_dir("agreement-usd");
+    let file = dir.join("receipt.json");
+    std::fs::write(&file, &receipt.text).unwrap();
+    let log = bvs_tests::log::log_key(&api);
+    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
+        .args(["receipt", file.to_str().unwrap(), "--key", &log])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("agreement.statements[0]"), "{text}");
+}

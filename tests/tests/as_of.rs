@@ -162,17 +162,37 @@ fn as_of_equals_the_tests_own_fold_at_five_moments_and_its_proof_verifies() {
             .env("BVS_AS_OF_FILE", &good)
             .env("BVS_AS_OF_TAMPERED", &bad);
     };
-    let mut node = std::process::Command::new("node");
-    node.arg(root.join("sdk/typescript/test/as-of-live.mjs"));
-    with_env(&mut node);
-    let out = bvs_tests::run_ok(&mut node, "the TypeScript SDK's as-of check failed");
-    assert!(out.contains("sdk ok"), "{out}");
-    let mut py = std::process::Command::new(root.join(".venv-sdk/bin/python"));
-    py.arg(root.join("sdk/python/tests/live_as_of.py"))
-        .env("PYTHONPATH", root.join("sdk/python/src"));
-    with_env(&mut py);
-    let out = bvs_tests::run_ok(&mut py, "the Python SDK's as-of check failed");
-    assert!(out.contains("sdk ok"), "{out}");
+    // The same for a declared answer (both kinds, one check).
+    let declared = k.derive(
+        c,
+        &format!(
+            "asOf={}&asOfBasis=declared",
+            format_iso_ms(declared_moments[2])
+        ),
+    );
+    let (good_d, bad_d) = (
+        dir.join("declared.json"),
+        dir.join("declared-tampered.json"),
+    );
+    std::fs::write(&good_d, &declared.text).unwrap();
+    let mut tampered: Value = serde_json::from_str(&declared.text).unwrap();
+    tampered["data"]["asOf"]["balance"] = json!(12345);
+    std::fs::write(&bad_d, tampered.to_string()).unwrap();
+    for (g, b) in [(&good, &bad), (&good_d, &bad_d)] {
+        let mut node = std::process::Command::new("node");
+        node.arg(root.join("sdk/typescript/test/as-of-live.mjs"));
+        with_env(&mut node);
+        node.env("BVS_AS_OF_FILE", g).env("BVS_AS_OF_TAMPERED", b);
+        let out = bvs_tests::run_ok(&mut node, "the TypeScript SDK's as-of check failed");
+        assert!(out.contains("sdk ok"), "{out}");
+        let mut py = std::process::Command::new(root.join(".venv-sdk/bin/python"));
+        py.arg(root.join("sdk/python/tests/live_as_of.py"))
+            .env("PYTHONPATH", root.join("sdk/python/src"));
+        with_env(&mut py);
+        py.env("BVS_AS_OF_FILE", g).env("BVS_AS_OF_TAMPERED", b);
+        let out = bvs_tests::run_ok(&mut py, "the Python SDK's as-of check failed");
+        assert!(out.contains("sdk ok"), "{out}");
+    }
 
     // The customer route answers each asset's balance as of the moment.
     let r = k.customer(c);

@@ -420,8 +420,13 @@ async fn checkpoint_ref(
     ledger_id: &Hash32,
 ) -> ApiResult<(CheckpointRef, Amount)> {
     let reference = reference(app, log, c, ledger_id)?;
-    let balance =
-        agreements::balance_at_leaf(db, &c.tenant_id, c.ledger_customer()?, c.to_index).await?;
+    let balance = agreements::balance_at_leaf(
+        db,
+        &c.tenant_id,
+        (c.ledger_customer()?, &c.asset),
+        c.to_index,
+    )
+    .await?;
     Ok((reference, balance))
 }
 

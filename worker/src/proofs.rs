@@ -182,19 +182,16 @@ impl Listed {
             rows.iter().map(views::derived).collect::<ApiResult<_>>()?;
         let item_hashes: Vec<Hash32> = deltas.iter().map(|d| d.item_hash).collect();
         let root = merkle::root(&item_hashes);
-        // A customer's statements name no asset yet: the agreement side
-        // is the default asset's only (docs/balance.md, "Assets").
-        let plan = if r.asset.is_default() {
-            crate::agreement::plan_receipt(
-                read.checkpoints,
-                read.keys,
-                read.statements,
-                &root,
-                head.tree_size,
-            )
-        } else {
-            None
-        };
+        // A customer's statements name a checkpoint's root, which commits
+        // to its asset's deltas: any asset's receipt has its agreement
+        // side (issue 43; the candidates are of the receipt's asset).
+        let plan = crate::agreement::plan_receipt(
+            read.checkpoints,
+            read.keys,
+            read.statements,
+            &root,
+            head.tree_size,
+        );
         let mut leaves = leaves_of(&rows)?;
         let items = unproven_items(&rows, &leaves)?;
         if read.refusals.len() as u64 > RECEIPT_DELTAS_MAX {

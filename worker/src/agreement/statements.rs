@@ -227,11 +227,12 @@ async fn dispute_context(
     d: &Dispute,
     c: &CheckpointRow,
 ) -> ApiResult<DisputeContext> {
-    let start = agreements::window_start(db, &c.tenant_id, c.ledger_customer()?, &c.period)
-        .await?
-        .ok_or_else(|| ApiError::internal("a committed checkpoint without its window"))?;
+    let start =
+        agreements::window_start(db, &c.tenant_id, c.ledger_customer()?, &c.period, &c.asset)
+            .await?
+            .ok_or_else(|| ApiError::internal("a committed checkpoint without its window"))?;
     let seqs = d.positions(start.first_seq, c.delta_count);
-    let deltas = agreements::deltas_at(db, &c.tenant_id, c.ledger_customer()?, &seqs)
+    let deltas = agreements::deltas_at(db, &c.tenant_id, (c.ledger_customer()?, &c.asset), &seqs)
         .await?
         .into_iter()
         .map(|r| CheckpointDelta {

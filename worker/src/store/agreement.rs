@@ -3,7 +3,7 @@
 
 use bvs_core::amount::Amount;
 use bvs_core::hash::Hash32;
-use bvs_core::types::CustomerId;
+use bvs_core::types::{Asset, CustomerId};
 use serde::Deserialize;
 use worker::D1Database;
 
@@ -87,7 +87,7 @@ const SELECT_AGREEMENTS_BY_CHECKPOINT_ROOT: &str = concat!(
 /// The balance after the customer's last verified delta at or before a
 /// log position (a checkpoint's closing balance).
 const SELECT_BALANCE_AT_LEAF: &str =
-    "SELECT balance_after FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' \
+    "SELECT balance_after FROM deltas WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 \
      AND status = 'VERIFIED' AND leaf_index <= ?3 ORDER BY leaf_index DESC LIMIT 1";
 
 #[derive(Debug, Clone, Deserialize)]
@@ -262,7 +262,7 @@ queries! {
 pub async fn balance_at_leaf(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     leaf: u64,
 ) -> ApiResult<Amount> {
     #[derive(Deserialize)]
@@ -272,7 +272,10 @@ pub async fn balance_at_leaf(
     }
     let row: Option<Row> = first(
         db,
-        Query::new(SELECT_BALANCE_AT_LEAF, args![tenant_id, customer_id, leaf]),
+        Query::new(
+            SELECT_BALANCE_AT_LEAF,
+            args![tenant_id, customer_id, leaf, asset],
+        ),
     )
     .await?;
     Ok(row.and_then(|r| r.balance_after).unwrap_or(Amount::ZERO))
@@ -299,16 +302,16 @@ pub struct DeltaAt {
 }
 
 const SELECT_WINDOW_START: &str = "SELECT first_seq, balance_before FROM ledger_windows \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND window = ?3";
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND window = ?3";
 /// The verified deltas of a ledger at up to four positions (`?3..?6`).
 const SELECT_DELTAS_AT: &str =
     "SELECT ledger_seq, item_hash, anchor_id, reference_id, balance_after FROM deltas \
-     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'VERIFIED' \
+     WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?7 AND status = 'VERIFIED' \
      AND ledger_seq IN (?3, ?4, ?5, ?6)";
 
 queries! {
     /// Where period `window` starts in the ledger.
-    pub fn window_start(tenant_id: &TenantId, customer_id: &CustomerId, window: &str) -> Option<WindowStart>
+    pub fn window_start(tenant_id: &TenantId, customer_id: &CustomerId, window: &str, asset: &Asset) -> Option<WindowStart>
         = first(SELECT_WINDOW_START);
 }
 
@@ -319,13 +322,13 @@ queries! {
 pub async fn deltas_at(
     db: &D1Database,
     tenant_id: &TenantId,
-    customer_id: &CustomerId,
+    (customer_id, asset): (&CustomerId, &Asset),
     seqs: &[u64],
 ) -> ApiResult<Vec<DeltaAt>> {
     let Some(first_seq) = seqs.first() else {
         return Ok(Vec::new());
     };
     let at = |i: usize| seqs.get(i).copied().unwrap_or(*first_seq);
-    let args = args![tenant_id, customer_id, at(0), at(1), at(2), at(3)];
+    let args = args![tenant_id, customer_id, at(0), at(1), at(2), at(3), asset];
     all(db, Query::new(SELECT_DELTAS_AT, args)).await
 }

@@ -125,16 +125,16 @@ fn control_and_ledger_rows_bind_every_placeholder() {
         vec![
             super::agreement::logged_keys(&tenant, &h("l")).unwrap(),
             super::checkpoints::RECEIPT_CANDIDATES
-                .statement(&tenant, &customer, None)
+                .statement(&tenant, &customer, (None, &usd))
                 .unwrap(),
             super::checkpoints::RECEIPT_CANDIDATES
-                .statement(&tenant, &customer, Some("2026-11"))
+                .statement(&tenant, &customer, (Some("2026-11"), &usd))
                 .unwrap(),
             super::agreement::LOGGED_STATEMENTS
-                .statement(&tenant, &customer, None)
+                .statement(&tenant, &customer, (None, &usd))
                 .unwrap(),
             super::agreement::LOGGED_STATEMENTS
-                .statement(&tenant, &customer, Some("2026-11"))
+                .statement(&tenant, &customer, (Some("2026-11"), &usd))
                 .unwrap(),
         ],
         vec![super::agreement::insert_invitation(&invitation).unwrap()],

@@ -162,16 +162,16 @@ const SELECT_BY_ROOT: &str =
 /// period's. The caller keeps the one whose merkle root is the receipt's.
 macro_rules! receipt_candidates_of_ledger {
     () => {
-        "tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'COMMITTED' \
+        "tenant_id = ?1 AND customer_id = ?2 AND asset = ?3 AND status = 'COMMITTED' \
          AND delta_count = (SELECT verified_count FROM ledgers WHERE tenant_id = ?1 \
-         AND customer_id = ?2 AND asset = '')"
+         AND customer_id = ?2 AND asset = ?3)"
     };
 }
 macro_rules! receipt_candidates_of_period {
     () => {
-        "tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND status = 'COMMITTED' \
+        "tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND status = 'COMMITTED' \
          AND period = ?3 AND delta_count = (SELECT last_seq - first_seq + 1 FROM ledger_windows \
-         WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = '' AND window = ?3)"
+         WHERE tenant_id = ?1 AND customer_id = ?2 AND asset = ?4 AND window = ?3)"
     };
 }
 pub(super) use {receipt_candidates_of_ledger, receipt_candidates_of_period};
@@ -191,7 +191,7 @@ const SELECT_RECEIPT_CANDIDATES_OF_PERIOD: &str = select_checkpoints!(concat!(
 /// the public verify route can show an agreement side for.
 macro_rules! agreement_checkpoints_by_root {
     () => {
-        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*' AND asset = ''"
+        "merkle_root = ?1 AND status = 'COMMITTED' AND customer_id != '*'"
     };
 }
 pub(super) use agreement_checkpoints_by_root;
@@ -240,11 +240,11 @@ impl OverCandidates {
         &self,
         tenant_id: &'a TenantId,
         customer_id: &'a CustomerId,
-        period: Option<&'a str>,
+        (period, asset): (Option<&'a str>, &'a Asset),
     ) -> ApiResult<Query<'a>> {
         match period {
-            None => Ok(Query::new(self.0, args![tenant_id, customer_id])),
-            Some(p) => Ok(Query::new(self.1, args![tenant_id, customer_id, p])),
+            None => Ok(Query::new(self.0, args![tenant_id, customer_id, asset])),
+            Some(p) => Ok(Query::new(self.1, args![tenant_id, customer_id, p, asset])),
         }
     }
 }

@@ -105,9 +105,9 @@ pub async fn read(db: &D1Database, r: &ReceiptOf<'_>) -> ApiResult<ReceiptRead> 
         ledgers::ledger_statement(tenant, customer, asset)?,
         deltas,
         log::latest_head_statement()?,
-        checkpoints::RECEIPT_CANDIDATES.statement(tenant, customer, r.period)?,
+        checkpoints::RECEIPT_CANDIDATES.statement(tenant, customer, (r.period, asset))?,
         agreement::logged_keys(tenant, r.ledger_id)?,
-        agreement::LOGGED_STATEMENTS.statement(tenant, customer, r.period)?,
+        agreement::LOGGED_STATEMENTS.statement(tenant, customer, (r.period, asset))?,
         super::witness::published_candidates_statement()?,
     ];
     // Refused in the period's month (whose positions are the span's), or
