@@ -194,6 +194,17 @@ impl Wrangler {
 
     fn spawn(persist_dir: &Path, vars: &[(&str, &str)], script: Option<&Path>) -> Wrangler {
         let root = repo_root();
+        // The benchmarks' deployed shape (issue 42, bench/README.md
+        // "deployed shape"): `BVS_DEPLOYED_LATENCY_MS=5 bash bench/...`
+        // adds that latency to every crossing of every server started.
+        let shape = std::env::var("BVS_DEPLOYED_LATENCY_MS").ok();
+        let mut vars = vars.to_vec();
+        if let Some(ms) = shape.as_deref() {
+            if !vars.iter().any(|(k, _)| *k == "DEPLOYED_LATENCY_MS") {
+                vars.push(("DEPLOYED_LATENCY_MS", ms));
+            }
+        }
+        let vars = vars.as_slice();
 
         let port = free_port();
         let inspector = free_port();

@@ -106,3 +106,32 @@ fn no_hot_route_makes_more_sequential_d1_round_trips_than_pinned() {
     );
     eprintln!("{}", report.join("\n"));
 }
+
+/// The deployed-shape model (issue 42, bench/README.md "deployed
+/// shape"): with DEV_MODE `DEPLOYED_LATENCY_MS`, every D1 round trip
+/// waits that long, so a single emit's two sequential round trips take at
+/// least twice it (a lower bound: a slow machine only adds), and the
+/// delta is still verified through the delayed queue and sequencer.
+#[test]
+fn the_deployed_shape_adds_its_latency_to_every_round_trip() {
+    const MS: u64 = 150;
+    let dir = bvs_tests::fresh_state_dir("deployed-shape");
+    let server =
+        bvs_tests::Wrangler::start_with_vars(&dir, &[("DEPLOYED_LATENCY_MS", &MS.to_string())]);
+    let api = bvs_tests::client::Api::new(server.base_url.clone());
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let started = std::time::Instant::now();
+    let r = k.post(
+        bvs_tests::ledger::DELTA,
+        &serde_json::json!({"customerId": "cus_shape", "delta": 1, "reason": "deployed shape"}),
+    );
+    let took = started.elapsed();
+    assert_eq!(r.status, 202, "{}", r.text);
+    assert!(
+        took >= std::time::Duration::from_millis(2 * MS),
+        "an emit took {took:?} with {MS} ms per round trip"
+    );
+    k.wait_anchored(r.body["data"]["anchorId"].as_str().unwrap());
+    server.stop();
+}

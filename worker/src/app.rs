@@ -58,14 +58,28 @@ impl App {
     }
 
     pub fn with_now(env: Env, now_ms: u64) -> Self {
-        Self {
+        let app = Self {
             env,
             now_ms,
             tenant_id: RefCell::new(None),
             key_caller: RefCell::new(None),
             rate_limit: RefCell::new(None),
             ctx: None,
+        };
+        crate::roundtrips::set_modeled_latency(app.modeled_latency_ms());
+        app
+    }
+
+    /// DEV_MODE `DEPLOYED_LATENCY_MS` (issue 42): the latency the
+    /// deployed-shape model adds to every crossing of the network
+    /// (`roundtrips::crossing`); 0 outside DEV_MODE or unset.
+    pub fn modeled_latency_ms(&self) -> u64 {
+        if !self.dev_mode() {
+            return 0;
         }
+        self.var("DEPLOYED_LATENCY_MS")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     /// A request's App: work handed to `after_response` does not delay the

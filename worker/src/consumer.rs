@@ -38,6 +38,8 @@ fn route(own: Option<LogId>, log: LogId) -> Doorbell {
 }
 
 pub async fn handle_batch(app: &App, batch: MessageBatch<serde_json::Value>) {
+    // The deployed shape (issue 42): a delivery crosses the network too.
+    crate::roundtrips::crossing().await;
     let queue = batch.queue();
     let messages = match batch.messages() {
         Ok(m) => m,

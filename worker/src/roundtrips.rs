@@ -189,3 +189,35 @@ mod tests {
         assert_eq!((used.d1, used.durable_object, used.kdf), (0, 0, 0));
     }
 }
+
+// ---------------------------------------------------------------- the deployed shape (issue 42)
+
+thread_local! {
+    /// DEV_MODE `DEPLOYED_LATENCY_MS`: milliseconds added to every D1
+    /// round trip, Durable Object call, queue send and delivery, and
+    /// witness call (0: none, always outside DEV_MODE).
+    static MODELED_MS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Sets the modeled latency for this isolate's calls from now on
+/// (`App::new`, each invocation: `0` unless DEV_MODE sets it).
+pub fn set_modeled_latency(ms: u64) {
+    MODELED_MS.with(|m| m.set(ms));
+}
+
+/// The modeled latency now, in ms.
+pub fn modeled_latency() -> u64 {
+    MODELED_MS.with(Cell::get)
+}
+
+/// Waits the modeled latency of one crossing of the network (a D1 round
+/// trip, a Durable Object call, a queue send or delivery, a witness
+/// call): the deployed shape of `wrangler dev`, where D1 is an
+/// in-process SQLite file (bench/README.md, "deployed shape"). Returns at
+/// once when none is modeled.
+pub async fn crossing() {
+    let ms = modeled_latency();
+    if ms > 0 {
+        worker::Delay::from(std::time::Duration::from_millis(ms)).await;
+    }
+}

@@ -119,6 +119,7 @@ pub async fn ring(app: &App, log: LogId, delay_secs: u32) {
             let message = worker::MessageBuilder::new(job)
                 .delay_seconds(delay_secs)
                 .build();
+            crate::roundtrips::crossing().await;
             q.send(message).await
         }
         Err(e) => Err(e),

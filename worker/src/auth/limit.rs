@@ -309,6 +309,7 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate, cost: u64) -> ApiResu
     init.with_method(Method::Post);
     let req = Request::new_with_init(&url, &init)?;
     crate::roundtrips::durable_object();
+    crate::roundtrips::crossing().await;
     let mut resp = stub.fetch_with_request(req).await?;
     if resp.status_code() != 200 {
         return Err(ApiError::internal(format!(

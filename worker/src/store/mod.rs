@@ -374,11 +374,13 @@ fn d1(what: &'static str) -> impl Fn(worker::Error) -> ApiError {
 
 pub async fn first<T: DeserializeOwned>(db: &D1Database, q: Query<'_>) -> ApiResult<Option<T>> {
     let _trip = crate::roundtrips::d1();
+    crate::roundtrips::crossing().await;
     prepare(db, &q)?.first::<T>(None).await.map_err(d1("first"))
 }
 
 pub async fn all<T: DeserializeOwned>(db: &D1Database, q: Query<'_>) -> ApiResult<Vec<T>> {
     let _trip = crate::roundtrips::d1();
+    crate::roundtrips::crossing().await;
     let result = prepare(db, &q)?.all().await.map_err(d1("all"))?;
     result.results::<T>().map_err(d1("rows"))
 }
@@ -386,6 +388,7 @@ pub async fn all<T: DeserializeOwned>(db: &D1Database, q: Query<'_>) -> ApiResul
 /// Runs one statement; returns the number of rows it changed.
 pub async fn run(db: &D1Database, q: Query<'_>) -> ApiResult<u64> {
     let _trip = crate::roundtrips::d1();
+    crate::roundtrips::crossing().await;
     let result = prepare(db, &q)?
         .run()
         .await
@@ -430,6 +433,7 @@ pub(crate) async fn send_batch(
         .iter()
         .map(|q| prepare(db, q))
         .collect::<ApiResult<Vec<_>>>()?;
+    crate::roundtrips::crossing().await;
     Ok(db.batch(statements).await)
 }
 

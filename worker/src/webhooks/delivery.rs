@@ -180,6 +180,7 @@ pub async fn ring(app: &App, delivery_id: &DeliveryId, delay_ms: u64) {
             let message = worker::MessageBuilder::new(job)
                 .delay_seconds(u32::try_from(delay_secs).unwrap_or(u32::MAX))
                 .build();
+            crate::roundtrips::crossing().await;
             q.send(message).await
         }
         Err(e) => Err(e),
