@@ -112,6 +112,22 @@ impl Failed {
             Failed::Sequence { .. } => RefusalCode::SequenceMismatch,
         }
     }
+
+    /// The one condition it failed, as a delta would ask it.
+    pub fn condition(&self) -> Conditions {
+        match *self {
+            Failed::Floor {
+                balance_at_least, ..
+            } => Conditions {
+                balance_at_least: Some(balance_at_least),
+                expected_sequence: None,
+            },
+            Failed::Sequence { expected_sequence } => Conditions {
+                balance_at_least: None,
+                expected_sequence: Some(expected_sequence),
+            },
+        }
+    }
 }
 
 /// Checks `delta` with its `own` conditions (and the asset's `default_floor`,
@@ -173,12 +189,7 @@ impl Refusal {
     /// tenantDefault (only for a tenant's default floor)}`.
     pub fn canonical_json(&self) -> String {
         let mut out = String::with_capacity(320);
-        let text = |out: &mut String, key: &str, value: &str| {
-            crate::json::write_string(out, key);
-            out.push(':');
-            crate::json::write_string(out, value);
-            out.push(',');
-        };
+        let text = crate::json::write_string_member;
         out.push('{');
         if !self.asset.is_default() {
             text(&mut out, "asset", &self.asset.key());
@@ -186,18 +197,7 @@ impl Refusal {
         text(&mut out, "balance", &self.at.balance.to_string());
         text(&mut out, "code", self.failed.code().as_str());
         out.push_str("\"condition\":");
-        let condition = match self.failed {
-            Failed::Floor {
-                balance_at_least, ..
-            } => Conditions {
-                balance_at_least: Some(balance_at_least),
-                expected_sequence: None,
-            },
-            Failed::Sequence { expected_sequence } => Conditions {
-                balance_at_least: None,
-                expected_sequence: Some(expected_sequence),
-            },
-        };
+        let condition = self.failed.condition();
         condition.write_canonical(&mut out);
         out.push(',');
         text(&mut out, "customerId", &self.customer_id);
@@ -225,18 +225,7 @@ impl Refusal {
     /// Whether the refusal follows from its own fields: the position it
     /// names fails the condition it names for its delta.
     pub fn is_justified(&self) -> bool {
-        let own = match self.failed {
-            Failed::Floor {
-                balance_at_least, ..
-            } => Conditions {
-                balance_at_least: Some(balance_at_least),
-                expected_sequence: None,
-            },
-            Failed::Sequence { expected_sequence } => Conditions {
-                balance_at_least: None,
-                expected_sequence: Some(expected_sequence),
-            },
-        };
+        let own = self.failed.condition();
         check(self.at, self.delta, &own, None).is_err()
     }
 }

@@ -48,12 +48,7 @@ impl DeltaContent {
         // Members written in JCS order (sorted keys); the metadata object
         // is canonicalized by `json`, the same code the verifier runs.
         let mut out = String::with_capacity(256);
-        let text = |out: &mut String, key: &str, value: &str| {
-            crate::json::write_string(out, key);
-            out.push(':');
-            crate::json::write_string(out, value);
-            out.push(',');
-        };
+        let text = crate::json::write_string_member;
         out.push('{');
         text(&mut out, "anchorId", &self.anchor_id);
         if let Asset::Named { .. } = &self.asset {

@@ -258,6 +258,15 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// Writes `"key":"value",`: one string member of a canonical object being
+/// written by hand, its keys in JCS order (a delta's and a refusal's item).
+pub fn write_string_member(out: &mut String, key: &str, value: &str) {
+    write_string(out, key);
+    out.push(':');
+    write_string(out, value);
+    out.push(',');
+}
+
 /// Writes `s` as a JSON string with the escapes of RFC 8785 (and of
 /// `JSON.stringify`): `\"`, `\\`, `\b \f \n \r \t`, `\u00xx` (lowercase
 /// hex) for other control characters, everything else as itself.
