@@ -48,22 +48,16 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
     let key = (r.customer_id, r.asset);
     let (from, to, boundary) = match r.basis {
         AsOfBasis::Verified => {
-            let b = boundary_seq(db, r).await?;
+            let b = boundary(db, r)
+                .await?
+                .and_then(|d| d.ledger_seq)
+                .unwrap_or(0);
             (b.saturating_sub(AS_OF_PROOF_DELTAS_MAX), b + 1, b)
         }
         AsOfBasis::Declared => (0, AS_OF_DECLARED_DELTAS_MAX + 1, 0),
     };
     let span = as_of::span(db, r.tenant_id, key, (from.max(1), to)).await?;
-    let ledger = span
-        .ledger
-        .ok_or_else(|| super::no_ledger(r.customer_id, r.asset))?;
-    if r.basis == AsOfBasis::Declared && ledger.verified_count > AS_OF_DECLARED_DELTAS_MAX {
-        return Err(ApiError::Unprocessable(format!(
-            "A declared balance sums the ledger's every delta; this one has {} (at most \
-             {AS_OF_DECLARED_DELTAS_MAX}). Ask with asOfBasis=verified",
-            ledger.verified_count
-        )));
-    }
+    let ledger = span_ledger(r, span.ledger)?;
     let head = span.head.ok_or_else(|| {
         ApiError::Unprocessable(
             "The log has no signed tree head yet: nothing is verified to prove a balance with"
@@ -91,7 +85,7 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
     for (d, p) in items.iter_mut().zip(proofs) {
         d.inclusion_proof = p;
     }
-    let proof = AsOfProof {
+    let mut proof = AsOfProof {
         hash_scheme: HASH_SCHEME.name().to_string(),
         tree_head,
         public_key: LogKey::load(app, r.log)?.verifier_key()?,
@@ -104,19 +98,96 @@ pub async fn as_of(app: &App, db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult
     let at = views::iso(r.at_ms);
     match r.basis {
         AsOfBasis::Verified => Ok(verified(at, boundary, &listed, items, proof)),
-        AsOfBasis::Declared => declared(at, r.at_ms, items, proof),
+        AsOfBasis::Declared => {
+            let totals = declared_totals(&listed, r.at_ms)?;
+            proof.ledger_deltas = Some(items.len() as u64);
+            proof.deltas = items;
+            Ok(totals.with_proof(at, AsOfBasis::Declared, proof))
+        }
     }
 }
 
-/// The boundary's ledger sequence number (0 before the first delta).
-async fn boundary_seq(db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult<u64> {
+/// A balance as of a moment without its proof: what the customer route
+/// lists for each asset (derive's `asOf` gives each its proof). Basis
+/// `verified`: the boundary's one read, its stored balance-after; basis
+/// `declared`: the ledger's sum, with no inclusion proof read.
+pub struct Totals {
+    pub balance: Amount,
+    pub deltas_count: u64,
+    pub last_delta: Option<String>,
+}
+
+impl Totals {
+    fn with_proof(self, at: String, basis: AsOfBasis, proof: AsOfProof) -> AsOf {
+        AsOf {
+            at,
+            basis,
+            balance: self.balance,
+            deltas_count: self.deltas_count,
+            last_delta: self.last_delta,
+            proof,
+        }
+    }
+}
+
+/// The [`Totals`] of `r`.
+///
+/// # Errors
+/// As [`as_of`].
+pub async fn totals(db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult<Totals> {
+    let key = (r.customer_id, r.asset);
+    match r.basis {
+        AsOfBasis::Verified => {
+            let b = boundary(db, r).await?;
+            Ok(Totals {
+                balance: b
+                    .as_ref()
+                    .and_then(|d| d.balance_after)
+                    .unwrap_or(Amount::ZERO),
+                deltas_count: b.as_ref().and_then(|d| d.ledger_seq).unwrap_or(0),
+                last_delta: b.map(|d| d.anchor_id.to_string()),
+            })
+        }
+        AsOfBasis::Declared => {
+            let span =
+                as_of::span(db, r.tenant_id, key, (1, AS_OF_DECLARED_DELTAS_MAX + 1)).await?;
+            let ledger = span_ledger(r, span.ledger)?;
+            let listed: Vec<DeltaRow> = span
+                .deltas
+                .into_iter()
+                .filter(|d| d.ledger_seq.is_some_and(|s| s <= ledger.verified_count))
+                .collect();
+            declared_totals(&listed, r.at_ms)
+        }
+    }
+}
+
+/// The span's ledger: 404 when there is none; for a declared balance, 422
+/// past `AS_OF_DECLARED_DELTAS_MAX` deltas.
+fn span_ledger(
+    r: &AsOfRequest<'_>,
+    ledger: Option<crate::store::ledgers::LedgerRow>,
+) -> ApiResult<crate::store::ledgers::LedgerRow> {
+    let ledger = ledger.ok_or_else(|| super::no_ledger(r.customer_id, r.asset))?;
+    if r.basis == AsOfBasis::Declared && ledger.verified_count > AS_OF_DECLARED_DELTAS_MAX {
+        return Err(ApiError::Unprocessable(format!(
+            "A declared balance sums the ledger's every delta; this one has {} (at most \
+             {AS_OF_DECLARED_DELTAS_MAX}). Ask with asOfBasis=verified",
+            ledger.verified_count
+        )));
+    }
+    Ok(ledger)
+}
+
+/// The boundary delta (`None` before the ledger's first).
+async fn boundary(db: &D1Database, r: &AsOfRequest<'_>) -> ApiResult<Option<DeltaRow>> {
     let month = Period::containing(i64::try_from(r.at_ms).unwrap_or(i64::MAX));
     let key = (r.customer_id, r.asset);
     let read = as_of::boundary(db, r.tenant_id, key, &month.to_string(), r.at_ms).await?;
     if read.ledger.is_none() {
         return Err(super::no_ledger(r.customer_id, r.asset));
     }
-    Ok(read.boundary.and_then(|d| d.ledger_seq).unwrap_or(0))
+    Ok(read.boundary)
 }
 
 /// The verified answer: `items` are the deltas after `proof.from` through
@@ -147,40 +218,28 @@ fn verified(
     }
 }
 
-/// The declared answer over the ledger's every delta `items`.
-fn declared(
-    at: String,
-    at_ms: u64,
-    items: Vec<AsOfDelta>,
-    mut proof: AsOfProof,
-) -> ApiResult<AsOf> {
+/// The sum of the ledger's deltas `listed` declared at or before `at_ms`,
+/// their number and the last of them (by declared time, then ledger order).
+fn declared_totals(listed: &[DeltaRow], at_ms: u64) -> ApiResult<Totals> {
     let mut balance = Amount::ZERO;
     let mut count = 0;
-    let mut last: Option<(i64, u64, String)> = None;
-    for d in &items {
-        let t = bvs_core::time::parse_iso_ms(&d.declared_timestamp).map_err(ApiError::internal)?;
-        if t <= i64::try_from(at_ms).unwrap_or(i64::MAX) {
-            count += 1;
-            balance = balance
-                .checked_add(d.delta)
-                .map_err(|e| ApiError::Unprocessable(format!("balance: {e}")))?;
-            if last
-                .as_ref()
-                .is_none_or(|(lt, ls, _)| (t, d.ledger_seq) > (*lt, *ls))
-            {
-                last = Some((t, d.ledger_seq, d.anchor_id.clone()));
-            }
+    let mut last: Option<(u64, Option<u64>, String)> = None;
+    for d in listed.iter().filter(|d| d.declared_at <= at_ms) {
+        count += 1;
+        balance = balance
+            .checked_add(d.delta)
+            .map_err(|e| ApiError::Unprocessable(format!("balance: {e}")))?;
+        if last
+            .as_ref()
+            .is_none_or(|(lt, ls, _)| (d.declared_at, d.ledger_seq) > (*lt, *ls))
+        {
+            last = Some((d.declared_at, d.ledger_seq, d.anchor_id.to_string()));
         }
     }
-    proof.ledger_deltas = Some(items.len() as u64);
-    proof.deltas = items;
-    Ok(AsOf {
-        at,
-        basis: AsOfBasis::Declared,
+    Ok(Totals {
         balance,
         deltas_count: count,
         last_delta: last.map(|(_, _, id)| id),
-        proof,
     })
 }
 

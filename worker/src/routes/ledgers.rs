@@ -505,7 +505,7 @@ pub async fn customer(
                 at_ms,
                 basis,
             };
-            let a = ledgers::as_of::as_of(app, &db, &request).await?;
+            let a = ledgers::as_of::totals(&db, &request).await?;
             balances.push(json!({
                 "asset": (!l.asset.is_default()).then(|| l.asset.key()),
                 "balance": a.balance,
