@@ -23,6 +23,22 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// The fields a 400 names: its `field`, or each of its `errors`.
+    pub fn problem_fields(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.body["errors"]
+            .as_array()
+            .map(|d| {
+                d.iter()
+                    .map(|p| p["field"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(f) = self.body["field"].as_str() {
+            out.push(f.to_string());
+        }
+        out
+    }
+
     /// The error envelope's `message` ("" when there is none).
     pub fn message(&self) -> &str {
         self.body["message"].as_str().unwrap_or_default()

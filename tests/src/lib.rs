@@ -455,6 +455,21 @@ pub fn bvs_verify_bin() -> PathBuf {
         .join("debug/bvs-verify")
 }
 
+/// `bvs-verify <command> <file> --key <key>` over `text` saved to a fresh
+/// state directory named `name`: whether it passed, and what it printed.
+pub fn bvs_verify_saved(command: &str, text: &str, name: &str, key: &str) -> (bool, String) {
+    let saved = fresh_state_dir(name).join("document.json");
+    std::fs::write(&saved, text).expect("save the document");
+    let out = Command::new(bvs_verify_bin())
+        .args([command, saved.to_str().unwrap_or_default(), "--key", key])
+        .output()
+        .expect("run bvs-verify");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
+}
+
 /// Polls `f` until it returns `Some`, or panics after `timeout`.
 pub fn eventually<T>(timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + timeout;

@@ -441,15 +441,8 @@ fn a_named_assets_checkpoint_is_agreed_on_its_own_balance() {
         "{}",
         receipt.text
     );
-    let dir = bvs_tests::fresh_state_dir("agreement-usd");
-    let file = dir.join("receipt.json");
-    std::fs::write(&file, &receipt.text).unwrap();
     let log = bvs_tests::log::log_key(&api);
-    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
-        .args(["receipt", file.to_str().unwrap(), "--key", &log])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{text}");
+    let (ok, text) = bvs_tests::bvs_verify_saved("receipt", &receipt.text, "agreement-usd", &log);
+    assert!(ok, "{text}");
     assert!(text.contains("agreement.statements[0]"), "{text}");
 }

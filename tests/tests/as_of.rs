@@ -19,20 +19,9 @@ fn emit(k: &Keyed<'_>, body: Value) -> String {
     r.body["data"]["anchorId"].as_str().unwrap().to_string()
 }
 
+/// `bvs-verify as-of` over a saved answer, against the log's key.
 fn cli(text: &str, name: &str) -> (bool, String) {
-    let api = api();
-    let dir = bvs_tests::fresh_state_dir(name);
-    let saved = dir.join("as-of.json");
-    std::fs::write(&saved, text).unwrap();
-    let log = bvs_tests::log::log_key(&api);
-    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
-        .args(["as-of", saved.to_str().unwrap(), "--key", &log])
-        .output()
-        .expect("run bvs-verify");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-    )
+    bvs_tests::bvs_verify_saved("as-of", text, name, &bvs_tests::log::log_key(&api()))
 }
 
 /// The test's own fold: the sum, count and last delta of those whose

@@ -16,22 +16,6 @@ fn emit(k: &bvs_tests::client::Keyed<'_>, body: Value) -> Value {
     r.body["data"].clone()
 }
 
-/// The fields a 400 names: its `field`, or each of its `errors`.
-fn problems(r: &bvs_tests::client::Reply) -> Vec<String> {
-    let mut out: Vec<String> = r.body["errors"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .map(|p| p["field"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(f) = r.body["field"].as_str() {
-        out.push(f.to_string());
-    }
-    out
-}
-
 #[test]
 fn two_assets_of_one_customer_never_mix() {
     let api = api();
@@ -226,14 +210,22 @@ fn precision_is_refused_with_the_field_named_and_nothing_written() {
         &json!({"customerId": c, "delta": 1.005, "asset": "USD/2", "reason": "x"}),
     );
     assert_eq!(r.status, 400, "{}", r.text);
-    assert!(problems(&r).contains(&"delta".to_string()), "{}", r.text);
+    assert!(
+        r.problem_fields().contains(&"delta".to_string()),
+        "{}",
+        r.text
+    );
     for bad in ["usd/2", "USD/19", "USD", 7.to_string().as_str()] {
         let r = k.post(
             bvs_tests::ledger::DELTA,
             &json!({"customerId": c, "delta": 1, "asset": bad, "reason": "x"}),
         );
         assert_eq!(r.status, 400, "{bad}: {}", r.text);
-        assert!(problems(&r).contains(&"asset".to_string()), "{}", r.text);
+        assert!(
+            r.problem_fields().contains(&"asset".to_string()),
+            "{}",
+            r.text
+        );
     }
     // A code keeps the precision it was first used with.
     emit(
@@ -245,7 +237,11 @@ fn precision_is_refused_with_the_field_named_and_nothing_written() {
         &json!({"customerId": c, "delta": 2, "asset": "PTS/0", "reason": "x"}),
     );
     assert_eq!(r.status, 400, "{}", r.text);
-    assert!(problems(&r).contains(&"asset".to_string()), "{}", r.text);
+    assert!(
+        r.problem_fields().contains(&"asset".to_string()),
+        "{}",
+        r.text
+    );
     assert!(r.text.contains("PTS/1"), "{}", r.text);
     // In a batch, the item is named; nothing of the batch is written.
     let b = k.batch(&[
@@ -254,7 +250,7 @@ fn precision_is_refused_with_the_field_named_and_nothing_written() {
     ]);
     assert_eq!(b.status, 400, "{}", b.text);
     assert!(
-        problems(&b).contains(&"deltas[1].asset".to_string()),
+        b.problem_fields().contains(&"deltas[1].asset".to_string()),
         "{}",
         b.text
     );
@@ -367,13 +363,7 @@ fn liabilities_statements_of_two_assets_never_mix() {
         "{}",
         r.text
     );
-    let receipt = dir.join("receipt.json");
-    std::fs::write(&receipt, &r.text).unwrap();
-    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
-        .args(["receipt", receipt.to_str().unwrap(), "--key", &key])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{text}");
+    let (ok, text) = bvs_tests::bvs_verify_saved("receipt", &r.text, "assets-usd-receipt", &key);
+    assert!(ok, "{text}");
     assert!(text.contains("PASS  liabilities.receipt"), "{text}");
 }

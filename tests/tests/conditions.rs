@@ -9,12 +9,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bvs_tests::api;
-use bvs_tests::client::{Keyed, Reply};
+use bvs_tests::client::Keyed;
 use bvs_tests::eventually;
 use bvs_tests::ledger::{DELTA, WAIT};
 use bvs_tests::receiver::{wait_event, Receiver};
 use bvs_tests::tenant::{create_webhook, new_tenant_on_plan};
 use serde_json::{json, Value};
+
+/// `bvs-verify receipt` over a saved receipt, against the log's key.
+fn cli_receipt(text: &str, name: &str) -> (bool, String) {
+    bvs_tests::bvs_verify_saved("receipt", text, name, &bvs_tests::log::log_key(&api()))
+}
 
 fn emit(k: &Keyed<'_>, body: Value) -> String {
     let r = k.post(DELTA, &body);
@@ -30,38 +35,6 @@ fn settled(k: &Keyed<'_>, anchor: &str) -> Value {
         let d = r.body["data"].clone();
         (d["status"] != "QUEUED").then_some(d)
     })
-}
-
-/// The fields a 400 names.
-fn problems(r: &Reply) -> Vec<String> {
-    let mut out: Vec<String> = r.body["errors"]
-        .as_array()
-        .map(|d| {
-            d.iter()
-                .map(|p| p["field"].as_str().unwrap_or_default().to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(f) = r.body["field"].as_str() {
-        out.push(f.to_string());
-    }
-    out
-}
-
-fn cli_receipt(text: &str, name: &str) -> (bool, String) {
-    let api = api();
-    let dir = bvs_tests::fresh_state_dir(name);
-    let saved = dir.join("receipt.json");
-    std::fs::write(&saved, text).unwrap();
-    let log = bvs_tests::log::log_key(&api);
-    let out = std::process::Command::new(bvs_tests::bvs_verify_bin())
-        .args(["receipt", saved.to_str().unwrap(), "--key", &log])
-        .output()
-        .expect("run bvs-verify");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-    )
 }
 
 #[test]
@@ -84,17 +57,7 @@ fn a_debit_below_its_floor_is_refused_uncounted_and_proven() {
         json!({"customerId": c, "delta": 10, "asset": "USD/2", "reason": "top-up"}),
     );
     k.wait_anchored(&credit);
-    let used = || {
-        let r = bvs_tests::tenant::get_jwt(&api, "/dashboard/usage", &t.jwt);
-        assert_eq!(r.status, 200, "{}", r.text);
-        r.body["data"]["environments"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["environment"] == "sandbox")
-            .map(|e| e["used"].as_u64().unwrap())
-            .unwrap()
-    };
+    let used = || bvs_tests::tenant::sandbox_used(&api, &t.jwt);
     let used_before = used();
 
     // 10 − 12 would be −2: refused. 10 − 4 stays ≥ 0: counted.
@@ -207,10 +170,10 @@ fn a_tenant_default_floor_binds_debits_without_their_own() {
     // An unknown code needs its precision; a floor too precise is a 400.
     let r = put("PTS", json!({"balanceAtLeast": 0}));
     assert_eq!(r.status, 400, "{}", r.text);
-    assert_eq!(problems(&r), ["asset"], "{}", r.text);
+    assert_eq!(r.problem_fields(), ["asset"], "{}", r.text);
     let r = put("PTS", json!({"balanceAtLeast": 0.5, "precision": 0}));
     assert_eq!(r.status, 400, "{}", r.text);
-    assert_eq!(problems(&r), ["balanceAtLeast"], "{}", r.text);
+    assert_eq!(r.problem_fields(), ["balanceAtLeast"], "{}", r.text);
     let r = put("PTS", json!({"balanceAtLeast": -5, "precision": 0}));
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["data"]["asset"], "PTS/0");
@@ -362,7 +325,7 @@ fn bad_conditions_are_refused_with_the_field_named() {
     ] {
         let r = k.post(DELTA, &base(conditions.clone()));
         assert_eq!(r.status, 400, "{conditions}: {}", r.text);
-        assert_eq!(problems(&r), [field], "{conditions}: {}", r.text);
+        assert_eq!(r.problem_fields(), [field], "{conditions}: {}", r.text);
     }
     let r = k.batch(&[base(json!({"expectedSequence": "x"})), base(json!({}))]);
     assert_eq!(r.status, 202, "{}", r.text);
