@@ -25,3 +25,4 @@ touch "$started"
 echo "building the worker (worker-build --release)"
 (cd worker && worker-build --release)
 mv "$started" "$built_from"
+scripts/check-worker-size.sh

@@ -33,7 +33,8 @@ CRATES = {
         ["plan"],
         ["secret", "limiter", "request_id", "fields"],
         ["app", "http"],
-        ["jobs", "ids", "error", "roundtrips"],
+        ["jobs", "ids", "roundtrips", "limits"],
+        ["error"],
     ],
     "core/src": [
         ["lib", "test_notes"],

@@ -135,3 +135,45 @@ fn the_deployed_shape_adds_its_latency_to_every_round_trip() {
     k.wait_anchored(r.body["data"]["anchorId"].as_str().unwrap());
     server.stop();
 }
+
+/// A deployed Worker's limits held in every DEV_MODE run (issue 42,
+/// `worker/src/limits.rs`): every other test runs under Workers Paid's
+/// published limits and fails loudly past one. Here DEV_MODE
+/// `LIMIT_D1_QUERIES` lowers the queries per invocation so that a real
+/// batch emit passes it: the request fails with a 500 naming the limit,
+/// a request without D1 still answers, and nothing was written.
+#[test]
+fn a_request_past_a_deployed_workers_limit_fails_loudly_and_writes_nothing() {
+    let dir = bvs_tests::fresh_state_dir("limits");
+    let server = bvs_tests::Wrangler::start(&dir);
+    let api = bvs_tests::client::Api::new(server.base_url.clone());
+    let t = new_tenant_on_plan(&api, "enterprise");
+    server.stop();
+
+    let server = bvs_tests::Wrangler::start_with_vars(&dir, &[("LIMIT_D1_QUERIES", "3")]);
+    let api = bvs_tests::client::Api::new(server.base_url.clone());
+    let items: Vec<_> = (0..20)
+        .map(|i| serde_json::json!({"customerId": "cus_limits", "delta": i + 1, "reason": "past a limit"}))
+        .collect();
+    let r = api.keyed(&t.test_key).batch(&items);
+    assert_eq!(r.status, 500, "{}", r.text);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("a deployed Worker would fail here")
+            && message.contains("past 3 queries per invocation"),
+        "{message}"
+    );
+    assert_eq!(api.get("/health").status, 200);
+    server.stop();
+
+    let server = bvs_tests::Wrangler::start(&dir);
+    let api = bvs_tests::client::Api::new(server.base_url.clone());
+    let k = api.keyed(&t.test_key);
+    assert_eq!(
+        k.derive("cus_limits", "").status,
+        404,
+        "nothing was written"
+    );
+    k.batch_anchored(&items);
+    server.stop();
+}

@@ -67,7 +67,21 @@ impl App {
             ctx: None,
         };
         crate::roundtrips::set_modeled_latency(app.modeled_latency_ms());
+        crate::limits::hold(app.held_limits());
         app
+    }
+
+    /// DEV_MODE (issue 42): every invocation held to a deployed Worker's
+    /// published limits (`crate::limits`), `LIMIT_D1_QUERIES` lowering the
+    /// queries per invocation for a test; `None` outside DEV_MODE.
+    pub fn held_limits(&self) -> Option<crate::limits::Held> {
+        if !self.dev_mode() {
+            return None;
+        }
+        let queries = self
+            .var("LIMIT_D1_QUERIES")
+            .and_then(|v| v.trim().parse().ok());
+        Some(crate::limits::published(queries))
     }
 
     /// DEV_MODE `DEPLOYED_LATENCY_MS` (issue 42): the latency the
@@ -94,7 +108,7 @@ impl App {
     /// serving a request, else now.
     pub async fn after_response(&self, work: impl std::future::Future<Output = ()> + 'static) {
         match &self.ctx {
-            Some(ctx) => ctx.wait_until(work),
+            Some(ctx) => ctx.wait_until(crate::roundtrips::continued(work)),
             None => work.await,
         }
     }

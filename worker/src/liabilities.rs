@@ -300,10 +300,10 @@ pub async fn ring(app: &App, log: LogId, id: &StatementId) {
         id: id.clone(),
     };
     let sent = match app.env.queue(QUEUE_WEBHOOKS) {
-        Ok(q) => {
-            crate::roundtrips::crossing().await;
-            q.send(job).await
-        }
+        Ok(q) => match crate::roundtrips::outbound().await {
+            Ok(()) => q.send(job).await,
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     if let Err(e) = sent {

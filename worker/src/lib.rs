@@ -17,6 +17,7 @@ mod ledger;
 mod ledgers;
 mod liabilities;
 mod limiter;
+mod limits;
 mod mail;
 mod meter;
 mod owned;
@@ -171,8 +172,25 @@ fn log_line(
         line["d1Trips"] = used.d1_sequential.into();
         line["doCalls"] = used.durable_object.into();
         line["kdfCalls"] = used.kdf.into();
+        line["d1Queries"] = used.queries.into();
+        line["subrequests"] = used.subrequests.into();
     }
     worker::console_log!("{line}");
+}
+
+/// DEV_MODE: what a queue batch or cron run used of a deployed Worker's
+/// limits (issue 42; `limits`), one log line per invocation.
+fn invocation_line(app: &App, kind: &str, name: &str) {
+    if app.dev_mode() {
+        let used = roundtrips::used();
+        let line = serde_json::json!({
+            "invocation": kind,
+            "name": name,
+            "d1Queries": used.queries,
+            "subrequests": used.subrequests,
+        });
+        worker::console_log!("{line}");
+    }
 }
 
 /// `OPTIONS` on a public route: 204 with the CORS grant.
@@ -194,7 +212,13 @@ async fn queue(
     _ctx: Context,
 ) -> worker::Result<()> {
     let app = App::new(env);
-    consumer::handle_batch(&app, batch).await;
+    let queue = batch.queue();
+    // One invocation: its queries and subrequests held to the limits.
+    roundtrips::scoped(async {
+        consumer::handle_batch(&app, batch).await;
+        invocation_line(&app, "queue", &queue);
+    })
+    .await;
     Ok(())
 }
 
@@ -204,5 +228,10 @@ async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let now_ms = event.schedule() as u64;
     let app = App::with_now(env, now_ms);
-    cron::run(&app, &event.cron()).await;
+    let cron = event.cron();
+    roundtrips::scoped(async {
+        cron::run(&app, &cron).await;
+        invocation_line(&app, "cron", &cron);
+    })
+    .await;
 }

@@ -108,6 +108,7 @@ async fn send_http(app: &App, mail: &Mail) -> ApiResult<()> {
         .with_headers(headers)
         .with_body(Some(serde_json::to_string(&payload)?.into()));
     let req = Request::new_with_init(&url, &init)?;
+    crate::roundtrips::outbound().await?;
     let resp = Fetch::Request(req).send().await?;
     let status = resp.status_code();
     if (200..300).contains(&status) {

@@ -16,6 +16,7 @@ use crate::store::dev::{self as store, PingRow};
 pub async fn create(app: &App, note: &str) -> ApiResult<String> {
     let id = ids::new_id("png")?;
     store::insert_ping(&app.control_db()?, &id, note, app.now_ms).await?;
+    crate::roundtrips::outbound().await?;
     app.env
         .queue(&LogId::new(bvs_core::types::Env::Sandbox, 0).queue_binding())?
         .send(Job::Ping { id: id.clone() })

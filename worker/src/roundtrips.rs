@@ -12,15 +12,22 @@
 //! Requests that overlap in one isolate do not see each other's calls:
 //! [`scoped`] runs a request's future with its own counters made current
 //! while it is polled (an isolate runs one future at a time, so a call is
-//! counted for the request whose code started it). Work outside a request
-//! (queue batches, cron, the request log's background flush) is counted
-//! nowhere.
+//! counted for the request whose code started it). Queue batches and cron
+//! runs are scoped the same way (their counts are reported nowhere, but
+//! held to the limits below); work a request hands to `waitUntil` runs
+//! [`continued`]: its own round trips, the request's invocation. Work
+//! polled outside all of these (in tests) is counted nowhere.
+//!
+//! Each invocation's D1 queries and subrequests are counted too and, in
+//! DEV_MODE, held to a deployed Worker's limits (`crate::limits`).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
+
+use crate::error::ApiResult;
 
 /// One request's counters.
 #[derive(Default)]
@@ -30,6 +37,17 @@ struct Counts {
     d1_sequential: Cell<u64>,
     durable_object: Cell<u64>,
     kdf: Cell<u64>,
+    /// What the whole invocation has used, shared with the work it runs
+    /// after its response ([`continued`]).
+    invocation: Rc<Invocation>,
+}
+
+/// An invocation's D1 queries and subrequests, held to a deployed
+/// Worker's limits in DEV_MODE (`crate::limits`).
+#[derive(Default)]
+struct Invocation {
+    queries: Cell<u64>,
+    subrequests: Cell<u64>,
 }
 
 impl Counts {
@@ -47,11 +65,29 @@ fn current() -> Option<Rc<Counts>> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
-/// Runs `request` with counters of its own (see the module's text).
+/// Runs `request` with counters of its own (see the module's text): a
+/// request, a queue batch or a cron run, each one invocation.
 pub fn scoped<F: Future>(request: F) -> Scoped<F> {
     Scoped {
         counts: Rc::new(Counts::default()),
         request: Box::pin(request),
+    }
+}
+
+/// Runs `work` (after the response: `App::after_response`) with counters
+/// of its own that share the current invocation's queries and
+/// subrequests: deployed, work under `waitUntil` counts against the same
+/// invocation, but not against the request's round trips.
+pub fn continued<F: Future>(work: F) -> Scoped<F> {
+    let counts = Counts {
+        invocation: current()
+            .map(|c| Rc::clone(&c.invocation))
+            .unwrap_or_default(),
+        ..Counts::default()
+    };
+    Scoped {
+        counts: Rc::new(counts),
+        request: Box::pin(work),
     }
 }
 
@@ -85,6 +121,7 @@ pub fn kdf() {
 pub fn d1() -> D1Trip {
     let counts = current();
     if let Some(c) = &counts {
+        Counts::add(&c.invocation.subrequests);
         Counts::add(&c.d1);
         if c.d1_in_flight.get() == 0 {
             Counts::add(&c.d1_sequential);
@@ -107,9 +144,51 @@ impl Drop for D1Trip {
 }
 
 /// One Durable Object call.
-pub fn durable_object() {
+///
+/// # Errors
+/// Past the invocation's subrequests (DEV_MODE, `crate::limits`).
+pub fn durable_object() -> ApiResult<()> {
     if let Some(counts) = current() {
         Counts::add(&counts.durable_object);
+        Counts::add(&counts.invocation.subrequests);
+    }
+    held_to_limits()
+}
+
+/// One D1 query (a statement the store's gateway binds; a batch's count
+/// one each).
+///
+/// # Errors
+/// Past the invocation's queries or subrequests (DEV_MODE).
+pub fn query() -> ApiResult<()> {
+    if let Some(counts) = current() {
+        Counts::add(&counts.invocation.queries);
+    }
+    held_to_limits()
+}
+
+/// One subrequest other than D1 or a Durable Object (a queue send, a
+/// fetch): counted, held to the limit, then the network's modeled
+/// [`crossing`].
+///
+/// # Errors
+/// Past the invocation's subrequests (DEV_MODE), as the platform's error
+/// the send or fetch would have answered.
+pub async fn outbound() -> worker::Result<()> {
+    if let Some(counts) = current() {
+        Counts::add(&counts.invocation.subrequests);
+    }
+    held_to_limits().map_err(|e| worker::Error::RustError(e.body().message))?;
+    crossing().await;
+    Ok(())
+}
+
+fn held_to_limits() -> ApiResult<()> {
+    match current() {
+        Some(c) => {
+            crate::limits::invocation(c.invocation.queries.get(), c.invocation.subrequests.get())
+        }
+        None => Ok(()),
     }
 }
 
@@ -122,6 +201,10 @@ pub struct Used {
     pub d1_sequential: u64,
     pub durable_object: u64,
     pub kdf: u64,
+    /// The invocation's D1 queries and subrequests so far (work after the
+    /// response included, once it has run).
+    pub queries: u64,
+    pub subrequests: u64,
 }
 
 pub fn used() -> Used {
@@ -130,6 +213,8 @@ pub fn used() -> Used {
         d1_sequential: c.d1_sequential.get(),
         durable_object: c.durable_object.get(),
         kdf: c.kdf.get(),
+        queries: c.invocation.queries.get(),
+        subrequests: c.invocation.subrequests.get(),
     })
 }
 
@@ -183,7 +268,7 @@ mod tests {
     #[test]
     fn work_outside_a_request_is_counted_nowhere() {
         drop(d1());
-        durable_object();
+        durable_object().unwrap();
         kdf();
         let used = used();
         assert_eq!((used.d1, used.durable_object, used.kdf), (0, 0, 0));

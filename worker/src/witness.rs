@@ -119,8 +119,10 @@ pub async fn ring(app: &App, log: LogId, delay_secs: u32) {
             let message = worker::MessageBuilder::new(job)
                 .delay_seconds(delay_secs)
                 .build();
-            crate::roundtrips::crossing().await;
-            q.send(message).await
+            match crate::roundtrips::outbound().await {
+                Ok(()) => q.send(message).await,
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(e),
     };

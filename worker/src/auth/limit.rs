@@ -308,7 +308,7 @@ async fn call(app: &App, op: &str, name: &str, rate: Rate, cost: u64) -> ApiResu
     let mut init = RequestInit::new();
     init.with_method(Method::Post);
     let req = Request::new_with_init(&url, &init)?;
-    crate::roundtrips::durable_object();
+    crate::roundtrips::durable_object()?;
     crate::roundtrips::crossing().await;
     let mut resp = stub.fetch_with_request(req).await?;
     if resp.status_code() != 200 {

@@ -39,7 +39,10 @@ pub async fn request(app: &App, kind: MailKind, email: &Email) -> ApiResult<()> 
 /// Rings the mail queue for request `id`; failures are logged only.
 pub async fn ring(app: &App, id: MailRequestId) {
     let sent = match app.env.queue(QUEUE_MAIL) {
-        Ok(q) => q.send(Job::Mail { id }).await,
+        Ok(q) => match crate::roundtrips::outbound().await {
+            Ok(()) => q.send(Job::Mail { id }).await,
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     if let Err(e) = sent {

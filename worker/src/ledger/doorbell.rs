@@ -40,10 +40,10 @@ pub async fn ring(app: &App, log: LogId) {
         let (queue, job) = (std::rc::Rc::clone(&queue), job.clone());
         async move {
             let sent = match queue.as_ref() {
-                Ok(q) => {
-                    crate::roundtrips::crossing().await;
-                    q.send(job).await.map_err(|e| e.to_string())
-                }
+                Ok(q) => match crate::roundtrips::outbound().await {
+                    Ok(()) => q.send(job).await.map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                },
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = sent {

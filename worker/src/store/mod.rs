@@ -68,7 +68,7 @@ pub(crate) use typed::text_enum;
 pub use typed::{amount, conditions, opt_amount, CheckpointStatus, ItemStatus};
 
 /// D1 allows at most 100 bound parameters per statement.
-pub const D1_BOUND_PARAMS_MAX: usize = 100;
+pub const D1_BOUND_PARAMS_MAX: usize = crate::limits::D1_BOUND_PARAMS;
 
 /// A bindable value. D1 integers pass through JS numbers: callers store
 /// amounts as canonical decimal TEXT and keep integers below 2^53.
@@ -87,6 +87,19 @@ pub enum Arg<'a> {
     /// Text the builder computed (a JSON set, a hex), moved into the
     /// statement.
     Owned(String),
+}
+
+impl Arg<'_> {
+    /// The bytes of a bound text or BLOB value (0 for an integer or NULL).
+    fn bound_len(&self) -> usize {
+        match self {
+            Arg::Text(s) => s.len(),
+            Arg::Owned(s) => s.len(),
+            Arg::Blob(b) => b.len(),
+            Arg::Hash(_) => 64,
+            Arg::Amount(_) | Arg::Int(_) | Arg::Null => 0,
+        }
+    }
 }
 
 impl From<&Arg<'_>> for JsValue {
@@ -360,8 +373,16 @@ macro_rules! columns {
 }
 pub(crate) use columns;
 
-/// The one place a [`Query`] becomes a D1 statement.
+/// The one place a [`Query`] becomes a D1 statement: counted as one of
+/// the invocation's queries, and in DEV_MODE held to D1's limits on a
+/// statement (`crate::limits`).
 fn prepare(db: &D1Database, q: &Query<'_>) -> ApiResult<D1PreparedStatement> {
+    crate::roundtrips::query()?;
+    crate::limits::statement(&crate::limits::Shape {
+        sql_bytes: q.sql.len(),
+        params: q.args.len(),
+        largest_value: q.args.iter().map(Arg::bound_len).max().unwrap_or(0),
+    })?;
     let values: Vec<JsValue> = q.args.iter().map(JsValue::from).collect();
     db.prepare(q.sql.as_ref())
         .bind(&values)

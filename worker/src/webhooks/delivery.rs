@@ -180,8 +180,10 @@ pub async fn ring(app: &App, delivery_id: &DeliveryId, delay_ms: u64) {
             let message = worker::MessageBuilder::new(job)
                 .delay_seconds(u32::try_from(delay_secs).unwrap_or(u32::MAX))
                 .build();
-            crate::roundtrips::crossing().await;
-            q.send(message).await
+            match crate::roundtrips::outbound().await {
+                Ok(()) => q.send(message).await,
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(e),
     };
@@ -211,7 +213,11 @@ pub async fn ring_all(app: &App, ids: &[DeliveryId]) {
                 delivery_id: id.clone(),
             })
             .collect();
-        if let Err(e) = queue.send_batch(jobs).await {
+        let sent = match crate::roundtrips::outbound().await {
+            Ok(()) => queue.send_batch(jobs).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
             worker::console_warn!("{} webhook doorbells not rung: {e}", chunk.len());
         }
     }
@@ -517,6 +523,9 @@ async fn post(
         .map_err(|e| SendError::permanent(format!("request not built: {e}")))?;
     let controller = AbortController::default();
     let signal = controller.signal();
+    crate::roundtrips::outbound()
+        .await
+        .map_err(|e| SendError::permanent(e.to_string()))?;
     let fetch = Fetch::Request(request);
     let send = Box::pin(fetch.send_with_signal(&signal));
     let timeout = Box::pin(Delay::from(Duration::from_millis(ATTEMPT_TIMEOUT_MS)));

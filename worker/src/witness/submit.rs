@@ -174,7 +174,7 @@ pub async fn post_checkpoint(
     let signal = controller.signal();
     let fetch = Fetch::Request(request);
     let exchange = async {
-        crate::roundtrips::crossing().await;
+        crate::roundtrips::outbound().await?;
         let mut response = fetch.send_with_signal(&signal).await?;
         let status = response.status_code();
         let content_type = response.headers().get("content-type")?;
