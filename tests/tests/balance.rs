@@ -442,6 +442,73 @@ fn a_batch_queues_the_good_items_and_reports_the_bad_ones() {
     assert!(all_bad.message().contains("deltas[0].customerId"));
 }
 
+/// A batch's items keep every byte of their content through the set
+/// insert (issue 42: a batch's delta and ledger rows go to D1 as one JSON
+/// parameter each): reasons and metadata with quotes, backslashes, control
+/// characters, SQL and non-ASCII text, reference ids, a named asset and
+/// conditions come back from the delta status and the receipts as sent, in
+/// the batch's order, and `bvs-verify` recomputes every item's hash from
+/// the receipt's content.
+#[test]
+fn a_batch_keeps_every_byte_of_its_items_content() {
+    let api = api();
+    let t = new_tenant_on_plan(&api, "enterprise");
+    let k = api.keyed(&t.test_key);
+    let odd =
+        "quote \" backslash \\ nul \u{0} tab \t newline \n \u{1f} é 𝄞 '); DROP TABLE deltas; --";
+    let c = "cus_bytes";
+    let items = vec![
+        json!({"customerId": c, "delta": 12.25, "reason": odd, "referenceId": "ref \"1\" é",
+               "metadata": {"k": odd, "n": [1, -2.50, {"deep": "\u{7f}"}]}}),
+        json!({"customerId": c, "delta": 3, "asset": "USD/2", "reason": "named \u{0}"}),
+        json!({"customerId": "cus_bytes_2", "delta": 1, "reason": "[\"$[0]\", null]"}),
+        json!({"customerId": c, "delta": -1, "asset": "USD/2", "reason": "floored",
+               "conditions": {"balanceAtLeast": 0}}),
+        json!({"customerId": c, "delta": 0.5, "reason": "last", "metadata": {}}),
+    ];
+    let data = k.batch_anchored(&items);
+    let results = data["results"].as_array().unwrap();
+    assert_eq!(results.len(), items.len(), "{data}");
+    for (i, (sent, got)) in items.iter().zip(results).enumerate() {
+        assert_eq!(got["index"], i, "{data}");
+        let status = k.delta_status(got["anchorId"].as_str().unwrap());
+        assert_eq!(status.status, 200, "{}", status.text);
+        let d = &status.body["data"];
+        for field in ["customerId", "delta", "reason", "referenceId", "metadata"] {
+            let want = sent.get(field).cloned().unwrap_or(Value::Null);
+            assert_eq!(d[field], want, "item {i} {field}: {}", status.text);
+        }
+        assert_eq!(d["itemHash"], got["itemHash"], "{}", status.text);
+        // The batch's deltas, in the batch's order.
+        let order: Vec<&Value> = d["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["anchorId"])
+            .collect();
+        let sent_order: Vec<&Value> = results.iter().map(|r| &r["anchorId"]).collect();
+        assert_eq!(order, sent_order, "{}", status.text);
+    }
+    // Both assets' receipts list the content as sent and verify offline,
+    // each item's hash recomputed from it.
+    let key = bvs_tests::log::log_key(&api);
+    for (query, want) in [("", vec![0, 4]), ("asset=USD/2", vec![1, 3])] {
+        let r = k.receipt(c, query);
+        assert_eq!(r.status, 200, "{}", r.text);
+        let reasons: Vec<&Value> = r.body["data"]["proof"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["raw"]["reason"])
+            .collect();
+        let sent: Vec<&Value> = want.iter().map(|i| &items[*i]["reason"]).collect();
+        assert_eq!(reasons, sent, "{}", r.text);
+        let name = format!("batch-bytes-receipt{}", query.len());
+        let (ok, text) = bvs_tests::bvs_verify_saved("receipt", &r.text, &name, &key);
+        assert!(ok, "{text}");
+    }
+}
+
 #[test]
 fn an_idempotency_key_replays_conflicts_and_never_duplicates() {
     let api = api();

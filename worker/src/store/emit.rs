@@ -19,7 +19,7 @@ use worker::D1Database;
 use super::idempotency::{ClaimKey, ClaimRow, ClaimState};
 use super::meters::{self, Meter, Raise};
 use super::submissions::{NewDelta, NewSubmission};
-use super::{args, int, Query};
+use super::{args, int, over_json, Query};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{ClaimToken, TenantId};
 
@@ -46,13 +46,15 @@ const INSERT_SUBMISSION_IF_MINE: &str =
     "INSERT INTO submissions (id, tenant_id, contract_id, kind, items_root, item_count, received_at) \
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 \
      WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?8)";
-/// A delta's ledger rows: the customer's default-asset row (every
-/// customer has one: the rows with asset '' are the tenant's customers)
-/// and, for a named asset `?6`, that asset's row (issue 43).
-const INSERT_LEDGER_IF_MINE: &str =
+/// The deltas' ledger rows (`?1`: `[customer_id, ledger_id, asset]`
+/// each, [`ledger_set`]): every customer has its default-asset row (the
+/// rows with asset '' are the tenant's customers) and, for a named asset,
+/// that asset's row (issue 43).
+const INSERT_LEDGER_SET_IF_MINE: &str =
     "INSERT OR IGNORE INTO ledgers (tenant_id, customer_id, asset, ledger_id, created_at) \
-     SELECT ?1, ?2, column1, ?3, ?4 FROM (VALUES (''), (?6)) \
-     WHERE ?5 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?5)";
+     SELECT ?2, json_extract(value, '$[0]'), json_extract(value, '$[2]'), \
+     json_extract(value, '$[1]'), ?3 FROM json_each(?1) \
+     WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?4)";
 /// A named asset's code `?2` registered for tenant `?1` with precision
 /// `?3` the first time it is used; a later use with another precision
 /// inserts a NULL code into `asset_guard`, whose NOT NULL fails the whole
@@ -65,23 +67,29 @@ const GUARD_ASSET_PRECISION: &str = "INSERT INTO asset_guard (code) SELECT NULL 
      WHERE EXISTS (SELECT 1 FROM assets WHERE tenant_id = ?1 AND code = ?2 AND precision != ?3)";
 /// What D1 says when [`GUARD_ASSET_PRECISION`] fails a batch.
 pub const ASSET_PRECISION_REFUSED: &str = "asset_guard.code";
-macro_rules! insert_delta_if_mine {
-    () => {
-        concat!(
-            "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
-             item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
-             received_at, status, ledger_root, asset, conditions) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15, ?16, ?17 ",
-            "WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)"
-        )
-    };
-}
-const INSERT_DELTA_IF_MINE: &str = insert_delta_if_mine!();
-/// The same, answering the customer's verified and queued deltas, the new
-/// one included (a single emit without an Idempotency-Key: no statement
-/// of its own for `estimatedVerifiedDeltas`).
+/// The deltas of a submission (`?1`: [`DeltaSetRow`] each) of tenant
+/// `?2`, submission `?3` over items root `?4`, received at `?5`, in the
+/// set's order.
+const INSERT_DELTA_SET_IF_MINE: &str =
+    "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
+     item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
+     received_at, status, ledger_root, asset, conditions) \
+     SELECT json_extract(value, '$[0]'), ?2, json_extract(value, '$[1]'), ?3, \
+     json_extract(value, '$[2]'), json_extract(value, '$[3]'), ?4, json_extract(value, '$[4]'), \
+     json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[7]'), \
+     json_extract(value, '$[8]'), ?5, 'QUEUED', json_extract(value, '$[9]'), \
+     json_extract(value, '$[10]'), json_extract(value, '$[11]') FROM json_each(?1) \
+     WHERE ?6 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?6) \
+     ORDER BY key";
+/// A single emit's delta without an Idempotency-Key, answering the
+/// customer's verified and queued deltas, the new one included (no
+/// statement of its own for `estimatedVerifiedDeltas`).
 const INSERT_DELTA_COUNTING: &str = concat!(
-    insert_delta_if_mine!(),
+    "INSERT INTO deltas (anchor_id, tenant_id, customer_id, submission_id, position, \
+     item_hash, items_root, delta, reason, reference_id, metadata, declared_at, \
+     received_at, status, ledger_root, asset, conditions) \
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 'QUEUED', ?15, ?16, ?17 \
+     WHERE ?14 IS NULL OR EXISTS (SELECT 1 FROM idempotency_claims WHERE token = ?14)",
     " RETURNING COALESCE((SELECT verified_count FROM ledgers \
      WHERE tenant_id = ?2 AND customer_id = ?3 AND asset = ?16), 0) \
      + (SELECT COUNT(*) FROM deltas WHERE tenant_id = ?2 AND customer_id = ?3 \
@@ -340,7 +348,9 @@ fn first_row<T: serde::de::DeserializeOwned>(
 }
 
 /// The submission, ledger and delta rows; `counting`: the (one) delta's
-/// insert answers the estimate ([`INSERT_DELTA_COUNTING`]).
+/// insert answers the estimate ([`INSERT_DELTA_COUNTING`]). Otherwise the
+/// ledger and delta rows go as JSON sets (one statement per table, not
+/// two per delta: issue 42), so binding does not grow with the batch.
 fn row_statements<'a>(
     w: &'a EmitWrite<'a>,
     token: Option<&'a ClaimToken>,
@@ -360,16 +370,20 @@ fn row_statements<'a>(
     ];
     let mut statements = vec![Query::new(INSERT_SUBMISSION_IF_MINE, submission)];
     statements.extend(asset_statements(w, token, &received_at)?);
-    for d in w.deltas {
-        let ledger = args![
+    statements.extend(ledger_set(w, token, &received_at)?);
+    if !counting {
+        let rows: Vec<DeltaSetRow<'_>> = w.deltas.iter().map(|d| DeltaSetRow::of(d)).collect();
+        let fixed = args![
             sub.tenant_id,
-            &d.customer_id,
-            &d.ledger_id,
+            sub.id,
+            sub.items_root,
             received_at.clone(),
-            token,
-            &d.asset
+            token
         ];
-        statements.push(Query::new(INSERT_LEDGER_IF_MINE, ledger));
+        statements.extend(over_json(INSERT_DELTA_SET_IF_MINE, &rows, &fixed)?);
+        return Ok(statements);
+    }
+    for d in w.deltas {
         let delta = args![
             &d.anchor_id,
             sub.tenant_id,
@@ -389,14 +403,67 @@ fn row_statements<'a>(
             &d.asset,
             d.conditions.as_deref()
         ];
-        let sql = if counting {
-            INSERT_DELTA_COUNTING
-        } else {
-            INSERT_DELTA_IF_MINE
-        };
-        statements.push(Query::new(sql, delta));
+        statements.push(Query::new(INSERT_DELTA_COUNTING, delta));
     }
     Ok(statements)
+}
+
+/// A delta's row in [`INSERT_DELTA_SET_IF_MINE`]'s JSON set, in its
+/// `$[0]..$[11]` order; amounts and hashes as the text they are stored as.
+#[derive(serde::Serialize)]
+struct DeltaSetRow<'a>(
+    &'a str,
+    &'a str,
+    u64,
+    String,
+    String,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    u64,
+    String,
+    String,
+    Option<&'a str>,
+);
+
+impl<'a> DeltaSetRow<'a> {
+    fn of(d: &'a NewDelta) -> Self {
+        DeltaSetRow(
+            d.anchor_id.as_str(),
+            d.customer_id.as_str(),
+            d.position,
+            d.item_hash.to_hex(),
+            d.delta.to_string(),
+            &d.reason,
+            d.reference_id.as_deref(),
+            d.metadata.as_deref(),
+            d.declared_at,
+            d.ledger_root.to_hex(),
+            d.asset.key(),
+            d.conditions.as_deref(),
+        )
+    }
+}
+
+/// Each ledger row the deltas need once ([`INSERT_LEDGER_SET_IF_MINE`]):
+/// every customer's default-asset row, and each named asset's.
+fn ledger_set<'a>(
+    w: &'a EmitWrite<'a>,
+    token: Option<&'a ClaimToken>,
+    received_at: &super::Arg<'a>,
+) -> ApiResult<Vec<Query<'a>>> {
+    let mut rows: Vec<(&str, String, String)> = Vec::with_capacity(w.deltas.len() + 1);
+    for d in w.deltas {
+        let (customer, ledger) = (d.customer_id.as_str(), d.ledger_id.to_hex());
+        if d.asset.code().is_some() {
+            rows.push((customer, ledger.clone(), d.asset.key()));
+        }
+        rows.push((customer, ledger, String::new()));
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    let fixed = args![w.submission.tenant_id, received_at.clone(), token];
+    over_json(INSERT_LEDGER_SET_IF_MINE, &rows, &fixed)
 }
 
 /// Each named asset of the deltas once: its registration and the guard
