@@ -2,7 +2,8 @@
 // through the inspector it opens (`--inspector-port`; the black-box harness
 // and the benchmarks pass one, see `ps` for the port):
 //   node bench/worker-profile.mjs <inspectorPort> <seconds> <out.cpuprofile>
-// prints each function's inclusive share of the samples (the top 40) and
+// prints the isolate's busy time (`busy_ms=`, the samples not idle) and
+// each function's inclusive share of the samples (the top 40), and
 // writes the profile, which Chrome's DevTools opens. bench/README.md
 // ("Where the intake's CPU went") shows one, taken during the intake phase.
 import { writeFileSync } from "node:fs";
@@ -51,6 +52,16 @@ for (const sample of profile.samples) {
   }
 }
 const total = profile.samples.length;
+// The isolate's busy time: each sample stands for the interval before the
+// next one; "(idle)" samples are time it waited.
+let busyUs = 0;
+let allUs = 0;
+profile.samples.forEach((id, i) => {
+  const us = profile.timeDeltas[i + 1] ?? 0;
+  allUs += us;
+  if (byId.get(id).callFrame.functionName !== "(idle)") busyUs += us;
+});
+console.log(`busy_ms=${(busyUs / 1000).toFixed(1)} of_ms=${(allUs / 1000).toFixed(1)}`);
 for (const [name, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 40)) {
   console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${name.slice(0, 140)}`);
 }

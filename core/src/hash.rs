@@ -5,6 +5,21 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 use subtle::ConstantTimeEq;
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// `bytes` as lowercase hex digits, two per byte (what `hex::encode`
+/// gives, without its per-character iterator: a batch emit writes a few
+/// hundred hashes as hex, issue 42).
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX_DIGITS[usize::from(b >> 4)]);
+        out.push(HEX_DIGITS[usize::from(b & 0x0f)]);
+    }
+    // Only ASCII digits were written: never the replacement.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// A SHA-256 value, shown as 64 lowercase hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Hash32(pub [u8; 32]);
@@ -47,7 +62,17 @@ impl Hash32 {
     }
 
     pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
+        to_hex(&self.0)
+    }
+
+    /// The 64 hex digits, without allocating.
+    fn hex_digits(&self) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = HEX_DIGITS[usize::from(b >> 4)];
+            pair[1] = HEX_DIGITS[usize::from(b & 0x0f)];
+        }
+        out
     }
 
     pub fn as_bytes(&self) -> &[u8; 32] {
@@ -68,7 +93,8 @@ impl Hash32 {
 
 impl fmt::Display for Hash32 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
+        let digits = self.hex_digits();
+        f.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -101,7 +127,9 @@ impl From<Hash32> for tlog_tiles::Hash {
 
 impl Serialize for Hash32 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.to_hex())
+        let digits = self.hex_digits();
+        let text = std::str::from_utf8(&digits).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(text)
     }
 }
 
@@ -135,6 +163,17 @@ mod tests {
             "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
         );
         assert_eq!(content_hash(""), Hash32::EMPTY);
+    }
+
+    #[test]
+    fn hex_is_hex_encodes_in_every_form() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(to_hex(&bytes), hex::encode(&bytes));
+        let h = content_hash("x");
+        let want = hex::encode(h.0);
+        assert_eq!(h.to_hex(), want);
+        assert_eq!(h.to_string(), want);
+        assert_eq!(serde_json::to_string(&h).unwrap(), format!("\"{want}\""));
     }
 
     #[test]

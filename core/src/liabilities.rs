@@ -138,7 +138,7 @@ impl Salt {
     }
 
     pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
+        crate::hash::to_hex(&self.0)
     }
 }
 

@@ -76,6 +76,8 @@ pub struct Wrangler {
     pub log_path: PathBuf,
     /// Its own dev registry (see [`Wrangler::spawn`]).
     pub registry_dir: PathBuf,
+    /// The V8 inspector of its Worker isolate (`bench/worker-profile.mjs`).
+    pub inspector_port: u16,
     child: Child,
     stdin: Option<ChildStdin>,
 }
@@ -246,6 +248,7 @@ read -r _ || true"#,
             persist_dir: persist_dir.to_path_buf(),
             log_path,
             registry_dir,
+            inspector_port: inspector,
             child,
             stdin,
         }

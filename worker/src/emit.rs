@@ -31,16 +31,14 @@ use crate::store::meters::{self, Meter};
 use crate::store::submissions::{NewDelta, NewSubmission};
 use crate::views::{anchor_status, BatchMember, DeltaRecord};
 
-/// Gives prepared deltas (one submission's) the ledger ids of
-/// `tenant_id`'s customers and their per-ledger roots: each delta's is
-/// the RFC 9162 root over the itemHashes of its own ledger's deltas in
-/// the submission, in position order (the items root when the submission
-/// holds one ledger). That root is what the customer is given (derive,
-/// receipts, `delta.verified`), so it opens no other customer's deltas.
-pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &TenantId) {
-    for p in prepared.iter_mut() {
-        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
-    }
+/// Gives prepared deltas (one submission's) their per-ledger roots: each
+/// delta's is the RFC 9162 root over the itemHashes of its own ledger's
+/// deltas in the submission, in position order (the items root when the
+/// submission holds one ledger). That root is what the customer is given
+/// (derive, receipts, `delta.verified`), so it opens no other customer's
+/// deltas. Nothing of it depends on the tenant: an emit computes it before
+/// its key is read, whose read indexes it (issue 42).
+pub fn ledger_roots(prepared: &mut [Prepared]) {
     // Each ledger's root once: a batch of n deltas to one customer hashed
     // its n items n times when every delta computed its own ledger's root.
     let mut items: BTreeMap<&str, Vec<Hash32>> = BTreeMap::new();
@@ -61,11 +59,19 @@ pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &TenantId) {
     }
 }
 
+/// Gives prepared deltas (one submission's, after [`ledger_roots`]) the
+/// ledger ids of `tenant_id`'s customers.
+pub fn for_tenant(prepared: &mut [Prepared], tenant_id: &TenantId) {
+    for p in prepared.iter_mut() {
+        p.row.ledger_id = ledger_id(tenant_id, &p.row.customer_id);
+    }
+}
+
 /// Every distinct proof root of a submission of `prepared` (after
-/// [`for_tenant`]): its items root and its ledgers' roots.
-pub fn roots_of(prepared: &[Prepared]) -> Vec<Hash32> {
+/// [`ledger_roots`]): its items root `items_root` and its ledgers' roots.
+pub fn roots_of(prepared: &[Prepared], items_root: &Hash32) -> Vec<Hash32> {
     let mut roots: Vec<Hash32> = prepared.iter().map(|p| p.row.ledger_root).collect();
-    roots.push(items_root(prepared));
+    roots.push(*items_root);
     roots.sort_unstable();
     roots.dedup();
     roots
@@ -303,7 +309,7 @@ async fn write_indexed(
     let outcome = if by.root_indexed || !by.probe.indexes() {
         emit_store::write(ledger, write).await?
     } else {
-        let roots = roots_of(prepared);
+        let roots = roots_of(prepared, write.submission.items_root);
         let written = emit_store::write(ledger, write);
         crate::ledger::roots::with_roots_index(app, by.log, &roots, written).await?
     };
@@ -373,6 +379,7 @@ mod tests {
                 position: u64::from(n),
                 item_hash: item,
                 delta: Amount::parse("1").unwrap(),
+                delta_text: "1".into(),
                 asset: bvs_core::types::Asset::Default,
                 reason: "r".to_string(),
                 reference_id: None,
@@ -394,6 +401,7 @@ mod tests {
         let mut batch: Vec<Prepared> = (0..7)
             .map(|n| delta(if n % 3 == 0 { "a" } else { "b" }, n))
             .collect();
+        ledger_roots(&mut batch);
         for_tenant(&mut batch, &"ten_1".into());
         let of = |c: &str| -> Hash32 {
             let own: Vec<Hash32> = batch

@@ -25,7 +25,9 @@
 //! `BENCH_BUILDS=before=DIR,after=` compares a saved build (a copy of
 //! `worker/build`) with this checkout's (an empty path), `BENCH_ONLY`
 //! (`drain`, `isolation`, `burst`, or `intake`: phase 1 alone, for quick
-//! alternating A/B rounds of the intake), `BENCH_ROUNDS` (1).
+//! alternating A/B rounds of the intake), `BENCH_ROUNDS` (1); `BENCH_V8=1`
+//! adds the isolate's own CPU per accepted delta (a V8 profile of the
+//! intake's middle, issue 42), the figure that excludes local SQLite.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -164,6 +166,39 @@ fn verified(k: &Keyed, customer: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Deltas accepted so far by the running [`send_batches`].
+static ACCEPTED_NOW: AtomicU64 = AtomicU64::new(0);
+
+/// With `BENCH_V8=1`: the Worker isolate's own CPU per accepted delta
+/// during the middle of an intake of `secs` (a V8 profile through its
+/// inspector, `bench/worker-profile.mjs`: the samples not idle), without
+/// workerd's local SQLite, which the deployed Worker does not run; the
+/// profile is saved to `out`, its top functions printed.
+fn v8_per_delta(port: u16, secs: u64, out: PathBuf) -> f64 {
+    let window = secs.saturating_sub(6).max(2);
+    std::thread::sleep(Duration::from_secs(3));
+    let before = ACCEPTED_NOW.load(Ordering::Relaxed);
+    let run = std::process::Command::new("node")
+        .arg(bvs_tests::repo_root().join("bench/worker-profile.mjs"))
+        .args([port.to_string(), window.to_string()])
+        .arg(&out)
+        .output();
+    let accepted = ACCEPTED_NOW.load(Ordering::Relaxed) - before;
+    let Ok(run) = run else {
+        return f64::NAN;
+    };
+    let text = String::from_utf8_lossy(&run.stdout);
+    let busy = text
+        .lines()
+        .find_map(|l| l.strip_prefix("busy_ms="))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|ms| ms.parse::<f64>().ok());
+    for line in text.lines().take(16) {
+        eprintln!("  v8 {line}");
+    }
+    busy.map_or(f64::NAN, |ms| ms / accepted.max(1) as f64)
+}
+
 /// Deltas accepted before the first 429 of the last [`send_batches`].
 static BEFORE_FIRST_429: AtomicU64 = AtomicU64::new(u64::MAX);
 
@@ -173,6 +208,7 @@ fn send_batches(api: &Api, keys: &[String], secs: u64, customer: &str) -> (u64, 
     let accepted = AtomicU64::new(0);
     let refused = AtomicU64::new(0);
     BEFORE_FIRST_429.store(u64::MAX, Ordering::Relaxed);
+    ACCEPTED_NOW.store(0, Ordering::Relaxed);
     let start = Instant::now();
     let end = start + Duration::from_secs(secs);
     std::thread::scope(|s| {
@@ -186,6 +222,7 @@ fn send_batches(api: &Api, keys: &[String], secs: u64, customer: &str) -> (u64, 
                     match r.status {
                         202 => {
                             accepted.fetch_add(BATCH as u64, Ordering::Relaxed);
+                            ACCEPTED_NOW.fetch_add(BATCH as u64, Ordering::Relaxed);
                         }
                         429 => {
                             refused.fetch_add(1, Ordering::Relaxed);
@@ -225,6 +262,8 @@ fn first_429(accepted: u64) -> String {
 struct Drain {
     intake: f64,
     intake_cpu_ms: f64,
+    /// The isolate's CPU per accepted delta (`BENCH_V8=1`), else NaN.
+    intake_v8_ms: f64,
     drain: f64,
     cpu_ms_per_delta: f64,
     outbox_secs: Option<f64>,
@@ -248,13 +287,18 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
     let secs = env_or("BENCH_INTAKE_SECS", 30);
     let server = Server::of(&w);
     let cpu_before = Cpu::now(server.group, &server.port);
+    let v8 = (env_or("BENCH_V8", 0) == 1).then(|| {
+        let (port, out) = (w.inspector_port, dir.join("intake.cpuprofile"));
+        std::thread::spawn(move || v8_per_delta(port, secs, out))
+    });
     let (accepted, refused, took) = send_batches(&api, &keys, secs, "cus_tp");
     let intake = accepted as f64 / took;
+    let intake_v8_ms = v8.and_then(|h| h.join().ok()).unwrap_or(f64::NAN);
     // The Worker's CPU per accepted delta: a figure that other processes
     // on a shared machine disturb far less than the rate.
     let intake_cpu = Cpu::now(server.group, &server.port).per(cpu_before, accepted as f64);
     eprintln!(
-        "[{}] intake: {accepted} deltas in {took:.1} s = {intake:.0}/s, {refused} refused, worker CPU {:.3} ms/delta (load {})",
+        "[{}] intake: {accepted} deltas in {took:.1} s = {intake:.0}/s, {refused} refused, worker CPU {:.3} ms/delta, isolate (V8) {intake_v8_ms:.3} ms/delta (load {})",
         build.name,
         intake_cpu.worker,
         load()
@@ -265,6 +309,7 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
         return Drain {
             intake,
             intake_cpu_ms: intake_cpu.worker,
+            intake_v8_ms,
             drain: f64::NAN,
             cpu_ms_per_delta: f64::NAN,
             outbox_secs: None,
@@ -323,6 +368,7 @@ fn intake_and_drain(build: &Build, round: usize) -> Drain {
     Drain {
         intake,
         intake_cpu_ms: intake_cpu.worker,
+        intake_v8_ms,
         drain,
         cpu_ms_per_delta: cpu.worker,
         outbox_secs,
@@ -549,6 +595,20 @@ fn main() {
                 med(drains[i].iter().map(|d| d.intake_cpu_ms).collect())
             )
         });
+        if env_or("BENCH_V8", 0) == 1 {
+            row("isolate (V8) CPU per accepted delta (intake), ms", &|i| {
+                format!(
+                    "{:.3}",
+                    med(drains[i].iter().map(|d| d.intake_v8_ms).collect())
+                )
+            });
+            row("… vs the first build's, median of rounds", &|i| {
+                let ratios = (0..drains[i].len().min(drains[0].len()))
+                    .map(|r| drains[i][r].intake_v8_ms / drains[0][r].intake_v8_ms)
+                    .collect();
+                format!("{:.2}×", med(ratios))
+            });
+        }
     }
     if part("drain") {
         row("drain of the intake's backlog, verified deltas/s", &|i| {

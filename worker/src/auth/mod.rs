@@ -72,7 +72,7 @@ pub(crate) const INVALID_KEY: &str =
 /// production key of a tenant whose plan no longer includes Production;
 /// 429 with Retry-After when the key's rate limit is spent.
 pub async fn authenticate_api_key(app: &App, req: &Request) -> ApiResult<KeyContext> {
-    Ok(authenticate(app, req, None, None).await?.ctx)
+    Ok(authenticate(app, req, &[], None).await?.ctx)
 }
 
 /// An emit's key: its context, whether its read indexed the emit's proof
@@ -85,27 +85,28 @@ pub struct EmitKey {
 }
 
 /// [`authenticate_api_key`] for an emit, given what it needs: the
-/// `X-Credit-Pool-Id` (`pool_id`) and the emit's proof root (`root`, when
-/// its body is a delta). In the same control-database call as the key's
-/// read (a batch: issue 16) it records in the proof-root index that the
-/// key's shard issues `root` (`store::roots`, INSERT OR IGNORE, only for a
+/// `X-Credit-Pool-Id` (`pool_id`) and the emit's proof roots (`roots`,
+/// when its body holds deltas: the items root and each ledger's). In the
+/// same control-database call as the key's read (a batch: issue 16; a
+/// batch emit's too, issue 42) it records in the proof-root index that the
+/// key's shard issues `roots` (`store::roots`, INSERT OR IGNORE, only for a
 /// key that is active with its secret and an active environment) when the
 /// isolate holds a live lease of the key's rate limit
 /// (`limit::around_read`), so the request is almost surely not refused
 /// after it: [`EmitKey::root_indexed`] says whether it did. Without a
 /// lease (a key's first request in an isolate, a sandbox key, a key at
-/// its limit) or without a root, nothing is indexed here and the write
-/// indexes the root alongside itself (`ledger::roots::with_root_index`).
+/// its limit) or without roots, nothing is indexed here and the write
+/// indexes the roots alongside itself (`ledger::roots::with_roots_index`).
 ///
 /// # Errors
 /// As [`authenticate_api_key`].
 pub async fn authenticate_emit(
     app: &App,
     req: &Request,
-    root: Option<&Hash32>,
+    roots: &[Hash32],
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
-    authenticate(app, req, root, pool_id).await
+    authenticate(app, req, roots, pool_id).await
 }
 
 /// The key's steps, each once and in order: its header; its read under
@@ -114,7 +115,7 @@ pub async fn authenticate_emit(
 async fn authenticate(
     app: &App,
     req: &Request,
-    root: Option<&Hash32>,
+    roots: &[Hash32],
     pool_id: Option<&str>,
 ) -> ApiResult<EmitKey> {
     let key = presented_key(req)?;
@@ -124,12 +125,11 @@ async fn authenticate(
     let (db_ref, key_ref, id) = (&db, &key, &key_id);
     let (usable, root_indexed) = limit::around_read(app, &key_bucket(&key), move |leased| {
         async move {
-            let index = root.filter(|_| leased);
-            let row = match index {
-                None => store::keys::for_auth(db_ref, id).await?,
-                Some(root) => {
-                    store::keys::for_auth_indexing(db_ref, id, &presented, root, app.now_ms).await?
-                }
+            let index = leased && !roots.is_empty();
+            let row = if index {
+                store::keys::for_auth_indexing(db_ref, id, &presented, roots, app.now_ms).await?
+            } else {
+                store::keys::for_auth(db_ref, id).await?
             };
             let admitted = api_key::admit(row, key_ref, &presented, app.now_ms, pool_id)?;
             // From here on the request is the tenant's: the request log
@@ -137,7 +137,7 @@ async fn authenticate(
             app.set_key_caller(&admitted.tenant_id, admitted.caller);
             let usable = admitted.usable?;
             let rate = usable.plan.rate(key_ref.env());
-            Ok(((usable, index.is_some()), rate))
+            Ok(((usable, index), rate))
         }
     })
     .await?;

@@ -74,6 +74,7 @@ pub fn prepare(input: DeltaInput, position: u64, now_ms: u64) -> ApiResult<Prepa
             position,
             item_hash: item,
             delta: input.delta,
+            delta_text: input.delta.to_string(),
             asset: content.asset,
             reason: content.reason,
             reference_id: content.reference_id,

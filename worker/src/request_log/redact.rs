@@ -50,6 +50,17 @@ const SECRET_NAME_BYTES_MAX: usize = 16;
 fn is_secret_name(name: &str) -> bool {
     let mut folded = [0u8; SECRET_NAME_BYTES_MAX];
     let mut len = 0;
+    if name.is_ascii() {
+        // Every member name of a delta is ASCII: folded byte by byte.
+        for b in name.bytes().filter(|b| *b != b'-' && *b != b'_') {
+            if len == SECRET_NAME_BYTES_MAX {
+                return false;
+            }
+            folded[len] = b.to_ascii_lowercase();
+            len += 1;
+        }
+        return SECRET_NAMES.iter().any(|n| n.as_bytes() == &folded[..len]);
+    }
     for lower in name
         .chars()
         .filter(|c| *c != '-' && *c != '_')

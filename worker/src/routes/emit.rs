@@ -141,15 +141,20 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
     let now = app.now_ms;
     let first = probe.around_auth(app, async {
         let body = read_single(&mut req).await.map(|(bytes, input)| {
-            (
-                bytes,
-                input.and_then(|input| prepare::prepare(input, 0, now)),
-            )
+            let prepared = input.and_then(|input| prepare::prepare(input, 0, now));
+            let prepared = prepared.map(|mut p| {
+                emit::ledger_roots(std::slice::from_mut(&mut p));
+                p
+            });
+            (bytes, prepared)
         });
         let root = body.as_ref().ok().and_then(|(_, p)| p.as_ref().ok());
-        let root = root.map(|p| prepare::items_root(std::slice::from_ref(p)));
+        let roots: Vec<Hash32> = root
+            .map(|p| prepare::items_root(std::slice::from_ref(p)))
+            .into_iter()
+            .collect();
         let pool = http::header(&req, "x-credit-pool-id");
-        let key = auth::authenticate_emit(app, &req, root.as_ref(), pool.as_deref()).await?;
+        let key = auth::authenticate_emit(app, &req, &roots, pool.as_deref()).await?;
         Ok((body, key, idempotency::key(&req)))
     });
     let (body, key, idem) = match first.await? {
@@ -202,14 +207,36 @@ pub async fn emit(app: &App, mut req: Request) -> ApiResult<Response> {
     .await
 }
 
-/// `POST /api/v1/balance/delta/batch`.
+/// `POST /api/v1/balance/delta/batch`. As a single emit does, it reads
+/// its body and prepares its deltas before the key (issue 42), so the
+/// key's read indexes the batch's proof roots (`auth::authenticate_emit`:
+/// one control-database call, not two); the body's errors still come after
+/// the key's. A batch with an Idempotency-Key indexes nothing there (a
+/// replay would index roots nobody writes): its write indexes them.
 pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
     let probe = EmitProbe::of(app, &req);
     let pool = http::header(&req, "x-credit-pool-id");
-    let key = auth::authenticate_emit(app, &req, None, pool.as_deref()).await?;
-    let idem = idempotency::key(&req)?;
-    let bytes = http::body_bytes(&mut req, http::BODY_BYTES_MAX).await?;
-    let auth::EmitKey { ctx, contract, .. } = key;
+    let idem = idempotency::key(&req);
+    let body = http::body_bytes(&mut req, http::BODY_BYTES_MAX)
+        .await
+        .map(|bytes| {
+            let batch = prepare_batch(&bytes, app.now_ms);
+            (bytes, batch)
+        });
+    let roots = match (&body, &idem) {
+        (Ok((_, Ok(b))), Ok(None)) if !b.prepared.is_empty() => {
+            emit::roots_of(&b.prepared, &prepare::items_root(&b.prepared))
+        }
+        _ => Vec::new(),
+    };
+    let key = auth::authenticate_emit(app, &req, &roots, pool.as_deref()).await?;
+    let idem = idem?;
+    let (bytes, batch) = body?;
+    let auth::EmitKey {
+        ctx,
+        contract,
+        root_indexed,
+    } = key;
     let (ctx, bytes) = (&ctx, &bytes);
     idempotency::once(
         app,
@@ -220,29 +247,21 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         bytes,
         |claim| async move {
             let claim = claim.as_deref();
-            let items = batch_items(bytes)?;
-            let contract = contract?;
-            let ReadBatch {
+            let PreparedBatch {
                 mut results,
-                valid,
+                mut prepared,
+                indexes,
                 problems,
-            } = read_batch(&items);
-            if valid.is_empty() {
+            } = batch?;
+            let contract = contract?;
+            if prepared.is_empty() {
                 return Err(ApiError::Validation(problems));
-            }
-            let mut prepared = Vec::with_capacity(valid.len());
-            let mut indexes = Vec::with_capacity(valid.len());
-            for (position, (i, input)) in valid.into_iter().enumerate() {
-                let mut p = prepare::prepare(input, position as u64, app.now_ms)?;
-                p.asset_field = format!("deltas[{i}].asset");
-                prepared.push(p);
-                indexes.push(i);
             }
             emit::for_tenant(&mut prepared, &ctx.tenant_id);
             let by = Submitter::new(
                 (&ctx.tenant_id, ctx.log(), ctx.plan),
                 &contract.id,
-                false,
+                root_indexed,
                 probe,
             );
             let respond = |batch_id: &SubmissionId, root: &Hash32| {
@@ -265,6 +284,45 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
         },
     )
     .await
+}
+
+/// A batch's body read, its valid deltas prepared (anchor ids, item
+/// hashes, ledger roots; not yet the tenant's ledger ids) with their
+/// indexes, a FAILED result in place of each bad item, and every problem.
+struct PreparedBatch {
+    results: Vec<BatchResult>,
+    prepared: Vec<Prepared>,
+    indexes: Vec<usize>,
+    problems: Vec<FieldProblem>,
+}
+
+/// Reads a batch body and prepares its valid deltas (nothing of it
+/// depends on the key).
+///
+/// # Errors
+/// A body without 1 to `BATCH_DELTAS_MAX` deltas; no randomness for ids.
+fn prepare_batch(bytes: &[u8], now_ms: u64) -> ApiResult<PreparedBatch> {
+    let items = batch_items(bytes)?;
+    let ReadBatch {
+        results,
+        valid,
+        problems,
+    } = read_batch(&items);
+    let mut prepared = Vec::with_capacity(valid.len());
+    let mut indexes = Vec::with_capacity(valid.len());
+    for (position, (i, input)) in valid.into_iter().enumerate() {
+        let mut p = prepare::prepare(input, position as u64, now_ms)?;
+        p.asset_field = format!("deltas[{i}].asset");
+        prepared.push(p);
+        indexes.push(i);
+    }
+    emit::ledger_roots(&mut prepared);
+    Ok(PreparedBatch {
+        results,
+        prepared,
+        indexes,
+        problems,
+    })
 }
 
 /// A batch body's `deltas`: 1 to `BATCH_DELTAS_MAX` items, each still raw.

@@ -415,13 +415,13 @@ struct DeltaSetRow<'a>(
     &'a str,
     &'a str,
     u64,
-    String,
-    String,
+    &'a Hash32,
+    &'a str,
     &'a str,
     Option<&'a str>,
     Option<&'a str>,
     u64,
-    String,
+    &'a Hash32,
     String,
     Option<&'a str>,
 );
@@ -432,13 +432,13 @@ impl<'a> DeltaSetRow<'a> {
             d.anchor_id.as_str(),
             d.customer_id.as_str(),
             d.position,
-            d.item_hash.to_hex(),
-            d.delta.to_string(),
+            &d.item_hash,
+            &d.delta_text,
             &d.reason,
             d.reference_id.as_deref(),
             d.metadata.as_deref(),
             d.declared_at,
-            d.ledger_root.to_hex(),
+            &d.ledger_root,
             d.asset.key(),
             d.conditions.as_deref(),
         )
@@ -452,11 +452,11 @@ fn ledger_set<'a>(
     token: Option<&'a ClaimToken>,
     received_at: &super::Arg<'a>,
 ) -> ApiResult<Vec<Query<'a>>> {
-    let mut rows: Vec<(&str, String, String)> = Vec::with_capacity(w.deltas.len() + 1);
+    let mut rows: Vec<(&str, &Hash32, String)> = Vec::with_capacity(w.deltas.len() + 1);
     for d in w.deltas {
-        let (customer, ledger) = (d.customer_id.as_str(), d.ledger_id.to_hex());
+        let (customer, ledger) = (d.customer_id.as_str(), &d.ledger_id);
         if d.asset.code().is_some() {
-            rows.push((customer, ledger.clone(), d.asset.key()));
+            rows.push((customer, ledger, d.asset.key()));
         }
         rows.push((customer, ledger, String::new()));
     }
@@ -535,6 +535,7 @@ mod tests {
             position: 0,
             item_hash: root,
             delta: Amount::ZERO,
+            delta_text: Amount::ZERO.to_string(),
             asset: bvs_core::types::Asset::parse("asset", "USD/2").unwrap(),
             reason: "r".into(),
             reference_id: None,

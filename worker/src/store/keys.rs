@@ -81,8 +81,9 @@ queries! {
 }
 
 /// The key `id` as [`for_auth`] reads it, and, in the same batch (one
-/// round trip), the proof-root index row of `root` for the key's shard if
-/// the key is active with `secret_hash` (`roots::insert_for_key_statement`).
+/// round trip), the proof-root index rows of `roots` for the key's shard
+/// if the key is active with `secret_hash`
+/// (`roots::insert_for_key_statements`).
 ///
 /// # Errors
 /// D1 errors.
@@ -90,15 +91,14 @@ pub async fn for_auth_indexing(
     db: &D1Database,
     id: &KeyId,
     secret_hash: &SecretDigest,
-    root: &Hash32,
+    roots: &[Hash32],
     now_ms: u64,
 ) -> ApiResult<Option<AuthRow>> {
-    let statements = vec![
-        super::roots::insert_for_key_statement(root, now_ms, id, secret_hash)?,
-        Query::new(SELECT_AUTH, args![id]),
-    ];
+    let mut statements = super::roots::insert_for_key_statements(roots, now_ms, id, secret_hash)?;
+    let read = statements.len();
+    statements.push(Query::new(SELECT_AUTH, args![id]));
     let results = batch(db, statements).await?;
-    Ok(rows::<AuthRow>(&results, 1)?.into_iter().next())
+    Ok(rows::<AuthRow>(&results, read)?.into_iter().next())
 }
 
 row! {

@@ -33,7 +33,10 @@ row! {
 row! {
     pub struct NewDelta {
         anchor_id: AnchorId, customer_id: CustomerId, ledger_id: Hash32, position: u64,
-        item_hash: Hash32, delta: Amount, asset: Asset, reason: String, reference_id: Option<String>,
+        item_hash: Hash32, delta: Amount,
+        /// `delta`'s text as stored, formatted once (issue 42).
+        delta_text: String,
+        asset: Asset, reason: String, reference_id: Option<String>,
         metadata: Option<String>, declared_at: u64,
         /// The root over its ledger's deltas of the submission
         /// (`emit::for_tenant`).
@@ -53,7 +56,7 @@ impl NewDelta {
             self.customer_id.as_str().len(),
             64, // ledger_id, stored as 64 hex digits
             64, // item_hash, stored as 64 hex digits
-            self.delta.to_string().len(),
+            self.delta_text.len(),
             self.asset.key().len(),
             self.reason.len(),
             self.reference_id.as_ref().map_or(0, String::len),
