@@ -224,9 +224,7 @@ pub async fn emit_batch(app: &App, mut req: Request) -> ApiResult<Response> {
             (bytes, batch)
         });
     let roots = match (&body, &idem) {
-        (Ok((_, Ok(b))), Ok(None)) if !b.prepared.is_empty() => {
-            emit::roots_of(&b.prepared, &prepare::items_root(&b.prepared))
-        }
+        (Ok((_, Ok(b))), Ok(None)) => b.roots(),
         _ => Vec::new(),
     };
     let key = auth::authenticate_emit(app, &req, &roots, pool.as_deref()).await?;
@@ -294,6 +292,17 @@ struct PreparedBatch {
     prepared: Vec<Prepared>,
     indexes: Vec<usize>,
     problems: Vec<FieldProblem>,
+}
+
+impl PreparedBatch {
+    /// Its proof roots: the items root and each ledger's (none without a
+    /// valid delta).
+    fn roots(&self) -> Vec<Hash32> {
+        if self.prepared.is_empty() {
+            return Vec::new();
+        }
+        emit::roots_of(&self.prepared, &prepare::items_root(&self.prepared))
+    }
 }
 
 /// Reads a batch body and prepares its valid deltas (nothing of it
