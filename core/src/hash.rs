@@ -11,13 +11,18 @@ const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 /// gives, without its per-character iterator: a batch emit writes a few
 /// hundred hashes as hex, issue 42).
 pub fn to_hex(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(HEX_DIGITS[usize::from(b >> 4)]);
-        out.push(HEX_DIGITS[usize::from(b & 0x0f)]);
-    }
+    let mut out = vec![0u8; bytes.len() * 2];
+    write_hex(bytes, &mut out);
     // Only ASCII digits were written: never the replacement.
     String::from_utf8(out).unwrap_or_default()
+}
+
+/// Writes `bytes` as hex digits into `out`, two per byte.
+fn write_hex(bytes: &[u8], out: &mut [u8]) {
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = HEX_DIGITS[usize::from(b >> 4)];
+        pair[1] = HEX_DIGITS[usize::from(b & 0x0f)];
+    }
 }
 
 /// A SHA-256 value, shown as 64 lowercase hex digits.
@@ -68,10 +73,7 @@ impl Hash32 {
     /// The 64 hex digits, without allocating.
     fn hex_digits(&self) -> [u8; 64] {
         let mut out = [0u8; 64];
-        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
-            pair[0] = HEX_DIGITS[usize::from(b >> 4)];
-            pair[1] = HEX_DIGITS[usize::from(b & 0x0f)];
-        }
+        write_hex(&self.0, &mut out);
         out
     }
 
